@@ -1,0 +1,6 @@
+//! Berth's engine: the I/O-free core shared by the server and the window.
+//!
+//! It owns ids, the layout tree, one pane's terminal and the PTY module. It must not use
+//! tokio, sockets, wgpu or any file of the state dir.
+
+pub mod ids;
