@@ -4,3 +4,5 @@
 //! tokio, sockets, wgpu or any file of the state dir.
 
 pub mod ids;
+pub mod procfs;
+pub mod pty;
