@@ -138,7 +138,8 @@ mod tests {
 
     #[test]
     fn hostile_ids_are_refused() {
-        let cases: &[(&str, fn(&IdError) -> bool)] = &[
+        type Check = fn(&IdError) -> bool;
+        let cases: &[(&str, Check)] = &[
             ("", |e| matches!(e, IdError::Empty)),
             (".", |e| matches!(e, IdError::Reserved(_))),
             ("..", |e| matches!(e, IdError::Reserved(_))),

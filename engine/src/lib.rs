@@ -4,5 +4,7 @@
 //! tokio, sockets, wgpu or any file of the state dir.
 
 pub mod ids;
+pub mod layout;
+pub mod model;
 pub mod procfs;
 pub mod pty;

@@ -126,7 +126,11 @@ impl PtyInput {
     fn new() -> Self {
         Self {
             shared: Arc::new(InputShared {
-                state: Mutex::new(InputState { chunks: VecDeque::new(), pending: 0, closed: false }),
+                state: Mutex::new(InputState {
+                    chunks: VecDeque::new(),
+                    pending: 0,
+                    closed: false,
+                }),
                 wake: Condvar::new(),
             }),
         }
@@ -250,6 +254,26 @@ fn build_command(spec: &SpawnSpec) -> CommandBuilder {
     cmd
 }
 
+/// Rust ignores SIGPIPE in its own process, and an ignored signal stays ignored across
+/// `exec`, so every child would start with SIGPIPE ignored (`yes | head` would never end).
+/// A handler, unlike `SIG_IGN`, is reset to the default by `exec`: installing a no-op handler
+/// keeps the server safe from SIGPIPE while children get the default.
+fn install_sigpipe_handler() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    extern "C" fn ignore_sigpipe(_: libc::c_int) {}
+    ONCE.call_once(|| {
+        // SAFETY: the handler is async-signal-safe (it does nothing), and the sigaction struct
+        // is fully initialised before the call.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = ignore_sigpipe as extern "C" fn(libc::c_int) as usize;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGPIPE, &action, std::ptr::null_mut());
+        }
+    });
+}
+
 impl Pty {
     /// Opens a PTY, starts `spec.argv` in it as a session leader, and starts the reader, writer
     /// and waiter threads. `handler` receives output and, last, the exit.
@@ -259,6 +283,7 @@ impl Pty {
             return Err(PtyError::BadCwd(spec.cwd.clone()));
         }
         let spawn_err = |reason: String| PtyError::Spawn { program: program.clone(), reason };
+        install_sigpipe_handler();
         let size = PtySize {
             rows: spec.rows.max(1),
             cols: spec.cols.max(1),
@@ -266,8 +291,10 @@ impl Pty {
             pixel_height: 0,
         };
         let pair = native_pty_system().openpty(size).map_err(|e| spawn_err(e.to_string()))?;
-        let mut child =
-            pair.slave.spawn_command(build_command(spec)).map_err(|e| spawn_err(format!("{e:#}")))?;
+        let mut child = pair
+            .slave
+            .spawn_command(build_command(spec))
+            .map_err(|e| spawn_err(format!("{e:#}")))?;
         // The slave must be closed here, or the reader never sees the end of output.
         drop(pair.slave);
         let pid = child.process_id().map(|p| p as i32).unwrap_or(-1);
@@ -355,7 +382,8 @@ impl Pty {
 
     /// Tells the kernel (and so the child, by SIGWINCH) the new size.
     pub fn resize(&self, cols: u16, rows: u16) -> Result<(), PtyError> {
-        let size = PtySize { rows: rows.max(1), cols: cols.max(1), pixel_width: 0, pixel_height: 0 };
+        let size =
+            PtySize { rows: rows.max(1), cols: cols.max(1), pixel_width: 0, pixel_height: 0 };
         self.master
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -384,7 +412,7 @@ impl Pty {
             .spawn(move || escalate(pid, &exit, &stop));
         if spawned.is_err() {
             // Without a thread to escalate, kill at once rather than leave the child behind.
-            signal_session(pid, Signal::SIGKILL);
+            signal_session(pid, Signal::SIGKILL, self.exit.get().is_none());
         }
     }
 
@@ -401,12 +429,14 @@ impl Drop for Pty {
 }
 
 /// Sends `signal` to every process group found in the session `sid` (the child's own group
-/// first). Returns how many groups were signalled.
-fn signal_session(sid: i32, signal: Signal) -> usize {
+/// first while the child is not reaped). Returns how many groups were signalled.
+fn signal_session(sid: i32, signal: Signal, leader_alive: bool) -> usize {
     if sid <= 1 {
         return 0;
     }
-    let mut groups = vec![sid];
+    // Once the leader is reaped its pid may be reused, so only groups still found in the
+    // session are signalled then.
+    let mut groups = if leader_alive { vec![sid] } else { Vec::new() };
     for member in procfs::session_members(sid) {
         if !groups.contains(&member.pgrp) && member.pgrp > 1 {
             groups.push(member.pgrp);
@@ -418,7 +448,7 @@ fn signal_session(sid: i32, signal: Signal) -> usize {
 /// The close escalation: HUP, TERM, KILL until the child has exited and its session is empty.
 fn escalate(pid: i32, exit: &ExitCell, stop_reader: &AtomicBool) {
     for signal in [Signal::SIGHUP, Signal::SIGCONT, Signal::SIGTERM] {
-        signal_session(pid, signal);
+        signal_session(pid, signal, exit.get().is_none());
         if signal == Signal::SIGCONT {
             // SIGCONT wakes stopped jobs so that SIGTERM can reach them; it needs no wait.
             continue;
@@ -431,7 +461,7 @@ fn escalate(pid: i32, exit: &ExitCell, stop_reader: &AtomicBool) {
             }
         }
     }
-    signal_session(pid, Signal::SIGKILL);
+    signal_session(pid, Signal::SIGKILL, exit.get().is_none());
     exit.wait(ESCALATION_STEP);
     stop_reader.store(true, Ordering::Release);
 }
@@ -544,14 +574,24 @@ mod tests {
 
     #[test]
     fn child_sees_terminal_env_and_exit_code_is_recorded() {
-        let (_pty, rx) = spawn(&[
-            "sh",
-            "-c",
-            "echo \"T=$TERM C=$COLORTERM V=$BERTH_TEST_VAR\"; exit 7",
-        ]);
+        let (_pty, rx) =
+            spawn(&["sh", "-c", "echo \"T=$TERM C=$COLORTERM V=$BERTH_TEST_VAR\"; exit 7"]);
         let (out, exit) = run_to_exit(&rx);
         assert!(out.contains("T=xterm-256color C=truecolor V=set"), "{out:?}");
         assert_eq!(exit.code, 7);
+    }
+
+    #[test]
+    fn child_starts_with_sigpipe_at_its_default() {
+        let (_pty, rx) = spawn(&["sh", "-c", "grep SigIgn /proc/self/status"]);
+        let (out, _) = run_to_exit(&rx);
+        let mask = out.split_whitespace().nth(1).expect("SigIgn line");
+        let mask = u64::from_str_radix(mask, 16).unwrap();
+        assert_eq!(
+            mask & (1 << (libc::SIGPIPE - 1)),
+            0,
+            "SIGPIPE is ignored in the child: {out:?}"
+        );
     }
 
     #[test]
@@ -604,20 +644,18 @@ mod tests {
         let pid = pty.pid();
         pty.close();
         let (_, exit) = run_to_exit(&rx);
-        assert_eq!(exit.signal.as_deref().map(|s| s.contains("Terminated")), Some(true), "{exit:?}");
+        assert_eq!(
+            exit.signal.as_deref().map(|s| s.contains("Terminated")),
+            Some(true),
+            "{exit:?}"
+        );
         assert!(procfs::stat(pid).is_none(), "child {pid} was not reaped");
     }
 
     #[test]
     fn bad_cwd_and_empty_argv_are_refused() {
         let (tx, _rx) = mpsc::channel();
-        let mut spec = SpawnSpec {
-            argv: vec![],
-            cwd: "/".into(),
-            env: vec![],
-            cols: 80,
-            rows: 24,
-        };
+        let mut spec = SpawnSpec { argv: vec![], cwd: "/".into(), env: vec![], cols: 80, rows: 24 };
         assert!(matches!(Pty::spawn(&spec, Collect { tx: tx.clone() }), Err(PtyError::EmptyArgv)));
         spec.argv = vec!["true".into()];
         spec.cwd = "/nonexistent/berth".into();
