@@ -1,0 +1,338 @@
+//! Command-line verbs: each maps onto one socket method (DESIGN.md §4).
+//!
+//! Errors print one line on stderr and exit 1; usage errors exit 2 (clap's default).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use berth_server::client::Client;
+use berth_server::protocol::{ReadDto, WorkspaceListDto};
+use berth_server::{Server, ServerConfig};
+use clap::{Args, Parser, Subcommand};
+use serde_json::{json, Value};
+
+/// Berth: a GPU terminal for coding agents and shells, with an embedded server.
+#[derive(Parser, Debug)]
+#[command(name = "berth", version, about, arg_required_else_help = false)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Verb>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Verb {
+    /// Run the server headless in the foreground (no window).
+    Server,
+    /// List workspaces, tabs and panes.
+    Ls {
+        /// Print the full state as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start a new pane in a new tab; prints its id.
+    New(NewArgs),
+    /// Split a pane; the new pane goes right of or below it. Prints its id.
+    Split(SplitArgs),
+    /// Send text or named keys to a pane.
+    Send(SendArgs),
+    /// Print a pane's text (the visible screen unless --since or --lines).
+    Read(ReadArgs),
+    /// Wait until TEXT appears in a pane.
+    Wait(WaitArgs),
+    /// Close a workspace, tab or pane by id.
+    Close {
+        /// A `ws_…`, `tab_…` or `pane_…` id.
+        id: String,
+    },
+    /// Focus a pane.
+    Focus {
+        /// The pane.
+        pane: String,
+    },
+    /// Print events (one JSON object per line) until interrupted.
+    Events,
+}
+
+#[derive(Args, Debug)]
+struct NewArgs {
+    /// The workspace, by name (created if missing); defaults to the active one.
+    #[arg(long)]
+    workspace: Option<String>,
+    /// The working directory; defaults to the current one.
+    #[arg(long)]
+    cwd: Option<PathBuf>,
+    /// A title for the pane.
+    #[arg(long)]
+    title: Option<String>,
+    /// The command to run; defaults to your shell.
+    #[arg(last = true)]
+    command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+struct SplitArgs {
+    /// The pane to split.
+    pane: String,
+    /// Put the new pane to the right.
+    #[arg(long, conflicts_with = "down")]
+    right: bool,
+    /// Put the new pane below.
+    #[arg(long)]
+    down: bool,
+    /// The working directory; defaults to the split pane's.
+    #[arg(long)]
+    cwd: Option<PathBuf>,
+    /// The command to run; defaults to your shell.
+    #[arg(last = true)]
+    command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+struct SendArgs {
+    /// The pane.
+    pane: String,
+    /// Press Enter after the text.
+    #[arg(long)]
+    enter: bool,
+    /// Treat the arguments as key names (Enter, C-c, Up, F5 …) instead of text.
+    #[arg(long)]
+    keys: bool,
+    /// The text (joined with spaces), or key names with --keys.
+    #[arg(required = true, allow_hyphen_values = true)]
+    words: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+struct ReadArgs {
+    /// The pane.
+    pane: String,
+    /// Print lines whose content_seq is at least SEQ (history included).
+    #[arg(long, conflicts_with = "lines")]
+    since: Option<u64>,
+    /// Print the last N lines of scrollback and screen.
+    #[arg(long)]
+    lines: Option<usize>,
+    /// Keep colours and attributes as escape sequences.
+    #[arg(long)]
+    ansi: bool,
+    /// Print the whole answer as JSON (with next_seq for polling).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct WaitArgs {
+    /// The pane.
+    pane: String,
+    /// The text to wait for.
+    #[arg(long = "for")]
+    text: String,
+    /// Give up after this many seconds (exit 1).
+    #[arg(long, default_value_t = 30.0)]
+    timeout: f64,
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    let Some(verb) = cli.command else {
+        // The window arrives with a later issue; until then `berth` alone prints help.
+        use clap::CommandFactory;
+        Cli::command().print_help()?;
+        println!();
+        return Ok(ExitCode::SUCCESS);
+    };
+    match verb {
+        Verb::Server => run_server(),
+        Verb::Ls { json } => ls(json),
+        Verb::New(args) => new(args),
+        Verb::Split(args) => split(args),
+        Verb::Send(args) => send(args),
+        Verb::Read(args) => read(args),
+        Verb::Wait(args) => wait(args),
+        Verb::Close { id } => close(&id),
+        Verb::Focus { pane } => {
+            connect()?.call("pane.focus", json!({ "pane_id": pane }))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Verb::Events => events(),
+    }
+}
+
+fn connect() -> Result<Client> {
+    Ok(Client::connect_default()?)
+}
+
+fn run_server() -> Result<ExitCode> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("BERTH_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let server = Server::bind(&ServerConfig::from_env())?;
+    server.run_until_signal()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn ls(as_json: bool) -> Result<ExitCode> {
+    let value = connect()?.call("workspace.list", json!({}))?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let list: WorkspaceListDto = serde_json::from_value(value).context("reading workspace.list")?;
+    let mut out = std::io::stdout().lock();
+    for ws in &list.workspaces {
+        let active = if list.active_workspace_id.as_deref() == Some(&ws.id) { "*" } else { " " };
+        writeln!(out, "{active} {}  {}  {}", ws.id, ws.name, ws.cwd)?;
+        for tab in &ws.tabs {
+            let active = if ws.active_tab_id.as_deref() == Some(&tab.id) { "*" } else { " " };
+            writeln!(out, "  {active} {}  {}  {}x{}", tab.id, tab.title, tab.size.cols, tab.size.rows)?;
+            for pane in &tab.panes {
+                let active = if tab.active_pane_id == pane.id { "*" } else { " " };
+                let exit = pane.exit_code.map(|c| format!(" exit={c}")).unwrap_or_default();
+                writeln!(
+                    out,
+                    "    {active} {}  {:<9} {}x{}  {}  {}{exit}",
+                    pane.id, pane.state, pane.size.cols, pane.size.rows, pane.title, pane.cwd
+                )?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn current_dir() -> Option<PathBuf> {
+    std::env::current_dir().ok()
+}
+
+fn absolute(dir: Option<PathBuf>) -> Result<Option<PathBuf>> {
+    Ok(match dir {
+        Some(d) if d.is_relative() => Some(std::env::current_dir()?.join(d)),
+        other => other,
+    })
+}
+
+fn new(args: NewArgs) -> Result<ExitCode> {
+    let cwd = absolute(args.cwd)?.or_else(current_dir);
+    let mut params = json!({ "argv": args.command, "cwd": cwd });
+    if let Some(ws) = args.workspace {
+        params["workspace"] = json!(ws);
+    }
+    if let Some(title) = args.title {
+        params["title"] = json!(title);
+    }
+    let result = connect()?.call("pane.spawn", params)?;
+    println!("{}", result["pane_id"].as_str().unwrap_or_default());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn split(args: SplitArgs) -> Result<ExitCode> {
+    let dir = match (args.right, args.down) {
+        (true, false) => "right",
+        (false, true) => "down",
+        _ => bail!("say where the new pane goes: --right or --down"),
+    };
+    let params = json!({
+        "pane_id": args.pane,
+        "dir": dir,
+        "argv": args.command,
+        "cwd": absolute(args.cwd)?,
+    });
+    let result = connect()?.call("pane.split", params)?;
+    println!("{}", result["pane_id"].as_str().unwrap_or_default());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn send(args: SendArgs) -> Result<ExitCode> {
+    let mut params = json!({ "pane_id": args.pane });
+    if args.keys {
+        let mut keys = args.words;
+        if args.enter {
+            keys.push("Enter".into());
+        }
+        params["keys"] = json!(keys);
+    } else {
+        params["text"] = json!(args.words.join(" "));
+        if args.enter {
+            params["keys"] = json!(["Enter"]);
+        }
+    }
+    connect()?.call("pane.send", params)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn read(args: ReadArgs) -> Result<ExitCode> {
+    let params = json!({
+        "pane_id": args.pane,
+        "since": args.since,
+        "last": args.lines,
+        "ansi": args.ansi,
+    });
+    let value = connect()?.call("pane.read", params)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let result: ReadDto = serde_json::from_value(value).context("reading pane.read")?;
+    let mut out = std::io::stdout().lock();
+    for line in &result.lines {
+        writeln!(out, "{line}")?;
+    }
+    if result.truncated {
+        eprintln!("berth: some lines before {} were already gone", result.oldest_seq);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn wait(args: WaitArgs) -> Result<ExitCode> {
+    if !(args.timeout.is_finite() && args.timeout >= 0.0) {
+        bail!("--timeout must be a number of seconds");
+    }
+    let deadline = Instant::now() + Duration::from_secs_f64(args.timeout.min(1e6));
+    let mut client = connect()?;
+    loop {
+        // The screen and the recent scrollback: text that scrolled off just now still counts.
+        let value = client.call("pane.read", json!({ "pane_id": args.pane, "last": 500 }))?;
+        let found = value["lines"]
+            .as_array()
+            .is_some_and(|lines| lines.iter().any(|l| l.as_str().is_some_and(|l| l.contains(&args.text))));
+        if found {
+            return Ok(ExitCode::SUCCESS);
+        }
+        if Instant::now() >= deadline {
+            eprintln!("berth: {:?} did not appear in {} within {}s", args.text, args.pane, args.timeout);
+            return Ok(ExitCode::from(1));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn close(id: &str) -> Result<ExitCode> {
+    let (method, key) = if id.starts_with("ws_") {
+        ("workspace.close", "workspace_id")
+    } else if id.starts_with("tab_") {
+        ("tab.close", "tab_id")
+    } else if id.starts_with("pane_") {
+        ("pane.close", "pane_id")
+    } else {
+        bail!("{id:?} is not a workspace, tab or pane id (ws_…, tab_…, pane_…)");
+    };
+    connect()?.call(method, json!({ key: id }))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn events() -> Result<ExitCode> {
+    let mut client = connect()?;
+    client.subscribe()?;
+    let mut out = std::io::stdout().lock();
+    loop {
+        let event: Value = client.next_event(None)?;
+        writeln!(out, "{event}")?;
+        out.flush()?;
+    }
+}

@@ -1,0 +1,136 @@
+//! A small blocking client of the socket, used by the CLI and by tests.
+//!
+//! Owns connecting, framing requests, matching answers by id and skipping event lines. It must
+//! not interpret results beyond what its typed helpers promise.
+
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+/// How long a call waits for its answer.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What went wrong with a call.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// No server answers on the socket.
+    #[error("cannot connect to the Berth server at {path}: {source} (is `berth server` or the window running?)")]
+    Connect {
+        /// The socket path.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// The connection broke.
+    #[error("connection to the Berth server failed: {0}")]
+    Io(#[from] io::Error),
+    /// The server answered with something that is not JSON-RPC.
+    #[error("the server sent an answer that could not be read: {0}")]
+    Protocol(String),
+    /// The server answered with an error.
+    #[error("{message}")]
+    Rpc {
+        /// The JSON-RPC number.
+        code: i64,
+        /// The stable string code (`NO_SUCH_PANE` …).
+        data_code: String,
+        /// The human message.
+        message: String,
+    },
+}
+
+impl ClientError {
+    /// The stable string code of a server error, if this is one.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            Self::Rpc { data_code, .. } => Some(data_code),
+            _ => None,
+        }
+    }
+}
+
+/// A connection to a Berth server.
+pub struct Client {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+    next_id: u64,
+}
+
+impl Client {
+    /// Connects to the socket at `path`.
+    pub fn connect(path: &Path) -> Result<Client, ClientError> {
+        let stream = UnixStream::connect(path)
+            .map_err(|source| ClientError::Connect { path: path.to_path_buf(), source })?;
+        stream.set_read_timeout(Some(CALL_TIMEOUT))?;
+        stream.set_write_timeout(Some(CALL_TIMEOUT))?;
+        let writer = stream.try_clone()?;
+        Ok(Client { reader: BufReader::new(stream), writer, next_id: 1 })
+    }
+
+    /// Connects to the socket named by the environment.
+    pub fn connect_default() -> Result<Client, ClientError> {
+        Self::connect(&crate::paths::socket_path())
+    }
+
+    /// Calls a method and waits for its answer, skipping event notifications.
+    pub fn call(&mut self, method: &str, params: Value) -> Result<Value, ClientError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
+        line.push('\n');
+        self.writer.write_all(line.as_bytes())?;
+        loop {
+            let message = self.read_message()?;
+            if message.get("id") == Some(&json!(id)) || (message.get("id") == Some(&Value::Null) && message.get("error").is_some()) {
+                return decode_answer(message);
+            }
+        }
+    }
+
+    /// Reads the next line from the server (an answer or an event).
+    pub fn read_message(&mut self) -> Result<Value, ClientError> {
+        let mut line = String::new();
+        if self.reader.read_line(&mut line)? == 0 {
+            return Err(ClientError::Io(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the server closed the connection",
+            )));
+        }
+        serde_json::from_str(&line).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// Subscribes to events; read them with [`Client::next_event`].
+    pub fn subscribe(&mut self) -> Result<(), ClientError> {
+        self.call("events.subscribe", json!({}))?;
+        Ok(())
+    }
+
+    /// Waits for the next event and returns its params; `timeout` `None` waits forever.
+    pub fn next_event(&mut self, timeout: Option<Duration>) -> Result<Value, ClientError> {
+        self.reader.get_ref().set_read_timeout(timeout)?;
+        let result = loop {
+            let message = self.read_message();
+            match message {
+                Ok(m) if m.get("method") == Some(&json!("event")) => break Ok(m["params"].clone()),
+                Ok(_) => continue,
+                Err(e) => break Err(e),
+            }
+        };
+        self.reader.get_ref().set_read_timeout(Some(CALL_TIMEOUT))?;
+        result
+    }
+}
+
+fn decode_answer(message: Value) -> Result<Value, ClientError> {
+    if let Some(err) = message.get("error") {
+        return Err(ClientError::Rpc {
+            code: err["code"].as_i64().unwrap_or(0),
+            data_code: err["data"]["code"].as_str().unwrap_or("").to_owned(),
+            message: err["message"].as_str().unwrap_or("unknown error").to_owned(),
+        });
+    }
+    message.get("result").cloned().ok_or_else(|| ClientError::Protocol("answer without result".into()))
+}

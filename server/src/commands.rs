@@ -1,0 +1,173 @@
+//! The closed set of commands the Store executes.
+//!
+//! Every way of changing or reading state (socket, CLI, window) becomes one of these values
+//! first; the Store is the only thing that executes them. Decoding from the wire lives in
+//! `protocol`; this module holds only the typed shapes.
+
+use std::path::PathBuf;
+
+use berth_engine::ids::{PaneId, TabId, WorkspaceId};
+use berth_engine::layout::{CellSize, FocusDir, Layout, Side, SplitDir};
+
+/// Where a new tab goes: an existing workspace by id or by name, or the active one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkspaceSelector {
+    /// A workspace by id; it must exist.
+    Id(WorkspaceId),
+    /// A workspace by name; created if there is none of that name.
+    Name(String),
+    /// The active workspace, or a new one if there is none.
+    Active,
+}
+
+/// What to run in a new pane.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SpawnRequest {
+    /// Program and arguments; empty means the user's shell.
+    pub argv: Vec<String>,
+    /// Working directory; `None` means the workspace's.
+    pub cwd: Option<PathBuf>,
+    /// Extra environment for the child.
+    pub env: Vec<(String, String)>,
+    /// A title to show until the program sets its own.
+    pub title: Option<String>,
+}
+
+/// How much of a pane's text to read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadSpec {
+    /// Lines with `content_seq` at or after this one.
+    pub since: Option<u64>,
+    /// The last N lines of scrollback and screen.
+    pub last: Option<usize>,
+    /// Keep colours and attributes as SGR sequences.
+    pub ansi: bool,
+}
+
+/// One command for the Store.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Version and paths of the server.
+    ServerInfo,
+    /// Every workspace with its tabs and panes.
+    WorkspaceList,
+    /// A new, empty workspace.
+    WorkspaceCreate {
+        /// Its name; defaults to the cwd's last component.
+        name: Option<String>,
+        /// Its working directory; defaults to the user's home.
+        cwd: Option<PathBuf>,
+    },
+    /// Rename a workspace.
+    WorkspaceRename {
+        /// Which one.
+        workspace: WorkspaceId,
+        /// The new name.
+        name: String,
+    },
+    /// Close a workspace and everything in it.
+    WorkspaceClose {
+        /// Which one.
+        workspace: WorkspaceId,
+    },
+    /// A new tab with one pane.
+    TabCreate {
+        /// Where it goes.
+        workspace: WorkspaceSelector,
+        /// Its title.
+        title: Option<String>,
+        /// What its pane runs.
+        spawn: SpawnRequest,
+    },
+    /// Close a tab and its panes.
+    TabClose {
+        /// Which one.
+        tab: TabId,
+    },
+    /// Rename a tab.
+    TabRename {
+        /// Which one.
+        tab: TabId,
+        /// The new title.
+        title: String,
+    },
+    /// Move one divider.
+    TabSetRatio {
+        /// Which tab.
+        tab: TabId,
+        /// The path from the root to the split.
+        path: Vec<Side>,
+        /// The new ratio (clamped; non-finite refused).
+        ratio: f64,
+    },
+    /// Replace a tab's whole layout (same panes, new arrangement).
+    TabSetLayout {
+        /// Which tab.
+        tab: TabId,
+        /// The new layout, already decoded (still to be validated against the tab).
+        layout: Layout,
+    },
+    /// Set a tab's size in cells; every pane is resized from its rectangle.
+    TabResize {
+        /// Which tab.
+        tab: TabId,
+        /// The new size.
+        size: CellSize,
+    },
+    /// A new pane in a new tab (the CLI's `berth new`).
+    PaneSpawn {
+        /// Where it goes.
+        workspace: WorkspaceSelector,
+        /// What it runs.
+        spawn: SpawnRequest,
+    },
+    /// Split a pane; the new pane goes right of or below it.
+    PaneSplit {
+        /// The pane to split.
+        pane: PaneId,
+        /// Which way.
+        dir: SplitDir,
+        /// What the new pane runs; defaults to the split pane's cwd.
+        spawn: SpawnRequest,
+    },
+    /// Close a pane (its process is ended).
+    PaneClose {
+        /// Which one.
+        pane: PaneId,
+    },
+    /// Send input to a pane.
+    PaneSend {
+        /// Which one.
+        pane: PaneId,
+        /// Literal text.
+        text: Option<String>,
+        /// Named keys (`Enter`, `C-c`, `Up` …), sent after the text.
+        keys: Vec<String>,
+    },
+    /// Read a pane's text.
+    PaneRead {
+        /// Which one.
+        pane: PaneId,
+        /// What to read.
+        spec: ReadSpec,
+    },
+    /// Resize one pane's PTY and terminal directly.
+    PaneResize {
+        /// Which one.
+        pane: PaneId,
+        /// The new size.
+        size: CellSize,
+    },
+    /// Focus a pane (and its tab and workspace).
+    PaneFocus {
+        /// Which one.
+        pane: PaneId,
+    },
+    /// Focus the neighbour of a pane in a direction.
+    PaneFocusDirection {
+        /// The pane to move from.
+        pane: PaneId,
+        /// Which way.
+        dir: FocusDir,
+    },
+}

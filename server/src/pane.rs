@@ -1,0 +1,185 @@
+//! The live side of one pane: its terminal, its PTY, and what the reader thread learns.
+//!
+//! Owns the glue between a PTY's reader thread and the rest of the server: feeding output into
+//! the pane's terminal, writing terminal replies back, noting titles, cwd and the exit, and
+//! telling the output pulse that something changed. It must not touch the Store's maps; the
+//! Store reads what this module records.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use alacritty_terminal::sync::FairMutex;
+use berth_engine::ids::PaneId;
+use berth_engine::model::Lifecycle;
+use berth_engine::pty::{ExitInfo, PtyHandler, PtyInput};
+use berth_engine::terminal::{PaneTerminal, TerminalEvent};
+use serde_json::json;
+use tokio::sync::Notify;
+
+use crate::events::EventBus;
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// What the reader thread learns about a pane, read by the Store when it answers.
+#[derive(Debug, Clone)]
+pub struct PaneMeta {
+    /// The title the program set (OSC 0/2), if any.
+    pub program_title: Option<String>,
+    /// The cwd the program reported (OSC 7), if any.
+    pub reported_cwd: Option<String>,
+    /// The exit, once the child has ended.
+    pub exit: Option<ExitInfo>,
+    /// The lifecycle.
+    pub lifecycle: Lifecycle,
+    /// When output last arrived, ms since the epoch.
+    pub last_activity_ms: u64,
+}
+
+/// The parts of a pane shared between the Store and its reader thread.
+pub struct PaneShared {
+    /// The pane's id.
+    pub id: PaneId,
+    /// The terminal; locked briefly by the reader to feed it and by readers of text.
+    pub term: FairMutex<PaneTerminal>,
+    meta: Mutex<PaneMeta>,
+}
+
+impl PaneShared {
+    /// A new pane's shared state around a terminal.
+    pub fn new(id: PaneId, term: PaneTerminal) -> Arc<Self> {
+        Arc::new(Self {
+            id,
+            term: FairMutex::new(term),
+            meta: Mutex::new(PaneMeta {
+                program_title: None,
+                reported_cwd: None,
+                exit: None,
+                lifecycle: Lifecycle::Starting,
+                last_activity_ms: now_ms(),
+            }),
+        })
+    }
+
+    /// The metadata, locked.
+    pub fn meta(&self) -> MutexGuard<'_, PaneMeta> {
+        // The metadata stays consistent field by field even if a holder panicked.
+        self.meta.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Collects the panes whose output changed and publishes one `pane.output` event per pane at
+/// most every [`OutputPulse::INTERVAL`], so a flood of output cannot flood subscribers.
+#[derive(Clone, Default)]
+pub struct OutputPulse {
+    inner: Arc<PulseInner>,
+}
+
+#[derive(Default)]
+struct PulseInner {
+    dirty: Mutex<HashSet<PaneId>>,
+    wake: Notify,
+}
+
+impl OutputPulse {
+    /// The shortest time between two output events of the same pane.
+    pub const INTERVAL: Duration = Duration::from_millis(16);
+
+    /// Notes that a pane has new output.
+    pub fn mark(&self, pane: &PaneId) {
+        let mut dirty = self.inner.dirty.lock().unwrap_or_else(|p| p.into_inner());
+        if !dirty.contains(pane) {
+            dirty.insert(pane.clone());
+        }
+        drop(dirty);
+        self.inner.wake.notify_one();
+    }
+
+    /// Publishes the marked panes forever; run it on the server's runtime.
+    pub async fn run(self, bus: EventBus) {
+        loop {
+            self.inner.wake.notified().await;
+            tokio::time::sleep(Self::INTERVAL).await;
+            let dirty: Vec<PaneId> = {
+                let mut set = self.inner.dirty.lock().unwrap_or_else(|p| p.into_inner());
+                set.drain().collect()
+            };
+            for pane in dirty {
+                bus.publish(json!({ "type": "pane.output", "pane_id": pane.as_str() }));
+            }
+        }
+    }
+}
+
+/// The PTY handler of a pane: runs on the reader thread.
+pub struct PaneIo {
+    shared: Arc<PaneShared>,
+    bus: EventBus,
+    pulse: OutputPulse,
+}
+
+impl PaneIo {
+    /// A handler feeding `shared`'s terminal.
+    pub fn new(shared: Arc<PaneShared>, bus: EventBus, pulse: OutputPulse) -> Self {
+        Self { shared, bus, pulse }
+    }
+}
+
+impl PtyHandler for PaneIo {
+    fn on_output(&mut self, bytes: &[u8], replies: &PtyInput) {
+        let events = {
+            let mut term = self.shared.term.lock();
+            term.feed(bytes);
+            term.take_events()
+        };
+        let mut changed = false;
+        {
+            let mut meta = self.shared.meta();
+            meta.last_activity_ms = now_ms();
+            if meta.lifecycle == Lifecycle::Starting {
+                meta.lifecycle = Lifecycle::Idle;
+                changed = true;
+            }
+            for event in events {
+                match event {
+                    TerminalEvent::PtyWrite(reply) => {
+                        // A full queue means the child is not reading; its query goes unanswered.
+                        let _ = replies.send(&reply);
+                    }
+                    TerminalEvent::Title(title) => {
+                        meta.program_title = title;
+                        changed = true;
+                    }
+                    TerminalEvent::Cwd(cwd) => {
+                        meta.reported_cwd = Some(cwd);
+                        changed = true;
+                    }
+                    // Bells and notifications are handled by the notifications issue.
+                    TerminalEvent::Bell | TerminalEvent::Notify { .. } => {}
+                }
+            }
+        }
+        if changed {
+            self.bus.publish(json!({ "type": "pane.changed", "pane_id": self.shared.id.as_str() }));
+        }
+        self.pulse.mark(&self.shared.id);
+    }
+
+    fn on_exit(&mut self, exit: ExitInfo) {
+        {
+            let mut meta = self.shared.meta();
+            meta.exit = Some(exit.clone());
+            meta.lifecycle = Lifecycle::Exited;
+        }
+        tracing::info!(pane = %self.shared.id, code = exit.code, signal = ?exit.signal, "pane exited");
+        self.bus.publish(json!({
+            "type": "pane.exited",
+            "pane_id": self.shared.id.as_str(),
+            "exit_code": exit.code,
+            "signal": exit.signal,
+        }));
+    }
+}

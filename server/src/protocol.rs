@@ -1,0 +1,660 @@
+//! The wire protocol: JSON-RPC 2.0, one object per line, and its versioned DTOs.
+//!
+//! Owns decoding request lines into [`Command`]s and encoding results, errors and event
+//! notifications. Wire types are their own structs so the Store's types can change without
+//! breaking clients; fields may be added, never renamed.
+
+use std::path::PathBuf;
+
+use berth_engine::ids::{PaneId, TabId, WorkspaceId};
+use berth_engine::layout::{CellSize, FocusDir, Layout, Side, SplitDir};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::commands::{Command, ReadSpec, SpawnRequest, WorkspaceSelector};
+use crate::error::CommandError;
+
+/// The version of this protocol, reported by `server.info`.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The longest request line accepted, in bytes (newline excluded).
+pub const MAX_LINE: usize = 1 << 20;
+
+/// A decoded request: its id (echoed back) and what it asks for.
+#[derive(Debug)]
+pub struct Request {
+    /// The JSON-RPC id; `None` for a notification (which gets no answer).
+    pub id: Option<Value>,
+    /// The method name.
+    pub method: String,
+    /// The params, `null` if absent.
+    pub params: Value,
+}
+
+#[derive(Deserialize)]
+struct RawRequest {
+    jsonrpc: Option<String>,
+    #[serde(default)]
+    id: Option<Value>,
+    method: Option<Value>,
+    #[serde(default)]
+    params: Value,
+}
+
+/// Decodes one request line. On failure, returns the id (if one could be read) with the error.
+pub fn decode_request(line: &[u8]) -> Result<Request, (Option<Value>, CommandError)> {
+    let text = std::str::from_utf8(line)
+        .map_err(|e| (None, CommandError::Parse(format!("request is not UTF-8: {e}"))))?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| (None, CommandError::Parse(e.to_string())))?;
+    let raw: RawRequest = serde_json::from_value(value).map_err(|e| {
+        (None, CommandError::InvalidRequest(format!("not a JSON-RPC request object: {e}")))
+    })?;
+    let id = raw.id;
+    if raw.jsonrpc.as_deref() != Some("2.0") {
+        return Err((id, CommandError::InvalidRequest("\"jsonrpc\" must be \"2.0\"".into())));
+    }
+    let method = match raw.method {
+        Some(Value::String(m)) => m,
+        _ => {
+            return Err((id, CommandError::InvalidRequest("\"method\" must be a string".into())))
+        }
+    };
+    if !matches!(raw.params, Value::Null | Value::Object(_)) {
+        return Err((id, CommandError::BadParams("params must be an object".into())));
+    }
+    Ok(Request { id, method, params: raw.params })
+}
+
+/// Encodes a successful answer as one line (with the newline).
+pub fn encode_result(id: &Value, result: Value) -> String {
+    let mut line = json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string();
+    line.push('\n');
+    line
+}
+
+/// Encodes an error answer as one line (with the newline).
+pub fn encode_error(id: Option<&Value>, err: &CommandError) -> String {
+    let mut line = json!({
+        "jsonrpc": "2.0",
+        "id": id.cloned().unwrap_or(Value::Null),
+        "error": { "code": err.rpc_code(), "message": err.to_string(), "data": { "code": err.code() } },
+    })
+    .to_string();
+    line.push('\n');
+    line
+}
+
+/// Encodes a server-pushed event as a JSON-RPC notification line (with the newline).
+pub fn encode_event(event: &Value) -> String {
+    let mut line = json!({ "jsonrpc": "2.0", "method": "event", "params": event }).to_string();
+    line.push('\n');
+    line
+}
+
+/// A layout on the wire: `{"pane": "pane_…"}` or `{"split": {dir, ratio, first, second}}`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum LayoutDto {
+    /// A leaf.
+    Pane(String),
+    /// A split.
+    Split(Box<SplitDto>),
+}
+
+/// The inside of a split on the wire.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SplitDto {
+    /// `right` or `down`.
+    pub dir: SplitDirDto,
+    /// Share of the first child, 0.05–0.95.
+    pub ratio: f64,
+    /// The left or top child.
+    pub first: LayoutDto,
+    /// The right or bottom child.
+    pub second: LayoutDto,
+}
+
+/// A split direction on the wire.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SplitDirDto {
+    /// `second` sits beside `first`.
+    Right,
+    /// `second` sits below `first`.
+    Down,
+}
+
+impl From<SplitDirDto> for SplitDir {
+    fn from(d: SplitDirDto) -> Self {
+        match d {
+            SplitDirDto::Right => SplitDir::Right,
+            SplitDirDto::Down => SplitDir::Down,
+        }
+    }
+}
+
+impl From<SplitDir> for SplitDirDto {
+    fn from(d: SplitDir) -> Self {
+        match d {
+            SplitDir::Right => SplitDirDto::Right,
+            SplitDir::Down => SplitDirDto::Down,
+        }
+    }
+}
+
+impl LayoutDto {
+    /// The wire form of a layout.
+    pub fn from_layout(layout: &Layout) -> Self {
+        match layout {
+            Layout::Pane(id) => LayoutDto::Pane(id.to_string()),
+            Layout::Split { dir, ratio, first, second } => LayoutDto::Split(Box::new(SplitDto {
+                dir: (*dir).into(),
+                ratio: *ratio,
+                first: Self::from_layout(first),
+                second: Self::from_layout(second),
+            })),
+        }
+    }
+
+    /// The layout this describes, with its ids checked (but not yet against a tab).
+    pub fn to_layout(&self) -> Result<Layout, CommandError> {
+        Ok(match self {
+            LayoutDto::Pane(id) => Layout::Pane(PaneId::parse(id)?),
+            LayoutDto::Split(split) => {
+                if !split.ratio.is_finite() {
+                    return Err(CommandError::InvalidLayout("ratio must be finite".into()));
+                }
+                Layout::Split {
+                    dir: split.dir.into(),
+                    ratio: split.ratio,
+                    first: Box::new(split.first.to_layout()?),
+                    second: Box::new(split.second.to_layout()?),
+                }
+            }
+        })
+    }
+}
+
+/// A cell size on the wire.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SizeDto {
+    /// Columns.
+    pub cols: u16,
+    /// Rows.
+    pub rows: u16,
+}
+
+impl From<CellSize> for SizeDto {
+    fn from(s: CellSize) -> Self {
+        SizeDto { cols: s.cols, rows: s.rows }
+    }
+}
+
+/// The agent fields of a pane on the wire (filled by a later issue; `none` for now).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AgentDto {
+    /// `claude | codex | opencode | cursor | generic | none`.
+    pub kind: String,
+    /// The agent's session id, if reported.
+    pub session_id: Option<String>,
+    /// The adapter-built resume command.
+    pub resume_argv: Option<Vec<String>>,
+}
+
+/// A pane in `workspace.list`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PaneDto {
+    /// Its id.
+    pub id: String,
+    /// Title (OSC 0/2, else argv[0]).
+    pub title: String,
+    /// Working directory (OSC 7, else the process's, else where it started).
+    pub cwd: String,
+    /// What it runs.
+    pub argv: Vec<String>,
+    /// `LIVE | RESTORED | RESUMABLE | EXITED`.
+    pub state: String,
+    /// `starting | idle | working | blocked | done | exited`.
+    pub lifecycle: String,
+    /// `none | unread | needs_input | error`.
+    pub attention: String,
+    /// Agent information.
+    pub agent: AgentDto,
+    /// Exit code once exited.
+    pub exit_code: Option<i32>,
+    /// The terminal size.
+    pub size: SizeDto,
+    /// Work in flight at the last save (filled by the persistence issue).
+    pub was_running: Option<String>,
+    /// The child's pid while live.
+    pub pid: Option<i32>,
+    /// Creation time, milliseconds since the Unix epoch.
+    pub created_at: u64,
+}
+
+/// A tab in `workspace.list`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TabDto {
+    /// Its id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// The focused pane.
+    pub active_pane_id: String,
+    /// Its layout.
+    pub layout: LayoutDto,
+    /// The tab's size in cells.
+    pub size: SizeDto,
+    /// Its panes, in layout order.
+    pub panes: Vec<PaneDto>,
+}
+
+/// A workspace in `workspace.list`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WorkspaceDto {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Its working directory.
+    pub cwd: String,
+    /// Whether agents resume on their own after a restart.
+    pub auto_resume: bool,
+    /// The focused tab.
+    pub active_tab_id: Option<String>,
+    /// Its tabs, in order.
+    pub tabs: Vec<TabDto>,
+}
+
+/// The result of `workspace.list`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WorkspaceListDto {
+    /// Every workspace, in order.
+    pub workspaces: Vec<WorkspaceDto>,
+    /// The focused workspace.
+    pub active_workspace_id: Option<String>,
+}
+
+/// The result of `pane.read`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ReadDto {
+    /// The pane.
+    pub pane_id: String,
+    /// The lines, oldest first.
+    pub lines: Vec<String>,
+    /// `content_seq` of the first line returned.
+    pub first_seq: u64,
+    /// `content_seq` of the cursor's line: pass it as `since` to poll for what is new.
+    pub next_seq: u64,
+    /// The oldest `content_seq` still held.
+    pub oldest_seq: u64,
+    /// True when `since` was older than the oldest line held (some lines were lost).
+    pub truncated: bool,
+}
+
+// ---- params ----
+
+fn params<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, CommandError> {
+    let value = if value.is_null() { json!({}) } else { value };
+    serde_json::from_value(value).map_err(|e| CommandError::BadParams(e.to_string()))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Empty {}
+
+#[derive(Deserialize)]
+struct WorkspaceCreateParams {
+    name: Option<String>,
+    cwd: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+struct WorkspaceRef {
+    workspace_id: String,
+}
+
+#[derive(Deserialize)]
+struct RenameWorkspaceParams {
+    workspace_id: String,
+    name: String,
+}
+
+#[derive(Deserialize, Default)]
+struct SpawnParams {
+    #[serde(default)]
+    argv: Vec<String>,
+    cwd: Option<PathBuf>,
+    #[serde(default)]
+    env: std::collections::BTreeMap<String, String>,
+    title: Option<String>,
+}
+
+impl SpawnParams {
+    fn into_request(self) -> SpawnRequest {
+        SpawnRequest { argv: self.argv, cwd: self.cwd, env: self.env.into_iter().collect(), title: self.title }
+    }
+}
+
+#[derive(Deserialize)]
+struct NewTabParams {
+    workspace_id: Option<String>,
+    workspace: Option<String>,
+    title: Option<String>,
+    #[serde(flatten)]
+    spawn: SpawnParams,
+}
+
+#[derive(Deserialize)]
+struct TabRef {
+    tab_id: String,
+}
+
+#[derive(Deserialize)]
+struct TabRenameParams {
+    tab_id: String,
+    title: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum SideDto {
+    First,
+    Second,
+}
+
+#[derive(Deserialize)]
+struct SetRatioParams {
+    tab_id: String,
+    #[serde(default)]
+    path: Vec<SideDto>,
+    ratio: f64,
+}
+
+#[derive(Deserialize)]
+struct SetLayoutParams {
+    tab_id: String,
+    layout: LayoutDto,
+}
+
+#[derive(Deserialize)]
+struct TabResizeParams {
+    tab_id: String,
+    cols: u16,
+    rows: u16,
+}
+
+#[derive(Deserialize)]
+struct PaneRef {
+    pane_id: String,
+}
+
+#[derive(Deserialize)]
+struct SplitParams {
+    pane_id: String,
+    dir: SplitDirDto,
+    #[serde(flatten)]
+    spawn: SpawnParams,
+}
+
+#[derive(Deserialize)]
+struct SendParams {
+    pane_id: String,
+    text: Option<String>,
+    #[serde(default)]
+    keys: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct ReadParams {
+    pane_id: String,
+    since: Option<u64>,
+    last: Option<usize>,
+    #[serde(default)]
+    ansi: bool,
+}
+
+#[derive(Deserialize)]
+struct ResizeParams {
+    pane_id: String,
+    cols: u16,
+    rows: u16,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum FocusDirDto {
+    Left,
+    Right,
+    Up,
+    Down,
+}
+
+#[derive(Deserialize)]
+struct FocusParams {
+    pane_id: String,
+    direction: Option<FocusDirDto>,
+}
+
+fn size(cols: u16, rows: u16) -> Result<CellSize, CommandError> {
+    if cols == 0 || rows == 0 {
+        return Err(CommandError::BadParams("cols and rows must be at least 1".into()));
+    }
+    Ok(CellSize { cols, rows })
+}
+
+fn selector(id: Option<String>, name: Option<String>) -> Result<WorkspaceSelector, CommandError> {
+    match (id, name) {
+        (Some(_), Some(_)) => {
+            Err(CommandError::BadParams("give workspace_id or workspace, not both".into()))
+        }
+        (Some(id), None) => Ok(WorkspaceSelector::Id(WorkspaceId::parse(&id)?)),
+        (None, Some(name)) => Ok(WorkspaceSelector::Name(name)),
+        (None, None) => Ok(WorkspaceSelector::Active),
+    }
+}
+
+/// The methods that are not Store commands but change what the connection does.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ConnectionMethod {
+    /// `events.subscribe`: the connection starts receiving event notifications.
+    Subscribe,
+}
+
+/// What a method name and params ask for.
+#[derive(Debug)]
+pub enum Decoded {
+    /// A Store command.
+    Command(Command),
+    /// A connection-level method.
+    Connection(ConnectionMethod),
+}
+
+/// Turns a method and its params into what to do; unknown methods and bad params are errors.
+pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
+    let cmd = match method {
+        "events.subscribe" => {
+            params::<Empty>(p)?;
+            return Ok(Decoded::Connection(ConnectionMethod::Subscribe));
+        }
+        "server.info" => {
+            params::<Empty>(p)?;
+            Command::ServerInfo
+        }
+        "workspace.list" => {
+            params::<Empty>(p)?;
+            Command::WorkspaceList
+        }
+        "workspace.create" => {
+            let p: WorkspaceCreateParams = params(p)?;
+            Command::WorkspaceCreate { name: p.name, cwd: p.cwd }
+        }
+        "workspace.rename" => {
+            let p: RenameWorkspaceParams = params(p)?;
+            Command::WorkspaceRename { workspace: WorkspaceId::parse(&p.workspace_id)?, name: p.name }
+        }
+        "workspace.close" => {
+            let p: WorkspaceRef = params(p)?;
+            Command::WorkspaceClose { workspace: WorkspaceId::parse(&p.workspace_id)? }
+        }
+        "tab.create" => {
+            let p: NewTabParams = params(p)?;
+            Command::TabCreate {
+                workspace: selector(p.workspace_id, p.workspace)?,
+                title: p.title,
+                spawn: p.spawn.into_request(),
+            }
+        }
+        "tab.close" => {
+            let p: TabRef = params(p)?;
+            Command::TabClose { tab: TabId::parse(&p.tab_id)? }
+        }
+        "tab.rename" => {
+            let p: TabRenameParams = params(p)?;
+            Command::TabRename { tab: TabId::parse(&p.tab_id)?, title: p.title }
+        }
+        "tab.set_ratio" => {
+            let p: SetRatioParams = params(p)?;
+            let path = p
+                .path
+                .into_iter()
+                .map(|s| match s {
+                    SideDto::First => Side::First,
+                    SideDto::Second => Side::Second,
+                })
+                .collect();
+            Command::TabSetRatio { tab: TabId::parse(&p.tab_id)?, path, ratio: p.ratio }
+        }
+        "tab.set_layout" => {
+            let p: SetLayoutParams = params(p)?;
+            Command::TabSetLayout { tab: TabId::parse(&p.tab_id)?, layout: p.layout.to_layout()? }
+        }
+        "tab.resize" => {
+            let p: TabResizeParams = params(p)?;
+            Command::TabResize { tab: TabId::parse(&p.tab_id)?, size: size(p.cols, p.rows)? }
+        }
+        "pane.spawn" => {
+            // `title` is read by the outer struct, so the flattened spawn params never see it.
+            let p: NewTabParams = params(p)?;
+            let mut spawn = p.spawn.into_request();
+            spawn.title = p.title;
+            Command::PaneSpawn { workspace: selector(p.workspace_id, p.workspace)?, spawn }
+        }
+        "pane.split" => {
+            let p: SplitParams = params(p)?;
+            Command::PaneSplit {
+                pane: PaneId::parse(&p.pane_id)?,
+                dir: p.dir.into(),
+                spawn: p.spawn.into_request(),
+            }
+        }
+        "pane.close" => {
+            let p: PaneRef = params(p)?;
+            Command::PaneClose { pane: PaneId::parse(&p.pane_id)? }
+        }
+        "pane.send" => {
+            let p: SendParams = params(p)?;
+            if p.text.is_none() && p.keys.is_empty() {
+                return Err(CommandError::BadParams("give text or keys".into()));
+            }
+            Command::PaneSend { pane: PaneId::parse(&p.pane_id)?, text: p.text, keys: p.keys }
+        }
+        "pane.read" => {
+            let p: ReadParams = params(p)?;
+            if p.since.is_some() && p.last.is_some() {
+                return Err(CommandError::BadParams("give since or last, not both".into()));
+            }
+            Command::PaneRead {
+                pane: PaneId::parse(&p.pane_id)?,
+                spec: ReadSpec { since: p.since, last: p.last, ansi: p.ansi },
+            }
+        }
+        "pane.resize" => {
+            let p: ResizeParams = params(p)?;
+            Command::PaneResize { pane: PaneId::parse(&p.pane_id)?, size: size(p.cols, p.rows)? }
+        }
+        "pane.focus" => {
+            let p: FocusParams = params(p)?;
+            let pane = PaneId::parse(&p.pane_id)?;
+            match p.direction {
+                None => Command::PaneFocus { pane },
+                Some(d) => Command::PaneFocusDirection {
+                    pane,
+                    dir: match d {
+                        FocusDirDto::Left => FocusDir::Left,
+                        FocusDirDto::Right => FocusDir::Right,
+                        FocusDirDto::Up => FocusDir::Up,
+                        FocusDirDto::Down => FocusDir::Down,
+                    },
+                },
+            }
+        }
+        other => return Err(CommandError::UnknownMethod(other.to_owned())),
+    };
+    Ok(Decoded::Command(cmd))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Decodes a whole line and reports the error code, or "ok".
+    fn check(line: &str) -> String {
+        match decode_request(line.as_bytes()) {
+            Err((_, e)) => e.code().to_owned(),
+            Ok(req) => match decode_method(&req.method, req.params) {
+                Ok(_) => "ok".into(),
+                Err(e) => e.code().to_owned(),
+            },
+        }
+    }
+
+    #[test]
+    fn requests_decode_to_the_expected_outcome() {
+        let cases = [
+            (r#"{"jsonrpc":"2.0","id":1,"method":"server.info"}"#, "ok"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"workspace.list","params":{}}"#, "ok"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"nope"}"#, "METHOD_NOT_FOUND"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"pane.read","params":{"pane_id":5}}"#, "BAD_REQUEST"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"pane.read","params":{"pane_id":"../x"}}"#, "INVALID_ID"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"pane.read","params":{"pane_id":"tab_x"}}"#, "INVALID_ID"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"pane.read","params":[1]}"#, "BAD_REQUEST"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"server.info","params":{"x":1}}"#, "BAD_REQUEST"),
+            (r#"{"jsonrpc":"1.0","id":1,"method":"server.info"}"#, "INVALID_REQUEST"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":7}"#, "INVALID_REQUEST"),
+            (r#"[1,2]"#, "INVALID_REQUEST"),
+            (r#"{"jsonrpc":"2.0","id":1,"#, "PARSE_ERROR"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tab.resize","params":{"tab_id":"tab_a","cols":0,"rows":3}}"#, "BAD_REQUEST"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tab.set_ratio","params":{"tab_id":"tab_a","path":["first"],"ratio":0.3}}"#, "ok"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tab.set_ratio","params":{"tab_id":"tab_a","path":["up"],"ratio":0.3}}"#, "BAD_REQUEST"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"pane.send","params":{"pane_id":"pane_a"}}"#, "BAD_REQUEST"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"pane.split","params":{"pane_id":"pane_a","dir":"down","argv":["bash"]}}"#, "ok"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tab.set_layout","params":{"tab_id":"tab_a","layout":{"split":{"dir":"right","ratio":0.5,"first":{"pane":"pane_a"},"second":{"pane":"pane_b"}}}}}"#, "ok"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tab.set_layout","params":{"tab_id":"tab_a","layout":{"pane":"../etc"}}}"#, "INVALID_ID"),
+        ];
+        for (line, want) in cases {
+            assert_eq!(check(line), want, "{line}");
+        }
+        assert_eq!(check(&String::from_utf8_lossy(b"\xff\xfe")), "PARSE_ERROR");
+        assert!(matches!(decode_request(b"\xff{}"), Err((_, CommandError::Parse(_)))));
+    }
+
+    #[test]
+    fn layout_round_trips_through_the_wire_form() {
+        let text = r#"{"split":{"dir":"down","ratio":0.25,"first":{"pane":"pane_a"},"second":{"pane":"pane_b"}}}"#;
+        let dto: LayoutDto = serde_json::from_str(text).unwrap();
+        let layout = dto.to_layout().unwrap();
+        assert_eq!(LayoutDto::from_layout(&layout), dto);
+        assert_eq!(serde_json::to_string(&dto).unwrap(), text);
+    }
+
+    #[test]
+    fn errors_carry_the_request_id_and_a_stable_code() {
+        let line = encode_error(Some(&json!(9)), &CommandError::UnknownMethod("x".into()));
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["id"], 9);
+        assert_eq!(v["error"]["code"], -32601);
+        assert_eq!(v["error"]["data"]["code"], "METHOD_NOT_FOUND");
+    }
+}

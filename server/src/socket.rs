@@ -1,0 +1,393 @@
+//! The Unix socket: a safe place for it, one server per socket, and one task per client.
+//!
+//! Owns the socket directory checks (0700, owned by us, not a symlink), the single-server lock,
+//! peer uid checks, the line codec with its size cap, and turning request lines into Store
+//! commands. A client's mistake ends, at worst, that client's connection.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::net::UnixStream as StdUnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::mpsc;
+
+use crate::error::CommandError;
+use crate::events::{EncodedEvent, EventBus};
+use crate::protocol::{self, ConnectionMethod, Decoded, MAX_LINE};
+use crate::store::Store;
+
+/// The most clients served at once; more are answered `BUSY` and closed.
+pub const MAX_CONNECTIONS: usize = 256;
+
+/// Why the socket could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SocketError {
+    /// The socket's directory is unsafe.
+    #[error("refusing socket directory {dir}: {reason}")]
+    UnsafeDir {
+        /// The directory.
+        dir: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Another server holds the socket.
+    #[error("another Berth server is already running on {0} (stop it, or set BERTH_SOCKET to use another socket)")]
+    AlreadyRunning(PathBuf),
+    /// Something that is not a socket sits where the socket goes.
+    #[error("{0} exists and is not a socket; refusing to replace it")]
+    NotASocket(PathBuf),
+    /// An OS call failed.
+    #[error("{what} {path}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// On which path.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+}
+
+fn io_err(what: &'static str, path: &Path) -> impl FnOnce(io::Error) -> SocketError + '_ {
+    move |source| SocketError::Io { what, path: path.to_path_buf(), source }
+}
+
+/// Creates the socket's directory (0700) if missing and checks that it is a real directory,
+/// owned by us, with no access for group or others.
+pub fn prepare_socket_dir(dir: &Path) -> Result<(), SocketError> {
+    match fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            fs::DirBuilder::new().mode(0o700).create(dir).map_err(io_err("cannot create", dir))?;
+        }
+        Err(e) => return Err(io_err("cannot inspect", dir)(e)),
+        Ok(_) => {}
+    }
+    let meta = fs::symlink_metadata(dir).map_err(io_err("cannot inspect", dir))?;
+    let unsafe_dir = |reason: String| SocketError::UnsafeDir { dir: dir.to_path_buf(), reason };
+    if meta.file_type().is_symlink() {
+        return Err(unsafe_dir("it is a symbolic link".into()));
+    }
+    if !meta.is_dir() {
+        return Err(unsafe_dir("it is not a directory".into()));
+    }
+    let me = nix::unistd::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(unsafe_dir(format!("it is owned by uid {}, not by us (uid {me})", meta.uid())));
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(unsafe_dir(format!(
+            "its mode is {:o}; it must be 0700 (run: chmod 700 {})",
+            meta.mode() & 0o777,
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// A socket bound and owned by this server; removes its file when dropped.
+pub struct BoundSocket {
+    path: PathBuf,
+    listener: std::os::unix::net::UnixListener,
+    /// Held for the server's lifetime: a second server on the same socket cannot take it.
+    _lock: nix::fcntl::Flock<File>,
+}
+
+impl BoundSocket {
+    /// Checks the directory, takes the one-server lock, replaces a stale socket and binds.
+    pub fn bind(path: &Path) -> Result<BoundSocket, SocketError> {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        prepare_socket_dir(dir)?;
+        let lock_path = path.with_extension("lock");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&lock_path)
+            .map_err(io_err("cannot open lock file", &lock_path))?;
+        let lock = match nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => lock,
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => {
+                return Err(SocketError::AlreadyRunning(path.to_path_buf()))
+            }
+            Err((_, errno)) => return Err(io_err("cannot lock", &lock_path)(errno.into())),
+        };
+        match fs::symlink_metadata(path) {
+            Ok(meta) => {
+                use std::os::unix::fs::FileTypeExt;
+                if !meta.file_type().is_socket() {
+                    return Err(SocketError::NotASocket(path.to_path_buf()));
+                }
+                if StdUnixStream::connect(path).is_ok() {
+                    // A server without our lock (an older build) answers on it.
+                    return Err(SocketError::AlreadyRunning(path.to_path_buf()));
+                }
+                tracing::info!(socket = %path.display(), "replacing a stale socket");
+                fs::remove_file(path).map_err(io_err("cannot remove stale socket", path))?;
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_err("cannot inspect", path)(e)),
+        }
+        let listener = std::os::unix::net::UnixListener::bind(path).map_err(io_err("cannot bind", path))?;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o600))
+            .map_err(io_err("cannot set permissions on", path))?;
+        listener.set_nonblocking(true).map_err(io_err("cannot configure", path))?;
+        Ok(BoundSocket { path: path.to_path_buf(), listener, _lock: lock })
+    }
+
+    /// Where the socket is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Accepts clients forever on the current tokio runtime.
+    pub async fn serve(&self, store: Arc<Mutex<Store>>, bus: EventBus) -> io::Result<()> {
+        let listener = UnixListener::from_std(self.listener.try_clone()?)?;
+        let active = Arc::new(AtomicUsize::new(0));
+        loop {
+            let (stream, _) = match listener.accept().await {
+                Ok(conn) => conn,
+                Err(e) => {
+                    // Running out of fds must not end the server; wait a moment and go on.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let guard = ConnectionGuard::new(active.clone());
+            let (store, bus) = (store.clone(), bus.clone());
+            tokio::spawn(async move {
+                if let Err(e) = serve_client(stream, store, bus, &guard).await {
+                    tracing::debug!(error = %e, "client connection ended with an error");
+                }
+            });
+        }
+    }
+}
+
+impl Drop for BoundSocket {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+/// Counts live connections.
+struct ConnectionGuard {
+    active: Arc<AtomicUsize>,
+    count: usize,
+}
+
+impl ConnectionGuard {
+    fn new(active: Arc<AtomicUsize>) -> Self {
+        let count = active.fetch_add(1, Ordering::AcqRel) + 1;
+        Self { active, count }
+    }
+}
+
+impl Drop for ConnectionGuard {
+    fn drop(&mut self) {
+        self.active.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// What reading one line gave.
+enum Line {
+    Complete(Vec<u8>),
+    TooLong,
+    Eof,
+}
+
+/// Reads one line of at most [`MAX_LINE`] bytes. Cancel-safe: a partial line stays in `buf`.
+async fn next_line<R: AsyncBufRead + Unpin>(reader: &mut R, buf: &mut Vec<u8>) -> io::Result<Line> {
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(Line::Eof);
+        }
+        let (take, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (i, true),
+            None => (available.len(), false),
+        };
+        if buf.len() + take > MAX_LINE {
+            return Ok(Line::TooLong);
+        }
+        buf.extend_from_slice(&available[..take]);
+        reader.consume(if done { take + 1 } else { take });
+        if done {
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+            return Ok(Line::Complete(std::mem::take(buf)));
+        }
+    }
+}
+
+async fn next_event(events: &mut Option<mpsc::Receiver<EncodedEvent>>) -> Option<EncodedEvent> {
+    match events {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn serve_client(
+    stream: UnixStream,
+    store: Arc<Mutex<Store>>,
+    bus: EventBus,
+    guard: &ConnectionGuard,
+) -> io::Result<()> {
+    let peer = stream.peer_cred()?.uid();
+    let me = nix::unistd::geteuid().as_raw();
+    let (read_half, mut write) = stream.into_split();
+    if peer != me {
+        tracing::warn!(peer_uid = peer, "refused a client running as another user");
+        let err = CommandError::Unauthorized { peer, server: me };
+        write.write_all(protocol::encode_error(None, &err).as_bytes()).await?;
+        return Ok(());
+    }
+    if guard.count > MAX_CONNECTIONS {
+        let err = CommandError::Busy(format!("more than {MAX_CONNECTIONS} clients"));
+        write.write_all(protocol::encode_error(None, &err).as_bytes()).await?;
+        return Ok(());
+    }
+    let mut reader = BufReader::with_capacity(64 << 10, read_half);
+    let mut buf = Vec::new();
+    let mut events: Option<mpsc::Receiver<EncodedEvent>> = None;
+    loop {
+        tokio::select! {
+            line = next_line(&mut reader, &mut buf) => match line? {
+                Line::Eof => return Ok(()),
+                Line::TooLong => {
+                    let err = CommandError::LineTooLong(MAX_LINE);
+                    write.write_all(protocol::encode_error(None, &err).as_bytes()).await?;
+                    // The rest of the line cannot be framed; end this connection only.
+                    return Ok(());
+                }
+                Line::Complete(line) => {
+                    if line.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    if let Some(answer) = answer(&line, &store, &bus, &mut events) {
+                        write.write_all(answer.as_bytes()).await?;
+                    }
+                }
+            },
+            event = next_event(&mut events) => match event {
+                Some(line) => write.write_all(line.as_bytes()).await?,
+                None => {
+                    // The bus dropped this subscriber because it fell behind.
+                    let notice = protocol::encode_event(&json!({
+                        "type": "subscriber.dropped",
+                        "reason": "the client did not read events fast enough",
+                    }));
+                    write.write_all(notice.as_bytes()).await?;
+                    return Ok(());
+                }
+            },
+        }
+    }
+}
+
+/// Executes one request line; returns the answer line, or `None` for a notification.
+fn answer(
+    line: &[u8],
+    store: &Mutex<Store>,
+    bus: &EventBus,
+    events: &mut Option<mpsc::Receiver<EncodedEvent>>,
+) -> Option<String> {
+    let request = match protocol::decode_request(line) {
+        Ok(request) => request,
+        Err((id, err)) => return Some(protocol::encode_error(id.as_ref(), &err)),
+    };
+    let id = request.id;
+    let outcome = protocol::decode_method(&request.method, request.params).and_then(|decoded| {
+        match decoded {
+            Decoded::Connection(ConnectionMethod::Subscribe) => {
+                if events.is_none() {
+                    *events = Some(bus.subscribe());
+                }
+                Ok(json!({ "subscribed": true }))
+            }
+            Decoded::Command(cmd) => {
+                // A panic inside a command must not take the server down; the Store's maps stay
+                // usable (each command checks before it changes anything).
+                let mut store = store.lock().unwrap_or_else(|p| p.into_inner());
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.execute(cmd)))
+                    .unwrap_or_else(|_| Err(CommandError::Internal("the command panicked".into())))
+            }
+        }
+    });
+    let id: Value = id?;
+    Some(match outcome {
+        Ok(result) => protocol::encode_result(&id, result),
+        Err(err) => protocol::encode_error(Some(&id), &err),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn lines_are_split_capped_and_cancel_safe() {
+        let data = b"{\"a\":1}\r\n\n{\"b\":2}\n".to_vec();
+        let mut reader = BufReader::with_capacity(3, &data[..]);
+        let mut buf = Vec::new();
+        let mut lines = Vec::new();
+        loop {
+            match next_line(&mut reader, &mut buf).await.unwrap() {
+                Line::Complete(l) => lines.push(String::from_utf8(l).unwrap()),
+                Line::Eof => break,
+                Line::TooLong => panic!("not too long"),
+            }
+        }
+        assert_eq!(lines, ["{\"a\":1}", "", "{\"b\":2}"]);
+
+        let long = vec![b'x'; MAX_LINE + 10];
+        let mut reader = BufReader::new(&long[..]);
+        assert!(matches!(next_line(&mut reader, &mut Vec::new()).await.unwrap(), Line::TooLong));
+    }
+
+    #[test]
+    fn unsafe_socket_dirs_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let open = tmp.path().join("open");
+        fs::create_dir(&open).unwrap();
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(matches!(prepare_socket_dir(&open), Err(SocketError::UnsafeDir { .. })));
+
+        let link = tmp.path().join("link");
+        let real = tmp.path().join("real");
+        fs::DirBuilder::new().mode(0o700).create(&real).unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert!(matches!(prepare_socket_dir(&link), Err(SocketError::UnsafeDir { .. })));
+        prepare_socket_dir(&real).unwrap();
+
+        let fresh = tmp.path().join("fresh");
+        prepare_socket_dir(&fresh).unwrap();
+        assert_eq!(fs::metadata(&fresh).unwrap().mode() & 0o777, 0o700);
+    }
+
+    #[test]
+    fn a_second_bind_on_the_same_socket_is_refused_and_a_stale_one_replaced() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        let path = dir.join("berth.sock");
+        let first = BoundSocket::bind(&path).unwrap();
+        assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+        assert!(matches!(BoundSocket::bind(&path), Err(SocketError::AlreadyRunning(_))));
+        drop(first);
+        // A socket file left behind by a killed server (no lock held, nobody listening).
+        let stale = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        drop(stale);
+        let again = BoundSocket::bind(&path).unwrap();
+        drop(again);
+        fs::write(&path, b"not a socket").unwrap();
+        assert!(matches!(BoundSocket::bind(&path), Err(SocketError::NotASocket(_))));
+    }
+}

@@ -1,0 +1,769 @@
+//! The Store: the one authority on workspaces, tabs and panes.
+//!
+//! Every change arrives as a [`Command`] and goes through [`Store::execute`]; answers are JSON
+//! values in the shapes of `protocol`. The Store owns each pane's PTY (through [`Pane`]) and
+//! publishes an event for every change. It must not do socket I/O or block on a child.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use berth_engine::ids::{PaneId, TabId, WorkspaceId};
+use berth_engine::keys::encode_key;
+use berth_engine::layout::{CellSize, Layout, SplitDir};
+use berth_engine::model::{Attention, Lifecycle, RestoreState};
+use berth_engine::procfs;
+use berth_engine::pty::{Pty, SpawnSpec};
+use berth_engine::terminal::{PaneTerminal, ReadRequest, TermSize, DEFAULT_SCROLLBACK};
+use serde_json::{json, Value};
+
+use crate::commands::{Command, ReadSpec, SpawnRequest, WorkspaceSelector};
+use crate::error::CommandError;
+use crate::events::EventBus;
+use crate::pane::{now_ms, OutputPulse, PaneIo, PaneShared};
+use crate::protocol::{
+    AgentDto, LayoutDto, PaneDto, ReadDto, TabDto, WorkspaceDto, WorkspaceListDto,
+    PROTOCOL_VERSION,
+};
+
+/// The size a tab has until a client says otherwise.
+pub const DEFAULT_TAB_SIZE: CellSize = CellSize { cols: 80, rows: 24 };
+
+/// The longest name or title accepted, in characters.
+pub const MAX_NAME_CHARS: usize = 256;
+
+/// What the Store needs to know about the server it lives in.
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    /// The socket path, given to children as `BERTH_SOCKET`.
+    pub socket_path: PathBuf,
+    /// The directory used when nothing else names one.
+    pub home: PathBuf,
+    /// The shell started when a pane names no command.
+    pub shell: String,
+}
+
+impl StoreConfig {
+    /// The configuration for a server on `socket_path`, with home and shell from the
+    /// environment.
+    pub fn from_env(socket_path: PathBuf) -> Self {
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| "/".into());
+        let shell = std::env::var("SHELL")
+            .ok()
+            .filter(|s| !s.is_empty() && Path::new(s).exists())
+            .unwrap_or_else(|| {
+                if Path::new("/bin/bash").exists() { "/bin/bash" } else { "/bin/sh" }.to_owned()
+            });
+        Self { socket_path, home, shell }
+    }
+}
+
+/// A workspace: a repo, project or task.
+#[derive(Debug)]
+pub struct Workspace {
+    /// Its id.
+    pub id: WorkspaceId,
+    /// Its name.
+    pub name: String,
+    /// The default working directory of its panes.
+    pub cwd: PathBuf,
+    /// Its tabs, in order.
+    pub tabs: Vec<TabId>,
+    /// The focused tab.
+    pub active_tab: Option<TabId>,
+    /// Whether agents resume on their own after a restart.
+    pub auto_resume: bool,
+    /// Creation time, ms since the epoch.
+    pub created_at: u64,
+}
+
+/// A tab: one binary split layout.
+#[derive(Debug)]
+pub struct Tab {
+    /// Its id.
+    pub id: TabId,
+    /// Its workspace.
+    pub workspace: WorkspaceId,
+    /// A title set by a client, if any.
+    pub title: Option<String>,
+    /// The layout; holds every pane of the tab exactly once.
+    pub layout: Layout,
+    /// The focused pane.
+    pub active_pane: PaneId,
+    /// The tab's size in cells.
+    pub size: CellSize,
+    /// Creation time, ms since the epoch.
+    pub created_at: u64,
+}
+
+/// A pane: a terminal and, while live, a PTY.
+pub struct Pane {
+    /// Its id.
+    pub id: PaneId,
+    /// Its workspace.
+    pub workspace: WorkspaceId,
+    /// Its tab.
+    pub tab: TabId,
+    /// What it runs.
+    pub argv: Vec<String>,
+    /// Where it started.
+    pub start_cwd: PathBuf,
+    /// A title given at creation, shown until the program sets one.
+    pub given_title: Option<String>,
+    /// Terminal and metadata shared with the reader thread.
+    pub shared: Arc<PaneShared>,
+    /// The PTY while there is one.
+    pub pty: Option<Pty>,
+    /// Whether the user has something to look at.
+    pub attention: Attention,
+    /// Creation time, ms since the epoch.
+    pub created_at: u64,
+}
+
+/// The one authority on the server's state.
+pub struct Store {
+    config: StoreConfig,
+    started_at: u64,
+    workspaces: Vec<Workspace>,
+    tabs: HashMap<TabId, Tab>,
+    panes: HashMap<PaneId, Pane>,
+    active_workspace: Option<WorkspaceId>,
+    /// The size of the tab most recently resized; new tabs start at it.
+    last_tab_size: CellSize,
+    bus: EventBus,
+    pulse: OutputPulse,
+}
+
+fn check_name(name: &str, what: &str) -> Result<String, CommandError> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(CommandError::BadParams(format!("{what} must not be empty")));
+    }
+    if name.chars().count() > MAX_NAME_CHARS {
+        return Err(CommandError::BadParams(format!("{what} is longer than {MAX_NAME_CHARS} characters")));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(CommandError::BadParams(format!("{what} must not hold control characters")));
+    }
+    Ok(name.to_owned())
+}
+
+fn term_size(size: CellSize) -> TermSize {
+    TermSize { cols: size.cols.max(1), rows: size.rows.max(1) }
+}
+
+impl Store {
+    /// An empty Store publishing on `bus`.
+    pub fn new(config: StoreConfig, bus: EventBus, pulse: OutputPulse) -> Self {
+        Self {
+            config,
+            started_at: now_ms(),
+            workspaces: Vec::new(),
+            tabs: HashMap::new(),
+            panes: HashMap::new(),
+            active_workspace: None,
+            last_tab_size: DEFAULT_TAB_SIZE,
+            bus,
+            pulse,
+        }
+    }
+
+    /// The shared state of a pane (for readers of its terminal, such as the window).
+    pub fn pane_shared(&self, pane: &PaneId) -> Option<Arc<PaneShared>> {
+        self.panes.get(pane).map(|p| p.shared.clone())
+    }
+
+    /// Executes one command.
+    pub fn execute(&mut self, cmd: Command) -> Result<Value, CommandError> {
+        match cmd {
+            Command::ServerInfo => Ok(json!({
+                "name": "berth",
+                "version": env!("CARGO_PKG_VERSION"),
+                "protocol": PROTOCOL_VERSION,
+                "pid": std::process::id(),
+                "socket": self.config.socket_path,
+                "started_at": self.started_at,
+            })),
+            Command::WorkspaceList => Ok(to_value(self.list())),
+            Command::WorkspaceCreate { name, cwd } => {
+                let cwd = self.resolve_dir(cwd.as_deref())?;
+                let name = match name {
+                    Some(n) => check_name(&n, "workspace name")?,
+                    None => default_workspace_name(&cwd),
+                };
+                let id = self.create_workspace(name, cwd);
+                Ok(json!({ "workspace_id": id.as_str() }))
+            }
+            Command::WorkspaceRename { workspace, name } => {
+                let name = check_name(&name, "workspace name")?;
+                self.workspace_mut(&workspace)?.name = name;
+                self.publish("workspace.changed", json!({ "workspace_id": workspace.as_str() }));
+                Ok(json!({}))
+            }
+            Command::WorkspaceClose { workspace } => {
+                self.workspace(&workspace)?;
+                self.close_workspace(&workspace);
+                Ok(json!({}))
+            }
+            Command::TabCreate { workspace, title, spawn } => {
+                let title = title.map(|t| check_name(&t, "tab title")).transpose()?;
+                let (tab, pane) = self.create_tab(workspace, title, spawn)?;
+                Ok(json!({ "tab_id": tab.as_str(), "pane_id": pane.as_str() }))
+            }
+            Command::PaneSpawn { workspace, spawn } => {
+                let (tab, pane) = self.create_tab(workspace, None, spawn)?;
+                let ws = self.tab(&tab)?.workspace.clone();
+                Ok(json!({ "pane_id": pane.as_str(), "tab_id": tab.as_str(), "workspace_id": ws.as_str() }))
+            }
+            Command::TabClose { tab } => {
+                self.tab(&tab)?;
+                self.close_tab(&tab);
+                Ok(json!({}))
+            }
+            Command::TabRename { tab, title } => {
+                let title = check_name(&title, "tab title")?;
+                self.tab_mut(&tab)?.title = Some(title);
+                self.publish("tab.changed", json!({ "tab_id": tab.as_str() }));
+                Ok(json!({}))
+            }
+            Command::TabSetRatio { tab, path, ratio } => {
+                self.tab_mut(&tab)?.layout.set_ratio(&path, ratio)?;
+                self.relayout(&tab);
+                Ok(json!({ "ratio": self.tab(&tab)?.layout.ratio_at(&path) }))
+            }
+            Command::TabSetLayout { tab, mut layout } => {
+                let current = self.tab(&tab)?.layout.panes();
+                layout.validate(&current)?;
+                layout.clamp_ratios();
+                self.tab_mut(&tab)?.layout = layout;
+                self.relayout(&tab);
+                Ok(json!({}))
+            }
+            Command::TabResize { tab, size } => {
+                self.tab_mut(&tab)?.size = size;
+                self.last_tab_size = size;
+                self.relayout(&tab);
+                Ok(json!({}))
+            }
+            Command::PaneSplit { pane, dir, spawn } => {
+                let new = self.split(&pane, dir, spawn)?;
+                Ok(json!({ "pane_id": new.as_str() }))
+            }
+            Command::PaneClose { pane } => {
+                self.pane(&pane)?;
+                self.close_pane(&pane);
+                Ok(json!({}))
+            }
+            Command::PaneSend { pane, text, keys } => {
+                let p = self.pane(&pane)?;
+                let pty = match (&p.pty, p.shared.meta().exit.is_some()) {
+                    (Some(pty), false) if !pty.is_closing() => pty,
+                    _ => return Err(CommandError::PaneNotLive(pane.to_string())),
+                };
+                let mut bytes = text.map(String::into_bytes).unwrap_or_default();
+                let app_cursor = p.shared.term.lock().app_cursor();
+                for key in &keys {
+                    bytes.extend(
+                        encode_key(key, app_cursor).map_err(|e| CommandError::BadParams(e.to_string()))?,
+                    );
+                }
+                pty.send(&bytes)?;
+                Ok(json!({ "bytes": bytes.len() }))
+            }
+            Command::PaneRead { pane, spec } => Ok(to_value(self.read(&pane, spec)?)),
+            Command::PaneResize { pane, size } => {
+                self.resize_pane(&pane, size)?;
+                Ok(json!({}))
+            }
+            Command::PaneFocus { pane } => {
+                self.focus(&pane)?;
+                Ok(json!({ "pane_id": pane.as_str() }))
+            }
+            Command::PaneFocusDirection { pane, dir } => {
+                let tab = self.tab(&self.pane(&pane)?.tab)?;
+                let target = tab.layout.neighbour(&pane, dir, tab.size).unwrap_or(pane);
+                self.focus(&target)?;
+                Ok(json!({ "pane_id": target.as_str() }))
+            }
+        }
+    }
+
+    fn publish(&self, kind: &str, mut fields: Value) {
+        if let Value::Object(map) = &mut fields {
+            map.insert("type".into(), Value::String(kind.to_owned()));
+        }
+        self.bus.publish(fields);
+    }
+
+    // ---- lookups ----
+
+    fn workspace(&self, id: &WorkspaceId) -> Result<&Workspace, CommandError> {
+        self.workspaces.iter().find(|w| &w.id == id).ok_or_else(|| CommandError::NoSuchWorkspace(id.to_string()))
+    }
+
+    fn workspace_mut(&mut self, id: &WorkspaceId) -> Result<&mut Workspace, CommandError> {
+        self.workspaces
+            .iter_mut()
+            .find(|w| &w.id == id)
+            .ok_or_else(|| CommandError::NoSuchWorkspace(id.to_string()))
+    }
+
+    fn tab(&self, id: &TabId) -> Result<&Tab, CommandError> {
+        self.tabs.get(id).ok_or_else(|| CommandError::NoSuchTab(id.to_string()))
+    }
+
+    fn tab_mut(&mut self, id: &TabId) -> Result<&mut Tab, CommandError> {
+        self.tabs.get_mut(id).ok_or_else(|| CommandError::NoSuchTab(id.to_string()))
+    }
+
+    fn pane(&self, id: &PaneId) -> Result<&Pane, CommandError> {
+        self.panes.get(id).ok_or_else(|| CommandError::NoSuchPane(id.to_string()))
+    }
+
+    /// An existing directory, or the home directory when none is named.
+    fn resolve_dir(&self, dir: Option<&Path>) -> Result<PathBuf, CommandError> {
+        let Some(dir) = dir else { return Ok(self.config.home.clone()) };
+        if !dir.is_absolute() {
+            return Err(CommandError::BadParams(format!("cwd {dir:?} must be an absolute path")));
+        }
+        if !dir.is_dir() {
+            return Err(CommandError::BadParams(format!("cwd {dir:?} is not a directory")));
+        }
+        Ok(dir.to_path_buf())
+    }
+
+    // ---- creation ----
+
+    fn create_workspace(&mut self, name: String, cwd: PathBuf) -> WorkspaceId {
+        let id = WorkspaceId::new();
+        self.workspaces.push(Workspace {
+            id: id.clone(),
+            name,
+            cwd,
+            tabs: Vec::new(),
+            active_tab: None,
+            auto_resume: false,
+            created_at: now_ms(),
+        });
+        if self.active_workspace.is_none() {
+            self.active_workspace = Some(id.clone());
+        }
+        self.publish("workspace.created", json!({ "workspace_id": id.as_str() }));
+        id
+    }
+
+    fn select_workspace(
+        &mut self,
+        selector: WorkspaceSelector,
+        spawn_cwd: Option<&Path>,
+    ) -> Result<WorkspaceId, CommandError> {
+        match selector {
+            WorkspaceSelector::Id(id) => Ok(self.workspace(&id)?.id.clone()),
+            WorkspaceSelector::Name(name) => {
+                let name = check_name(&name, "workspace name")?;
+                if let Some(ws) = self.workspaces.iter().find(|w| w.name == name) {
+                    return Ok(ws.id.clone());
+                }
+                let cwd = self.resolve_dir(spawn_cwd)?;
+                Ok(self.create_workspace(name, cwd))
+            }
+            WorkspaceSelector::Active => {
+                if let Some(id) = &self.active_workspace {
+                    return Ok(id.clone());
+                }
+                let cwd = self.resolve_dir(spawn_cwd)?;
+                let name = default_workspace_name(&cwd);
+                Ok(self.create_workspace(name, cwd))
+            }
+        }
+    }
+
+    /// Starts a pane's process; nothing is recorded in the Store if it fails.
+    fn start_pane(
+        &self,
+        id: &PaneId,
+        workspace: &WorkspaceId,
+        spawn: &SpawnRequest,
+        cwd: PathBuf,
+        size: CellSize,
+    ) -> Result<(Arc<PaneShared>, Pty, Vec<String>), CommandError> {
+        let argv = if spawn.argv.is_empty() { vec![self.config.shell.clone()] } else { spawn.argv.clone() };
+        let mut env = spawn.env.clone();
+        env.push(("BERTH_SOCKET".into(), self.config.socket_path.display().to_string()));
+        env.push(("BERTH_PANE".into(), id.to_string()));
+        env.push(("BERTH_WORKSPACE".into(), workspace.to_string()));
+        let spec = SpawnSpec { argv: argv.clone(), cwd, env, cols: size.cols, rows: size.rows };
+        let shared = PaneShared::new(id.clone(), PaneTerminal::new(term_size(size), DEFAULT_SCROLLBACK));
+        let io = PaneIo::new(shared.clone(), self.bus.clone(), self.pulse.clone());
+        let pty = Pty::spawn(&spec, io)?;
+        tracing::info!(pane = %id, pid = pty.pid(), "pane started");
+        Ok((shared, pty, argv))
+    }
+
+    fn spawn_cwd(&self, spawn: &SpawnRequest, fallback: &Path) -> Result<PathBuf, CommandError> {
+        match &spawn.cwd {
+            Some(dir) => self.resolve_dir(Some(dir)),
+            None if fallback.is_dir() => Ok(fallback.to_path_buf()),
+            None => Ok(self.config.home.clone()),
+        }
+    }
+
+    fn create_tab(
+        &mut self,
+        selector: WorkspaceSelector,
+        title: Option<String>,
+        spawn: SpawnRequest,
+    ) -> Result<(TabId, PaneId), CommandError> {
+        let given_title = spawn.title.as_deref().map(|t| check_name(t, "title")).transpose()?;
+        // Check the cwd before a workspace may be created for it.
+        if let Some(dir) = &spawn.cwd {
+            self.resolve_dir(Some(dir))?;
+        }
+        let ws_id = self.select_workspace(selector, spawn.cwd.as_deref())?;
+        let ws_cwd = self.workspace(&ws_id)?.cwd.clone();
+        let cwd = self.spawn_cwd(&spawn, &ws_cwd)?;
+        let size = self.last_tab_size;
+        let pane_id = PaneId::new();
+        let (shared, pty, argv) = self.start_pane(&pane_id, &ws_id, &spawn, cwd.clone(), size)?;
+        let tab_id = TabId::new();
+        self.tabs.insert(
+            tab_id.clone(),
+            Tab {
+                id: tab_id.clone(),
+                workspace: ws_id.clone(),
+                title,
+                layout: Layout::single(pane_id.clone()),
+                active_pane: pane_id.clone(),
+                size,
+                created_at: now_ms(),
+            },
+        );
+        self.insert_pane(&pane_id, &ws_id, &tab_id, argv, cwd, given_title, shared, pty);
+        let ws = self.workspace_mut(&ws_id)?;
+        ws.tabs.push(tab_id.clone());
+        ws.active_tab = Some(tab_id.clone());
+        self.active_workspace = Some(ws_id.clone());
+        self.publish("tab.created", json!({ "tab_id": tab_id.as_str(), "workspace_id": ws_id.as_str() }));
+        self.publish("pane.created", json!({ "pane_id": pane_id.as_str(), "tab_id": tab_id.as_str() }));
+        Ok((tab_id, pane_id))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn insert_pane(
+        &mut self,
+        id: &PaneId,
+        workspace: &WorkspaceId,
+        tab: &TabId,
+        argv: Vec<String>,
+        start_cwd: PathBuf,
+        given_title: Option<String>,
+        shared: Arc<PaneShared>,
+        pty: Pty,
+    ) {
+        self.panes.insert(
+            id.clone(),
+            Pane {
+                id: id.clone(),
+                workspace: workspace.clone(),
+                tab: tab.clone(),
+                argv,
+                start_cwd,
+                given_title,
+                shared,
+                pty: Some(pty),
+                attention: Attention::None,
+                created_at: now_ms(),
+            },
+        );
+    }
+
+    fn split(&mut self, target: &PaneId, dir: SplitDir, spawn: SpawnRequest) -> Result<PaneId, CommandError> {
+        let given_title = spawn.title.as_deref().map(|t| check_name(t, "title")).transpose()?;
+        let pane = self.pane(target)?;
+        let (tab_id, ws_id) = (pane.tab.clone(), pane.workspace.clone());
+        let target_cwd = PathBuf::from(self.pane_cwd(pane));
+        let cwd = self.spawn_cwd(&spawn, &target_cwd)?;
+        let tab = self.tab(&tab_id)?;
+        let new_id = PaneId::new();
+        let mut layout = tab.layout.clone();
+        layout.split(target, new_id.clone(), dir)?;
+        let size = layout
+            .rects(tab.size)
+            .into_iter()
+            .find(|(id, _)| id == &new_id)
+            .map(|(_, r)| CellSize { cols: r.cols, rows: r.rows })
+            .unwrap_or(tab.size);
+        let (shared, pty, argv) = self.start_pane(&new_id, &ws_id, &spawn, cwd.clone(), size)?;
+        let tab = self.tab_mut(&tab_id)?;
+        tab.layout = layout;
+        tab.active_pane = new_id.clone();
+        self.insert_pane(&new_id, &ws_id, &tab_id, argv, cwd, given_title, shared, pty);
+        self.relayout(&tab_id);
+        self.publish("pane.created", json!({ "pane_id": new_id.as_str(), "tab_id": tab_id.as_str() }));
+        Ok(new_id)
+    }
+
+    // ---- closing ----
+
+    fn close_workspace(&mut self, id: &WorkspaceId) {
+        let tabs = self.workspace(id).map(|w| w.tabs.clone()).unwrap_or_default();
+        for tab in tabs {
+            self.drop_tab(&tab);
+        }
+        self.workspaces.retain(|w| &w.id != id);
+        if self.active_workspace.as_ref() == Some(id) {
+            self.active_workspace = self.workspaces.last().map(|w| w.id.clone());
+        }
+        self.publish("workspace.closed", json!({ "workspace_id": id.as_str() }));
+    }
+
+    /// Removes a tab and its panes; closes the workspace if it was the last tab.
+    fn close_tab(&mut self, id: &TabId) {
+        let Some(ws_id) = self.tabs.get(id).map(|t| t.workspace.clone()) else { return };
+        self.drop_tab(id);
+        let now_empty = match self.workspace_mut(&ws_id) {
+            Ok(ws) => {
+                let index = ws.tabs.iter().position(|t| t == id);
+                ws.tabs.retain(|t| t != id);
+                if ws.active_tab.as_ref() == Some(id) {
+                    // Focus the tab that took the closed one's place, else the one before it.
+                    let next = index.map(|i| i.min(ws.tabs.len().saturating_sub(1)));
+                    ws.active_tab = next.and_then(|i| ws.tabs.get(i).cloned());
+                }
+                ws.tabs.is_empty()
+            }
+            Err(_) => false,
+        };
+        if now_empty {
+            self.close_workspace(&ws_id);
+        }
+    }
+
+    /// Removes a tab's panes and the tab itself, leaving its workspace's tab list alone.
+    fn drop_tab(&mut self, id: &TabId) {
+        let Some(tab) = self.tabs.remove(id) else { return };
+        for pane in tab.layout.panes() {
+            self.drop_pane(&pane);
+        }
+        self.publish("tab.closed", json!({ "tab_id": id.as_str() }));
+    }
+
+    /// Removes a pane from the maps and ends its process (asynchronously).
+    fn drop_pane(&mut self, id: &PaneId) {
+        if let Some(pane) = self.panes.remove(id) {
+            if let Some(pty) = &pane.pty {
+                pty.close();
+            }
+            self.publish("pane.closed", json!({ "pane_id": id.as_str() }));
+        }
+    }
+
+    fn close_pane(&mut self, id: &PaneId) {
+        let Some(tab_id) = self.panes.get(id).map(|p| p.tab.clone()) else { return };
+        let Some(tab) = self.tabs.get_mut(&tab_id) else { return };
+        match tab.layout.remove(id) {
+            Ok(true) => {
+                if &tab.active_pane == id {
+                    // Focus moves to the first pane that is left (the layout holds at least one).
+                    if let Some(first) = tab.layout.panes().into_iter().next() {
+                        tab.active_pane = first;
+                    }
+                }
+                self.drop_pane(id);
+                self.relayout(&tab_id);
+            }
+            // The last pane: the tab goes with it.
+            Ok(false) => self.close_tab(&tab_id),
+            Err(e) => tracing::error!(pane = %id, error = %e, "pane missing from its tab's layout"),
+        }
+    }
+
+    // ---- sizes and focus ----
+
+    /// Resizes every pane of a tab from its layout and publishes the change.
+    fn relayout(&mut self, tab_id: &TabId) {
+        let Some(tab) = self.tabs.get(tab_id) else { return };
+        for (pane_id, rect) in tab.layout.rects(tab.size) {
+            if let Some(pane) = self.panes.get(&pane_id) {
+                apply_size(pane, CellSize { cols: rect.cols, rows: rect.rows });
+            }
+        }
+        self.publish("tab.changed", json!({ "tab_id": tab_id.as_str() }));
+    }
+
+    fn resize_pane(&mut self, id: &PaneId, size: CellSize) -> Result<(), CommandError> {
+        apply_size(self.pane(id)?, size);
+        self.publish("pane.changed", json!({ "pane_id": id.as_str() }));
+        Ok(())
+    }
+
+    fn focus(&mut self, id: &PaneId) -> Result<(), CommandError> {
+        let pane = self.pane(id)?;
+        let (tab_id, ws_id) = (pane.tab.clone(), pane.workspace.clone());
+        self.tab_mut(&tab_id)?.active_pane = id.clone();
+        self.workspace_mut(&ws_id)?.active_tab = Some(tab_id.clone());
+        self.active_workspace = Some(ws_id.clone());
+        self.publish(
+            "focus.changed",
+            json!({ "pane_id": id.as_str(), "tab_id": tab_id.as_str(), "workspace_id": ws_id.as_str() }),
+        );
+        Ok(())
+    }
+
+    // ---- reading ----
+
+    fn read(&self, id: &PaneId, spec: ReadSpec) -> Result<ReadDto, CommandError> {
+        let pane = self.pane(id)?;
+        let req = ReadRequest { since: spec.since, last: spec.last, ansi: spec.ansi };
+        let result = pane.shared.term.lock().read(&req);
+        Ok(ReadDto {
+            pane_id: id.to_string(),
+            lines: result.lines,
+            first_seq: result.first_seq,
+            next_seq: result.next_seq,
+            oldest_seq: result.oldest_seq,
+            truncated: result.truncated,
+        })
+    }
+
+    fn pane_cwd(&self, pane: &Pane) -> String {
+        if let Some(cwd) = pane.shared.meta().reported_cwd.clone() {
+            return cwd;
+        }
+        if let Some(pty) = pane.pty.as_ref().filter(|_| pane.shared.meta().exit.is_none()) {
+            if let Some(cwd) = procfs::cwd(pty.pid()) {
+                return cwd.display().to_string();
+            }
+        }
+        pane.start_cwd.display().to_string()
+    }
+
+    fn pane_dto(&self, pane: &Pane) -> PaneDto {
+        let meta = pane.shared.meta().clone();
+        let size = pane.shared.term.lock().size();
+        let live = pane.pty.is_some() && meta.exit.is_none();
+        let state = if live { RestoreState::Live } else { RestoreState::Exited };
+        let title = meta
+            .program_title
+            .clone()
+            .filter(|t| !t.is_empty())
+            .or_else(|| pane.given_title.clone())
+            .unwrap_or_else(|| {
+                let program = pane.argv.first().map(String::as_str).unwrap_or("");
+                program.rsplit('/').next().unwrap_or(program).to_owned()
+            });
+        PaneDto {
+            id: pane.id.to_string(),
+            title,
+            cwd: self.pane_cwd(pane),
+            argv: pane.argv.clone(),
+            state: state.as_str().to_owned(),
+            lifecycle: if live { meta.lifecycle } else { Lifecycle::Exited }.as_str().to_owned(),
+            attention: pane.attention.as_str().to_owned(),
+            agent: AgentDto { kind: "none".into(), session_id: None, resume_argv: None },
+            exit_code: meta.exit.as_ref().map(|e| e.code),
+            size: CellSize { cols: size.cols, rows: size.rows }.into(),
+            was_running: None,
+            pid: pane.pty.as_ref().filter(|_| live).map(Pty::pid),
+            created_at: pane.created_at,
+        }
+    }
+
+    /// The whole state in the shape of `workspace.list`.
+    pub fn list(&self) -> WorkspaceListDto {
+        let workspaces = self
+            .workspaces
+            .iter()
+            .map(|ws| WorkspaceDto {
+                id: ws.id.to_string(),
+                name: ws.name.clone(),
+                cwd: ws.cwd.display().to_string(),
+                auto_resume: ws.auto_resume,
+                active_tab_id: ws.active_tab.as_ref().map(ToString::to_string),
+                tabs: ws
+                    .tabs
+                    .iter()
+                    .filter_map(|t| self.tabs.get(t))
+                    .map(|tab| {
+                        let panes: Vec<PaneDto> = tab
+                            .layout
+                            .panes()
+                            .iter()
+                            .filter_map(|p| self.panes.get(p))
+                            .map(|p| self.pane_dto(p))
+                            .collect();
+                        let title = tab.title.clone().unwrap_or_else(|| {
+                            panes
+                                .iter()
+                                .find(|p| p.id == tab.active_pane.as_str())
+                                .map(|p| p.title.clone())
+                                .unwrap_or_default()
+                        });
+                        TabDto {
+                            id: tab.id.to_string(),
+                            title,
+                            active_pane_id: tab.active_pane.to_string(),
+                            layout: LayoutDto::from_layout(&tab.layout),
+                            size: tab.size.into(),
+                            panes,
+                        }
+                    })
+                    .collect(),
+            })
+            .collect();
+        WorkspaceListDto {
+            workspaces,
+            active_workspace_id: self.active_workspace.as_ref().map(ToString::to_string),
+        }
+    }
+
+    /// Ends every pane's process; used at shutdown. Returns the panes that were live.
+    pub fn close_all_ptys(&mut self) -> Vec<PaneId> {
+        let mut closed = Vec::new();
+        for pane in self.panes.values() {
+            if let Some(pty) = &pane.pty {
+                if pty.exit_info().is_none() {
+                    closed.push(pane.id.clone());
+                }
+                pty.close();
+            }
+        }
+        closed
+    }
+
+    /// Waits (bounded) for every pane's process to exit; used at shutdown.
+    pub fn wait_all_exited(&self, timeout: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        self.panes.values().filter_map(|p| p.pty.as_ref()).all(|pty| {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            pty.wait_exit(left).is_some()
+        })
+    }
+}
+
+fn apply_size(pane: &Pane, size: CellSize) {
+    let mut term = pane.shared.term.lock();
+    if term.size() == term_size(size) {
+        return;
+    }
+    term.resize(term_size(size));
+    drop(term);
+    if let Some(pty) = &pane.pty {
+        if let Err(e) = pty.resize(size.cols, size.rows) {
+            tracing::debug!(pane = %pane.id, error = %e, "PTY resize failed");
+        }
+    }
+}
+
+fn default_workspace_name(cwd: &Path) -> String {
+    cwd.file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| !n.is_empty() && !n.chars().any(char::is_control))
+        .map(|n| n.chars().take(MAX_NAME_CHARS).collect())
+        .unwrap_or_else(|| "default".to_owned())
+}
+
+fn to_value<T: serde::Serialize>(value: T) -> Value {
+    // Serializing our own DTOs (strings, numbers, vectors) cannot fail.
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}

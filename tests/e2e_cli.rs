@@ -1,0 +1,229 @@
+//! End to end through the CLI and the socket: real server, real bash in real PTYs.
+
+mod support;
+
+use std::time::Duration;
+
+use support::*;
+
+const WAIT: Duration = Duration::from_secs(15);
+
+fn panes_of_first_tab(server: &TestServer) -> Vec<Value> {
+    server.list()["workspaces"][0]["tabs"][0]["panes"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn typed_command_runs_and_its_output_reads_back() {
+    let server = TestServer::start();
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    assert!(pane.starts_with("pane_"), "{pane:?}");
+    // The shell expands the sum, so the typed command line itself cannot match.
+    server.berth_ok(&["send", &pane, "--enter", "echo hi-$((40+2))"]);
+    let ok = server.berth(&["wait", &pane, "--for", "hi-42", "--timeout", "10"]);
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert!(server.berth_ok(&["read", &pane]).contains("hi-42"));
+
+    // `wait` gives up with exit 1 on text that never comes.
+    let missing = server.berth(&["wait", &pane, "--for", "never-printed", "--timeout", "0.3"]);
+    assert_eq!(missing.status.code(), Some(1));
+}
+
+#[test]
+fn pane_environment_names_the_server_and_pane() {
+    let server = TestServer::start();
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    server.berth_ok(&["send", &pane, "--enter", "echo \"<$TERM|$COLORTERM|$BERTH_PANE|${BERTH_SOCKET##*/}>\""]);
+    server.wait_text(&pane, &format!("<xterm-256color|truecolor|{pane}|berth.sock>"), WAIT);
+    let ws = server.list()["workspaces"][0]["id"].as_str().unwrap().to_owned();
+    server.berth_ok(&["send", &pane, "--enter", "echo \"ws=$BERTH_WORKSPACE.\""]);
+    server.wait_text(&pane, &format!("ws={ws}."), WAIT);
+}
+
+#[test]
+fn two_down_splits_give_equal_thirds() {
+    let server = TestServer::start();
+    let a = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    let b = server.berth_ok(&["split", &a, "--down", "--", "bash", "--norc"]);
+    let c = server.berth_ok(&["split", &b, "--down", "--", "bash", "--norc"]);
+    let list: Value = serde_json::from_str(&server.berth_ok(&["ls", "--json"])).unwrap();
+    let tab = &list["workspaces"][0]["tabs"][0];
+    let layout = &tab["layout"]["split"];
+    assert_eq!(layout["dir"], "down");
+    assert!((layout["ratio"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-9, "{layout}");
+    assert_eq!(layout["first"]["pane"], a);
+    let inner = &layout["second"]["split"];
+    assert!((inner["ratio"].as_f64().unwrap() - 0.5).abs() < 1e-9, "{inner}");
+    assert_eq!(inner["first"]["pane"], b);
+    assert_eq!(inner["second"]["pane"], c);
+    // 24 rows less two divider rows share out as 7/7/8 (or 8/7/7): within one row of each other.
+    let rows: Vec<i64> = tab["panes"].as_array().unwrap().iter().map(|p| p["size"]["rows"].as_i64().unwrap()).collect();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.iter().sum::<i64>(), 22, "{rows:?}");
+    assert!(rows.iter().max().unwrap() - rows.iter().min().unwrap() <= 1, "{rows:?}");
+    // The shell in the pane sees its PTY size.
+    server.berth_ok(&["send", &c, "--enter", "echo size=$(stty size)."]);
+    server.wait_text(&c, &format!("size={} 80.", rows[2]), WAIT);
+}
+
+#[test]
+fn ratio_layout_and_close_through_the_socket() {
+    let server = TestServer::start();
+    let a = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    let b = server.berth_ok(&["split", &a, "--right", "--", "bash", "--norc"]);
+    let tab = server.list()["workspaces"][0]["tabs"][0]["id"].as_str().unwrap().to_owned();
+    server.call("tab.resize", json!({ "tab_id": tab, "cols": 101, "rows": 30 }));
+
+    // Move the divider; out-of-range ratios are clamped.
+    let r = server.call("tab.set_ratio", json!({ "tab_id": tab, "path": [], "ratio": 0.25 }));
+    assert_eq!(r["ratio"], 0.25);
+    let widths: Vec<i64> = panes_of_first_tab(&server).iter().map(|p| p["size"]["cols"].as_i64().unwrap()).collect();
+    assert_eq!(widths, [25, 75]);
+    let r = server.call("tab.set_ratio", json!({ "tab_id": tab, "path": [], "ratio": 7.0 }));
+    assert_eq!(r["ratio"], 0.95);
+    let err = server.client().call("tab.set_ratio", json!({ "tab_id": tab, "path": ["first"], "ratio": 0.5 })).unwrap_err();
+    assert_eq!(err.code(), Some("INVALID_LAYOUT"));
+
+    // A whole layout from a client: swapped panes and a down split are fine.
+    let swapped = json!({ "split": { "dir": "down", "ratio": 0.5, "first": { "pane": b }, "second": { "pane": a } } });
+    server.call("tab.set_layout", json!({ "tab_id": tab, "layout": swapped }));
+    assert_eq!(server.list()["workspaces"][0]["tabs"][0]["layout"], swapped);
+    // Missing a pane, naming a foreign one, or naming one twice is refused and changes nothing.
+    for bad in [
+        json!({ "pane": a }),
+        json!({ "split": { "dir": "down", "ratio": 0.5, "first": { "pane": a }, "second": { "pane": a } } }),
+        json!({ "split": { "dir": "down", "ratio": 0.5, "first": { "pane": a }, "second": { "pane": "pane_someoneelse" } } }),
+    ] {
+        let err = server.client().call("tab.set_layout", json!({ "tab_id": tab, "layout": bad })).unwrap_err();
+        assert_eq!(err.code(), Some("INVALID_LAYOUT"), "{bad}");
+    }
+    assert_eq!(server.list()["workspaces"][0]["tabs"][0]["layout"], swapped);
+
+    // Closing one pane collapses the split; the other takes the whole tab.
+    server.berth_ok(&["close", &b]);
+    let tab_now = &server.list()["workspaces"][0]["tabs"][0];
+    assert_eq!(tab_now["layout"], json!({ "pane": a }));
+    assert_eq!(tab_now["panes"][0]["size"], json!({ "cols": 101, "rows": 30 }));
+    // Closing the last pane closes the tab, and the workspace with its last tab.
+    server.berth_ok(&["close", &a]);
+    assert_eq!(server.list()["workspaces"], json!([]));
+}
+
+#[test]
+fn exit_code_is_recorded_and_the_pane_is_kept() {
+    let server = TestServer::start();
+    let pane = server.berth_ok(&["new", "--", "sh", "-c", "echo bye; exit 3"]);
+    let entry = poll(WAIT, "the pane to exit", || server.pane(&pane).filter(|p| p["state"] == "EXITED"));
+    assert_eq!(entry["exit_code"], 3);
+    assert_eq!(entry["lifecycle"], "exited");
+    assert!(server.screen(&pane).contains("bye"));
+    let err = server.client().call("pane.send", json!({ "pane_id": pane, "text": "x" })).unwrap_err();
+    assert_eq!(err.code(), Some("PANE_NOT_LIVE"));
+}
+
+#[test]
+fn named_keys_reach_the_program() {
+    let server = TestServer::start();
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    server.berth_ok(&["send", &pane, "--enter", "sleep 300; echo after-sleep"]);
+    poll(WAIT, "sleep to start", || (!pids_matching("sleep 300").is_empty()).then_some(()));
+    // C-c interrupts the sleep (and the `; echo` with it); the shell lives on.
+    server.berth_ok(&["send", &pane, "--keys", "C-c"]);
+    server.berth_ok(&["send", &pane, "--enter", "echo alive-$((6*7))"]);
+    server.wait_text(&pane, "alive-42", WAIT);
+    assert!(!server.screen(&pane).contains("\nafter-sleep"));
+    // Up recalls the last command from bash's history.
+    server.berth_ok(&["send", &pane, "--keys", "Up", "Enter"]);
+    poll(WAIT, "the recalled command to run twice", || (server.screen(&pane).matches("alive-42").count() >= 2).then_some(()));
+    let err = server.berth(&["send", &pane, "--keys", "NoSuchKey"]);
+    assert_eq!(err.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&err.stderr).contains("NoSuchKey"));
+}
+
+#[test]
+fn read_since_returns_only_new_lines() {
+    let server = TestServer::start();
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    server.berth_ok(&["send", &pane, "--enter", "for i in $(seq 1 60); do echo line-$i; done"]);
+    server.wait_text(&pane, "line-60", WAIT);
+    let all = server.call("pane.read", json!({ "pane_id": pane, "last": 100 }));
+    let next = all["next_seq"].as_u64().unwrap();
+    server.berth_ok(&["send", &pane, "--enter", "echo fresh-$((1+1))"]);
+    server.wait_text(&pane, "fresh-2", WAIT);
+    let out = server.berth_ok(&["read", &pane, "--since", &next.to_string()]);
+    assert!(out.contains("fresh-2"), "{out}");
+    assert!(!out.contains("line-59"), "{out}");
+    // Lines that scrolled off the 24-row screen are still readable with --lines.
+    let hist = server.berth_ok(&["read", &pane, "--lines", "80"]);
+    assert!(hist.contains("line-1\n"), "{hist}");
+}
+
+#[test]
+fn twenty_concurrent_clients_are_all_served() {
+    let server = TestServer::start();
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    std::thread::scope(|scope| {
+        for i in 0..20 {
+            let (server, pane) = (&server, &pane);
+            scope.spawn(move || {
+                let mut client = server.client();
+                for j in 0..10 {
+                    client.call("workspace.list", json!({})).expect("list");
+                    client.call("pane.read", json!({ "pane_id": pane })).expect("read");
+                    client.call("pane.send", json!({ "pane_id": pane, "text": format!("# {i}-{j}\r") })).expect("send");
+                }
+                let mine = client.call("pane.spawn", json!({ "argv": ["sleep", "30"] })).expect("spawn");
+                client.call("pane.close", json!({ "pane_id": mine["pane_id"] })).expect("close");
+            });
+        }
+    });
+    let list = server.list();
+    assert_eq!(list["workspaces"][0]["tabs"].as_array().unwrap().len(), 1, "{list}");
+}
+
+#[test]
+fn events_report_changes_and_output() {
+    let server = TestServer::start();
+    let mut sub = server.client();
+    sub.subscribe().unwrap();
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    server.berth_ok(&["send", &pane, "--enter", "echo evt"]);
+    let mut seen = Vec::new();
+    poll(WAIT, "pane.created and pane.output events", || {
+        let event = sub.next_event(Some(Duration::from_secs(5))).ok()?;
+        seen.push(event["type"].as_str().unwrap_or("").to_owned());
+        (seen.iter().any(|t| t == "pane.created") && seen.iter().any(|t| t == "pane.output")).then_some(())
+    });
+    server.berth_ok(&["close", &pane]);
+    poll(WAIT, "pane.closed", || {
+        let event = sub.next_event(Some(Duration::from_secs(5))).ok()?;
+        (event["type"] == "pane.closed" && event["pane_id"] == pane).then_some(())
+    });
+}
+
+#[test]
+fn title_and_cwd_follow_the_program() {
+    let server = TestServer::start();
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    server.berth_ok(&["send", &pane, "--enter", "printf '\\033]2;my-title\\007\\033]7;file://host/tmp/some%20dir\\007'"]);
+    let entry = poll(WAIT, "title and cwd", || server.pane(&pane).filter(|p| p["title"] == "my-title"));
+    assert_eq!(entry["cwd"], "/tmp/some dir");
+}
+
+#[test]
+fn bad_cli_use_is_a_clear_error() {
+    let server = TestServer::start();
+    let out = server.berth(&["read", "pane_doesnotexist"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no pane"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = server.berth(&["close", "../etc"]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = server.berth(&["split", "pane_x"]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = server.berth(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = server.berth(&["new", "--cwd", "/nonexistent/dir", "--", "true"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a directory"));
+    // Nothing was created by the failed calls.
+    assert_eq!(server.list()["workspaces"], json!([]));
+}

@@ -1,0 +1,260 @@
+//! Shared helpers of the end-to-end suites: a real `berth server` on temp dirs, the CLI, and
+//! bounded polling.
+//!
+//! Every server runs with its own `XDG_RUNTIME_DIR`, `XDG_STATE_HOME` and `HOME` under a temp
+//! dir, so no test touches the user's real state, socket or dotfiles.
+
+#![allow(dead_code)]
+
+use std::fs;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub use berth_server::client::{Client, ClientError};
+pub use serde_json::{json, Value};
+
+/// The `berth` binary Cargo built for these tests.
+pub fn berth_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_berth"))
+}
+
+/// Polls `check` every 50 ms until it returns `Some`, or panics with `what` at the deadline.
+pub fn poll<T>(timeout: Duration, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A `berth server` process on temp dirs; stopped (SIGTERM, then SIGKILL) when dropped.
+pub struct TestServer {
+    /// The temp dir holding everything of this server.
+    pub root: tempfile::TempDir,
+    /// `XDG_RUNTIME_DIR` of the server.
+    pub runtime: PathBuf,
+    /// `XDG_STATE_HOME` of the server.
+    pub state: PathBuf,
+    /// `HOME` of the server and its children.
+    pub home: PathBuf,
+    /// The socket path.
+    pub socket: PathBuf,
+    child: Option<Child>,
+    log: PathBuf,
+}
+
+impl TestServer {
+    /// Starts a server and waits until it answers.
+    pub fn start() -> TestServer {
+        let root = tempfile::Builder::new().prefix("berth-e2e-").tempdir().expect("temp dir");
+        let mk = |name: &str| {
+            let dir = root.path().join(name);
+            fs::DirBuilder::new().mode(0o700).create(&dir).expect("create dir");
+            dir
+        };
+        let (runtime, state, home) = (mk("runtime"), mk("state"), mk("home"));
+        let socket = runtime.join("berth").join("berth.sock");
+        let mut server = TestServer { log: root.path().join("server.log"), root, runtime, state, home, socket, child: None };
+        server.spawn_server();
+        server
+    }
+
+    /// The environment every process of this server's world gets.
+    pub fn env(&self) -> Vec<(&'static str, PathBuf)> {
+        vec![
+            ("XDG_RUNTIME_DIR", self.runtime.clone()),
+            ("XDG_STATE_HOME", self.state.clone()),
+            ("HOME", self.home.clone()),
+        ]
+    }
+
+    /// A command for the `berth` binary in this server's world.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(berth_bin());
+        cmd.env_remove("BERTH_SOCKET").env_remove("BERTH_PANE").env_remove("BERTH_WORKSPACE");
+        for (key, value) in self.env() {
+            cmd.env(key, value);
+        }
+        cmd.env("SHELL", "/bin/bash").env("BERTH_LOG", "info,berth_server=debug");
+        cmd
+    }
+
+    fn spawn_server(&mut self) {
+        let log = fs::OpenOptions::new().create(true).append(true).open(&self.log).expect("log file");
+        let child = self
+            .command()
+            .arg("server")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .expect("start berth server");
+        self.child = Some(child);
+        let socket = self.socket.clone();
+        poll(Duration::from_secs(20), "the server to listen", || {
+            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+                panic!("berth server exited early with {status}; log:\n{}", self.log_text());
+            }
+            Client::connect(&socket).ok().and_then(|mut c| c.call("server.info", json!({})).ok())
+        });
+    }
+
+    /// The server's log so far.
+    pub fn log_text(&self) -> String {
+        fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The server's pid.
+    pub fn pid(&self) -> i32 {
+        self.child.as_ref().map(|c| c.id() as i32).expect("server running")
+    }
+
+    /// A new client connection.
+    pub fn client(&self) -> Client {
+        Client::connect(&self.socket).expect("connect to the test server")
+    }
+
+    /// Calls one method on a fresh connection and returns its result (panics on error).
+    pub fn call(&self, method: &str, params: Value) -> Value {
+        self.client().call(method, params).unwrap_or_else(|e| panic!("{method} failed: {e}"))
+    }
+
+    /// Runs the CLI with `args` and returns its output.
+    pub fn berth(&self, args: &[&str]) -> Output {
+        self.command().args(args).current_dir(&self.home).output().expect("run berth")
+    }
+
+    /// Runs the CLI, asserts success, and returns stdout trimmed.
+    pub fn berth_ok(&self, args: &[&str]) -> String {
+        let out = self.berth(args);
+        assert!(
+            out.status.success(),
+            "berth {args:?} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// `workspace.list` as JSON.
+    pub fn list(&self) -> Value {
+        self.call("workspace.list", json!({}))
+    }
+
+    /// Finds a pane's entry in `workspace.list`.
+    pub fn pane(&self, pane: &str) -> Option<Value> {
+        let list = self.list();
+        list["workspaces"].as_array()?.iter().flat_map(|w| w["tabs"].as_array().cloned().unwrap_or_default())
+            .flat_map(|t| t["panes"].as_array().cloned().unwrap_or_default())
+            .find(|p| p["id"] == pane)
+    }
+
+    /// The visible text of a pane joined with newlines.
+    pub fn screen(&self, pane: &str) -> String {
+        let result = self.call("pane.read", json!({ "pane_id": pane, "last": 200 }));
+        result["lines"].as_array().map(|l| l.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n")).unwrap_or_default()
+    }
+
+    /// Waits until `text` shows in a pane.
+    pub fn wait_text(&self, pane: &str, text: &str, timeout: Duration) {
+        poll(timeout, &format!("{text:?} in {pane}"), || self.screen(pane).contains(text).then_some(()))
+    }
+
+    /// Stops the server with SIGTERM and waits (bounded) for it to exit.
+    pub fn stop(&mut self) -> Option<std::process::ExitStatus> {
+        let mut child = self.child.take()?;
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM);
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        child.wait().ok()
+    }
+
+    /// Kills the server with SIGKILL (no chance to clean up).
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts a server again on the same dirs.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.spawn_server();
+    }
+
+    /// Starts a server on the same dirs after `kill`.
+    pub fn start_again(&mut self) {
+        assert!(self.child.is_none(), "server still running");
+        self.spawn_server();
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Number of open fds of a process.
+pub fn fd_count(pid: i32) -> usize {
+    fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
+}
+
+/// Number of threads of a process.
+pub fn thread_count(pid: i32) -> usize {
+    fs::read_dir(format!("/proc/{pid}/task")).map(|d| d.count()).unwrap_or(0)
+}
+
+/// Resident memory of a process in KiB.
+pub fn rss_kib(pid: i32) -> u64 {
+    fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Whether a process exists (and is not a zombie).
+pub fn alive(pid: i32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit(')').next().map(|r| r.trim_start().chars().next() != Some('Z')))
+        .unwrap_or(false)
+}
+
+/// Every pid whose command line contains `needle`.
+pub fn pids_matching(needle: &str) -> Vec<i32> {
+    let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).replace('\0', " ").contains(needle))
+                .unwrap_or(false)
+        })
+        .filter(|&pid| alive(pid))
+        .collect()
+}
+
+/// Writes raw bytes to the socket and reads one answer line (or EOF → empty string).
+pub fn raw_exchange(socket: &Path, bytes: &[u8]) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let mut stream = std::os::unix::net::UnixStream::connect(socket).expect("connect");
+    stream.set_read_timeout(Some(Duration::from_secs(20))).expect("timeout");
+    // The server may close after answering a hostile line before it has read all of it.
+    let _ = stream.write_all(bytes);
+    let mut line = String::new();
+    let _ = BufReader::new(stream).read_line(&mut line);
+    line
+}
