@@ -136,15 +136,12 @@ fn another_uid_is_refused() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
 
     // Open the path wide so only the server's own peer-uid check stands in the way.
-    let mut dirs = vec![server.socket.parent().unwrap().to_path_buf()];
-    let mut up = dirs[0].parent();
-    while let Some(dir) = up {
-        dirs.push(dir.to_path_buf());
-        if dir == server.root.path() {
-            break;
-        }
-        up = dir.parent();
-    }
+    let socket_dir = server.socket.parent().unwrap().to_path_buf();
+    let dirs: Vec<_> = socket_dir
+        .ancestors()
+        .take_while(|d| d.starts_with(server.root.path()))
+        .map(|d| d.to_path_buf())
+        .collect();
     let saved: Vec<_> = dirs.iter().map(|d| (d.clone(), fs::metadata(d).unwrap().permissions())).collect();
     for dir in &dirs {
         let mode = fs::metadata(dir).unwrap().mode() & 0o777;

@@ -3,6 +3,7 @@
 //! It owns ids, the layout tree, one pane's terminal and the PTY module. It must not use
 //! tokio, sockets, wgpu or any file of the state dir.
 
+pub mod agents;
 pub mod ids;
 pub mod layout;
 pub mod model;

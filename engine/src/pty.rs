@@ -396,6 +396,21 @@ impl Pty {
         self.master.lock().unwrap_or_else(|p| p.into_inner()).process_group_leader()
     }
 
+    /// The command line of the job in the PTY's foreground when it is not the child itself
+    /// (a shell running `cargo test` answers `["cargo", "test"]`); `None` when the child is
+    /// in the foreground, has exited, or the job cannot be read.
+    pub fn foreground_job(&self) -> Option<Vec<String>> {
+        if self.exit.get().is_some() {
+            return None;
+        }
+        let pgrp = self.foreground_pgrp()?;
+        if pgrp == self.pid || pgrp <= 1 {
+            return None;
+        }
+        let argv = procfs::cmdline(pgrp);
+        (!argv.is_empty()).then_some(argv)
+    }
+
     /// Ends the child: SIGHUP to every process group of its session, then SIGTERM, then SIGKILL,
     /// each step [`ESCALATION_STEP`] apart, on a background thread. Returns at once; the reader
     /// delivers `on_exit` when the child is reaped. Calling it twice does nothing more.
@@ -650,6 +665,23 @@ mod tests {
             "{exit:?}"
         );
         assert!(procfs::stat(pid).is_none(), "child {pid} was not reaped");
+    }
+
+    #[test]
+    fn foreground_job_names_what_the_shell_runs() {
+        let (pty, _rx) = spawn(&["bash", "--norc", "--noprofile", "-i"]);
+        assert_eq!(pty.foreground_job(), None);
+        pty.send(b"sleep 31415\n").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let job = loop {
+            if let Some(job) = pty.foreground_job() {
+                break job;
+            }
+            assert!(Instant::now() < deadline, "no foreground job appeared");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(job, ["sleep", "31415"]);
+        pty.close();
     }
 
     #[test]

@@ -54,8 +54,9 @@ pub enum SocketError {
     },
 }
 
-fn io_err(what: &'static str, path: &Path) -> impl FnOnce(io::Error) -> SocketError + '_ {
-    move |source| SocketError::Io { what, path: path.to_path_buf(), source }
+fn io_err(what: &'static str, path: &Path) -> impl FnOnce(io::Error) -> SocketError {
+    let path = path.to_path_buf();
+    move |source| SocketError::Io { what, path, source }
 }
 
 /// Creates the socket's directory (0700) if missing and checks that it is a real directory,

@@ -4,7 +4,7 @@
 //! Every server runs with its own `XDG_RUNTIME_DIR`, `XDG_STATE_HOME` and `HOME` under a temp
 //! dir, so no test touches the user's real state, socket or dotfiles.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::fs;
 use std::os::unix::fs::DirBuilderExt;
@@ -229,7 +229,7 @@ pub fn rss_kib(pid: i32) -> u64 {
 pub fn alive(pid: i32) -> bool {
     fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|s| s.rsplit(')').next().map(|r| r.trim_start().chars().next() != Some('Z')))
+        .and_then(|s| s.rsplit(')').next().map(|r| !r.trim_start().starts_with('Z')))
         .unwrap_or(false)
 }
 
