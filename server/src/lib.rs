@@ -8,6 +8,7 @@ pub mod error;
 pub mod events;
 pub mod pane;
 pub mod paths;
+pub mod persist;
 pub mod protocol;
 pub mod socket;
 pub mod store;

@@ -1,0 +1,405 @@
+//! The state dir on disk: the snapshot, its history, pane tails and the lock.
+//!
+//! [`StateDir`] is the one door to `$XDG_STATE_HOME/berth` (or `BERTH_STATE_DIR`). It writes
+//! atomically and durably ([`durable`]), keeps secrets out through the one encoder
+//! ([`snapshot::encode`]), refuses to put a worse record over a better one ([`guard`]), moves a
+//! corrupt snapshot aside and refuses a future one ([`mod@load`]), and keeps older copies
+//! ([`history`]). Every file operation goes through the [`StateFs`] seam so tests can fail or
+//! "crash" any step. This module must not know the Store's types: the caller converts its state
+//! to and from the [`Snapshot`] DTO.
+//!
+//! The expected order at server start is [`StateDir::from_env`], [`StateDir::lock`],
+//! [`StateDir::cleanup_temp_files`], [`StateDir::load`]; saves are refused until a load has
+//! succeeded, because the guard needs to know the record on disk.
+
+pub mod durable;
+pub mod fs;
+pub mod guard;
+pub mod history;
+pub mod load;
+pub mod migrate;
+pub mod snapshot;
+pub mod stamp;
+pub mod tails;
+
+#[cfg(test)]
+mod test_support;
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use berth_engine::ids::IdError;
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg};
+
+pub use durable::{cleanup_temp_files, write_atomic, DIR_MODE, FILE_MODE};
+pub use fs::{RealFs, StateFs};
+pub use guard::{may_replace, RefusedReason, SaveContext, SnapshotSummary};
+pub use history::{rotate, RotateOutcome};
+pub use load::{load, move_aside_future, LoadError, LoadOutcome};
+pub use snapshot::{
+    allowlisted_env, encode, save, AgentRecord, LayoutRecord, NotificationRecord, PaneRecord,
+    SaveReport, SizeRecord, Snapshot, SplitDirRecord, SplitRecord, TabRecord, WorkspaceRecord,
+    SNAPSHOT_VERSION,
+};
+pub use tails::{read_tail, remove_stale_tails, write_tail};
+
+/// The lock file's name in the state dir.
+pub const LOCK_FILE: &str = "state.lock";
+
+/// Why something in the state dir could not be done.
+#[derive(Debug, thiserror::Error)]
+pub enum PersistError {
+    /// A file-system step failed; nothing after it was done.
+    #[error("could not {action} {}: {source} ({})", .path.display(), io_hint(.source))]
+    Io {
+        /// What was being done, e.g. "fsync".
+        action: &'static str,
+        /// The path it was done to.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// The file was replaced but the directory could not be synced.
+    #[error(
+        "wrote {} but could not sync its directory ({source}); it may not survive a power loss \
+         ({})",
+        .path.display(),
+        io_hint(.source)
+    )]
+    NotDurable {
+        /// The file that was written.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// The snapshot could not be encoded (a bug: every field is plain data).
+    #[error("could not encode the snapshot: {0}; nothing was written")]
+    Encode(#[from] serde_json::Error),
+    /// The encoder produced nothing, which is never written.
+    #[error("the snapshot encoded to nothing; nothing was written")]
+    EmptyEncoding,
+    /// The guard kept the record on disk (RELIABILITY #5).
+    #[error("snapshot not saved: {0}")]
+    Refused(#[from] RefusedReason),
+    /// The snapshot on disk is from a newer Berth and is never overwritten.
+    #[error(
+        "snapshot not saved: {} is from a newer Berth (snapshot version {found}, this Berth \
+         writes {supported}) and is never overwritten; move it aside with --move-aside-future",
+        .path.display()
+    )]
+    FutureVersionOnDisk {
+        /// The version in the file.
+        found: u32,
+        /// The version this build writes.
+        supported: u32,
+        /// The snapshot file.
+        path: PathBuf,
+    },
+    /// A save came before the snapshot was loaded, so the guard cannot know what it replaces.
+    #[error(
+        "snapshot not saved: the saved state has not been loaded yet (or could not be), so \
+         Berth cannot tell whether the new state is better; the file is left as it is"
+    )]
+    NotLoaded,
+    /// A pane id cannot name a file.
+    #[error("pane id {id:?} cannot name a file in the state dir: {source}")]
+    UnsafeId {
+        /// The id.
+        id: String,
+        /// What is wrong with it.
+        source: IdError,
+    },
+    /// A tail is larger than Berth keeps.
+    #[error("the tail of pane {pane} is {len} bytes, more than the {max} Berth keeps")]
+    TailTooLarge {
+        /// The pane.
+        pane: String,
+        /// Its size.
+        len: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// Another server holds the state dir's lock.
+    #[error(
+        "another Berth server{} uses the state dir {}; stop it, or give this server its own \
+         state dir with BERTH_STATE_DIR",
+        .holder.map(|pid| format!(" (pid {pid})")).unwrap_or_default(),
+        .dir.display()
+    )]
+    StateDirInUse {
+        /// The state dir.
+        dir: PathBuf,
+        /// The pid written in the lock file, if readable.
+        holder: Option<u32>,
+    },
+    /// No state dir could be determined from the environment.
+    #[error("cannot choose a state dir: {0}; set BERTH_STATE_DIR to an absolute path")]
+    NoStateDir(String),
+}
+
+impl PersistError {
+    /// A [`PersistError::Io`] for `action` on `path`.
+    pub fn io(action: &'static str, path: &Path, source: io::Error) -> Self {
+        PersistError::Io { action, path: path.to_owned(), source }
+    }
+}
+
+/// What to do about an I/O error, in words.
+fn io_hint(e: &io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC | libc::EDQUOT) => "the disk is full: free some space",
+        Some(libc::EACCES | libc::EPERM) => "check the owner and permissions of the state dir",
+        Some(libc::EROFS) => "the file system is read-only",
+        Some(libc::EIO) => "the disk reported an I/O error: check it",
+        _ => "check the state dir",
+    }
+}
+
+/// What the state dir knows about the record on disk, for the guard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OnDisk {
+    /// No load has succeeded yet; saves are refused.
+    NotLoaded,
+    /// The good record on disk, if any.
+    Known(Option<SnapshotSummary>),
+    /// A snapshot from a newer Berth is on disk; saves are refused.
+    Future(u32),
+}
+
+/// The state dir and the file system it lives on.
+#[derive(Debug)]
+pub struct StateDir {
+    dir: PathBuf,
+    fs: Arc<dyn StateFs>,
+    on_disk: Mutex<OnDisk>,
+}
+
+/// The path of the state dir from the environment looked up by `var`: `BERTH_STATE_DIR`, else
+/// `$XDG_STATE_HOME/berth` (if absolute), else `$HOME/.local/state/berth`.
+pub fn state_dir_path(var: impl Fn(&str) -> Option<OsString>) -> Result<PathBuf, PersistError> {
+    let non_empty = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = non_empty("BERTH_STATE_DIR") {
+        if !dir.is_absolute() {
+            return Err(PersistError::NoStateDir(format!(
+                "BERTH_STATE_DIR {dir:?} is not an absolute path"
+            )));
+        }
+        return Ok(dir);
+    }
+    // The XDG spec says a relative XDG_STATE_HOME is invalid and must be ignored.
+    if let Some(state) = non_empty("XDG_STATE_HOME").filter(|p| p.is_absolute()) {
+        return Ok(state.join("berth"));
+    }
+    match non_empty("HOME").filter(|p| p.is_absolute()) {
+        Some(home) => Ok(home.join(".local/state/berth")),
+        None => Err(PersistError::NoStateDir("neither XDG_STATE_HOME nor HOME is set".into())),
+    }
+}
+
+impl StateDir {
+    /// The state dir named by the environment (see [`state_dir_path`]) on the real file system,
+    /// created 0700 if missing.
+    pub fn from_env() -> Result<StateDir, PersistError> {
+        let dir = state_dir_path(|name| std::env::var_os(name))?;
+        StateDir::open(dir, Arc::new(RealFs))
+    }
+
+    /// The state dir `dir` on `fs`, created 0700 if missing. An existing dir readable by others
+    /// is tightened to 0700 (with a warning; failing to tighten it is only a warning too).
+    pub fn open(dir: PathBuf, fs: Arc<dyn StateFs>) -> Result<StateDir, PersistError> {
+        durable::ensure_dir(&*fs, &dir)?;
+        match fs.metadata(&dir) {
+            Ok(info) if info.mode & 0o077 != 0 => {
+                tracing::warn!(dir = %dir.display(), mode = format!("{:o}", info.mode), "state dir is open to other users; setting it to 0700");
+                if let Err(e) = fs.set_mode(&dir, DIR_MODE) {
+                    tracing::warn!(dir = %dir.display(), error = %e, "could not set the state dir to 0700");
+                }
+            }
+            Ok(_) => {}
+            Err(e) => return Err(PersistError::io("inspect", &dir, e)),
+        }
+        Ok(StateDir { dir, fs, on_disk: Mutex::new(OnDisk::NotLoaded) })
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The snapshot file.
+    pub fn snapshot_path(&self) -> PathBuf {
+        self.dir.join(snapshot::SNAPSHOT_FILE)
+    }
+
+    /// The file system seam (for the caller's own tests).
+    pub fn fs(&self) -> &dyn StateFs {
+        &*self.fs
+    }
+
+    /// Takes the state dir's exclusive lock (`state.lock`, an flock held until the returned
+    /// guard drops), so two servers on different sockets cannot share one state dir. The lock
+    /// is taken on the real file system, not through the [`StateFs`] seam.
+    pub fn lock(&self) -> Result<StateLock, PersistError> {
+        let path = self.dir.join(LOCK_FILE);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(FILE_MODE)
+            .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(|e| PersistError::io("open the lock file", &path, e))?;
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => {
+                // The pid is only a hint for the "in use" message; failing to write it is harmless.
+                let mut handle: &File = &lock;
+                let _ = handle.set_len(0).and_then(|()| writeln!(handle, "{}", std::process::id()));
+                Ok(StateLock { path, _lock: lock })
+            }
+            Err((mut file, Errno::EAGAIN)) => {
+                let mut text = String::new();
+                let holder =
+                    file.read_to_string(&mut text).ok().and_then(|_| text.trim().parse().ok());
+                Err(PersistError::StateDirInUse { dir: self.dir.clone(), holder })
+            }
+            Err((_, errno)) => Err(PersistError::io("lock", &path, errno.into())),
+        }
+    }
+
+    /// Removes temp files left by a killed writer in the state dir, `history/` and
+    /// `snapshots/`. Call it after [`StateDir::lock`].
+    pub fn cleanup_temp_files(&self) -> Result<Vec<PathBuf>, PersistError> {
+        let mut removed = Vec::new();
+        for dir in
+            [self.dir.clone(), self.dir.join(tails::TAIL_DIR), self.dir.join(history::HISTORY_DIR)]
+        {
+            removed.extend(cleanup_temp_files(&*self.fs, &dir)?);
+        }
+        Ok(removed)
+    }
+
+    /// Loads the snapshot (see [`load::load`]) and remembers what is on disk for the guard.
+    pub fn load(&self) -> Result<LoadOutcome, LoadError> {
+        let result = load::load(&*self.fs, &self.dir);
+        *self.on_disk() = match &result {
+            Ok(outcome) if outcome.found && outcome.moved_aside.is_none() => {
+                OnDisk::Known(Some(SnapshotSummary::of(&outcome.snapshot)))
+            }
+            Ok(_) => OnDisk::Known(None),
+            Err(LoadError::FutureVersion { found, .. }) => OnDisk::Future(*found),
+            Err(LoadError::Persist(_)) => OnDisk::NotLoaded,
+        };
+        result
+    }
+
+    /// Moves a snapshot from a newer Berth aside (for `--move-aside-future`); afterwards saves
+    /// are allowed and start from an empty record.
+    pub fn move_aside_future(&self) -> Result<Option<PathBuf>, PersistError> {
+        let moved = load::move_aside_future(&*self.fs, &self.dir, stamp::now_ms())?;
+        if moved.is_some() {
+            *self.on_disk() = OnDisk::Known(None);
+        }
+        Ok(moved)
+    }
+
+    /// Saves `snapshot` if the guard allows it over the record on disk, then copies it into the
+    /// history when a copy is due (using `snapshot.saved_at` as the time). A failed history copy
+    /// is logged, not returned: the save itself succeeded. Saves are serialized: a second one
+    /// waits until the first has finished, so their renames cannot cross. It blocks on fsync, so
+    /// call it off the async runtime's worker threads.
+    pub fn save(
+        &self,
+        snapshot: &Snapshot,
+        context: SaveContext,
+    ) -> Result<SaveReport, PersistError> {
+        let mut on_disk = self.on_disk();
+        let previous = match *on_disk {
+            OnDisk::NotLoaded => return Err(PersistError::NotLoaded),
+            OnDisk::Future(found) => {
+                return Err(PersistError::FutureVersionOnDisk {
+                    found,
+                    supported: SNAPSHOT_VERSION,
+                    path: self.snapshot_path(),
+                })
+            }
+            OnDisk::Known(previous) => previous,
+        };
+        let next = SnapshotSummary::of(snapshot);
+        may_replace(previous.as_ref(), &next, context)?;
+        let mut report = match save(&*self.fs, &self.dir, snapshot) {
+            Ok(report) => report,
+            Err(e) => {
+                if matches!(e, PersistError::NotDurable { .. }) {
+                    // The rename happened: the new record is the one on disk now.
+                    *on_disk = OnDisk::Known(Some(next));
+                }
+                return Err(e);
+            }
+        };
+        *on_disk = OnDisk::Known(Some(next));
+        drop(on_disk);
+        let now = if snapshot.saved_at > 0 { snapshot.saved_at } else { stamp::now_ms() };
+        match rotate(&*self.fs, &self.dir, now) {
+            Ok(outcome) => report.history_copy = outcome.copied,
+            Err(e) => tracing::warn!(error = %e, "could not copy the snapshot into the history"),
+        }
+        tracing::debug!(
+            context = context.as_str(),
+            bytes = report.bytes,
+            panes = next.panes,
+            "snapshot saved"
+        );
+        Ok(report)
+    }
+
+    /// Replaces the tail of `pane_id` (see [`tails::write_tail`]).
+    pub fn write_tail(&self, pane_id: &str, bytes: &[u8]) -> Result<(), PersistError> {
+        write_tail(&*self.fs, &self.dir, pane_id, bytes)
+    }
+
+    /// The tail of `pane_id`, if it has one (see [`tails::read_tail`]).
+    pub fn read_tail(&self, pane_id: &str) -> Result<Option<Vec<u8>>, PersistError> {
+        read_tail(&*self.fs, &self.dir, pane_id)
+    }
+
+    /// Removes the tails of panes not in `keep` (see [`tails::remove_stale_tails`]).
+    pub fn remove_stale_tails(&self, keep: &HashSet<String>) -> Result<Vec<PathBuf>, PersistError> {
+        remove_stale_tails(&*self.fs, &self.dir, keep)
+    }
+
+    fn on_disk(&self) -> MutexGuard<'_, OnDisk> {
+        // The state is a plain value that is always consistent, so a panic elsewhere cannot
+        // have left it half-written.
+        self.on_disk.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The state dir's lock; released when dropped (or when the process dies).
+pub struct StateLock {
+    path: PathBuf,
+    _lock: Flock<File>,
+}
+
+impl StateLock {
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl std::fmt::Debug for StateLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateLock").field("path", &self.path).finish()
+    }
+}
+
+#[cfg(test)]
+#[path = "state_dir_tests.rs"]
+mod tests;

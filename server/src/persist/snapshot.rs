@@ -1,0 +1,529 @@
+//! The on-disk snapshot schema (a versioned DTO, separate from the Store's types), the env
+//! allowlist, and the one encoder that every save goes through.
+//!
+//! [`encode`] is the single place that turns a [`Snapshot`] into bytes, so it is where secrets
+//! are kept out (RELIABILITY #12): it re-filters every pane's env and agent config env through
+//! [`allowlisted_env`], whatever the caller passed in. Fields may be added (with
+//! `#[serde(default)]` so older files still load) but never renamed; a change that older Berths
+//! could not read bumps [`SNAPSHOT_VERSION`] and adds a step to `migrate`. This module must not
+//! read files or know about the Store.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::durable::write_atomic;
+use super::fs::StateFs;
+use super::guard::SnapshotSummary;
+use super::PersistError;
+
+/// The snapshot schema this build writes and the newest it reads.
+pub const SNAPSHOT_VERSION: u32 = 1;
+
+/// The snapshot's file name in the state dir.
+pub const SNAPSHOT_FILE: &str = "snapshot.json";
+
+/// How many notifications a snapshot keeps (the most recent ones).
+pub const MAX_NOTIFICATIONS: usize = 200;
+
+/// The largest snapshot file the loader reads; a bigger one is treated as corrupt.
+pub const MAX_SNAPSHOT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The smallest and largest share a split may give its first child.
+pub const RATIO_RANGE: (f64, f64) = (0.05, 0.95);
+
+/// The env names kept exactly.
+const ENV_EXACT: &[&str] =
+    &["TERM", "LANG", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCODE_CONFIG_DIR"];
+
+/// The env name prefixes kept.
+const ENV_PREFIXES: &[&str] = &["LC_", "BERTH_"];
+
+/// The agents' config-dir variables, the only env an [`AgentRecord`] keeps.
+pub const AGENT_CONFIG_ENV: &[&str] = &["CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCODE_CONFIG_DIR"];
+
+/// The known values of [`PaneRecord::state`].
+pub const PANE_STATES: &[&str] = &["LIVE", "RESTORED", "RESUMABLE", "EXITED"];
+
+/// The known values of [`PaneRecord::lifecycle`].
+pub const LIFECYCLES: &[&str] = &["starting", "idle", "working", "blocked", "done", "exited"];
+
+/// The known values of [`PaneRecord::attention`].
+pub const ATTENTIONS: &[&str] = &["none", "unread", "needs_input", "error"];
+
+/// Whether an env variable named `name` may be written to the state dir.
+pub fn is_allowlisted_env(name: &str) -> bool {
+    ENV_EXACT.contains(&name)
+        || ENV_PREFIXES.iter().any(|p| name.len() > p.len() && name.starts_with(p))
+}
+
+/// Keeps exactly the allowlisted variables of `env`: `TERM`, `LANG`, `LC_*`, `BERTH_*`,
+/// `CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `OPENCODE_CONFIG_DIR`. Everything else (tokens, keys,
+/// `PATH`, `HOME` …) is dropped.
+pub fn allowlisted_env(
+    env: impl IntoIterator<Item = (String, String)>,
+) -> BTreeMap<String, String> {
+    env.into_iter().filter(|(name, _)| is_allowlisted_env(name)).collect()
+}
+
+/// Keeps only the agents' config-dir variables of `env`.
+pub fn agent_config_env(
+    env: impl IntoIterator<Item = (String, String)>,
+) -> BTreeMap<String, String> {
+    env.into_iter().filter(|(name, _)| AGENT_CONFIG_ENV.contains(&name.as_str())).collect()
+}
+
+/// The whole saved state of a server.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Snapshot {
+    /// The schema version; [`encode`] always writes [`SNAPSHOT_VERSION`].
+    pub snapshot_version: u32,
+    /// The version of the Berth that wrote it.
+    pub server_version: String,
+    /// When it was taken, ms since the epoch.
+    pub saved_at: u64,
+    /// The workspaces, in order, with their tabs.
+    pub workspaces: Vec<WorkspaceRecord>,
+    /// The focused workspace.
+    pub active_workspace_id: Option<String>,
+    /// Every pane, flat, each naming its workspace and tab, so one bad entry can be skipped.
+    pub panes: Vec<PaneRecord>,
+    /// The most recent notifications, oldest first.
+    pub notifications: Vec<NotificationRecord>,
+}
+
+/// A saved workspace.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WorkspaceRecord {
+    /// Its id (`ws_…`).
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// The default working directory of its panes.
+    pub cwd: String,
+    /// Whether agents resume on their own after a restart.
+    pub auto_resume: bool,
+    /// The focused tab.
+    pub active_tab_id: Option<String>,
+    /// Its tabs, in order.
+    pub tabs: Vec<TabRecord>,
+    /// Creation time, ms since the epoch.
+    pub created_at: u64,
+}
+
+/// A saved tab.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TabRecord {
+    /// Its id (`tab_…`).
+    pub id: String,
+    /// A title set by a client, if any.
+    pub title: Option<String>,
+    /// Its layout, in the same JSON shape as the protocol's `LayoutDto`.
+    pub layout: LayoutRecord,
+    /// The focused pane.
+    pub active_pane_id: Option<String>,
+    /// Its size in cells.
+    pub size: SizeRecord,
+    /// Creation time, ms since the epoch.
+    pub created_at: u64,
+}
+
+/// A saved layout: `{"pane": "pane_…"}` or `{"split": {dir, ratio, first, second}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LayoutRecord {
+    /// A leaf naming a pane.
+    Pane(String),
+    /// A split of two subtrees.
+    Split(Box<SplitRecord>),
+}
+
+impl Default for LayoutRecord {
+    /// An empty leaf, which the loader never hands out (it repairs or drops such a tab).
+    fn default() -> Self {
+        LayoutRecord::Pane(String::new())
+    }
+}
+
+/// The inside of a saved split.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SplitRecord {
+    /// Where `second` sits relative to `first`.
+    pub dir: SplitDirRecord,
+    /// The share of the first child, 0.05–0.95.
+    pub ratio: f64,
+    /// The left or top child.
+    pub first: LayoutRecord,
+    /// The right or bottom child.
+    pub second: LayoutRecord,
+}
+
+/// A saved split direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SplitDirRecord {
+    /// `second` sits beside `first`.
+    Right,
+    /// `second` sits below `first`.
+    Down,
+}
+
+impl LayoutRecord {
+    /// A split of `first` and `second`.
+    pub fn split(
+        dir: SplitDirRecord,
+        ratio: f64,
+        first: LayoutRecord,
+        second: LayoutRecord,
+    ) -> Self {
+        LayoutRecord::Split(Box::new(SplitRecord { dir, ratio, first, second }))
+    }
+
+    /// The pane ids of the leaves, first to last.
+    pub fn pane_ids(&self) -> Vec<&str> {
+        let mut ids = Vec::new();
+        self.collect_ids(&mut ids);
+        ids
+    }
+
+    fn collect_ids<'a>(&'a self, ids: &mut Vec<&'a str>) {
+        match self {
+            LayoutRecord::Pane(id) => ids.push(id),
+            LayoutRecord::Split(split) => {
+                split.first.collect_ids(ids);
+                split.second.collect_ids(ids);
+            }
+        }
+    }
+
+    /// Makes every ratio finite and within [`RATIO_RANGE`] (a non-finite one becomes 0.5).
+    /// Returns how many ratios were not finite.
+    pub fn normalize_ratios(&mut self) -> usize {
+        match self {
+            LayoutRecord::Pane(_) => 0,
+            LayoutRecord::Split(split) => {
+                let mut bad = 0;
+                if !split.ratio.is_finite() {
+                    split.ratio = 0.5;
+                    bad += 1;
+                }
+                split.ratio = split.ratio.clamp(RATIO_RANGE.0, RATIO_RANGE.1);
+                bad + split.first.normalize_ratios() + split.second.normalize_ratios()
+            }
+        }
+    }
+}
+
+/// A size in cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SizeRecord {
+    /// Columns.
+    pub cols: u16,
+    /// Rows.
+    pub rows: u16,
+}
+
+impl Default for SizeRecord {
+    /// 80×24, the size of a terminal nobody has resized.
+    fn default() -> Self {
+        SizeRecord { cols: 80, rows: 24 }
+    }
+}
+
+/// A saved pane.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PaneRecord {
+    /// Its id (`pane_…`).
+    pub id: String,
+    /// Its workspace.
+    pub workspace_id: String,
+    /// Its tab.
+    pub tab_id: String,
+    /// What it ran.
+    pub argv: Vec<String>,
+    /// Its working directory at save time.
+    pub cwd: String,
+    /// Its title at save time.
+    pub title: String,
+    /// Its env, allowlisted (see [`allowlisted_env`]).
+    pub env: BTreeMap<String, String>,
+    /// Its size in cells.
+    pub size: SizeRecord,
+    /// Its restore state at save time: `LIVE`, `RESTORED`, `RESUMABLE` or `EXITED`.
+    pub state: String,
+    /// Its lifecycle: `starting`, `idle`, `working`, `blocked`, `done` or `exited`.
+    pub lifecycle: String,
+    /// Its attention: `none`, `unread`, `needs_input` or `error`.
+    pub attention: String,
+    /// What is known about the agent in it.
+    pub agent: AgentRecord,
+    /// The exit code, once the process ended.
+    pub exit_code: Option<i32>,
+    /// The foreground job at save time (information only, never re-run).
+    pub was_running: Option<String>,
+    /// Creation time, ms since the epoch.
+    pub created_at: u64,
+    /// Last output, ms since the epoch.
+    pub last_activity_at: u64,
+    /// Last time the user looked at it, ms since the epoch.
+    pub last_seen_at: u64,
+}
+
+impl Default for PaneRecord {
+    fn default() -> Self {
+        PaneRecord {
+            id: String::new(),
+            workspace_id: String::new(),
+            tab_id: String::new(),
+            argv: Vec::new(),
+            cwd: String::new(),
+            title: String::new(),
+            env: BTreeMap::new(),
+            size: SizeRecord::default(),
+            state: "RESTORED".into(),
+            lifecycle: "idle".into(),
+            attention: "none".into(),
+            agent: AgentRecord::default(),
+            exit_code: None,
+            was_running: None,
+            created_at: 0,
+            last_activity_at: 0,
+            last_seen_at: 0,
+        }
+    }
+}
+
+/// What is known about the agent in a pane.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AgentRecord {
+    /// `claude`, `codex`, `opencode`, `cursor`, `generic` or `none`.
+    pub kind: String,
+    /// The agent's session id, from a hook, env or API.
+    pub session_id: Option<String>,
+    /// The adapter-built official resume command.
+    pub resume_argv: Option<Vec<String>>,
+    /// A resume command the process reported about itself (run only on explicit resume).
+    pub reported_resume_argv: Option<Vec<String>>,
+    /// The model, if known.
+    pub model: Option<String>,
+    /// A small map of adapter-specific facts.
+    pub extra: BTreeMap<String, String>,
+    /// The agent's config-dir env (only the names in [`AGENT_CONFIG_ENV`]).
+    pub config_env: BTreeMap<String, String>,
+}
+
+impl Default for AgentRecord {
+    fn default() -> Self {
+        AgentRecord {
+            kind: "none".into(),
+            session_id: None,
+            resume_argv: None,
+            reported_resume_argv: None,
+            model: None,
+            extra: BTreeMap::new(),
+            config_env: BTreeMap::new(),
+        }
+    }
+}
+
+/// A saved notification.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NotificationRecord {
+    /// Its id (`notif_…`).
+    pub id: String,
+    /// The pane that raised it.
+    pub pane_id: Option<String>,
+    /// The workspace of that pane.
+    pub workspace_id: Option<String>,
+    /// Its title.
+    pub title: String,
+    /// Its body.
+    pub body: String,
+    /// Its severity.
+    pub severity: String,
+    /// Where it came from (`osc9`, `cli`, `hook:<agent>`, `system` …).
+    pub source: String,
+    /// When it arrived, ms since the epoch.
+    pub created_at: u64,
+    /// When the user read it, if they did.
+    pub read_at: Option<u64>,
+}
+
+impl Default for NotificationRecord {
+    fn default() -> Self {
+        NotificationRecord {
+            id: String::new(),
+            pane_id: None,
+            workspace_id: None,
+            title: String::new(),
+            body: String::new(),
+            severity: "info".into(),
+            source: "system".into(),
+            created_at: 0,
+            read_at: None,
+        }
+    }
+}
+
+/// What a successful save wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SaveReport {
+    /// The snapshot file.
+    pub path: PathBuf,
+    /// Its length in bytes.
+    pub bytes: usize,
+    /// What it holds.
+    pub summary: SnapshotSummary,
+    /// The copy made in `snapshots/`, if this save made one.
+    pub history_copy: Option<PathBuf>,
+}
+
+/// The snapshot exactly as it is written: version stamped, env allowlisted, notifications cut
+/// to the last [`MAX_NOTIFICATIONS`], ratios finite and clamped.
+pub fn sanitized(snapshot: &Snapshot) -> Snapshot {
+    let mut clean = snapshot.clone();
+    clean.snapshot_version = SNAPSHOT_VERSION;
+    for pane in &mut clean.panes {
+        pane.env = allowlisted_env(std::mem::take(&mut pane.env));
+        pane.agent.config_env = agent_config_env(std::mem::take(&mut pane.agent.config_env));
+    }
+    for tab in clean.workspaces.iter_mut().flat_map(|w| w.tabs.iter_mut()) {
+        tab.layout.normalize_ratios();
+    }
+    let excess = clean.notifications.len().saturating_sub(MAX_NOTIFICATIONS);
+    clean.notifications.drain(..excess);
+    clean
+}
+
+/// Encodes `snapshot` as the bytes of `snapshot.json`, through [`sanitized`]. This is the only
+/// encoder of snapshots.
+pub fn encode(snapshot: &Snapshot) -> Result<Vec<u8>, PersistError> {
+    let mut bytes = serde_json::to_vec_pretty(&sanitized(snapshot))?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// Encodes `snapshot` and writes it atomically to `dir/snapshot.json`.
+///
+/// This applies no "better record" policy; [`super::StateDir::save`] consults the guard first.
+pub fn save(fs: &dyn StateFs, dir: &Path, snapshot: &Snapshot) -> Result<SaveReport, PersistError> {
+    let bytes = encode(snapshot)?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(PersistError::EmptyEncoding);
+    }
+    let path = dir.join(SNAPSHOT_FILE);
+    write_atomic(fs, &path, &bytes)?;
+    Ok(SaveReport {
+        path,
+        bytes: bytes.len(),
+        summary: SnapshotSummary::of(snapshot),
+        history_copy: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fs::{RealFs, StateFs};
+    use super::super::test_support::{sample_snapshot, PANE_A};
+    use super::*;
+
+    #[test]
+    fn allowlist_keeps_exactly_the_listed_names() {
+        let cases: &[(&str, bool)] = &[
+            ("TERM", true),
+            ("LANG", true),
+            ("LC_ALL", true),
+            ("LC_CTYPE", true),
+            ("BERTH_PANE", true),
+            ("CLAUDE_CONFIG_DIR", true),
+            ("CODEX_HOME", true),
+            ("OPENCODE_CONFIG_DIR", true),
+            ("LC_", false),
+            ("BERTH_", false),
+            ("TERMINFO", false),
+            ("LANGUAGE", false),
+            ("PATH", false),
+            ("HOME", false),
+            ("AWS_SECRET_ACCESS_KEY", false),
+            ("GITHUB_TOKEN", false),
+            ("ANTHROPIC_API_KEY", false),
+            ("term", false),
+        ];
+        for &(name, kept) in cases {
+            assert_eq!(is_allowlisted_env(name), kept, "{name}");
+        }
+    }
+
+    #[test]
+    fn secret_env_never_reaches_the_bytes() {
+        let mut snapshot = sample_snapshot();
+        let pane = snapshot.panes.iter_mut().find(|p| p.id == PANE_A).unwrap();
+        pane.env.insert("AWS_SECRET_ACCESS_KEY".into(), "wJalrXUtnFEMI-secret-1".into());
+        pane.env.insert("GITHUB_TOKEN".into(), "ghp_secret2".into());
+        pane.env.insert("TERM".into(), "xterm-256color".into());
+        pane.agent.config_env.insert("ANTHROPIC_API_KEY".into(), "sk-ant-secret3".into());
+        pane.agent.config_env.insert("BERTH_PANE".into(), "not-a-config-dir".into());
+        pane.agent.config_env.insert("CODEX_HOME".into(), "/home/u/.codex".into());
+        let dir = tempfile::tempdir().unwrap();
+        let report = save(&RealFs, dir.path(), &snapshot).unwrap();
+        let text = String::from_utf8(std::fs::read(&report.path).unwrap()).unwrap();
+        for secret in
+            ["secret1", "secret-1", "ghp_secret2", "sk-ant-secret3", "AWS_SECRET", "GITHUB_TOKEN"]
+        {
+            assert!(!text.contains(secret), "{secret} reached the snapshot");
+        }
+        assert!(text.contains("xterm-256color") && text.contains("/home/u/.codex"));
+        assert!(!text.contains("not-a-config-dir"), "config_env keeps only the config dirs");
+        assert_eq!(RealFs.metadata(&report.path).unwrap().mode, 0o600);
+    }
+
+    #[test]
+    fn encoding_stamps_the_version_keeps_200_notifications_and_fixes_ratios() {
+        let mut snapshot = sample_snapshot();
+        snapshot.snapshot_version = 0;
+        snapshot.notifications = (0..250)
+            .map(|i| NotificationRecord { id: format!("notif_{i}"), ..Default::default() })
+            .collect();
+        if let LayoutRecord::Split(split) = &mut snapshot.workspaces[0].tabs[0].layout {
+            split.ratio = f64::NAN;
+        }
+        let clean: Snapshot = serde_json::from_slice(&encode(&snapshot).unwrap()).unwrap();
+        assert_eq!(clean.snapshot_version, SNAPSHOT_VERSION);
+        assert_eq!(clean.notifications.len(), MAX_NOTIFICATIONS);
+        assert_eq!(clean.notifications[0].id, "notif_50", "the oldest are dropped");
+        let LayoutRecord::Split(split) = &clean.workspaces[0].tabs[0].layout else { panic!() };
+        assert_eq!(split.ratio, 0.5);
+    }
+
+    #[test]
+    fn layout_records_have_the_protocol_shape() {
+        let layout = LayoutRecord::split(
+            SplitDirRecord::Right,
+            0.5,
+            LayoutRecord::Pane("pane_a".into()),
+            LayoutRecord::split(
+                SplitDirRecord::Down,
+                0.25,
+                LayoutRecord::Pane("pane_b".into()),
+                LayoutRecord::Pane("pane_c".into()),
+            ),
+        );
+        let json = serde_json::to_value(&layout).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"split": {"dir": "right", "ratio": 0.5,
+                "first": {"pane": "pane_a"},
+                "second": {"split": {"dir": "down", "ratio": 0.25,
+                    "first": {"pane": "pane_b"}, "second": {"pane": "pane_c"}}}}})
+        );
+        assert_eq!(layout.pane_ids(), ["pane_a", "pane_b", "pane_c"]);
+    }
+}
