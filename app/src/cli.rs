@@ -25,7 +25,35 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 enum Verb {
     /// Run the server headless in the foreground (no window).
-    Server,
+    Server {
+        /// If the saved state was written by a newer Berth, move it aside and start empty
+        /// instead of refusing to start.
+        #[arg(long)]
+        move_aside_future: bool,
+    },
+    /// Save the state now (it is also saved on its own after every change).
+    Save,
+    /// Start a restored pane again: an agent through its official resume command, a shell
+    /// afresh in its saved directory, an ended program anew.
+    Resume {
+        /// The pane.
+        pane: String,
+    },
+    /// Record which agent session runs in a pane (for agents' hooks and scripts).
+    ReportSession {
+        /// The agent: claude, codex, opencode, cursor or generic.
+        #[arg(long)]
+        agent: String,
+        /// The agent's session id.
+        #[arg(long)]
+        session: String,
+        /// The pane; defaults to $BERTH_PANE.
+        #[arg(long, env = "BERTH_PANE")]
+        pane: String,
+    },
+    /// Workspace settings.
+    #[command(subcommand)]
+    Workspace(WorkspaceVerb),
     /// List workspaces, tabs and panes.
     Ls {
         /// Print the full state as JSON.
@@ -54,6 +82,18 @@ enum Verb {
     },
     /// Print events (one JSON object per line) until interrupted.
     Events,
+}
+
+#[derive(Subcommand, Debug)]
+enum WorkspaceVerb {
+    /// Let the agents of a workspace resume on their own after a restart (default: off).
+    AutoResume {
+        /// The workspace, by name or id.
+        workspace: String,
+        /// `on` or `off`.
+        #[arg(value_parser = ["on", "off"])]
+        state: String,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -145,7 +185,37 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     };
     match verb {
-        Verb::Server => run_server(),
+        Verb::Server { move_aside_future } => run_server(move_aside_future),
+        Verb::Save => {
+            let result = connect()?.call("snapshot.save", json!({}))?;
+            println!(
+                "saved {} panes to {}",
+                result["panes"].as_u64().unwrap_or(0),
+                result["path"].as_str().unwrap_or("?")
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Verb::Resume { pane } => {
+            let result = connect()?.call("pane.resume", json!({ "pane_id": pane }))?;
+            println!("{}", result["state"].as_str().unwrap_or(""));
+            Ok(ExitCode::SUCCESS)
+        }
+        Verb::ReportSession { agent, session, pane } => {
+            connect()?.call(
+                "session.report",
+                json!({ "pane_id": pane, "agent": agent, "session_id": session }),
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Verb::Workspace(WorkspaceVerb::AutoResume { workspace, state }) => {
+            let mut client = connect()?;
+            let id = resolve_workspace(&mut client, &workspace)?;
+            client.call(
+                "workspace.set_auto_resume",
+                json!({ "workspace_id": id, "enabled": state == "on" }),
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
         Verb::Ls { json } => ls(json),
         Verb::New(args) => new(args),
         Verb::Split(args) => split(args),
@@ -165,7 +235,23 @@ fn connect() -> Result<Client> {
     Ok(Client::connect_default()?)
 }
 
-fn run_server() -> Result<ExitCode> {
+/// A workspace id from a name or an id.
+fn resolve_workspace(client: &mut Client, name_or_id: &str) -> Result<String> {
+    let list: WorkspaceListDto = serde_json::from_value(client.call("workspace.list", json!({}))?)?;
+    let matches: Vec<&str> = list
+        .workspaces
+        .iter()
+        .filter(|w| w.id == name_or_id || w.name == name_or_id)
+        .map(|w| w.id.as_str())
+        .collect();
+    match matches.as_slice() {
+        [id] => Ok((*id).to_owned()),
+        [] => bail!("no workspace named {name_or_id:?}"),
+        _ => bail!("several workspaces are named {name_or_id:?}; use its id"),
+    }
+}
+
+fn run_server(move_aside_future: bool) -> Result<ExitCode> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("BERTH_LOG")
@@ -173,7 +259,8 @@ fn run_server() -> Result<ExitCode> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let server = Server::bind(&ServerConfig::from_env())?;
+    let config = ServerConfig { move_aside_future, ..ServerConfig::from_env() };
+    let server = Server::bind(&config)?;
     server.run_until_signal()?;
     Ok(ExitCode::SUCCESS)
 }

@@ -9,3 +9,4 @@ pub mod layout;
 pub mod model;
 pub mod procfs;
 pub mod pty;
+pub mod text;

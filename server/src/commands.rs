@@ -163,6 +163,31 @@ pub enum Command {
         /// Which one.
         pane: PaneId,
     },
+    /// Start a tombstone's process again: the agent's resume command, or its argv.
+    PaneResume {
+        /// Which one.
+        pane: PaneId,
+    },
+    /// An agent reports its kind and session id for a pane.
+    SessionReport {
+        /// The pane the agent runs in.
+        pane: PaneId,
+        /// The agent's kind.
+        kind: berth_engine::agents::AgentKind,
+        /// Its session id.
+        session_id: String,
+        /// A resume command it reports about itself (run only on explicit resume).
+        resume_argv: Option<Vec<String>>,
+        /// Its model, if known.
+        model: Option<String>,
+    },
+    /// Turn a workspace's automatic resume of agents on or off.
+    WorkspaceSetAutoResume {
+        /// Which one.
+        workspace: WorkspaceId,
+        /// On or off.
+        enabled: bool,
+    },
     /// Focus the neighbour of a pane in a direction.
     PaneFocusDirection {
         /// The pane to move from.

@@ -64,6 +64,9 @@ pub enum CommandError {
     /// The pane has no running process.
     #[error("pane {0} has no running process")]
     PaneNotLive(String),
+    /// The action does not fit the object's current state.
+    #[error("{0}")]
+    Conflict(String),
     /// Starting the process failed.
     #[error("{0}")]
     SpawnFailed(String),
@@ -95,7 +98,7 @@ impl CommandError {
             Self::UnknownMethod(_) => METHOD_NOT_FOUND,
             Self::BadParams(_) | Self::InvalidId(_) | Self::InvalidLayout(_) => INVALID_PARAMS,
             Self::NoSuchWorkspace(_) | Self::NoSuchTab(_) | Self::NoSuchPane(_) => NOT_FOUND,
-            Self::PaneNotLive(_) => CONFLICT,
+            Self::PaneNotLive(_) | Self::Conflict(_) => CONFLICT,
             Self::SpawnFailed(_) => SPAWN_FAILED,
             Self::Unauthorized { .. } => UNAUTHORIZED,
             Self::InputQueueFull(_) | Self::Busy(_) => BUSY,
@@ -117,6 +120,7 @@ impl CommandError {
             Self::NoSuchPane(_) => "NO_SUCH_PANE",
             Self::InvalidLayout(_) => "INVALID_LAYOUT",
             Self::PaneNotLive(_) => "PANE_NOT_LIVE",
+            Self::Conflict(_) => "CONFLICT",
             Self::SpawnFailed(_) => "SPAWN_FAILED",
             Self::InputQueueFull(_) => "INPUT_QUEUE_FULL",
             Self::Unauthorized { .. } => "UNAUTHORIZED",

@@ -9,33 +9,53 @@ pub mod events;
 pub mod pane;
 pub mod paths;
 pub mod persist;
+pub mod persistence;
 pub mod protocol;
+pub mod restore;
 pub mod socket;
 pub mod store;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use berth_engine::ids::PaneId;
 use events::EventBus;
 use pane::OutputPulse;
-use socket::BoundSocket;
+use persist::{LoadError, SaveContext, StateDir, StateLock};
+use persistence::Persistence;
+use socket::{BoundSocket, Services};
 use store::{Store, StoreConfig};
 
 /// How long shutdown waits for the panes' processes to end.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// The most panes auto-resume starts after a boot; the rest are named in the log.
+pub const AUTO_RESUME_CAP: usize = 12;
+
+/// The time between two automatic resumes.
+pub const AUTO_RESUME_STAGGER: Duration = Duration::from_secs(2);
+
+/// A snapshot older than this starts nothing on its own.
+pub const AUTO_RESUME_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// The marker of an auto-resume in progress, in the state dir.
+const RESUME_MARKER: &str = "auto-resume.attempt";
 
 /// What a server needs to start.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     /// The socket path.
     pub socket_path: PathBuf,
+    /// Move a snapshot written by a newer Berth aside instead of refusing to start.
+    pub move_aside_future: bool,
 }
 
 impl ServerConfig {
     /// The configuration from the environment.
     pub fn from_env() -> Self {
-        Self { socket_path: paths::socket_path() }
+        Self { socket_path: paths::socket_path(), move_aside_future: false }
     }
 }
 
@@ -45,27 +65,100 @@ pub enum ServerError {
     /// The socket could not be set up.
     #[error(transparent)]
     Socket(#[from] socket::SocketError),
+    /// The state dir could not be used.
+    #[error(transparent)]
+    Persist(#[from] persist::PersistError),
+    /// The snapshot was written by a newer Berth.
+    #[error("{0} (start with `berth server --move-aside-future` to move it aside and start empty)")]
+    FutureSnapshot(LoadError),
     /// The async runtime or signal handling could not start.
     #[error("cannot start the server runtime: {0}")]
     Runtime(std::io::Error),
 }
 
-/// A server whose socket is bound: the Store and bus exist, nothing is served yet.
+/// A server whose socket is bound and whose state is restored; nothing is served yet.
 pub struct Server {
     socket: BoundSocket,
     store: Arc<Mutex<Store>>,
     bus: EventBus,
     pulse: OutputPulse,
+    persistence: Persistence,
+    state: Arc<StateDir>,
+    _state_lock: StateLock,
+    /// Panes to resume on their own, most recently active first, and the snapshot's time.
+    auto_resume: (Vec<PaneId>, u64),
 }
 
 impl Server {
-    /// Binds the socket (refusing an unsafe dir or a second server) and creates the Store.
+    /// Binds the socket (refusing an unsafe dir or a second server), loads the snapshot and
+    /// rebuilds the Store from it.
     pub fn bind(config: &ServerConfig) -> Result<Server, ServerError> {
         let socket = BoundSocket::bind(&config.socket_path)?;
+        let state = Arc::new(StateDir::from_env()?);
+        let state_lock = state.lock()?;
+        let removed = state.cleanup_temp_files()?;
+        if !removed.is_empty() {
+            tracing::info!(count = removed.len(), "removed temp files left by a killed server");
+        }
+        let outcome = match state.load() {
+            Ok(outcome) => outcome,
+            Err(err @ LoadError::FutureVersion { .. }) if config.move_aside_future => {
+                let moved = state.move_aside_future()?;
+                let moved = moved.map(|p| p.display().to_string()).unwrap_or_default();
+                eprintln!("berth: {err}; moved it aside to {moved}; starting empty");
+                tracing::warn!(%err, moved, "future snapshot moved aside");
+                state.load().map_err(ServerError::FutureSnapshot)?
+            }
+            Err(err @ LoadError::FutureVersion { .. }) => return Err(ServerError::FutureSnapshot(err)),
+            Err(LoadError::Persist(err)) => return Err(err.into()),
+        };
+        if let Some(moved) = &outcome.moved_aside {
+            eprintln!(
+                "berth: WARNING: the saved state was corrupt and has been moved to {}; starting empty",
+                moved.display()
+            );
+            tracing::error!(moved = %moved.display(), "corrupt snapshot moved aside; starting empty");
+        }
+        for problem in &outcome.problems {
+            eprintln!("berth: WARNING: {problem}");
+            tracing::error!(%problem, "snapshot problem");
+        }
+        if let Some(version) = outcome.migrated_from {
+            tracing::info!(from = version, "snapshot migrated from an older version");
+        }
+
         let bus = EventBus::default();
         let pulse = OutputPulse::default();
-        let store = Store::new(StoreConfig::from_env(config.socket_path.clone()), bus.clone(), pulse.clone());
-        Ok(Server { socket, store: Arc::new(Mutex::new(store)), bus, pulse })
+        let mut store = Store::new(StoreConfig::from_env(config.socket_path.clone()), bus.clone(), pulse.clone());
+        let mut tails = HashMap::new();
+        for pane in &outcome.snapshot.panes {
+            match state.read_tail(&pane.id) {
+                Ok(Some(bytes)) => {
+                    tails.insert(pane.id.clone(), restore::decode_tail(&bytes));
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(pane = %pane.id, error = %e, "could not read a pane's tail"),
+            }
+        }
+        let report = store.restore(&outcome.snapshot, tails);
+        if report.panes > 0 {
+            tracing::info!(panes = report.panes, resumable = report.resumable, "state restored");
+        }
+        let auto_resume = plan_auto_resume(&state, report.auto_resume_candidates, outcome.snapshot.saved_at);
+        let store = Arc::new(Mutex::new(store));
+        let persistence = Persistence::start(state.clone(), store.clone(), auto_resume.0.is_empty());
+        let notifier = persistence.clone();
+        store.lock().unwrap_or_else(|p| p.into_inner()).set_on_change(move || notifier.notify_change());
+        Ok(Server {
+            socket,
+            store,
+            bus,
+            pulse,
+            persistence,
+            state,
+            _state_lock: state_lock,
+            auto_resume,
+        })
     }
 
     /// The Store, for an in-process client such as the window.
@@ -78,7 +171,7 @@ impl Server {
         self.bus.clone()
     }
 
-    /// Serves until SIGTERM or SIGINT, then ends every pane's process and returns.
+    /// Serves until SIGTERM or SIGINT, then saves, ends every pane's process and returns.
     pub fn run_until_signal(self) -> Result<(), ServerError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -91,13 +184,19 @@ impl Server {
             let mut term = signal(SignalKind::terminate()).map_err(ServerError::Runtime)?;
             let mut int = signal(SignalKind::interrupt()).map_err(ServerError::Runtime)?;
             tokio::spawn(self.pulse.clone().run(self.bus.clone()));
+            self.spawn_auto_resume();
             tracing::info!(socket = %self.socket.path().display(), pid = std::process::id(), "berth server listening");
+            let services = Services {
+                store: self.store.clone(),
+                bus: self.bus.clone(),
+                persistence: Some(self.persistence.clone()),
+            };
             tokio::select! {
-                result = self.socket.serve(self.store.clone(), self.bus.clone()) => {
+                result = self.socket.serve(services) => {
                     result.map_err(ServerError::Runtime)?;
                 }
-                _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
-                _ = int.recv() => tracing::info!("SIGINT: shutting down"),
+                _ = term.recv() => tracing::info!("SIGTERM: saving and shutting down"),
+                _ = int.recv() => tracing::info!("SIGINT: saving and shutting down"),
             }
             Ok::<(), ServerError>(())
         })?;
@@ -106,8 +205,37 @@ impl Server {
         Ok(())
     }
 
-    /// Ends every pane's process, waiting a bounded time.
+    /// Resumes the planned panes one by one, [`AUTO_RESUME_STAGGER`] apart, then lets saves run.
+    fn spawn_auto_resume(&self) {
+        let (panes, saved_at) = self.auto_resume.clone();
+        if panes.is_empty() {
+            return;
+        }
+        let (store, persistence, state) = (self.store.clone(), self.persistence.clone(), self.state.clone());
+        tokio::spawn(async move {
+            for (i, pane) in panes.iter().enumerate() {
+                if i > 0 {
+                    tokio::time::sleep(AUTO_RESUME_STAGGER).await;
+                }
+                let result = store.lock().unwrap_or_else(|p| p.into_inner()).auto_resume(pane);
+                match result {
+                    Ok(()) => tracing::info!(%pane, "auto-resumed"),
+                    Err(e) => tracing::warn!(%pane, error = %e, "auto-resume failed"),
+                }
+            }
+            let _ = std::fs::remove_file(state.dir().join(RESUME_MARKER));
+            tracing::info!(count = panes.len(), saved_at, "auto-resume settled");
+            persistence.mark_settled();
+            persistence.notify_change();
+        });
+    }
+
+    /// Saves (as a shutdown save), then ends every pane's process, waiting a bounded time.
     fn shutdown(&self) {
+        match self.persistence.shutdown() {
+            Ok(outcome) => tracing::info!(panes = outcome.panes, "saved at shutdown"),
+            Err(e) => tracing::warn!(error = %e, "no save at shutdown"),
+        }
         let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
         let live = store.close_all_ptys();
         if !store.wait_all_exited(SHUTDOWN_GRACE) {
@@ -115,4 +243,39 @@ impl Server {
         }
         tracing::info!(panes = live.len(), "server stopped");
     }
+
+    /// Saves now, as `berth save` would.
+    pub fn save_now(&self) -> Result<persistence::SaveOutcome, String> {
+        self.persistence.save_now(SaveContext::Explicit { user_closed_all: false })
+    }
+}
+
+/// Which restored panes resume on their own: none from a snapshot older than
+/// [`AUTO_RESUME_MAX_AGE`], none if the last boot died while resuming this same snapshot (the
+/// marker says so), and at most [`AUTO_RESUME_CAP`], most recently active first.
+fn plan_auto_resume(state: &StateDir, candidates: Vec<PaneId>, saved_at: u64) -> (Vec<PaneId>, u64) {
+    if candidates.is_empty() {
+        return (Vec::new(), saved_at);
+    }
+    let marker = state.dir().join(RESUME_MARKER);
+    let age = Duration::from_millis(pane::now_ms().saturating_sub(saved_at));
+    if age > AUTO_RESUME_MAX_AGE {
+        tracing::warn!(days = age.as_secs() / 86_400, "snapshot too old: nothing resumes on its own");
+        return (Vec::new(), saved_at);
+    }
+    if std::fs::read_to_string(&marker).ok().and_then(|s| s.trim().parse::<u64>().ok()) == Some(saved_at) {
+        tracing::warn!("the last boot stopped while resuming these panes; not resuming them again");
+        let _ = std::fs::remove_file(&marker);
+        return (Vec::new(), saved_at);
+    }
+    let mut panes = candidates;
+    if panes.len() > AUTO_RESUME_CAP {
+        let rest: Vec<String> = panes[AUTO_RESUME_CAP..].iter().map(ToString::to_string).collect();
+        tracing::warn!(cap = AUTO_RESUME_CAP, not_resumed = ?rest, "auto-resume capped");
+        panes.truncate(AUTO_RESUME_CAP);
+    }
+    if let Err(e) = persist::write_atomic(state.fs(), &marker, saved_at.to_string().as_bytes()) {
+        tracing::warn!(error = %e, "could not write the auto-resume marker");
+    }
+    (panes, saved_at)
 }

@@ -6,6 +6,7 @@
 //! Store reads what this module records.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -46,6 +47,8 @@ pub struct PaneShared {
     /// The terminal; locked briefly by the reader to feed it and by readers of text.
     pub term: FairMutex<PaneTerminal>,
     meta: Mutex<PaneMeta>,
+    /// Bumped on every output chunk, so a save knows which tails changed.
+    content_gen: AtomicU64,
 }
 
 impl PaneShared {
@@ -61,7 +64,20 @@ impl PaneShared {
                 lifecycle: Lifecycle::Starting,
                 last_activity_ms: now_ms(),
             }),
+            content_gen: AtomicU64::new(0),
         })
+    }
+
+    /// How many output chunks the terminal has taken.
+    pub fn content_gen(&self) -> u64 {
+        self.content_gen.load(Ordering::Acquire)
+    }
+
+    /// Forgets a previous exit before the pane's program is started again.
+    pub fn reset_exit(&self) {
+        let mut meta = self.meta();
+        meta.exit = None;
+        meta.lifecycle = Lifecycle::Starting;
     }
 
     /// The metadata, locked.
@@ -135,6 +151,7 @@ impl PtyHandler for PaneIo {
             term.feed(bytes);
             term.take_events()
         };
+        self.shared.content_gen.fetch_add(1, Ordering::AcqRel);
         let mut changed = false;
         {
             let mut meta = self.shared.meta();

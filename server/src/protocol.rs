@@ -455,11 +455,29 @@ fn selector(id: Option<String>, name: Option<String>) -> Result<WorkspaceSelecto
     }
 }
 
-/// The methods that are not Store commands but change what the connection does.
+/// The methods that are not Store commands: they change what the connection does, or they
+/// are served by another part of the server.
 #[derive(Debug, PartialEq, Eq)]
 pub enum ConnectionMethod {
     /// `events.subscribe`: the connection starts receiving event notifications.
     Subscribe,
+    /// `snapshot.save`: write the snapshot now.
+    SaveSnapshot,
+}
+
+#[derive(Deserialize)]
+struct SessionReportParams {
+    pane_id: String,
+    agent: String,
+    session_id: String,
+    resume_argv: Option<Vec<String>>,
+    model: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct AutoResumeParams {
+    workspace_id: String,
+    enabled: bool,
 }
 
 /// What a method name and params ask for.
@@ -477,6 +495,41 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         "events.subscribe" => {
             params::<Empty>(p)?;
             return Ok(Decoded::Connection(ConnectionMethod::Subscribe));
+        }
+        "snapshot.save" => {
+            params::<Empty>(p)?;
+            return Ok(Decoded::Connection(ConnectionMethod::SaveSnapshot));
+        }
+        "pane.resume" => {
+            let p: PaneRef = params(p)?;
+            Command::PaneResume { pane: PaneId::parse(&p.pane_id)? }
+        }
+        "session.report" => {
+            let p: SessionReportParams = params(p)?;
+            let kind = berth_engine::agents::AgentKind::parse(&p.agent).ok_or_else(|| {
+                CommandError::BadParams(format!(
+                    "unknown agent {:?} (claude, codex, opencode, cursor, generic)",
+                    p.agent
+                ))
+            })?;
+            berth_engine::agents::validate_session_id(&p.session_id)
+                .map_err(|e| CommandError::BadParams(e.to_string()))?;
+            if let Some(argv) = &p.resume_argv {
+                if argv.is_empty() || argv.len() > 64 || argv.iter().any(|a| a.len() > 4096) {
+                    return Err(CommandError::BadParams("resume_argv must hold 1 to 64 short arguments".into()));
+                }
+            }
+            Command::SessionReport {
+                pane: PaneId::parse(&p.pane_id)?,
+                kind,
+                session_id: p.session_id,
+                resume_argv: p.resume_argv,
+                model: p.model.map(|m| m.chars().filter(|c| !c.is_control()).take(128).collect()),
+            }
+        }
+        "workspace.set_auto_resume" => {
+            let p: AutoResumeParams = params(p)?;
+            Command::WorkspaceSetAutoResume { workspace: WorkspaceId::parse(&p.workspace_id)?, enabled: p.enabled }
         }
         "server.info" => {
             params::<Empty>(p)?;

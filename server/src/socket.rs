@@ -20,7 +20,20 @@ use tokio::sync::mpsc;
 use crate::error::CommandError;
 use crate::events::{EncodedEvent, EventBus};
 use crate::protocol::{self, ConnectionMethod, Decoded, MAX_LINE};
+use crate::persist::SaveContext;
+use crate::persistence::Persistence;
 use crate::store::Store;
+
+/// What a client connection can reach.
+#[derive(Clone)]
+pub struct Services {
+    /// The Store.
+    pub store: Arc<Mutex<Store>>,
+    /// The event bus.
+    pub bus: EventBus,
+    /// The persistence thread, for `snapshot.save`.
+    pub persistence: Option<Persistence>,
+}
 
 /// The most clients served at once; more are answered `BUSY` and closed.
 pub const MAX_CONNECTIONS: usize = 256;
@@ -148,7 +161,7 @@ impl BoundSocket {
     }
 
     /// Accepts clients forever on the current tokio runtime.
-    pub async fn serve(&self, store: Arc<Mutex<Store>>, bus: EventBus) -> io::Result<()> {
+    pub async fn serve(&self, services: Services) -> io::Result<()> {
         let listener = UnixListener::from_std(self.listener.try_clone()?)?;
         let active = Arc::new(AtomicUsize::new(0));
         loop {
@@ -162,9 +175,9 @@ impl BoundSocket {
                 }
             };
             let guard = ConnectionGuard::new(active.clone());
-            let (store, bus) = (store.clone(), bus.clone());
+            let services = services.clone();
             tokio::spawn(async move {
-                if let Err(e) = serve_client(stream, store, bus, &guard).await {
+                if let Err(e) = serve_client(stream, services, &guard).await {
                     tracing::debug!(error = %e, "client connection ended with an error");
                 }
             });
@@ -236,12 +249,7 @@ async fn next_event(events: &mut Option<mpsc::Receiver<EncodedEvent>>) -> Option
     }
 }
 
-async fn serve_client(
-    stream: UnixStream,
-    store: Arc<Mutex<Store>>,
-    bus: EventBus,
-    guard: &ConnectionGuard,
-) -> io::Result<()> {
+async fn serve_client(stream: UnixStream, services: Services, guard: &ConnectionGuard) -> io::Result<()> {
     let peer = stream.peer_cred()?.uid();
     let me = nix::unistd::geteuid().as_raw();
     let (read_half, mut write) = stream.into_split();
@@ -273,7 +281,7 @@ async fn serve_client(
                     if line.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
-                    if let Some(answer) = answer(&line, &store, &bus, &mut events) {
+                    if let Some(answer) = answer(&line, &services, &mut events) {
                         write.write_all(answer.as_bytes()).await?;
                     }
                 }
@@ -297,8 +305,7 @@ async fn serve_client(
 /// Executes one request line; returns the answer line, or `None` for a notification.
 fn answer(
     line: &[u8],
-    store: &Mutex<Store>,
-    bus: &EventBus,
+    services: &Services,
     events: &mut Option<mpsc::Receiver<EncodedEvent>>,
 ) -> Option<String> {
     let request = match protocol::decode_request(line) {
@@ -310,14 +317,31 @@ fn answer(
         match decoded {
             Decoded::Connection(ConnectionMethod::Subscribe) => {
                 if events.is_none() {
-                    *events = Some(bus.subscribe());
+                    *events = Some(services.bus.subscribe());
                 }
                 Ok(json!({ "subscribed": true }))
+            }
+            Decoded::Connection(ConnectionMethod::SaveSnapshot) => {
+                let Some(persistence) = &services.persistence else {
+                    return Err(CommandError::Conflict("this server does not persist state".into()));
+                };
+                // The save blocks on fsync; let the runtime move other tasks off this worker.
+                let context = SaveContext::Explicit { user_closed_all: false };
+                match tokio::task::block_in_place(|| persistence.save_now(context)) {
+                    Ok(outcome) => Ok(json!({
+                        "saved": true,
+                        "panes": outcome.panes,
+                        "tails": outcome.tails,
+                        "bytes": outcome.bytes,
+                        "path": outcome.path,
+                    })),
+                    Err(e) => Err(CommandError::Internal(format!("save failed: {e}"))),
+                }
             }
             Decoded::Command(cmd) => {
                 // A panic inside a command must not take the server down; the Store's maps stay
                 // usable (each command checks before it changes anything).
-                let mut store = store.lock().unwrap_or_else(|p| p.into_inner());
+                let mut store = services.store.lock().unwrap_or_else(|p| p.into_inner());
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.execute(cmd)))
                     .unwrap_or_else(|_| Err(CommandError::Internal("the command panicked".into())))
             }

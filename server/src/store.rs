@@ -4,10 +4,11 @@
 //! values in the shapes of `protocol`. The Store owns each pane's PTY (through [`Pane`]) and
 //! publishes an event for every change. It must not do socket I/O or block on a child.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use berth_engine::agents::{self, AgentKind};
 use berth_engine::ids::{PaneId, TabId, WorkspaceId};
 use berth_engine::keys::encode_key;
 use berth_engine::layout::{CellSize, Layout, SplitDir};
@@ -15,6 +16,7 @@ use berth_engine::model::{Attention, Lifecycle, RestoreState};
 use berth_engine::procfs;
 use berth_engine::pty::{Pty, SpawnSpec};
 use berth_engine::terminal::{PaneTerminal, ReadRequest, TermSize, DEFAULT_SCROLLBACK};
+use berth_engine::text::strip_escapes;
 use serde_json::{json, Value};
 
 use crate::commands::{Command, ReadSpec, SpawnRequest, WorkspaceSelector};
@@ -116,22 +118,125 @@ pub struct Pane {
     pub pty: Option<Pty>,
     /// Whether the user has something to look at.
     pub attention: Attention,
+    /// What is known about the agent in it.
+    pub agent: AgentInfo,
+    /// Set while the pane is rebuilt from a snapshot and has no process.
+    pub tombstone: Option<Tombstone>,
     /// Creation time, ms since the epoch.
     pub created_at: u64,
+    /// When the user last looked at it, ms since the epoch.
+    pub last_seen_at: u64,
+}
+
+impl Pane {
+    /// The pane's restore state.
+    pub fn state(&self) -> RestoreState {
+        if let Some(tomb) = &self.tombstone {
+            return tomb.state;
+        }
+        match &self.pty {
+            Some(pty) if pty.exit_info().is_none() && self.shared.meta().exit.is_none() => {
+                RestoreState::Live
+            }
+            _ => RestoreState::Exited,
+        }
+    }
+}
+
+/// What is known about the agent running in a pane.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentInfo {
+    /// Which agent (or none).
+    pub kind: AgentKind,
+    /// Its session id, from a hook, report or its own argv.
+    pub session_id: Option<String>,
+    /// A resume command the process reported about itself; runs only on explicit resume.
+    pub reported_resume_argv: Option<Vec<String>>,
+    /// The model, if reported.
+    pub model: Option<String>,
+    /// The agent's config-dir variables, so a resume finds the same sessions.
+    pub config_env: BTreeMap<String, String>,
+}
+
+impl AgentInfo {
+    /// What can be told from a pane's argv and environment at spawn time.
+    pub fn detect(argv: &[String], env: &[(String, String)]) -> AgentInfo {
+        let kind = agents::detect_kind(argv);
+        let config_env = agents::AGENT_CONFIG_ENV
+            .iter()
+            .filter_map(|key| {
+                let value = env
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, v)| v.clone())
+                    .or_else(|| std::env::var(key).ok())?;
+                Some((key.to_string(), value))
+            })
+            .collect();
+        AgentInfo {
+            kind,
+            session_id: agents::session_from_argv(kind, argv),
+            reported_resume_argv: None,
+            model: None,
+            config_env,
+        }
+    }
+
+    /// The adapter-built official resume command, if the kind and session id allow one.
+    pub fn resume_argv(&self) -> Option<Vec<String>> {
+        agents::resume_argv(self.kind, self.session_id.as_deref()?)
+    }
+}
+
+/// A pane rebuilt from a snapshot: no process, its last screen kept as styled lines.
+#[derive(Debug, Clone)]
+pub struct Tombstone {
+    /// `Restored`, `Resumable` or `Exited`.
+    pub state: RestoreState,
+    /// The title at save time.
+    pub title: String,
+    /// The working directory at save time.
+    pub cwd: String,
+    /// The lifecycle at save time.
+    pub lifecycle: Lifecycle,
+    /// The exit code, if the process had ended.
+    pub exit_code: Option<i32>,
+    /// The foreground job at save time (information only).
+    pub was_running: Option<String>,
+    /// The scrollback tail with SGR styles, one line per entry, oldest first.
+    pub tail: Vec<String>,
+    /// Last output before the save, ms since the epoch.
+    pub last_activity_at: u64,
+}
+
+/// A process just started for a pane, not yet recorded in the Store.
+pub(crate) struct Started {
+    pub(crate) shared: Arc<PaneShared>,
+    pub(crate) pty: Pty,
+    pub(crate) argv: Vec<String>,
+    pub(crate) agent: AgentInfo,
+    pub(crate) cwd: PathBuf,
 }
 
 /// The one authority on the server's state.
 pub struct Store {
-    config: StoreConfig,
-    started_at: u64,
-    workspaces: Vec<Workspace>,
-    tabs: HashMap<TabId, Tab>,
-    panes: HashMap<PaneId, Pane>,
-    active_workspace: Option<WorkspaceId>,
+    pub(crate) config: StoreConfig,
+    pub(crate) started_at: u64,
+    pub(crate) workspaces: Vec<Workspace>,
+    pub(crate) tabs: HashMap<TabId, Tab>,
+    pub(crate) panes: HashMap<PaneId, Pane>,
+    pub(crate) active_workspace: Option<WorkspaceId>,
     /// The size of the tab most recently resized; new tabs start at it.
-    last_tab_size: CellSize,
-    bus: EventBus,
-    pulse: OutputPulse,
+    pub(crate) last_tab_size: CellSize,
+    pub(crate) bus: EventBus,
+    pub(crate) pulse: OutputPulse,
+    /// Bumped by every command that changes what a snapshot would hold.
+    pub(crate) generation: u64,
+    /// True when the user closed the last pane: an empty snapshot is then the truth.
+    pub(crate) user_closed_all: bool,
+    /// Told about every change so a save can be scheduled.
+    pub(crate) on_change: Option<Box<dyn Fn() + Send>>,
 }
 
 fn check_name(name: &str, what: &str) -> Result<String, CommandError> {
@@ -165,6 +270,27 @@ impl Store {
             last_tab_size: DEFAULT_TAB_SIZE,
             bus,
             pulse,
+            generation: 0,
+            user_closed_all: false,
+            on_change: None,
+        }
+    }
+
+    /// Registers what to call after every change (the persistence scheduler).
+    pub fn set_on_change(&mut self, on_change: impl Fn() + Send + 'static) {
+        self.on_change = Some(Box::new(on_change));
+    }
+
+    /// The change counter; a snapshot taken at generation N holds every change up to N.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Records that state changed and tells the scheduler.
+    pub(crate) fn touch(&mut self) {
+        self.generation += 1;
+        if let Some(on_change) = &self.on_change {
+            on_change();
         }
     }
 
@@ -175,6 +301,28 @@ impl Store {
 
     /// Executes one command.
     pub fn execute(&mut self, cmd: Command) -> Result<Value, CommandError> {
+        let mutates = !matches!(
+            cmd,
+            Command::ServerInfo | Command::WorkspaceList | Command::PaneRead { .. } | Command::PaneSend { .. }
+        );
+        let closes = matches!(
+            cmd,
+            Command::PaneClose { .. } | Command::TabClose { .. } | Command::WorkspaceClose { .. }
+        );
+        let result = self.execute_inner(cmd);
+        if result.is_ok() {
+            if closes && self.panes.is_empty() {
+                // The user emptied the server on purpose: an empty snapshot is now the truth.
+                self.user_closed_all = true;
+            }
+            if mutates {
+                self.touch();
+            }
+        }
+        result
+    }
+
+    fn execute_inner(&mut self, cmd: Command) -> Result<Value, CommandError> {
         match cmd {
             Command::ServerInfo => Ok(json!({
                 "name": "berth",
@@ -279,6 +427,19 @@ impl Store {
                 self.focus(&pane)?;
                 Ok(json!({ "pane_id": pane.as_str() }))
             }
+            Command::PaneResume { pane } => {
+                self.resume(&pane)?;
+                Ok(json!({ "pane_id": pane.as_str(), "state": self.pane(&pane)?.state().as_str() }))
+            }
+            Command::SessionReport { pane, kind, session_id, resume_argv, model } => {
+                self.report_session(&pane, kind, session_id, resume_argv, model)?;
+                Ok(json!({ "pane_id": pane.as_str() }))
+            }
+            Command::WorkspaceSetAutoResume { workspace, enabled } => {
+                self.workspace_mut(&workspace)?.auto_resume = enabled;
+                self.publish("workspace.changed", json!({ "workspace_id": workspace.as_str() }));
+                Ok(json!({ "auto_resume": enabled }))
+            }
             Command::PaneFocusDirection { pane, dir } => {
                 let tab = self.tab(&self.pane(&pane)?.tab)?;
                 let target = tab.layout.neighbour(&pane, dir, tab.size).unwrap_or(pane);
@@ -378,26 +539,32 @@ impl Store {
         }
     }
 
-    /// Starts a pane's process; nothing is recorded in the Store if it fails.
-    fn start_pane(
+    /// Starts a pane's process; nothing is recorded in the Store if it fails. `shared` is the
+    /// pane's terminal when it already has one (a resumed tombstone keeps its tail above the
+    /// new output).
+    pub(crate) fn start_pane(
         &self,
         id: &PaneId,
         workspace: &WorkspaceId,
         spawn: &SpawnRequest,
         cwd: PathBuf,
         size: CellSize,
-    ) -> Result<(Arc<PaneShared>, Pty, Vec<String>), CommandError> {
+        shared: Option<Arc<PaneShared>>,
+    ) -> Result<Started, CommandError> {
         let argv = if spawn.argv.is_empty() { vec![self.config.shell.clone()] } else { spawn.argv.clone() };
         let mut env = spawn.env.clone();
         env.push(("BERTH_SOCKET".into(), self.config.socket_path.display().to_string()));
         env.push(("BERTH_PANE".into(), id.to_string()));
         env.push(("BERTH_WORKSPACE".into(), workspace.to_string()));
-        let spec = SpawnSpec { argv: argv.clone(), cwd, env, cols: size.cols, rows: size.rows };
-        let shared = PaneShared::new(id.clone(), PaneTerminal::new(term_size(size), DEFAULT_SCROLLBACK));
+        let agent = AgentInfo::detect(&argv, &env);
+        let spec = SpawnSpec { argv: argv.clone(), cwd: cwd.clone(), env, cols: size.cols, rows: size.rows };
+        let shared = shared.unwrap_or_else(|| {
+            PaneShared::new(id.clone(), PaneTerminal::new(term_size(size), DEFAULT_SCROLLBACK))
+        });
         let io = PaneIo::new(shared.clone(), self.bus.clone(), self.pulse.clone());
         let pty = Pty::spawn(&spec, io)?;
         tracing::info!(pane = %id, pid = pty.pid(), "pane started");
-        Ok((shared, pty, argv))
+        Ok(Started { shared, pty, argv, agent, cwd })
     }
 
     fn spawn_cwd(&self, spawn: &SpawnRequest, fallback: &Path) -> Result<PathBuf, CommandError> {
@@ -424,7 +591,7 @@ impl Store {
         let cwd = self.spawn_cwd(&spawn, &ws_cwd)?;
         let size = self.last_tab_size;
         let pane_id = PaneId::new();
-        let (shared, pty, argv) = self.start_pane(&pane_id, &ws_id, &spawn, cwd.clone(), size)?;
+        let started = self.start_pane(&pane_id, &ws_id, &spawn, cwd, size, None)?;
         let tab_id = TabId::new();
         self.tabs.insert(
             tab_id.clone(),
@@ -438,7 +605,7 @@ impl Store {
                 created_at: now_ms(),
             },
         );
-        self.insert_pane(&pane_id, &ws_id, &tab_id, argv, cwd, given_title, shared, pty);
+        self.insert_pane(&pane_id, &ws_id, &tab_id, given_title, started);
         let ws = self.workspace_mut(&ws_id)?;
         ws.tabs.push(tab_id.clone());
         ws.active_tab = Some(tab_id.clone());
@@ -448,31 +615,32 @@ impl Store {
         Ok((tab_id, pane_id))
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn insert_pane(
         &mut self,
         id: &PaneId,
         workspace: &WorkspaceId,
         tab: &TabId,
-        argv: Vec<String>,
-        start_cwd: PathBuf,
         given_title: Option<String>,
-        shared: Arc<PaneShared>,
-        pty: Pty,
+        started: Started,
     ) {
+        let now = now_ms();
+        self.user_closed_all = false;
         self.panes.insert(
             id.clone(),
             Pane {
                 id: id.clone(),
                 workspace: workspace.clone(),
                 tab: tab.clone(),
-                argv,
-                start_cwd,
+                argv: started.argv,
+                start_cwd: started.cwd,
                 given_title,
-                shared,
-                pty: Some(pty),
+                shared: started.shared,
+                pty: Some(started.pty),
                 attention: Attention::None,
-                created_at: now_ms(),
+                agent: started.agent,
+                tombstone: None,
+                created_at: now,
+                last_seen_at: now,
             },
         );
     }
@@ -493,11 +661,11 @@ impl Store {
             .find(|(id, _)| id == &new_id)
             .map(|(_, r)| CellSize { cols: r.cols, rows: r.rows })
             .unwrap_or(tab.size);
-        let (shared, pty, argv) = self.start_pane(&new_id, &ws_id, &spawn, cwd.clone(), size)?;
+        let started = self.start_pane(&new_id, &ws_id, &spawn, cwd, size, None)?;
         let tab = self.tab_mut(&tab_id)?;
         tab.layout = layout;
         tab.active_pane = new_id.clone();
-        self.insert_pane(&new_id, &ws_id, &tab_id, argv, cwd, given_title, shared, pty);
+        self.insert_pane(&new_id, &ws_id, &tab_id, given_title, started);
         self.relayout(&tab_id);
         self.publish("pane.created", json!({ "pane_id": new_id.as_str(), "tab_id": tab_id.as_str() }));
         Ok(new_id)
@@ -614,6 +782,10 @@ impl Store {
 
     fn read(&self, id: &PaneId, spec: ReadSpec) -> Result<ReadDto, CommandError> {
         let pane = self.pane(id)?;
+        if let Some(tomb) = &pane.tombstone {
+            let rows = pane.shared.term.lock().size().rows as usize;
+            return Ok(read_tail_lines(id, &tomb.tail, spec, rows));
+        }
         let req = ReadRequest { since: spec.since, last: spec.last, ansi: spec.ansi };
         let result = pane.shared.term.lock().read(&req);
         Ok(ReadDto {
@@ -626,7 +798,12 @@ impl Store {
         })
     }
 
-    fn pane_cwd(&self, pane: &Pane) -> String {
+    /// The pane's working directory: what the program reported (OSC 7), else the process's,
+    /// else the saved one, else where it started.
+    pub(crate) fn pane_cwd(&self, pane: &Pane) -> String {
+        if let Some(tomb) = &pane.tombstone {
+            return tomb.cwd.clone();
+        }
         if let Some(cwd) = pane.shared.meta().reported_cwd.clone() {
             return cwd;
         }
@@ -638,12 +815,14 @@ impl Store {
         pane.start_cwd.display().to_string()
     }
 
-    fn pane_dto(&self, pane: &Pane) -> PaneDto {
-        let meta = pane.shared.meta().clone();
-        let size = pane.shared.term.lock().size();
-        let live = pane.pty.is_some() && meta.exit.is_none();
-        let state = if live { RestoreState::Live } else { RestoreState::Exited };
-        let title = meta
+    /// The pane's title: the program's (OSC 0/2), else the one given at creation, else the
+    /// program's name.
+    pub(crate) fn pane_title(&self, pane: &Pane) -> String {
+        if let Some(tomb) = &pane.tombstone {
+            return tomb.title.clone();
+        }
+        pane.shared
+            .meta()
             .program_title
             .clone()
             .filter(|t| !t.is_empty())
@@ -651,19 +830,48 @@ impl Store {
             .unwrap_or_else(|| {
                 let program = pane.argv.first().map(String::as_str).unwrap_or("");
                 program.rsplit('/').next().unwrap_or(program).to_owned()
-            });
+            })
+    }
+
+    /// The work in flight: the PTY's foreground job when it is not the pane's own program.
+    pub(crate) fn pane_was_running(&self, pane: &Pane) -> Option<String> {
+        if let Some(tomb) = &pane.tombstone {
+            return tomb.was_running.clone();
+        }
+        let job = pane.pty.as_ref()?.foreground_job()?;
+        Some(clean_line(&job.join(" "), MAX_NAME_CHARS))
+    }
+
+    fn pane_dto(&self, pane: &Pane) -> PaneDto {
+        let meta = pane.shared.meta().clone();
+        let size = pane.shared.term.lock().size();
+        let state = pane.state();
+        let live = state == RestoreState::Live;
+        let lifecycle = match &pane.tombstone {
+            Some(tomb) => tomb.lifecycle,
+            None if live => meta.lifecycle,
+            None => Lifecycle::Exited,
+        };
+        let exit_code = match &pane.tombstone {
+            Some(tomb) => tomb.exit_code,
+            None => meta.exit.as_ref().map(|e| e.code),
+        };
         PaneDto {
             id: pane.id.to_string(),
-            title,
+            title: self.pane_title(pane),
             cwd: self.pane_cwd(pane),
             argv: pane.argv.clone(),
             state: state.as_str().to_owned(),
-            lifecycle: if live { meta.lifecycle } else { Lifecycle::Exited }.as_str().to_owned(),
+            lifecycle: lifecycle.as_str().to_owned(),
             attention: pane.attention.as_str().to_owned(),
-            agent: AgentDto { kind: "none".into(), session_id: None, resume_argv: None },
-            exit_code: meta.exit.as_ref().map(|e| e.code),
+            agent: AgentDto {
+                kind: pane.agent.kind.as_str().to_owned(),
+                session_id: pane.agent.session_id.clone(),
+                resume_argv: pane.agent.resume_argv(),
+            },
+            exit_code,
             size: CellSize { cols: size.cols, rows: size.rows }.into(),
-            was_running: None,
+            was_running: pane.tombstone.as_ref().and_then(|t| t.was_running.clone()),
             pid: pane.pty.as_ref().filter(|_| live).map(Pty::pid),
             created_at: pane.created_at,
         }
@@ -753,6 +961,34 @@ fn apply_size(pane: &Pane, size: CellSize) {
             tracing::debug!(pane = %pane.id, error = %e, "PTY resize failed");
         }
     }
+}
+
+/// Reads a tombstone's tail as `pane.read` would read a terminal: lines are numbered from 0;
+/// without `since` or `last` the last screenful is returned.
+fn read_tail_lines(id: &PaneId, tail: &[String], spec: ReadSpec, rows: usize) -> ReadDto {
+    let total = tail.len();
+    let (start, truncated) = match (spec.since, spec.last) {
+        (Some(since), _) => (usize::try_from(since).unwrap_or(usize::MAX).min(total), false),
+        (None, Some(last)) => (total.saturating_sub(last), false),
+        (None, None) => (total.saturating_sub(rows.max(1)), false),
+    };
+    let lines = tail[start..]
+        .iter()
+        .map(|line| if spec.ansi { line.clone() } else { strip_escapes(line) })
+        .collect();
+    ReadDto {
+        pane_id: id.to_string(),
+        lines,
+        first_seq: start as u64,
+        next_seq: total as u64,
+        oldest_seq: 0,
+        truncated,
+    }
+}
+
+/// One line of text with control characters removed and its length bounded.
+pub(crate) fn clean_line(text: &str, max_chars: usize) -> String {
+    text.chars().filter(|c| !c.is_control()).take(max_chars).collect()
 }
 
 fn default_workspace_name(cwd: &Path) -> String {

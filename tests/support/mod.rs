@@ -46,11 +46,20 @@ pub struct TestServer {
     pub socket: PathBuf,
     child: Option<Child>,
     log: PathBuf,
+    extra_env: Vec<(String, String)>,
+    server_args: Vec<String>,
 }
 
 impl TestServer {
     /// Starts a server and waits until it answers.
     pub fn start() -> TestServer {
+        let mut server = Self::prepare();
+        server.spawn_server();
+        server
+    }
+
+    /// The dirs of a server, not started yet (see [`TestServer::launch`]).
+    pub fn prepare() -> TestServer {
         let root = tempfile::Builder::new().prefix("berth-e2e-").tempdir().expect("temp dir");
         let mk = |name: &str| {
             let dir = root.path().join(name);
@@ -59,9 +68,36 @@ impl TestServer {
         };
         let (runtime, state, home) = (mk("runtime"), mk("state"), mk("home"));
         let socket = runtime.join("berth").join("berth.sock");
-        let mut server = TestServer { log: root.path().join("server.log"), root, runtime, state, home, socket, child: None };
-        server.spawn_server();
-        server
+        TestServer { log: root.path().join("server.log"), root, runtime, state, home, socket, child: None, extra_env: Vec::new(), server_args: Vec::new() }
+    }
+
+    /// Adds a variable to the environment of the server (and so of its panes) and the CLI.
+    pub fn with_env(mut self, key: &str, value: &str) -> TestServer {
+        self.extra_env.push((key.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Starts a prepared server and waits until it answers.
+    pub fn launch(self) -> TestServer {
+        self.launch_with(&[])
+    }
+
+    /// Starts a prepared server with extra `berth server` arguments.
+    pub fn launch_with(mut self, args: &[&str]) -> TestServer {
+        self.server_args = args.iter().map(|a| a.to_string()).collect();
+        self.spawn_server();
+        self
+    }
+
+    /// The state dir the server uses (`$XDG_STATE_HOME/berth`).
+    pub fn state_dir(&self) -> PathBuf {
+        self.state.join("berth")
+    }
+
+    /// Runs `berth server` in this world and returns its output, for servers expected to refuse
+    /// to start.
+    pub fn run_server_once(&self, args: &[&str]) -> Output {
+        self.command().arg("server").args(args).stdin(Stdio::null()).output().expect("run berth server")
     }
 
     /// The environment every process of this server's world gets.
@@ -81,6 +117,9 @@ impl TestServer {
             cmd.env(key, value);
         }
         cmd.env("SHELL", "/bin/bash").env("BERTH_LOG", "info,berth_server=debug");
+        for (key, value) in &self.extra_env {
+            cmd.env(key, value);
+        }
         cmd
     }
 
@@ -89,6 +128,7 @@ impl TestServer {
         let child = self
             .command()
             .arg("server")
+            .args(&self.server_args)
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log"))
             .stderr(log)

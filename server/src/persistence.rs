@@ -1,0 +1,233 @@
+//! When to save: the debounced, periodic, explicit and shutdown saves, on their own thread.
+//!
+//! Owns the persistence thread: it wakes on a change (debounced to at most one write per
+//! [`DEBOUNCE`]), every [`PERIODIC`] when pane output changed, on `snapshot.save`, and at
+//! shutdown. It takes the Store's lock only to copy the state into a snapshot DTO; tails are
+//! rendered under each pane's own lock and every file is written with the lock released. It
+//! never runs on a PTY reader's thread or on the async runtime.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use berth_engine::ids::PaneId;
+
+use crate::persist::{PersistError, SaveContext, StateDir};
+use crate::restore::{encode_tail, tail_of};
+use crate::store::Store;
+
+/// The quiet time after a change before it is written; also the least time between writes.
+pub const DEBOUNCE: Duration = Duration::from_secs(2);
+
+/// How often pane output alone (new tails) leads to a save.
+pub const PERIODIC: Duration = Duration::from_secs(60);
+
+/// How long an explicit save waits for the thread.
+const EXPLICIT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a save did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SaveOutcome {
+    /// Panes in the snapshot.
+    pub panes: usize,
+    /// Tails written.
+    pub tails: usize,
+    /// Bytes of the snapshot file.
+    pub bytes: usize,
+    /// Where it was written.
+    pub path: String,
+}
+
+type Reply = mpsc::Sender<Result<SaveOutcome, String>>;
+
+struct Control {
+    /// When the first change since the last save happened.
+    dirty_since: Option<Instant>,
+    last_write: Option<Instant>,
+    last_periodic: Instant,
+    requests: Vec<(SaveContext, Reply)>,
+    /// False until the boot's restores have settled; no scheduled save happens before.
+    settled: bool,
+    stop: bool,
+}
+
+struct Shared {
+    state: Arc<StateDir>,
+    store: Arc<Mutex<Store>>,
+    control: Mutex<Control>,
+    wake: Condvar,
+}
+
+impl Shared {
+    fn control(&self) -> MutexGuard<'_, Control> {
+        // The control block holds plain flags; a panic elsewhere leaves it usable.
+        self.control.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The persistence thread's handle; cheap to clone.
+#[derive(Clone)]
+pub struct Persistence {
+    shared: Arc<Shared>,
+    thread: Arc<Mutex<Option<JoinHandle<()>>>>,
+}
+
+impl Persistence {
+    /// Starts the thread. `settled` says whether the boot's restores are done (no auto-resume
+    /// pending); until [`Persistence::mark_settled`], only explicit and shutdown saves run.
+    pub fn start(state: Arc<StateDir>, store: Arc<Mutex<Store>>, settled: bool) -> Persistence {
+        let shared = Arc::new(Shared {
+            state,
+            store,
+            control: Mutex::new(Control {
+                dirty_since: None,
+                last_write: None,
+                last_periodic: Instant::now(),
+                requests: Vec::new(),
+                settled,
+                stop: false,
+            }),
+            wake: Condvar::new(),
+        });
+        let runner = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("berth-persist".into())
+            .spawn(move || run(&runner))
+            .map_err(|e| tracing::error!(error = %e, "cannot start the persistence thread; nothing will be saved"))
+            .ok();
+        Persistence { shared, thread: Arc::new(Mutex::new(thread)) }
+    }
+
+    /// Notes a change; a save follows within [`DEBOUNCE`].
+    pub fn notify_change(&self) {
+        let mut control = self.shared.control();
+        control.dirty_since.get_or_insert_with(Instant::now);
+        drop(control);
+        self.shared.wake.notify_one();
+    }
+
+    /// The boot's restores are done: scheduled saves may run.
+    pub fn mark_settled(&self) {
+        self.shared.control().settled = true;
+        self.shared.wake.notify_one();
+    }
+
+    /// Saves now and waits for the result.
+    pub fn save_now(&self, context: SaveContext) -> Result<SaveOutcome, String> {
+        let (tx, rx) = mpsc::channel();
+        self.shared.control().requests.push((context, tx));
+        self.shared.wake.notify_one();
+        rx.recv_timeout(EXPLICIT_TIMEOUT).map_err(|_| "the save did not finish in time".to_owned())?
+    }
+
+    /// Saves for a shutdown, then stops the thread.
+    pub fn shutdown(&self) -> Result<SaveOutcome, String> {
+        let result = self.save_now(SaveContext::Shutdown);
+        self.shared.control().stop = true;
+        self.shared.wake.notify_one();
+        if let Some(thread) = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = thread.join();
+        }
+        result
+    }
+}
+
+fn run(shared: &Shared) {
+    // Tails written so far: pane → content generation on disk.
+    let mut written: HashMap<PaneId, u64> = HashMap::new();
+    let mut control = shared.control();
+    loop {
+        if control.stop {
+            return;
+        }
+        let now = Instant::now();
+        if let Some((context, reply)) = control.requests.pop() {
+            drop(control);
+            let result = save(shared, context, &mut written).map_err(|e| e.to_string());
+            let _ = reply.send(result);
+            control = shared.control();
+            control.last_write = Some(Instant::now());
+            control.dirty_since = None;
+            continue;
+        }
+        let due = control.settled.then_some(()).and(control.dirty_since).map(|since| {
+            let after_change = since + DEBOUNCE;
+            control.last_write.map_or(after_change, |w| after_change.max(w + DEBOUNCE))
+        });
+        let periodic_due = control.last_periodic + PERIODIC;
+        if due.is_some_and(|d| d <= now) || (control.settled && periodic_due <= now) {
+            let periodic = due.is_none_or(|d| d > now);
+            control.last_periodic = now;
+            drop(control);
+            if !periodic || output_changed(shared, &written) {
+                let user_closed_all = lock_store(shared).user_closed_all;
+                match save(shared, SaveContext::Normal { user_closed_all }, &mut written) {
+                    Ok(outcome) => tracing::debug!(panes = outcome.panes, tails = outcome.tails, "saved"),
+                    Err(PersistError::Refused(reason)) => tracing::info!(%reason, "save skipped"),
+                    Err(e) => tracing::error!(error = %e, "saving the snapshot failed"),
+                }
+                control = shared.control();
+                control.last_write = Some(Instant::now());
+                control.dirty_since = None;
+            } else {
+                control = shared.control();
+            }
+            continue;
+        }
+        let next = [due, Some(periodic_due)].into_iter().flatten().min().unwrap_or(periodic_due);
+        let wait = next.saturating_duration_since(now).max(Duration::from_millis(10));
+        control = shared.wake.wait_timeout(control, wait).unwrap_or_else(|p| p.into_inner()).0;
+    }
+}
+
+fn lock_store(shared: &Shared) -> MutexGuard<'_, Store> {
+    shared.store.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn output_changed(shared: &Shared, written: &HashMap<PaneId, u64>) -> bool {
+    let store = lock_store(shared);
+    store.panes.values().any(|p| p.tombstone.is_none() && written.get(&p.id) != Some(&p.shared.content_gen()))
+}
+
+/// Takes a snapshot and writes it with the tails that changed.
+fn save(
+    shared: &Shared,
+    context: SaveContext,
+    written: &mut HashMap<PaneId, u64>,
+) -> Result<SaveOutcome, PersistError> {
+    let context = match context {
+        SaveContext::Explicit { .. } => SaveContext::Explicit { user_closed_all: lock_store(shared).user_closed_all },
+        other => other,
+    };
+    let (snapshot, jobs) = lock_store(shared).to_snapshot(written);
+    let mut tails = 0;
+    for job in jobs {
+        let bytes = {
+            let term = job.shared.term.lock();
+            encode_tail(&tail_of(&term))
+        };
+        match shared.state.write_tail(job.pane.as_str(), &bytes) {
+            Ok(()) => {
+                written.insert(job.pane, job.content_gen);
+                tails += 1;
+            }
+            Err(e) => tracing::warn!(pane = %job.pane, error = %e, "could not write a pane's tail"),
+        }
+    }
+    let report = shared.state.save(&snapshot, context)?;
+    let settled = shared.control().settled;
+    if settled {
+        let keep: HashSet<String> = snapshot.panes.iter().map(|p| p.id.clone()).collect();
+        written.retain(|id, _| keep.contains(id.as_str()));
+        if let Err(e) = shared.state.remove_stale_tails(&keep) {
+            tracing::warn!(error = %e, "could not remove old tails");
+        }
+    }
+    Ok(SaveOutcome {
+        panes: snapshot.panes.len(),
+        tails,
+        bytes: report.bytes,
+        path: report.path.display().to_string(),
+    })
+}

@@ -1,0 +1,569 @@
+//! Between the Store and the snapshot: taking a snapshot, rebuilding from one, resuming
+//! tombstones, and agent session reports.
+//!
+//! Owns the restore rules of DESIGN.md §5: every pane comes back `RESTORED`, `RESUMABLE` or
+//! `EXITED` with its tail, and nothing runs again unless the user asks (`pane.resume`) or the
+//! workspace's `auto_resume` allows an adapter-built resume command. It must not write files;
+//! `persistence` does that.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use berth_engine::agents::{self, AgentKind};
+use berth_engine::ids::{PaneId, TabId, WorkspaceId};
+use berth_engine::layout::{CellSize, Layout, SplitDir};
+use berth_engine::model::{Attention, Lifecycle, RestoreState};
+use berth_engine::terminal::{PaneTerminal, ReadRequest, TermSize, DEFAULT_SCROLLBACK};
+use serde_json::json;
+
+use crate::commands::SpawnRequest;
+use crate::error::CommandError;
+use crate::pane::{now_ms, PaneShared};
+use crate::persist::{
+    AgentRecord, LayoutRecord, PaneRecord, SizeRecord, Snapshot, SplitDirRecord, TabRecord,
+    WorkspaceRecord, SNAPSHOT_VERSION,
+};
+use crate::store::{AgentInfo, Pane, Store, Tab, Tombstone, Workspace};
+
+/// The most bytes of scrollback kept as a pane's tail.
+pub const TAIL_BYTES: usize = 64 << 10;
+
+/// A pane whose tail must be written with the snapshot.
+pub struct TailJob {
+    /// The pane.
+    pub pane: PaneId,
+    /// Its terminal.
+    pub shared: Arc<PaneShared>,
+    /// Its content generation when the job was made.
+    pub content_gen: u64,
+}
+
+/// The last [`TAIL_BYTES`] of a terminal's scrollback and screen, with styles, as lines.
+pub fn tail_of(term: &PaneTerminal) -> Vec<String> {
+    let result = term.read(&ReadRequest { since: None, last: Some(DEFAULT_SCROLLBACK + 500), ansi: true });
+    let mut total = 0;
+    let mut keep = result.lines.len();
+    for line in result.lines.iter().rev() {
+        total += line.len() + 2;
+        if total > TAIL_BYTES {
+            break;
+        }
+        keep -= 1;
+    }
+    result.lines[keep..].to_vec()
+}
+
+/// Encodes tail lines as the bytes of a tail file (`\r\n` line ends, so that feeding them to a
+/// terminal puts each on its own line).
+pub fn encode_tail(lines: &[String]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(lines.iter().map(|l| l.len() + 2).sum());
+    for line in lines {
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.extend_from_slice(b"\x1b[0m\r\n");
+    }
+    bytes
+}
+
+/// Decodes a tail file into lines.
+pub fn decode_tail(bytes: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut lines: Vec<String> = text
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .map(|l| l.strip_suffix("\x1b[0m").unwrap_or(l).to_owned())
+        .collect();
+    if lines.last().is_some_and(String::is_empty) {
+        lines.pop();
+    }
+    lines
+}
+
+fn layout_record(layout: &Layout) -> LayoutRecord {
+    match layout {
+        Layout::Pane(id) => LayoutRecord::Pane(id.to_string()),
+        Layout::Split { dir, ratio, first, second } => LayoutRecord::split(
+            match dir {
+                SplitDir::Right => SplitDirRecord::Right,
+                SplitDir::Down => SplitDirRecord::Down,
+            },
+            *ratio,
+            layout_record(first),
+            layout_record(second),
+        ),
+    }
+}
+
+fn layout_from_record(record: &LayoutRecord) -> Option<Layout> {
+    Some(match record {
+        LayoutRecord::Pane(id) => Layout::Pane(PaneId::parse(id).ok()?),
+        LayoutRecord::Split(split) => Layout::Split {
+            dir: match split.dir {
+                SplitDirRecord::Right => SplitDir::Right,
+                SplitDirRecord::Down => SplitDir::Down,
+            },
+            ratio: split.ratio,
+            first: Box::new(layout_from_record(&split.first)?),
+            second: Box::new(layout_from_record(&split.second)?),
+        },
+    })
+}
+
+fn parse_state(s: &str) -> RestoreState {
+    match s {
+        "LIVE" => RestoreState::Live,
+        "RESUMABLE" => RestoreState::Resumable,
+        "EXITED" => RestoreState::Exited,
+        _ => RestoreState::Restored,
+    }
+}
+
+fn parse_lifecycle(s: &str) -> Lifecycle {
+    match s {
+        "starting" => Lifecycle::Starting,
+        "working" => Lifecycle::Working,
+        "blocked" => Lifecycle::Blocked,
+        "done" => Lifecycle::Done,
+        "exited" => Lifecycle::Exited,
+        _ => Lifecycle::Idle,
+    }
+}
+
+fn parse_attention(s: &str) -> Attention {
+    match s {
+        "unread" => Attention::Unread,
+        "needs_input" => Attention::NeedsInput,
+        "error" => Attention::Error,
+        _ => Attention::None,
+    }
+}
+
+/// How a restored pane comes back: an ended process stays `Exited`; anything else is
+/// `Resumable` when the adapter can build a resume command, else `Restored`.
+pub fn classify(saved: RestoreState, agent: &AgentInfo) -> RestoreState {
+    match saved {
+        RestoreState::Exited => RestoreState::Exited,
+        _ if agent.resume_argv().is_some() => RestoreState::Resumable,
+        _ => RestoreState::Restored,
+    }
+}
+
+/// What a restore did, for the log and for auto-resume.
+#[derive(Debug, Default)]
+pub struct RestoreReport {
+    /// Panes rebuilt.
+    pub panes: usize,
+    /// Of those, resumable.
+    pub resumable: usize,
+    /// Panes in workspaces with auto-resume on that may resume themselves, most recently
+    /// active first.
+    pub auto_resume_candidates: Vec<PaneId>,
+}
+
+impl Store {
+    /// The Store as a snapshot DTO, and the tails that changed since `written` (pane id →
+    /// content generation already on disk).
+    pub fn to_snapshot(&self, written: &HashMap<PaneId, u64>) -> (Snapshot, Vec<TailJob>) {
+        let mut panes = Vec::new();
+        let mut jobs = Vec::new();
+        let workspaces = self
+            .workspaces
+            .iter()
+            .map(|ws| WorkspaceRecord {
+                id: ws.id.to_string(),
+                name: ws.name.clone(),
+                cwd: ws.cwd.display().to_string(),
+                auto_resume: ws.auto_resume,
+                active_tab_id: ws.active_tab.as_ref().map(ToString::to_string),
+                created_at: ws.created_at,
+                tabs: ws
+                    .tabs
+                    .iter()
+                    .filter_map(|t| self.tabs.get(t))
+                    .map(|tab| {
+                        for pane in tab.layout.panes().iter().filter_map(|p| self.panes.get(p)) {
+                            panes.push(self.pane_record(pane));
+                            let generation = pane.shared.content_gen();
+                            if pane.tombstone.is_none() && written.get(&pane.id) != Some(&generation) {
+                                jobs.push(TailJob {
+                                    pane: pane.id.clone(),
+                                    shared: pane.shared.clone(),
+                                    content_gen: generation,
+                                });
+                            }
+                        }
+                        TabRecord {
+                            id: tab.id.to_string(),
+                            title: tab.title.clone(),
+                            layout: layout_record(&tab.layout),
+                            active_pane_id: Some(tab.active_pane.to_string()),
+                            size: SizeRecord { cols: tab.size.cols, rows: tab.size.rows },
+                            created_at: tab.created_at,
+                        }
+                    })
+                    .collect(),
+            })
+            .collect();
+        let snapshot = Snapshot {
+            snapshot_version: SNAPSHOT_VERSION,
+            server_version: env!("CARGO_PKG_VERSION").to_owned(),
+            saved_at: now_ms(),
+            workspaces,
+            active_workspace_id: self.active_workspace.as_ref().map(ToString::to_string),
+            panes,
+            notifications: Vec::new(),
+        };
+        (snapshot, jobs)
+    }
+
+    fn pane_record(&self, pane: &Pane) -> PaneRecord {
+        let meta = pane.shared.meta().clone();
+        let size = pane.shared.term.lock().size();
+        let (lifecycle, exit_code, last_activity) = match &pane.tombstone {
+            Some(t) => (t.lifecycle, t.exit_code, t.last_activity_at),
+            None => (meta.lifecycle, meta.exit.as_ref().map(|e| e.code), meta.last_activity_ms),
+        };
+        PaneRecord {
+            id: pane.id.to_string(),
+            workspace_id: pane.workspace.to_string(),
+            tab_id: pane.tab.to_string(),
+            argv: pane.argv.clone(),
+            cwd: self.pane_cwd(pane),
+            title: self.pane_title(pane),
+            // The encoder filters this through the allowlist; only the agent's config dirs
+            // are worth carrying.
+            env: pane.agent.config_env.clone(),
+            size: SizeRecord { cols: size.cols, rows: size.rows },
+            state: pane.state().as_str().to_owned(),
+            lifecycle: lifecycle.as_str().to_owned(),
+            attention: pane.attention.as_str().to_owned(),
+            agent: AgentRecord {
+                kind: pane.agent.kind.as_str().to_owned(),
+                session_id: pane.agent.session_id.clone(),
+                resume_argv: pane.agent.resume_argv(),
+                reported_resume_argv: pane.agent.reported_resume_argv.clone(),
+                model: pane.agent.model.clone(),
+                extra: Default::default(),
+                config_env: pane.agent.config_env.clone(),
+            },
+            exit_code,
+            was_running: self.pane_was_running(pane),
+            created_at: pane.created_at,
+            last_activity_at: last_activity,
+            last_seen_at: pane.last_seen_at,
+        }
+    }
+
+    /// Rebuilds workspaces, tabs and panes from a snapshot (into an empty Store). `tails` gives
+    /// each pane's tail lines. Nothing is started.
+    pub fn restore(&mut self, snapshot: &Snapshot, mut tails: HashMap<String, Vec<String>>) -> RestoreReport {
+        let mut report = RestoreReport::default();
+        let records: HashMap<&str, &PaneRecord> = snapshot.panes.iter().map(|p| (p.id.as_str(), p)).collect();
+        let mut candidates: Vec<(u64, PaneId)> = Vec::new();
+        for ws in &snapshot.workspaces {
+            let Ok(ws_id) = WorkspaceId::parse(&ws.id) else { continue };
+            let mut tab_ids = Vec::new();
+            for tab in &ws.tabs {
+                let (Ok(tab_id), Some(mut layout)) = (TabId::parse(&tab.id), layout_from_record(&tab.layout)) else {
+                    continue;
+                };
+                layout.clamp_ratios();
+                let size = CellSize { cols: tab.size.cols.max(1), rows: tab.size.rows.max(1) };
+                for pane_id in layout.panes() {
+                    let Some(record) = records.get(pane_id.as_str()) else { continue };
+                    let tail = tails.remove(pane_id.as_str()).unwrap_or_default();
+                    let pane = pane_from_record(&pane_id, &ws_id, &tab_id, record, tail);
+                    report.panes += 1;
+                    if pane.state() == RestoreState::Resumable {
+                        report.resumable += 1;
+                        if ws.auto_resume {
+                            let last = pane.tombstone.as_ref().map_or(0, |t| t.last_activity_at);
+                            candidates.push((last, pane_id.clone()));
+                        }
+                    }
+                    self.panes.insert(pane_id.clone(), pane);
+                }
+                let active_pane = tab
+                    .active_pane_id
+                    .as_deref()
+                    .and_then(|p| PaneId::parse(p).ok())
+                    .filter(|p| layout.contains(p))
+                    .or_else(|| layout.panes().into_iter().next());
+                let Some(active_pane) = active_pane else { continue };
+                self.tabs.insert(
+                    tab_id.clone(),
+                    Tab {
+                        id: tab_id.clone(),
+                        workspace: ws_id.clone(),
+                        title: tab.title.clone(),
+                        layout,
+                        active_pane,
+                        size,
+                        created_at: tab.created_at,
+                    },
+                );
+                self.last_tab_size = size;
+                tab_ids.push(tab_id);
+            }
+            let active_tab = ws
+                .active_tab_id
+                .as_deref()
+                .and_then(|t| TabId::parse(t).ok())
+                .filter(|t| tab_ids.contains(t))
+                .or_else(|| tab_ids.first().cloned());
+            self.workspaces.push(Workspace {
+                id: ws_id,
+                name: ws.name.clone(),
+                cwd: PathBuf::from(&ws.cwd),
+                tabs: tab_ids,
+                active_tab,
+                auto_resume: ws.auto_resume,
+                created_at: ws.created_at,
+            });
+        }
+        self.active_workspace = snapshot
+            .active_workspace_id
+            .as_deref()
+            .and_then(|w| WorkspaceId::parse(w).ok())
+            .filter(|w| self.workspaces.iter().any(|ws| &ws.id == w))
+            .or_else(|| self.workspaces.first().map(|w| w.id.clone()));
+        candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
+        report.auto_resume_candidates = candidates.into_iter().map(|(_, id)| id).collect();
+        report
+    }
+
+    /// Starts a tombstone's process again in the same pane slot: a resumable agent's official
+    /// resume command (else one it reported about itself), otherwise its argv, in the saved
+    /// cwd (or home, with a note, if that is gone). The tail stays above the new output. On
+    /// failure the tombstone stays and the error shows in it.
+    pub fn resume(&mut self, id: &PaneId) -> Result<(), CommandError> {
+        self.resume_with(id, false)
+    }
+
+    /// Like [`Store::resume`], for auto-resume: only an adapter-built resume command may run.
+    pub fn auto_resume(&mut self, id: &PaneId) -> Result<(), CommandError> {
+        self.resume_with(id, true)
+    }
+
+    fn resume_with(&mut self, id: &PaneId, automatic: bool) -> Result<(), CommandError> {
+        let pane = self.panes.get(id).ok_or_else(|| CommandError::NoSuchPane(id.to_string()))?;
+        let Some(tomb) = pane.tombstone.clone() else {
+            if pane.state() == RestoreState::Live {
+                return Err(CommandError::Conflict(format!("pane {id} is already running")));
+            }
+            // An ended live pane: restart its argv on this explicit request.
+            return self.restart_exited(id);
+        };
+        let argv = match (pane.agent.resume_argv(), automatic) {
+            (Some(argv), _) => argv,
+            (None, true) => {
+                return Err(CommandError::Conflict(format!("pane {id} has no adapter-built resume command")))
+            }
+            (None, false) => pane.agent.reported_resume_argv.clone().unwrap_or_else(|| pane.argv.clone()),
+        };
+        let (ws_id, tab_id) = (pane.workspace.clone(), pane.tab.clone());
+        let mut notes = Vec::new();
+        let cwd = if Path::new(&tomb.cwd).is_dir() {
+            PathBuf::from(&tomb.cwd)
+        } else {
+            notes.push(format!(
+                "berth: the saved directory {} is gone; starting in {}",
+                tomb.cwd,
+                self.config.home.display()
+            ));
+            self.config.home.clone()
+        };
+        let size = self.pane_size_in_tab(&tab_id, id);
+        let term = PaneTerminal::new(TermSize { cols: size.cols, rows: size.rows }, DEFAULT_SCROLLBACK);
+        let shared = PaneShared::new(id.clone(), term);
+        {
+            let mut term = shared.term.lock();
+            term.feed(&encode_tail(&tomb.tail));
+            for note in &notes {
+                term.feed(format!("\x1b[0;33m{note}\x1b[0m\r\n").as_bytes());
+            }
+        }
+        let spawn = SpawnRequest { argv: argv.clone(), cwd: None, env: env_pairs(&pane.agent), title: None };
+        match self.start_pane(id, &ws_id, &spawn, cwd, size, Some(shared)) {
+            Ok(started) => {
+                let pane = self.panes.get_mut(id).ok_or_else(|| CommandError::NoSuchPane(id.to_string()))?;
+                tracing::info!(pane = %id, argv = ?started.argv.first(), automatic, "pane resumed");
+                pane.shared = started.shared;
+                pane.pty = Some(started.pty);
+                pane.tombstone = None;
+                pane.start_cwd = started.cwd;
+                pane.argv = if pane.agent.kind == AgentKind::None { started.argv } else { pane.argv.clone() };
+                self.publish_pane_changed(id);
+                Ok(())
+            }
+            Err(err) => {
+                let message = format!("berth: could not resume ({}): {err}", argv.join(" "));
+                tracing::warn!(pane = %id, error = %err, "resume failed");
+                if let Some(pane) = self.panes.get_mut(id) {
+                    if let Some(tomb) = &mut pane.tombstone {
+                        tomb.tail.push(format!("\x1b[0;31m{message}\x1b[0m"));
+                    }
+                }
+                self.publish_pane_changed(id);
+                Err(err)
+            }
+        }
+    }
+
+    fn restart_exited(&mut self, id: &PaneId) -> Result<(), CommandError> {
+        let pane = self.panes.get(id).ok_or_else(|| CommandError::NoSuchPane(id.to_string()))?;
+        let (ws_id, tab_id, shared) = (pane.workspace.clone(), pane.tab.clone(), pane.shared.clone());
+        let cwd = PathBuf::from(self.pane_cwd(pane));
+        let cwd = if cwd.is_dir() { cwd } else { self.config.home.clone() };
+        let spawn = SpawnRequest { argv: pane.argv.clone(), cwd: None, env: env_pairs(&pane.agent), title: None };
+        let size = self.pane_size_in_tab(&tab_id, id);
+        shared.reset_exit();
+        let started = self.start_pane(id, &ws_id, &spawn, cwd, size, Some(shared))?;
+        if let Some(pane) = self.panes.get_mut(id) {
+            pane.pty = Some(started.pty);
+        }
+        self.publish_pane_changed(id);
+        Ok(())
+    }
+
+    fn pane_size_in_tab(&self, tab: &TabId, pane: &PaneId) -> CellSize {
+        self.tabs
+            .get(tab)
+            .and_then(|t| t.layout.rects(t.size).into_iter().find(|(p, _)| p == pane))
+            .map(|(_, r)| CellSize { cols: r.cols.max(1), rows: r.rows.max(1) })
+            .unwrap_or(crate::store::DEFAULT_TAB_SIZE)
+    }
+
+    fn publish_pane_changed(&self, id: &PaneId) {
+        self.bus.publish(json!({ "type": "pane.changed", "pane_id": id.as_str() }));
+    }
+
+    /// Records an agent's kind and session id for a pane; a new id replaces the old one (a
+    /// `/clear` starts a new session). The same id in another pane is logged as a conflict.
+    pub fn report_session(
+        &mut self,
+        id: &PaneId,
+        kind: AgentKind,
+        session_id: String,
+        reported_resume_argv: Option<Vec<String>>,
+        model: Option<String>,
+    ) -> Result<(), CommandError> {
+        if let Some(other) = self
+            .panes
+            .values()
+            .find(|p| &p.id != id && p.agent.session_id.as_deref() == Some(session_id.as_str()))
+        {
+            tracing::warn!(pane = %id, other = %other.id, "the same agent session was reported from two panes");
+        }
+        let pane = self.panes.get_mut(id).ok_or_else(|| CommandError::NoSuchPane(id.to_string()))?;
+        pane.agent.kind = kind;
+        pane.agent.session_id = Some(session_id);
+        if reported_resume_argv.is_some() {
+            pane.agent.reported_resume_argv = reported_resume_argv;
+        }
+        if model.is_some() {
+            pane.agent.model = model;
+        }
+        if let Some(tomb) = &mut pane.tombstone {
+            if tomb.state == RestoreState::Restored && pane.agent.resume_argv().is_some() {
+                tomb.state = RestoreState::Resumable;
+            }
+        }
+        self.publish_pane_changed(id);
+        Ok(())
+    }
+}
+
+fn env_pairs(agent: &AgentInfo) -> Vec<(String, String)> {
+    agent.config_env.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+fn pane_from_record(
+    id: &PaneId,
+    ws: &WorkspaceId,
+    tab: &TabId,
+    record: &PaneRecord,
+    tail: Vec<String>,
+) -> Pane {
+    let kind = AgentKind::parse(&record.agent.kind).unwrap_or(AgentKind::None);
+    let agent = AgentInfo {
+        kind,
+        session_id: record.agent.session_id.clone().filter(|s| agents::validate_session_id(s).is_ok()),
+        reported_resume_argv: record.agent.reported_resume_argv.clone(),
+        model: record.agent.model.clone(),
+        config_env: record
+            .agent
+            .config_env
+            .iter()
+            .filter(|(k, _)| agents::AGENT_CONFIG_ENV.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    };
+    let state = classify(parse_state(&record.state), &agent);
+    let size = TermSize { cols: record.size.cols.max(1), rows: record.size.rows.max(1) };
+    // A tombstone's terminal stays empty: its text lives compactly in `tail` until resumed.
+    let shared = PaneShared::new(id.clone(), PaneTerminal::new(size, 0));
+    let lifecycle = match state {
+        RestoreState::Exited => Lifecycle::Exited,
+        _ => parse_lifecycle(&record.lifecycle),
+    };
+    Pane {
+        id: id.clone(),
+        workspace: ws.clone(),
+        tab: tab.clone(),
+        argv: record.argv.clone(),
+        start_cwd: PathBuf::from(&record.cwd),
+        given_title: None,
+        shared,
+        pty: None,
+        attention: parse_attention(&record.attention),
+        agent,
+        tombstone: Some(Tombstone {
+            state,
+            title: record.title.clone(),
+            cwd: record.cwd.clone(),
+            lifecycle,
+            exit_code: record.exit_code,
+            was_running: record.was_running.clone(),
+            tail,
+            last_activity_at: record.last_activity_at,
+        }),
+        created_at: record.created_at,
+        last_seen_at: record.last_seen_at,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tails_round_trip_through_their_file_form() {
+        let lines = vec!["\x1b[31mred\x1b[0m".to_owned(), String::new(), "plain".to_owned()];
+        assert_eq!(decode_tail(&encode_tail(&lines)), lines);
+        assert!(decode_tail(b"").is_empty());
+    }
+
+    #[test]
+    fn restore_states_follow_the_rules() {
+        let agent = |kind, id: Option<&str>| AgentInfo {
+            kind,
+            session_id: id.map(str::to_owned),
+            reported_resume_argv: None,
+            model: None,
+            config_env: Default::default(),
+        };
+        let cases = [
+            (RestoreState::Live, agent(AgentKind::None, None), RestoreState::Restored),
+            (RestoreState::Live, agent(AgentKind::Claude, Some("s1")), RestoreState::Resumable),
+            (RestoreState::Live, agent(AgentKind::Claude, None), RestoreState::Restored),
+            (RestoreState::Live, agent(AgentKind::Generic, Some("s1")), RestoreState::Restored),
+            (RestoreState::Exited, agent(AgentKind::Claude, Some("s1")), RestoreState::Exited),
+            (RestoreState::Restored, agent(AgentKind::Codex, Some("t1")), RestoreState::Resumable),
+            (RestoreState::Resumable, agent(AgentKind::None, None), RestoreState::Restored),
+        ];
+        for (saved, agent, want) in cases {
+            assert_eq!(classify(saved, &agent), want, "{saved:?} {agent:?}");
+        }
+    }
+}
