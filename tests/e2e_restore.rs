@@ -252,3 +252,21 @@ fn a_shutdown_save_never_replaces_a_record_with_more_panes() {
     assert_eq!(find_pane(&list, &a)["state"], "RESTORED", "{list}");
     assert_eq!(find_pane(&list, &b)["state"], "RESTORED", "{list}");
 }
+
+#[test]
+fn a_logind_shutdown_notice_saves_under_a_delay_inhibitor() {
+    use berth_server::logind::testing::{FakeLogind, PrivateBus};
+    let bus = PrivateBus::start().expect("start a private dbus-daemon");
+    let logind = FakeLogind::start(bus.address()).expect("start the fake logind");
+    let mut server = TestServer::prepare().with_env("DBUS_SYSTEM_BUS_ADDRESS", bus.address()).with_env("BERTH_LOGIND", "1").launch();
+    poll(WAIT, "the server to hold a delay inhibitor", || (logind.held_inhibitors() == 1).then_some(()));
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    logind.prepare_for_shutdown(true).expect("emit PrepareForShutdown");
+    poll(WAIT, "the inhibitor to be released after the save", || (logind.held_inhibitors() == 0).then_some(()));
+    assert!(server.log_text().contains("saved for the host's shutdown"), "{}", server.log_text());
+    let snapshot = fs::read_to_string(server.state_dir().join("snapshot.json")).unwrap();
+    assert!(snapshot.contains(&pane), "{snapshot}");
+    server.kill();
+    server.start_again();
+    assert_eq!(find_pane(&server.list(), &pane)["state"], "RESTORED");
+}

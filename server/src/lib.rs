@@ -6,6 +6,7 @@ pub mod client;
 pub mod commands;
 pub mod error;
 pub mod events;
+pub mod logind;
 pub mod pane;
 pub mod paths;
 pub mod persist;
@@ -185,6 +186,13 @@ impl Server {
             let mut int = signal(SignalKind::interrupt()).map_err(ServerError::Runtime)?;
             tokio::spawn(self.pulse.clone().run(self.bus.clone()));
             self.spawn_auto_resume();
+            // Held until the server stops: dropping it releases the delay inhibitor.
+            let persistence = self.persistence.clone();
+            let _logind = logind::LogindMonitor::spawn(Arc::new(move || {
+                persistence.save_now(SaveContext::Shutdown).map(|outcome| {
+                    tracing::info!(panes = outcome.panes, "saved for the host's shutdown");
+                })
+            }));
             tracing::info!(socket = %self.socket.path().display(), pid = std::process::id(), "berth server listening");
             let services = Services {
                 store: self.store.clone(),
