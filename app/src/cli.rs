@@ -54,6 +54,42 @@ enum Verb {
     /// Workspace settings.
     #[command(subcommand)]
     Workspace(WorkspaceVerb),
+    /// Raise a notification (pane defaults to $BERTH_PANE).
+    Notify {
+        /// The pane it concerns.
+        #[arg(long, env = "BERTH_PANE")]
+        pane: Option<String>,
+        /// The title.
+        title: String,
+        /// The body.
+        body: Option<String>,
+    },
+    /// List notifications.
+    Notifications {
+        /// Print them as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Only those not read yet.
+        #[arg(long)]
+        unread: bool,
+        /// Mark them read (all, or a pane's with --pane) instead of listing.
+        #[arg(long)]
+        mark_read: bool,
+        /// With --mark-read: only this pane's.
+        #[arg(long)]
+        pane: Option<String>,
+    },
+    /// Called by an agent's hooks: reads the hook's JSON (argument or stdin) and tells Berth.
+    /// Always exits 0 and returns within a second, so it never fails the agent.
+    Hook {
+        /// claude, codex, opencode or cursor.
+        agent: String,
+        /// The payload; read from stdin when absent (codex passes it as an argument).
+        payload: Option<String>,
+        /// Print the snippet to paste into the agent's settings instead.
+        #[arg(long)]
+        print_config: bool,
+    },
     /// List workspaces, tabs and panes.
     Ls {
         /// Print the full state as JSON.
@@ -207,6 +243,18 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             )?;
             Ok(ExitCode::SUCCESS)
         }
+        Verb::Notify { pane, title, body } => {
+            let result = connect()?.call(
+                "notify",
+                json!({ "pane_id": pane, "title": title, "body": body.unwrap_or_default() }),
+            )?;
+            println!("{}", result["notification_id"].as_str().unwrap_or_default());
+            Ok(ExitCode::SUCCESS)
+        }
+        Verb::Notifications { json: as_json, unread, mark_read, pane } => {
+            notifications(as_json, unread, mark_read, pane)
+        }
+        Verb::Hook { agent, payload, print_config } => Ok(hook(&agent, payload, print_config)),
         Verb::Workspace(WorkspaceVerb::AutoResume { workspace, state }) => {
             let mut client = connect()?;
             let id = resolve_workspace(&mut client, &workspace)?;
@@ -233,6 +281,80 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 
 fn connect() -> Result<Client> {
     Ok(Client::connect_default()?)
+}
+
+fn notifications(as_json: bool, unread: bool, mark_read: bool, pane: Option<String>) -> Result<ExitCode> {
+    let mut client = connect()?;
+    if mark_read {
+        let result = client.call("notifications.mark_read", json!({ "pane_id": pane }))?;
+        println!("marked {} read", result["marked"].as_u64().unwrap_or(0));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let value = client.call("notifications.list", json!({ "unread_only": unread }))?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = std::io::stdout().lock();
+    for n in value["notifications"].as_array().into_iter().flatten() {
+        let mark = if n["read_at"].is_null() { "*" } else { " " };
+        writeln!(
+            out,
+            "{mark} {}  {:<10} {}  {}  {}",
+            n["id"].as_str().unwrap_or(""),
+            n["source"].as_str().unwrap_or(""),
+            n["pane_id"].as_str().unwrap_or("-"),
+            n["title"].as_str().unwrap_or(""),
+            n["body"].as_str().unwrap_or("").replace('\n', " "),
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The most payload bytes `berth hook` reads.
+const MAX_HOOK_PAYLOAD: u64 = 1 << 20;
+
+/// `berth hook`: never fails the agent (exit 0), bounded in time.
+fn hook(agent: &str, payload: Option<String>, print_config: bool) -> ExitCode {
+    use std::io::Read;
+    let Some(kind) = berth_engine::agents::AgentKind::parse(agent) else {
+        eprintln!("berth hook: unknown agent {agent:?} (claude, codex, opencode, cursor)");
+        return ExitCode::SUCCESS;
+    };
+    if print_config {
+        match berth_server::hooks::print_config(kind) {
+            Some(snippet) => println!("{snippet}"),
+            None => eprintln!("berth hook: no hook configuration for {agent}"),
+        }
+        return ExitCode::SUCCESS;
+    }
+    let Ok(pane) = std::env::var("BERTH_PANE") else {
+        // Not inside a Berth pane (another app sharing the agent's hooks): nothing to do.
+        return ExitCode::SUCCESS;
+    };
+    let payload = match payload {
+        Some(p) => p,
+        None => {
+            let mut text = String::new();
+            let _ = std::io::stdin().take(MAX_HOOK_PAYLOAD).read_to_string(&mut text);
+            text
+        }
+    };
+    let payload: Value = match serde_json::from_str(&payload) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("berth hook: the payload is not JSON: {e}");
+            return ExitCode::SUCCESS;
+        }
+    };
+    let socket = berth_server::paths::socket_path();
+    let result = Client::connect_with_timeout(&socket, Duration::from_millis(800)).and_then(|mut c| {
+        c.call("hook.event", json!({ "pane_id": pane, "agent": kind.as_str(), "payload": payload }))
+    });
+    if let Err(e) = result {
+        eprintln!("berth hook: {e}");
+    }
+    ExitCode::SUCCESS
 }
 
 /// A workspace id from a name or an id.

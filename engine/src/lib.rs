@@ -7,6 +7,7 @@ pub mod agents;
 pub mod ids;
 pub mod layout;
 pub mod model;
+pub mod notify;
 pub mod procfs;
 pub mod pty;
 pub mod text;

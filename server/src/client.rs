@@ -62,10 +62,15 @@ pub struct Client {
 impl Client {
     /// Connects to the socket at `path`.
     pub fn connect(path: &Path) -> Result<Client, ClientError> {
+        Self::connect_with_timeout(path, CALL_TIMEOUT)
+    }
+
+    /// Connects with a limit on how long each call may wait (for hooks that must be quick).
+    pub fn connect_with_timeout(path: &Path, timeout: Duration) -> Result<Client, ClientError> {
         let stream = UnixStream::connect(path)
             .map_err(|source| ClientError::Connect { path: path.to_path_buf(), source })?;
-        stream.set_read_timeout(Some(CALL_TIMEOUT))?;
-        stream.set_write_timeout(Some(CALL_TIMEOUT))?;
+        stream.set_read_timeout(Some(timeout))?;
+        stream.set_write_timeout(Some(timeout))?;
         let writer = stream.try_clone()?;
         Ok(Client { reader: BufReader::new(stream), writer, next_id: 1 })
     }

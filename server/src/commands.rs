@@ -188,6 +188,43 @@ pub enum Command {
         /// On or off.
         enabled: bool,
     },
+    /// Raise a notification (`berth notify`).
+    Notify {
+        /// The pane it concerns.
+        pane: Option<PaneId>,
+        /// Its title.
+        title: String,
+        /// Its body.
+        body: String,
+        /// Where it came from (`cli`, `hook:<agent>` …).
+        source: String,
+    },
+    /// The kept notifications.
+    NotificationsList {
+        /// Only those not read yet.
+        unread_only: bool,
+    },
+    /// Mark notifications read: these ids, or a pane's (clearing its attention), or all.
+    NotificationsMarkRead {
+        /// Which ones; empty with no pane means all.
+        ids: Vec<berth_engine::ids::NotificationId>,
+        /// A pane whose notifications are all read now.
+        pane: Option<PaneId>,
+    },
+    /// The user looked at a pane: clear its attention, mark its notifications read.
+    PaneClearAttention {
+        /// Which one.
+        pane: PaneId,
+    },
+    /// An agent hook's payload for a pane.
+    HookEvent {
+        /// The pane the agent runs in.
+        pane: PaneId,
+        /// Which agent sent it.
+        kind: berth_engine::agents::AgentKind,
+        /// The payload as the agent sent it.
+        payload: serde_json::Value,
+    },
     /// Focus the neighbour of a pane in a direction.
     PaneFocusDirection {
         /// The pane to move from.

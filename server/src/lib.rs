@@ -6,7 +6,9 @@ pub mod client;
 pub mod commands;
 pub mod error;
 pub mod events;
+pub mod hooks;
 pub mod logind;
+pub mod notifications;
 pub mod pane;
 pub mod paths;
 pub mod persist;
@@ -185,6 +187,7 @@ impl Server {
             let mut term = signal(SignalKind::terminate()).map_err(ServerError::Runtime)?;
             let mut int = signal(SignalKind::interrupt()).map_err(ServerError::Runtime)?;
             tokio::spawn(self.pulse.clone().run(self.bus.clone()));
+            self.start_notifications();
             self.spawn_auto_resume();
             // Held until the server stops: dropping it releases the delay inhibitor.
             let persistence = self.persistence.clone();
@@ -211,6 +214,22 @@ impl Server {
         self.shutdown();
         runtime.shutdown_timeout(Duration::from_secs(1));
         Ok(())
+    }
+
+    /// Starts draining the notification inbox and the desktop sink (on the current runtime).
+    fn start_notifications(&self) {
+        let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(rx) = store.take_inbox_receiver() {
+            tokio::spawn(notifications::run_inbox(rx, self.store.clone()));
+        }
+        let clicked = self.store.clone();
+        let desktop = desktop::DesktopNotifier::spawn(
+            desktop::DesktopConfig::from_env(),
+            Arc::new(move |key: String| {
+                clicked.lock().unwrap_or_else(|p| p.into_inner()).activate_notification(&key);
+            }),
+        );
+        store.set_desktop(notifications::DesktopHandle(desktop));
     }
 
     /// Resumes the planned panes one by one, [`AUTO_RESUME_STAGGER`] apart, then lets saves run.

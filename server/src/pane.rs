@@ -8,17 +8,19 @@
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use alacritty_terminal::sync::FairMutex;
 use berth_engine::ids::PaneId;
 use berth_engine::model::Lifecycle;
 use berth_engine::pty::{ExitInfo, PtyHandler, PtyInput};
+use berth_engine::notify::{Admission, NotifyEvent, NotifyParser, RateLimitConfig, RateLimiter, Urgency};
 use berth_engine::terminal::{PaneTerminal, TerminalEvent};
 use serde_json::json;
 use tokio::sync::Notify;
 
 use crate::events::EventBus;
+use crate::notifications::{InboxMessage, Incoming, NotificationInbox};
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
@@ -38,6 +40,8 @@ pub struct PaneMeta {
     pub lifecycle: Lifecycle,
     /// When output last arrived, ms since the epoch.
     pub last_activity_ms: u64,
+    /// The progress the program reports (OSC 9;4): state 1–4 and percent.
+    pub progress: Option<(u8, Option<u8>)>,
 }
 
 /// The parts of a pane shared between the Store and its reader thread.
@@ -63,6 +67,7 @@ impl PaneShared {
                 exit: None,
                 lifecycle: Lifecycle::Starting,
                 last_activity_ms: now_ms(),
+                progress: None,
             }),
             content_gen: AtomicU64::new(0),
         })
@@ -71,6 +76,14 @@ impl PaneShared {
     /// How many output chunks the terminal has taken.
     pub fn content_gen(&self) -> u64 {
         self.content_gen.load(Ordering::Acquire)
+    }
+
+    /// Sets the lifecycle (from an agent's hook).
+    pub fn set_lifecycle(&self, lifecycle: Lifecycle) {
+        let mut meta = self.meta();
+        if meta.exit.is_none() {
+            meta.lifecycle = lifecycle;
+        }
     }
 
     /// Forgets a previous exit before the pane's program is started again.
@@ -135,12 +148,69 @@ pub struct PaneIo {
     shared: Arc<PaneShared>,
     bus: EventBus,
     pulse: OutputPulse,
+    inbox: NotificationInbox,
+    parser: NotifyParser,
+    limiter: RateLimiter,
 }
 
 impl PaneIo {
-    /// A handler feeding `shared`'s terminal.
-    pub fn new(shared: Arc<PaneShared>, bus: EventBus, pulse: OutputPulse) -> Self {
-        Self { shared, bus, pulse }
+    /// A handler feeding `shared`'s terminal and sending its notifications to `inbox`.
+    pub fn new(shared: Arc<PaneShared>, bus: EventBus, pulse: OutputPulse, inbox: NotificationInbox) -> Self {
+        Self {
+            shared,
+            bus,
+            pulse,
+            inbox,
+            parser: NotifyParser::new(),
+            limiter: RateLimiter::new(RateLimitConfig::default()),
+        }
+    }
+
+    /// Parses one OSC 9/99/777 payload: notifications go to the inbox (rate-limited), queries
+    /// are answered on the PTY, progress is noted.
+    fn handle_osc(&mut self, kind: u16, payload: &[u8], replies: &PtyInput, now: Instant) {
+        for event in self.parser.handle(kind, payload, now) {
+            match event {
+                NotifyEvent::Show(note) => {
+                    if self.limiter.admit(now) == Admission::Suppress {
+                        continue;
+                    }
+                    let mut incoming = Incoming::new(Some(self.shared.id.clone()), &note.title, &note.body, note.source);
+                    incoming.severity = match note.urgency {
+                        Urgency::Critical => "error",
+                        _ => "info",
+                    }
+                    .to_owned();
+                    incoming.kitty_id = note.kitty_id;
+                    incoming.report_activation = note.report_activation;
+                    self.inbox.send(InboxMessage::Show(incoming));
+                }
+                NotifyEvent::Close { kitty_id } => {
+                    self.inbox.send(InboxMessage::Close { pane: self.shared.id.clone(), kitty_id });
+                }
+                NotifyEvent::Progress { state, percent } => {
+                    self.shared.meta().progress = (state != 0).then_some((state, percent));
+                    self.bus.publish(json!({
+                        "type": "pane.progress",
+                        "pane_id": self.shared.id.as_str(),
+                        "state": state,
+                        "percent": percent,
+                    }));
+                }
+                NotifyEvent::QueryReply(bytes) => {
+                    let _ = replies.send(&bytes);
+                }
+            }
+        }
+    }
+
+    /// After a flood, one notification says how many were held back.
+    fn flush_suppressed(&mut self, now: Instant) {
+        if let Some(count) = self.limiter.take_suppressed_summary(now) {
+            let title = format!("{count} more notifications");
+            let incoming = Incoming::new(Some(self.shared.id.clone()), &title, "", "system");
+            self.inbox.send(InboxMessage::Show(incoming));
+        }
     }
 }
 
@@ -153,6 +223,7 @@ impl PtyHandler for PaneIo {
         };
         self.shared.content_gen.fetch_add(1, Ordering::AcqRel);
         let mut changed = false;
+        let mut notifications = Vec::new();
         {
             let mut meta = self.shared.meta();
             meta.last_activity_ms = now_ms();
@@ -174,11 +245,16 @@ impl PtyHandler for PaneIo {
                         meta.reported_cwd = Some(cwd);
                         changed = true;
                     }
-                    // Bells and notifications are handled by the notifications issue.
-                    TerminalEvent::Bell | TerminalEvent::Notify { .. } => {}
+                    TerminalEvent::Notify { kind, payload } => notifications.push((kind, payload)),
+                    TerminalEvent::Bell => {}
                 }
             }
         }
+        let now = Instant::now();
+        for (kind, payload) in notifications {
+            self.handle_osc(kind, &payload, replies, now);
+        }
+        self.flush_suppressed(now);
         if changed {
             self.bus.publish(json!({ "type": "pane.changed", "pane_id": self.shared.id.as_str() }));
         }

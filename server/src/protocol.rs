@@ -475,6 +475,41 @@ struct SessionReportParams {
 }
 
 #[derive(Deserialize)]
+struct NotifyParams {
+    pane_id: Option<String>,
+    title: String,
+    #[serde(default)]
+    body: String,
+    source: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct ListNotificationsParams {
+    #[serde(default)]
+    unread_only: bool,
+}
+
+#[derive(Deserialize, Default)]
+struct MarkReadParams {
+    #[serde(default)]
+    ids: Vec<String>,
+    pane_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct HookParams {
+    pane_id: String,
+    agent: String,
+    payload: Value,
+}
+
+fn agent_kind(name: &str) -> Result<berth_engine::agents::AgentKind, CommandError> {
+    berth_engine::agents::AgentKind::parse(name).ok_or_else(|| {
+        CommandError::BadParams(format!("unknown agent {name:?} (claude, codex, opencode, cursor, generic)"))
+    })
+}
+
+#[derive(Deserialize)]
 struct AutoResumeParams {
     workspace_id: String,
     enabled: bool,
@@ -506,12 +541,7 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         }
         "session.report" => {
             let p: SessionReportParams = params(p)?;
-            let kind = berth_engine::agents::AgentKind::parse(&p.agent).ok_or_else(|| {
-                CommandError::BadParams(format!(
-                    "unknown agent {:?} (claude, codex, opencode, cursor, generic)",
-                    p.agent
-                ))
-            })?;
+            let kind = agent_kind(&p.agent)?;
             berth_engine::agents::validate_session_id(&p.session_id)
                 .map_err(|e| CommandError::BadParams(e.to_string()))?;
             if let Some(argv) = &p.resume_argv {
@@ -530,6 +560,42 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         "workspace.set_auto_resume" => {
             let p: AutoResumeParams = params(p)?;
             Command::WorkspaceSetAutoResume { workspace: WorkspaceId::parse(&p.workspace_id)?, enabled: p.enabled }
+        }
+        "notify" => {
+            let p: NotifyParams = params(p)?;
+            let source = p.source.unwrap_or_else(|| "cli".into());
+            let source_ok = matches!(source.as_str(), "cli" | "system")
+                || source.strip_prefix("hook:").is_some_and(|a| berth_engine::agents::AgentKind::parse(a).is_some());
+            if !source_ok {
+                return Err(CommandError::BadParams(format!("unknown source {source:?}")));
+            }
+            Command::Notify {
+                pane: p.pane_id.as_deref().map(PaneId::parse).transpose()?,
+                title: p.title,
+                body: p.body,
+                source,
+            }
+        }
+        "notifications.list" => {
+            let p: ListNotificationsParams = params(p)?;
+            Command::NotificationsList { unread_only: p.unread_only }
+        }
+        "notifications.mark_read" => {
+            let p: MarkReadParams = params(p)?;
+            let ids = p
+                .ids
+                .iter()
+                .map(|id| berth_engine::ids::NotificationId::parse(id))
+                .collect::<Result<Vec<_>, _>>()?;
+            Command::NotificationsMarkRead { ids, pane: p.pane_id.as_deref().map(PaneId::parse).transpose()? }
+        }
+        "pane.clear_attention" => {
+            let p: PaneRef = params(p)?;
+            Command::PaneClearAttention { pane: PaneId::parse(&p.pane_id)? }
+        }
+        "hook.event" => {
+            let p: HookParams = params(p)?;
+            Command::HookEvent { pane: PaneId::parse(&p.pane_id)?, kind: agent_kind(&p.agent)?, payload: p.payload }
         }
         "server.info" => {
             params::<Empty>(p)?;

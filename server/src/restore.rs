@@ -20,8 +20,9 @@ use serde_json::json;
 use crate::commands::SpawnRequest;
 use crate::error::CommandError;
 use crate::pane::{now_ms, PaneShared};
+use crate::notifications::StoredNotification;
 use crate::persist::{
-    AgentRecord, LayoutRecord, PaneRecord, SizeRecord, Snapshot, SplitDirRecord, TabRecord,
+    AgentRecord, LayoutRecord, NotificationRecord, PaneRecord, SizeRecord, Snapshot, SplitDirRecord, TabRecord,
     WorkspaceRecord, SNAPSHOT_VERSION,
 };
 use crate::store::{AgentInfo, Pane, Store, Tab, Tombstone, Workspace};
@@ -211,7 +212,21 @@ impl Store {
             workspaces,
             active_workspace_id: self.active_workspace.as_ref().map(ToString::to_string),
             panes,
-            notifications: Vec::new(),
+            notifications: self
+                .notifications
+                .iter()
+                .map(|n| NotificationRecord {
+                    id: n.id.clone(),
+                    pane_id: n.pane_id.clone(),
+                    workspace_id: n.workspace_id.clone(),
+                    title: n.title.clone(),
+                    body: n.body.clone(),
+                    severity: n.severity.clone(),
+                    source: n.source.clone(),
+                    created_at: n.created_at,
+                    read_at: n.read_at,
+                })
+                .collect(),
         };
         (snapshot, jobs)
     }
@@ -328,6 +343,19 @@ impl Store {
             .filter(|w| self.workspaces.iter().any(|ws| &ws.id == w))
             .or_else(|| self.workspaces.first().map(|w| w.id.clone()));
         candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
+        self.notifications.restore(snapshot.notifications.iter().map(|n| StoredNotification {
+            id: n.id.clone(),
+            pane_id: n.pane_id.clone(),
+            workspace_id: n.workspace_id.clone(),
+            title: n.title.clone(),
+            body: n.body.clone(),
+            severity: n.severity.clone(),
+            source: n.source.clone(),
+            created_at: n.created_at,
+            read_at: n.read_at,
+            kitty_id: None,
+            report_activation: false,
+        }));
         report.auto_resume_candidates = candidates.into_iter().map(|(_, id)| id).collect();
         report
     }
@@ -470,6 +498,48 @@ impl Store {
             }
         }
         self.publish_pane_changed(id);
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Applies what an agent's hook said: its session id, lifecycle, attention and
+    /// notification.
+    pub fn apply_hook(
+        &mut self,
+        id: &PaneId,
+        kind: AgentKind,
+        outcome: crate::hooks::HookOutcome,
+    ) -> Result<(), CommandError> {
+        if !self.panes.contains_key(id) {
+            return Err(CommandError::NoSuchPane(id.to_string()));
+        }
+        if let Some(session) = outcome.session_id {
+            self.report_session(id, kind, session, None, None)?;
+        } else if let Some(pane) = self.panes.get_mut(id) {
+            pane.agent.kind = kind;
+        }
+        if let Some(pane) = self.panes.get(id) {
+            if let Some(lifecycle) = outcome.lifecycle {
+                pane.shared.set_lifecycle(lifecycle);
+            }
+        }
+        if let Some((title, body)) = outcome.notification {
+            let mut incoming = crate::notifications::Incoming::new(
+                Some(id.clone()),
+                &title,
+                &body,
+                &format!("hook:{}", kind.as_str()),
+            );
+            incoming.attention = outcome.attention.unwrap_or(Attention::Unread);
+            self.add_notification(incoming);
+        } else if let Some(attention) = outcome.attention {
+            if let Some(pane) = self.panes.get_mut(id) {
+                pane.attention = attention;
+            }
+        }
+        self.publish_pane_changed(id);
+        self.touch();
         Ok(())
     }
 }

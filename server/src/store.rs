@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use crate::commands::{Command, ReadSpec, SpawnRequest, WorkspaceSelector};
 use crate::error::CommandError;
 use crate::events::EventBus;
+use crate::notifications::{DesktopHandle, InboxMessage, Incoming, NotificationInbox, NotificationLog};
 use crate::pane::{now_ms, OutputPulse, PaneIo, PaneShared};
 use crate::protocol::{
     AgentDto, LayoutDto, PaneDto, ReadDto, TabDto, WorkspaceDto, WorkspaceListDto,
@@ -237,6 +238,14 @@ pub struct Store {
     pub(crate) user_closed_all: bool,
     /// Told about every change so a save can be scheduled.
     pub(crate) on_change: Option<Box<dyn Fn() + Send>>,
+    /// The kept notifications.
+    pub(crate) notifications: NotificationLog,
+    /// Where reader threads send parsed notifications.
+    pub(crate) inbox: NotificationInbox,
+    /// The receiving end, until the server takes it to drain it.
+    pub(crate) inbox_rx: Option<tokio::sync::mpsc::Receiver<InboxMessage>>,
+    /// The desktop sink, when there is one.
+    pub(crate) desktop: Option<DesktopHandle>,
 }
 
 fn check_name(name: &str, what: &str) -> Result<String, CommandError> {
@@ -260,6 +269,7 @@ fn term_size(size: CellSize) -> TermSize {
 impl Store {
     /// An empty Store publishing on `bus`.
     pub fn new(config: StoreConfig, bus: EventBus, pulse: OutputPulse) -> Self {
+        let (inbox, inbox_rx) = NotificationInbox::new();
         Self {
             config,
             started_at: now_ms(),
@@ -273,7 +283,21 @@ impl Store {
             generation: 0,
             user_closed_all: false,
             on_change: None,
+            notifications: NotificationLog::default(),
+            inbox,
+            inbox_rx: Some(inbox_rx),
+            desktop: None,
         }
+    }
+
+    /// The notification inbox's receiving end, for the task that drains it (once).
+    pub fn take_inbox_receiver(&mut self) -> Option<tokio::sync::mpsc::Receiver<InboxMessage>> {
+        self.inbox_rx.take()
+    }
+
+    /// Sets where notifications are shown on the desktop.
+    pub fn set_desktop(&mut self, desktop: DesktopHandle) {
+        self.desktop = Some(desktop);
     }
 
     /// Registers what to call after every change (the persistence scheduler).
@@ -303,7 +327,11 @@ impl Store {
     pub fn execute(&mut self, cmd: Command) -> Result<Value, CommandError> {
         let mutates = !matches!(
             cmd,
-            Command::ServerInfo | Command::WorkspaceList | Command::PaneRead { .. } | Command::PaneSend { .. }
+            Command::ServerInfo
+                | Command::WorkspaceList
+                | Command::PaneRead { .. }
+                | Command::PaneSend { .. }
+                | Command::NotificationsList { .. }
         );
         let closes = matches!(
             cmd,
@@ -440,6 +468,38 @@ impl Store {
                 self.publish("workspace.changed", json!({ "workspace_id": workspace.as_str() }));
                 Ok(json!({ "auto_resume": enabled }))
             }
+            Command::Notify { pane, title, body, source } => {
+                if let Some(pane) = &pane {
+                    self.pane(pane)?;
+                }
+                let id = self.add_notification(Incoming::new(pane, &title, &body, &source));
+                Ok(json!({ "notification_id": id }))
+            }
+            Command::NotificationsList { unread_only } => {
+                let items: Vec<_> =
+                    self.notifications.iter().filter(|n| !unread_only || n.read_at.is_none()).collect();
+                Ok(json!({ "notifications": items }))
+            }
+            Command::NotificationsMarkRead { ids, pane } => {
+                let changed = match &pane {
+                    Some(pane) => {
+                        self.pane(pane)?;
+                        self.clear_attention(pane)
+                    }
+                    None => self.notifications.mark_read(&ids, None),
+                };
+                Ok(json!({ "marked": changed }))
+            }
+            Command::PaneClearAttention { pane } => {
+                self.pane(&pane)?;
+                let changed = self.clear_attention(&pane);
+                Ok(json!({ "marked": changed }))
+            }
+            Command::HookEvent { pane, kind, payload } => {
+                let outcome = crate::hooks::map_hook(kind, &payload);
+                self.apply_hook(&pane, kind, outcome)?;
+                Ok(json!({ "pane_id": pane.as_str() }))
+            }
             Command::PaneFocusDirection { pane, dir } => {
                 let tab = self.tab(&self.pane(&pane)?.tab)?;
                 let target = tab.layout.neighbour(&pane, dir, tab.size).unwrap_or(pane);
@@ -561,7 +621,7 @@ impl Store {
         let shared = shared.unwrap_or_else(|| {
             PaneShared::new(id.clone(), PaneTerminal::new(term_size(size), DEFAULT_SCROLLBACK))
         });
-        let io = PaneIo::new(shared.clone(), self.bus.clone(), self.pulse.clone());
+        let io = PaneIo::new(shared.clone(), self.bus.clone(), self.pulse.clone(), self.inbox.clone());
         let pty = Pty::spawn(&spec, io)?;
         tracing::info!(pane = %id, pid = pty.pid(), "pane started");
         Ok(Started { shared, pty, argv, agent, cwd })
@@ -771,6 +831,7 @@ impl Store {
         self.tab_mut(&tab_id)?.active_pane = id.clone();
         self.workspace_mut(&ws_id)?.active_tab = Some(tab_id.clone());
         self.active_workspace = Some(ws_id.clone());
+        self.clear_attention(id);
         self.publish(
             "focus.changed",
             json!({ "pane_id": id.as_str(), "tab_id": tab_id.as_str(), "workspace_id": ws_id.as_str() }),

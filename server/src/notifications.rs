@@ -1,0 +1,387 @@
+//! Notifications: stored, raising attention, shown on the desktop.
+//!
+//! Owns the path every notification takes, whatever raised it (an OSC in a pane's output, a
+//! hook, `berth notify`): sanitise and bound it, store it (the last [`MAX_NOTIFICATIONS`]),
+//! raise the pane's attention, publish an event, and hand it to the desktop sink. PTY reader
+//! threads never take the Store's lock: they drop what they parse into the bounded
+//! [`NotificationInbox`], drained by one task.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use berth_engine::ids::{NotificationId, PaneId, WorkspaceId};
+use berth_engine::model::Attention;
+use berth_engine::notify::{sanitize, sanitize_body, MAX_BODY_CHARS, MAX_TITLE_CHARS};
+use serde::Serialize;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use crate::pane::now_ms;
+use crate::store::Store;
+
+/// How many notifications are kept (and saved).
+pub const MAX_NOTIFICATIONS: usize = 200;
+
+/// How many parsed notifications may wait for the Store. A pane flooding beyond the rate
+/// limiter's burst cannot fill it; when it is full anyway, new ones are dropped and counted.
+pub const INBOX_CAPACITY: usize = 256;
+
+/// A notification on its way to the Store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Incoming {
+    /// The pane it concerns, if any.
+    pub pane: Option<PaneId>,
+    /// Its title (sanitised again on the way in).
+    pub title: String,
+    /// Its body.
+    pub body: String,
+    /// `osc9 | osc99 | osc777 | cli | hook:<agent> | system`.
+    pub source: String,
+    /// `info | warning | error`.
+    pub severity: String,
+    /// The attention it raises on its pane.
+    pub attention: Attention,
+    /// kitty's `i=`: a later one with the same id replaces the earlier.
+    pub kitty_id: Option<String>,
+    /// Whether a click must be reported back to the program (kitty `a=report`).
+    pub report_activation: bool,
+}
+
+impl Incoming {
+    /// A plain notification with default severity and `unread` attention.
+    pub fn new(pane: Option<PaneId>, title: &str, body: &str, source: &str) -> Incoming {
+        Incoming {
+            pane,
+            title: title.to_owned(),
+            body: body.to_owned(),
+            source: source.to_owned(),
+            severity: "info".to_owned(),
+            attention: Attention::Unread,
+            kitty_id: None,
+            report_activation: false,
+        }
+    }
+}
+
+/// A stored notification.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredNotification {
+    /// Its id.
+    pub id: String,
+    /// The pane it came from.
+    pub pane_id: Option<String>,
+    /// That pane's workspace.
+    pub workspace_id: Option<String>,
+    /// Its title.
+    pub title: String,
+    /// Its body.
+    pub body: String,
+    /// `info | warning | error`.
+    pub severity: String,
+    /// Where it came from.
+    pub source: String,
+    /// When it arrived, ms since the epoch.
+    pub created_at: u64,
+    /// When it was read, if it was.
+    pub read_at: Option<u64>,
+    /// kitty's id, if any.
+    #[serde(skip)]
+    pub kitty_id: Option<String>,
+    /// Whether a click is reported back to the program.
+    #[serde(skip)]
+    pub report_activation: bool,
+}
+
+/// The kept notifications, oldest first.
+#[derive(Debug, Default)]
+pub struct NotificationLog {
+    items: VecDeque<StoredNotification>,
+}
+
+impl NotificationLog {
+    /// Adds one, replacing an earlier one with the same kitty id from the same pane; drops the
+    /// oldest beyond [`MAX_NOTIFICATIONS`].
+    pub fn push(&mut self, item: StoredNotification) {
+        if let Some(kitty) = &item.kitty_id {
+            self.items.retain(|n| !(n.kitty_id.as_ref() == Some(kitty) && n.pane_id == item.pane_id));
+        }
+        self.items.push_back(item);
+        while self.items.len() > MAX_NOTIFICATIONS {
+            self.items.pop_front();
+        }
+    }
+
+    /// Every kept notification, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &StoredNotification> {
+        self.items.iter()
+    }
+
+    /// Finds one by id.
+    pub fn get(&self, id: &str) -> Option<&StoredNotification> {
+        self.items.iter().find(|n| n.id == id)
+    }
+
+    /// Marks notifications read: those named, or all of a pane's, or (neither) all. Returns how
+    /// many changed.
+    pub fn mark_read(&mut self, ids: &[NotificationId], pane: Option<&PaneId>) -> usize {
+        let now = now_ms();
+        let mut changed = 0;
+        for n in self.items.iter_mut().filter(|n| n.read_at.is_none()) {
+            let hit = if !ids.is_empty() {
+                ids.iter().any(|id| id.as_str() == n.id)
+            } else if let Some(pane) = pane {
+                n.pane_id.as_deref() == Some(pane.as_str())
+            } else {
+                true
+            };
+            if hit {
+                n.read_at = Some(now);
+                changed += 1;
+            }
+        }
+        changed
+    }
+
+    /// Removes every notification of a pane whose kitty id matches (kitty `p=close`).
+    pub fn remove_kitty(&mut self, pane: &PaneId, kitty_id: &str) -> Vec<String> {
+        let mut removed = Vec::new();
+        self.items.retain(|n| {
+            let hit = n.pane_id.as_deref() == Some(pane.as_str()) && n.kitty_id.as_deref() == Some(kitty_id);
+            if hit {
+                removed.push(n.id.clone());
+            }
+            !hit
+        });
+        removed
+    }
+
+    /// Restores saved notifications (oldest first).
+    pub fn restore(&mut self, items: impl IntoIterator<Item = StoredNotification>) {
+        for item in items {
+            self.push(item);
+        }
+    }
+}
+
+/// What a pane's reader thread sends to the Store.
+#[derive(Debug)]
+pub enum InboxMessage {
+    /// Store and show a notification.
+    Show(Incoming),
+    /// Withdraw a pane's kitty notification.
+    Close {
+        /// The pane.
+        pane: PaneId,
+        /// kitty's id.
+        kitty_id: String,
+    },
+}
+
+/// The sending end for reader threads; cheap to clone, never blocks.
+#[derive(Clone)]
+pub struct NotificationInbox {
+    tx: mpsc::Sender<InboxMessage>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl NotificationInbox {
+    /// A new inbox and its receiving end.
+    pub fn new() -> (NotificationInbox, mpsc::Receiver<InboxMessage>) {
+        let (tx, rx) = mpsc::channel(INBOX_CAPACITY);
+        (NotificationInbox { tx, dropped: Arc::new(AtomicU64::new(0)) }, rx)
+    }
+
+    /// Sends without blocking; a full inbox drops the message and counts it.
+    pub fn send(&self, message: InboxMessage) {
+        if self.tx.try_send(message).is_err() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Messages dropped because the inbox was full.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+/// Drains the inbox into the Store until every sender is gone.
+pub async fn run_inbox(mut rx: mpsc::Receiver<InboxMessage>, store: Arc<Mutex<Store>>) {
+    while let Some(message) = rx.recv().await {
+        let mut store = store.lock().unwrap_or_else(|p| p.into_inner());
+        match message {
+            InboxMessage::Show(incoming) => {
+                store.add_notification(incoming);
+            }
+            InboxMessage::Close { pane, kitty_id } => store.close_kitty_notification(&pane, &kitty_id),
+        }
+    }
+}
+
+impl Store {
+    /// Stores a notification, raises its pane's attention, publishes it, and shows it on the
+    /// desktop. Returns its id.
+    pub fn add_notification(&mut self, incoming: Incoming) -> String {
+        let title = sanitize(&incoming.title, MAX_TITLE_CHARS);
+        let body = sanitize_body(&incoming.body, MAX_BODY_CHARS);
+        let pane = incoming.pane.filter(|p| self.panes.contains_key(p));
+        let workspace: Option<WorkspaceId> = pane.as_ref().and_then(|p| self.panes.get(p)).map(|p| p.workspace.clone());
+        let stored = StoredNotification {
+            id: NotificationId::new().to_string(),
+            pane_id: pane.as_ref().map(ToString::to_string),
+            workspace_id: workspace.as_ref().map(ToString::to_string),
+            title: if title.is_empty() { "Berth".to_owned() } else { title },
+            body,
+            severity: incoming.severity,
+            source: incoming.source,
+            created_at: now_ms(),
+            read_at: None,
+            kitty_id: incoming.kitty_id,
+            report_activation: incoming.report_activation,
+        };
+        if let Some(pane) = pane.as_ref().and_then(|p| self.panes.get_mut(p)) {
+            if attention_rank(incoming.attention) > attention_rank(pane.attention) {
+                pane.attention = incoming.attention;
+            }
+        }
+        let id = stored.id.clone();
+        self.bus.publish(json!({ "type": "notification", "notification": stored }));
+        if let Some(pane) = &pane {
+            self.bus.publish(json!({ "type": "pane.changed", "pane_id": pane.as_str() }));
+        }
+        if let Some(desktop) = &self.desktop {
+            let replaces = stored.kitty_id.as_ref().and_then(|k| {
+                self.notifications
+                    .iter()
+                    .filter(|n| n.kitty_id.as_ref() == Some(k) && n.pane_id == stored.pane_id)
+                    .last()
+                    .map(|n| n.id.clone())
+            });
+            desktop.show(&stored, replaces);
+        }
+        self.notifications.push(stored);
+        self.touch();
+        id
+    }
+
+    /// Withdraws a kitty notification (`p=close`).
+    pub fn close_kitty_notification(&mut self, pane: &PaneId, kitty_id: &str) {
+        for id in self.notifications.remove_kitty(pane, kitty_id) {
+            if let Some(desktop) = &self.desktop {
+                desktop.close(&id);
+            }
+        }
+    }
+
+    /// The user clicked a desktop notification: focus its pane, and tell the program when it
+    /// asked (kitty `a=report`).
+    pub fn activate_notification(&mut self, key: &str) {
+        let Some(n) = self.notifications.get(key).cloned() else { return };
+        let Some(pane) = n.pane_id.as_deref().and_then(|p| PaneId::parse(p).ok()) else { return };
+        if self.panes.contains_key(&pane) {
+            let _ = self.execute(crate::commands::Command::PaneFocus { pane: pane.clone() });
+            self.bus.publish(json!({ "type": "notification.activated", "notification_id": key, "pane_id": pane.as_str() }));
+        }
+        if n.report_activation {
+            if let Some(pty) = self.panes.get(&pane).and_then(|p| p.pty.as_ref()) {
+                let _ = pty.send(&berth_engine::notify::activation_report(n.kitty_id.as_deref()));
+            }
+        }
+    }
+
+    /// Clears a pane's attention and marks its notifications read (the user looked at it).
+    pub fn clear_attention(&mut self, pane: &PaneId) -> usize {
+        let changed = self.notifications.mark_read(&[], Some(pane));
+        if let Some(p) = self.panes.get_mut(pane) {
+            p.attention = Attention::None;
+            p.last_seen_at = now_ms();
+        }
+        self.bus.publish(json!({ "type": "pane.changed", "pane_id": pane.as_str() }));
+        changed
+    }
+}
+
+/// Orders attention levels so a notification never lowers one.
+pub fn attention_rank(a: Attention) -> u8 {
+    match a {
+        Attention::None => 0,
+        Attention::Unread => 1,
+        Attention::NeedsInput => 2,
+        Attention::Error => 3,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn note(id: &str, pane: Option<&str>, kitty: Option<&str>) -> StoredNotification {
+        StoredNotification {
+            id: id.into(),
+            pane_id: pane.map(Into::into),
+            workspace_id: None,
+            title: id.into(),
+            body: String::new(),
+            severity: "info".into(),
+            source: "cli".into(),
+            created_at: 0,
+            read_at: None,
+            kitty_id: kitty.map(Into::into),
+            report_activation: false,
+        }
+    }
+
+    #[test]
+    fn the_log_keeps_the_last_200_and_replaces_by_kitty_id() {
+        let mut log = NotificationLog::default();
+        for i in 0..250 {
+            log.push(note(&format!("notif_{i}"), None, None));
+        }
+        assert_eq!(log.iter().count(), MAX_NOTIFICATIONS);
+        assert_eq!(log.iter().next().unwrap().id, "notif_50");
+        log.push(note("notif_a", Some("pane_1"), Some("k")));
+        log.push(note("notif_b", Some("pane_2"), Some("k")));
+        log.push(note("notif_c", Some("pane_1"), Some("k")));
+        assert!(log.get("notif_a").is_none(), "same pane and kitty id replaces");
+        assert!(log.get("notif_b").is_some(), "another pane's id is another notification");
+        assert_eq!(log.remove_kitty(&PaneId::parse("pane_1").unwrap(), "k"), ["notif_c"]);
+    }
+
+    #[test]
+    fn mark_read_by_id_by_pane_and_all() {
+        let mut log = NotificationLog::default();
+        log.push(note("notif_1", Some("pane_a"), None));
+        log.push(note("notif_2", Some("pane_b"), None));
+        log.push(note("notif_3", None, None));
+        assert_eq!(log.mark_read(&[NotificationId::parse("notif_2").unwrap()], None), 1);
+        assert_eq!(log.mark_read(&[], Some(&PaneId::parse("pane_a").unwrap())), 1);
+        assert_eq!(log.mark_read(&[], None), 1);
+        assert_eq!(log.mark_read(&[], None), 0);
+    }
+}
+
+/// The Store's handle on the desktop sink.
+#[derive(Clone)]
+pub struct DesktopHandle(pub crate::desktop::DesktopNotifier);
+
+impl DesktopHandle {
+    /// Shows a stored notification, replacing the desktop one of `replaces` if given.
+    pub fn show(&self, n: &StoredNotification, replaces: Option<String>) {
+        let urgency = match n.severity.as_str() {
+            "error" => crate::desktop::Urgency::Critical,
+            _ => crate::desktop::Urgency::Normal,
+        };
+        self.0.notify(crate::desktop::DesktopNote {
+            key: n.id.clone(),
+            title: n.title.clone(),
+            body: n.body.clone(),
+            urgency,
+            replaces_key: replaces,
+        });
+    }
+
+    /// Withdraws a shown notification.
+    pub fn close(&self, id: &str) {
+        self.0.close(id);
+    }
+}

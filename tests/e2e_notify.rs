@@ -1,0 +1,195 @@
+//! Notifications, attention and agent hooks end to end: real shells print the OSC sequences,
+//! hooks arrive through `berth hook`, desktop notifications cross a private D-Bus.
+
+mod support;
+
+use std::io::Write;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use support::*;
+
+const WAIT: Duration = Duration::from_secs(15);
+
+fn notifications(server: &TestServer) -> Vec<Value> {
+    let out = server.berth_ok(&["notifications", "--json"]);
+    let value: Value = serde_json::from_str(&out).unwrap();
+    value["notifications"].as_array().cloned().unwrap_or_default()
+}
+
+fn wait_notifications(server: &TestServer, count: usize) -> Vec<Value> {
+    poll(WAIT, &format!("{count} notifications"), || {
+        let list = notifications(server);
+        (list.len() >= count).then_some(list)
+    })
+}
+
+/// Runs a command line in a fresh bash pane and returns the pane.
+fn pane_running(server: &TestServer, line: &str) -> String {
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    server.berth_ok(&["send", &pane, "--enter", line]);
+    pane
+}
+
+#[test]
+fn osc9_becomes_a_stored_notification_and_raises_attention() {
+    let server = TestServer::start();
+    let pane = pane_running(&server, r"printf '\e]9;build done\a'");
+    let list = wait_notifications(&server, 1);
+    assert_eq!(list[0]["title"], "build done", "{list:?}");
+    assert_eq!(list[0]["source"], "osc9");
+    assert_eq!(list[0]["pane_id"], pane);
+    assert!(list[0]["read_at"].is_null());
+    assert_eq!(server.pane(&pane).unwrap()["attention"], "unread");
+
+    // Looking at the pane clears it.
+    server.berth_ok(&["focus", &pane]);
+    assert_eq!(server.pane(&pane).unwrap()["attention"], "none");
+    assert!(!notifications(&server)[0]["read_at"].is_null());
+}
+
+#[test]
+fn osc777_and_chunked_osc99_give_one_notification_each_and_progress_none() {
+    let server = TestServer::start();
+    pane_running(&server, r"printf '\e]9;4;1;50\a\e]777;notify;Tests;all 12 passed; 0 failed\a'");
+    let list = wait_notifications(&server, 1);
+    assert_eq!(list[0]["title"], "Tests");
+    assert_eq!(list[0]["body"], "all 12 passed; 0 failed");
+    assert_eq!(list[0]["source"], "osc777");
+
+    pane_running(&server, r"printf '\e]99;i=7:d=0;Deploy\e\\\e]99;i=7:d=1:p=body;finished OK\e\\'");
+    let list = wait_notifications(&server, 2);
+    assert_eq!(list[1]["title"], "Deploy", "{list:?}");
+    assert_eq!(list[1]["body"], "finished OK");
+    assert_eq!(list[1]["source"], "osc99");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(notifications(&server).len(), 2, "progress must not notify");
+}
+
+#[test]
+fn a_flood_of_osc9_is_rate_limited_and_the_server_stays_responsive() {
+    let server = TestServer::start();
+    let pane = pane_running(
+        &server,
+        r"for i in $(seq 1 5000); do printf '\e]9;flood %d\a' $i; done; echo flood-$((2*3))-done",
+    );
+    let mut worst = Duration::ZERO;
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let start = Instant::now();
+        server.call("server.info", json!({}));
+        worst = worst.max(start.elapsed());
+        if server.screen(&pane).contains("flood-6-done") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the flood did not finish");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    eprintln!("slowest server.info during the flood: {worst:?}");
+    // The summary of the suppressed ones comes once the flood has paused.
+    let list = poll(WAIT, "the flood summary", || {
+        let list = notifications(&server);
+        list.iter().any(|n| n["title"].as_str().unwrap_or("").contains("more notifications")).then_some(list)
+    });
+    assert!(list.len() <= 12, "{} notifications stored from a flood", list.len());
+}
+
+#[test]
+fn berth_notify_from_inside_a_pane_names_that_pane() {
+    let server = TestServer::start();
+    let pane = pane_running(&server, &format!("{} notify 'tests passed' 'all green'", berth_bin().display()));
+    let list = wait_notifications(&server, 1);
+    assert_eq!(list[0]["title"], "tests passed");
+    assert_eq!(list[0]["body"], "all green");
+    assert_eq!(list[0]["source"], "cli");
+    assert_eq!(list[0]["pane_id"], pane);
+    // Control characters never reach the store.
+    server.berth_ok(&["notify", "bad\x1b[31mtitle\x07", "x"]);
+    let list = wait_notifications(&server, 2);
+    assert_eq!(list[1]["title"], "bad[31mtitle");
+    server.berth_ok(&["notifications", "--mark-read"]);
+    assert!(notifications(&server).iter().all(|n| !n["read_at"].is_null()));
+}
+
+fn hook(server: &TestServer, pane: &str, agent: &str, payload: &str) -> std::process::Output {
+    let mut child = server
+        .command()
+        .args(["hook", agent])
+        .env("BERTH_PANE", pane)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn claude_hooks_set_session_lifecycle_and_attention() {
+    let server = TestServer::start();
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    let out = hook(&server, &pane, "claude", r#"{"session_id":"s-1","hook_event_name":"SessionStart"}"#);
+    assert!(out.status.success());
+    let entry = server.pane(&pane).unwrap();
+    assert_eq!(entry["agent"]["kind"], "claude");
+    assert_eq!(entry["agent"]["session_id"], "s-1");
+    hook(&server, &pane, "claude", r#"{"session_id":"s-1","hook_event_name":"UserPromptSubmit","prompt":"go"}"#);
+    assert_eq!(server.pane(&pane).unwrap()["lifecycle"], "working");
+    hook(&server, &pane, "claude", r#"{"session_id":"s-1","hook_event_name":"Notification","message":"Allow Bash?"}"#);
+    let entry = server.pane(&pane).unwrap();
+    assert_eq!(entry["lifecycle"], "blocked");
+    assert_eq!(entry["attention"], "needs_input");
+    assert_eq!(notifications(&server)[0]["source"], "hook:claude");
+    // /clear starts a new session: the new id replaces the old.
+    hook(&server, &pane, "claude", r#"{"session_id":"s-2","hook_event_name":"SessionStart","source":"clear"}"#);
+    assert_eq!(server.pane(&pane).unwrap()["agent"]["session_id"], "s-2");
+    // Codex passes its JSON as an argument.
+    let out = server
+        .command()
+        .args(["hook", "codex", r#"{"type":"agent-turn-complete","thread-id":"th-1","last-assistant-message":"done"}"#])
+        .env("BERTH_PANE", &pane)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(server.pane(&pane).unwrap()["agent"]["session_id"], "th-1");
+}
+
+#[test]
+fn berth_hook_never_fails_the_agent() {
+    let server = TestServer::start();
+    // Garbage, an unknown pane, no pane at all, and no server: all exit 0.
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    assert!(hook(&server, &pane, "claude", "not json").status.success());
+    assert!(hook(&server, "pane_unknown", "claude", r#"{"hook_event_name":"Stop"}"#).status.success());
+    let out = server.command().args(["hook", "claude"]).env_remove("BERTH_PANE").stdin(Stdio::null()).output().unwrap();
+    assert!(out.status.success());
+    let start = Instant::now();
+    let out = server
+        .command()
+        .args(["hook", "claude", r#"{"hook_event_name":"Stop"}"#])
+        .env("BERTH_PANE", &pane)
+        .env("BERTH_SOCKET", server.root.path().join("nothing.sock"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    eprintln!("hook with no server returned in {:?}", start.elapsed());
+    for agent in ["claude", "codex", "opencode", "cursor"] {
+        let out = server.berth_ok(&["hook", agent, "--print-config"]);
+        assert!(out.contains("berth hook"), "{agent}: {out}");
+    }
+}
+
+#[test]
+fn unread_notifications_and_attention_survive_a_restart() {
+    let mut server = TestServer::start();
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    server.berth_ok(&["notify", "--pane", &pane, "remember me"]);
+    assert_eq!(server.pane(&pane).unwrap()["attention"], "unread");
+    server.restart();
+    let list = notifications(&server);
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["title"], "remember me");
+    assert!(list[0]["read_at"].is_null());
+    assert_eq!(server.pane(&pane).unwrap()["attention"], "unread");
+}
