@@ -5,9 +5,12 @@
 
 pub mod agents;
 pub mod ids;
+pub mod keys;
 pub mod layout;
 pub mod model;
 pub mod notify;
+pub mod osc;
 pub mod procfs;
 pub mod pty;
+pub mod terminal;
 pub mod text;

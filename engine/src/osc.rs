@@ -1,0 +1,759 @@
+//! A streaming scanner that runs over PTY output before the VT parser sees it.
+//!
+//! It owns two jobs. First, it bounds control strings: vte keeps the bytes of an OSC string in
+//! an unbounded `Vec`, so a child printing `ESC ] 0 ;` and then a gigabyte without a terminator
+//! would grow the parser without limit. The scanner follows vte's state machine closely enough
+//! to know when the parser is inside an OSC, DCS, SOS, PM or APC string and drops the bytes of a
+//! string past [`MAX_STRING_BYTES`] (past [`MAX_SHORT_OSC_BYTES`] for titles and hyperlinks),
+//! keeping the terminator so the parser leaves the string where it would have anyway. Second, it
+//! extracts the OSC payloads Berth acts on but alacritty ignores: 7 (working directory), 9, 99
+//! and 777 (notifications), reported as [`OscEvent`]s.
+//!
+//! It must not interpret anything else (titles, colours and hyperlinks stay with alacritty),
+//! buffer more than [`MAX_CAPTURE_BYTES`] of its own, or do any I/O.
+//!
+//! Matching vte 0.15 matters more than matching a standard, because the point is to predict
+//! what the parser holds:
+//! - 8-bit C1 introducers (0x90 DCS, 0x98 SOS, 0x9D OSC, 0x9E PM, 0x9F APC) start nothing:
+//!   vte reads input as UTF-8, where those bytes are continuation bytes, and only "executes"
+//!   them from the ground state. The scanner ignores them too.
+//! - An OSC string ends at BEL, CAN, SUB or any ESC (vte dispatches it in all four cases).
+//!   0x9C does not end an OSC string in vte (it is stored like any byte, and it is a common
+//!   UTF-8 continuation byte), but it does end a DCS passthrough.
+//! - SOS, PM, APC and a DCS whose header went wrong end only at CAN, SUB or ESC.
+//!
+//! For its own events the scanner is stricter than vte: a payload counts only when it ends
+//! with BEL or with ST (`ESC \`); CAN, SUB or an ESC that starts anything else abort it.
+
+/// The most bytes of one control string (OSC, DCS, SOS, PM or APC) passed on to the parser.
+///
+/// Bytes of the same string past this limit are dropped until its terminator, which is kept.
+pub const MAX_STRING_BYTES: usize = 1 << 20;
+
+/// The most bytes passed on for an OSC 0, 1 or 2 (title) or 8 (hyperlink) string.
+///
+/// alacritty keeps a stack of up to 4096 titles and attaches a hyperlink to every cell it
+/// covers, so a megabyte each would let a child claim gigabytes. Longer titles are cut short;
+/// longer hyperlink URIs arrive cut short, which is still the child's own link.
+pub const MAX_SHORT_OSC_BYTES: usize = 4096;
+
+/// The most payload bytes captured for an OSC 7, 9, 99 or 777; longer payloads are not reported.
+pub const MAX_CAPTURE_BYTES: usize = 8 * 1024;
+
+/// Something the scanner found in a complete OSC string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OscEvent {
+    /// OSC 7: the shell's working directory, decoded from a `file://host/path` URL.
+    Cwd(String),
+    /// OSC 9, 99 or 777: a desktop notification request, not yet parsed.
+    ///
+    /// `kind` is the OSC number and `payload` the raw bytes after `kind;`. OSC `9;4;…`
+    /// (ConEmu progress reports) is not a notification and is not reported.
+    Notify {
+        /// The OSC number: 9, 99 or 777.
+        kind: u16,
+        /// The bytes after the number and its `;`, without the terminator.
+        payload: Vec<u8>,
+    },
+}
+
+/// The parser states of vte 0.15 that the scanner needs to tell apart.
+///
+/// vte's four CSI states are merged into one: they all leave on the same bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Ground,
+    Escape,
+    EscapeIntermediate,
+    Csi,
+    DcsEntry,
+    DcsParam,
+    DcsIntermediate,
+    DcsIgnore,
+    DcsPassthrough,
+    Osc,
+    SosPmApc,
+}
+
+impl State {
+    /// Whether vte is collecting or skipping a control string in this state.
+    fn is_string(self) -> bool {
+        matches!(
+            self,
+            State::DcsEntry
+                | State::DcsParam
+                | State::DcsIntermediate
+                | State::DcsIgnore
+                | State::DcsPassthrough
+                | State::Osc
+                | State::SosPmApc
+        )
+    }
+
+    /// Whether `byte` takes vte out of this string state (and so must never be dropped).
+    fn is_exit(self, byte: u8) -> bool {
+        match byte {
+            0x18 | 0x1A | 0x1B => true,
+            0x07 => self == State::Osc,
+            0x9C => self == State::DcsPassthrough,
+            _ => false,
+        }
+    }
+
+    /// The state vte is in after reading `byte` in this state.
+    ///
+    /// This mirrors the `advance_*` functions of vte 0.15's `Parser`; see the module header
+    /// for why the 8-bit forms are absent.
+    fn next(self, byte: u8) -> State {
+        match self {
+            State::Ground => {
+                // ESC is never swallowed by vte's UTF-8 decoding, so it always leaves ground.
+                if byte == 0x1B {
+                    State::Escape
+                } else {
+                    State::Ground
+                }
+            }
+            State::Escape => match byte {
+                0x18 | 0x1A => State::Ground,
+                0x20..=0x2F => State::EscapeIntermediate,
+                b'P' => State::DcsEntry,
+                b'X' | b'^' | b'_' => State::SosPmApc,
+                b'[' => State::Csi,
+                b']' => State::Osc,
+                0x30..=0x7E => State::Ground,
+                // Other C0 controls are executed, ESC restarts, DEL and 8-bit bytes are ignored.
+                _ => State::Escape,
+            },
+            State::EscapeIntermediate => match byte {
+                0x30..=0x7E => State::Ground,
+                _ => self.anywhere(byte),
+            },
+            State::Csi => match byte {
+                0x40..=0x7E => State::Ground,
+                _ => self.anywhere(byte),
+            },
+            State::DcsEntry => match byte {
+                0x20..=0x2F => State::DcsIntermediate,
+                0x30..=0x3F => State::DcsParam,
+                0x40..=0x7E => State::DcsPassthrough,
+                _ => self.anywhere(byte),
+            },
+            State::DcsParam => match byte {
+                0x20..=0x2F => State::DcsIntermediate,
+                0x3C..=0x3F => State::DcsIgnore,
+                0x40..=0x7E => State::DcsPassthrough,
+                _ => self.anywhere(byte),
+            },
+            State::DcsIntermediate => match byte {
+                0x30..=0x3F => State::DcsIgnore,
+                0x40..=0x7E => State::DcsPassthrough,
+                _ => self.anywhere(byte),
+            },
+            State::DcsPassthrough => match byte {
+                0x9C => State::Ground,
+                _ => self.anywhere(byte),
+            },
+            State::Osc => match byte {
+                0x07 => State::Ground,
+                _ => self.anywhere(byte),
+            },
+            State::DcsIgnore | State::SosPmApc => self.anywhere(byte),
+        }
+    }
+
+    /// vte's "anywhere" transitions: CAN and SUB go to ground, ESC starts an escape.
+    fn anywhere(self, byte: u8) -> State {
+        match byte {
+            0x18 | 0x1A => State::Ground,
+            0x1B => State::Escape,
+            _ => self,
+        }
+    }
+}
+
+/// How far the scanner got in reading the number of the current OSC string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OscNumber {
+    /// Reading the digits before the first `;`; holds the value so far.
+    Digits(u32),
+    /// The number ended with `;` and is one whose payload is captured.
+    Captured(u16),
+    /// The number ended and its payload is of no interest, or it was not a number.
+    Ignored,
+}
+
+/// Whether a byte is one vte silently skips inside an OSC string (it never reaches the payload).
+fn skipped_in_osc(byte: u8) -> bool {
+    matches!(byte, 0x00..=0x06 | 0x08..=0x17 | 0x19 | 0x1C..=0x1F)
+}
+
+/// The streaming scanner; keep one per PTY and feed it every byte in order.
+#[derive(Debug)]
+pub struct OscScanner {
+    /// vte's state after the bytes passed on so far.
+    state: State,
+    /// Bytes passed on since the current control string started.
+    string_len: usize,
+    /// The most bytes the current control string may pass on.
+    string_limit: usize,
+    /// The limit for control strings other than titles and hyperlinks ([`MAX_STRING_BYTES`]
+    /// except in tests, which use a small one).
+    max_string: usize,
+    /// Progress in reading the current OSC's number.
+    number: OscNumber,
+    /// Captured payload of the current OSC, at most [`MAX_CAPTURE_BYTES`].
+    capture: Vec<u8>,
+    /// Whether the current OSC's payload outgrew the capture buffer.
+    capture_overflow: bool,
+    /// Whether an OSC with a captured payload just ended with ESC, so a `\` completes its ST.
+    awaiting_st: bool,
+    /// Events found since the last [`OscScanner::take_events`].
+    events: Vec<OscEvent>,
+}
+
+impl Default for OscScanner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl OscScanner {
+    /// Creates a scanner in vte's initial (ground) state.
+    pub fn new() -> Self {
+        Self {
+            state: State::Ground,
+            string_len: 0,
+            string_limit: MAX_STRING_BYTES,
+            max_string: MAX_STRING_BYTES,
+            number: OscNumber::Ignored,
+            capture: Vec::new(),
+            capture_overflow: false,
+            awaiting_st: false,
+            events: Vec::new(),
+        }
+    }
+
+    /// Scans `input` and returns the bytes the parser should see.
+    ///
+    /// When nothing had to be dropped (the common case) this is `input` itself and nothing is
+    /// copied; otherwise the kept bytes are copied into `scratch` (cleared first) and a slice
+    /// of it is returned. State carries over between calls, so chunk boundaries may fall
+    /// anywhere, including inside an escape sequence or between ESC and `\`.
+    pub fn filter<'a>(&mut self, input: &'a [u8], scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        // Until the first drop nothing is copied; `copied` is how far `input` went to `scratch`.
+        let mut copying = false;
+        let mut copied = 0;
+        let mut i = 0;
+
+        while i < input.len() {
+            match self.state {
+                State::Ground => {
+                    // Fast path: plain text goes through untouched up to the next ESC.
+                    match input[i..].iter().position(|&b| b == 0x1B) {
+                        Some(offset) => {
+                            i += offset + 1;
+                            self.state = State::Escape;
+                        }
+                        None => i = input.len(),
+                    }
+                }
+                state
+                    if state.is_string()
+                        && self.string_len >= self.string_limit
+                        && !state.is_exit(input[i]) =>
+                {
+                    // Over the limit: drop everything up to the byte that ends the string.
+                    let end = input[i..]
+                        .iter()
+                        .position(|&b| state.is_exit(b))
+                        .map_or(input.len(), |offset| i + offset);
+                    if !copying {
+                        scratch.clear();
+                        copying = true;
+                    }
+                    scratch.extend_from_slice(&input[copied..i]);
+                    copied = end;
+                    i = end;
+                }
+                _ => {
+                    self.step(input[i]);
+                    i += 1;
+                }
+            }
+        }
+
+        if copying {
+            scratch.extend_from_slice(&input[copied..]);
+            &scratch[..]
+        } else {
+            input
+        }
+    }
+
+    /// Returns and clears the events found so far.
+    pub fn take_events(&mut self) -> Vec<OscEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Whether the parser is inside a control string (OSC, DCS, SOS, PM or APC) right now.
+    pub fn in_string(&self) -> bool {
+        self.state.is_string()
+    }
+
+    /// Bytes of the current control string passed on so far (0 outside a string).
+    pub fn string_len(&self) -> usize {
+        if self.in_string() {
+            self.string_len
+        } else {
+            0
+        }
+    }
+
+    /// Capacity of the scanner's own payload buffer, for memory checks; never above
+    /// [`MAX_CAPTURE_BYTES`].
+    pub fn buffer_capacity(&self) -> usize {
+        self.capture.capacity()
+    }
+
+    /// Advances the state machine over one byte that is passed on to the parser.
+    fn step(&mut self, byte: u8) {
+        let before = self.state;
+        let after = before.next(byte);
+
+        if before == State::Escape && self.awaiting_st {
+            // The OSC before this ESC is complete only if the ESC was the start of ST.
+            self.awaiting_st = false;
+            if byte == b'\\' {
+                self.finish_osc();
+            }
+            self.capture.clear();
+        }
+
+        if before == State::Osc {
+            match byte {
+                0x07 => {
+                    self.finish_osc();
+                    self.capture.clear();
+                }
+                0x1B => self.awaiting_st = matches!(self.number, OscNumber::Captured(_)),
+                0x18 | 0x1A => self.capture.clear(),
+                _ if skipped_in_osc(byte) => (),
+                _ => self.osc_byte(byte),
+            }
+        }
+
+        if after.is_string() {
+            if before.is_string() {
+                self.string_len += 1;
+            } else {
+                self.start_string(after);
+            }
+        }
+        self.state = after;
+    }
+
+    /// Resets the per-string bookkeeping when a control string starts.
+    fn start_string(&mut self, state: State) {
+        self.string_len = 0;
+        self.string_limit = self.max_string;
+        if state == State::Osc {
+            self.number = OscNumber::Digits(0);
+            self.capture.clear();
+            self.capture_overflow = false;
+        }
+    }
+
+    /// Handles one byte that vte stores in the current OSC string.
+    fn osc_byte(&mut self, byte: u8) {
+        match self.number {
+            OscNumber::Digits(value) => match byte {
+                b'0'..=b'9' => {
+                    // Numbers past a few digits are not ones we know; saturating keeps them so.
+                    let digit = u32::from(byte - b'0');
+                    self.number = OscNumber::Digits(value.saturating_mul(10).saturating_add(digit));
+                }
+                b';' => {
+                    self.number = match value {
+                        0 | 1 | 2 | 8 => {
+                            self.string_limit = MAX_SHORT_OSC_BYTES.min(self.max_string);
+                            OscNumber::Ignored
+                        }
+                        7 => OscNumber::Captured(7),
+                        9 => OscNumber::Captured(9),
+                        99 => OscNumber::Captured(99),
+                        777 => OscNumber::Captured(777),
+                        _ => OscNumber::Ignored,
+                    };
+                }
+                _ => self.number = OscNumber::Ignored,
+            },
+            OscNumber::Captured(_) => {
+                if self.capture.len() < MAX_CAPTURE_BYTES {
+                    if self.capture.capacity() == 0 {
+                        self.capture.reserve_exact(MAX_CAPTURE_BYTES);
+                    }
+                    self.capture.push(byte);
+                } else {
+                    self.capture_overflow = true;
+                }
+            }
+            OscNumber::Ignored => (),
+        }
+    }
+
+    /// Reports the current OSC if it is one we capture and its payload fit.
+    fn finish_osc(&mut self) {
+        let OscNumber::Captured(kind) = self.number else {
+            return;
+        };
+        self.number = OscNumber::Ignored;
+        if self.capture_overflow {
+            return;
+        }
+        let payload = &self.capture[..];
+        match kind {
+            7 => {
+                if let Some(path) = decode_osc7(payload) {
+                    self.events.push(OscEvent::Cwd(path));
+                }
+            }
+            9 if payload == b"4" || payload.starts_with(b"4;") => {
+                // ConEmu's progress report (`9;4;state;percent`) is not a notification.
+            }
+            _ => self.events.push(OscEvent::Notify { kind, payload: payload.to_vec() }),
+        }
+    }
+}
+
+/// Decodes an OSC 7 payload, `file://host/path` with the path percent-encoded, into the path.
+///
+/// The host is not checked (that would need the hostname, which is I/O). A path that is not
+/// absolute, not UTF-8 or contains NUL is refused. A `%` not followed by two hex digits is kept
+/// as it is, since naive shell hooks print the path without encoding it.
+pub fn decode_osc7(payload: &[u8]) -> Option<String> {
+    let rest = payload.strip_prefix(b"file://")?;
+    let slash = rest.iter().position(|&b| b == b'/')?;
+    let encoded = &rest[slash..];
+
+    let mut path = Vec::with_capacity(encoded.len());
+    let mut i = 0;
+    while i < encoded.len() {
+        let byte = encoded[i];
+        if byte == b'%' && i + 2 < encoded.len() {
+            if let (Some(high), Some(low)) = (hex_value(encoded[i + 1]), hex_value(encoded[i + 2]))
+            {
+                path.push(high << 4 | low);
+                i += 3;
+                continue;
+            }
+        }
+        path.push(byte);
+        i += 1;
+    }
+
+    if path.contains(&0) {
+        return None;
+    }
+    String::from_utf8(path).ok()
+}
+
+/// The value of one ASCII hex digit.
+fn hex_value(byte: u8) -> Option<u8> {
+    match byte {
+        b'0'..=b'9' => Some(byte - b'0'),
+        b'a'..=b'f' => Some(byte - b'a' + 10),
+        b'A'..=b'F' => Some(byte - b'A' + 10),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alacritty_terminal::vte::{Params, Parser, Perform};
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Runs `input` through a fresh scanner in chunks of `chunk` bytes.
+    fn scan(input: &[u8], chunk: usize) -> (Vec<u8>, Vec<OscEvent>, OscScanner) {
+        let mut scanner = OscScanner::new();
+        let mut out = Vec::new();
+        let mut scratch = Vec::new();
+        for piece in input.chunks(chunk.max(1)) {
+            out.extend_from_slice(scanner.filter(piece, &mut scratch));
+        }
+        let events = scanner.take_events();
+        (out, events, scanner)
+    }
+
+    /// Checks that every chunking of `input` gives the same output and events.
+    fn scan_all_chunkings(input: &[u8]) -> (Vec<u8>, Vec<OscEvent>) {
+        let (out, events, _) = scan(input, input.len());
+        for chunk in [1, 2, 3, 5, 7, 64] {
+            let (other_out, other_events, _) = scan(input, chunk);
+            assert_eq!(other_out, out, "output differs with chunk size {chunk}");
+            assert_eq!(other_events, events, "events differ with chunk size {chunk}");
+        }
+        (out, events)
+    }
+
+    fn notify(kind: u16, payload: &[u8]) -> OscEvent {
+        OscEvent::Notify { kind, payload: payload.to_vec() }
+    }
+
+    #[test]
+    fn plain_text_is_returned_without_copying() {
+        let mut scanner = OscScanner::new();
+        let mut scratch = Vec::new();
+        let input = b"hello \x1b[31mworld\x1b]0;title\x07";
+        let out = scanner.filter(input, &mut scratch);
+        assert!(std::ptr::eq(out, &input[..]));
+        assert!(scratch.is_empty());
+    }
+
+    #[test]
+    fn terminators_end_captured_osc_across_every_boundary() {
+        // Each case: input, the events it must produce.
+        let cases: &[(&[u8], Vec<OscEvent>)] = &[
+            (b"\x1b]9;hello\x07after", vec![notify(9, b"hello")]),
+            (b"\x1b]9;hello\x1b\\after", vec![notify(9, b"hello")]),
+            (b"\x1b]99;i=1:d=0;Hi\x1b\\", vec![notify(99, b"i=1:d=0;Hi")]),
+            (b"\x1b]777;notify;T;B\x07", vec![notify(777, b"notify;T;B")]),
+            // CAN and SUB abort the string, and an ESC that does not start ST aborts it too.
+            (b"\x1b]9;x\x18\x1b]9;y\x1a\x1b]9;z\x1b[0m", vec![]),
+            // 0x9C is an ordinary byte inside an OSC (it is a UTF-8 continuation byte here).
+            ("\x1b]9;\u{41c}\u{45c}\x07".as_bytes(), vec![notify(9, "\u{41c}\u{45c}".as_bytes())]),
+            // vte drops C0 controls inside an OSC, so they are not part of the payload.
+            (b"\x1b]9;a\nb\x07", vec![notify(9, b"ab")]),
+            // Progress reports are ignored; a bare 9 with other text is not.
+            (b"\x1b]9;4;1;50\x07\x1b]9;4\x07\x1b]9;40 tests\x07", vec![notify(9, b"40 tests")]),
+            // Other OSC numbers are not captured.
+            (b"\x1b]0;title\x07\x1b]52;c;aGk=\x07\x1b]1337;x\x07", vec![]),
+        ];
+        for (input, expected) in cases {
+            let (out, events) = scan_all_chunkings(input);
+            assert_eq!(&out, input, "nothing is dropped from {input:?}");
+            assert_eq!(&events, expected, "events of {input:?}");
+        }
+    }
+
+    #[test]
+    fn osc_inside_other_sequences_is_not_an_osc() {
+        // `]` ends a CSI, and a DCS or APC body may contain `ESC ]`-looking bytes only after
+        // its own ESC ends it; 8-bit 0x9D starts nothing in UTF-8 mode.
+        let cases: &[(&[u8], Vec<OscEvent>)] = &[
+            (b"\x1b[]9;x\x07", vec![]),
+            (b"\x9d9;x\x07", vec![]),
+            (b"\x1bP1$r]9;x\x07\x1b\\", vec![]),
+            (b"\x1b_]9;x\x07\x1b\\\x1b]9;y\x07", vec![notify(9, b"y")]),
+            (b"\x1bP1$r\x9c\x1b]9;after\x07", vec![notify(9, b"after")]),
+        ];
+        for (input, expected) in cases {
+            let (_, events) = scan_all_chunkings(input);
+            assert_eq!(&events, expected, "events of {input:?}");
+        }
+    }
+
+    #[test]
+    fn osc7_decodes_file_urls() {
+        let cases: &[(&[u8], Option<&str>)] = &[
+            (b"file://host/home/u/code", Some("/home/u/code")),
+            (b"file:///tmp/a%20b", Some("/tmp/a b")),
+            (b"file://h/%E2%9C%93/x", Some("/\u{2713}/x")),
+            (b"file://h/50%off", Some("/50%off")),
+            (b"file://h/a%2", Some("/a%2")),
+            (b"file://h/a%00b", None),
+            (b"file://h/%FF", None),
+            (b"file://host", None),
+            (b"/plain/path", None),
+            (b"http://h/x", None),
+        ];
+        for (payload, expected) in cases {
+            assert_eq!(decode_osc7(payload).as_deref(), *expected, "payload {payload:?}");
+        }
+
+        let (_, events) = scan_all_chunkings(b"\x1b]7;file://box/srv/my%20dir\x1b\\");
+        assert_eq!(events, vec![OscEvent::Cwd("/srv/my dir".to_owned())]);
+    }
+
+    #[test]
+    fn payload_over_capture_cap_is_not_reported() {
+        let mut input = b"\x1b]9;".to_vec();
+        input.extend(std::iter::repeat_n(b'x', MAX_CAPTURE_BYTES + 1));
+        input.extend_from_slice(b"\x07\x1b]9;short\x07");
+        let (out, events) = scan_all_chunkings(&input);
+        assert_eq!(out, input);
+        assert_eq!(events, vec![notify(9, b"short")]);
+
+        let mut exact = b"\x1b]9;".to_vec();
+        exact.extend(std::iter::repeat_n(b'y', MAX_CAPTURE_BYTES));
+        exact.push(0x07);
+        let (_, events, scanner) = scan(&exact, 1000);
+        assert_eq!(events.len(), 1);
+        assert!(scanner.buffer_capacity() <= MAX_CAPTURE_BYTES);
+    }
+
+    #[test]
+    fn long_strings_are_cut_at_the_limit_and_keep_their_terminator() {
+        for (intro, terminator) in [
+            (&b"\x1b]1337;"[..], &b"\x07"[..]),
+            (b"\x1b]1337;", b"\x1b\\"),
+            (b"\x1bPq", b"\x1b\\"),
+            (b"\x1bPq", b"\x9c"),
+            (b"\x1b_G", b"\x1b\\"),
+            (b"\x1b^", b"\x18"),
+            (b"\x1bX", b"\x1a"),
+        ] {
+            let body_len = MAX_STRING_BYTES + 5000;
+            let mut input = intro.to_vec();
+            input.extend(std::iter::repeat_n(b'a', body_len));
+            input.extend_from_slice(terminator);
+            input.extend_from_slice(b"tail");
+            for chunk in [input.len(), 4096, 777] {
+                let (out, _, scanner) = scan(&input, chunk);
+                // The introducer's final byte counts toward the string only for DCS/OSC bodies
+                // that have one, so allow for it.
+                let kept = out.len() - intro.len() - terminator.len() - 4;
+                assert!(
+                    (MAX_STRING_BYTES - intro.len()..=MAX_STRING_BYTES).contains(&kept),
+                    "kept {kept} body bytes for {intro:?}"
+                );
+                assert!(out.ends_with(&[terminator, b"tail"].concat()));
+                assert!(!scanner.in_string());
+            }
+        }
+    }
+
+    #[test]
+    fn titles_and_hyperlinks_have_the_short_limit() {
+        let mut input = b"\x1b]2;".to_vec();
+        input.extend(std::iter::repeat_n(b't', 100_000));
+        input.push(0x07);
+        let (out, _) = scan_all_chunkings(&input);
+        assert_eq!(out.len(), 2 + MAX_SHORT_OSC_BYTES + 1);
+        assert_eq!(out.last(), Some(&0x07));
+    }
+
+    #[test]
+    fn hundred_megabytes_of_unterminated_osc_stay_bounded() {
+        let mut scanner = OscScanner::new();
+        let mut scratch = Vec::new();
+        let mut passed = scanner.filter(b"\x1b]0;", &mut scratch).len();
+        let chunk = vec![b'a'; 64 * 1024];
+        for _ in 0..(100 * 1024 * 1024 / chunk.len()) {
+            passed += scanner.filter(&chunk, &mut scratch).len();
+            assert!(scanner.in_string());
+            assert!(scanner.string_len() <= MAX_STRING_BYTES);
+            assert!(scanner.buffer_capacity() <= MAX_CAPTURE_BYTES);
+        }
+        assert!(passed <= 4 + MAX_SHORT_OSC_BYTES);
+        assert_eq!(scanner.filter(b"\x07ok", &mut scratch), b"\x07ok");
+        assert!(!scanner.in_string());
+    }
+
+    /// What vte did with a probe byte sequence, as far as the probes below tell states apart.
+    #[derive(Default)]
+    struct Probe {
+        actions: Vec<&'static str>,
+    }
+
+    impl Perform for Probe {
+        fn print(&mut self, c: char) {
+            if c == 'Z' {
+                self.actions.push("print");
+            }
+        }
+
+        fn hook(&mut self, _: &Params, _: &[u8], _: bool, action: char) {
+            if action == 'Z' {
+                self.actions.push("hook");
+            }
+        }
+
+        fn put(&mut self, byte: u8) {
+            if byte == b'Z' {
+                self.actions.push("put");
+            }
+        }
+
+        fn osc_dispatch(&mut self, _: &[&[u8]], _: bool) {
+            self.actions.push("osc");
+        }
+
+        fn csi_dispatch(&mut self, _: &Params, _: &[u8], _: bool, action: char) {
+            if action == 'Z' {
+                self.actions.push("csi");
+            }
+        }
+
+        fn esc_dispatch(&mut self, _: &[u8], _: bool, byte: u8) {
+            if byte == b'Z' {
+                self.actions.push("esc");
+            }
+        }
+    }
+
+    /// What vte does with `probe` after parsing `prefix`.
+    fn probe_vte(prefix: &[u8], probe: &[u8]) -> Vec<&'static str> {
+        let mut parser = Parser::new();
+        parser.advance(&mut Probe::default(), prefix);
+        let mut recorder = Probe::default();
+        parser.advance(&mut recorder, probe);
+        recorder.actions
+    }
+
+    /// Bytes likely to move vte between states.
+    fn escape_heavy_byte() -> impl Strategy<Value = u8> {
+        prop_oneof![
+            3 => any::<u8>(),
+            4 => prop::sample::select(
+                b"\x1b\x1b\x1b[]PX^_\\\x07\x18\x1a\x9c\x9d\x900123;:<?$ !q@AZ\x7f\xe4\xb8".to_vec()
+            ),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        /// The scanner's state agrees with vte's after any input, also when strings are cut
+        /// (a limit of 6 bytes makes that common): probing with `Z` shows which state vte is
+        /// in, and a BEL shows whether it was in an OSC string.
+        #[test]
+        fn scanner_state_matches_vte(
+            input in prop::collection::vec(escape_heavy_byte(), 0..200),
+            chunk in 1usize..50,
+        ) {
+            let mut scanner = OscScanner { max_string: 6, ..OscScanner::new() };
+            let mut forwarded = Vec::new();
+            let mut scratch = Vec::new();
+            for piece in input.chunks(chunk) {
+                forwarded.extend_from_slice(scanner.filter(piece, &mut scratch));
+            }
+            let expected: &[&[&str]] = match scanner.state {
+                State::Ground => &[&["print"]],
+                State::Escape | State::EscapeIntermediate => &[&["esc"]],
+                // vte's CsiIgnore ends at the final byte without a dispatch.
+                State::Csi => &[&["csi"], &[]],
+                State::DcsEntry | State::DcsParam | State::DcsIntermediate => &[&["hook"]],
+                State::DcsPassthrough => &[&["put"]],
+                State::DcsIgnore | State::Osc | State::SosPmApc => &[&[]],
+            };
+            let actions = probe_vte(&forwarded, b"Z");
+            prop_assert!(expected.contains(&actions.as_slice()), "{:?}: vte did {:?}", scanner.state, actions);
+
+            let in_osc = probe_vte(&forwarded, b"\x07") == ["osc"];
+            prop_assert_eq!(in_osc, scanner.state == State::Osc);
+        }
+    }
+
+    #[test]
+    fn esc_between_chunks_completes_st() {
+        let mut scanner = OscScanner::new();
+        let mut scratch = Vec::new();
+        for piece in [&b"\x1b]7;file:///a"[..], b"\x1b", b"\\"] {
+            let _ = scanner.filter(piece, &mut scratch);
+        }
+        assert_eq!(scanner.take_events(), vec![OscEvent::Cwd("/a".to_owned())]);
+    }
+}

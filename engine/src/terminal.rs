@@ -1,0 +1,529 @@
+//! One pane's terminal: PTY output in, grid state, text and events out.
+//!
+//! It owns the alacritty `Term` of a pane, the vte `Processor` that feeds it, the OSC scanner
+//! that runs first ([`crate::osc`]), the pane's `content_seq` numbering and the text views of
+//! the grid that `pane.read` serves. It must not do I/O, start threads, use tokio, or clear the
+//! Term's scrollback beyond trimming it to the ring: the window will render history from
+//! [`PaneTerminal::term`].
+//!
+//! # `content_seq`
+//!
+//! Every rendered line (a grid row: a long line that wrapped is several rows) has a number.
+//! Numbers grow down the grid and a line keeps its number as it scrolls up into the history,
+//! so a number names the same line for as long as the pane holds it:
+//!
+//! ```text
+//! seq(line) = (lines that ever scrolled into history) - history_size + index_in(history + screen)
+//! ```
+//!
+//! The count of scrolled lines is exact however the output is chunked and however far it
+//! scrolls at once (see `terminal/seq.rs`). The history readable through [`PaneTerminal::read`]
+//! is the last `scrollback` lines (the ring); the Term may briefly hold up to 512 more, which
+//! the window can show. Exceptions, all documented on the methods: the alternate screen has no
+//! history and its rows take the numbers the primary screen's rows would have; clearing the
+//! scrollback (`CSI 3 J`) drops lines without renumbering the rest; a resize that reflows
+//! wrapped lines renumbers the lines below the top of the history, and if that would move the
+//! cursor's line to a lower number, all numbers move up instead, so that a poller never
+//! misses output after a resize (it may see some lines twice).
+
+mod render;
+mod seq;
+#[cfg(test)]
+mod tests;
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use alacritty_terminal::event::{Event, EventListener};
+use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::index::Line;
+use alacritty_terminal::term::color::COUNT;
+use alacritty_terminal::term::{Config, Osc52, TermMode};
+use alacritty_terminal::vte::ansi::{Processor, Rgb};
+use alacritty_terminal::Term;
+
+use crate::osc::{OscEvent, OscScanner};
+
+use self::seq::{history_cap, SeqHandler, SeqTracker};
+
+/// Default number of scrollback lines per pane; also the size of the `pane.read` ring.
+pub const DEFAULT_SCROLLBACK: usize = 5000;
+
+/// Events held for [`PaneTerminal::take_events`] at most; later ones are dropped until it is
+/// called (the title and working directory are still updated).
+pub const MAX_PENDING_EVENTS: usize = 4096;
+
+/// Foreground colour reported to programs that ask (OSC 10) until the window has a theme.
+pub const DEFAULT_FOREGROUND: Rgb = Rgb { r: 0xd8, g: 0xd8, b: 0xd8 };
+
+/// Background colour reported to programs that ask (OSC 11) until the window has a theme.
+pub const DEFAULT_BACKGROUND: Rgb = Rgb { r: 0x1c, g: 0x1c, b: 0x1c };
+
+/// A terminal size in character cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TermSize {
+    /// Columns.
+    pub cols: u16,
+    /// Rows.
+    pub rows: u16,
+}
+
+impl TermSize {
+    /// The size the terminal really uses: at least 2 columns and 1 row.
+    ///
+    /// alacritty writes the spacer of a wide character one column to its right, past the
+    /// edge of a one-column grid, so one column would let a child crash the engine.
+    fn clamped(self) -> Self {
+        Self { cols: self.cols.max(2), rows: self.rows.max(1) }
+    }
+}
+
+/// [`TermSize`] as alacritty's `Dimensions`.
+struct GridSize(TermSize);
+
+impl Dimensions for GridSize {
+    fn total_lines(&self) -> usize {
+        self.screen_lines()
+    }
+
+    fn screen_lines(&self) -> usize {
+        usize::from(self.0.rows)
+    }
+
+    fn columns(&self) -> usize {
+        usize::from(self.0.cols)
+    }
+}
+
+/// Something the terminal reports for the rest of Berth to act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TerminalEvent {
+    /// The title changed (OSC 0/2, or popped from the title stack); `None` resets it.
+    Title(Option<String>),
+    /// The shell reported its working directory (OSC 7), already decoded to a path.
+    Cwd(String),
+    /// Bytes to write back to the PTY: replies to queries such as `ESC [ 6 n` (cursor
+    /// position), `ESC [ c` (device attributes) or `ESC ] 11 ; ?` (background colour).
+    /// Programs hang waiting if these are not written.
+    PtyWrite(Vec<u8>),
+    /// BEL outside of a control string.
+    Bell,
+    /// OSC 9, 99 or 777: a notification request, raw (see [`OscEvent::Notify`]).
+    Notify {
+        /// The OSC number: 9, 99 or 777.
+        kind: u16,
+        /// The bytes after the number and its `;`.
+        payload: Vec<u8>,
+    },
+}
+
+/// What to read from a pane (`pane.read`).
+///
+/// With neither `since` nor `last`, the visible screen is read. With `since`, lines numbered
+/// `since` or more; with `last`, the last `last` lines; with both, the last `last` of the
+/// lines numbered `since` or more.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadRequest {
+    /// Read lines whose `content_seq` is at least this (a previous [`ReadResult::next_seq`]).
+    pub since: Option<u64>,
+    /// Read at most this many lines, the most recent ones.
+    pub last: Option<usize>,
+    /// Include SGR colour and attribute sequences in the text.
+    pub ansi: bool,
+}
+
+/// Lines read from a pane, with the numbers a client needs to poll for more.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadResult {
+    /// The lines, oldest first, without line terminators.
+    pub lines: Vec<String>,
+    /// Number of `lines[0]`; when `lines` is empty, the number the range would have started at.
+    pub first_seq: u64,
+    /// Number of the cursor's line: the first line that may still change. Pass it back as
+    /// [`ReadRequest::since`] to read what is new.
+    pub next_seq: u64,
+    /// Some of the requested lines are not in `lines`: they left the ring, are hidden behind
+    /// the alternate screen, or were cut by [`ReadRequest::last`].
+    pub truncated: bool,
+    /// Number of the oldest line that can be read now.
+    pub oldest_seq: u64,
+}
+
+/// The event sink alacritty's `Term` reports to.
+///
+/// It keeps the events Berth acts on until [`PaneTerminal::feed`] collects them. It is shared
+/// between the `Term` and the `PaneTerminal` and is `Send + Sync`.
+#[derive(Debug, Clone, Default)]
+pub struct TermListener {
+    queue: Arc<Mutex<Vec<Event>>>,
+}
+
+impl TermListener {
+    /// Removes and returns the queued events.
+    fn drain(&self) -> Vec<Event> {
+        // A panic while holding the lock cannot leave the Vec half-changed, so a poisoned
+        // lock is still safe to use.
+        std::mem::take(&mut *self.queue.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+impl EventListener for TermListener {
+    fn send_event(&self, event: Event) {
+        // Only what `PaneTerminal::collect_events` uses is kept. OSC 52 clipboard requests are
+        // off in the Term's config until Berth has a clipboard event, and CSI 14 t (size in
+        // pixels) is left unanswered until the window knows its cell size.
+        if matches!(
+            event,
+            Event::Title(_)
+                | Event::ResetTitle
+                | Event::PtyWrite(_)
+                | Event::Bell
+                | Event::ColorRequest(..)
+        ) {
+            self.queue.lock().unwrap_or_else(PoisonError::into_inner).push(event);
+        }
+    }
+}
+
+/// One pane's terminal emulator. `Send + Sync`; not internally synchronised.
+pub struct PaneTerminal {
+    term: Term<TermListener>,
+    listener: TermListener,
+    processor: Processor,
+    scanner: OscScanner,
+    /// Reused buffer for output the scanner had to shorten.
+    scratch: Vec<u8>,
+    seq: SeqTracker,
+    size: TermSize,
+    title: Option<String>,
+    cwd: Option<String>,
+    events: Vec<TerminalEvent>,
+}
+
+impl std::fmt::Debug for PaneTerminal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PaneTerminal")
+            .field("size", &self.size)
+            .field("title", &self.title)
+            .field("cwd", &self.cwd)
+            .field("seq", &self.seq)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PaneTerminal {
+    /// Creates a blank terminal of `size` that keeps `scrollback` lines of history readable.
+    ///
+    /// The size is clamped to at least 2 columns and 1 row.
+    pub fn new(size: TermSize, scrollback: usize) -> Self {
+        let size = size.clamped();
+        let listener = TermListener::default();
+        let config = Config {
+            scrolling_history: history_cap(scrollback),
+            osc52: Osc52::Disabled,
+            ..Config::default()
+        };
+        let term = Term::new(config, &GridSize(size), listener.clone());
+        Self {
+            term,
+            listener,
+            processor: Processor::new(),
+            scanner: OscScanner::new(),
+            scratch: Vec::new(),
+            seq: SeqTracker::new(scrollback),
+            size,
+            title: None,
+            cwd: None,
+            events: Vec::new(),
+        }
+    }
+
+    /// Feeds PTY output (chunks of any size; the PTY reader uses up to 64 KiB).
+    ///
+    /// The bytes go through the OSC scanner, then the vte `Processor`. Output inside a
+    /// synchronized update (`CSI ? 2026 h`) is held back until the update ends, its 2 MiB
+    /// buffer fills, or [`PaneTerminal::flush_sync`] is called; one whose deadline passed is
+    /// flushed first.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        if self.sync_deadline().is_some_and(|deadline| deadline <= Instant::now()) {
+            self.flush_sync();
+        }
+        let filtered = self.scanner.filter(bytes, &mut self.scratch);
+        let mut handler = SeqHandler { term: &mut self.term, seq: &mut self.seq };
+        self.processor.advance(&mut handler, filtered);
+        if self.scratch.capacity() > 1 << 20 {
+            self.scratch = Vec::new();
+        }
+        self.collect_events();
+    }
+
+    /// When a synchronized update is holding back output, the time by which
+    /// [`PaneTerminal::flush_sync`] should be called (150 ms after it began or was extended).
+    pub fn sync_deadline(&self) -> Option<Instant> {
+        self.processor.sync_timeout().sync_timeout()
+    }
+
+    /// Ends a synchronized update now and applies the output it held back.
+    pub fn flush_sync(&mut self) {
+        if self.sync_deadline().is_none() {
+            return;
+        }
+        let mut handler = SeqHandler { term: &mut self.term, seq: &mut self.seq };
+        self.processor.stop_sync(&mut handler);
+        self.collect_events();
+    }
+
+    /// Events gathered since the last call: titles, working directories, replies to write
+    /// back to the PTY, bells and OSC notifications.
+    ///
+    /// Within one [`PaneTerminal::feed`], working directories and notifications come before
+    /// the events alacritty reports.
+    pub fn take_events(&mut self) -> Vec<TerminalEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Resizes the grid, reflowing wrapped lines as alacritty does.
+    ///
+    /// The size is clamped to at least 2 columns and 1 row. Numbers of lines below the top of
+    /// the history may change (see the module documentation); the cursor's line never gets a
+    /// lower number than it had.
+    pub fn resize(&mut self, size: TermSize) {
+        let size = size.clamped();
+        if size == self.size {
+            return;
+        }
+        let before = self.cursor_seq();
+        self.term.resize(GridSize(size));
+        self.size = size;
+        self.seq.after_resize(&mut self.term);
+        let after = self.cursor_seq();
+        if after < before {
+            self.seq.skip(before - after);
+        }
+    }
+
+    /// The current size (after clamping).
+    pub fn size(&self) -> TermSize {
+        self.size
+    }
+
+    /// The title set by the program (OSC 0/2), if any.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// The working directory the shell reported (OSC 7), if any.
+    pub fn cwd(&self) -> Option<&str> {
+        self.cwd.as_deref()
+    }
+
+    /// Whether the program asked for application cursor keys (DECCKM), for key encoding.
+    pub fn app_cursor(&self) -> bool {
+        self.term.mode().contains(TermMode::APP_CURSOR)
+    }
+
+    /// Whether the alternate screen is active.
+    pub fn alt_screen(&self) -> bool {
+        self.term.mode().contains(TermMode::ALT_SCREEN)
+    }
+
+    /// The alacritty terminal, for rendering.
+    pub fn term(&self) -> &Term<TermListener> {
+        &self.term
+    }
+
+    /// The visible screen's rows as text, trailing blank rows removed.
+    ///
+    /// "Visible" is the live screen, whatever the window's scroll position.
+    pub fn screen_lines(&self, ansi: bool) -> Vec<String> {
+        let mut lines = self.render_lines(0, self.size.rows.into(), ansi);
+        trim_trailing_empty(&mut lines);
+        lines
+    }
+
+    /// Reads lines by `content_seq` (`pane.read`); see [`ReadRequest`] for what is read.
+    ///
+    /// A range ends at the last non-blank row of the screen (blank history lines are kept).
+    /// On the alternate screen only its rows can be read.
+    pub fn read(&self, request: &ReadRequest) -> ReadResult {
+        let base = self.seq.screen_base();
+        let readable_history = self.readable_history();
+        let oldest_seq = base - readable_history as u64;
+        let next_seq = self.cursor_seq();
+
+        if request.since.is_none() && request.last.is_none() {
+            return ReadResult {
+                lines: self.screen_lines(request.ansi),
+                first_seq: base,
+                next_seq,
+                truncated: false,
+                oldest_seq,
+            };
+        }
+
+        // Work in grid line indices: 0 is the screen's top row, negative lines are history.
+        let mut screen = self.render_lines(0, self.size.rows.into(), request.ansi);
+        trim_trailing_empty(&mut screen);
+        let end = screen.len() as i64;
+        let oldest = -(readable_history as i64);
+        let mut start = oldest;
+        let mut truncated = false;
+
+        if let Some(since) = request.since {
+            if since < oldest_seq {
+                truncated = true;
+            } else if since >= base {
+                // Saturate instead of overflowing for absurd `since` values; past `end` the
+                // range is simply empty.
+                start = i64::try_from(since - base).unwrap_or(i64::MAX).min(end + 1);
+            } else {
+                // `since` is at least `oldest_seq`, so this is within the readable history.
+                start = -((base - since) as i64);
+            }
+        }
+        if let Some(last) = request.last {
+            let available = (end - start).max(0);
+            let wanted = i64::try_from(last).unwrap_or(i64::MAX);
+            if wanted < available {
+                start = end - wanted;
+                truncated = true;
+            } else if request.since.is_none() && oldest_seq > 0 && wanted > available {
+                // Asked for more than is held, and older lines existed.
+                truncated = true;
+            }
+        }
+
+        let first_seq = match request.since {
+            Some(since) if start > end => since,
+            _ => (base as i64 + start) as u64,
+        };
+        let mut lines = Vec::new();
+        if start < end {
+            if start < 0 {
+                lines = self.render_lines(start as i32, 0, request.ansi);
+            }
+            let from_screen = start.max(0) as usize;
+            lines.extend(screen.into_iter().skip(from_screen));
+        }
+        ReadResult { lines, first_seq, next_seq, truncated, oldest_seq }
+    }
+
+    /// History lines readable now: the ring's worth on the primary screen, none on the
+    /// alternate screen.
+    fn readable_history(&self) -> usize {
+        if self.alt_screen() {
+            0
+        } else {
+            self.term.grid().history_size().min(self.seq.ring())
+        }
+    }
+
+    /// Number of the cursor's line.
+    fn cursor_seq(&self) -> u64 {
+        // The cursor is always on the screen, so its line index is not negative.
+        let row = self.term.grid().cursor.point.line.0.max(0) as u64;
+        self.seq.screen_base() + row
+    }
+
+    /// Renders grid lines `from..to` (0 is the screen's top row, negative lines are history).
+    fn render_lines(&self, from: i32, to: i32, ansi: bool) -> Vec<String> {
+        let grid = self.term.grid();
+        (from..to).map(|line| render::row_text(&grid[Line(line)], ansi)).collect()
+    }
+
+    /// Moves what the scanner and the listener reported into the pending events.
+    fn collect_events(&mut self) {
+        for event in self.scanner.take_events() {
+            match event {
+                OscEvent::Cwd(path) => {
+                    self.cwd = Some(path.clone());
+                    self.push_event(TerminalEvent::Cwd(path));
+                }
+                OscEvent::Notify { kind, payload } => {
+                    self.push_event(TerminalEvent::Notify { kind, payload });
+                }
+            }
+        }
+        for event in self.listener.drain() {
+            match event {
+                Event::Title(title) => {
+                    self.title = Some(title.clone());
+                    self.push_event(TerminalEvent::Title(Some(title)));
+                }
+                Event::ResetTitle => {
+                    self.title = None;
+                    self.push_event(TerminalEvent::Title(None));
+                }
+                Event::PtyWrite(text) => self.push_event(TerminalEvent::PtyWrite(text.into())),
+                Event::Bell => self.push_event(TerminalEvent::Bell),
+                Event::ColorRequest(index, format) => {
+                    // alacritty asks only for indices below its palette size (at most 258),
+                    // but a bad index must not panic the engine.
+                    let set = if index < COUNT { self.term.colors()[index] } else { None };
+                    let color = set.unwrap_or_else(|| default_color(index));
+                    self.push_event(TerminalEvent::PtyWrite(format(color).into()));
+                }
+                _ => (),
+            }
+        }
+    }
+
+    fn push_event(&mut self, event: TerminalEvent) {
+        if self.events.len() < MAX_PENDING_EVENTS {
+            self.events.push(event);
+        }
+    }
+}
+
+/// Removes trailing empty strings.
+fn trim_trailing_empty(lines: &mut Vec<String>) {
+    while lines.last().is_some_and(String::is_empty) {
+        lines.pop();
+    }
+}
+
+/// The colour reported for palette entry `index` when the program has not set it: xterm's
+/// palette, Berth's default foreground and background, and dimmed variants (alacritty's
+/// indices: 256 foreground, 257 background, 258 cursor, 259–266 dim colours, 267 bright
+/// foreground, 268 dim foreground).
+fn default_color(index: usize) -> Rgb {
+    const ANSI: [(u8, u8, u8); 16] = [
+        (0x00, 0x00, 0x00),
+        (0xcd, 0x00, 0x00),
+        (0x00, 0xcd, 0x00),
+        (0xcd, 0xcd, 0x00),
+        (0x00, 0x00, 0xee),
+        (0xcd, 0x00, 0xcd),
+        (0x00, 0xcd, 0xcd),
+        (0xe5, 0xe5, 0xe5),
+        (0x7f, 0x7f, 0x7f),
+        (0xff, 0x00, 0x00),
+        (0x00, 0xff, 0x00),
+        (0xff, 0xff, 0x00),
+        (0x5c, 0x5c, 0xff),
+        (0xff, 0x00, 0xff),
+        (0x00, 0xff, 0xff),
+        (0xff, 0xff, 0xff),
+    ];
+    const CUBE: [u8; 6] = [0, 95, 135, 175, 215, 255];
+    let dim = |c: Rgb| Rgb { r: c.r / 3 * 2, g: c.g / 3 * 2, b: c.b / 3 * 2 };
+    match index {
+        0..=15 => {
+            let (r, g, b) = ANSI[index];
+            Rgb { r, g, b }
+        }
+        16..=231 => {
+            let cube = index - 16;
+            Rgb { r: CUBE[cube / 36], g: CUBE[cube / 6 % 6], b: CUBE[cube % 6] }
+        }
+        232..=255 => {
+            // The cast cannot truncate: the largest value is 8 + 23 * 10 = 238.
+            let level = (8 + (index - 232) * 10) as u8;
+            Rgb { r: level, g: level, b: level }
+        }
+        257 => DEFAULT_BACKGROUND,
+        259..=266 => dim(default_color(index - 259)),
+        268 => dim(DEFAULT_FOREGROUND),
+        _ => DEFAULT_FOREGROUND,
+    }
+}

@@ -1,0 +1,512 @@
+//! Exact `content_seq` bookkeeping for one pane's terminal.
+//!
+//! It owns the [`SeqTracker`] (the numbering of rendered lines) and [`SeqHandler`], the vte
+//! `Handler` that forwards every call to alacritty's `Term` and then updates the tracker. It
+//! must not change what the terminal does: every method forwards unchanged, and the only
+//! grid change it makes is dropping the oldest history lines once the history outgrows the
+//! ring.
+//!
+//! Why a forwarding handler: alacritty does not count lines that scroll into its history, and
+//! once the history is at its cap the oldest lines silently fall out, so the history size alone
+//! cannot say how many lines scrolled. Looking at it after every handler call is exact, because
+//! one call adds at most one screen's worth of lines to the history (a linefeed or a wrap adds
+//! one, `CSI n S` and clearing the screen add at most the screen height), and the Term's cap is
+//! set higher than the ring by more than the tallest screen, so it is never reached. Checking
+//! after whole chunks would not be exact: `CSI n b` (repeat) or a run of `CSI 24 S` scroll tens
+//! of thousands of lines in a few bytes, and a synchronized update releases up to 2 MiB at once.
+
+use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::term::TermMode;
+use alacritty_terminal::vte::ansi::cursor_icon::CursorIcon;
+use alacritty_terminal::vte::ansi::{
+    Attr, CharsetIndex, ClearMode, CursorShape, CursorStyle, Handler, Hyperlink, KeyboardModes,
+    KeyboardModesApplyBehavior, LineClearMode, Mode, ModifyOtherKeys, PrivateMode, Rgb,
+    ScpCharPath, ScpUpdateMode, StandardCharset, TabulationClearMode,
+};
+use alacritty_terminal::Term;
+
+use super::TermListener;
+
+/// History lines allowed past the ring before the oldest are dropped in one go.
+///
+/// Trimming in batches keeps the cost per scrolled line tiny; staying under alacritty's row
+/// cache (1000 rows) means a trim frees nothing and the rows are reused as the history grows.
+pub(super) const TRIM_SLACK: usize = 512;
+
+/// Headroom of the Term's history cap over `ring + TRIM_SLACK`: more than one call can scroll.
+const CAP_HEADROOM: usize = u16::MAX as usize + 1;
+
+/// The history cap to configure the Term with for a ring of `ring` lines.
+///
+/// The cap only bounds growth; alacritty allocates history rows as lines scroll in.
+pub(super) fn history_cap(ring: usize) -> usize {
+    ring + TRIM_SLACK + CAP_HEADROOM
+}
+
+/// The numbering of one pane's rendered lines.
+///
+/// Lines are numbered from the top of the primary screen's history: the oldest line the Term
+/// still holds has number `top_seq`, the next `top_seq + 1`, and so on through the screen. A
+/// line keeps its number while it scrolls up into the history; `top_seq` grows only when lines
+/// leave the top (trimmed to the ring, or the history is cleared). The alternate screen has no
+/// history; its rows are numbered as if they were the primary screen's rows.
+#[derive(Debug)]
+pub(super) struct SeqTracker {
+    /// History lines readable through `pane.read`.
+    ring: usize,
+    /// Number of the oldest line in the primary history.
+    top_seq: u64,
+    /// Primary history size at the last observation.
+    history: usize,
+    /// Set when the primary grid was resized while hidden behind the alternate screen: its new
+    /// history size is unknown until it is active again.
+    primary_stale: bool,
+}
+
+impl SeqTracker {
+    /// A tracker for an empty terminal with a ring of `ring` history lines.
+    pub(super) fn new(ring: usize) -> Self {
+        Self { ring, top_seq: 0, history: 0, primary_stale: false }
+    }
+
+    /// History lines readable through `pane.read`.
+    pub(super) fn ring(&self) -> usize {
+        self.ring
+    }
+
+    /// Number of the top row of the screen (primary or alternate).
+    pub(super) fn screen_base(&self) -> u64 {
+        self.top_seq + self.history as u64
+    }
+
+    /// Moves all numbers up by `by`, so that numbers already handed out are not reused.
+    pub(super) fn skip(&mut self, by: u64) {
+        self.top_seq += by;
+    }
+
+    /// Updates the numbering after a handler call, and trims the history to the ring.
+    #[inline]
+    pub(super) fn observe(&mut self, term: &mut Term<TermListener>) {
+        if term.mode().contains(TermMode::ALT_SCREEN) {
+            return;
+        }
+        let history = term.grid().history_size();
+        if history == self.history && !self.primary_stale {
+            return;
+        }
+        if self.primary_stale {
+            // The size changed while hidden; take it as it is, numbering from the same top.
+            self.primary_stale = false;
+        } else if history < self.history {
+            // Within a handler call the history only shrinks by losing its oldest lines
+            // (`CSI 3 J`, `ESC c`): the lines below keep their numbers.
+            self.top_seq += (self.history - history) as u64;
+        }
+        self.history = history;
+        debug_assert!(history < history_cap(self.ring), "history reached its cap");
+        self.trim(term);
+    }
+
+    /// Re-reads the history size after a resize, without counting any line as scrolled.
+    ///
+    /// Reflow joins or splits wrapped lines, so numbers below the top may shift; the top keeps
+    /// its number.
+    pub(super) fn after_resize(&mut self, term: &mut Term<TermListener>) {
+        if term.mode().contains(TermMode::ALT_SCREEN) {
+            self.primary_stale = true;
+        } else {
+            self.history = term.grid().history_size();
+            self.trim(term);
+        }
+    }
+
+    /// Drops the oldest history lines down to the ring once the history is `TRIM_SLACK` over.
+    fn trim(&mut self, term: &mut Term<TermListener>) {
+        if self.history <= self.ring + TRIM_SLACK {
+            return;
+        }
+        // `update_history` shrinks the storage from the top (oldest lines first); the second
+        // call only restores the cap so that the history can grow again.
+        let grid = term.grid_mut();
+        grid.update_history(self.ring);
+        grid.update_history(history_cap(self.ring));
+        self.top_seq += (self.history - self.ring) as u64;
+        self.history = self.ring;
+    }
+}
+
+/// The vte handler that feeds alacritty's `Term` and keeps [`SeqTracker`] exact.
+///
+/// Every method forwards to `Term`'s own implementation and then observes the history. All 71
+/// methods of vte 0.15's `Handler` are forwarded: one left out would silently fall back to the
+/// trait's empty default.
+pub(super) struct SeqHandler<'a> {
+    /// The terminal that does the work.
+    pub(super) term: &'a mut Term<TermListener>,
+    /// The numbering to keep up to date.
+    pub(super) seq: &'a mut SeqTracker,
+}
+
+impl SeqHandler<'_> {
+    #[inline]
+    fn after_call(&mut self) {
+        self.seq.observe(self.term);
+    }
+}
+
+impl Handler for SeqHandler<'_> {
+    fn set_title(&mut self, value: Option<String>) {
+        Handler::set_title(&mut *self.term, value);
+        self.after_call();
+    }
+
+    fn set_cursor_style(&mut self, value: Option<CursorStyle>) {
+        Handler::set_cursor_style(&mut *self.term, value);
+        self.after_call();
+    }
+
+    fn set_cursor_shape(&mut self, shape: CursorShape) {
+        Handler::set_cursor_shape(&mut *self.term, shape);
+        self.after_call();
+    }
+
+    fn input(&mut self, c: char) {
+        Handler::input(&mut *self.term, c);
+        self.after_call();
+    }
+
+    fn goto(&mut self, line: i32, col: usize) {
+        Handler::goto(&mut *self.term, line, col);
+        self.after_call();
+    }
+
+    fn goto_line(&mut self, line: i32) {
+        Handler::goto_line(&mut *self.term, line);
+        self.after_call();
+    }
+
+    fn goto_col(&mut self, col: usize) {
+        Handler::goto_col(&mut *self.term, col);
+        self.after_call();
+    }
+
+    fn insert_blank(&mut self, value: usize) {
+        Handler::insert_blank(&mut *self.term, value);
+        self.after_call();
+    }
+
+    fn move_up(&mut self, value: usize) {
+        Handler::move_up(&mut *self.term, value);
+        self.after_call();
+    }
+
+    fn move_down(&mut self, value: usize) {
+        Handler::move_down(&mut *self.term, value);
+        self.after_call();
+    }
+
+    fn identify_terminal(&mut self, intermediate: Option<char>) {
+        Handler::identify_terminal(&mut *self.term, intermediate);
+        self.after_call();
+    }
+
+    fn device_status(&mut self, value: usize) {
+        Handler::device_status(&mut *self.term, value);
+        self.after_call();
+    }
+
+    fn move_forward(&mut self, col: usize) {
+        Handler::move_forward(&mut *self.term, col);
+        self.after_call();
+    }
+
+    fn move_backward(&mut self, col: usize) {
+        Handler::move_backward(&mut *self.term, col);
+        self.after_call();
+    }
+
+    fn move_down_and_cr(&mut self, row: usize) {
+        Handler::move_down_and_cr(&mut *self.term, row);
+        self.after_call();
+    }
+
+    fn move_up_and_cr(&mut self, row: usize) {
+        Handler::move_up_and_cr(&mut *self.term, row);
+        self.after_call();
+    }
+
+    fn put_tab(&mut self, count: u16) {
+        Handler::put_tab(&mut *self.term, count);
+        self.after_call();
+    }
+
+    fn backspace(&mut self) {
+        Handler::backspace(&mut *self.term);
+        self.after_call();
+    }
+
+    fn carriage_return(&mut self) {
+        Handler::carriage_return(&mut *self.term);
+        self.after_call();
+    }
+
+    fn linefeed(&mut self) {
+        Handler::linefeed(&mut *self.term);
+        self.after_call();
+    }
+
+    fn bell(&mut self) {
+        Handler::bell(&mut *self.term);
+        self.after_call();
+    }
+
+    fn substitute(&mut self) {
+        Handler::substitute(&mut *self.term);
+        self.after_call();
+    }
+
+    fn newline(&mut self) {
+        Handler::newline(&mut *self.term);
+        self.after_call();
+    }
+
+    fn set_horizontal_tabstop(&mut self) {
+        Handler::set_horizontal_tabstop(&mut *self.term);
+        self.after_call();
+    }
+
+    fn scroll_up(&mut self, value: usize) {
+        Handler::scroll_up(&mut *self.term, value);
+        self.after_call();
+    }
+
+    fn scroll_down(&mut self, value: usize) {
+        Handler::scroll_down(&mut *self.term, value);
+        self.after_call();
+    }
+
+    fn insert_blank_lines(&mut self, value: usize) {
+        Handler::insert_blank_lines(&mut *self.term, value);
+        self.after_call();
+    }
+
+    fn delete_lines(&mut self, value: usize) {
+        Handler::delete_lines(&mut *self.term, value);
+        self.after_call();
+    }
+
+    fn erase_chars(&mut self, value: usize) {
+        Handler::erase_chars(&mut *self.term, value);
+        self.after_call();
+    }
+
+    fn delete_chars(&mut self, value: usize) {
+        Handler::delete_chars(&mut *self.term, value);
+        self.after_call();
+    }
+
+    fn move_backward_tabs(&mut self, count: u16) {
+        Handler::move_backward_tabs(&mut *self.term, count);
+        self.after_call();
+    }
+
+    fn move_forward_tabs(&mut self, count: u16) {
+        Handler::move_forward_tabs(&mut *self.term, count);
+        self.after_call();
+    }
+
+    fn save_cursor_position(&mut self) {
+        Handler::save_cursor_position(&mut *self.term);
+        self.after_call();
+    }
+
+    fn restore_cursor_position(&mut self) {
+        Handler::restore_cursor_position(&mut *self.term);
+        self.after_call();
+    }
+
+    fn clear_line(&mut self, mode: LineClearMode) {
+        Handler::clear_line(&mut *self.term, mode);
+        self.after_call();
+    }
+
+    fn clear_screen(&mut self, mode: ClearMode) {
+        Handler::clear_screen(&mut *self.term, mode);
+        self.after_call();
+    }
+
+    fn clear_tabs(&mut self, mode: TabulationClearMode) {
+        Handler::clear_tabs(&mut *self.term, mode);
+        self.after_call();
+    }
+
+    fn set_tabs(&mut self, interval: u16) {
+        Handler::set_tabs(&mut *self.term, interval);
+        self.after_call();
+    }
+
+    fn reset_state(&mut self) {
+        Handler::reset_state(&mut *self.term);
+        self.after_call();
+    }
+
+    fn reverse_index(&mut self) {
+        Handler::reverse_index(&mut *self.term);
+        self.after_call();
+    }
+
+    fn terminal_attribute(&mut self, attr: Attr) {
+        Handler::terminal_attribute(&mut *self.term, attr);
+        self.after_call();
+    }
+
+    fn set_mode(&mut self, mode: Mode) {
+        Handler::set_mode(&mut *self.term, mode);
+        self.after_call();
+    }
+
+    fn unset_mode(&mut self, mode: Mode) {
+        Handler::unset_mode(&mut *self.term, mode);
+        self.after_call();
+    }
+
+    fn report_mode(&mut self, mode: Mode) {
+        Handler::report_mode(&mut *self.term, mode);
+        self.after_call();
+    }
+
+    fn set_private_mode(&mut self, mode: PrivateMode) {
+        Handler::set_private_mode(&mut *self.term, mode);
+        self.after_call();
+    }
+
+    fn unset_private_mode(&mut self, mode: PrivateMode) {
+        Handler::unset_private_mode(&mut *self.term, mode);
+        self.after_call();
+    }
+
+    fn report_private_mode(&mut self, mode: PrivateMode) {
+        Handler::report_private_mode(&mut *self.term, mode);
+        self.after_call();
+    }
+
+    fn set_scrolling_region(&mut self, top: usize, bottom: Option<usize>) {
+        Handler::set_scrolling_region(&mut *self.term, top, bottom);
+        self.after_call();
+    }
+
+    fn set_keypad_application_mode(&mut self) {
+        Handler::set_keypad_application_mode(&mut *self.term);
+        self.after_call();
+    }
+
+    fn unset_keypad_application_mode(&mut self) {
+        Handler::unset_keypad_application_mode(&mut *self.term);
+        self.after_call();
+    }
+
+    fn set_active_charset(&mut self, value: CharsetIndex) {
+        Handler::set_active_charset(&mut *self.term, value);
+        self.after_call();
+    }
+
+    fn configure_charset(&mut self, index: CharsetIndex, charset: StandardCharset) {
+        Handler::configure_charset(&mut *self.term, index, charset);
+        self.after_call();
+    }
+
+    fn set_color(&mut self, index: usize, color: Rgb) {
+        Handler::set_color(&mut *self.term, index, color);
+        self.after_call();
+    }
+
+    fn dynamic_color_sequence(&mut self, prefix: String, index: usize, terminator: &str) {
+        Handler::dynamic_color_sequence(&mut *self.term, prefix, index, terminator);
+        self.after_call();
+    }
+
+    fn reset_color(&mut self, value: usize) {
+        Handler::reset_color(&mut *self.term, value);
+        self.after_call();
+    }
+
+    fn clipboard_store(&mut self, clipboard: u8, base64: &[u8]) {
+        Handler::clipboard_store(&mut *self.term, clipboard, base64);
+        self.after_call();
+    }
+
+    fn clipboard_load(&mut self, clipboard: u8, terminator: &str) {
+        Handler::clipboard_load(&mut *self.term, clipboard, terminator);
+        self.after_call();
+    }
+
+    fn decaln(&mut self) {
+        Handler::decaln(&mut *self.term);
+        self.after_call();
+    }
+
+    fn push_title(&mut self) {
+        Handler::push_title(&mut *self.term);
+        self.after_call();
+    }
+
+    fn pop_title(&mut self) {
+        Handler::pop_title(&mut *self.term);
+        self.after_call();
+    }
+
+    fn text_area_size_pixels(&mut self) {
+        Handler::text_area_size_pixels(&mut *self.term);
+        self.after_call();
+    }
+
+    fn text_area_size_chars(&mut self) {
+        Handler::text_area_size_chars(&mut *self.term);
+        self.after_call();
+    }
+
+    fn set_hyperlink(&mut self, value: Option<Hyperlink>) {
+        Handler::set_hyperlink(&mut *self.term, value);
+        self.after_call();
+    }
+
+    fn set_mouse_cursor_icon(&mut self, value: CursorIcon) {
+        Handler::set_mouse_cursor_icon(&mut *self.term, value);
+        self.after_call();
+    }
+
+    fn report_keyboard_mode(&mut self) {
+        Handler::report_keyboard_mode(&mut *self.term);
+        self.after_call();
+    }
+
+    fn push_keyboard_mode(&mut self, mode: KeyboardModes) {
+        Handler::push_keyboard_mode(&mut *self.term, mode);
+        self.after_call();
+    }
+
+    fn pop_keyboard_modes(&mut self, to_pop: u16) {
+        Handler::pop_keyboard_modes(&mut *self.term, to_pop);
+        self.after_call();
+    }
+
+    fn set_keyboard_mode(&mut self, mode: KeyboardModes, behavior: KeyboardModesApplyBehavior) {
+        Handler::set_keyboard_mode(&mut *self.term, mode, behavior);
+        self.after_call();
+    }
+
+    fn set_modify_other_keys(&mut self, mode: ModifyOtherKeys) {
+        Handler::set_modify_other_keys(&mut *self.term, mode);
+        self.after_call();
+    }
+
+    fn report_modify_other_keys(&mut self) {
+        Handler::report_modify_other_keys(&mut *self.term);
+        self.after_call();
+    }
+
+    fn set_scp(&mut self, char_path: ScpCharPath, update_mode: ScpUpdateMode) {
+        Handler::set_scp(&mut *self.term, char_path, update_mode);
+        self.after_call();
+    }
+}

@@ -1,0 +1,475 @@
+//! Unit tests of `PaneTerminal`: events, text, `content_seq` and hostile input.
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::osc::{MAX_CAPTURE_BYTES, MAX_SHORT_OSC_BYTES};
+
+const SIZE: TermSize = TermSize { cols: 80, rows: 24 };
+
+fn terminal() -> PaneTerminal {
+    PaneTerminal::new(SIZE, DEFAULT_SCROLLBACK)
+}
+
+fn fed(bytes: &[u8]) -> PaneTerminal {
+    let mut term = terminal();
+    term.feed(bytes);
+    term
+}
+
+fn read(term: &PaneTerminal, since: Option<u64>, last: Option<usize>) -> ReadResult {
+    term.read(&ReadRequest { since, last, ansi: false })
+}
+
+fn cursor(term: &PaneTerminal) -> (i32, usize) {
+    let point = term.term().grid().cursor.point;
+    (point.line.0, point.column.0)
+}
+
+/// Feeds `count` lines `line N` with a chosen chunk size.
+fn feed_numbered_lines(term: &mut PaneTerminal, count: usize, chunk: usize) {
+    let text: String = (0..count).map(|n| format!("line {n}\r\n")).collect();
+    for piece in text.as_bytes().chunks(chunk) {
+        term.feed(piece);
+    }
+}
+
+#[test]
+fn pane_terminal_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<PaneTerminal>();
+}
+
+#[test]
+fn title_comes_from_osc_0_and_2() {
+    let mut term = fed(b"\x1b]0;first\x07");
+    assert_eq!(term.title(), Some("first"));
+    term.feed(b"\x1b]2;second\x1b\\");
+    assert_eq!(term.title(), Some("second"));
+    assert_eq!(
+        term.take_events(),
+        vec![
+            TerminalEvent::Title(Some("first".to_owned())),
+            TerminalEvent::Title(Some("second".to_owned()))
+        ]
+    );
+    // Push, set, pop: the popped title comes back as an event.
+    term.feed(b"\x1b[22t\x1b]2;third\x07\x1b[23t");
+    assert_eq!(term.title(), Some("second"));
+    assert_eq!(
+        term.take_events(),
+        vec![
+            TerminalEvent::Title(Some("third".to_owned())),
+            TerminalEvent::Title(Some("second".to_owned()))
+        ]
+    );
+    assert!(term.take_events().is_empty());
+}
+
+#[test]
+fn cwd_comes_from_osc_7() {
+    let mut term = fed(b"\x1b]7;file://box/home/u/my%20project\x07$ ");
+    assert_eq!(term.cwd(), Some("/home/u/my project"));
+    assert_eq!(term.take_events(), vec![TerminalEvent::Cwd("/home/u/my project".to_owned())]);
+    assert_eq!(term.screen_lines(false), vec!["$"]);
+}
+
+#[test]
+fn notifications_are_reported_and_progress_is_not() {
+    let mut term = fed(b"\x1b]9;done\x07\x1b]9;4;1;40\x07\x1b]777;notify;T;B\x1b\\\x1b]99;;hi\x07");
+    assert_eq!(
+        term.take_events(),
+        vec![
+            TerminalEvent::Notify { kind: 9, payload: b"done".to_vec() },
+            TerminalEvent::Notify { kind: 777, payload: b"notify;T;B".to_vec() },
+            TerminalEvent::Notify { kind: 99, payload: b";hi".to_vec() },
+        ]
+    );
+}
+
+#[test]
+fn queries_produce_replies_to_write_back() {
+    let cases: &[(&[u8], &[u8])] = &[
+        (b"ab\x1b[6n", b"\x1b[1;3R"),
+        (b"\r\n\r\nxyz\x1b[6n", b"\x1b[3;4R"),
+        (b"\x1b[c", b"\x1b[?6c"),
+        (b"\x1b[5n", b"\x1b[0n"),
+        (b"\x1b]11;?\x07", b"\x1b]11;rgb:1c1c/1c1c/1c1c\x07"),
+        (b"\x1b]10;?\x1b\\", b"\x1b]10;rgb:d8d8/d8d8/d8d8\x1b\\"),
+    ];
+    for (input, reply) in cases {
+        let mut term = fed(input);
+        assert_eq!(
+            term.take_events(),
+            vec![TerminalEvent::PtyWrite(reply.to_vec())],
+            "reply to {input:?}"
+        );
+    }
+}
+
+#[test]
+fn bell_is_an_event() {
+    let mut term = fed(b"ding\x07");
+    assert_eq!(term.take_events(), vec![TerminalEvent::Bell]);
+}
+
+#[test]
+fn app_cursor_follows_decckm() {
+    let mut term = terminal();
+    assert!(!term.app_cursor());
+    term.feed(b"\x1b[?1h");
+    assert!(term.app_cursor());
+    term.feed(b"\x1b[?1l");
+    assert!(!term.app_cursor());
+}
+
+#[test]
+fn ansi_text_has_sgr_only_where_the_style_changes() {
+    let cases: &[(&[u8], &str, &str)] = &[
+        (b"plain", "plain", "plain"),
+        (b"\x1b[31mred\x1b[0m ok", "red ok", "\x1b[31mred\x1b[0m ok"),
+        (b"\x1b[1;3;4mx\x1b[22my", "xy", "\x1b[1;3;4mx\x1b[0;3;4my\x1b[0m"),
+        (
+            b"\x1b[38;5;208ma\x1b[48;2;1;2;3mb",
+            "ab",
+            "\x1b[38;5;208ma\x1b[0;38;5;208;48;2;1;2;3mb\x1b[0m",
+        ),
+        (b"\x1b[92;104mB\x1b[m", "B", "\x1b[92;104mB\x1b[0m"),
+        (b"\x1b[2;7;8;9mz", "z", "\x1b[2;7;8;9mz\x1b[0m"),
+        (b"\x1b[4:3;58;5;1mc\x1b[4:2md", "cd", "\x1b[4:3;58;5;1mc\x1b[0;4:2;58;5;1md\x1b[0m"),
+        // Trailing blank cells with a background colour are kept; default ones are not.
+        (b"a\x1b[41m  \x1b[0m   ", "a", "a\x1b[41m  \x1b[0m"),
+    ];
+    for (input, plain, ansi) in cases {
+        let term = fed(input);
+        assert_eq!(term.screen_lines(false), vec![plain.to_string()], "plain {input:?}");
+        assert_eq!(term.screen_lines(true), vec![ansi.to_string()], "ansi {input:?}");
+    }
+}
+
+#[test]
+fn wide_and_combining_characters_render_once() {
+    let term = fed("中文 e\u{301}!".as_bytes());
+    assert_eq!(term.screen_lines(false), vec!["中文 e\u{301}!"]);
+    // A wide character that does not fit in the last column wraps, leaving a spacer behind.
+    let mut narrow = PaneTerminal::new(TermSize { cols: 5, rows: 3 }, 10);
+    narrow.feed("abcd中".as_bytes());
+    assert_eq!(narrow.screen_lines(false), vec!["abcd", "中"]);
+}
+
+#[test]
+fn resize_reflows_a_wrapped_line() {
+    let mut term = PaneTerminal::new(TermSize { cols: 20, rows: 5 }, 100);
+    let long: String = ('a'..='z').chain('A'..='Z').collect();
+    term.feed(long.as_bytes());
+    assert_eq!(term.screen_lines(false), vec![&long[..20], &long[20..40], &long[40..]]);
+    term.resize(TermSize { cols: 60, rows: 5 });
+    assert_eq!(term.size(), TermSize { cols: 60, rows: 5 });
+    assert_eq!(term.screen_lines(false), vec![long.clone()]);
+    // Narrowing wraps the line again; alacritty keeps the cursor's row and pushes the first
+    // half into the history.
+    term.resize(TermSize { cols: 26, rows: 5 });
+    assert_eq!(read(&term, None, Some(2)).lines, vec![&long[..26], &long[26..]]);
+}
+
+#[test]
+fn resize_clamps_to_two_columns() {
+    let mut term = terminal();
+    term.resize(TermSize { cols: 0, rows: 0 });
+    assert_eq!(term.size(), TermSize { cols: 2, rows: 1 });
+    term.feed("中中\u{301}x".as_bytes());
+    let (line, column) = cursor(&term);
+    assert_eq!(line, 0);
+    assert!(column < 2);
+}
+
+#[test]
+fn content_seq_is_exact_past_the_history_cap() {
+    for chunk in [64 * 1024, 4096, 1000, 17] {
+        let mut term = terminal();
+        feed_numbered_lines(&mut term, 20_000, chunk);
+
+        // The last line printed is `line 19999` with seq 19999; the cursor sits below it.
+        let last = read(&term, None, Some(3));
+        assert_eq!(last.lines, vec!["line 19997", "line 19998", "line 19999"]);
+        assert_eq!(last.first_seq, 19_997);
+        assert_eq!(last.next_seq, 20_000);
+        assert!(last.truncated, "3 of the lines held were requested: the rest are cut");
+
+        let since = read(&term, Some(19_990), None);
+        assert_eq!(since.first_seq, 19_990);
+        assert_eq!(since.lines.len(), 10);
+        assert_eq!(since.lines[0], "line 19990");
+        assert!(!since.truncated);
+
+        // The ring keeps DEFAULT_SCROLLBACK lines of history above the 23 rows in use.
+        let all = read(&term, Some(0), None);
+        assert!(all.truncated);
+        assert_eq!(all.oldest_seq, 20_000 - 23 - DEFAULT_SCROLLBACK as u64);
+        assert_eq!(all.first_seq, all.oldest_seq);
+        assert_eq!(all.lines.len(), DEFAULT_SCROLLBACK + 23);
+        for (offset, line) in all.lines.iter().enumerate() {
+            assert_eq!(line, &format!("line {}", all.first_seq + offset as u64));
+        }
+
+        // The Term holds at most the ring plus the trim slack.
+        let history = term.term().grid().history_size();
+        assert!((DEFAULT_SCROLLBACK..=DEFAULT_SCROLLBACK + seq::TRIM_SLACK).contains(&history));
+    }
+}
+
+#[test]
+fn content_seq_counts_big_scrolls_exactly() {
+    // `CSI 24 S` scrolls a whole screen into history in five bytes: 2000 of them are 48000
+    // lines in 10 KB, far past the history cap, and every one must be counted.
+    let mut term = fed(b"top\r\n");
+    let before = read(&term, None, Some(1));
+    assert_eq!(before.next_seq, 1);
+    term.feed(&b"\x1b[24S".repeat(2000));
+    assert_eq!(read(&term, None, Some(1)).next_seq, 1 + 48_000);
+
+    // Repeat (`CSI n b`) wraps many lines from a few bytes.
+    let mut term = PaneTerminal::new(TermSize { cols: 10, rows: 4 }, 50);
+    term.feed(b"x");
+    for _ in 0..100 {
+        term.feed(b"\x1b[65535b");
+    }
+    // 1 + 100 * 65535 characters fill rows of 10; the cursor's row is the last one.
+    let characters = 1 + 100 * 65_535u64;
+    let expected = (characters - 1) / 10;
+    assert_eq!(read(&term, None, None).next_seq, expected);
+}
+
+#[test]
+fn content_seq_is_the_same_for_every_chunking_of_sync_updates() {
+    let mut input = Vec::new();
+    for n in 0..3000 {
+        input.extend_from_slice(format!("\x1b[?2026h{n}\r\n\x1b[?2026l").as_bytes());
+    }
+    let reference = fed(&input);
+    for chunk in [1, 7, 4096] {
+        let mut term = terminal();
+        for piece in input.chunks(chunk) {
+            term.feed(piece);
+        }
+        term.flush_sync();
+        assert_eq!(read(&term, Some(0), None), read(&reference, Some(0), None));
+    }
+}
+
+#[test]
+fn alternate_screen_does_not_count() {
+    let mut term = terminal();
+    feed_numbered_lines(&mut term, 50, 4096);
+    let before = read(&term, None, Some(1));
+    assert_eq!(before.next_seq, 50);
+
+    term.feed(b"\x1b[?1049h");
+    assert!(term.alt_screen());
+    feed_numbered_lines(&mut term, 100, 4096);
+    let inside = read(&term, Some(0), None);
+    assert!(inside.truncated, "the primary history is hidden");
+    assert_eq!(inside.oldest_seq, 50 - 23);
+    assert_eq!(inside.lines.last().map(String::as_str), Some("line 99"));
+
+    term.feed(b"\x1b[?1049l");
+    assert!(!term.alt_screen());
+    let after = read(&term, None, Some(1));
+    assert_eq!(after.next_seq, 50);
+    assert_eq!(after.lines, vec!["line 49"]);
+}
+
+#[test]
+fn clearing_scrollback_drops_lines_without_renumbering() {
+    let mut term = terminal();
+    feed_numbered_lines(&mut term, 100, 4096);
+    term.feed(b"\x1b[3J");
+    let result = read(&term, Some(0), None);
+    assert!(result.truncated);
+    assert_eq!(result.oldest_seq, 100 - 23);
+    assert_eq!(result.first_seq, 77);
+    assert_eq!(result.lines[0], "line 77");
+    assert_eq!(result.next_seq, 100);
+
+    // Clearing the screen scrolls it into history: numbers keep growing.
+    term.feed(b"\x1b[H\x1b[2J");
+    term.feed(b"fresh");
+    let result = read(&term, None, Some(2));
+    assert_eq!(result.lines, vec!["line 99", "fresh"]);
+    assert_eq!(result.next_seq, 100);
+}
+
+#[test]
+fn since_polling_sees_every_line_once() {
+    let mut term = terminal();
+    let mut seen = Vec::new();
+    let mut next = 0;
+    for n in 0..300 {
+        term.feed(format!("out {n}\r\n").as_bytes());
+        if n % 7 == 0 {
+            let result = read(&term, Some(next), None);
+            assert!(!result.truncated);
+            assert_eq!(result.first_seq, next);
+            seen.extend(result.lines);
+            next = result.next_seq;
+        }
+    }
+    let result = read(&term, Some(next), None);
+    seen.extend(result.lines);
+    let expected: Vec<String> = (0..300).map(|n| format!("out {n}")).collect();
+    assert_eq!(seen, expected);
+}
+
+#[test]
+fn resize_never_lowers_the_cursor_number() {
+    let mut term = PaneTerminal::new(TermSize { cols: 20, rows: 6 }, 100);
+    for n in 0..40 {
+        term.feed(format!("{n:02} {}\r\n", "w".repeat(30)).as_bytes());
+    }
+    let mut next = read(&term, None, None).next_seq;
+    for (cols, rows) in [(40, 6), (10, 3), (80, 30), (20, 6), (7, 2)] {
+        term.resize(TermSize { cols, rows });
+        let now = read(&term, None, None).next_seq;
+        assert!(now >= next, "{cols}x{rows}: {now} < {next}");
+        next = now;
+    }
+}
+
+#[test]
+fn read_of_the_screen_and_of_an_empty_range() {
+    let term = fed(b"one\r\ntwo\r\n");
+    let screen = read(&term, None, None);
+    assert_eq!(screen.lines, vec!["one", "two"]);
+    assert_eq!(screen.first_seq, 0);
+    assert_eq!(screen.next_seq, 2);
+    assert!(!screen.truncated);
+
+    let future = read(&term, Some(50), None);
+    assert!(future.lines.is_empty());
+    assert_eq!(future.first_seq, 50);
+    let huge = read(&term, Some(u64::MAX), Some(usize::MAX));
+    assert!(huge.lines.is_empty());
+    assert_eq!(read(&term, None, Some(0)).lines, Vec::<String>::new());
+    assert!(!read(&term, None, Some(10)).truncated, "nothing was ever dropped");
+}
+
+#[test]
+fn unterminated_osc_of_100_mib_stays_bounded() {
+    let mut term = terminal();
+    term.feed(b"\x1b]0;");
+    let chunk = vec![b'a'; 64 * 1024];
+    for _ in 0..(100 * 1024 * 1024 / chunk.len()) {
+        term.feed(&chunk);
+        assert!(term.scanner.string_len() <= MAX_SHORT_OSC_BYTES);
+        assert!(term.scanner.buffer_capacity() <= MAX_CAPTURE_BYTES);
+        assert!(term.scratch.capacity() <= chunk.len());
+    }
+    term.feed(b"\x07hello");
+    assert_eq!(term.screen_lines(false), vec!["hello"]);
+    assert_eq!(term.title().map(str::len), Some(MAX_SHORT_OSC_BYTES - 2));
+}
+
+#[test]
+fn hostile_inputs_do_not_panic() {
+    let mut colons = b"\x1b[".to_vec();
+    colons.extend(std::iter::repeat_n(b':', 100_000));
+    colons.push(b'x');
+
+    let mut dcs = b"\x1bP".to_vec();
+    for n in 0..1000 {
+        dcs.extend_from_slice(format!("{n};").as_bytes());
+    }
+    dcs.extend_from_slice(b"q#0;2;0;0;0~~~~\x1b\\");
+
+    let mut params = b"\x1b[".to_vec();
+    for _ in 0..10_000 {
+        params.extend_from_slice(b"99999;");
+    }
+    params.push(b'm');
+
+    let sync = b"\x1b[?2026h".repeat(10_000);
+
+    for input in [&colons, &dcs, &params, &sync] {
+        let mut term = terminal();
+        term.feed(input);
+        term.flush_sync();
+        term.feed(b"\x1b[0malive");
+        assert_eq!(term.screen_lines(false), vec!["alive"]);
+    }
+
+    // Without a flush, a synchronized update holds output back until its deadline.
+    // The update is restarted in the same call as the text, so a slow machine cannot let its
+    // deadline pass in between.
+    let mut term = fed(&sync);
+    term.feed(b"\x1b[?2026hheld");
+    assert!(term.sync_deadline().is_some());
+    assert!(term.screen_lines(false).is_empty());
+    term.flush_sync();
+    assert_eq!(term.screen_lines(false), vec!["held"]);
+    assert!(term.sync_deadline().is_none());
+}
+
+#[test]
+fn pending_events_are_bounded() {
+    let mut term = fed(&b"\x07".repeat(MAX_PENDING_EVENTS + 100));
+    assert_eq!(term.take_events().len(), MAX_PENDING_EVENTS);
+}
+
+/// Bytes that are likely to hit escape-sequence paths.
+fn hostile_byte() -> impl Strategy<Value = u8> {
+    prop_oneof![
+        4 => any::<u8>(),
+        2 => prop::sample::select(b"\x1b[];:?0123456789PX^_\\\x07\x18\x1a\x9c\r\n\x08\t".to_vec()),
+        1 => prop::sample::select(b"mHJKSTbLMPr@hlnc".to_vec()),
+    ]
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Feed(Vec<u8>),
+    Resize(u16, u16),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        6 => prop::collection::vec(hostile_byte(), 0..400).prop_map(Step::Feed),
+        1 => (0u16..120, 0u16..50).prop_map(|(cols, rows)| Step::Resize(cols, rows)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_bytes_and_resizes_keep_the_cursor_in_the_grid(
+        steps in prop::collection::vec(step(), 1..40),
+        ring in 0usize..40,
+    ) {
+        let mut term = PaneTerminal::new(TermSize { cols: 20, rows: 8 }, ring);
+        let mut next = 0;
+        for step in steps {
+            match step {
+                Step::Feed(bytes) => term.feed(&bytes),
+                Step::Resize(cols, rows) => {
+                    let before = read(&term, None, None).next_seq;
+                    term.resize(TermSize { cols, rows });
+                    prop_assert!(read(&term, None, None).next_seq >= before);
+                },
+            }
+            let size = term.size();
+            let (line, column) = cursor(&term);
+            prop_assert!(line >= 0 && line < i32::from(size.rows));
+            prop_assert!(column < usize::from(size.cols));
+            prop_assert_eq!(term.term().grid().columns(), usize::from(size.cols));
+            prop_assert_eq!(term.term().grid().screen_lines(), usize::from(size.rows));
+
+            let all = term.read(&ReadRequest { since: Some(0), last: None, ansi: true });
+            prop_assert!(all.oldest_seq <= all.next_seq);
+            prop_assert!(all.lines.len() <= ring + usize::from(size.rows));
+            let polled = read(&term, Some(next), Some(10));
+            prop_assert!(polled.lines.len() <= 10);
+            next = polled.next_seq;
+            let _ = term.take_events();
+        }
+    }
+}
