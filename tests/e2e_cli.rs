@@ -32,7 +32,12 @@ fn typed_command_runs_and_its_output_reads_back() {
 fn pane_environment_names_the_server_and_pane() {
     let server = TestServer::start();
     let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
-    server.berth_ok(&["send", &pane, "--enter", "echo \"<$TERM|$COLORTERM|$BERTH_PANE|${BERTH_SOCKET##*/}>\""]);
+    server.berth_ok(&[
+        "send",
+        &pane,
+        "--enter",
+        "echo \"<$TERM|$COLORTERM|$BERTH_PANE|${BERTH_SOCKET##*/}>\"",
+    ]);
     server.wait_text(&pane, &format!("<xterm-256color|truecolor|{pane}|berth.sock>"), WAIT);
     let ws = server.list()["workspaces"][0]["id"].as_str().unwrap().to_owned();
     server.berth_ok(&["send", &pane, "--enter", "echo \"ws=$BERTH_WORKSPACE.\""]);
@@ -56,7 +61,12 @@ fn two_down_splits_give_equal_thirds() {
     assert_eq!(inner["first"]["pane"], b);
     assert_eq!(inner["second"]["pane"], c);
     // 24 rows less two divider rows share out as 7/7/8 (or 8/7/7): within one row of each other.
-    let rows: Vec<i64> = tab["panes"].as_array().unwrap().iter().map(|p| p["size"]["rows"].as_i64().unwrap()).collect();
+    let rows: Vec<i64> = tab["panes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["size"]["rows"].as_i64().unwrap())
+        .collect();
     assert_eq!(rows.len(), 3);
     assert_eq!(rows.iter().sum::<i64>(), 22, "{rows:?}");
     assert!(rows.iter().max().unwrap() - rows.iter().min().unwrap() <= 1, "{rows:?}");
@@ -76,11 +86,15 @@ fn ratio_layout_and_close_through_the_socket() {
     // Move the divider; out-of-range ratios are clamped.
     let r = server.call("tab.set_ratio", json!({ "tab_id": tab, "path": [], "ratio": 0.25 }));
     assert_eq!(r["ratio"], 0.25);
-    let widths: Vec<i64> = panes_of_first_tab(&server).iter().map(|p| p["size"]["cols"].as_i64().unwrap()).collect();
+    let widths: Vec<i64> =
+        panes_of_first_tab(&server).iter().map(|p| p["size"]["cols"].as_i64().unwrap()).collect();
     assert_eq!(widths, [25, 75]);
     let r = server.call("tab.set_ratio", json!({ "tab_id": tab, "path": [], "ratio": 7.0 }));
     assert_eq!(r["ratio"], 0.95);
-    let err = server.client().call("tab.set_ratio", json!({ "tab_id": tab, "path": ["first"], "ratio": 0.5 })).unwrap_err();
+    let err = server
+        .client()
+        .call("tab.set_ratio", json!({ "tab_id": tab, "path": ["first"], "ratio": 0.5 }))
+        .unwrap_err();
     assert_eq!(err.code(), Some("INVALID_LAYOUT"));
 
     // A whole layout from a client: swapped panes and a down split are fine.
@@ -93,7 +107,10 @@ fn ratio_layout_and_close_through_the_socket() {
         json!({ "split": { "dir": "down", "ratio": 0.5, "first": { "pane": a }, "second": { "pane": a } } }),
         json!({ "split": { "dir": "down", "ratio": 0.5, "first": { "pane": a }, "second": { "pane": "pane_someoneelse" } } }),
     ] {
-        let err = server.client().call("tab.set_layout", json!({ "tab_id": tab, "layout": bad })).unwrap_err();
+        let err = server
+            .client()
+            .call("tab.set_layout", json!({ "tab_id": tab, "layout": bad }))
+            .unwrap_err();
         assert_eq!(err.code(), Some("INVALID_LAYOUT"), "{bad}");
     }
     assert_eq!(server.list()["workspaces"][0]["tabs"][0]["layout"], swapped);
@@ -112,11 +129,13 @@ fn ratio_layout_and_close_through_the_socket() {
 fn exit_code_is_recorded_and_the_pane_is_kept() {
     let server = TestServer::start();
     let pane = server.berth_ok(&["new", "--", "sh", "-c", "echo bye; exit 3"]);
-    let entry = poll(WAIT, "the pane to exit", || server.pane(&pane).filter(|p| p["state"] == "EXITED"));
+    let entry =
+        poll(WAIT, "the pane to exit", || server.pane(&pane).filter(|p| p["state"] == "EXITED"));
     assert_eq!(entry["exit_code"], 3);
     assert_eq!(entry["lifecycle"], "exited");
     assert!(server.screen(&pane).contains("bye"));
-    let err = server.client().call("pane.send", json!({ "pane_id": pane, "text": "x" })).unwrap_err();
+    let err =
+        server.client().call("pane.send", json!({ "pane_id": pane, "text": "x" })).unwrap_err();
     assert_eq!(err.code(), Some("PANE_NOT_LIVE"));
 }
 
@@ -133,7 +152,9 @@ fn named_keys_reach_the_program() {
     assert!(!server.screen(&pane).contains("\nafter-sleep"));
     // Up recalls the last command from bash's history.
     server.berth_ok(&["send", &pane, "--keys", "Up", "Enter"]);
-    poll(WAIT, "the recalled command to run twice", || (server.screen(&pane).matches("alive-42").count() >= 2).then_some(()));
+    poll(WAIT, "the recalled command to run twice", || {
+        (server.screen(&pane).matches("alive-42").count() >= 2).then_some(())
+    });
     let err = server.berth(&["send", &pane, "--keys", "NoSuchKey"]);
     assert_eq!(err.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&err.stderr).contains("NoSuchKey"));
@@ -169,9 +190,15 @@ fn twenty_concurrent_clients_are_all_served() {
                 for j in 0..10 {
                     client.call("workspace.list", json!({})).expect("list");
                     client.call("pane.read", json!({ "pane_id": pane })).expect("read");
-                    client.call("pane.send", json!({ "pane_id": pane, "text": format!("# {i}-{j}\r") })).expect("send");
+                    client
+                        .call(
+                            "pane.send",
+                            json!({ "pane_id": pane, "text": format!("# {i}-{j}\r") }),
+                        )
+                        .expect("send");
                 }
-                let mine = client.call("pane.spawn", json!({ "argv": ["sleep", "30"] })).expect("spawn");
+                let mine =
+                    client.call("pane.spawn", json!({ "argv": ["sleep", "30"] })).expect("spawn");
                 client.call("pane.close", json!({ "pane_id": mine["pane_id"] })).expect("close");
             });
         }
@@ -191,7 +218,8 @@ fn events_report_changes_and_output() {
     poll(WAIT, "pane.created and pane.output events", || {
         let event = sub.next_event(Some(Duration::from_secs(5))).ok()?;
         seen.push(event["type"].as_str().unwrap_or("").to_owned());
-        (seen.iter().any(|t| t == "pane.created") && seen.iter().any(|t| t == "pane.output")).then_some(())
+        (seen.iter().any(|t| t == "pane.created") && seen.iter().any(|t| t == "pane.output"))
+            .then_some(())
     });
     server.berth_ok(&["close", &pane]);
     poll(WAIT, "pane.closed", || {
@@ -204,8 +232,14 @@ fn events_report_changes_and_output() {
 fn title_and_cwd_follow_the_program() {
     let server = TestServer::start();
     let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
-    server.berth_ok(&["send", &pane, "--enter", "printf '\\033]2;my-title\\007\\033]7;file://host/tmp/some%20dir\\007'"]);
-    let entry = poll(WAIT, "title and cwd", || server.pane(&pane).filter(|p| p["title"] == "my-title"));
+    server.berth_ok(&[
+        "send",
+        &pane,
+        "--enter",
+        "printf '\\033]2;my-title\\007\\033]7;file://host/tmp/some%%20dir\\007'",
+    ]);
+    let entry =
+        poll(WAIT, "title and cwd", || server.pane(&pane).filter(|p| p["title"] == "my-title"));
     assert_eq!(entry["cwd"], "/tmp/some dir");
 }
 
@@ -214,7 +248,11 @@ fn bad_cli_use_is_a_clear_error() {
     let server = TestServer::start();
     let out = server.berth(&["read", "pane_doesnotexist"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no pane"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no pane"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = server.berth(&["close", "../etc"]);
     assert_eq!(out.status.code(), Some(1));
     let out = server.berth(&["split", "pane_x"]);

@@ -32,7 +32,9 @@ fn closing_a_shell_with_a_background_job_ends_the_job_too() {
     let pane = server.berth_ok(&["new", "--", "bash", "--norc", "-i"]);
     server.berth_ok(&["send", &pane, "--enter", "trap '' HUP; sleep 4244 & echo started-$((1+1))"]);
     server.wait_text(&pane, "started-2", Duration::from_secs(15));
-    let job = poll(Duration::from_secs(10), "the background job", || pids_matching("sleep 4244").first().copied());
+    let job = poll(Duration::from_secs(10), "the background job", || {
+        pids_matching("sleep 4244").first().copied()
+    });
     server.berth_ok(&["close", &pane]);
     poll(Duration::from_secs(8), "the background job to end", || (!alive(job)).then_some(()));
 }
@@ -88,7 +90,9 @@ fn a_subscriber_that_stops_reading_is_dropped_and_others_are_unaffected() {
         driver.call("tab.rename", json!({ "tab_id": tab, "title": format!("t{i}") })).unwrap();
         // The live subscriber keeps up.
         while received < i {
-            let event = live.next_event(Some(Duration::from_secs(10))).expect("live subscriber gets events");
+            let event = live
+                .next_event(Some(Duration::from_secs(10)))
+                .expect("live subscriber gets events");
             if event["type"] == "tab.changed" {
                 received += 1;
             }
@@ -156,5 +160,7 @@ fn a_huge_paste_into_a_child_that_never_reads_is_capped() {
     // Nothing is stuck: other calls are answered and the pane closes.
     server.call("workspace.list", json!({}));
     server.berth_ok(&["close", &pane]);
-    poll(Duration::from_secs(10), "sleep to end", || pids_matching("sleep 300").is_empty().then_some(()));
+    poll(Duration::from_secs(10), "sleep to end", || {
+        pids_matching("sleep 300").is_empty().then_some(())
+    });
 }

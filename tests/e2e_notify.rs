@@ -89,7 +89,9 @@ fn a_flood_of_osc9_is_rate_limited_and_the_server_stays_responsive() {
     // The summary of the suppressed ones comes once the flood has paused.
     let list = poll(WAIT, "the flood summary", || {
         let list = notifications(&server);
-        list.iter().any(|n| n["title"].as_str().unwrap_or("").contains("more notifications")).then_some(list)
+        list.iter()
+            .any(|n| n["title"].as_str().unwrap_or("").contains("more notifications"))
+            .then_some(list)
     });
     assert!(list.len() <= 12, "{} notifications stored from a flood", list.len());
 }
@@ -97,7 +99,10 @@ fn a_flood_of_osc9_is_rate_limited_and_the_server_stays_responsive() {
 #[test]
 fn berth_notify_from_inside_a_pane_names_that_pane() {
     let server = TestServer::start();
-    let pane = pane_running(&server, &format!("{} notify 'tests passed' 'all green'", berth_bin().display()));
+    let pane = pane_running(
+        &server,
+        &format!("{} notify 'tests passed' 'all green'", berth_bin().display()),
+    );
     let list = wait_notifications(&server, 1);
     assert_eq!(list[0]["title"], "tests passed");
     assert_eq!(list[0]["body"], "all green");
@@ -129,25 +134,45 @@ fn hook(server: &TestServer, pane: &str, agent: &str, payload: &str) -> std::pro
 fn claude_hooks_set_session_lifecycle_and_attention() {
     let server = TestServer::start();
     let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
-    let out = hook(&server, &pane, "claude", r#"{"session_id":"s-1","hook_event_name":"SessionStart"}"#);
+    let out =
+        hook(&server, &pane, "claude", r#"{"session_id":"s-1","hook_event_name":"SessionStart"}"#);
     assert!(out.status.success());
     let entry = server.pane(&pane).unwrap();
     assert_eq!(entry["agent"]["kind"], "claude");
     assert_eq!(entry["agent"]["session_id"], "s-1");
-    hook(&server, &pane, "claude", r#"{"session_id":"s-1","hook_event_name":"UserPromptSubmit","prompt":"go"}"#);
+    hook(
+        &server,
+        &pane,
+        "claude",
+        r#"{"session_id":"s-1","hook_event_name":"UserPromptSubmit","prompt":"go"}"#,
+    );
     assert_eq!(server.pane(&pane).unwrap()["lifecycle"], "working");
-    hook(&server, &pane, "claude", r#"{"session_id":"s-1","hook_event_name":"Notification","message":"Allow Bash?"}"#);
+    hook(
+        &server,
+        &pane,
+        "claude",
+        r#"{"session_id":"s-1","hook_event_name":"Notification","message":"Allow Bash?"}"#,
+    );
     let entry = server.pane(&pane).unwrap();
     assert_eq!(entry["lifecycle"], "blocked");
     assert_eq!(entry["attention"], "needs_input");
     assert_eq!(notifications(&server)[0]["source"], "hook:claude");
     // /clear starts a new session: the new id replaces the old.
-    hook(&server, &pane, "claude", r#"{"session_id":"s-2","hook_event_name":"SessionStart","source":"clear"}"#);
+    hook(
+        &server,
+        &pane,
+        "claude",
+        r#"{"session_id":"s-2","hook_event_name":"SessionStart","source":"clear"}"#,
+    );
     assert_eq!(server.pane(&pane).unwrap()["agent"]["session_id"], "s-2");
     // Codex passes its JSON as an argument.
     let out = server
         .command()
-        .args(["hook", "codex", r#"{"type":"agent-turn-complete","thread-id":"th-1","last-assistant-message":"done"}"#])
+        .args([
+            "hook",
+            "codex",
+            r#"{"type":"agent-turn-complete","thread-id":"th-1","last-assistant-message":"done"}"#,
+        ])
         .env("BERTH_PANE", &pane)
         .output()
         .unwrap();
@@ -161,8 +186,16 @@ fn berth_hook_never_fails_the_agent() {
     // Garbage, an unknown pane, no pane at all, and no server: all exit 0.
     let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
     assert!(hook(&server, &pane, "claude", "not json").status.success());
-    assert!(hook(&server, "pane_unknown", "claude", r#"{"hook_event_name":"Stop"}"#).status.success());
-    let out = server.command().args(["hook", "claude"]).env_remove("BERTH_PANE").stdin(Stdio::null()).output().unwrap();
+    assert!(hook(&server, "pane_unknown", "claude", r#"{"hook_event_name":"Stop"}"#)
+        .status
+        .success());
+    let out = server
+        .command()
+        .args(["hook", "claude"])
+        .env_remove("BERTH_PANE")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let start = Instant::now();
     let out = server
@@ -176,7 +209,7 @@ fn berth_hook_never_fails_the_agent() {
     eprintln!("hook with no server returned in {:?}", start.elapsed());
     for agent in ["claude", "codex", "opencode", "cursor"] {
         let out = server.berth_ok(&["hook", agent, "--print-config"]);
-        assert!(out.contains("berth hook"), "{agent}: {out}");
+        assert!(out.contains("berth hook") || out.contains(r#""berth", "hook""#), "{agent}: {out}");
     }
 }
 
@@ -192,4 +225,38 @@ fn unread_notifications_and_attention_survive_a_restart() {
     assert_eq!(list[0]["title"], "remember me");
     assert!(list[0]["read_at"].is_null());
     assert_eq!(server.pane(&pane).unwrap()["attention"], "unread");
+}
+
+#[test]
+fn desktop_notifications_cross_a_private_bus_and_a_click_focuses_the_pane() {
+    use berth_server::desktop::testing::{FakeNotificationServer, PrivateBus};
+    let bus = PrivateBus::start().expect("start a private dbus-daemon");
+    let fake =
+        FakeNotificationServer::start(bus.address()).expect("start the fake notification server");
+    let server = TestServer::prepare()
+        .with_env("DBUS_SESSION_BUS_ADDRESS", bus.address())
+        .with_env("BERTH_LOGIND", "0")
+        .launch();
+    let pane = pane_running(&server, r"printf '\e]9;build done\a'");
+    let other = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    let call = poll(WAIT, "a Notify call on the private bus", || {
+        fake.calls().into_iter().find(|c| c.summary == "build done")
+    });
+    assert_eq!(call.app_name, "Berth");
+    assert_eq!(server.pane(&pane).unwrap()["attention"], "unread");
+    assert_eq!(server.list()["workspaces"][0]["tabs"].as_array().unwrap().len(), 2);
+    // The newest tab (`other`) is focused; clicking the notification focuses its pane.
+    assert_ne!(
+        server.list()["workspaces"][0]["active_tab_id"],
+        server.list()["workspaces"][0]["tabs"][0]["id"]
+    );
+    fake.invoke_action(call.id, "default").expect("emit ActionInvoked");
+    poll(WAIT, "the click to focus the pane", || {
+        let list = server.list();
+        let ws = &list["workspaces"][0];
+        (ws["active_tab_id"] == ws["tabs"][0]["id"] && ws["tabs"][0]["active_pane_id"] == pane)
+            .then_some(())
+    });
+    assert_eq!(server.pane(&pane).unwrap()["attention"], "none");
+    let _ = other;
 }

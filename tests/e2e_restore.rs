@@ -50,7 +50,15 @@ fn sigkill_restart_classifies_every_pane_and_reruns_nothing() {
     poll(WAIT, "sleep 777 to run", || (!pids_matching("sleep 777").is_empty()).then_some(()));
 
     let agent = server.berth_ok(&["split", &shell, "--right", "--", "bash", "--norc"]);
-    server.berth_ok(&["report-session", "--agent", "claude", "--session", "s-abc", "--pane", &agent]);
+    server.berth_ok(&[
+        "report-session",
+        "--agent",
+        "claude",
+        "--session",
+        "s-abc",
+        "--pane",
+        &agent,
+    ]);
 
     let saved = server.berth_ok(&["save"]);
     assert!(saved.contains("saved 3 panes"), "{saved}");
@@ -63,8 +71,14 @@ fn sigkill_restart_classifies_every_pane_and_reruns_nothing() {
     let list: Value = serde_json::from_str(&server.berth_ok(&["ls", "--json"])).unwrap();
     // Structure and ids are stable.
     assert_eq!(list["workspaces"][0]["id"], before["workspaces"][0]["id"]);
-    assert_eq!(list["workspaces"][0]["tabs"][0]["layout"], before["workspaces"][0]["tabs"][0]["layout"]);
-    assert_eq!(list["workspaces"][0]["tabs"][0]["active_pane_id"], before["workspaces"][0]["tabs"][0]["active_pane_id"]);
+    assert_eq!(
+        list["workspaces"][0]["tabs"][0]["layout"],
+        before["workspaces"][0]["tabs"][0]["layout"]
+    );
+    assert_eq!(
+        list["workspaces"][0]["tabs"][0]["active_pane_id"],
+        before["workspaces"][0]["tabs"][0]["active_pane_id"]
+    );
 
     let shell_entry = find_pane(&list, &shell);
     assert_eq!(shell_entry["state"], "RESTORED", "{shell_entry}");
@@ -119,7 +133,8 @@ fn an_exited_pane_stays_exited_with_its_code() {
 
 #[test]
 fn secrets_never_reach_the_state_dir_and_modes_are_private() {
-    let mut server = TestServer::prepare().with_env("GH_TOKEN_FOR_TEST", "hunter2-do-not-save").launch();
+    let mut server =
+        TestServer::prepare().with_env("GH_TOKEN_FOR_TEST", "hunter2-do-not-save").launch();
     let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
     server.berth_ok(&["send", &pane, "--enter", "echo ${#GH_TOKEN_FOR_TEST}-chars"]);
     server.wait_text(&pane, "19-chars", WAIT);
@@ -150,7 +165,11 @@ fn secrets_never_reach_the_state_dir_and_modes_are_private() {
 fn a_corrupt_snapshot_is_moved_aside_and_the_server_starts_empty() {
     let server = TestServer::prepare();
     fs::create_dir_all(server.state_dir()).unwrap();
-    fs::write(server.state_dir().join("snapshot.json"), b"{\"snapshot_version\": 1, \"workspaces\": [tru").unwrap();
+    fs::write(
+        server.state_dir().join("snapshot.json"),
+        b"{\"snapshot_version\": 1, \"workspaces\": [tru",
+    )
+    .unwrap();
     let server = server.launch();
     assert_eq!(server.list()["workspaces"], json!([]));
     let moved: Vec<String> = fs::read_dir(server.state_dir())
@@ -167,7 +186,8 @@ fn a_future_snapshot_is_refused_and_left_byte_identical() {
     let server = TestServer::prepare();
     fs::create_dir_all(server.state_dir()).unwrap();
     let path = server.state_dir().join("snapshot.json");
-    let future = br#"{"snapshot_version": 99, "server_version": "9.9.9", "workspaces": [], "panes": []}"#;
+    let future =
+        br#"{"snapshot_version": 99, "server_version": "9.9.9", "workspaces": [], "panes": []}"#;
     fs::write(&path, future).unwrap();
     let out = server.run_server_once(&[]);
     assert!(!out.status.success());
@@ -188,7 +208,15 @@ fn resume_runs_the_agents_official_resume_command() {
     fake_agent(bin.path(), "claude");
     let mut server = TestServer::prepare().with_env("PATH", &path_with(bin.path())).launch();
     let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
-    server.berth_ok(&["report-session", "--agent", "claude", "--session", "sess-42", "--pane", &pane]);
+    server.berth_ok(&[
+        "report-session",
+        "--agent",
+        "claude",
+        "--session",
+        "sess-42",
+        "--pane",
+        &pane,
+    ]);
     server.restart();
     assert_eq!(find_pane(&server.list(), &pane)["state"], "RESUMABLE");
     assert_eq!(server.berth_ok(&["resume", &pane]), "LIVE");
@@ -219,8 +247,24 @@ fn auto_resume_starts_only_opted_in_workspaces() {
     let mut server = TestServer::prepare().with_env("PATH", &path_with(bin.path())).launch();
     let auto = server.berth_ok(&["new", "--workspace", "auto", "--", "bash", "--norc"]);
     let manual = server.berth_ok(&["new", "--workspace", "manual", "--", "bash", "--norc"]);
-    server.berth_ok(&["report-session", "--agent", "codex", "--session", "t-auto", "--pane", &auto]);
-    server.berth_ok(&["report-session", "--agent", "codex", "--session", "t-manual", "--pane", &manual]);
+    server.berth_ok(&[
+        "report-session",
+        "--agent",
+        "codex",
+        "--session",
+        "t-auto",
+        "--pane",
+        &auto,
+    ]);
+    server.berth_ok(&[
+        "report-session",
+        "--agent",
+        "codex",
+        "--session",
+        "t-manual",
+        "--pane",
+        &manual,
+    ]);
     server.berth_ok(&["workspace", "auto-resume", "auto", "on"]);
     server.restart();
     poll(WAIT, "the opted-in agent to resume", || {
@@ -243,7 +287,8 @@ fn a_shutdown_save_never_replaces_a_record_with_more_panes() {
     }
     poll(WAIT, "both shells to exit", || {
         let list = server.list();
-        (find_pane(&list, &a)["state"] == "EXITED" && find_pane(&list, &b)["state"] == "EXITED").then_some(())
+        (find_pane(&list, &a)["state"] == "EXITED" && find_pane(&list, &b)["state"] == "EXITED")
+            .then_some(())
     });
     // A pane's own exit schedules no save, so the record still holds two live panes when
     // SIGTERM asks for the shutdown save, which must then leave it alone.
@@ -258,11 +303,18 @@ fn a_logind_shutdown_notice_saves_under_a_delay_inhibitor() {
     use berth_server::logind::testing::{FakeLogind, PrivateBus};
     let bus = PrivateBus::start().expect("start a private dbus-daemon");
     let logind = FakeLogind::start(bus.address()).expect("start the fake logind");
-    let mut server = TestServer::prepare().with_env("DBUS_SYSTEM_BUS_ADDRESS", bus.address()).with_env("BERTH_LOGIND", "1").launch();
-    poll(WAIT, "the server to hold a delay inhibitor", || (logind.held_inhibitors() == 1).then_some(()));
+    let mut server = TestServer::prepare()
+        .with_env("DBUS_SYSTEM_BUS_ADDRESS", bus.address())
+        .with_env("BERTH_LOGIND", "1")
+        .launch();
+    poll(WAIT, "the server to hold a delay inhibitor", || {
+        (logind.held_inhibitors() == 1).then_some(())
+    });
     let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
     logind.prepare_for_shutdown(true).expect("emit PrepareForShutdown");
-    poll(WAIT, "the inhibitor to be released after the save", || (logind.held_inhibitors() == 0).then_some(()));
+    poll(WAIT, "the inhibitor to be released after the save", || {
+        (logind.held_inhibitors() == 0).then_some(())
+    });
     assert!(server.log_text().contains("saved for the host's shutdown"), "{}", server.log_text());
     let snapshot = fs::read_to_string(server.state_dir().join("snapshot.json")).unwrap();
     assert!(snapshot.contains(&pane), "{snapshot}");

@@ -142,7 +142,8 @@ fn another_uid_is_refused() {
         .take_while(|d| d.starts_with(server.root.path()))
         .map(|d| d.to_path_buf())
         .collect();
-    let saved: Vec<_> = dirs.iter().map(|d| (d.clone(), fs::metadata(d).unwrap().permissions())).collect();
+    let saved: Vec<_> =
+        dirs.iter().map(|d| (d.clone(), fs::metadata(d).unwrap().permissions())).collect();
     for dir in &dirs {
         let mode = fs::metadata(dir).unwrap().mode() & 0o777;
         fs::set_permissions(dir, fs::Permissions::from_mode(mode | 0o011)).unwrap();
@@ -183,13 +184,15 @@ fn an_unsafe_socket_dir_is_refused() {
     let open = server.root.path().join("open");
     fs::create_dir(&open).unwrap();
     fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
-    let out = server.command().arg("server").env("BERTH_SOCKET", open.join("b.sock")).output().unwrap();
+    let out =
+        server.command().arg("server").env("BERTH_SOCKET", open.join("b.sock")).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("refusing socket directory"));
 
     let link = server.root.path().join("link");
     std::os::unix::fs::symlink(server.socket.parent().unwrap(), &link).unwrap();
-    let out = server.command().arg("server").env("BERTH_SOCKET", link.join("b.sock")).output().unwrap();
+    let out =
+        server.command().arg("server").env("BERTH_SOCKET", link.join("b.sock")).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("symbolic link"));
 }
@@ -198,7 +201,9 @@ fn an_unsafe_socket_dir_is_refused() {
 fn sigterm_stops_the_server_and_its_children() {
     let mut server = TestServer::start();
     let pane = server.berth_ok(&["new", "--", "sh", "-c", "trap '' HUP; exec sleep 4243"]);
-    poll(Duration::from_secs(10), "sleep to start", || (!pids_matching("sleep 4243").is_empty()).then_some(()));
+    poll(Duration::from_secs(10), "sleep to start", || {
+        (!pids_matching("sleep 4243").is_empty()).then_some(())
+    });
     let _ = pane;
     let status = server.stop().expect("server exits");
     assert!(status.success(), "{status}");

@@ -283,7 +283,12 @@ fn connect() -> Result<Client> {
     Ok(Client::connect_default()?)
 }
 
-fn notifications(as_json: bool, unread: bool, mark_read: bool, pane: Option<String>) -> Result<ExitCode> {
+fn notifications(
+    as_json: bool,
+    unread: bool,
+    mark_read: bool,
+    pane: Option<String>,
+) -> Result<ExitCode> {
     let mut client = connect()?;
     if mark_read {
         let result = client.call("notifications.mark_read", json!({ "pane_id": pane }))?;
@@ -348,9 +353,13 @@ fn hook(agent: &str, payload: Option<String>, print_config: bool) -> ExitCode {
         }
     };
     let socket = berth_server::paths::socket_path();
-    let result = Client::connect_with_timeout(&socket, Duration::from_millis(800)).and_then(|mut c| {
-        c.call("hook.event", json!({ "pane_id": pane, "agent": kind.as_str(), "payload": payload }))
-    });
+    let result =
+        Client::connect_with_timeout(&socket, Duration::from_millis(800)).and_then(|mut c| {
+            c.call(
+                "hook.event",
+                json!({ "pane_id": pane, "agent": kind.as_str(), "payload": payload }),
+            )
+        });
     if let Err(e) = result {
         eprintln!("berth hook: {e}");
     }
@@ -400,7 +409,11 @@ fn ls(as_json: bool) -> Result<ExitCode> {
         writeln!(out, "{active} {}  {}  {}", ws.id, ws.name, ws.cwd)?;
         for tab in &ws.tabs {
             let active = if ws.active_tab_id.as_deref() == Some(&tab.id) { "*" } else { " " };
-            writeln!(out, "  {active} {}  {}  {}x{}", tab.id, tab.title, tab.size.cols, tab.size.rows)?;
+            writeln!(
+                out,
+                "  {active} {}  {}  {}x{}",
+                tab.id, tab.title, tab.size.cols, tab.size.rows
+            )?;
             for pane in &tab.panes {
                 let active = if tab.active_pane_id == pane.id { "*" } else { " " };
                 let exit = pane.exit_code.map(|c| format!(" exit={c}")).unwrap_or_default();
@@ -507,14 +520,17 @@ fn wait(args: WaitArgs) -> Result<ExitCode> {
     loop {
         // The screen and the recent scrollback: text that scrolled off just now still counts.
         let value = client.call("pane.read", json!({ "pane_id": args.pane, "last": 500 }))?;
-        let found = value["lines"]
-            .as_array()
-            .is_some_and(|lines| lines.iter().any(|l| l.as_str().is_some_and(|l| l.contains(&args.text))));
+        let found = value["lines"].as_array().is_some_and(|lines| {
+            lines.iter().any(|l| l.as_str().is_some_and(|l| l.contains(&args.text)))
+        });
         if found {
             return Ok(ExitCode::SUCCESS);
         }
         if Instant::now() >= deadline {
-            eprintln!("berth: {:?} did not appear in {} within {}s", args.text, args.pane, args.timeout);
+            eprintln!(
+                "berth: {:?} did not appear in {} within {}s",
+                args.text, args.pane, args.timeout
+            );
             return Ok(ExitCode::from(1));
         }
         std::thread::sleep(Duration::from_millis(100));

@@ -75,6 +75,10 @@ fn main() {
     for (label, with_terminal) in [("reader only", false), ("reader + terminal", true)] {
         let (bytes, elapsed) = run(&path, with_terminal);
         let rate = bytes as f64 / (1 << 20) as f64 / elapsed.as_secs_f64();
-        println!("{label:>18}: {:.1} MiB in {:.2?} = {rate:.1} MiB/s", bytes as f64 / (1 << 20) as f64, elapsed);
+        println!(
+            "{label:>18}: {:.1} MiB in {:.2?} = {rate:.1} MiB/s",
+            bytes as f64 / (1 << 20) as f64,
+            elapsed
+        );
     }
 }

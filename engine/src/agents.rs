@@ -120,7 +120,9 @@ pub enum SessionIdError {
     #[error("the session id is longer than {MAX_SESSION_ID} bytes")]
     TooLong,
     /// Would be read as a flag, or holds whitespace or control characters.
-    #[error("the session id {0:?} may only hold letters, digits and . _ : - (and not start with -)")]
+    #[error(
+        "the session id {0:?} may only hold letters, digits and . _ : - (and not start with -)"
+    )]
     BadChars(String),
 }
 
@@ -172,7 +174,9 @@ pub fn detect_kind(argv: &[String]) -> AgentKind {
     let name = name.strip_suffix(".js").unwrap_or(name);
     ADAPTERS
         .iter()
-        .find(|a| a.programs.contains(&name) || (a.kind == AgentKind::Claude && name == "claude-code"))
+        .find(|a| {
+            a.programs.contains(&name) || (a.kind == AgentKind::Claude && name == "claude-code")
+        })
         .map_or(AgentKind::None, |a| a.kind)
 }
 

@@ -103,6 +103,10 @@ pub trait PtyHandler: Send + 'static {
     fn on_output(&mut self, bytes: &[u8], replies: &PtyInput);
     /// The child has exited and its remaining output was delivered; called once, last.
     fn on_exit(&mut self, exit: ExitInfo);
+
+    /// No output for a while (about every 100 ms of quiet): a chance to finish work that
+    /// waits for a pause, such as a synchronized update that never ended.
+    fn on_idle(&mut self, _replies: &PtyInput) {}
 }
 
 /// The bounded input queue of one PTY; cheap to clone.
@@ -510,7 +514,10 @@ fn read_loop(
         }
         let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
         match poll(&mut fds, PollTimeout::from(100u16)) {
-            Ok(0) => continue,
+            Ok(0) => {
+                handler.on_idle(&input);
+                continue;
+            }
             Ok(_) => {}
             Err(nix::errno::Errno::EINTR) => continue,
             Err(_) => break,

@@ -84,12 +84,21 @@ impl Client {
     pub fn call(&mut self, method: &str, params: Value) -> Result<Value, ClientError> {
         let id = self.next_id;
         self.next_id += 1;
-        let mut line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
+        let mut line =
+            json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
         line.push('\n');
-        self.writer.write_all(line.as_bytes())?;
+        if let Err(e) = self.writer.write_all(line.as_bytes()) {
+            // The server may have refused the connection with an answer before closing it.
+            return match self.read_message() {
+                Ok(message) if message.get("error").is_some() => decode_answer(message),
+                _ => Err(e.into()),
+            };
+        }
         loop {
             let message = self.read_message()?;
-            if message.get("id") == Some(&json!(id)) || (message.get("id") == Some(&Value::Null) && message.get("error").is_some()) {
+            if message.get("id") == Some(&json!(id))
+                || (message.get("id") == Some(&Value::Null) && message.get("error").is_some())
+            {
                 return decode_answer(message);
             }
         }
@@ -137,5 +146,8 @@ fn decode_answer(message: Value) -> Result<Value, ClientError> {
             message: err["message"].as_str().unwrap_or("unknown error").to_owned(),
         });
     }
-    message.get("result").cloned().ok_or_else(|| ClientError::Protocol("answer without result".into()))
+    message
+        .get("result")
+        .cloned()
+        .ok_or_else(|| ClientError::Protocol("answer without result".into()))
 }

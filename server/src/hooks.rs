@@ -48,7 +48,8 @@ pub fn map_hook(kind: AgentKind, payload: &Value) -> HookOutcome {
 }
 
 fn claude(p: &Value) -> HookOutcome {
-    let mut out = HookOutcome { session_id: session(text(p, "session_id")), ..HookOutcome::default() };
+    let mut out =
+        HookOutcome { session_id: session(text(p, "session_id")), ..HookOutcome::default() };
     match text(p, "hook_event_name").as_deref() {
         Some("SessionStart") => out.lifecycle = Some(Lifecycle::Idle),
         Some("UserPromptSubmit" | "PreToolUse" | "PostToolUse") => {
@@ -72,7 +73,8 @@ fn claude(p: &Value) -> HookOutcome {
 }
 
 fn codex(p: &Value) -> HookOutcome {
-    let id = text(p, "thread-id").or_else(|| text(p, "thread_id")).or_else(|| text(p, "session_id"));
+    let id =
+        text(p, "thread-id").or_else(|| text(p, "thread_id")).or_else(|| text(p, "session_id"));
     let mut out = HookOutcome { session_id: session(id), ..HookOutcome::default() };
     let event = text(p, "type").or_else(|| text(p, "hook_event_name"));
     match event.as_deref() {
@@ -111,7 +113,8 @@ fn opencode(p: &Value) -> HookOutcome {
             out.lifecycle = Some(Lifecycle::Blocked);
             out.attention = Some(Attention::NeedsInput);
             let title = text(props, "title").unwrap_or_default();
-            out.notification = Some(("opencode needs your permission".into(), bounded(&title, 2048)));
+            out.notification =
+                Some(("opencode needs your permission".into(), bounded(&title, 2048)));
         }
         Some("session.error") => {
             out.attention = Some(Attention::Error);
@@ -126,7 +129,9 @@ fn cursor(p: &Value) -> HookOutcome {
     let mut out =
         HookOutcome { session_id: session(text(p, "conversation_id")), ..HookOutcome::default() };
     match text(p, "hook_event_name").as_deref() {
-        Some("beforeSubmitPrompt" | "beforeShellExecution" | "beforeMCPExecution" | "afterFileEdit") => {
+        Some(
+            "beforeSubmitPrompt" | "beforeShellExecution" | "beforeMCPExecution" | "afterFileEdit",
+        ) => {
             out.lifecycle = Some(Lifecycle::Working);
         }
         Some("stop") => {
@@ -186,25 +191,123 @@ mod tests {
     use serde_json::json;
 
     /// One row: agent, payload, expected (session, lifecycle, attention, notification title).
-    type Row = (AgentKind, Value, Option<&'static str>, Option<Lifecycle>, Option<Attention>, Option<&'static str>);
+    type Row = (
+        AgentKind,
+        Value,
+        Option<&'static str>,
+        Option<Lifecycle>,
+        Option<Attention>,
+        Option<&'static str>,
+    );
 
     #[test]
     fn payloads_map_to_outcomes() {
         let rows: Vec<Row> = vec![
-            (AgentKind::Claude, json!({"session_id":"s-1","hook_event_name":"SessionStart","source":"startup"}), Some("s-1"), Some(Lifecycle::Idle), None, None),
-            (AgentKind::Claude, json!({"session_id":"s-2","hook_event_name":"SessionStart","source":"clear"}), Some("s-2"), Some(Lifecycle::Idle), None, None),
-            (AgentKind::Claude, json!({"session_id":"s-1","hook_event_name":"UserPromptSubmit","prompt":"hi"}), Some("s-1"), Some(Lifecycle::Working), None, None),
-            (AgentKind::Claude, json!({"session_id":"s-1","hook_event_name":"Notification","message":"Claude needs your permission to use Bash"}), Some("s-1"), Some(Lifecycle::Blocked), Some(Attention::NeedsInput), Some("Claude needs your input")),
-            (AgentKind::Claude, json!({"session_id":"s-1","hook_event_name":"Stop"}), Some("s-1"), Some(Lifecycle::Done), Some(Attention::Unread), Some("Claude is done")),
-            (AgentKind::Claude, json!({"session_id":"-rf","hook_event_name":"Stop"}), None, Some(Lifecycle::Done), Some(Attention::Unread), Some("Claude is done")),
+            (
+                AgentKind::Claude,
+                json!({"session_id":"s-1","hook_event_name":"SessionStart","source":"startup"}),
+                Some("s-1"),
+                Some(Lifecycle::Idle),
+                None,
+                None,
+            ),
+            (
+                AgentKind::Claude,
+                json!({"session_id":"s-2","hook_event_name":"SessionStart","source":"clear"}),
+                Some("s-2"),
+                Some(Lifecycle::Idle),
+                None,
+                None,
+            ),
+            (
+                AgentKind::Claude,
+                json!({"session_id":"s-1","hook_event_name":"UserPromptSubmit","prompt":"hi"}),
+                Some("s-1"),
+                Some(Lifecycle::Working),
+                None,
+                None,
+            ),
+            (
+                AgentKind::Claude,
+                json!({"session_id":"s-1","hook_event_name":"Notification","message":"Claude needs your permission to use Bash"}),
+                Some("s-1"),
+                Some(Lifecycle::Blocked),
+                Some(Attention::NeedsInput),
+                Some("Claude needs your input"),
+            ),
+            (
+                AgentKind::Claude,
+                json!({"session_id":"s-1","hook_event_name":"Stop"}),
+                Some("s-1"),
+                Some(Lifecycle::Done),
+                Some(Attention::Unread),
+                Some("Claude is done"),
+            ),
+            (
+                AgentKind::Claude,
+                json!({"session_id":"-rf","hook_event_name":"Stop"}),
+                None,
+                Some(Lifecycle::Done),
+                Some(Attention::Unread),
+                Some("Claude is done"),
+            ),
             (AgentKind::Claude, json!({"hook_event_name":"Whatever"}), None, None, None, None),
-            (AgentKind::Codex, json!({"type":"agent-turn-complete","thread-id":"th-9","turn-id":"1","last-assistant-message":"All tests pass"}), Some("th-9"), Some(Lifecycle::Done), Some(Attention::Unread), Some("Codex finished a turn")),
-            (AgentKind::Codex, json!({"type":"other","thread-id":"th-9"}), Some("th-9"), None, None, None),
-            (AgentKind::Opencode, json!({"type":"session.idle","properties":{"sessionID":"ses_1"}}), Some("ses_1"), Some(Lifecycle::Done), Some(Attention::Unread), Some("opencode is done")),
-            (AgentKind::Opencode, json!({"type":"session.status","properties":{"sessionID":"ses_1","status":{"type":"busy"}}}), Some("ses_1"), Some(Lifecycle::Working), None, None),
-            (AgentKind::Opencode, json!({"type":"permission.asked","properties":{"sessionID":"ses_1","title":"run ls"}}), Some("ses_1"), Some(Lifecycle::Blocked), Some(Attention::NeedsInput), Some("opencode needs your permission")),
-            (AgentKind::Cursor, json!({"conversation_id":"c-1","generation_id":"g","hook_event_name":"beforeSubmitPrompt","workspace_roots":["/x"]}), Some("c-1"), Some(Lifecycle::Working), None, None),
-            (AgentKind::Cursor, json!({"conversation_id":"c-1","hook_event_name":"stop"}), Some("c-1"), Some(Lifecycle::Done), Some(Attention::Unread), Some("Cursor agent is done")),
+            (
+                AgentKind::Codex,
+                json!({"type":"agent-turn-complete","thread-id":"th-9","turn-id":"1","last-assistant-message":"All tests pass"}),
+                Some("th-9"),
+                Some(Lifecycle::Done),
+                Some(Attention::Unread),
+                Some("Codex finished a turn"),
+            ),
+            (
+                AgentKind::Codex,
+                json!({"type":"other","thread-id":"th-9"}),
+                Some("th-9"),
+                None,
+                None,
+                None,
+            ),
+            (
+                AgentKind::Opencode,
+                json!({"type":"session.idle","properties":{"sessionID":"ses_1"}}),
+                Some("ses_1"),
+                Some(Lifecycle::Done),
+                Some(Attention::Unread),
+                Some("opencode is done"),
+            ),
+            (
+                AgentKind::Opencode,
+                json!({"type":"session.status","properties":{"sessionID":"ses_1","status":{"type":"busy"}}}),
+                Some("ses_1"),
+                Some(Lifecycle::Working),
+                None,
+                None,
+            ),
+            (
+                AgentKind::Opencode,
+                json!({"type":"permission.asked","properties":{"sessionID":"ses_1","title":"run ls"}}),
+                Some("ses_1"),
+                Some(Lifecycle::Blocked),
+                Some(Attention::NeedsInput),
+                Some("opencode needs your permission"),
+            ),
+            (
+                AgentKind::Cursor,
+                json!({"conversation_id":"c-1","generation_id":"g","hook_event_name":"beforeSubmitPrompt","workspace_roots":["/x"]}),
+                Some("c-1"),
+                Some(Lifecycle::Working),
+                None,
+                None,
+            ),
+            (
+                AgentKind::Cursor,
+                json!({"conversation_id":"c-1","hook_event_name":"stop"}),
+                Some("c-1"),
+                Some(Lifecycle::Done),
+                Some(Attention::Unread),
+                Some("Cursor agent is done"),
+            ),
             (AgentKind::Generic, json!({"session_id":"g-1"}), Some("g-1"), None, None, None),
             (AgentKind::Claude, json!("not an object"), None, None, None, None),
         ];
@@ -213,14 +316,22 @@ mod tests {
             assert_eq!(out.session_id.as_deref(), session, "{kind:?} {payload}");
             assert_eq!(out.lifecycle, lifecycle, "{kind:?} {payload}");
             assert_eq!(out.attention, attention, "{kind:?} {payload}");
-            assert_eq!(out.notification.as_ref().map(|n| n.0.as_str()), title, "{kind:?} {payload}");
+            assert_eq!(
+                out.notification.as_ref().map(|n| n.0.as_str()),
+                title,
+                "{kind:?} {payload}"
+            );
         }
     }
 
     #[test]
     fn every_agent_has_a_config_snippet() {
         for kind in [AgentKind::Claude, AgentKind::Codex, AgentKind::Opencode, AgentKind::Cursor] {
-            assert!(print_config(kind).is_some_and(|s| s.contains("berth hook")), "{kind:?}");
+            let snippet = print_config(kind).unwrap_or_default();
+            assert!(
+                snippet.contains("berth hook") || snippet.contains(r#""berth", "hook""#),
+                "{kind:?}"
+            );
         }
         assert!(print_config(AgentKind::None).is_none());
     }

@@ -4,6 +4,7 @@
 
 pub mod client;
 pub mod commands;
+pub mod desktop;
 pub mod error;
 pub mod events;
 pub mod hooks;
@@ -72,7 +73,9 @@ pub enum ServerError {
     #[error(transparent)]
     Persist(#[from] persist::PersistError),
     /// The snapshot was written by a newer Berth.
-    #[error("{0} (start with `berth server --move-aside-future` to move it aside and start empty)")]
+    #[error(
+        "{0} (start with `berth server --move-aside-future` to move it aside and start empty)"
+    )]
     FutureSnapshot(LoadError),
     /// The async runtime or signal handling could not start.
     #[error("cannot start the server runtime: {0}")]
@@ -112,7 +115,9 @@ impl Server {
                 tracing::warn!(%err, moved, "future snapshot moved aside");
                 state.load().map_err(ServerError::FutureSnapshot)?
             }
-            Err(err @ LoadError::FutureVersion { .. }) => return Err(ServerError::FutureSnapshot(err)),
+            Err(err @ LoadError::FutureVersion { .. }) => {
+                return Err(ServerError::FutureSnapshot(err))
+            }
             Err(LoadError::Persist(err)) => return Err(err.into()),
         };
         if let Some(moved) = &outcome.moved_aside {
@@ -132,7 +137,11 @@ impl Server {
 
         let bus = EventBus::default();
         let pulse = OutputPulse::default();
-        let mut store = Store::new(StoreConfig::from_env(config.socket_path.clone()), bus.clone(), pulse.clone());
+        let mut store = Store::new(
+            StoreConfig::from_env(config.socket_path.clone()),
+            bus.clone(),
+            pulse.clone(),
+        );
         let mut tails = HashMap::new();
         for pane in &outcome.snapshot.panes {
             match state.read_tail(&pane.id) {
@@ -140,18 +149,25 @@ impl Server {
                     tails.insert(pane.id.clone(), restore::decode_tail(&bytes));
                 }
                 Ok(None) => {}
-                Err(e) => tracing::warn!(pane = %pane.id, error = %e, "could not read a pane's tail"),
+                Err(e) => {
+                    tracing::warn!(pane = %pane.id, error = %e, "could not read a pane's tail")
+                }
             }
         }
         let report = store.restore(&outcome.snapshot, tails);
         if report.panes > 0 {
             tracing::info!(panes = report.panes, resumable = report.resumable, "state restored");
         }
-        let auto_resume = plan_auto_resume(&state, report.auto_resume_candidates, outcome.snapshot.saved_at);
+        let auto_resume =
+            plan_auto_resume(&state, report.auto_resume_candidates, outcome.snapshot.saved_at);
         let store = Arc::new(Mutex::new(store));
-        let persistence = Persistence::start(state.clone(), store.clone(), auto_resume.0.is_empty());
+        let persistence =
+            Persistence::start(state.clone(), store.clone(), auto_resume.0.is_empty());
         let notifier = persistence.clone();
-        store.lock().unwrap_or_else(|p| p.into_inner()).set_on_change(move || notifier.notify_change());
+        store
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .set_on_change(move || notifier.notify_change());
         Ok(Server {
             socket,
             store,
@@ -238,7 +254,8 @@ impl Server {
         if panes.is_empty() {
             return;
         }
-        let (store, persistence, state) = (self.store.clone(), self.persistence.clone(), self.state.clone());
+        let (store, persistence, state) =
+            (self.store.clone(), self.persistence.clone(), self.state.clone());
         tokio::spawn(async move {
             for (i, pane) in panes.iter().enumerate() {
                 if i > 0 {
@@ -280,17 +297,26 @@ impl Server {
 /// Which restored panes resume on their own: none from a snapshot older than
 /// [`AUTO_RESUME_MAX_AGE`], none if the last boot died while resuming this same snapshot (the
 /// marker says so), and at most [`AUTO_RESUME_CAP`], most recently active first.
-fn plan_auto_resume(state: &StateDir, candidates: Vec<PaneId>, saved_at: u64) -> (Vec<PaneId>, u64) {
+fn plan_auto_resume(
+    state: &StateDir,
+    candidates: Vec<PaneId>,
+    saved_at: u64,
+) -> (Vec<PaneId>, u64) {
     if candidates.is_empty() {
         return (Vec::new(), saved_at);
     }
     let marker = state.dir().join(RESUME_MARKER);
     let age = Duration::from_millis(pane::now_ms().saturating_sub(saved_at));
     if age > AUTO_RESUME_MAX_AGE {
-        tracing::warn!(days = age.as_secs() / 86_400, "snapshot too old: nothing resumes on its own");
+        tracing::warn!(
+            days = age.as_secs() / 86_400,
+            "snapshot too old: nothing resumes on its own"
+        );
         return (Vec::new(), saved_at);
     }
-    if std::fs::read_to_string(&marker).ok().and_then(|s| s.trim().parse::<u64>().ok()) == Some(saved_at) {
+    if std::fs::read_to_string(&marker).ok().and_then(|s| s.trim().parse::<u64>().ok())
+        == Some(saved_at)
+    {
         tracing::warn!("the last boot stopped while resuming these panes; not resuming them again");
         let _ = std::fs::remove_file(&marker);
         return (Vec::new(), saved_at);

@@ -104,7 +104,8 @@ impl NotificationLog {
     /// oldest beyond [`MAX_NOTIFICATIONS`].
     pub fn push(&mut self, item: StoredNotification) {
         if let Some(kitty) = &item.kitty_id {
-            self.items.retain(|n| !(n.kitty_id.as_ref() == Some(kitty) && n.pane_id == item.pane_id));
+            self.items
+                .retain(|n| !(n.kitty_id.as_ref() == Some(kitty) && n.pane_id == item.pane_id));
         }
         self.items.push_back(item);
         while self.items.len() > MAX_NOTIFICATIONS {
@@ -147,7 +148,8 @@ impl NotificationLog {
     pub fn remove_kitty(&mut self, pane: &PaneId, kitty_id: &str) -> Vec<String> {
         let mut removed = Vec::new();
         self.items.retain(|n| {
-            let hit = n.pane_id.as_deref() == Some(pane.as_str()) && n.kitty_id.as_deref() == Some(kitty_id);
+            let hit = n.pane_id.as_deref() == Some(pane.as_str())
+                && n.kitty_id.as_deref() == Some(kitty_id);
             if hit {
                 removed.push(n.id.clone());
             }
@@ -213,7 +215,9 @@ pub async fn run_inbox(mut rx: mpsc::Receiver<InboxMessage>, store: Arc<Mutex<St
             InboxMessage::Show(incoming) => {
                 store.add_notification(incoming);
             }
-            InboxMessage::Close { pane, kitty_id } => store.close_kitty_notification(&pane, &kitty_id),
+            InboxMessage::Close { pane, kitty_id } => {
+                store.close_kitty_notification(&pane, &kitty_id)
+            }
         }
     }
 }
@@ -225,7 +229,8 @@ impl Store {
         let title = sanitize(&incoming.title, MAX_TITLE_CHARS);
         let body = sanitize_body(&incoming.body, MAX_BODY_CHARS);
         let pane = incoming.pane.filter(|p| self.panes.contains_key(p));
-        let workspace: Option<WorkspaceId> = pane.as_ref().and_then(|p| self.panes.get(p)).map(|p| p.workspace.clone());
+        let workspace: Option<WorkspaceId> =
+            pane.as_ref().and_then(|p| self.panes.get(p)).map(|p| p.workspace.clone());
         let stored = StoredNotification {
             id: NotificationId::new().to_string(),
             pane_id: pane.as_ref().map(ToString::to_string),

@@ -13,8 +13,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use alacritty_terminal::sync::FairMutex;
 use berth_engine::ids::PaneId;
 use berth_engine::model::Lifecycle;
+use berth_engine::notify::{
+    Admission, NotifyEvent, NotifyParser, RateLimitConfig, RateLimiter, Urgency,
+};
 use berth_engine::pty::{ExitInfo, PtyHandler, PtyInput};
-use berth_engine::notify::{Admission, NotifyEvent, NotifyParser, RateLimitConfig, RateLimiter, Urgency};
 use berth_engine::terminal::{PaneTerminal, TerminalEvent};
 use serde_json::json;
 use tokio::sync::Notify;
@@ -155,7 +157,12 @@ pub struct PaneIo {
 
 impl PaneIo {
     /// A handler feeding `shared`'s terminal and sending its notifications to `inbox`.
-    pub fn new(shared: Arc<PaneShared>, bus: EventBus, pulse: OutputPulse, inbox: NotificationInbox) -> Self {
+    pub fn new(
+        shared: Arc<PaneShared>,
+        bus: EventBus,
+        pulse: OutputPulse,
+        inbox: NotificationInbox,
+    ) -> Self {
         Self {
             shared,
             bus,
@@ -175,7 +182,12 @@ impl PaneIo {
                     if self.limiter.admit(now) == Admission::Suppress {
                         continue;
                     }
-                    let mut incoming = Incoming::new(Some(self.shared.id.clone()), &note.title, &note.body, note.source);
+                    let mut incoming = Incoming::new(
+                        Some(self.shared.id.clone()),
+                        &note.title,
+                        &note.body,
+                        note.source,
+                    );
                     incoming.severity = match note.urgency {
                         Urgency::Critical => "error",
                         _ => "info",
@@ -259,6 +271,30 @@ impl PtyHandler for PaneIo {
             self.bus.publish(json!({ "type": "pane.changed", "pane_id": self.shared.id.as_str() }));
         }
         self.pulse.mark(&self.shared.id);
+    }
+
+    fn on_idle(&mut self, replies: &PtyInput) {
+        let now = Instant::now();
+        // A synchronized update whose end never came is shown once its deadline passes.
+        let flushed = {
+            let mut term = self.shared.term.lock();
+            match term.sync_deadline() {
+                Some(deadline) if deadline <= now => {
+                    term.flush_sync();
+                    Some(term.take_events())
+                }
+                _ => None,
+            }
+        };
+        if let Some(events) = flushed {
+            for event in events {
+                if let TerminalEvent::PtyWrite(reply) = event {
+                    let _ = replies.send(&reply);
+                }
+            }
+            self.pulse.mark(&self.shared.id);
+        }
+        self.flush_suppressed(now);
     }
 
     fn on_exit(&mut self, exit: ExitInfo) {

@@ -118,7 +118,8 @@ impl Persistence {
         let (tx, rx) = mpsc::channel();
         self.shared.control().requests.push((context, tx));
         self.shared.wake.notify_one();
-        rx.recv_timeout(EXPLICIT_TIMEOUT).map_err(|_| "the save did not finish in time".to_owned())?
+        rx.recv_timeout(EXPLICIT_TIMEOUT)
+            .map_err(|_| "the save did not finish in time".to_owned())?
     }
 
     /// Saves for a shutdown, then stops the thread.
@@ -163,7 +164,9 @@ fn run(shared: &Shared) {
             if !periodic || output_changed(shared, &written) {
                 let user_closed_all = lock_store(shared).user_closed_all;
                 match save(shared, SaveContext::Normal { user_closed_all }, &mut written) {
-                    Ok(outcome) => tracing::debug!(panes = outcome.panes, tails = outcome.tails, "saved"),
+                    Ok(outcome) => {
+                        tracing::debug!(panes = outcome.panes, tails = outcome.tails, "saved")
+                    }
                     Err(PersistError::Refused(reason)) => tracing::info!(%reason, "save skipped"),
                     Err(e) => tracing::error!(error = %e, "saving the snapshot failed"),
                 }
@@ -187,7 +190,10 @@ fn lock_store(shared: &Shared) -> MutexGuard<'_, Store> {
 
 fn output_changed(shared: &Shared, written: &HashMap<PaneId, u64>) -> bool {
     let store = lock_store(shared);
-    store.panes.values().any(|p| p.tombstone.is_none() && written.get(&p.id) != Some(&p.shared.content_gen()))
+    store
+        .panes
+        .values()
+        .any(|p| p.tombstone.is_none() && written.get(&p.id) != Some(&p.shared.content_gen()))
 }
 
 /// Takes a snapshot and writes it with the tails that changed.
@@ -197,7 +203,9 @@ fn save(
     written: &mut HashMap<PaneId, u64>,
 ) -> Result<SaveOutcome, PersistError> {
     let context = match context {
-        SaveContext::Explicit { .. } => SaveContext::Explicit { user_closed_all: lock_store(shared).user_closed_all },
+        SaveContext::Explicit { .. } => {
+            SaveContext::Explicit { user_closed_all: lock_store(shared).user_closed_all }
+        }
         other => other,
     };
     let (snapshot, jobs) = lock_store(shared).to_snapshot(written);

@@ -56,9 +56,7 @@ pub fn decode_request(line: &[u8]) -> Result<Request, (Option<Value>, CommandErr
     }
     let method = match raw.method {
         Some(Value::String(m)) => m,
-        _ => {
-            return Err((id, CommandError::InvalidRequest("\"method\" must be a string".into())))
-        }
+        _ => return Err((id, CommandError::InvalidRequest("\"method\" must be a string".into()))),
     };
     if !matches!(raw.params, Value::Null | Value::Object(_)) {
         return Err((id, CommandError::BadParams("params must be an object".into())));
@@ -333,7 +331,12 @@ struct SpawnParams {
 
 impl SpawnParams {
     fn into_request(self) -> SpawnRequest {
-        SpawnRequest { argv: self.argv, cwd: self.cwd, env: self.env.into_iter().collect(), title: self.title }
+        SpawnRequest {
+            argv: self.argv,
+            cwd: self.cwd,
+            env: self.env.into_iter().collect(),
+            title: self.title,
+        }
     }
 }
 
@@ -505,7 +508,9 @@ struct HookParams {
 
 fn agent_kind(name: &str) -> Result<berth_engine::agents::AgentKind, CommandError> {
     berth_engine::agents::AgentKind::parse(name).ok_or_else(|| {
-        CommandError::BadParams(format!("unknown agent {name:?} (claude, codex, opencode, cursor, generic)"))
+        CommandError::BadParams(format!(
+            "unknown agent {name:?} (claude, codex, opencode, cursor, generic)"
+        ))
     })
 }
 
@@ -546,7 +551,9 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
                 .map_err(|e| CommandError::BadParams(e.to_string()))?;
             if let Some(argv) = &p.resume_argv {
                 if argv.is_empty() || argv.len() > 64 || argv.iter().any(|a| a.len() > 4096) {
-                    return Err(CommandError::BadParams("resume_argv must hold 1 to 64 short arguments".into()));
+                    return Err(CommandError::BadParams(
+                        "resume_argv must hold 1 to 64 short arguments".into(),
+                    ));
                 }
             }
             Command::SessionReport {
@@ -559,13 +566,18 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         }
         "workspace.set_auto_resume" => {
             let p: AutoResumeParams = params(p)?;
-            Command::WorkspaceSetAutoResume { workspace: WorkspaceId::parse(&p.workspace_id)?, enabled: p.enabled }
+            Command::WorkspaceSetAutoResume {
+                workspace: WorkspaceId::parse(&p.workspace_id)?,
+                enabled: p.enabled,
+            }
         }
         "notify" => {
             let p: NotifyParams = params(p)?;
             let source = p.source.unwrap_or_else(|| "cli".into());
             let source_ok = matches!(source.as_str(), "cli" | "system")
-                || source.strip_prefix("hook:").is_some_and(|a| berth_engine::agents::AgentKind::parse(a).is_some());
+                || source
+                    .strip_prefix("hook:")
+                    .is_some_and(|a| berth_engine::agents::AgentKind::parse(a).is_some());
             if !source_ok {
                 return Err(CommandError::BadParams(format!("unknown source {source:?}")));
             }
@@ -587,7 +599,10 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
                 .iter()
                 .map(|id| berth_engine::ids::NotificationId::parse(id))
                 .collect::<Result<Vec<_>, _>>()?;
-            Command::NotificationsMarkRead { ids, pane: p.pane_id.as_deref().map(PaneId::parse).transpose()? }
+            Command::NotificationsMarkRead {
+                ids,
+                pane: p.pane_id.as_deref().map(PaneId::parse).transpose()?,
+            }
         }
         "pane.clear_attention" => {
             let p: PaneRef = params(p)?;
@@ -595,7 +610,11 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         }
         "hook.event" => {
             let p: HookParams = params(p)?;
-            Command::HookEvent { pane: PaneId::parse(&p.pane_id)?, kind: agent_kind(&p.agent)?, payload: p.payload }
+            Command::HookEvent {
+                pane: PaneId::parse(&p.pane_id)?,
+                kind: agent_kind(&p.agent)?,
+                payload: p.payload,
+            }
         }
         "server.info" => {
             params::<Empty>(p)?;
@@ -611,7 +630,10 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         }
         "workspace.rename" => {
             let p: RenameWorkspaceParams = params(p)?;
-            Command::WorkspaceRename { workspace: WorkspaceId::parse(&p.workspace_id)?, name: p.name }
+            Command::WorkspaceRename {
+                workspace: WorkspaceId::parse(&p.workspace_id)?,
+                name: p.name,
+            }
         }
         "workspace.close" => {
             let p: WorkspaceRef = params(p)?;
@@ -735,22 +757,52 @@ mod tests {
             (r#"{"jsonrpc":"2.0","id":1,"method":"server.info"}"#, "ok"),
             (r#"{"jsonrpc":"2.0","id":1,"method":"workspace.list","params":{}}"#, "ok"),
             (r#"{"jsonrpc":"2.0","id":1,"method":"nope"}"#, "METHOD_NOT_FOUND"),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"pane.read","params":{"pane_id":5}}"#, "BAD_REQUEST"),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"pane.read","params":{"pane_id":"../x"}}"#, "INVALID_ID"),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"pane.read","params":{"pane_id":"tab_x"}}"#, "INVALID_ID"),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"pane.read","params":{"pane_id":5}}"#,
+                "BAD_REQUEST",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"pane.read","params":{"pane_id":"../x"}}"#,
+                "INVALID_ID",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"pane.read","params":{"pane_id":"tab_x"}}"#,
+                "INVALID_ID",
+            ),
             (r#"{"jsonrpc":"2.0","id":1,"method":"pane.read","params":[1]}"#, "BAD_REQUEST"),
             (r#"{"jsonrpc":"2.0","id":1,"method":"server.info","params":{"x":1}}"#, "BAD_REQUEST"),
             (r#"{"jsonrpc":"1.0","id":1,"method":"server.info"}"#, "INVALID_REQUEST"),
             (r#"{"jsonrpc":"2.0","id":1,"method":7}"#, "INVALID_REQUEST"),
             (r#"[1,2]"#, "INVALID_REQUEST"),
             (r#"{"jsonrpc":"2.0","id":1,"#, "PARSE_ERROR"),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"tab.resize","params":{"tab_id":"tab_a","cols":0,"rows":3}}"#, "BAD_REQUEST"),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"tab.set_ratio","params":{"tab_id":"tab_a","path":["first"],"ratio":0.3}}"#, "ok"),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"tab.set_ratio","params":{"tab_id":"tab_a","path":["up"],"ratio":0.3}}"#, "BAD_REQUEST"),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"pane.send","params":{"pane_id":"pane_a"}}"#, "BAD_REQUEST"),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"pane.split","params":{"pane_id":"pane_a","dir":"down","argv":["bash"]}}"#, "ok"),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"tab.set_layout","params":{"tab_id":"tab_a","layout":{"split":{"dir":"right","ratio":0.5,"first":{"pane":"pane_a"},"second":{"pane":"pane_b"}}}}}"#, "ok"),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"tab.set_layout","params":{"tab_id":"tab_a","layout":{"pane":"../etc"}}}"#, "INVALID_ID"),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tab.resize","params":{"tab_id":"tab_a","cols":0,"rows":3}}"#,
+                "BAD_REQUEST",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tab.set_ratio","params":{"tab_id":"tab_a","path":["first"],"ratio":0.3}}"#,
+                "ok",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tab.set_ratio","params":{"tab_id":"tab_a","path":["up"],"ratio":0.3}}"#,
+                "BAD_REQUEST",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"pane.send","params":{"pane_id":"pane_a"}}"#,
+                "BAD_REQUEST",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"pane.split","params":{"pane_id":"pane_a","dir":"down","argv":["bash"]}}"#,
+                "ok",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tab.set_layout","params":{"tab_id":"tab_a","layout":{"split":{"dir":"right","ratio":0.5,"first":{"pane":"pane_a"},"second":{"pane":"pane_b"}}}}}"#,
+                "ok",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tab.set_layout","params":{"tab_id":"tab_a","layout":{"pane":"../etc"}}}"#,
+                "INVALID_ID",
+            ),
         ];
         for (line, want) in cases {
             assert_eq!(check(line), want, "{line}");

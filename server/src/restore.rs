@@ -19,11 +19,11 @@ use serde_json::json;
 
 use crate::commands::SpawnRequest;
 use crate::error::CommandError;
-use crate::pane::{now_ms, PaneShared};
 use crate::notifications::StoredNotification;
+use crate::pane::{now_ms, PaneShared};
 use crate::persist::{
-    AgentRecord, LayoutRecord, NotificationRecord, PaneRecord, SizeRecord, Snapshot, SplitDirRecord, TabRecord,
-    WorkspaceRecord, SNAPSHOT_VERSION,
+    AgentRecord, LayoutRecord, NotificationRecord, PaneRecord, SizeRecord, Snapshot,
+    SplitDirRecord, TabRecord, WorkspaceRecord, SNAPSHOT_VERSION,
 };
 use crate::store::{AgentInfo, Pane, Store, Tab, Tombstone, Workspace};
 
@@ -42,7 +42,8 @@ pub struct TailJob {
 
 /// The last [`TAIL_BYTES`] of a terminal's scrollback and screen, with styles, as lines.
 pub fn tail_of(term: &PaneTerminal) -> Vec<String> {
-    let result = term.read(&ReadRequest { since: None, last: Some(DEFAULT_SCROLLBACK + 500), ansi: true });
+    let result =
+        term.read(&ReadRequest { since: None, last: Some(DEFAULT_SCROLLBACK + 500), ansi: true });
     let mut total = 0;
     let mut keep = result.lines.len();
     for line in result.lines.iter().rev() {
@@ -185,7 +186,9 @@ impl Store {
                         for pane in tab.layout.panes().iter().filter_map(|p| self.panes.get(p)) {
                             panes.push(self.pane_record(pane));
                             let generation = pane.shared.content_gen();
-                            if pane.tombstone.is_none() && written.get(&pane.id) != Some(&generation) {
+                            if pane.tombstone.is_none()
+                                && written.get(&pane.id) != Some(&generation)
+                            {
                                 jobs.push(TailJob {
                                     pane: pane.id.clone(),
                                     shared: pane.shared.clone(),
@@ -271,15 +274,22 @@ impl Store {
 
     /// Rebuilds workspaces, tabs and panes from a snapshot (into an empty Store). `tails` gives
     /// each pane's tail lines. Nothing is started.
-    pub fn restore(&mut self, snapshot: &Snapshot, mut tails: HashMap<String, Vec<String>>) -> RestoreReport {
+    pub fn restore(
+        &mut self,
+        snapshot: &Snapshot,
+        mut tails: HashMap<String, Vec<String>>,
+    ) -> RestoreReport {
         let mut report = RestoreReport::default();
-        let records: HashMap<&str, &PaneRecord> = snapshot.panes.iter().map(|p| (p.id.as_str(), p)).collect();
+        let records: HashMap<&str, &PaneRecord> =
+            snapshot.panes.iter().map(|p| (p.id.as_str(), p)).collect();
         let mut candidates: Vec<(u64, PaneId)> = Vec::new();
         for ws in &snapshot.workspaces {
             let Ok(ws_id) = WorkspaceId::parse(&ws.id) else { continue };
             let mut tab_ids = Vec::new();
             for tab in &ws.tabs {
-                let (Ok(tab_id), Some(mut layout)) = (TabId::parse(&tab.id), layout_from_record(&tab.layout)) else {
+                let (Ok(tab_id), Some(mut layout)) =
+                    (TabId::parse(&tab.id), layout_from_record(&tab.layout))
+                else {
                     continue;
                 };
                 layout.clamp_ratios();
@@ -385,9 +395,13 @@ impl Store {
         let argv = match (pane.agent.resume_argv(), automatic) {
             (Some(argv), _) => argv,
             (None, true) => {
-                return Err(CommandError::Conflict(format!("pane {id} has no adapter-built resume command")))
+                return Err(CommandError::Conflict(format!(
+                    "pane {id} has no adapter-built resume command"
+                )))
             }
-            (None, false) => pane.agent.reported_resume_argv.clone().unwrap_or_else(|| pane.argv.clone()),
+            (None, false) => {
+                pane.agent.reported_resume_argv.clone().unwrap_or_else(|| pane.argv.clone())
+            }
         };
         let (ws_id, tab_id) = (pane.workspace.clone(), pane.tab.clone());
         let mut notes = Vec::new();
@@ -402,7 +416,8 @@ impl Store {
             self.config.home.clone()
         };
         let size = self.pane_size_in_tab(&tab_id, id);
-        let term = PaneTerminal::new(TermSize { cols: size.cols, rows: size.rows }, DEFAULT_SCROLLBACK);
+        let term =
+            PaneTerminal::new(TermSize { cols: size.cols, rows: size.rows }, DEFAULT_SCROLLBACK);
         let shared = PaneShared::new(id.clone(), term);
         {
             let mut term = shared.term.lock();
@@ -411,16 +426,28 @@ impl Store {
                 term.feed(format!("\x1b[0;33m{note}\x1b[0m\r\n").as_bytes());
             }
         }
-        let spawn = SpawnRequest { argv: argv.clone(), cwd: None, env: env_pairs(&pane.agent), title: None };
+        let spawn = SpawnRequest {
+            argv: argv.clone(),
+            cwd: None,
+            env: env_pairs(&pane.agent),
+            title: None,
+        };
         match self.start_pane(id, &ws_id, &spawn, cwd, size, Some(shared)) {
             Ok(started) => {
-                let pane = self.panes.get_mut(id).ok_or_else(|| CommandError::NoSuchPane(id.to_string()))?;
+                let pane = self
+                    .panes
+                    .get_mut(id)
+                    .ok_or_else(|| CommandError::NoSuchPane(id.to_string()))?;
                 tracing::info!(pane = %id, argv = ?started.argv.first(), automatic, "pane resumed");
                 pane.shared = started.shared;
                 pane.pty = Some(started.pty);
                 pane.tombstone = None;
                 pane.start_cwd = started.cwd;
-                pane.argv = if pane.agent.kind == AgentKind::None { started.argv } else { pane.argv.clone() };
+                pane.argv = if pane.agent.kind == AgentKind::None {
+                    started.argv
+                } else {
+                    pane.argv.clone()
+                };
                 self.publish_pane_changed(id);
                 Ok(())
             }
@@ -440,10 +467,16 @@ impl Store {
 
     fn restart_exited(&mut self, id: &PaneId) -> Result<(), CommandError> {
         let pane = self.panes.get(id).ok_or_else(|| CommandError::NoSuchPane(id.to_string()))?;
-        let (ws_id, tab_id, shared) = (pane.workspace.clone(), pane.tab.clone(), pane.shared.clone());
+        let (ws_id, tab_id, shared) =
+            (pane.workspace.clone(), pane.tab.clone(), pane.shared.clone());
         let cwd = PathBuf::from(self.pane_cwd(pane));
         let cwd = if cwd.is_dir() { cwd } else { self.config.home.clone() };
-        let spawn = SpawnRequest { argv: pane.argv.clone(), cwd: None, env: env_pairs(&pane.agent), title: None };
+        let spawn = SpawnRequest {
+            argv: pane.argv.clone(),
+            cwd: None,
+            env: env_pairs(&pane.agent),
+            title: None,
+        };
         let size = self.pane_size_in_tab(&tab_id, id);
         shared.reset_exit();
         let started = self.start_pane(id, &ws_id, &spawn, cwd, size, Some(shared))?;
@@ -483,7 +516,8 @@ impl Store {
         {
             tracing::warn!(pane = %id, other = %other.id, "the same agent session was reported from two panes");
         }
-        let pane = self.panes.get_mut(id).ok_or_else(|| CommandError::NoSuchPane(id.to_string()))?;
+        let pane =
+            self.panes.get_mut(id).ok_or_else(|| CommandError::NoSuchPane(id.to_string()))?;
         pane.agent.kind = kind;
         pane.agent.session_id = Some(session_id);
         if reported_resume_argv.is_some() {
@@ -558,7 +592,11 @@ fn pane_from_record(
     let kind = AgentKind::parse(&record.agent.kind).unwrap_or(AgentKind::None);
     let agent = AgentInfo {
         kind,
-        session_id: record.agent.session_id.clone().filter(|s| agents::validate_session_id(s).is_ok()),
+        session_id: record
+            .agent
+            .session_id
+            .clone()
+            .filter(|s| agents::validate_session_id(s).is_ok()),
         reported_resume_argv: record.agent.reported_resume_argv.clone(),
         model: record.agent.model.clone(),
         config_env: record

@@ -19,9 +19,9 @@ use tokio::sync::mpsc;
 
 use crate::error::CommandError;
 use crate::events::{EncodedEvent, EventBus};
-use crate::protocol::{self, ConnectionMethod, Decoded, MAX_LINE};
 use crate::persist::SaveContext;
 use crate::persistence::Persistence;
+use crate::protocol::{self, ConnectionMethod, Decoded, MAX_LINE};
 use crate::store::Store;
 
 /// What a client connection can reach.
@@ -125,7 +125,8 @@ impl BoundSocket {
             .mode(0o600)
             .open(&lock_path)
             .map_err(io_err("cannot open lock file", &lock_path))?;
-        let lock = match nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+        let lock = match nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusiveNonblock)
+        {
             Ok(lock) => lock,
             Err((_, nix::errno::Errno::EWOULDBLOCK)) => {
                 return Err(SocketError::AlreadyRunning(path.to_path_buf()))
@@ -148,7 +149,8 @@ impl BoundSocket {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_err("cannot inspect", path)(e)),
         }
-        let listener = std::os::unix::net::UnixListener::bind(path).map_err(io_err("cannot bind", path))?;
+        let listener =
+            std::os::unix::net::UnixListener::bind(path).map_err(io_err("cannot bind", path))?;
         fs::set_permissions(path, fs::Permissions::from_mode(0o600))
             .map_err(io_err("cannot set permissions on", path))?;
         listener.set_nonblocking(true).map_err(io_err("cannot configure", path))?;
@@ -249,7 +251,11 @@ async fn next_event(events: &mut Option<mpsc::Receiver<EncodedEvent>>) -> Option
     }
 }
 
-async fn serve_client(stream: UnixStream, services: Services, guard: &ConnectionGuard) -> io::Result<()> {
+async fn serve_client(
+    stream: UnixStream,
+    services: Services,
+    guard: &ConnectionGuard,
+) -> io::Result<()> {
     let peer = stream.peer_cred()?.uid();
     let me = nix::unistd::geteuid().as_raw();
     let (read_half, mut write) = stream.into_split();
@@ -323,7 +329,9 @@ fn answer(
             }
             Decoded::Connection(ConnectionMethod::SaveSnapshot) => {
                 let Some(persistence) = &services.persistence else {
-                    return Err(CommandError::Conflict("this server does not persist state".into()));
+                    return Err(CommandError::Conflict(
+                        "this server does not persist state".into(),
+                    ));
                 };
                 // The save blocks on fsync; let the runtime move other tasks off this worker.
                 let context = SaveContext::Explicit { user_closed_all: false };

@@ -22,11 +22,12 @@ use serde_json::{json, Value};
 use crate::commands::{Command, ReadSpec, SpawnRequest, WorkspaceSelector};
 use crate::error::CommandError;
 use crate::events::EventBus;
-use crate::notifications::{DesktopHandle, InboxMessage, Incoming, NotificationInbox, NotificationLog};
+use crate::notifications::{
+    DesktopHandle, InboxMessage, Incoming, NotificationInbox, NotificationLog,
+};
 use crate::pane::{now_ms, OutputPulse, PaneIo, PaneShared};
 use crate::protocol::{
-    AgentDto, LayoutDto, PaneDto, ReadDto, TabDto, WorkspaceDto, WorkspaceListDto,
-    PROTOCOL_VERSION,
+    AgentDto, LayoutDto, PaneDto, ReadDto, TabDto, WorkspaceDto, WorkspaceListDto, PROTOCOL_VERSION,
 };
 
 /// The size a tab has until a client says otherwise.
@@ -254,7 +255,9 @@ fn check_name(name: &str, what: &str) -> Result<String, CommandError> {
         return Err(CommandError::BadParams(format!("{what} must not be empty")));
     }
     if name.chars().count() > MAX_NAME_CHARS {
-        return Err(CommandError::BadParams(format!("{what} is longer than {MAX_NAME_CHARS} characters")));
+        return Err(CommandError::BadParams(format!(
+            "{what} is longer than {MAX_NAME_CHARS} characters"
+        )));
     }
     if name.chars().any(char::is_control) {
         return Err(CommandError::BadParams(format!("{what} must not hold control characters")));
@@ -389,7 +392,9 @@ impl Store {
             Command::PaneSpawn { workspace, spawn } => {
                 let (tab, pane) = self.create_tab(workspace, None, spawn)?;
                 let ws = self.tab(&tab)?.workspace.clone();
-                Ok(json!({ "pane_id": pane.as_str(), "tab_id": tab.as_str(), "workspace_id": ws.as_str() }))
+                Ok(
+                    json!({ "pane_id": pane.as_str(), "tab_id": tab.as_str(), "workspace_id": ws.as_str() }),
+                )
             }
             Command::TabClose { tab } => {
                 self.tab(&tab)?;
@@ -440,7 +445,8 @@ impl Store {
                 let app_cursor = p.shared.term.lock().app_cursor();
                 for key in &keys {
                     bytes.extend(
-                        encode_key(key, app_cursor).map_err(|e| CommandError::BadParams(e.to_string()))?,
+                        encode_key(key, app_cursor)
+                            .map_err(|e| CommandError::BadParams(e.to_string()))?,
                     );
                 }
                 pty.send(&bytes)?;
@@ -476,8 +482,11 @@ impl Store {
                 Ok(json!({ "notification_id": id }))
             }
             Command::NotificationsList { unread_only } => {
-                let items: Vec<_> =
-                    self.notifications.iter().filter(|n| !unread_only || n.read_at.is_none()).collect();
+                let items: Vec<_> = self
+                    .notifications
+                    .iter()
+                    .filter(|n| !unread_only || n.read_at.is_none())
+                    .collect();
                 Ok(json!({ "notifications": items }))
             }
             Command::NotificationsMarkRead { ids, pane } => {
@@ -519,7 +528,10 @@ impl Store {
     // ---- lookups ----
 
     fn workspace(&self, id: &WorkspaceId) -> Result<&Workspace, CommandError> {
-        self.workspaces.iter().find(|w| &w.id == id).ok_or_else(|| CommandError::NoSuchWorkspace(id.to_string()))
+        self.workspaces
+            .iter()
+            .find(|w| &w.id == id)
+            .ok_or_else(|| CommandError::NoSuchWorkspace(id.to_string()))
     }
 
     fn workspace_mut(&mut self, id: &WorkspaceId) -> Result<&mut Workspace, CommandError> {
@@ -611,17 +623,28 @@ impl Store {
         size: CellSize,
         shared: Option<Arc<PaneShared>>,
     ) -> Result<Started, CommandError> {
-        let argv = if spawn.argv.is_empty() { vec![self.config.shell.clone()] } else { spawn.argv.clone() };
+        let argv = if spawn.argv.is_empty() {
+            vec![self.config.shell.clone()]
+        } else {
+            spawn.argv.clone()
+        };
         let mut env = spawn.env.clone();
         env.push(("BERTH_SOCKET".into(), self.config.socket_path.display().to_string()));
         env.push(("BERTH_PANE".into(), id.to_string()));
         env.push(("BERTH_WORKSPACE".into(), workspace.to_string()));
         let agent = AgentInfo::detect(&argv, &env);
-        let spec = SpawnSpec { argv: argv.clone(), cwd: cwd.clone(), env, cols: size.cols, rows: size.rows };
+        let spec = SpawnSpec {
+            argv: argv.clone(),
+            cwd: cwd.clone(),
+            env,
+            cols: size.cols,
+            rows: size.rows,
+        };
         let shared = shared.unwrap_or_else(|| {
             PaneShared::new(id.clone(), PaneTerminal::new(term_size(size), DEFAULT_SCROLLBACK))
         });
-        let io = PaneIo::new(shared.clone(), self.bus.clone(), self.pulse.clone(), self.inbox.clone());
+        let io =
+            PaneIo::new(shared.clone(), self.bus.clone(), self.pulse.clone(), self.inbox.clone());
         let pty = Pty::spawn(&spec, io)?;
         tracing::info!(pane = %id, pid = pty.pid(), "pane started");
         Ok(Started { shared, pty, argv, agent, cwd })
@@ -670,8 +693,14 @@ impl Store {
         ws.tabs.push(tab_id.clone());
         ws.active_tab = Some(tab_id.clone());
         self.active_workspace = Some(ws_id.clone());
-        self.publish("tab.created", json!({ "tab_id": tab_id.as_str(), "workspace_id": ws_id.as_str() }));
-        self.publish("pane.created", json!({ "pane_id": pane_id.as_str(), "tab_id": tab_id.as_str() }));
+        self.publish(
+            "tab.created",
+            json!({ "tab_id": tab_id.as_str(), "workspace_id": ws_id.as_str() }),
+        );
+        self.publish(
+            "pane.created",
+            json!({ "pane_id": pane_id.as_str(), "tab_id": tab_id.as_str() }),
+        );
         Ok((tab_id, pane_id))
     }
 
@@ -705,7 +734,12 @@ impl Store {
         );
     }
 
-    fn split(&mut self, target: &PaneId, dir: SplitDir, spawn: SpawnRequest) -> Result<PaneId, CommandError> {
+    fn split(
+        &mut self,
+        target: &PaneId,
+        dir: SplitDir,
+        spawn: SpawnRequest,
+    ) -> Result<PaneId, CommandError> {
         let given_title = spawn.title.as_deref().map(|t| check_name(t, "title")).transpose()?;
         let pane = self.pane(target)?;
         let (tab_id, ws_id) = (pane.tab.clone(), pane.workspace.clone());
@@ -727,7 +761,10 @@ impl Store {
         tab.active_pane = new_id.clone();
         self.insert_pane(&new_id, &ws_id, &tab_id, given_title, started);
         self.relayout(&tab_id);
-        self.publish("pane.created", json!({ "pane_id": new_id.as_str(), "tab_id": tab_id.as_str() }));
+        self.publish(
+            "pane.created",
+            json!({ "pane_id": new_id.as_str(), "tab_id": tab_id.as_str() }),
+        );
         Ok(new_id)
     }
 

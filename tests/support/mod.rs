@@ -68,7 +68,17 @@ impl TestServer {
         };
         let (runtime, state, home) = (mk("runtime"), mk("state"), mk("home"));
         let socket = runtime.join("berth").join("berth.sock");
-        TestServer { log: root.path().join("server.log"), root, runtime, state, home, socket, child: None, extra_env: Vec::new(), server_args: Vec::new() }
+        TestServer {
+            log: root.path().join("server.log"),
+            root,
+            runtime,
+            state,
+            home,
+            socket,
+            child: None,
+            extra_env: Vec::new(),
+            server_args: Vec::new(),
+        }
     }
 
     /// Adds a variable to the environment of the server (and so of its panes) and the CLI.
@@ -97,7 +107,12 @@ impl TestServer {
     /// Runs `berth server` in this world and returns its output, for servers expected to refuse
     /// to start.
     pub fn run_server_once(&self, args: &[&str]) -> Output {
-        self.command().arg("server").args(args).stdin(Stdio::null()).output().expect("run berth server")
+        self.command()
+            .arg("server")
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run berth server")
     }
 
     /// The environment every process of this server's world gets.
@@ -124,7 +139,8 @@ impl TestServer {
     }
 
     fn spawn_server(&mut self) {
-        let log = fs::OpenOptions::new().create(true).append(true).open(&self.log).expect("log file");
+        let log =
+            fs::OpenOptions::new().create(true).append(true).open(&self.log).expect("log file");
         let child = self
             .command()
             .arg("server")
@@ -189,7 +205,10 @@ impl TestServer {
     /// Finds a pane's entry in `workspace.list`.
     pub fn pane(&self, pane: &str) -> Option<Value> {
         let list = self.list();
-        list["workspaces"].as_array()?.iter().flat_map(|w| w["tabs"].as_array().cloned().unwrap_or_default())
+        list["workspaces"]
+            .as_array()?
+            .iter()
+            .flat_map(|w| w["tabs"].as_array().cloned().unwrap_or_default())
             .flat_map(|t| t["panes"].as_array().cloned().unwrap_or_default())
             .find(|p| p["id"] == pane)
     }
@@ -197,18 +216,26 @@ impl TestServer {
     /// The visible text of a pane joined with newlines.
     pub fn screen(&self, pane: &str) -> String {
         let result = self.call("pane.read", json!({ "pane_id": pane, "last": 200 }));
-        result["lines"].as_array().map(|l| l.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n")).unwrap_or_default()
+        result["lines"]
+            .as_array()
+            .map(|l| l.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n"))
+            .unwrap_or_default()
     }
 
     /// Waits until `text` shows in a pane.
     pub fn wait_text(&self, pane: &str, text: &str, timeout: Duration) {
-        poll(timeout, &format!("{text:?} in {pane}"), || self.screen(pane).contains(text).then_some(()))
+        poll(timeout, &format!("{text:?} in {pane}"), || {
+            self.screen(pane).contains(text).then_some(())
+        })
     }
 
     /// Stops the server with SIGTERM and waits (bounded) for it to exit.
     pub fn stop(&mut self) -> Option<std::process::ExitStatus> {
         let mut child = self.child.take()?;
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM);
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
         let deadline = Instant::now() + Duration::from_secs(15);
         while Instant::now() < deadline {
             if let Ok(Some(status)) = child.try_wait() {
@@ -261,7 +288,9 @@ pub fn thread_count(pid: i32) -> usize {
 pub fn rss_kib(pid: i32) -> u64 {
     fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok())
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()
+        })
         .unwrap_or(0)
 }
 
