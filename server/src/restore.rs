@@ -239,7 +239,7 @@ impl Store {
         let size = pane.shared.term.lock().size();
         let (lifecycle, exit_code, last_activity) = match &pane.tombstone {
             Some(t) => (t.lifecycle, t.exit_code, t.last_activity_at),
-            None => (meta.lifecycle, meta.exit.as_ref().map(|e| e.code), meta.last_activity_ms),
+            None => (meta.lifecycle, pane.exit().map(|e| e.code), meta.last_activity_ms),
         };
         PaneRecord {
             id: pane.id.to_string(),

@@ -131,6 +131,12 @@ pub struct Pane {
 }
 
 impl Pane {
+    /// How the process ended, as soon as the waiter has reaped it (the reader may still be
+    /// delivering the last output).
+    pub fn exit(&self) -> Option<berth_engine::pty::ExitInfo> {
+        self.shared.meta().exit.clone().or_else(|| self.pty.as_ref()?.exit_info())
+    }
+
     /// The pane's restore state.
     pub fn state(&self) -> RestoreState {
         if let Some(tomb) = &self.tombstone {
@@ -952,7 +958,7 @@ impl Store {
         };
         let exit_code = match &pane.tombstone {
             Some(tomb) => tomb.exit_code,
-            None => meta.exit.as_ref().map(|e| e.code),
+            None => pane.exit().map(|e| e.code),
         };
         PaneDto {
             id: pane.id.to_string(),
