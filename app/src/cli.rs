@@ -33,6 +33,15 @@ enum Verb {
     },
     /// Save the state now (it is also saved on its own after every change).
     Save,
+    /// Ask the running window to draw a tab into a PNG file.
+    Screenshot {
+        /// Where to write the PNG.
+        #[arg(long)]
+        png: PathBuf,
+        /// The tab; defaults to the active one.
+        #[arg(long)]
+        tab: Option<String>,
+    },
     /// Start a restored pane again: an agent through its official resume command, a shell
     /// afresh in its saved directory, an ended program anew.
     Resume {
@@ -229,6 +238,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 result["panes"].as_u64().unwrap_or(0),
                 result["path"].as_str().unwrap_or("?")
             );
+            Ok(ExitCode::SUCCESS)
+        }
+        Verb::Screenshot { png, tab } => {
+            let path = absolute(Some(png))?.unwrap_or_default();
+            let result = connect()?.call("window.screenshot", json!({ "path": path, "tab_id": tab }))?;
+            println!("{}", result["path"].as_str().unwrap_or_default());
             Ok(ExitCode::SUCCESS)
         }
         Verb::Resume { pane } => {

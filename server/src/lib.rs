@@ -192,43 +192,82 @@ impl Server {
 
     /// Serves until SIGTERM or SIGINT, then saves, ends every pane's process and returns.
     pub fn run_until_signal(self) -> Result<(), ServerError> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("berth-server")
-            .enable_all()
-            .build()
-            .map_err(ServerError::Runtime)?;
+        let runtime = build_runtime()?;
         runtime.block_on(async {
             use tokio::signal::unix::{signal, SignalKind};
             let mut term = signal(SignalKind::terminate()).map_err(ServerError::Runtime)?;
             let mut int = signal(SignalKind::interrupt()).map_err(ServerError::Runtime)?;
-            tokio::spawn(self.pulse.clone().run(self.bus.clone()));
-            self.start_notifications();
-            self.spawn_auto_resume();
-            // Held until the server stops: dropping it releases the delay inhibitor.
-            let persistence = self.persistence.clone();
-            let _logind = logind::LogindMonitor::spawn(Arc::new(move || {
-                persistence.save_now(SaveContext::Shutdown).map(|outcome| {
-                    tracing::info!(panes = outcome.panes, "saved for the host's shutdown");
-                })
-            }));
-            tracing::info!(socket = %self.socket.path().display(), pid = std::process::id(), "berth server listening");
-            let services = Services {
-                store: self.store.clone(),
-                bus: self.bus.clone(),
-                persistence: Some(self.persistence.clone()),
-            };
-            tokio::select! {
-                result = self.socket.serve(services) => {
-                    result.map_err(ServerError::Runtime)?;
+            let stop = async {
+                tokio::select! {
+                    _ = term.recv() => tracing::info!("SIGTERM: saving and shutting down"),
+                    _ = int.recv() => tracing::info!("SIGINT: saving and shutting down"),
                 }
-                _ = term.recv() => tracing::info!("SIGTERM: saving and shutting down"),
-                _ = int.recv() => tracing::info!("SIGINT: saving and shutting down"),
-            }
-            Ok::<(), ServerError>(())
+            };
+            self.serve_until(None, stop).await
         })?;
         self.shutdown();
         runtime.shutdown_timeout(Duration::from_secs(1));
+        Ok(())
+    }
+
+    /// Runs the server on a thread of its own (for the window), until
+    /// [`EmbeddedServer::shutdown`] or SIGTERM/SIGINT.
+    pub fn spawn_background(self) -> Result<EmbeddedServer, ServerError> {
+        let (ui_tx, ui_rx) = std::sync::mpsc::channel();
+        let waker: UiWaker = Arc::new(Mutex::new(None));
+        let bridge = UiBridge { tx: ui_tx, waker: waker.clone() };
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let (store, bus) = (self.store.clone(), self.bus.clone());
+        let runtime = build_runtime()?;
+        let thread = std::thread::Builder::new()
+            .name("berth-server".into())
+            .spawn(move || {
+                let result = runtime.block_on(async {
+                    use tokio::signal::unix::{signal, SignalKind};
+                    let mut term = signal(SignalKind::terminate()).map_err(ServerError::Runtime)?;
+                    let mut int = signal(SignalKind::interrupt()).map_err(ServerError::Runtime)?;
+                    let stop = async {
+                        tokio::select! {
+                            _ = stop_rx => tracing::info!("window closed: saving and shutting down"),
+                            _ = term.recv() => tracing::info!("SIGTERM: saving and shutting down"),
+                            _ = int.recv() => tracing::info!("SIGINT: saving and shutting down"),
+                        }
+                    };
+                    self.serve_until(Some(bridge), stop).await
+                });
+                self.shutdown();
+                runtime.shutdown_timeout(Duration::from_secs(1));
+                if let Err(e) = &result {
+                    tracing::error!(error = %e, "the embedded server stopped with an error");
+                }
+            })
+            .map_err(ServerError::Runtime)?;
+        Ok(EmbeddedServer { store, bus, ui_requests: ui_rx, waker, stop: Some(stop_tx), thread: Some(thread) })
+    }
+
+    /// Serves clients until `stop` completes.
+    async fn serve_until(&self, ui: Option<UiBridge>, stop: impl std::future::Future<Output = ()>) -> Result<(), ServerError> {
+        tokio::spawn(self.pulse.clone().run(self.bus.clone()));
+        self.start_notifications();
+        self.spawn_auto_resume();
+        // Held until the server stops: dropping it releases the delay inhibitor.
+        let persistence = self.persistence.clone();
+        let _logind = logind::LogindMonitor::spawn(Arc::new(move || {
+            persistence.save_now(SaveContext::Shutdown).map(|outcome| {
+                tracing::info!(panes = outcome.panes, "saved for the host's shutdown");
+            })
+        }));
+        tracing::info!(socket = %self.socket.path().display(), pid = std::process::id(), "berth server listening");
+        let services = Services {
+            store: self.store.clone(),
+            bus: self.bus.clone(),
+            persistence: Some(self.persistence.clone()),
+            ui,
+        };
+        tokio::select! {
+            result = self.socket.serve(services) => result.map_err(ServerError::Runtime)?,
+            () = stop => {}
+        }
         Ok(())
     }
 
@@ -291,6 +330,92 @@ impl Server {
     /// Saves now, as `berth save` would.
     pub fn save_now(&self) -> Result<persistence::SaveOutcome, String> {
         self.persistence.save_now(SaveContext::Explicit { user_closed_all: false })
+    }
+}
+
+fn build_runtime() -> Result<tokio::runtime::Runtime, ServerError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("berth-server")
+        .enable_all()
+        .build()
+        .map_err(ServerError::Runtime)
+}
+
+/// What the window must do for a client.
+#[derive(Debug)]
+pub enum UiRequest {
+    /// Render a tab (the active one when `None`) and answer with PNG bytes.
+    Screenshot {
+        /// The tab to draw.
+        tab: Option<String>,
+        /// Where the answer goes.
+        reply: std::sync::mpsc::Sender<Result<Vec<u8>, String>>,
+    },
+}
+
+type UiWaker = Arc<Mutex<Option<Box<dyn Fn() + Send>>>>;
+
+/// The socket's way to reach the window: a queue and a function that wakes its event loop.
+#[derive(Clone)]
+pub struct UiBridge {
+    tx: std::sync::mpsc::Sender<UiRequest>,
+    waker: UiWaker,
+}
+
+impl UiBridge {
+    /// Queues a request and wakes the window.
+    pub fn send(&self, request: UiRequest) -> Result<(), String> {
+        self.tx.send(request).map_err(|_| "the window is gone".to_owned())?;
+        if let Some(wake) = self.waker.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            wake();
+        }
+        Ok(())
+    }
+}
+
+/// A server running on its own thread inside the window's process.
+pub struct EmbeddedServer {
+    /// The Store; the window's commands go through `Store::execute` like the socket's.
+    pub store: Arc<Mutex<Store>>,
+    /// The event bus.
+    pub bus: EventBus,
+    /// Requests from clients that only the window can answer.
+    pub ui_requests: std::sync::mpsc::Receiver<UiRequest>,
+    waker: UiWaker,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl EmbeddedServer {
+    /// Sets what wakes the window's event loop when a [`UiRequest`] arrives.
+    pub fn set_ui_waker(&self, waker: Box<dyn Fn() + Send>) {
+        *self.waker.lock().unwrap_or_else(|p| p.into_inner()) = Some(waker);
+    }
+
+    /// Whether the server thread is still running (it ends on SIGTERM or SIGINT too).
+    pub fn is_running(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+
+    /// Saves, ends every pane's process and waits for the server thread.
+    pub fn shutdown(mut self) {
+        self.stop_and_join();
+    }
+
+    fn stop_and_join(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for EmbeddedServer {
+    fn drop(&mut self) {
+        self.stop_and_join();
     }
 }
 

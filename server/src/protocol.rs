@@ -466,6 +466,19 @@ pub enum ConnectionMethod {
     Subscribe,
     /// `snapshot.save`: write the snapshot now.
     SaveSnapshot,
+    /// `window.screenshot`: the window draws a tab into a PNG file.
+    Screenshot {
+        /// The tab; the active one when absent.
+        tab: Option<String>,
+        /// An absolute path for the PNG.
+        path: PathBuf,
+    },
+}
+
+#[derive(Deserialize)]
+struct ScreenshotParams {
+    tab_id: Option<String>,
+    path: PathBuf,
 }
 
 #[derive(Deserialize)]
@@ -535,6 +548,14 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         "events.subscribe" => {
             params::<Empty>(p)?;
             return Ok(Decoded::Connection(ConnectionMethod::Subscribe));
+        }
+        "window.screenshot" => {
+            let p: ScreenshotParams = params(p)?;
+            if !p.path.is_absolute() {
+                return Err(CommandError::BadParams("path must be absolute".into()));
+            }
+            let tab = p.tab_id.map(|t| TabId::parse(&t).map(|t| t.to_string())).transpose()?;
+            return Ok(Decoded::Connection(ConnectionMethod::Screenshot { tab, path: p.path }));
         }
         "snapshot.save" => {
             params::<Empty>(p)?;

@@ -491,7 +491,7 @@ impl Store {
         self.tabs
             .get(tab)
             .and_then(|t| t.layout.rects(t.size).into_iter().find(|(p, _)| p == pane))
-            .map(|(_, r)| CellSize { cols: r.cols.max(1), rows: r.rows.max(1) })
+            .map(|(_, r)| self.pane_size_for(r))
             .unwrap_or(crate::store::DEFAULT_TAB_SIZE)
     }
 

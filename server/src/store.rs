@@ -253,6 +253,8 @@ pub struct Store {
     pub(crate) inbox_rx: Option<tokio::sync::mpsc::Receiver<InboxMessage>>,
     /// The desktop sink, when there is one.
     pub(crate) desktop: Option<DesktopHandle>,
+    /// Rows of each pane's rectangle taken by the window's pane header (0 when headless).
+    pub(crate) header_rows: u16,
 }
 
 fn check_name(name: &str, what: &str) -> Result<String, CommandError> {
@@ -296,7 +298,23 @@ impl Store {
             inbox,
             inbox_rx: Some(inbox_rx),
             desktop: None,
+            header_rows: 0,
         }
+    }
+
+    /// Reserves `rows` at the top of every pane's rectangle for the window's pane header; the
+    /// PTY gets the rest. Every tab is resized at once.
+    pub fn set_pane_header_rows(&mut self, rows: u16) {
+        self.header_rows = rows;
+        let tabs: Vec<TabId> = self.tabs.keys().cloned().collect();
+        for tab in tabs {
+            self.relayout(&tab);
+        }
+    }
+
+    /// The terminal size of a pane whose layout rectangle is `rect`.
+    pub(crate) fn pane_size_for(&self, rect: berth_engine::layout::CellRect) -> CellSize {
+        CellSize { cols: rect.cols.max(1), rows: rect.rows.saturating_sub(self.header_rows).max(1) }
     }
 
     /// The notification inbox's receiving end, for the task that drains it (once).
@@ -759,7 +777,7 @@ impl Store {
             .rects(tab.size)
             .into_iter()
             .find(|(id, _)| id == &new_id)
-            .map(|(_, r)| CellSize { cols: r.cols, rows: r.rows })
+            .map(|(_, r)| self.pane_size_for(r))
             .unwrap_or(tab.size);
         let started = self.start_pane(&new_id, &ws_id, &spawn, cwd, size, None)?;
         let tab = self.tab_mut(&tab_id)?;
@@ -856,7 +874,7 @@ impl Store {
         let Some(tab) = self.tabs.get(tab_id) else { return };
         for (pane_id, rect) in tab.layout.rects(tab.size) {
             if let Some(pane) = self.panes.get(&pane_id) {
-                apply_size(pane, CellSize { cols: rect.cols, rows: rect.rows });
+                apply_size(pane, self.pane_size_for(rect));
             }
         }
         self.publish("tab.changed", json!({ "tab_id": tab_id.as_str() }));
