@@ -234,8 +234,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Verb::Save => {
             let result = connect()?.call("snapshot.save", json!({}))?;
             println!(
-                "saved {} panes to {}",
+                "saved {} panes ({} tails written) to {}",
                 result["panes"].as_u64().unwrap_or(0),
+                result["tails"].as_u64().unwrap_or(0),
                 result["path"].as_str().unwrap_or("?")
             );
             Ok(ExitCode::SUCCESS)
