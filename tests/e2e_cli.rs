@@ -146,7 +146,10 @@ fn named_keys_reach_the_program() {
     server.berth_ok(&["send", &pane, "--enter", "sleep 300; echo after-sleep"]);
     poll(WAIT, "sleep to start", || (!pids_matching("sleep 300").is_empty()).then_some(()));
     // C-c interrupts the sleep (and the `; echo` with it); the shell lives on.
+    let lifecycle = |server: &TestServer| server.pane(&pane).unwrap()["lifecycle"].clone();
+    assert_eq!(lifecycle(&server), "working", "a foreground job means working");
     server.berth_ok(&["send", &pane, "--keys", "C-c"]);
+    poll(WAIT, "back at the prompt", || (lifecycle(&server) == "idle").then_some(()));
     server.berth_ok(&["send", &pane, "--enter", "echo alive-$((6*7))"]);
     server.wait_text(&pane, "alive-42", WAIT);
     assert!(!server.screen(&pane).contains("\nafter-sleep"));

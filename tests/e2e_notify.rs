@@ -244,6 +244,18 @@ fn desktop_notifications_cross_a_private_bus_and_a_click_focuses_the_pane() {
     });
     assert_eq!(call.app_name, "Berth");
     assert_eq!(server.pane(&pane).unwrap()["attention"], "unread");
+    // OSC 777 and a two-chunk OSC 99 cross the bus with their titles and bodies too.
+    server.berth_ok(&[
+        "send",
+        &other,
+        "--enter",
+        r"printf '\e]777;notify;Tests;12 passed\a\e]99;i=4:d=0;Deploy\e\\\e]99;i=4:p=body;went fine\e\\'",
+    ]);
+    for (summary, body) in [("Tests", "12 passed"), ("Deploy", "went fine")] {
+        poll(WAIT, &format!("{summary:?} on the bus"), || {
+            fake.calls().into_iter().find(|c| c.summary == summary && c.body == body)
+        });
+    }
     assert_eq!(server.list()["workspaces"][0]["tabs"].as_array().unwrap().len(), 2);
     // The newest tab (`other`) is focused; clicking the notification focuses its pane.
     assert_ne!(
@@ -258,5 +270,4 @@ fn desktop_notifications_cross_a_private_bus_and_a_click_focuses_the_pane() {
             .then_some(())
     });
     assert_eq!(server.pane(&pane).unwrap()["attention"], "none");
-    let _ = other;
 }

@@ -964,6 +964,18 @@ impl Store {
         Some(clean_line(&job.join(" "), MAX_NAME_CHARS))
     }
 
+    /// A live pane's lifecycle: an agent's as its hooks said; for a plain program, `working`
+    /// while a job runs in the PTY's foreground (a shell running `cargo test`), else `idle`.
+    fn live_lifecycle(&self, pane: &Pane, reported: Lifecycle) -> Lifecycle {
+        if pane.agent.kind != AgentKind::None || reported == Lifecycle::Starting {
+            return reported;
+        }
+        match pane.pty.as_ref().and_then(Pty::foreground_job) {
+            Some(_) => Lifecycle::Working,
+            None => Lifecycle::Idle,
+        }
+    }
+
     fn pane_dto(&self, pane: &Pane) -> PaneDto {
         let meta = pane.shared.meta().clone();
         let size = pane.shared.term.lock().size();
@@ -971,7 +983,7 @@ impl Store {
         let live = state == RestoreState::Live;
         let lifecycle = match &pane.tombstone {
             Some(tomb) => tomb.lifecycle,
-            None if live => meta.lifecycle,
+            None if live => self.live_lifecycle(pane, meta.lifecycle),
             None => Lifecycle::Exited,
         };
         let exit_code = match &pane.tombstone {
