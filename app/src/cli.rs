@@ -243,7 +243,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Verb::Screenshot { png, tab } => {
             let path = absolute(Some(png))?.unwrap_or_default();
-            let result = connect()?.call("window.screenshot", json!({ "path": path, "tab_id": tab }))?;
+            let result =
+                connect()?.call("window.screenshot", json!({ "path": path, "tab_id": tab }))?;
             println!("{}", result["path"].as_str().unwrap_or_default());
             Ok(ExitCode::SUCCESS)
         }

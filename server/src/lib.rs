@@ -242,11 +242,22 @@ impl Server {
                 }
             })
             .map_err(ServerError::Runtime)?;
-        Ok(EmbeddedServer { store, bus, ui_requests: ui_rx, waker, stop: Some(stop_tx), thread: Some(thread) })
+        Ok(EmbeddedServer {
+            store,
+            bus,
+            ui_requests: ui_rx,
+            waker,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        })
     }
 
     /// Serves clients until `stop` completes.
-    async fn serve_until(&self, ui: Option<UiBridge>, stop: impl std::future::Future<Output = ()>) -> Result<(), ServerError> {
+    async fn serve_until(
+        &self,
+        ui: Option<UiBridge>,
+        stop: impl std::future::Future<Output = ()>,
+    ) -> Result<(), ServerError> {
         tokio::spawn(self.pulse.clone().run(self.bus.clone()));
         self.start_notifications();
         self.spawn_auto_resume();

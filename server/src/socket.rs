@@ -332,16 +332,21 @@ fn answer(
             Decoded::Connection(ConnectionMethod::Screenshot { tab, path }) => {
                 let Some(ui) = &services.ui else {
                     return Err(CommandError::Conflict(
-                        "no window: this is a headless server (run `berth` to open the window)".into(),
+                        "no window: this is a headless server (run `berth` to open the window)"
+                            .into(),
                     ));
                 };
                 let (reply, answer) = std::sync::mpsc::channel();
-                ui.send(crate::UiRequest::Screenshot { tab, reply }).map_err(CommandError::Conflict)?;
-                let png = tokio::task::block_in_place(|| answer.recv_timeout(std::time::Duration::from_secs(20)))
-                    .map_err(|_| CommandError::Internal("the window did not answer in time".into()))?
-                    .map_err(CommandError::Internal)?;
-                std::fs::write(&path, &png)
-                    .map_err(|e| CommandError::BadParams(format!("cannot write {}: {e}", path.display())))?;
+                ui.send(crate::UiRequest::Screenshot { tab, reply })
+                    .map_err(CommandError::Conflict)?;
+                let png = tokio::task::block_in_place(|| {
+                    answer.recv_timeout(std::time::Duration::from_secs(20))
+                })
+                .map_err(|_| CommandError::Internal("the window did not answer in time".into()))?
+                .map_err(CommandError::Internal)?;
+                std::fs::write(&path, &png).map_err(|e| {
+                    CommandError::BadParams(format!("cannot write {}: {e}", path.display()))
+                })?;
                 Ok(json!({ "path": path, "bytes": png.len() }))
             }
             Decoded::Connection(ConnectionMethod::SaveSnapshot) => {
