@@ -223,11 +223,7 @@ struct WaitArgs {
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let Some(verb) = cli.command else {
-        // The window arrives with a later issue; until then `berth` alone prints help.
-        use clap::CommandFactory;
-        Cli::command().print_help()?;
-        println!();
-        return Ok(ExitCode::SUCCESS);
+        return crate::window::run();
     };
     match verb {
         Verb::Server { move_aside_future } => run_server(move_aside_future),

@@ -1,9 +1,14 @@
-//! The `berth` binary: the window (a later issue), `berth server`, and the CLI verbs.
+//! The `berth` binary: the window (`berth` alone), `berth server`, and the CLI verbs.
 //!
-//! Owns argument parsing and printing. It holds no state the server owns: every verb is one
-//! or a few calls over the socket.
+//! Owns argument parsing and printing, the window and the renderer. It holds no state the
+//! server owns: every verb is one or a few calls over the socket, and the window goes through
+//! the same commands in-process.
 
 mod cli;
+// The renderer's API is wider than the window uses yet (tests and examples use the rest).
+#[allow(dead_code, unused_imports)]
+mod render;
+mod window;
 
 use std::process::ExitCode;
 

@@ -216,6 +216,7 @@ impl Server {
         let (ui_tx, ui_rx) = std::sync::mpsc::channel();
         let waker: UiWaker = Arc::new(Mutex::new(None));
         let bridge = UiBridge { tx: ui_tx, waker: waker.clone() };
+        let waker_on_exit = waker.clone();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let (store, bus) = (self.store.clone(), self.bus.clone());
         let runtime = build_runtime()?;
@@ -237,6 +238,10 @@ impl Server {
                 });
                 self.shutdown();
                 runtime.shutdown_timeout(Duration::from_secs(1));
+                // Wake the window so it notices the server has stopped.
+                if let Some(wake) = waker_on_exit.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                    wake();
+                }
                 if let Err(e) = &result {
                     tracing::error!(error = %e, "the embedded server stopped with an error");
                 }

@@ -698,7 +698,13 @@ impl Store {
         let cwd = self.spawn_cwd(&spawn, &ws_cwd)?;
         let size = self.last_tab_size;
         let pane_id = PaneId::new();
-        let started = self.start_pane(&pane_id, &ws_id, &spawn, cwd, size, None)?;
+        let pane_size = self.pane_size_for(berth_engine::layout::CellRect {
+            col: 0,
+            row: 0,
+            cols: size.cols,
+            rows: size.rows,
+        });
+        let started = self.start_pane(&pane_id, &ws_id, &spawn, cwd, pane_size, None)?;
         let tab_id = TabId::new();
         self.tabs.insert(
             tab_id.clone(),

@@ -1,0 +1,291 @@
+//! Turns a pane's terminal into [`ScreenCells`]: the visible rows at the current scroll
+//! position, colours resolved, attributes mapped, the cursor placed and shaped.
+//!
+//! It owns the colour rules (palette, then the program's OSC 4/10/11 overrides; dim, inverse
+//! and hidden as alacritty applies them) and the cursor rules (DECTCEM, DECSCUSR, hollow when
+//! unfocused, hidden while scrolled away). It must not change the terminal: it reads through
+//! [`PaneTerminal::term`] only.
+
+use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::term::cell::{Cell, Flags};
+use alacritty_terminal::term::color::Colors;
+use alacritty_terminal::vte::ansi::{Color, CursorShape as TermCursorShape};
+use berth_engine::terminal::{PaneTerminal, TermSize};
+
+use super::palette::{Palette, Rgb, DIM_FACTOR};
+use super::scene::{CellStyle, CellView, CursorShape, CursorView, ScreenCells, UnderlineStyle};
+
+/// Extracts a pane's visible content from its terminal.
+///
+/// Colours go through the palette and the terminal's own overrides (`term.colors()`, set by
+/// OSC 4/10/11); inverse swaps foreground and background, hidden draws the text in the
+/// background colour, dim darkens the foreground. The cursor takes the terminal's shape
+/// (DECSCUSR), is hollow when the pane is not `focused`, is absent when the program hid it
+/// (DECTCEM), and scrolls with the view when the user scrolled back (it is absent when it is
+/// below the visible rows).
+pub fn extract(term: &PaneTerminal, palette: &Palette, focused: bool) -> ScreenCells {
+    let term = term.term();
+    let cols = term.columns();
+    let rows = term.screen_lines();
+    let content = term.renderable_content();
+    let colors = content.colors;
+    let offset = content.display_offset;
+
+    let default_cell = CellView::blank(
+        resolve(
+            Color::Named(alacritty_terminal::vte::ansi::NamedColor::Foreground),
+            colors,
+            palette,
+        ),
+        resolve(
+            Color::Named(alacritty_terminal::vte::ansi::NamedColor::Background),
+            colors,
+            palette,
+        ),
+    );
+    let mut cells = vec![default_cell; cols * rows];
+    for indexed in content.display_iter {
+        // The display iterator yields grid lines from `-offset` to the last screen line, so
+        // `line + offset` is the visible row.
+        let Ok(row) = usize::try_from(indexed.point.line.0 + offset as i32) else { continue };
+        let col = indexed.point.column.0;
+        if row < rows && col < cols {
+            cells[row * cols + col] = cell_view(indexed.cell, colors, palette);
+        }
+    }
+
+    let cursor = {
+        let point = content.cursor.point;
+        let row = usize::try_from(point.line.0 + offset as i32).ok().filter(|&row| row < rows);
+        let shape = match content.cursor.shape {
+            TermCursorShape::Hidden => None,
+            _ if !focused => Some(CursorShape::HollowBlock),
+            TermCursorShape::Block => Some(CursorShape::Block),
+            TermCursorShape::Beam => Some(CursorShape::Beam),
+            TermCursorShape::Underline => Some(CursorShape::Underline),
+            TermCursorShape::HollowBlock => Some(CursorShape::HollowBlock),
+        };
+        match (row, shape) {
+            (Some(row), Some(shape)) if point.column.0 < cols => Some(CursorView {
+                // Both fit: `row < rows` and `col < cols`, which came from `u16` sizes.
+                col: point.column.0 as u16,
+                row: row as u16,
+                shape,
+                visible: true,
+                blinking: term.cursor_style().blinking,
+            }),
+            _ => None,
+        }
+    };
+
+    ScreenCells {
+        // The terminal's size came from a `TermSize` of `u16`s.
+        cols: u16::try_from(cols).unwrap_or(u16::MAX),
+        rows: u16::try_from(rows).unwrap_or(u16::MAX),
+        cells,
+        cursor,
+    }
+}
+
+/// Renders styled text lines (as `pane.read --ansi` returns them: text with SGR sequences)
+/// into a `cols × rows` screen, for a pane with no live terminal (a tombstone).
+///
+/// The last lines are shown, bottom-aligned like a terminal's output; lines longer than
+/// `cols` are cut, not wrapped. There is no cursor.
+pub fn extract_styled_lines(
+    lines: &[String],
+    cols: u16,
+    rows: u16,
+    palette: &Palette,
+) -> ScreenCells {
+    let shown = &lines[lines.len().saturating_sub(usize::from(rows.max(1)))..];
+    // A line's display width is at most its length in bytes; the temporary terminal is that
+    // wide (within reason) so that nothing wraps or piles up in the last column, and the
+    // screen is cut to `cols` afterwards.
+    let longest = shown.iter().map(String::len).max().unwrap_or(0);
+    let width = u16::try_from(longest.min(MAX_TOMBSTONE_WIDTH)).unwrap_or(u16::MAX).max(cols);
+    let mut term = PaneTerminal::new(TermSize { cols: width, rows }, 0);
+    // Autowrap off: past the right edge, text is dropped instead of taking more rows.
+    let mut bytes = b"\x1b[?7l".to_vec();
+    for (i, line) in shown.iter().enumerate() {
+        if i > 0 {
+            bytes.extend_from_slice(b"\x1b[0m\r\n");
+        }
+        bytes.extend_from_slice(line.as_bytes());
+    }
+    bytes.extend_from_slice(b"\x1b[0m\x1b[?25l");
+    term.feed(&bytes);
+    let mut screen = extract(&term, palette, false);
+    screen.cursor = None;
+    if screen.cols != cols || screen.rows != rows {
+        screen = resize_screen(&screen, cols, rows, palette);
+    }
+    screen
+}
+
+/// The widest temporary terminal [`extract_styled_lines`] uses.
+const MAX_TOMBSTONE_WIDTH: usize = 1000;
+
+/// Copies `screen` into a blank screen of `cols × rows`, cutting what does not fit (a wide
+/// character cut in half becomes a blank).
+fn resize_screen(screen: &ScreenCells, cols: u16, rows: u16, palette: &Palette) -> ScreenCells {
+    let mut out = ScreenCells::blank(cols, rows, palette);
+    for row in 0..rows.min(screen.rows) {
+        for col in 0..cols.min(screen.cols) {
+            if let Some(cell) = screen.cell(col, row) {
+                let mut cell = cell.clone();
+                if cell.flags.wide && col + 1 == cols {
+                    cell = CellView::blank(cell.fg, cell.bg);
+                }
+                out.cells[usize::from(row) * usize::from(cols) + usize::from(col)] = cell;
+            }
+        }
+    }
+    out
+}
+
+/// The colour of `color`: the program's override if it set one, else the palette's.
+fn resolve(color: Color, colors: &Colors, palette: &Palette) -> Rgb {
+    match color {
+        Color::Spec(rgb) => rgb.into(),
+        Color::Indexed(index) => indexed(usize::from(index), colors, palette),
+        Color::Named(named) => indexed(named as usize, colors, palette),
+    }
+}
+
+/// Palette entry `index`, or the program's override of it.
+fn indexed(index: usize, colors: &Colors, palette: &Palette) -> Rgb {
+    let set = if index < alacritty_terminal::term::color::COUNT { colors[index] } else { None };
+    set.map_or_else(|| palette.indexed(index), Rgb::from)
+}
+
+/// One alacritty cell as a [`CellView`].
+fn cell_view(cell: &Cell, colors: &Colors, palette: &Palette) -> CellView {
+    let flags = cell.flags;
+    let mut fg = match (cell.fg, flags.contains(Flags::DIM)) {
+        // Named colours have dim variants of their own (which a program may have set).
+        (Color::Named(named), true) => indexed(named.to_dim() as usize, colors, palette),
+        (color, true) => resolve(color, colors, palette).scaled(DIM_FACTOR),
+        (color, false) => resolve(color, colors, palette),
+    };
+    let mut bg = resolve(cell.bg, colors, palette);
+    if flags.contains(Flags::INVERSE) {
+        std::mem::swap(&mut fg, &mut bg);
+    }
+    if flags.contains(Flags::HIDDEN) {
+        fg = bg;
+    }
+
+    let spacer = flags.intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER);
+    let underline = if flags.contains(Flags::DOUBLE_UNDERLINE) {
+        Some(UnderlineStyle::Double)
+    } else if flags.contains(Flags::UNDERCURL) {
+        Some(UnderlineStyle::Curly)
+    } else if flags.contains(Flags::DOTTED_UNDERLINE) {
+        Some(UnderlineStyle::Dotted)
+    } else if flags.contains(Flags::DASHED_UNDERLINE) {
+        Some(UnderlineStyle::Dashed)
+    } else if flags.contains(Flags::UNDERLINE) {
+        Some(UnderlineStyle::Single)
+    } else {
+        None
+    };
+    // Control characters (a tab is stored as '\t') and spacers draw nothing.
+    let ch = if spacer || cell.c.is_control() { ' ' } else { cell.c };
+    let extra = cell
+        .zerowidth()
+        .filter(|chars| !chars.is_empty() && !spacer)
+        .map(|chars| chars.iter().collect::<String>().into_boxed_str());
+    CellView {
+        ch,
+        extra,
+        fg,
+        bg,
+        underline_color: cell.underline_color().map(|color| resolve(color, colors, palette)),
+        flags: CellStyle {
+            bold: flags.contains(Flags::BOLD),
+            italic: flags.contains(Flags::ITALIC),
+            dim: flags.contains(Flags::DIM),
+            underline,
+            strike: flags.contains(Flags::STRIKEOUT),
+            wide: flags.contains(Flags::WIDE_CHAR),
+            spacer,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn screen(bytes: &[u8], cols: u16, rows: u16) -> ScreenCells {
+        let mut term = PaneTerminal::new(TermSize { cols, rows }, 100);
+        term.feed(bytes);
+        extract(&term, &Palette::dark(), true)
+    }
+
+    #[test]
+    fn colours_and_attributes_are_resolved() {
+        let palette = Palette::dark();
+        let s = screen(
+            b"\x1b[31mR\x1b[0m\x1b[38;5;196mI\x1b[38;2;1;2;3mT\x1b[0m\x1b[7mV\x1b[0m\x1b[8mH",
+            10,
+            2,
+        );
+        assert_eq!(s.cell(0, 0).map(|c| c.fg), Some(palette.ansi[1]));
+        assert_eq!(s.cell(1, 0).map(|c| c.fg), Some(Rgb::new(255, 0, 0)));
+        assert_eq!(s.cell(2, 0).map(|c| c.fg), Some(Rgb::new(1, 2, 3)));
+        let inverse = s
+            .cell(3, 0)
+            .cloned()
+            .unwrap_or_else(|| CellView::blank(Rgb::default(), Rgb::default()));
+        assert_eq!((inverse.fg, inverse.bg), (palette.bg, palette.fg));
+        let hidden = s
+            .cell(4, 0)
+            .cloned()
+            .unwrap_or_else(|| CellView::blank(Rgb::default(), Rgb::default()));
+        assert_eq!(hidden.fg, hidden.bg);
+    }
+
+    #[test]
+    fn dim_darkens_and_osc_overrides_apply() {
+        let s =
+            screen(b"\x1b[2;38;2;150;150;150mD\x1b[0m\x1b]4;1;rgb:12/34/56\x07\x1b[31mO", 10, 2);
+        assert_eq!(s.cell(0, 0).map(|c| c.fg), Some(Rgb::new(99, 99, 99)));
+        assert_eq!(s.cell(1, 0).map(|c| c.fg), Some(Rgb::new(0x12, 0x34, 0x56)));
+    }
+
+    #[test]
+    fn wide_characters_take_two_cells() {
+        let s = screen("a界b".as_bytes(), 10, 2);
+        let flags: Vec<_> =
+            s.row(0)[..4].iter().map(|c| (c.ch, c.flags.wide, c.flags.spacer)).collect();
+        assert_eq!(
+            flags,
+            [('a', false, false), ('界', true, false), (' ', false, true), ('b', false, false)]
+        );
+    }
+
+    #[test]
+    fn cursor_shape_follows_decscusr_and_focus() {
+        let s = screen(b"ab\x1b[6 q", 10, 2);
+        assert_eq!(s.cursor.map(|c| (c.col, c.row, c.shape)), Some((2, 0, CursorShape::Beam)));
+        let mut term = PaneTerminal::new(TermSize { cols: 10, rows: 2 }, 100);
+        term.feed(b"ab");
+        let unfocused = extract(&term, &Palette::dark(), false);
+        assert_eq!(unfocused.cursor.map(|c| c.shape), Some(CursorShape::HollowBlock));
+        assert_eq!(screen(b"\x1b[?25l", 10, 2).cursor, None);
+    }
+
+    #[test]
+    fn styled_lines_show_the_last_rows_cut_to_width() {
+        let palette = Palette::dark();
+        let lines: Vec<String> =
+            ["one", "two", "\x1b[32mthree-is-long\x1b[0m"].iter().map(|s| s.to_string()).collect();
+        let s = extract_styled_lines(&lines, 5, 2, &palette);
+        let text: Vec<String> = (0..2).map(|r| s.row(r).iter().map(|c| c.ch).collect()).collect();
+        assert_eq!(text, ["two  ", "three"]);
+        assert_eq!(s.cell(0, 1).map(|c| c.fg), Some(palette.ansi[2]));
+        assert_eq!(s.cursor, None);
+    }
+}

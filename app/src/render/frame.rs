@@ -1,0 +1,374 @@
+//! Lays out one frame: turns a [`Scene`] into quads (under and over the text) and placed,
+//! shaped text rows.
+//!
+//! It owns the geometry of a pane on screen: the header line with title, attention marker and
+//! badge; cell backgrounds, selection and cursor; underline and strikethrough; dividers. It
+//! must not talk to the GPU: `render/mod.rs` uploads what this returns.
+
+use super::palette::{Palette, Rgb};
+use super::quads::{Quad, QuadKind};
+use super::scene::{
+    Badge, CellRectU16, CellView, CursorShape, HeaderScene, PaneScene, Scene, UnderlineStyle,
+};
+use super::text::{CellMetrics, TextSystem};
+
+/// A shaped row placed on the target.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Placement {
+    /// Key of the row in the [`TextSystem`] cache.
+    pub key: u64,
+    /// Left edge of the row's first cell, in pixels.
+    pub x: f32,
+    /// Top of the row, in pixels.
+    pub y: f32,
+    /// Clip rectangle: left, top, right, bottom in pixels.
+    pub clip: [i32; 4],
+}
+
+/// Everything one frame draws, in order: `quads[..under]`, then the text, then the rest of
+/// the quads.
+#[derive(Debug, Default)]
+pub struct Frame {
+    /// All quads.
+    pub quads: Vec<Quad>,
+    /// How many of `quads` go under the text.
+    pub under: usize,
+    /// Text rows.
+    pub texts: Vec<Placement>,
+}
+
+/// Builds the frame for `scene`, shaping rows that changed.
+pub fn build(scene: &Scene, palette: &Palette, text: &mut TextSystem, scale: f32) -> Frame {
+    let m = text.metrics();
+    let mut under = Vec::new();
+    let mut over = Vec::new();
+    let mut texts = Vec::new();
+    for divider in &scene.dividers {
+        divider_quads(*divider, m, scale, scene.background, palette.divider, &mut under);
+    }
+    for pane in &scene.panes {
+        if pane.rect.cols == 0 || pane.rect.rows == 0 {
+            continue;
+        }
+        header(pane, palette, m, text, &mut under, &mut texts);
+        terminal(pane, palette, m, scale, text, &mut under, &mut over, &mut texts);
+    }
+    let count = under.len();
+    under.append(&mut over);
+    Frame { quads: under, under: count, texts }
+}
+
+/// Pixel x of a window column.
+fn col_x(m: CellMetrics, col: u16) -> f32 {
+    f32::from(col) * m.cell_w
+}
+
+/// Pixel y of a window row.
+fn row_y(m: CellMetrics, row: u16) -> f32 {
+    f32::from(row) * m.cell_h
+}
+
+/// Pixel clip rectangle of a cell rectangle.
+fn clip_of(m: CellMetrics, rect: CellRectU16) -> [i32; 4] {
+    // Pixel coordinates of a u16 grid fit in i32 for any sane cell size.
+    [
+        col_x(m, rect.col) as i32,
+        row_y(m, rect.row) as i32,
+        col_x(m, rect.col.saturating_add(rect.cols)) as i32,
+        row_y(m, rect.row.saturating_add(rect.rows)) as i32,
+    ]
+}
+
+/// A divider: its cells in the scene background, a thin line along the middle.
+fn divider_quads(
+    rect: CellRectU16,
+    m: CellMetrics,
+    scale: f32,
+    bg: Rgb,
+    line: Rgb,
+    out: &mut Vec<Quad>,
+) {
+    let (x, y) = (col_x(m, rect.col), row_y(m, rect.row));
+    let (w, h) = (f32::from(rect.cols) * m.cell_w, f32::from(rect.rows) * m.cell_h);
+    out.push(Quad::fill(x, y, w, h, bg));
+    let thickness = scale.round().max(1.0);
+    if rect.cols <= rect.rows {
+        out.push(Quad::fill(x + ((w - thickness) / 2.0).round(), y, thickness, h, line));
+    } else {
+        out.push(Quad::fill(x, y + ((h - thickness) / 2.0).round(), w, thickness, line));
+    }
+}
+
+/// The header line: bar, attention marker, title and badge.
+fn header(
+    pane: &PaneScene,
+    palette: &Palette,
+    m: CellMetrics,
+    text: &mut TextSystem,
+    under: &mut Vec<Quad>,
+    texts: &mut Vec<Placement>,
+) {
+    let rect = pane.rect;
+    let (x, y) = (col_x(m, rect.col), row_y(m, rect.row));
+    let h = &pane.header;
+    let (bg, fg) = if h.focused {
+        (palette.header_focused_bg, palette.header_focused_fg)
+    } else {
+        (palette.header_bg, palette.header_fg)
+    };
+    under.push(Quad::fill(x, y, f32::from(rect.cols) * m.cell_w, m.cell_h, bg));
+    if h.attention {
+        let w = (m.cell_w / 3.0).round().max(2.0);
+        under.push(Quad::fill(x, y, w, m.cell_h, palette.attention));
+    }
+    let (cells, badge_cols) = header_cells(h, rect.cols, fg, bg, palette);
+    if let Some(cols) = badge_cols.clone() {
+        let badge_x = x + col_x(m, cols.start);
+        let badge_w = f32::from(cols.end - cols.start) * m.cell_w;
+        under.push(Quad::fill(badge_x, y, badge_w, m.cell_h, palette.badge(h.badge)));
+    }
+    let key = text.row(&cells, None);
+    let clip = clip_of(m, CellRectU16::new(rect.col, rect.row, rect.cols, 1));
+    texts.push(Placement { key, x, y, clip });
+}
+
+/// The header's cells (`cols` wide) and the columns its badge takes.
+fn header_cells(
+    h: &HeaderScene,
+    cols: u16,
+    fg: Rgb,
+    bg: Rgb,
+    palette: &Palette,
+) -> (Vec<CellView>, Option<std::ops::Range<u16>>) {
+    let mut cells = vec![CellView::blank(fg, bg); usize::from(cols)];
+    let label = h.badge.label();
+    // The label is ASCII: its length is its width. One blank on each side.
+    let badge_w = u16::try_from(label.len() + 2).unwrap_or(u16::MAX);
+    let mut title_end = cols;
+    let mut badge = None;
+    if cols >= badge_w + 4 {
+        let start = cols - badge_w;
+        for (i, c) in label.chars().enumerate() {
+            let cell = &mut cells[usize::from(start) + 1 + i];
+            cell.ch = c;
+            cell.fg = palette.badge_fg;
+            cell.bg = palette.badge(h.badge);
+            cell.flags.bold = true;
+        }
+        title_end = start.saturating_sub(1);
+        badge = Some(start..cols);
+    }
+    // The title starts after one blank (where the attention marker goes).
+    let mut col = 1usize;
+    let end = usize::from(title_end);
+    let mut chars = h.title.chars().filter(|c| !c.is_control()).peekable();
+    while let Some(c) = chars.next() {
+        let width = approx_width(c);
+        if width == 0 {
+            if let Some(prev) = col.checked_sub(1).and_then(|p| cells.get_mut(p)) {
+                let mut extra = prev.extra.take().map(String::from).unwrap_or_default();
+                extra.push(c);
+                prev.extra = Some(extra.into_boxed_str());
+            }
+            continue;
+        }
+        let rest_fits = chars.peek().is_none() && col + width <= end;
+        if col + width > end || (!rest_fits && col + width >= end) {
+            // No room for this character and an ellipsis after it.
+            if col < end {
+                cells[col].ch = '…';
+                cells[col].flags.bold = h.focused;
+            }
+            break;
+        }
+        cells[col].ch = c;
+        cells[col].flags.bold = h.focused;
+        if width == 2 {
+            cells[col].flags.wide = true;
+            cells[col + 1].flags.spacer = true;
+        }
+        col += width;
+    }
+    (cells, badge)
+}
+
+/// The width in cells of a character in a header: 0 for combining marks and other zero-width
+/// characters, 2 for East Asian wide characters and emoji, 1 otherwise. An approximation of
+/// Unicode's East Asian Width that is good enough for titles; terminal cells use the engine's
+/// widths.
+fn approx_width(c: char) -> usize {
+    match u32::from(c) {
+        0x0300..=0x036F | 0x200B..=0x200F | 0x20D0..=0x20FF | 0xFE00..=0xFE0F | 0xFE20..=0xFE2F => {
+            0
+        }
+        0x1100..=0x115F
+        | 0x2E80..=0x303E
+        | 0x3041..=0x33FF
+        | 0x3400..=0x4DBF
+        | 0x4E00..=0x9FFF
+        | 0xA000..=0xA4CF
+        | 0xAC00..=0xD7A3
+        | 0xF900..=0xFAFF
+        | 0xFE30..=0xFE4F
+        | 0xFF00..=0xFF60
+        | 0xFFE0..=0xFFE6
+        | 0x1F300..=0x1F64F
+        | 0x1F900..=0x1F9FF
+        | 0x20000..=0x3FFFD => 2,
+        _ => 1,
+    }
+}
+
+/// A pane's terminal: backgrounds, selection, cursor, text and decorations.
+#[allow(clippy::too_many_arguments)]
+fn terminal(
+    pane: &PaneScene,
+    palette: &Palette,
+    m: CellMetrics,
+    scale: f32,
+    text: &mut TextSystem,
+    under: &mut Vec<Quad>,
+    over: &mut Vec<Quad>,
+    texts: &mut Vec<Placement>,
+) {
+    let rect = pane.rect;
+    let screen = &pane.screen;
+    let area = CellRectU16::new(rect.col, rect.row + 1, rect.cols, rect.rows - 1);
+    let (x0, y0) = (col_x(m, area.col), row_y(m, area.row));
+    under.push(Quad::fill(
+        x0,
+        y0,
+        f32::from(area.cols) * m.cell_w,
+        f32::from(area.rows) * m.cell_h,
+        palette.bg,
+    ));
+    let clip = clip_of(m, area);
+    let rows = screen.rows.min(area.rows);
+    let cols = screen.cols.min(area.cols);
+    let cursor = screen.cursor.filter(|c| c.visible && c.row < rows && c.col < cols).map(|c| {
+        let wide = screen.cell(c.col, c.row).is_some_and(|cell| cell.flags.wide);
+        (c, if wide { 2u16 } else { 1 })
+    });
+
+    for row in 0..rows {
+        let cells = &screen.row(row)[..usize::from(cols)];
+        let y = y0 + row_y(m, row);
+        backgrounds(cells, x0, y, m, palette.bg, under);
+        if let Some(selected) = pane.selection.and_then(|s| s.columns_in_row(row, screen.cols)) {
+            let (from, to) = (selected.start.min(cols), selected.end.min(cols));
+            if from < to {
+                let w = f32::from(to - from) * m.cell_w;
+                under.push(Quad::fill(x0 + col_x(m, from), y, w, m.cell_h, palette.selection_bg));
+            }
+        }
+        let mut cursor_text = None;
+        if let Some((c, width)) = cursor.filter(|(c, _)| c.row == row) {
+            let (x, w) = (x0 + col_x(m, c.col), f32::from(width) * m.cell_w);
+            let thin = m.stroke.max((m.cell_w / 8.0).round()).max(scale.round());
+            match c.shape {
+                CursorShape::Block => {
+                    under.push(Quad::fill(x, y, w, m.cell_h, palette.cursor));
+                    cursor_text = Some((c.col, palette.cursor_text));
+                }
+                CursorShape::Beam => over.push(Quad::fill(x, y, thin, m.cell_h, palette.cursor)),
+                CursorShape::Underline => {
+                    over.push(Quad::fill(x, y + m.cell_h - thin, w, thin, palette.cursor));
+                }
+                CursorShape::HollowBlock => over.push(Quad::new(
+                    QuadKind::Outline,
+                    x,
+                    y,
+                    w,
+                    m.cell_h,
+                    palette.cursor,
+                    m.stroke.max(scale.round()),
+                )),
+            }
+        }
+        if cells.iter().any(|cell| cell.ch != ' ' || cell.extra.is_some()) {
+            let key = text.row(cells, cursor_text);
+            texts.push(Placement { key, x: x0, y, clip });
+        }
+        decorations(cells, x0, y, m, over);
+    }
+}
+
+/// Background quads for runs of cells whose background is not the pane's default.
+fn backgrounds(
+    cells: &[CellView],
+    x0: f32,
+    y: f32,
+    m: CellMetrics,
+    default: Rgb,
+    out: &mut Vec<Quad>,
+) {
+    let mut start = 0;
+    while start < cells.len() {
+        let color = cells[start].bg;
+        let end = start + cells[start..].iter().take_while(|cell| cell.bg == color).count();
+        if color != default {
+            let w = (end - start) as f32 * m.cell_w;
+            out.push(Quad::fill(x0 + start as f32 * m.cell_w, y, w, m.cell_h, color));
+        }
+        start = end;
+    }
+}
+
+/// Underline and strikethrough quads, merged across neighbouring cells of the same style.
+fn decorations(cells: &[CellView], x0: f32, y: f32, m: CellMetrics, out: &mut Vec<Quad>) {
+    let first = out.len();
+    for (col, cell) in cells.iter().enumerate() {
+        if cell.flags.spacer {
+            continue;
+        }
+        let x = x0 + col as f32 * m.cell_w;
+        let w = if cell.flags.wide { 2.0 } else { 1.0 } * m.cell_w;
+        if let Some(style) = cell.flags.underline {
+            let color = cell.underline_color.unwrap_or(cell.fg);
+            let t = m.stroke;
+            match style {
+                UnderlineStyle::Single => {
+                    push_merged(out, first, Quad::fill(x, y + m.underline_top, w, t, color))
+                }
+                UnderlineStyle::Double => {
+                    let bottom = (m.underline_top + 3.0 * t).min(m.cell_h);
+                    push_merged(out, first, Quad::fill(x, y + bottom - 3.0 * t, w, t, color));
+                    push_merged(out, first, Quad::fill(x, y + bottom - t, w, t, color));
+                }
+                UnderlineStyle::Curly => {
+                    let h = (3.0 * t).max(3.0);
+                    let top = (m.underline_top - t).min(m.cell_h - h).max(0.0);
+                    push_merged(out, first, Quad::new(QuadKind::Wave, x, y + top, w, h, color, t));
+                }
+                UnderlineStyle::Dotted => {
+                    let quad = Quad::new(QuadKind::Dotted, x, y + m.underline_top, w, t, color, t);
+                    push_merged(out, first, quad);
+                }
+                UnderlineStyle::Dashed => {
+                    let quad = Quad::new(QuadKind::Dashed, x, y + m.underline_top, w, t, color, t);
+                    push_merged(out, first, quad);
+                }
+            }
+        }
+        if cell.flags.strike {
+            push_merged(out, first, Quad::fill(x, y + m.strike_top, w, m.stroke, cell.fg));
+        }
+    }
+}
+
+/// Pushes `quad`, or widens a quad pushed since `first` that ends where it starts and has the
+/// same look (so a pattern runs on without restarting at every cell).
+fn push_merged(out: &mut Vec<Quad>, first: usize, quad: Quad) {
+    let joinable = |q: &Quad| {
+        q.kind == quad.kind
+            && q.color == quad.color
+            && q.rect[1] == quad.rect[1]
+            && q.rect[3] == quad.rect[3]
+            && (q.rect[0] + q.rect[2] - quad.rect[0]).abs() < 0.01
+    };
+    if let Some(q) = out[first..].iter_mut().rev().find(|q| joinable(q)) {
+        q.rect[2] += quad.rect[2];
+    } else {
+        out.push(quad);
+    }
+}

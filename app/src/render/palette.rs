@@ -1,0 +1,178 @@
+//! Colours: the [`Rgb`] type of scenes and the window's [`Palette`] (terminal colours, cursor,
+//! selection, dividers, headers and badges).
+//!
+//! It owns the default dark theme and the mapping of alacritty's colour indices (0–255 plus
+//! foreground, background, cursor and the dim variants) to colours. It must not read a
+//! terminal: overrides a program set with OSC 4/10/11 are applied in `render/extract.rs`.
+
+/// An sRGB colour, 8 bits per channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Rgb {
+    /// Red.
+    pub r: u8,
+    /// Green.
+    pub g: u8,
+    /// Blue.
+    pub b: u8,
+}
+
+impl Rgb {
+    /// A colour from its channels.
+    pub const fn new(r: u8, g: u8, b: u8) -> Self {
+        Self { r, g, b }
+    }
+
+    /// A colour from `0xRRGGBB`.
+    pub const fn hex(rgb: u32) -> Self {
+        // The casts keep one byte each, on purpose.
+        Self { r: (rgb >> 16) as u8, g: (rgb >> 8) as u8, b: rgb as u8 }
+    }
+
+    /// This colour with every channel multiplied by `factor` (0–1).
+    pub fn scaled(self, factor: f32) -> Self {
+        // The product stays within 0–255 for factors within 0–1; `as` saturates otherwise.
+        let scale = |c: u8| (f32::from(c) * factor).round() as u8;
+        Self { r: scale(self.r), g: scale(self.g), b: scale(self.b) }
+    }
+
+    /// The colour `t` of the way from `self` to `other` (0 is `self`, 1 is `other`).
+    pub fn mix(self, other: Self, t: f32) -> Self {
+        let lerp = |a: u8, b: u8| (f32::from(a) + (f32::from(b) - f32::from(a)) * t).round() as u8;
+        Self { r: lerp(self.r, other.r), g: lerp(self.g, other.g), b: lerp(self.b, other.b) }
+    }
+}
+
+impl From<alacritty_terminal::vte::ansi::Rgb> for Rgb {
+    fn from(c: alacritty_terminal::vte::ansi::Rgb) -> Self {
+        Self { r: c.r, g: c.g, b: c.b }
+    }
+}
+
+/// How much dim text (SGR 2) is darkened when the palette has no dim colour for it
+/// (alacritty's factor).
+pub const DIM_FACTOR: f32 = 0.66;
+
+/// The window's colours.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Palette {
+    /// Default text colour.
+    pub fg: Rgb,
+    /// Default background colour.
+    pub bg: Rgb,
+    /// Cursor colour.
+    pub cursor: Rgb,
+    /// Colour of the character under a block cursor.
+    pub cursor_text: Rgb,
+    /// Background of selected cells.
+    pub selection_bg: Rgb,
+    /// The 16 ANSI colours (0–7 normal, 8–15 bright).
+    pub ansi: [Rgb; 16],
+    /// Divider lines between panes.
+    pub divider: Rgb,
+    /// Header background of an unfocused pane.
+    pub header_bg: Rgb,
+    /// Header background of the focused pane.
+    pub header_focused_bg: Rgb,
+    /// Header title of an unfocused pane.
+    pub header_fg: Rgb,
+    /// Header title of the focused pane.
+    pub header_focused_fg: Rgb,
+    /// The attention marker at a header's left end.
+    pub attention: Rgb,
+    /// Text of a badge.
+    pub badge_fg: Rgb,
+    /// Badge background: LIVE.
+    pub badge_live: Rgb,
+    /// Badge background: RESTORED.
+    pub badge_restored: Rgb,
+    /// Badge background: RESUMABLE.
+    pub badge_resumable: Rgb,
+    /// Badge background: EXITED.
+    pub badge_exited: Rgb,
+}
+
+impl Default for Palette {
+    fn default() -> Self {
+        Self::dark()
+    }
+}
+
+impl Palette {
+    /// The default dark theme. Foreground and background match what the engine reports to
+    /// programs that ask (OSC 10/11); the ANSI colours are xterm's.
+    pub fn dark() -> Self {
+        let engine_fg = berth_engine::terminal::DEFAULT_FOREGROUND;
+        let engine_bg = berth_engine::terminal::DEFAULT_BACKGROUND;
+        Self {
+            fg: engine_fg.into(),
+            bg: engine_bg.into(),
+            cursor: Rgb::hex(0xd8d8d8),
+            cursor_text: engine_bg.into(),
+            selection_bg: Rgb::hex(0x44475a),
+            ansi: [
+                Rgb::hex(0x000000),
+                Rgb::hex(0xcd0000),
+                Rgb::hex(0x00cd00),
+                Rgb::hex(0xcdcd00),
+                Rgb::hex(0x0000ee),
+                Rgb::hex(0xcd00cd),
+                Rgb::hex(0x00cdcd),
+                Rgb::hex(0xe5e5e5),
+                Rgb::hex(0x7f7f7f),
+                Rgb::hex(0xff0000),
+                Rgb::hex(0x00ff00),
+                Rgb::hex(0xffff00),
+                Rgb::hex(0x5c5cff),
+                Rgb::hex(0xff00ff),
+                Rgb::hex(0x00ffff),
+                Rgb::hex(0xffffff),
+            ],
+            divider: Rgb::hex(0x4a4a4a),
+            header_bg: Rgb::hex(0x2a2a2a),
+            header_focused_bg: Rgb::hex(0x3a3f4b),
+            header_fg: Rgb::hex(0x9a9a9a),
+            header_focused_fg: Rgb::hex(0xf0f0f0),
+            attention: Rgb::hex(0xffb000),
+            badge_fg: Rgb::hex(0x101010),
+            badge_live: Rgb::hex(0x5fbf5f),
+            badge_restored: Rgb::hex(0x8a8a8a),
+            badge_resumable: Rgb::hex(0x5fafd7),
+            badge_exited: Rgb::hex(0xd75f5f),
+        }
+    }
+
+    /// The colour of alacritty's colour index `index`: 0–15 ANSI, 16–231 the 6×6×6 cube,
+    /// 232–255 the grey ramp, 256 foreground, 257 background, 258 cursor, 259–266 dim ANSI
+    /// 0–7, 267 bright foreground, 268 dim foreground.
+    pub fn indexed(&self, index: usize) -> Rgb {
+        const CUBE: [u8; 6] = [0, 95, 135, 175, 215, 255];
+        match index {
+            0..=15 => self.ansi[index],
+            16..=231 => {
+                let cube = index - 16;
+                Rgb::new(CUBE[cube / 36], CUBE[cube / 6 % 6], CUBE[cube % 6])
+            }
+            232..=255 => {
+                // The cast cannot truncate: the largest value is 8 + 23 * 10 = 238.
+                let level = (8 + (index - 232) * 10) as u8;
+                Rgb::new(level, level, level)
+            }
+            257 => self.bg,
+            258 => self.cursor,
+            259..=266 => self.ansi[index - 259].scaled(DIM_FACTOR),
+            268 => self.fg.scaled(DIM_FACTOR),
+            _ => self.fg,
+        }
+    }
+
+    /// The badge background for a restore state.
+    pub fn badge(&self, badge: super::scene::Badge) -> Rgb {
+        use super::scene::Badge;
+        match badge {
+            Badge::Live => self.badge_live,
+            Badge::Restored => self.badge_restored,
+            Badge::Resumable => self.badge_resumable,
+            Badge::Exited => self.badge_exited,
+        }
+    }
+}

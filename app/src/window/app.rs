@@ -1,0 +1,577 @@
+//! The winit application: window and renderer lifetime, frames, layout sync and screenshots.
+//!
+//! Owns the window, the renderer, the embedded server handle and the window-local state
+//! (grid size, font size, zoom, cursor blink). A frame is drawn only when something changed:
+//! a wake-up from the server's event bus, input, a resize, or the cursor's blink. It must not
+//! change server state except through `Store::execute`. Input handling lives in `input.rs`.
+
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use berth_engine::ids::{PaneId, TabId};
+use berth_engine::layout::CellSize;
+use berth_engine::terminal::PaneTerminal;
+use berth_server::commands::{Command, SpawnRequest, WorkspaceSelector};
+use berth_server::store::Store;
+use berth_server::{EmbeddedServer, Server, UiRequest};
+use serde_json::Value;
+use winit::application::ApplicationHandler;
+use winit::dpi::LogicalSize;
+use winit::event::WindowEvent;
+use winit::event_loop::{ActiveEventLoop, ControlFlow, OwnedDisplayHandle};
+use winit::platform::x11::WindowAttributesExtX11;
+use winit::window::{Window, WindowId};
+
+use super::input::InputState;
+use super::view::{TabView, HEADER_ROWS};
+use super::{UserEvent, Waker};
+use crate::render::{self, Badge, CellRectU16, HeaderScene, PaneScene, Scene, SelectionSpan};
+
+/// The font size a window starts with, in logical pixels.
+pub const DEFAULT_FONT_PX: f32 = render::DEFAULT_FONT_SIZE;
+
+/// The smallest and largest font sizes the zoom chords reach.
+const FONT_PX_RANGE: (f32, f32) = (6.0, 72.0);
+
+/// How long a blinking cursor stays on and off.
+const BLINK: Duration = Duration::from_millis(530);
+
+/// How often the loop checks, while idle, that the server thread still runs (it stops on
+/// SIGTERM or SIGINT).
+const HEALTH_CHECK: Duration = Duration::from_secs(1);
+
+/// A pane shown alone, filling its tab.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Zoom {
+    pub(super) tab: String,
+    pub(super) pane: String,
+}
+
+/// The window application.
+pub struct App {
+    server: Option<Server>,
+    embedded: Option<EmbeddedServer>,
+    pub(super) store: Option<Arc<Mutex<Store>>>,
+    waker: Waker,
+    display: OwnedDisplayHandle,
+    pub(super) window: Option<Arc<Window>>,
+    pub(super) renderer: Option<render::Renderer>,
+    palette: render::Palette,
+    fatal: Option<anyhow::Error>,
+    /// The window's size in cells, from its pixels and the renderer's cell size.
+    pub(super) grid: CellSize,
+    pub(super) font_px: f32,
+    pub(super) zoom: Option<Zoom>,
+    pub(super) input: InputState,
+    title: String,
+    /// Whether the blinking cursor is in its visible phase, and when it next changes.
+    blink_on: bool,
+    blink_at: Option<Instant>,
+    /// Whether the Store has had a pane since the window opened (closing the last one closes
+    /// the window).
+    had_panes: bool,
+    /// The last layout a resize was sent for because a pane's size did not match it; sent once
+    /// per layout so a size the Store cannot give (a pane too small) does not loop.
+    resynced: Option<(String, CellSize, String)>,
+    /// The last scene drawn, and whether the pending frame was asked for only because the
+    /// server said something changed (then an identical scene is not drawn again).
+    last_scene: Option<Scene>,
+    wake_only: bool,
+    /// Whether a frame has been asked for and not drawn yet.
+    frame_pending: bool,
+}
+
+impl App {
+    /// An application that opens its window on the first `resumed`.
+    pub fn new(server: Server, waker: Waker, display: OwnedDisplayHandle) -> Self {
+        Self {
+            server: Some(server),
+            embedded: None,
+            store: None,
+            waker,
+            display,
+            window: None,
+            renderer: None,
+            palette: render::Palette::dark(),
+            fatal: None,
+            grid: CellSize { cols: 80, rows: 24 },
+            font_px: DEFAULT_FONT_PX,
+            zoom: None,
+            input: InputState::new(),
+            title: String::new(),
+            blink_on: true,
+            blink_at: None,
+            had_panes: false,
+            resynced: None,
+            last_scene: None,
+            wake_only: false,
+            frame_pending: false,
+        }
+    }
+
+    /// Stops the embedded server (saving, ending the panes' processes) and tells how the
+    /// window ended.
+    pub fn finish(mut self) -> Result<ExitCode> {
+        self.renderer = None;
+        self.window = None;
+        if let Some(embedded) = self.embedded.take() {
+            embedded.shutdown();
+        }
+        match self.fatal.take() {
+            Some(err) => Err(err),
+            None => Ok(ExitCode::SUCCESS),
+        }
+    }
+
+    /// Opens the window, the renderer and the server; on failure the loop exits with the
+    /// error.
+    fn start(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
+        let attributes = Window::default_attributes()
+            .with_title("Berth")
+            .with_name("berth", "berth")
+            .with_inner_size(LogicalSize::new(1000.0, 640.0));
+        let window = Arc::new(
+            event_loop
+                .create_window(attributes)
+                .map_err(|e| anyhow::anyhow!("cannot open a window: {e}"))?,
+        );
+        window.set_ime_allowed(true);
+        tracing::debug!(keymap = %super::keymap::describe(), "window key bindings");
+        let instance = render::Renderer::instance_for(self.display.clone());
+        let config = render::RenderConfig {
+            font_size_px: self.font_px,
+            scale: window.scale_factor() as f32,
+            palette: self.palette.clone(),
+            ..render::RenderConfig::default()
+        };
+        let size = window.inner_size();
+        let renderer =
+            render::Renderer::for_window(instance, window.clone(), size.width, size.height, config)
+                .map_err(|e| match e {
+                    render::RenderError::NoAdapter(msg) => {
+                        anyhow::anyhow!("{msg}; run `berth server` for the headless server")
+                    }
+                    other => anyhow::anyhow!(
+                        "no usable GPU for the window ({other}); run `berth server` for the headless server"
+                    ),
+                })?;
+        self.renderer = Some(renderer);
+        self.window = Some(window.clone());
+
+        let server = self.server.take().ok_or_else(|| anyhow::anyhow!("started twice"))?;
+        let embedded = server.spawn_background().map_err(|e| anyhow::anyhow!("{e}"))?;
+        let waker = self.waker.clone();
+        embedded.set_ui_waker(Box::new(move || {
+            waker.wake();
+        }));
+        spawn_bus_forwarder(&embedded, self.waker.clone());
+        let store = embedded.store.clone();
+        self.embedded = Some(embedded);
+        self.store = Some(store);
+        self.lock_store().set_pane_header_rows(HEADER_ROWS);
+
+        self.update_grid();
+        self.first_start();
+        window.request_redraw();
+        Ok(())
+    }
+
+    /// With no saved state: one workspace named after the current directory, with one shell.
+    fn first_start(&mut self) {
+        let empty = self.lock_store().list().workspaces.iter().all(|w| w.tabs.is_empty());
+        if !empty {
+            return;
+        }
+        let cwd = std::env::current_dir().ok();
+        let created = self.exec(Command::WorkspaceCreate { name: None, cwd: cwd.clone() });
+        let workspace = created
+            .and_then(|v| v["workspace_id"].as_str().map(str::to_owned))
+            .and_then(|id| berth_engine::ids::WorkspaceId::parse(&id).ok())
+            .map_or(WorkspaceSelector::Active, WorkspaceSelector::Id);
+        let spawn = SpawnRequest { cwd, ..SpawnRequest::default() };
+        self.exec(Command::PaneSpawn { workspace, spawn });
+    }
+
+    /// The Store, locked. A poisoned lock still holds consistent state (the Store's own
+    /// invariant), so it is used as is.
+    pub(super) fn lock_store(&self) -> MutexGuard<'_, Store> {
+        // `store` is set in `start` before any caller runs; callers before that are a bug.
+        let store = self.store.as_ref().expect("the store is set when the window starts");
+        store.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Executes a command as the socket would; failures are logged (the user sees the state).
+    pub(super) fn exec(&self, cmd: Command) -> Option<Value> {
+        let store = self.store.as_ref()?;
+        // Only the variant's name: the fields may hold typed text.
+        let debug = format!("{cmd:?}");
+        let name = debug.split([' ', '{', '(']).next().unwrap_or_default().to_owned();
+        let input = matches!(cmd, Command::PaneSend { .. });
+        let result = store.lock().unwrap_or_else(|p| p.into_inner()).execute(cmd);
+        match result {
+            Ok(value) => Some(value),
+            // Typing into a pane whose program ended fails on every key; that is not news.
+            Err(e) if input => {
+                tracing::debug!(error = %e, "input not sent");
+                None
+            }
+            Err(e) => {
+                tracing::warn!(command = %name, error = %e, "window command failed");
+                None
+            }
+        }
+    }
+
+    /// The tab the window shows, if there is one.
+    pub(super) fn view(&self) -> Option<TabView> {
+        self.store.as_ref()?;
+        TabView::active(&self.lock_store().list())
+    }
+
+    /// Runs `f` on a pane's terminal.
+    pub(super) fn with_term<R>(&self, pane: &str, f: impl FnOnce(&PaneTerminal) -> R) -> Option<R> {
+        let id = PaneId::parse(pane).ok()?;
+        let shared = self.lock_store().pane_shared(&id)?;
+        let term = shared.term.lock();
+        Some(f(&term))
+    }
+
+    /// Sends input bytes to a pane.
+    pub(super) fn send_bytes(&self, pane: &str, bytes: Vec<u8>) {
+        let Ok(pane) = PaneId::parse(pane) else { return };
+        match String::from_utf8(bytes) {
+            Ok(text) => {
+                self.exec(Command::PaneSend { pane, text: Some(text), keys: Vec::new() });
+            }
+            // Only legacy mouse reports past column 95 are not UTF-8; they are dropped.
+            Err(e) => {
+                tracing::debug!(bytes = e.as_bytes().len(), "input that is not UTF-8 dropped")
+            }
+        }
+    }
+
+    /// Asks for a frame that is drawn even if nothing seems to have changed.
+    pub(super) fn redraw(&mut self) {
+        self.wake_only = false;
+        self.frame_pending = true;
+        if let Some(window) = &self.window {
+            window.request_redraw();
+        }
+    }
+
+    /// Restarts the cursor's blink in its visible phase (after input).
+    pub(super) fn reset_blink(&mut self) {
+        self.blink_on = true;
+        self.blink_at = None;
+    }
+
+    /// Recomputes the window's size in cells from its pixels and the cell size.
+    pub(super) fn update_grid(&mut self) {
+        let (Some(window), Some(renderer)) = (&self.window, &self.renderer) else { return };
+        let size = window.inner_size();
+        let (cell_w, cell_h) = renderer.cell_size();
+        let fit = |px: u32, cell: f32| {
+            let n = (px as f32 / cell.max(1.0)).floor();
+            // Clamped into u16 and at least one cell.
+            n.clamp(1.0, f32::from(u16::MAX)) as u16
+        };
+        self.grid = CellSize { cols: fit(size.width, cell_w), rows: fit(size.height, cell_h) };
+    }
+
+    /// Sets the font size (the zoom chords) and reflows.
+    pub(super) fn set_font_px(&mut self, px: f32) {
+        let px = px.clamp(FONT_PX_RANGE.0, FONT_PX_RANGE.1);
+        if (px - self.font_px).abs() < f32::EPSILON {
+            return;
+        }
+        self.font_px = px;
+        if let Some(renderer) = &mut self.renderer {
+            renderer.set_font_size(px);
+        }
+        self.update_grid();
+        self.redraw();
+    }
+
+    /// Makes the shown tab's size the window's, each pane's PTY its rectangle's, and a zoomed
+    /// pane's PTY the whole tab.
+    fn sync_layout(&mut self, view: &TabView) -> bool {
+        let mut changed = false;
+        let key = (view.tab_id.clone(), self.grid, format!("{:?}", view.layout));
+        if view.size != self.grid
+            || (self.zoom.is_none() && self.resynced.as_ref() != Some(&key) && !sizes_match(view))
+        {
+            let Ok(tab) = TabId::parse(&view.tab_id) else { return false };
+            self.exec(Command::TabResize { tab, size: self.grid });
+            self.resynced = Some(key);
+            changed = true;
+        }
+        // A zoom ends when its pane is gone, loses focus, or another tab is shown.
+        if let Some(zoom) = &self.zoom {
+            if zoom.tab != view.tab_id || zoom.pane != view.active_pane {
+                self.zoom = None;
+                if let Ok(tab) = TabId::parse(&view.tab_id) {
+                    self.exec(Command::TabResize { tab, size: self.grid });
+                }
+                changed = true;
+            }
+        }
+        if let Some(zoom) = &self.zoom {
+            let want = CellSize {
+                cols: self.grid.cols,
+                rows: self.grid.rows.saturating_sub(HEADER_ROWS).max(1),
+            };
+            let have = self.with_term(&zoom.pane, |t| t.size());
+            if have.is_some_and(|s| (s.cols, s.rows) != (want.cols, want.rows)) {
+                if let Ok(pane) = PaneId::parse(&zoom.pane) {
+                    self.exec(Command::PaneResize { pane, size: want });
+                }
+            }
+        }
+        changed
+    }
+
+    /// The scene of a tab as it is now.
+    fn scene(&self, view: &TabView, focused_window: bool) -> Scene {
+        let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.as_str());
+        let mut panes = Vec::new();
+        for (pane_id, rect) in view.placements(zoomed) {
+            let Some(dto) = view.pane(&pane_id) else { continue };
+            let focused = pane_id == view.active_pane;
+            let selection = self.input.selection.as_ref().filter(|s| s.pane.as_str() == pane_id);
+            let drawn = self.with_term(&pane_id, |term| {
+                let mut screen = render::extract(term, &self.palette, focused && focused_window);
+                if let Some(cursor) = &mut screen.cursor {
+                    if cursor.blinking && !self.blink_on && focused {
+                        cursor.visible = false;
+                    }
+                }
+                let span = selection.and_then(|s| s.visible_span(term.term()));
+                (screen, span)
+            });
+            let Some((screen, span)) = drawn else { continue };
+            let badge = match dto.state.as_str() {
+                "RESTORED" => Badge::Restored,
+                "RESUMABLE" => Badge::Resumable,
+                "EXITED" => Badge::Exited,
+                _ => Badge::Live,
+            };
+            panes.push(PaneScene {
+                rect: CellRectU16::new(rect.col, rect.row, rect.cols, rect.rows),
+                header: HeaderScene {
+                    title: dto.title.clone(),
+                    badge,
+                    focused,
+                    attention: dto.attention != "none",
+                },
+                screen,
+                focused,
+                selection: span.map(|(start, end)| SelectionSpan { start, end }),
+            });
+        }
+        let dividers = view
+            .dividers(zoomed)
+            .iter()
+            .map(|d| CellRectU16::new(d.rect.col, d.rect.row, d.rect.cols, d.rect.rows))
+            .collect();
+        Scene {
+            grid_cols: view.size.cols,
+            grid_rows: view.size.rows,
+            panes,
+            dividers,
+            background: self.palette.bg,
+        }
+    }
+
+    /// Draws a frame of the shown tab.
+    fn draw(&mut self, event_loop: &ActiveEventLoop) {
+        self.frame_pending = false;
+        let wake_only = std::mem::take(&mut self.wake_only);
+        let Some(mut view) = self.view() else {
+            if self.had_panes {
+                tracing::info!("the last pane was closed: closing the window");
+                event_loop.exit();
+            }
+            return;
+        };
+        self.had_panes = true;
+        if self.sync_layout(&view) {
+            match self.view() {
+                Some(v) => view = v,
+                None => return,
+            }
+        }
+        let title = view.window_title();
+        if title != self.title {
+            if let Some(window) = &self.window {
+                window.set_title(&title);
+            }
+            self.title = title;
+        }
+        let scene = self.scene(&view, self.input.window_focused);
+        let focused_cursor = scene
+            .panes
+            .iter()
+            .find(|p| p.focused)
+            .and_then(|p| p.screen.cursor.map(|c| (p.rect, c)));
+        let blinking = focused_cursor.is_some_and(|(_, c)| c.blinking);
+        self.blink_at = (blinking && self.input.window_focused)
+            .then(|| self.blink_at.unwrap_or_else(|| Instant::now() + BLINK));
+        if wake_only && self.last_scene.as_ref() == Some(&scene) {
+            return;
+        }
+        let (Some(window), Some(renderer)) = (&self.window, &mut self.renderer) else { return };
+        if let Some((rect, cursor)) = focused_cursor {
+            // The input method's candidate window opens at the cursor.
+            let (cell_w, cell_h) = renderer.cell_size();
+            let x = f64::from(cell_w) * f64::from(rect.col + cursor.col);
+            let y = f64::from(cell_h) * f64::from(rect.row + HEADER_ROWS + cursor.row);
+            window.set_ime_cursor_area(
+                winit::dpi::PhysicalPosition::new(x, y),
+                winit::dpi::PhysicalSize::new(f64::from(cell_w), f64::from(cell_h)),
+            );
+        }
+        window.pre_present_notify();
+        match renderer.render(&scene) {
+            Ok(stats) => {
+                tracing::trace!(
+                    cpu_us = stats.cpu.as_micros() as u64,
+                    total_us = stats.total.as_micros() as u64,
+                    shaped_rows = stats.shaped_rows,
+                    "frame"
+                );
+                self.last_scene = Some(scene);
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "frame not drawn; trying again");
+                self.last_scene = None;
+                window.request_redraw();
+            }
+        }
+    }
+
+    /// Answers the requests that only the window can (screenshots).
+    fn serve_ui_requests(&mut self) {
+        let Some(embedded) = &self.embedded else { return };
+        let requests: Vec<UiRequest> = embedded.ui_requests.try_iter().collect();
+        for request in requests {
+            match request {
+                UiRequest::Screenshot { tab, reply } => {
+                    let result = self.screenshot(tab.as_deref());
+                    let _ = reply.send(result);
+                }
+            }
+        }
+    }
+
+    /// A PNG of a tab (the shown one when `None`).
+    fn screenshot(&mut self, tab: Option<&str>) -> Result<Vec<u8>, String> {
+        let list = self.lock_store().list();
+        let view = match tab {
+            Some(id) => TabView::by_id(&list, id).ok_or_else(|| format!("no tab {id}"))?,
+            None => TabView::active(&list).ok_or("there is no tab to draw")?,
+        };
+        let scene = self.scene(&view, true);
+        let renderer = self.renderer.as_mut().ok_or("the window has no renderer")?;
+        renderer.screenshot_png(&scene).map_err(|e| e.to_string())
+    }
+}
+
+/// Whether every pane's terminal has the size of its rectangle less the header.
+fn sizes_match(view: &TabView) -> bool {
+    view.placements(None).iter().all(|(id, rect)| {
+        view.pane(id).is_none_or(|p| {
+            let want = (rect.cols.max(1), rect.rows.saturating_sub(HEADER_ROWS).max(1));
+            (p.size.cols, p.size.rows) == want
+        })
+    })
+}
+
+/// Forwards the server's events to the event loop: any event means "look again".
+fn spawn_bus_forwarder(embedded: &EmbeddedServer, waker: Waker) {
+    let mut events = embedded.bus.subscribe();
+    let spawned = std::thread::Builder::new().name("berth-window-events".into()).spawn(move || {
+        while events.blocking_recv().is_some() {
+            if !waker.wake() {
+                break;
+            }
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::error!(error = %e, "cannot start the event forwarder: the window will not follow output");
+    }
+}
+
+impl ApplicationHandler<UserEvent> for App {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.window.is_some() || self.fatal.is_some() {
+            return;
+        }
+        if let Err(e) = self.start(event_loop) {
+            self.fatal = Some(e);
+            event_loop.exit();
+        }
+    }
+
+    fn user_event(&mut self, _event_loop: &ActiveEventLoop, UserEvent::Wake: UserEvent) {
+        self.waker.clear();
+        self.serve_ui_requests();
+        if let Some(window) = &self.window {
+            // A frame already asked for by something else stays a full one.
+            if !self.frame_pending {
+                self.wake_only = true;
+                self.frame_pending = true;
+            }
+            window.request_redraw();
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        match event {
+            WindowEvent::CloseRequested => event_loop.exit(),
+            WindowEvent::RedrawRequested => self.draw(event_loop),
+            WindowEvent::Resized(size) => {
+                if let Some(renderer) = &mut self.renderer {
+                    renderer.resize(size.width, size.height);
+                }
+                self.update_grid();
+                self.redraw();
+            }
+            WindowEvent::ScaleFactorChanged { scale_factor, .. } => {
+                if let Some(renderer) = &mut self.renderer {
+                    renderer.set_scale(scale_factor as f32);
+                }
+                self.update_grid();
+                self.redraw();
+            }
+            WindowEvent::Focused(focused) => self.on_focus(focused),
+            WindowEvent::ModifiersChanged(mods) => self.input.mods = mods.state(),
+            WindowEvent::KeyboardInput { event, is_synthetic: false, .. } => self.on_key(&event),
+            WindowEvent::Ime(ime) => self.on_ime(ime),
+            WindowEvent::CursorMoved { position, .. } => self.on_cursor_moved(position),
+            WindowEvent::CursorLeft { .. } => self.input.pointer = None,
+            WindowEvent::MouseInput { state, button, .. } => self.on_mouse_input(state, button),
+            WindowEvent::MouseWheel { delta, .. } => self.on_wheel(delta),
+            _ => {}
+        }
+    }
+
+    fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
+        if self.embedded.as_ref().is_some_and(|e| !e.is_running()) {
+            tracing::info!("the server stopped: closing the window");
+            event_loop.exit();
+            return;
+        }
+        let now = Instant::now();
+        if let Some(at) = self.blink_at {
+            if at <= now {
+                self.blink_on = !self.blink_on;
+                self.blink_at = Some(now + BLINK);
+                self.redraw();
+            }
+        }
+        let next = self.blink_at.map_or(now + HEALTH_CHECK, |b| b.min(now + HEALTH_CHECK));
+        event_loop.set_control_flow(ControlFlow::WaitUntil(next));
+    }
+}

@@ -1,0 +1,459 @@
+//! Keyboard, IME and mouse input of the window.
+//!
+//! Owns the pointer and keyboard state of the window (modifiers, pointer position, what a
+//! button press started: a selection, a divider drag or a report to the program) and turns
+//! input into pane bytes, window actions and Store commands. It must not draw and must not
+//! change server state except through `App::exec`.
+
+use berth_engine::ids::{PaneId, TabId, WorkspaceId};
+use berth_engine::layout::{Divider, SplitDir};
+use berth_server::commands::{Command, SpawnRequest, WorkspaceSelector};
+use winit::dpi::PhysicalPosition;
+use winit::event::{ElementState, Ime, KeyEvent, MouseButton, MouseScrollDelta};
+use winit::keyboard::ModifiersState;
+use winit::window::CursorIcon;
+
+use alacritty_terminal::term::TermMode;
+
+use super::app::{App, Zoom, DEFAULT_FONT_PX};
+use super::clipboard::{paste_bytes, Clipboard, Selection};
+use super::keymap::{self, Action};
+use super::keys::{self, KeyModes, KeyPress};
+use super::mouse::{
+    self, ClickCounter, MouseModes, MouseReport, ReportButton, ReportKind, ReportMods,
+};
+use super::selection::{PaneSelection, ScreenCell};
+use super::view::{self, Hit, TabView};
+
+/// Arrow keys sent per wheel step in the alternate screen (alacritty's default multiplier).
+const WHEEL_ARROWS: usize = 3;
+
+/// What the held button is doing.
+#[derive(Debug, Clone)]
+enum Drag {
+    /// Moving a divider.
+    Divider(Divider),
+    /// Growing the selection in a pane.
+    Select,
+    /// Reporting to the program in a pane.
+    Report { pane: String, button: ReportButton },
+}
+
+/// The window's input state.
+#[derive(Default)]
+pub(super) struct InputState {
+    /// The modifiers held.
+    pub(super) mods: ModifiersState,
+    /// The pointer, in physical pixels, while it is over the window.
+    pub(super) pointer: Option<PhysicalPosition<f64>>,
+    /// Whether the window has keyboard focus.
+    pub(super) window_focused: bool,
+    /// The selection, if any.
+    pub(super) selection: Option<PaneSelection>,
+    clipboard: Clipboard,
+    clicks: ClickCounter,
+    drag: Option<Drag>,
+    /// An IME composition is in progress: keys belong to the input method.
+    composing: bool,
+    /// The last window cell a motion was handled at, so each cell is handled once.
+    last_cell: Option<(i32, i32)>,
+    /// Wheel pixels not yet worth a line.
+    wheel_pixels: f64,
+}
+
+impl App {
+    /// The shown tab and its focused pane.
+    fn focused(&self) -> Option<(TabView, String)> {
+        let view = self.view()?;
+        let pane = view.active_pane.clone();
+        Some((view, pane))
+    }
+
+    fn zoomed_in(&self, view: &TabView) -> Option<String> {
+        self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.clone())
+    }
+
+    /// A key press or release.
+    pub(super) fn on_key(&mut self, event: &KeyEvent) {
+        if event.state != ElementState::Pressed || self.input.composing {
+            return;
+        }
+        let key = event.logical_key.as_ref();
+        if let Some(action) = keymap::action_for(key.clone(), self.input.mods) {
+            self.run_action(action);
+            return;
+        }
+        let Some((_, pane)) = self.focused() else { return };
+        let modes = self
+            .with_term(&pane, |t| KeyModes {
+                app_cursor: t.app_cursor(),
+                app_keypad: t.term().mode().contains(TermMode::APP_KEYPAD),
+            })
+            .unwrap_or_default();
+        let press = KeyPress {
+            key,
+            location: event.location,
+            text: event.text.as_deref(),
+            mods: self.input.mods,
+        };
+        if let Some(bytes) = keys::encode(&press, modes) {
+            self.reset_blink();
+            // The selection does not follow the text as it moves: typing ends it.
+            if self.input.selection.take().is_some() {
+                self.redraw();
+            }
+            self.send_bytes(&pane, bytes);
+        }
+    }
+
+    /// IME composition and committed text.
+    pub(super) fn on_ime(&mut self, ime: Ime) {
+        match ime {
+            Ime::Enabled | Ime::Disabled => self.input.composing = false,
+            Ime::Preedit(text, _) => self.input.composing = !text.is_empty(),
+            Ime::Commit(text) => {
+                self.input.composing = false;
+                if let Some((_, pane)) = self.focused() {
+                    self.reset_blink();
+                    self.send_bytes(&pane, text.into_bytes());
+                }
+            }
+        }
+    }
+
+    /// The window gained or lost focus: redraw the cursor, tell programs that asked (1004).
+    pub(super) fn on_focus(&mut self, focused: bool) {
+        self.input.window_focused = focused;
+        if let Some((_, pane)) = self.focused() {
+            if self.with_term(&pane, |t| t.term().mode().contains(TermMode::FOCUS_IN_OUT))
+                == Some(true)
+            {
+                self.send_bytes(
+                    &pane,
+                    if focused { b"\x1b[I".to_vec() } else { b"\x1b[O".to_vec() },
+                );
+            }
+        }
+        self.reset_blink();
+        self.redraw();
+    }
+
+    /// Carries out a chord's action.
+    fn run_action(&mut self, action: Action) {
+        let Some((view, pane_str)) = self.focused() else { return };
+        let Ok(pane) = PaneId::parse(&pane_str) else { return };
+        match action {
+            Action::SplitRight | Action::SplitDown => {
+                let dir =
+                    if action == Action::SplitRight { SplitDir::Right } else { SplitDir::Down };
+                self.zoom = None;
+                self.exec(Command::PaneSplit { pane, dir, spawn: SpawnRequest::default() });
+            }
+            Action::ClosePane => {
+                self.exec(Command::PaneClose { pane });
+            }
+            Action::Focus(dir) => {
+                self.exec(Command::PaneFocusDirection { pane, dir });
+            }
+            Action::Resize(dir) => {
+                if let (Some((path, ratio)), Ok(tab)) =
+                    (view::resize_target(&view, &pane_str, dir), TabId::parse(&view.tab_id))
+                {
+                    self.exec(Command::TabSetRatio { tab, path, ratio });
+                }
+            }
+            Action::NewTab => {
+                let workspace = WorkspaceId::parse(&view.workspace_id)
+                    .map_or(WorkspaceSelector::Active, WorkspaceSelector::Id);
+                let cwd = view.pane(&pane_str).map(|p| p.cwd.clone().into());
+                let spawn = SpawnRequest { cwd, ..SpawnRequest::default() };
+                self.exec(Command::TabCreate { workspace, title: None, spawn });
+            }
+            Action::NextTab | Action::PrevTab => {
+                let step = if action == Action::NextTab { 1 } else { -1 };
+                let target = view
+                    .neighbour_tab(step)
+                    .and_then(|tab| TabView::by_id(&self.lock_store().list(), tab))
+                    .and_then(|v| PaneId::parse(&v.active_pane).ok());
+                if let Some(pane) = target {
+                    self.exec(Command::PaneFocus { pane });
+                }
+            }
+            Action::ToggleZoom => {
+                self.zoom = match self.zoom.take() {
+                    Some(_) => {
+                        // Back to the layout: every pane gets its rectangle's size again.
+                        if let Ok(tab) = TabId::parse(&view.tab_id) {
+                            self.exec(Command::TabResize { tab, size: self.grid });
+                        }
+                        None
+                    }
+                    None if view.panes.len() > 1 => Some(Zoom { tab: view.tab_id, pane: pane_str }),
+                    None => None,
+                };
+            }
+            Action::FontBigger => self.set_font_px(self.font_px + 1.0),
+            Action::FontSmaller => self.set_font_px(self.font_px - 1.0),
+            Action::FontReset => self.set_font_px(DEFAULT_FONT_PX),
+            Action::Copy => {
+                let text = self.selection_text();
+                if let Some(text) = text {
+                    self.input.clipboard.store(Selection::Clipboard, &text);
+                }
+            }
+            Action::Paste => self.paste(&pane_str, Selection::Clipboard),
+            Action::PastePrimary => self.paste(&pane_str, Selection::Primary),
+        }
+        self.redraw();
+    }
+
+    /// The selected text, if there is a selection.
+    fn selection_text(&self) -> Option<String> {
+        let selection = self.input.selection.as_ref()?;
+        self.with_term(selection.pane.as_str(), |t| selection.text(t.term())).flatten()
+    }
+
+    /// Pastes a selection's text into a pane.
+    fn paste(&mut self, pane: &str, which: Selection) {
+        let Some(text) = self.input.clipboard.load(which) else { return };
+        if text.is_empty() {
+            return;
+        }
+        let bracketed = self
+            .with_term(pane, |t| t.term().mode().contains(TermMode::BRACKETED_PASTE))
+            .unwrap_or(false);
+        self.send_bytes(pane, paste_bytes(&text, bracketed).into_bytes());
+    }
+
+    /// The window cell under the pointer (may lie outside the window during a drag), and
+    /// whether the pointer is on the right half of it.
+    fn pointer_cell(&self) -> Option<((i32, i32), bool)> {
+        let position = self.input.pointer?;
+        let (cell_w, cell_h) = self.renderer.as_ref()?.cell_size();
+        let x = position.x / f64::from(cell_w.max(1.0));
+        let y = position.y / f64::from(cell_h.max(1.0));
+        Some(((x.floor() as i32, y.floor() as i32), x.fract() >= 0.5))
+    }
+
+    /// The pointer's cell clamped onto the grid.
+    fn pointer_grid_cell(&self) -> Option<(u16, u16)> {
+        let ((col, row), _) = self.pointer_cell()?;
+        let clamp = |v: i32, max: u16| v.clamp(0, i32::from(max.max(1)) - 1) as u16;
+        Some((clamp(col, self.grid.cols), clamp(row, self.grid.rows)))
+    }
+
+    fn report_mods(&self) -> ReportMods {
+        let m = self.input.mods;
+        ReportMods { shift: m.shift_key(), alt: m.alt_key(), ctrl: m.control_key() }
+    }
+
+    fn mouse_modes(&self, pane: &str) -> MouseModes {
+        self.with_term(pane, |t| MouseModes::from_term(*t.term().mode())).unwrap_or_default()
+    }
+
+    /// Sends a mouse report to a pane if its modes ask for it.
+    fn report(&self, pane: &str, button: ReportButton, kind: ReportKind, cell: (u16, u16)) {
+        let report =
+            MouseReport { button, kind, col: cell.0, row: cell.1, mods: self.report_mods() };
+        if let Some(bytes) = mouse::encode(&report, self.mouse_modes(pane)) {
+            self.send_bytes(pane, bytes);
+        }
+    }
+
+    /// The pointer moved.
+    pub(super) fn on_cursor_moved(&mut self, position: PhysicalPosition<f64>) {
+        self.input.pointer = Some(position);
+        let Some(((col, row), right_half)) = self.pointer_cell() else { return };
+        let moved_cell = self.input.last_cell != Some((col, row));
+        self.input.last_cell = Some((col, row));
+        let Some(view) = self.view() else { return };
+        let zoomed = self.zoomed_in(&view);
+        match self.input.drag.clone() {
+            Some(Drag::Divider(divider)) if moved_cell => {
+                let Some((c, r)) = self.pointer_grid_cell() else { return };
+                if let (Some(ratio), Ok(tab)) =
+                    (view::drag_ratio(&view, &divider, c, r), TabId::parse(&view.tab_id))
+                {
+                    self.exec(Command::TabSetRatio { tab, path: divider.path, ratio });
+                }
+            }
+            Some(Drag::Select) => {
+                let Some(pane) = self.input.selection.as_ref().map(|s| s.pane.to_string()) else {
+                    return;
+                };
+                let Some((c, r)) = view::cell_in_pane(&view, zoomed.as_deref(), &pane, col, row)
+                else {
+                    return;
+                };
+                let cell = ScreenCell { col: c, row: r, right_half };
+                if let Some(mut selection) = self.input.selection.take() {
+                    self.with_term(&pane, |t| selection.extend(t.term(), cell));
+                    self.input.selection = Some(selection);
+                }
+                self.redraw();
+            }
+            Some(Drag::Report { pane, button }) if moved_cell => {
+                if let Some(cell) = view::cell_in_pane(&view, zoomed.as_deref(), &pane, col, row) {
+                    self.report(&pane, button, ReportKind::Motion, cell);
+                }
+            }
+            Some(_) => {}
+            None => {
+                let (c, r) = (col.max(0) as u16, row.max(0) as u16);
+                let hit = view::hit(&view, zoomed.as_deref(), c, r);
+                self.set_pointer_icon(&hit);
+                if let Hit::Screen { pane, col, row } = hit {
+                    if moved_cell && self.mouse_modes(&pane).motion {
+                        self.report(&pane, ReportButton::None, ReportKind::Motion, (col, row));
+                    }
+                }
+            }
+        }
+    }
+
+    fn set_pointer_icon(&self, hit: &Hit) {
+        let icon = match hit {
+            Hit::Divider(d) if d.dir == SplitDir::Right => CursorIcon::ColResize,
+            Hit::Divider(_) => CursorIcon::RowResize,
+            Hit::Screen { .. } => CursorIcon::Text,
+            _ => CursorIcon::Default,
+        };
+        if let Some(window) = &self.window {
+            window.set_cursor(icon);
+        }
+    }
+
+    /// A button went down or up.
+    pub(super) fn on_mouse_input(&mut self, state: ElementState, button: MouseButton) {
+        let report_button = match button {
+            MouseButton::Left => ReportButton::Left,
+            MouseButton::Middle => ReportButton::Middle,
+            MouseButton::Right => ReportButton::Right,
+            _ => return,
+        };
+        if state == ElementState::Released {
+            self.on_release(report_button);
+            return;
+        }
+        let Some(view) = self.view() else { return };
+        let Some(((col, row), right_half)) = self.pointer_cell() else { return };
+        let zoomed = self.zoomed_in(&view);
+        let hit = view::hit(&view, zoomed.as_deref(), col.max(0) as u16, row.max(0) as u16);
+        let (pane, cell) = match hit {
+            Hit::Divider(divider) => {
+                if button == MouseButton::Left {
+                    self.input.drag = Some(Drag::Divider(divider));
+                }
+                return;
+            }
+            Hit::Nothing => return,
+            Hit::Header { pane } => {
+                self.focus_pane(&view, &pane);
+                return;
+            }
+            Hit::Screen { pane, col, row } => (pane, (col, row)),
+        };
+        self.focus_pane(&view, &pane);
+        if self.mouse_modes(&pane).any() && !self.input.mods.shift_key() {
+            self.report(&pane, report_button, ReportKind::Press, cell);
+            self.input.drag = Some(Drag::Report { pane, button: report_button });
+            return;
+        }
+        match button {
+            MouseButton::Left => {
+                let clicks = self.input.clicks.press(cell, std::time::Instant::now());
+                let screen_cell = ScreenCell { col: cell.0, row: cell.1, right_half };
+                let Ok(id) = PaneId::parse(&pane) else { return };
+                self.input.selection = self
+                    .with_term(&pane, |t| PaneSelection::start(id, t.term(), screen_cell, clicks));
+                self.input.drag = Some(Drag::Select);
+                self.redraw();
+            }
+            MouseButton::Middle => self.paste(&pane, Selection::Primary),
+            _ => {}
+        }
+    }
+
+    fn focus_pane(&self, view: &TabView, pane: &str) {
+        if view.active_pane != pane {
+            if let Ok(pane) = PaneId::parse(pane) {
+                self.exec(Command::PaneFocus { pane });
+            }
+        }
+    }
+
+    fn on_release(&mut self, button: ReportButton) {
+        match self.input.drag.take() {
+            Some(Drag::Select) => {
+                // X11 convention: what is selected is the primary selection.
+                if let Some(text) = self.selection_text() {
+                    self.input.clipboard.store(Selection::Primary, &text);
+                }
+            }
+            Some(Drag::Report { pane, .. }) => {
+                let Some(view) = self.view() else { return };
+                let Some(((col, row), _)) = self.pointer_cell() else { return };
+                let zoomed = self.zoomed_in(&view);
+                if let Some(cell) = view::cell_in_pane(&view, zoomed.as_deref(), &pane, col, row) {
+                    self.report(&pane, button, ReportKind::Release, cell);
+                }
+            }
+            Some(Drag::Divider(_)) | None => {}
+        }
+    }
+
+    /// The wheel: reports to programs that asked, arrows in the alternate screen.
+    pub(super) fn on_wheel(&mut self, delta: MouseScrollDelta) {
+        let lines = match delta {
+            MouseScrollDelta::LineDelta(_, y) => f64::from(y),
+            MouseScrollDelta::PixelDelta(p) => {
+                let cell_h = self.renderer.as_ref().map_or(16.0, |r| f64::from(r.cell_size().1));
+                self.input.wheel_pixels += p.y;
+                let whole = (self.input.wheel_pixels / cell_h.max(1.0)).trunc();
+                self.input.wheel_pixels -= whole * cell_h;
+                whole
+            }
+        };
+        let steps = lines.abs().round() as usize;
+        if steps == 0 {
+            return;
+        }
+        let up = lines > 0.0;
+        let Some(view) = self.view() else { return };
+        let Some((col, row)) = self.pointer_grid_cell() else { return };
+        let zoomed = self.zoomed_in(&view);
+        let Hit::Screen { pane, col, row } = view::hit(&view, zoomed.as_deref(), col, row) else {
+            return;
+        };
+        if self.mouse_modes(&pane).any() && !self.input.mods.shift_key() {
+            let button = if up { ReportButton::WheelUp } else { ReportButton::WheelDown };
+            for _ in 0..steps {
+                self.report(&pane, button, ReportKind::Press, (col, row));
+            }
+            return;
+        }
+        let arrows = self.with_term(&pane, |t| {
+            let mode = t.term().mode();
+            mode.contains(TermMode::ALT_SCREEN) && mode.contains(TermMode::ALTERNATE_SCROLL)
+        });
+        if arrows == Some(true) {
+            let app_cursor = self.with_term(&pane, |t| t.app_cursor()).unwrap_or(false);
+            let arrow = match (up, app_cursor) {
+                (true, false) => b"\x1b[A",
+                (true, true) => b"\x1bOA",
+                (false, false) => b"\x1b[B",
+                (false, true) => b"\x1bOB",
+            };
+            self.send_bytes(&pane, arrow.repeat(steps * WHEEL_ARROWS));
+        }
+        // The primary screen's scrollback needs a scrollable view in the engine (not yet).
+    }
+}
+
+impl InputState {
+    /// The state of a new window (focused until told otherwise: without a window manager no
+    /// focus event may ever come).
+    pub(super) fn new() -> Self {
+        Self { window_focused: true, ..Self::default() }
+    }
+}

@@ -1,0 +1,348 @@
+//! Golden images of the renderer: the offscreen renderer on a software adapter (Mesa lavapipe)
+//! draws scenes built by feeding bytes into real terminals, and each PNG is compared with a
+//! checked-in reference in `tests/golden/` within a small per-pixel tolerance.
+//!
+//! A failing comparison writes `<name>.actual.png` next to the reference. `BERTH_BLESS=1`
+//! rewrites the references. With no GPU adapter the tests fail (CI installs lavapipe); they
+//! never pass without drawing. The system's fonts are not loaded, so the images depend only on
+//! the bundled font.
+
+// The renderer lives in the `berth` binary; the test compiles the same source.
+#[allow(dead_code, unused_imports)]
+#[path = "../src/render/mod.rs"]
+mod render;
+
+use std::path::PathBuf;
+
+use berth_engine::terminal::{PaneTerminal, TermSize};
+use render::{
+    extract, extract_styled_lines, Badge, CellRectU16, HeaderScene, Palette, PaneScene,
+    RenderConfig, RenderError, Renderer, Scene, SelectionSpan,
+};
+
+/// A channel may differ by this much and still count as equal.
+const CHANNEL_TOLERANCE: u8 = 8;
+
+/// At most this fraction of pixels may differ beyond the tolerance.
+const PIXEL_TOLERANCE: f64 = 0.005;
+
+/// Cell size of the bundled font at 15 px: 9 × 20.
+const CELL: (u32, u32) = (9, 20);
+
+/// An offscreen renderer of `cols × rows` cells with the bundled font only.
+fn renderer(cols: u16, rows: u16) -> Renderer {
+    let config = RenderConfig { system_fonts: false, ..RenderConfig::default() };
+    let (w, h) = (u32::from(cols) * CELL.0, u32::from(rows) * CELL.1);
+    match Renderer::offscreen(w, h, config) {
+        Ok(renderer) => renderer,
+        Err(err) => panic!(
+            "the golden-image tests need a GPU adapter and found none: {err}\n\
+             Install Mesa's lavapipe (Debian: libvulkan1 mesa-vulkan-drivers; scripts/test does)."
+        ),
+    }
+}
+
+/// A pane at `rect` whose terminal was fed `bytes`.
+fn pane(bytes: &[u8], rect: CellRectU16, title: &str, badge: Badge, focused: bool) -> PaneScene {
+    let mut term = PaneTerminal::new(TermSize { cols: rect.cols, rows: rect.rows - 1 }, 100);
+    term.feed(bytes);
+    PaneScene {
+        rect,
+        header: HeaderScene { title: title.into(), badge, focused, attention: false },
+        screen: extract(&term, &Palette::dark(), focused),
+        focused,
+        selection: None,
+    }
+}
+
+/// A scene of `panes` on a `cols × rows` grid.
+fn scene(cols: u16, rows: u16, panes: Vec<PaneScene>, dividers: Vec<CellRectU16>) -> Scene {
+    Scene { grid_cols: cols, grid_rows: rows, panes, dividers, background: Palette::dark().bg }
+}
+
+/// A scene of one focused pane covering the grid.
+fn single(cols: u16, rows: u16, title: &str, bytes: &[u8]) -> Scene {
+    let rect = CellRectU16::new(0, 0, cols, rows);
+    scene(cols, rows, vec![pane(bytes, rect, title, Badge::Live, true)], Vec::new())
+}
+
+/// Draws `scene` and compares it with `tests/golden/<name>.png`.
+fn check(name: &str, scene: &Scene) {
+    let mut renderer = renderer(scene.grid_cols, scene.grid_rows);
+    let png = renderer
+        .screenshot_png(scene)
+        .unwrap_or_else(|err| panic!("{name}: rendering failed: {err}"));
+    compare(name, &png);
+}
+
+/// Compares PNG bytes with the reference `name`, or writes the reference under `BERTH_BLESS=1`.
+fn compare(name: &str, actual_png: &[u8]) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let expected_path = dir.join(format!("{name}.png"));
+    let actual_path = dir.join(format!("{name}.actual.png"));
+    if std::env::var_os("BERTH_BLESS").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(&dir).expect("create tests/golden");
+        std::fs::write(&expected_path, actual_png).expect("write the reference image");
+        let _ = std::fs::remove_file(&actual_path);
+        return;
+    }
+    let fail = |why: String| -> ! {
+        std::fs::write(&actual_path, actual_png).expect("write the actual image");
+        panic!(
+            "{name}: {why}\n  expected: {}\n  actual:   {}\n  (BERTH_BLESS=1 rewrites the reference)",
+            expected_path.display(),
+            actual_path.display()
+        );
+    };
+    let Ok(expected_png) = std::fs::read(&expected_path) else { fail("no reference image".into()) };
+    let (ew, eh, expected) = decode(&expected_png);
+    let (aw, ah, actual) = decode(actual_png);
+    if (ew, eh) != (aw, ah) {
+        fail(format!("size {aw}×{ah}, reference is {ew}×{eh}"));
+    }
+    let differing = expected
+        .chunks_exact(3)
+        .zip(actual.chunks_exact(3))
+        .filter(|(e, a)| e.iter().zip(a.iter()).any(|(e, a)| e.abs_diff(*a) > CHANNEL_TOLERANCE))
+        .count();
+    let total = (ew * eh) as usize;
+    if differing as f64 > total as f64 * PIXEL_TOLERANCE {
+        fail(format!("{differing} of {total} pixels differ by more than {CHANNEL_TOLERANCE}"));
+    }
+    let _ = std::fs::remove_file(&actual_path);
+}
+
+/// Decodes an 8-bit RGB or RGBA PNG into RGB pixels.
+fn decode(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    let mut reader = decoder.read_info().expect("a PNG header");
+    let mut buf = vec![0; reader.output_buffer_size().expect("a PNG of sane size")];
+    let info = reader.next_frame(&mut buf).expect("PNG pixels");
+    let pixels = &buf[..info.buffer_size()];
+    let rgb = match info.color_type {
+        png::ColorType::Rgb => pixels.to_vec(),
+        png::ColorType::Rgba => pixels.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect(),
+        other => panic!("unexpected PNG colour type {other:?}"),
+    };
+    (info.width, info.height, rgb)
+}
+
+#[test]
+fn colours_16_256_and_truecolor() {
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(b"16 fg: ");
+    for i in 0..8 {
+        bytes.extend_from_slice(format!("\x1b[{}mA\x1b[{}mB", 30 + i, 90 + i).as_bytes());
+    }
+    bytes.extend_from_slice(b"\x1b[0m\r\n16 bg: ");
+    for i in 0..8 {
+        bytes.extend_from_slice(format!("\x1b[{}m \x1b[{}m \x1b[0m", 40 + i, 100 + i).as_bytes());
+    }
+    bytes.extend_from_slice(b"\r\n256:");
+    for row in 0..4 {
+        bytes.extend_from_slice(b"\r\n");
+        for i in 0..64u16 {
+            bytes.extend_from_slice(format!("\x1b[48;5;{}m ", row * 64 + i).as_bytes());
+        }
+        bytes.extend_from_slice(b"\x1b[0m");
+    }
+    bytes.extend_from_slice(b"\r\ntruecolor:\r\n");
+    for i in 0..64u32 {
+        let (r, g, b) = (i * 4, 255 - i * 4, (i * 8) % 256);
+        bytes.extend_from_slice(format!("\x1b[48;2;{r};{g};{b}m ").as_bytes());
+    }
+    bytes.extend_from_slice(
+        b"\x1b[0m\r\n\x1b[38;5;208morange 208\x1b[0m \x1b[38;2;120;200;255mtruecolor text\x1b[0m",
+    );
+    check("colours", &single(64, 12, "colours", &bytes));
+}
+
+#[test]
+fn attributes() {
+    let bytes = concat!(
+        "plain \x1b[1mbold\x1b[0m \x1b[3mitalic\x1b[0m \x1b[1;3mbold italic\x1b[0m\r\n",
+        "\x1b[4munderline\x1b[0m \x1b[4:2mdouble\x1b[0m \x1b[4:3mcurly\x1b[0m \x1b[4:4mdotted\x1b[0m \x1b[4:5mdashed\x1b[0m\r\n",
+        "\x1b[9mstrike\x1b[0m \x1b[7minverse\x1b[0m \x1b[2mdim\x1b[0m [\x1b[8mhidden\x1b[0m] \x1b[4;58;2;255;80;80mred underline\x1b[0m\r\n",
+        "\x1b[31;7mred inverse\x1b[0m \x1b[2;32mdim green\x1b[0m \x1b[1;34mbold blue\x1b[0m\r\n",
+        "ligatures off: => != -> === <= >= www ::",
+    );
+    check("attributes", &single(48, 7, "attributes", bytes.as_bytes()));
+}
+
+#[test]
+fn wide_characters_span_two_cells() {
+    // No CJK font is loaded: the bundled font's missing-glyph box stands in, centred on two
+    // cells; the red backgrounds show where the two-cell characters sit.
+    let bytes = "a\x1b[41m界\x1b[0mb\r\n\x1b[42m中文\x1b[0m|\r\nxx\x1b[44m😀\x1b[0myy";
+    check("wide", &single(16, 4, "wide", bytes.as_bytes()));
+}
+
+#[test]
+fn wide_character_placement_in_pixels() {
+    // "a界b" with only the wide character on a red background: in the rendered row, red
+    // covers exactly cells 1 and 2 (pixels 9..27), and the 'b' is drawn in cell 3.
+    let scene = single(8, 2, "", "\x1b[?25la\x1b[41m界\x1b[0mb".as_bytes());
+    let mut renderer = renderer(8, 2);
+    let (w, _, rgb) = decode(&renderer.screenshot_png(&scene).expect("render"));
+    let y = CELL.1 + 1; // the terminal's first row, one pixel down (glyphs are inset)
+    let pixel = |x: u32| {
+        let i = ((y * w + x) * 3) as usize;
+        [rgb[i], rgb[i + 1], rgb[i + 2]]
+    };
+    let red = Palette::dark().ansi[1];
+    let is_red = |x| pixel(x) == [red.r, red.g, red.b];
+    let red_columns: Vec<u32> = (0..w).filter(|&x| is_red(x)).collect();
+    assert_eq!(red_columns.first(), Some(&CELL.0), "red starts at cell 1");
+    assert_eq!(red_columns.last(), Some(&(3 * CELL.0 - 1)), "red ends with cell 2");
+    assert_eq!(red_columns.len() as u32, 2 * CELL.0, "red covers two cells");
+    let bg = Palette::dark().bg;
+    let ink_in = |cell: u32| {
+        (CELL.1..2 * CELL.1).any(|y| {
+            (cell * CELL.0..(cell + 1) * CELL.0).any(|x| {
+                let i = ((y * w + x) * 3) as usize;
+                rgb[i..i + 3] != [bg.r, bg.g, bg.b]
+            })
+        })
+    };
+    assert!(ink_in(3), "'b' is drawn in cell 3");
+    assert!(!ink_in(4), "nothing is drawn after 'b'");
+}
+
+#[test]
+fn three_pane_split_with_headers_and_dividers() {
+    // A 60×16 grid: pane a on the left (29 cols), a divider column, panes b and c stacked on
+    // the right with a divider row between them.
+    let a = CellRectU16::new(0, 0, 29, 16);
+    let b = CellRectU16::new(30, 0, 30, 8);
+    let c = CellRectU16::new(30, 9, 30, 7);
+    let mut left =
+        pane(b"$ claude\r\n\x1b[32m> working on it\x1b[0m\r\n$ ", a, "claude", Badge::Live, true);
+    left.header.attention = false;
+    let mut top = pane(
+        b"$ cargo test\r\ntest result: \x1b[32mok\x1b[0m",
+        b,
+        "cargo test",
+        Badge::Restored,
+        false,
+    );
+    top.header.attention = true;
+    let lines: Vec<String> = ["$ make", "\x1b[31merror\x1b[0m: build failed", "[exit 2]"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let bottom = PaneScene {
+        rect: c,
+        header: HeaderScene {
+            title: "a very long title that does not fit".into(),
+            badge: Badge::Exited,
+            focused: false,
+            attention: false,
+        },
+        screen: extract_styled_lines(&lines, c.cols, c.rows - 1, &Palette::dark()),
+        focused: false,
+        selection: None,
+    };
+    let dividers = vec![CellRectU16::new(29, 0, 1, 16), CellRectU16::new(30, 8, 30, 1)];
+    check("split3", &scene(60, 16, vec![left, top, bottom], dividers));
+}
+
+#[test]
+fn cursor_shapes() {
+    // Four panes side by side: block, beam and underline cursors (DECSCUSR 2, 6, 4) in
+    // focused panes, and the hollow cursor of an unfocused pane.
+    let cases: [(&[u8], &str, bool); 4] = [
+        (b"\x1b[2 qab", "block", true),
+        (b"\x1b[6 qab", "beam", true),
+        (b"\x1b[4 qab", "underline", true),
+        (b"ab", "hollow", false),
+    ];
+    let mut panes = Vec::new();
+    let mut dividers = Vec::new();
+    for (i, (bytes, title, focused)) in cases.iter().enumerate() {
+        let col = i as u16 * 12;
+        panes.push(pane(bytes, CellRectU16::new(col, 0, 11, 3), title, Badge::Live, *focused));
+        dividers.push(CellRectU16::new(col + 11, 0, 1, 3));
+    }
+    check("cursors", &scene(48, 3, panes, dividers));
+}
+
+#[test]
+fn selection() {
+    let mut scene =
+        single(30, 5, "selection", b"first line of text\r\nsecond line\r\nthird line here");
+    scene.panes[0].selection = Some(SelectionSpan { start: (6, 0), end: (4, 2) });
+    check("selection", &scene);
+}
+
+#[test]
+fn unchanged_rows_are_not_shaped_again() {
+    let mut renderer = renderer(40, 6);
+    let scene = single(40, 6, "cache", b"one\r\ntwo\r\nthree\r\nfour");
+    let first = renderer.render(&scene).expect("render");
+    assert!(first.shaped_rows >= 4, "the first frame shapes every row: {first:?}");
+    let again = renderer.render(&scene).expect("render");
+    assert_eq!(again.shaped_rows, 0, "an unchanged frame shapes nothing");
+    let changed = single(40, 6, "cache", b"one\r\ntwo!\r\nthree\r\nfour");
+    let stats = renderer.render(&changed).expect("render");
+    // The changed row, and the row the cursor left and entered (the cursor moved by one).
+    assert!(stats.shaped_rows <= 2, "only the changed row is shaped again: {stats:?}");
+}
+
+#[test]
+fn cell_size_follows_the_font_size() {
+    let mut renderer = renderer(10, 2);
+    assert_eq!(renderer.cell_size(), (CELL.0 as f32, CELL.1 as f32));
+    renderer.set_font_size(30.0);
+    assert_eq!(renderer.cell_size(), (18.0, 40.0));
+    assert!(!renderer.adapter_info().is_empty());
+}
+
+/// Run by [`no_adapter_is_a_one_line_error`] in a child process whose environment offers no
+/// backend.
+#[test]
+#[ignore = "run by no_adapter_is_a_one_line_error in a child process"]
+fn no_adapter_child() {
+    match Renderer::offscreen(
+        10,
+        10,
+        RenderConfig { system_fonts: false, ..RenderConfig::default() },
+    ) {
+        Err(RenderError::NoAdapter(message)) => {
+            assert!(!message.contains('\n'), "one line: {message}");
+            println!("NO_ADAPTER: {message}");
+        }
+        Err(other) => panic!("expected NoAdapter, got {other}"),
+        Ok(_) => panic!("expected NoAdapter, got a renderer"),
+    }
+}
+
+#[test]
+fn no_adapter_is_a_one_line_error() {
+    // DX12 does not exist on Linux: with only it allowed, no adapter is found.
+    let exe = std::env::current_exe().expect("the test binary");
+    let out = std::process::Command::new(exe)
+        .args(["--ignored", "--exact", "no_adapter_child", "--nocapture"])
+        .env("WGPU_BACKEND", "dx12")
+        .output()
+        .expect("run the test binary");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "child failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("NO_ADAPTER: no usable GPU adapter"), "{stdout}");
+}
+
+/// The window's way in compiles with winit's types, and a renderer can move between threads.
+#[allow(dead_code)]
+fn window_api_compiles(
+    event_loop: &winit::event_loop::ActiveEventLoop,
+    window: std::sync::Arc<winit::window::Window>,
+) -> Result<Renderer, RenderError> {
+    fn is_send<T: Send>() {}
+    is_send::<Renderer>();
+    let instance = Renderer::instance_for(event_loop.owned_display_handle());
+    let size = window.inner_size();
+    Renderer::for_window(instance, window, size.width, size.height, RenderConfig::default())
+}

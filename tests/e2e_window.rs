@@ -1,0 +1,396 @@
+//! End to end through a real window: the `berth` binary on an Xvfb display, typed into with
+//! xdotool, read back through the CLI, drawn by `berth screenshot`.
+//!
+//! A `harness = false` test: winit allows one event loop per process, on its main thread, so
+//! the window runs in the `berth` child process and this `main` drives it. The cases run in
+//! order against one window (each later case builds on the state of the earlier ones); a
+//! failing case is reported and the rest still run. Xvfb, the window and its panes are
+//! stopped at the end whatever happened. Xvfb and xdotool are required: missing tools fail
+//! the suite with a message saying what to install.
+
+mod support;
+
+use std::fs;
+use std::io::Read;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use support::*;
+
+/// How long anything in this suite may take to happen.
+const WAIT: Duration = Duration::from_secs(30);
+
+/// A child process killed (SIGTERM, then SIGKILL) when dropped.
+struct Killed {
+    name: &'static str,
+    child: Child,
+}
+
+impl Killed {
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Stops the process: SIGTERM, up to `grace` to exit, then SIGKILL.
+    fn stop(&mut self, grace: Duration) -> Option<std::process::ExitStatus> {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            return Some(status);
+        }
+        let pid = nix::unistd::Pid::from_raw(self.pid());
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        eprintln!("e2e_window: {} did not stop on SIGTERM; killing it", self.name);
+        let _ = self.child.kill();
+        self.child.wait().ok()
+    }
+}
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        self.stop(Duration::from_secs(10));
+    }
+}
+
+/// The world of one window: an X display, the window process and its temp dirs.
+///
+/// Fields drop in order: the window first, then the display, then the temp dirs.
+struct World {
+    window: Option<Killed>,
+    _xvfb: Killed,
+    server: TestServer,
+    display: String,
+    window_log: PathBuf,
+    window_id: String,
+}
+
+/// Runs a program to completion (bounded by `timeout(1)`), returning its stdout, or an error
+/// with its stderr.
+fn run_tool(display: &str, program: &str, args: &[&str]) -> Result<String, String> {
+    let out = Command::new("timeout")
+        .arg("20")
+        .arg(program)
+        .args(args)
+        .env("DISPLAY", display)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{program} {args:?} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+fn require_tool(name: &str, package: &str) -> Result<(), String> {
+    let found = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join(name).is_file()))
+        .unwrap_or(false);
+    if found {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` is not installed: the window tests need it (apt-get install {package})"
+        ))
+    }
+}
+
+/// Starts Xvfb on a free display (it writes the number it chose to fd 3).
+fn start_xvfb(dir: &Path) -> Result<(Killed, String), String> {
+    let number_file = dir.join("display");
+    let child = Command::new("bash")
+        .arg("-c")
+        .arg(r#"exec Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$1""#)
+        .arg("xvfb")
+        .arg(&number_file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start Xvfb: {e}"))?;
+    let mut xvfb = Killed { name: "Xvfb", child };
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let text = fs::read_to_string(&number_file).unwrap_or_default();
+        if text.ends_with('\n') {
+            let display = format!(":{}", text.trim());
+            return Ok((xvfb, display));
+        }
+        if let Ok(Some(status)) = xvfb.child.try_wait() {
+            return Err(format!("Xvfb exited early with {status}"));
+        }
+        if Instant::now() > deadline {
+            return Err("Xvfb did not report a display within 30 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+impl World {
+    fn start() -> Result<World, String> {
+        require_tool("Xvfb", "xvfb")?;
+        require_tool("xdotool", "xdotool")?;
+        let server = TestServer::prepare();
+        let (xvfb, display) = start_xvfb(server.root.path())?;
+        let window_log = server.root.path().join("window.log");
+        let log = fs::File::create(&window_log).map_err(|e| e.to_string())?;
+        let stderr = log.try_clone().map_err(|e| e.to_string())?;
+        let child = server
+            .command()
+            .env("DISPLAY", &display)
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("WGPU_BACKEND")
+            .current_dir(&server.home)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(stderr)
+            .spawn()
+            .map_err(|e| format!("cannot start berth: {e}"))?;
+        let mut world = World {
+            server,
+            display,
+            window: Some(Killed { name: "berth", child }),
+            window_log,
+            window_id: String::new(),
+            _xvfb: xvfb,
+        };
+        world.window_id = world.wait_for_window()?;
+        Ok(world)
+    }
+
+    fn log(&self) -> String {
+        fs::read_to_string(&self.window_log).unwrap_or_default()
+    }
+
+    /// Waits for the window to map and its first pane to be live; returns the X window id.
+    fn wait_for_window(&mut self) -> Result<String, String> {
+        let deadline = Instant::now() + WAIT;
+        let pid = self.window.as_ref().map(Killed::pid).ok_or("no window process")?.to_string();
+        loop {
+            if let Some(status) =
+                self.window.as_mut().and_then(|w| w.child.try_wait().ok().flatten())
+            {
+                return Err(format!("berth exited early with {status}; its log:\n{}", self.log()));
+            }
+            let found =
+                run_tool(&self.display, "xdotool", &["search", "--pid", &pid, "--name", "Berth"])
+                    .ok()
+                    .and_then(|out| out.lines().last().map(str::to_owned));
+            let live = Client::connect(&self.server.socket).is_ok()
+                && self.server.list()["workspaces"][0]["tabs"][0]["panes"][0]["state"] == "LIVE";
+            if let (Some(id), true) = (found, live) {
+                return Ok(id);
+            }
+            if Instant::now() > deadline {
+                return Err(format!("no berth window within 30 s; its log:\n{}", self.log()));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn xdotool(&self, args: &[&str]) {
+        if let Err(e) = run_tool(&self.display, "xdotool", args) {
+            panic!("{e}");
+        }
+    }
+
+    /// The first tab's panes as `berth ls --json` shows them.
+    fn panes(&self) -> Vec<Value> {
+        let out = self.server.berth_ok(&["ls", "--json"]);
+        let list: Value = serde_json::from_str(&out).expect("ls --json prints JSON");
+        list["workspaces"][0]["tabs"][0]["panes"].as_array().cloned().unwrap_or_default()
+    }
+
+    fn first_pane(&self) -> String {
+        self.panes()[0]["id"].as_str().expect("a pane id").to_owned()
+    }
+
+    /// `berth screenshot` into a file, decoded to RGB(A) pixels.
+    fn screenshot(&self, name: &str) -> Image {
+        let path = self.server.root.path().join(name);
+        let path_str = path.to_str().expect("temp paths are UTF-8");
+        self.server.berth_ok(&["screenshot", "--png", path_str]);
+        Image::read(&path)
+    }
+}
+
+/// A decoded PNG.
+struct Image {
+    width: u32,
+    height: u32,
+    /// RGB triples, row-major.
+    pixels: Vec<[u8; 3]>,
+}
+
+impl Image {
+    fn read(path: &Path) -> Image {
+        let mut bytes = Vec::new();
+        fs::File::open(path)
+            .and_then(|mut f| f.read_to_end(&mut bytes))
+            .unwrap_or_else(|e| panic!("cannot read the screenshot {}: {e}", path.display()));
+        let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+        decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+        let mut reader = decoder.read_info().expect("the screenshot is a PNG");
+        let mut buf = vec![0; reader.output_buffer_size().expect("a sane PNG size")];
+        let info = reader.next_frame(&mut buf).expect("the PNG decodes");
+        let channels = info.color_type.samples();
+        assert!(channels >= 3, "the screenshot is not in colour: {:?}", info.color_type);
+        let pixels =
+            buf[..info.buffer_size()].chunks_exact(channels).map(|p| [p[0], p[1], p[2]]).collect();
+        Image { width: info.width, height: info.height, pixels }
+    }
+
+    fn distinct_colours(&self) -> usize {
+        let mut colours: Vec<[u8; 3]> = self.pixels.clone();
+        colours.sort_unstable();
+        colours.dedup();
+        colours.len()
+    }
+
+    fn count(&self, f: impl Fn([u8; 3]) -> bool) -> usize {
+        self.pixels.iter().filter(|p| f(**p)).count()
+    }
+}
+
+// ---- the cases ----
+
+/// Text typed into the window with xdotool runs in the shell; `berth read` shows the output.
+fn typed_text_runs_in_the_shell(w: &World) {
+    let pane = w.first_pane();
+    w.xdotool(&["windowfocus", "--sync", &w.window_id]);
+    // The shell expands the product, so the typed line itself cannot match.
+    w.xdotool(&["type", "--delay", "20", "echo typed-$((6*7))"]);
+    w.xdotool(&["key", "Return"]);
+    w.server.wait_text(&pane, "typed-42", WAIT);
+}
+
+/// The split chord gives two panes in `berth ls --json`.
+fn split_chord_gives_two_panes(w: &World) {
+    w.xdotool(&["windowfocus", "--sync", &w.window_id]);
+    w.xdotool(&["key", "ctrl+shift+e"]);
+    poll(WAIT, "two panes after Ctrl+Shift+E", || (w.panes().len() == 2).then_some(()));
+    let out = w.server.berth_ok(&["ls", "--json"]);
+    assert!(out.contains("\"right\""), "the split is side by side: {out}");
+}
+
+/// Resizing the window changes the panes' sizes.
+fn window_resize_changes_pane_size(w: &World) {
+    let size_of = || w.panes()[0]["size"].clone();
+    let before = size_of();
+    w.xdotool(&["windowsize", &w.window_id, "640", "420"]);
+    poll(WAIT, "the pane size to follow the window", || (size_of() != before).then_some(()));
+    let after = size_of();
+    assert!(
+        after["cols"].as_u64() < before["cols"].as_u64(),
+        "a smaller window gives fewer columns: {before} → {after}"
+    );
+}
+
+/// `berth screenshot` writes a PNG that is not blank.
+fn screenshot_is_not_blank(w: &World) {
+    let image = w.screenshot("shot.png");
+    assert!(image.width > 100 && image.height > 100, "{}x{}", image.width, image.height);
+    let colours = image.distinct_colours();
+    assert!(colours > 2, "the screenshot is (nearly) one colour: {colours} colours");
+}
+
+/// `printf '\e[31mRED\e[0m'` shows red glyphs in the screenshot.
+fn red_text_shows_red_pixels(w: &World) {
+    let pane = w.first_pane();
+    let red = |[r, g, b]: [u8; 3]| r > 150 && g < 90 && b < 90;
+    let before = w.screenshot("before-red.png").count(red);
+    w.server.berth_ok(&["send", &pane, "--enter", r"clear; printf '\e[31mRED\e[0m\n'"]);
+    poll(WAIT, "RED on a line of its own", || {
+        w.server.screen(&pane).lines().any(|l| l.trim() == "RED").then_some(())
+    });
+    let after = poll(WAIT, "red pixels in the screenshot", || {
+        let n = w.screenshot("red.png").count(red);
+        (n > before + 20).then_some(n)
+    });
+    assert!(after > before, "{after} red pixels");
+}
+
+/// Without a display, `berth` prints one line and exits non-zero.
+fn no_display_is_one_line_and_an_error(w: &World) {
+    let out = w
+        .server
+        .command()
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run berth");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "berth without a display succeeded: {stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "more than one line: {stderr:?}");
+    assert!(stderr.contains("no display"), "{stderr:?}");
+    assert!(stderr.contains("berth server"), "{stderr:?}");
+    assert!(!stderr.contains("panicked"), "{stderr:?}");
+}
+
+/// SIGTERM closes the window after saving; it exits on its own.
+fn sigterm_stops_the_window(w: &mut World) {
+    let mut window = w.window.take().expect("the window runs");
+    let status = window.stop(Duration::from_secs(20)).expect("berth exited");
+    assert!(status.code().is_some(), "berth was killed, not stopped: {status}");
+}
+
+fn main() -> ExitCode {
+    let mut world = match catch_unwind(World::start) {
+        Ok(Ok(world)) => world,
+        Ok(Err(e)) => {
+            eprintln!("e2e_window: cannot set up the window: {e}");
+            println!("0 passed, 1 failed");
+            return ExitCode::FAILURE;
+        }
+        Err(_) => {
+            eprintln!("e2e_window: setting up the window panicked");
+            println!("0 passed, 1 failed");
+            return ExitCode::FAILURE;
+        }
+    };
+    type Case = (&'static str, fn(&World));
+    let cases: &[Case] = &[
+        ("typed_text_runs_in_the_shell", typed_text_runs_in_the_shell),
+        ("split_chord_gives_two_panes", split_chord_gives_two_panes),
+        ("window_resize_changes_pane_size", window_resize_changes_pane_size),
+        ("screenshot_is_not_blank", screenshot_is_not_blank),
+        ("red_text_shows_red_pixels", red_text_shows_red_pixels),
+        ("no_display_is_one_line_and_an_error", no_display_is_one_line_and_an_error),
+    ];
+    let (mut passed, mut failed) = (0, 0);
+    let mut record = |name: &str, ok: bool| {
+        println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });
+        if ok {
+            passed += 1;
+        } else {
+            failed += 1;
+        }
+    };
+    for (name, case) in cases {
+        let ok = catch_unwind(AssertUnwindSafe(|| case(&world))).is_ok();
+        record(name, ok);
+    }
+    let ok = catch_unwind(AssertUnwindSafe(|| sigterm_stops_the_window(&mut world))).is_ok();
+    record("sigterm_stops_the_window", ok);
+    if failed > 0 {
+        eprintln!("e2e_window: the window's log:\n{}", world.log());
+    }
+    drop(world);
+    println!("{passed} passed, {failed} failed");
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
