@@ -327,6 +327,23 @@ impl PaneTerminal {
         self.term.mode().contains(TermMode::ALT_SCREEN)
     }
 
+    /// Scrolls the view into the scrollback by `lines` (positive: back into history), as the
+    /// window's wheel does; new output keeps the view where it is until
+    /// [`PaneTerminal::scroll_to_bottom`].
+    pub fn scroll_display(&mut self, lines: i32) {
+        self.term.scroll_display(alacritty_terminal::grid::Scroll::Delta(lines));
+    }
+
+    /// Returns the view to the live screen.
+    pub fn scroll_to_bottom(&mut self) {
+        self.term.scroll_display(alacritty_terminal::grid::Scroll::Bottom);
+    }
+
+    /// How many lines the view is scrolled back into the history (0: the live screen).
+    pub fn display_offset(&self) -> usize {
+        self.term.grid().display_offset()
+    }
+
     /// The alacritty terminal, for rendering.
     pub fn term(&self) -> &Term<TermListener> {
         &self.term

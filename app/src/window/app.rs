@@ -238,8 +238,25 @@ impl App {
         Some(f(&term))
     }
 
-    /// Sends input bytes to a pane.
+    /// Runs `f` on a pane's terminal with write access (scrolling the view).
+    pub(super) fn with_term_mut<R>(
+        &self,
+        pane: &str,
+        f: impl FnOnce(&mut PaneTerminal) -> R,
+    ) -> Option<R> {
+        let id = PaneId::parse(pane).ok()?;
+        let shared = self.lock_store().pane_shared(&id)?;
+        let mut term = shared.term.lock();
+        Some(f(&mut term))
+    }
+
+    /// Sends input bytes to a pane, returning its view to the live screen first.
     pub(super) fn send_bytes(&self, pane: &str, bytes: Vec<u8>) {
+        self.with_term_mut(pane, |t| {
+            if t.display_offset() > 0 {
+                t.scroll_to_bottom();
+            }
+        });
         let Ok(pane) = PaneId::parse(pane) else { return };
         match String::from_utf8(bytes) {
             Ok(text) => {

@@ -402,7 +402,8 @@ impl App {
         }
     }
 
-    /// The wheel: reports to programs that asked, arrows in the alternate screen.
+    /// The wheel: reports to programs that asked, arrows in the alternate screen, otherwise
+    /// scrolls the pane's view through its scrollback.
     pub(super) fn on_wheel(&mut self, delta: MouseScrollDelta) {
         let lines = match delta {
             MouseScrollDelta::LineDelta(_, y) => f64::from(y),
@@ -445,8 +446,12 @@ impl App {
                 (false, true) => b"\x1bOB",
             };
             self.send_bytes(&pane, arrow.repeat(steps * WHEEL_ARROWS));
+            return;
         }
-        // The primary screen's scrollback needs a scrollable view in the engine (not yet).
+        // The primary screen: scroll the view through the scrollback.
+        let lines = i32::try_from(steps * WHEEL_ARROWS).unwrap_or(i32::MAX);
+        self.with_term_mut(&pane, |t| t.scroll_display(if up { lines } else { -lines }));
+        self.redraw();
     }
 }
 

@@ -473,3 +473,23 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_view_scrolls_through_history_and_back() {
+    let mut term = PaneTerminal::new(TermSize { cols: 20, rows: 5 }, 100);
+    for i in 0..50 {
+        term.feed(format!("line {i}\r\n").as_bytes());
+    }
+    assert_eq!(term.display_offset(), 0);
+    term.scroll_display(10);
+    assert_eq!(term.display_offset(), 10);
+    // New output leaves a scrolled view where it is.
+    term.feed(b"more\r\n");
+    assert_eq!(term.display_offset(), 11);
+    term.scroll_display(-1000);
+    assert_eq!(term.display_offset(), 0);
+    term.scroll_display(1000);
+    assert!(term.display_offset() <= 100);
+    term.scroll_to_bottom();
+    assert_eq!(term.display_offset(), 0);
+}
