@@ -1,30 +1,67 @@
 //! Command-line verbs: each maps onto one socket method (DESIGN.md §4).
 //!
 //! Errors print one line on stderr and exit 1; usage errors exit 2 (clap's default).
+//! `--socket` picks the server for every verb; `BERTH_SOCKET` and the default path come after.
+//! The CLI prints no colour of its own (so `NO_COLOR` has nothing to turn off here); the log
+//! lines on stderr are coloured only on a terminal and without `NO_COLOR`.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use berth_server::client::Client;
 use berth_server::protocol::{ReadDto, WorkspaceListDto};
 use berth_server::{Server, ServerConfig};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use serde_json::{json, Value};
 
 /// Berth: a GPU terminal for coding agents and shells, with an embedded server.
 #[derive(Parser, Debug)]
-#[command(name = "berth", version, about, arg_required_else_help = false)]
+#[command(
+    name = "berth",
+    version,
+    about,
+    arg_required_else_help = false,
+    after_help = EXIT_CODES
+)]
 pub struct Cli {
+    /// The server's socket, for every verb (`berth server` binds there). Overrides
+    /// BERTH_SOCKET; default $XDG_RUNTIME_DIR/berth/berth.sock.
+    #[arg(long, global = true, value_name = "PATH")]
+    socket: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Verb>,
+}
+
+/// The exit codes, shown at the end of `berth --help`.
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  error (the message on stderr says what happened and what to do)
+  2  usage error (unknown verb, bad or missing argument)
+
+Examples:
+  berth                                   open the window
+  berth new -- claude                     start an agent in a new tab
+  berth --socket /tmp/remote.sock ls      list the panes of another server";
+
+/// The socket every verb talks to, decided once at the start of [`run`].
+static SOCKET: OnceLock<PathBuf> = OnceLock::new();
+
+/// The socket path: `--socket`, else `BERTH_SOCKET`, else the default.
+fn socket() -> &'static Path {
+    SOCKET.get_or_init(berth_server::paths::socket_path)
 }
 
 #[derive(Subcommand, Debug)]
 enum Verb {
     /// Run the server headless in the foreground (no window).
+    #[command(
+        after_help = "Example:\n  berth --socket /tmp/second.sock server &   a second server for scripts"
+    )]
     Server {
         /// If the saved state was written by a newer Berth, move it aside and start empty
         /// instead of refusing to start.
@@ -74,6 +111,7 @@ enum Verb {
         body: Option<String>,
     },
     /// List notifications.
+    #[command(after_help = "Example:\n  berth notifications --unread --json")]
     Notifications {
         /// Print them as JSON.
         #[arg(long)]
@@ -100,20 +138,34 @@ enum Verb {
         print_config: bool,
     },
     /// List workspaces, tabs and panes.
+    #[command(
+        after_help = "Example:\n  berth ls --json | jq '.workspaces[].tabs[].panes[] | {id, state, cwd}'"
+    )]
     Ls {
         /// Print the full state as JSON.
         #[arg(long)]
         json: bool,
     },
     /// Start a new pane in a new tab; prints its id.
+    #[command(
+        after_help = "Example:\n  pane=$(berth new --workspace api --cwd ~/code/api -- claude)"
+    )]
     New(NewArgs),
     /// Split a pane; the new pane goes right of or below it. Prints its id.
+    #[command(after_help = "Example:\n  berth split \"$BERTH_PANE\" --right -- htop")]
     Split(SplitArgs),
     /// Send text or named keys to a pane.
+    #[command(
+        after_help = "Examples:\n  berth send pane_1 --enter 'cargo test'\n  berth send pane_1 --keys C-c"
+    )]
     Send(SendArgs),
     /// Print a pane's text (the visible screen unless --since or --lines).
+    #[command(after_help = "Example:\n  berth read pane_1 --lines 200 --json")]
     Read(ReadArgs),
     /// Wait until TEXT appears in a pane.
+    #[command(
+        after_help = "Example:\n  berth wait pane_1 --for 'test result' --timeout 120 && berth read pane_1"
+    )]
     Wait(WaitArgs),
     /// Close a workspace, tab or pane by id.
     Close {
@@ -125,8 +177,42 @@ enum Verb {
         /// The pane.
         pane: String,
     },
-    /// Print events (one JSON object per line) until interrupted.
+    /// Print events (one JSON object per line; always JSON) until interrupted.
+    #[command(after_help = "Example:\n  berth events | jq -c 'select(.event == \"pane.state\")'")]
     Events,
+    /// Print a completion script for a shell.
+    #[command(
+        after_help = "Examples:\n  berth completions bash > ~/.local/share/bash-completion/completions/berth\n  berth completions zsh > ~/.zfunc/_berth\n  berth completions fish > ~/.config/fish/completions/berth.fish"
+    )]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout.
+    #[command(after_help = "Example:\n  berth man | man -l -")]
+    Man,
+    /// Print the log file's last lines ($XDG_STATE_HOME/berth/berth.log); BERTH_LOG=debug logs more.
+    #[command(after_help = "Example:\n  berth logs -f -n 100")]
+    Logs {
+        /// Keep printing new lines until interrupted.
+        #[arg(short, long)]
+        follow: bool,
+        /// How many lines to print first.
+        #[arg(short = 'n', long, default_value_t = 50)]
+        lines: usize,
+    },
+    /// Print a snippet for your shell's rc file that reports the directory (OSC 7) and marks
+    /// prompts (OSC 133).
+    #[command(
+        after_help = "Examples:\n  eval \"$(berth shell-init bash)\"    in ~/.bashrc\n  eval \"$(berth shell-init zsh)\"     in ~/.zshrc\n  berth shell-init fish | source     in ~/.config/fish/config.fish"
+    )]
+    ShellInit {
+        /// The shell.
+        shell: crate::shell_init::InitShell,
+    },
+    /// Check the display, GPU, fonts, D-Bus, logind, socket, state and agents; one line each,
+    /// with a fix. Exits 1 if the window cannot start.
+    Doctor,
 }
 
 #[derive(Subcommand, Debug)]
@@ -222,11 +308,32 @@ struct WaitArgs {
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    if let Some(path) = cli.socket {
+        let path = absolute(Some(path))?.unwrap_or_default();
+        // The only place SOCKET is set, before any verb reads it.
+        let _ = SOCKET.set(path);
+    }
     let Some(verb) = cli.command else {
-        return crate::window::run();
+        crate::logs::init();
+        return crate::window::run(socket().to_path_buf());
     };
     match verb {
         Verb::Server { move_aside_future } => run_server(move_aside_future),
+        Verb::Completions { shell } => {
+            let mut command = Cli::command();
+            clap_complete::generate(shell, &mut command, "berth", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Verb::Man => {
+            clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Verb::Logs { follow, lines } => crate::logs::print(lines, follow),
+        Verb::ShellInit { shell } => {
+            print!("{}", crate::shell_init::snippet(shell));
+            Ok(ExitCode::SUCCESS)
+        }
+        Verb::Doctor => crate::doctor::run(socket()),
         Verb::Save => {
             let result = connect()?.call("snapshot.save", json!({}))?;
             println!(
@@ -293,7 +400,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 fn connect() -> Result<Client> {
-    Ok(Client::connect_default()?)
+    Ok(Client::connect(socket())?)
 }
 
 fn notifications(
@@ -365,9 +472,8 @@ fn hook(agent: &str, payload: Option<String>, print_config: bool) -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
-    let socket = berth_server::paths::socket_path();
     let result =
-        Client::connect_with_timeout(&socket, Duration::from_millis(800)).and_then(|mut c| {
+        Client::connect_with_timeout(socket(), Duration::from_millis(800)).and_then(|mut c| {
             c.call(
                 "hook.event",
                 json!({ "pane_id": pane, "agent": kind.as_str(), "payload": payload }),
@@ -396,14 +502,8 @@ fn resolve_workspace(client: &mut Client, name_or_id: &str) -> Result<String> {
 }
 
 fn run_server(move_aside_future: bool) -> Result<ExitCode> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("BERTH_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    let config = ServerConfig { move_aside_future, ..ServerConfig::from_env() };
+    crate::logs::init();
+    let config = ServerConfig { socket_path: socket().to_path_buf(), move_aside_future };
     let server = Server::bind(&config)?;
     server.run_until_signal()?;
     Ok(ExitCode::SUCCESS)

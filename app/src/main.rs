@@ -5,9 +5,12 @@
 //! the same commands in-process.
 
 mod cli;
+mod doctor;
+mod logs;
 // The renderer's API is wider than the window uses yet (tests and examples use the rest).
 #[allow(dead_code, unused_imports)]
 mod render;
+mod shell_init;
 mod window;
 
 use std::process::ExitCode;

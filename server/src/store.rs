@@ -131,10 +131,11 @@ pub struct Pane {
 }
 
 impl Pane {
-    /// How the process ended, as soon as the waiter has reaped it (the reader may still be
-    /// delivering the last output).
+    /// How the process ended. It is known once the reader has delivered the last output after
+    /// the child was reaped, so a pane never shows as ended while its final output (and its
+    /// tail) is still on the way.
     pub fn exit(&self) -> Option<berth_engine::pty::ExitInfo> {
-        self.shared.meta().exit.clone().or_else(|| self.pty.as_ref()?.exit_info())
+        self.shared.meta().exit.clone()
     }
 
     /// The pane's restore state.
@@ -143,9 +144,7 @@ impl Pane {
             return tomb.state;
         }
         match &self.pty {
-            Some(pty) if pty.exit_info().is_none() && self.shared.meta().exit.is_none() => {
-                RestoreState::Live
-            }
+            Some(_) if self.shared.meta().exit.is_none() => RestoreState::Live,
             _ => RestoreState::Exited,
         }
     }

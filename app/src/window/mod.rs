@@ -67,7 +67,7 @@ pub const NO_DISPLAY: &str =
 /// Opens the window on the embedded server and runs until it is closed (or the server is
 /// stopped by SIGTERM/SIGINT). Errors are one line each: no display, no GPU adapter, a
 /// server already running.
-pub fn run() -> Result<ExitCode> {
+pub fn run(socket_path: std::path::PathBuf) -> Result<ExitCode> {
     let has = |var: &str| std::env::var_os(var).is_some_and(|v| !v.is_empty());
     if !has("DISPLAY") && !has("WAYLAND_DISPLAY") {
         bail!(NO_DISPLAY);
@@ -82,7 +82,8 @@ pub fn run() -> Result<ExitCode> {
             std::env::var("DISPLAY").unwrap_or_default()
         )
     })?;
-    let server = Server::bind(&ServerConfig::from_env()).context("cannot start the server")?;
+    let server = Server::bind(&ServerConfig { socket_path, ..ServerConfig::from_env() })
+        .context("cannot start the server")?;
     let waker = Waker::new(event_loop.create_proxy());
     let mut app = app::App::new(server, waker, event_loop.owned_display_handle());
     event_loop.run_app(&mut app).context("the window's event loop failed")?;

@@ -1,0 +1,322 @@
+//! `berth doctor`: checks what Berth needs from the machine and explains each finding on one
+//! line with a fix.
+//!
+//! Owns only the checks and their wording. It reads and probes; it must not create, change or
+//! repair anything (no dirs made, no files moved, no settings written).
+
+use std::ffi::OsString;
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::time::{Duration, SystemTime};
+
+use anyhow::Result;
+
+/// How long the GPU adapter probe may take before it counts as missing.
+const ADAPTER_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// How bad a finding is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Level {
+    /// Fine.
+    Ok,
+    /// Something is missing, but Berth works without it.
+    Warn,
+    /// The window cannot work (the headless server may still).
+    Blocker,
+}
+
+/// One check's finding.
+struct Finding {
+    level: Level,
+    name: &'static str,
+    text: String,
+}
+
+impl Finding {
+    fn new(level: Level, name: &'static str, text: impl Into<String>) -> Finding {
+        Finding { level, name, text: text.into() }
+    }
+}
+
+/// Runs every check, prints one line each, and exits 1 if anything blocks use.
+pub fn run(socket: &Path) -> Result<ExitCode> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let mut findings = vec![display(&var)];
+    findings.extend(gpu_and_fonts());
+    findings.push(session_bus(&var));
+    findings.push(logind(&var));
+    findings.push(socket_dir(socket));
+    findings.extend(state_dir());
+    findings.extend(agents(&var));
+    for f in &findings {
+        let tag = match f.level {
+            Level::Ok => "ok  ",
+            Level::Warn => "warn",
+            Level::Blocker => "FAIL",
+        };
+        println!("{tag}  {:<14} {}", f.name, f.text);
+    }
+    if findings.iter().any(|f| f.level == Level::Blocker) {
+        println!("berth doctor: the window cannot start here; the headless server (`berth server`) still works");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn display(var: &impl Fn(&str) -> Option<OsString>) -> Finding {
+    match (var("DISPLAY"), var("WAYLAND_DISPLAY")) {
+        (Some(d), _) => Finding::new(Level::Ok, "display", format!("X11 DISPLAY={}", d.to_string_lossy())),
+        (None, Some(_)) => Finding::new(
+            Level::Blocker,
+            "display",
+            "only WAYLAND_DISPLAY is set and this build draws through X11; fix: run XWayland so DISPLAY is set",
+        ),
+        (None, None) => Finding::new(
+            Level::Blocker,
+            "display",
+            "no display: DISPLAY and WAYLAND_DISPLAY are unset; fix: run inside a desktop session (or Xvfb), or use `berth server` headless",
+        ),
+    }
+}
+
+/// The GPU adapter, through the same offscreen renderer `berth screenshot` uses; the bundled
+/// font is loaded by that renderer too.
+fn gpu_and_fonts() -> Vec<Finding> {
+    let (tx, rx) = mpsc::channel();
+    // The probe runs on its own thread so a hanging driver cannot hang the doctor; on timeout
+    // the thread is left behind and dies with the process.
+    std::thread::spawn(move || {
+        let result = crate::render::Renderer::offscreen(64, 64, Default::default())
+            .map(|r| r.adapter_info())
+            .map_err(|e| e.to_string());
+        let _ = tx.send(result);
+    });
+    match rx.recv_timeout(ADAPTER_TIMEOUT) {
+        Ok(Ok(info)) => {
+            let software = ["llvmpipe", "lavapipe", "swiftshader", "Cpu"].iter().any(|s| info.contains(s));
+            let gpu = if software {
+                Finding::new(Level::Ok, "gpu", format!("{info}: software rendering (works, uses the CPU); fix for speed: install your GPU's Vulkan driver"))
+            } else {
+                Finding::new(Level::Ok, "gpu", info)
+            };
+            vec![gpu, Finding::new(Level::Ok, "fonts", "the bundled JetBrains Mono loads")]
+        }
+        Ok(Err(e)) => vec![
+            Finding::new(Level::Blocker, "gpu", format!("no GPU adapter: {e}; fix: install a Vulkan driver (mesa-vulkan-drivers gives lavapipe)")),
+            Finding::new(Level::Warn, "fonts", "not checked (the font is loaded by the renderer, which needs an adapter)"),
+        ],
+        Err(_) => vec![
+            Finding::new(Level::Blocker, "gpu", format!("the adapter probe did not answer within {}s; fix: check the Vulkan driver (vulkaninfo)", ADAPTER_TIMEOUT.as_secs())),
+            Finding::new(Level::Warn, "fonts", "not checked (the renderer did not start)"),
+        ],
+    }
+}
+
+fn session_bus(var: &impl Fn(&str) -> Option<OsString>) -> Finding {
+    let Some(address) = var("DBUS_SESSION_BUS_ADDRESS") else {
+        return Finding::new(
+            Level::Warn,
+            "d-bus",
+            "no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS unset): no desktop notifications, in-window ones still work; fix: run inside a desktop session or `dbus-run-session`",
+        );
+    };
+    let address = address.to_string_lossy().into_owned();
+    match address.split(',').find_map(|p| p.strip_prefix("unix:path=")) {
+        Some(path) if !Path::new(path).exists() => Finding::new(
+            Level::Warn,
+            "d-bus",
+            format!("the session bus socket {path} does not exist; fix: restart your session's dbus"),
+        ),
+        _ => Finding::new(
+            Level::Ok,
+            "d-bus",
+            format!("session bus at {address} (the notification service itself is checked by the server at its first notification; see `berth logs`)"),
+        ),
+    }
+}
+
+fn logind(var: &impl Fn(&str) -> Option<OsString>) -> Finding {
+    let system_bus = var("DBUS_SYSTEM_BUS_ADDRESS")
+        .map(|a| a.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "unix:path=/run/dbus/system_bus_socket".into());
+    let socket_ok = system_bus
+        .split(',')
+        .find_map(|p| p.strip_prefix("unix:path="))
+        .is_none_or(|p| Path::new(p).exists());
+    if !socket_ok {
+        return Finding::new(Level::Warn, "logind", format!("no system bus at {system_bus}: Berth cannot save before suspend or shutdown; it still saves after every change"));
+    }
+    if Path::new("/run/systemd/seats").exists() {
+        Finding::new(Level::Ok, "logind", "systemd-logind is running")
+    } else {
+        Finding::new(Level::Warn, "logind", "systemd-logind is not running: Berth cannot save before suspend or shutdown; it still saves after every change")
+    }
+}
+
+/// The socket's directory, checked like the server checks it but without creating it.
+fn socket_dir(socket: &Path) -> Finding {
+    let dir = socket.parent().unwrap_or(Path::new("."));
+    match fs::symlink_metadata(dir) {
+        Err(_) => Finding::new(
+            Level::Ok,
+            "socket dir",
+            format!("{} does not exist yet (the server creates it 0700)", dir.display()),
+        ),
+        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => Finding::new(
+            Level::Blocker,
+            "socket dir",
+            format!(
+                "{} is not a real directory; fix: remove it and let the server create it",
+                dir.display()
+            ),
+        ),
+        Ok(meta) if meta.uid() != my_uid() => Finding::new(
+            Level::Blocker,
+            "socket dir",
+            format!(
+                "{} is owned by uid {}, not by you; fix: use another --socket or remove it",
+                dir.display(),
+                meta.uid()
+            ),
+        ),
+        Ok(meta) if meta.permissions().mode() & 0o077 != 0 => Finding::new(
+            Level::Blocker,
+            "socket dir",
+            format!(
+                "{} has mode {:o}; fix: chmod 700 {}",
+                dir.display(),
+                meta.permissions().mode() & 0o777,
+                dir.display()
+            ),
+        ),
+        Ok(_) => {
+            let live = std::os::unix::net::UnixStream::connect(socket).is_ok();
+            let server = if live { "a server is listening" } else { "no server is running" };
+            Finding::new(
+                Level::Ok,
+                "socket dir",
+                format!("{} is private (0700); {server} on {}", dir.display(), socket.display()),
+            )
+        }
+    }
+}
+
+fn state_dir() -> Vec<Finding> {
+    let dir = match berth_server::persist::state_dir_path(|name| std::env::var_os(name)) {
+        Ok(dir) => dir,
+        Err(e) => {
+            return vec![Finding::new(
+                Level::Blocker,
+                "state dir",
+                format!("{e}; fix: set HOME or XDG_STATE_HOME"),
+            )]
+        }
+    };
+    let mut findings = Vec::new();
+    let snapshot = dir.join("snapshot.json");
+    match fs::metadata(&snapshot) {
+        Err(_) => findings.push(Finding::new(
+            Level::Ok,
+            "state",
+            format!("no snapshot in {} yet (nothing saved)", dir.display()),
+        )),
+        Ok(meta) => {
+            let version = fs::read(&snapshot)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                .and_then(|v| v["snapshot_version"].as_u64());
+            let age = meta
+                .modified()
+                .ok()
+                .and_then(|m| SystemTime::now().duration_since(m).ok())
+                .map(|d| format!("{}s ago", d.as_secs()))
+                .unwrap_or_else(|| "at an unknown time".into());
+            let (level, what) = match version {
+                Some(v) => (Level::Ok, format!("version {v}")),
+                None => (
+                    Level::Warn,
+                    "unreadable (the server will set it aside and start empty)".into(),
+                ),
+            };
+            findings.push(Finding::new(
+                level,
+                "state",
+                format!("{}: {what}, {} bytes, saved {age}", snapshot.display(), meta.len()),
+            ));
+        }
+    }
+    let corrupt: Vec<PathBuf> = fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("snapshot.json.corrupt-"))
+        })
+        .collect();
+    if !corrupt.is_empty() {
+        findings.push(Finding::new(
+            Level::Warn,
+            "state",
+            format!(
+                "{} corrupt snapshot(s) set aside in {} (e.g. {}); fix: inspect and delete them",
+                corrupt.len(),
+                dir.display(),
+                corrupt[0].display()
+            ),
+        ));
+    }
+    findings
+}
+
+/// The agents Berth knows, the files their hooks live in, and whether `berth hook` is wired.
+fn agents(var: &impl Fn(&str) -> Option<OsString>) -> Vec<Finding> {
+    let home = var("HOME").map(PathBuf::from).unwrap_or_default();
+    let config = var("XDG_CONFIG_HOME").map(PathBuf::from).unwrap_or_else(|| home.join(".config"));
+    let table: [(&str, &str, Vec<PathBuf>); 4] = [
+        ("claude", "claude", vec![home.join(".claude/settings.json")]),
+        ("codex", "codex", vec![home.join(".codex/config.toml")]),
+        (
+            "opencode",
+            "opencode",
+            vec![config.join("opencode/plugin"), config.join("opencode/plugins")],
+        ),
+        ("cursor-agent", "cursor", vec![home.join(".cursor/hooks.json")]),
+    ];
+    let path = var("PATH").unwrap_or_default();
+    table
+        .into_iter()
+        .filter_map(|(binary, agent, configs)| {
+            std::env::split_paths(&path).find(|d| d.join(binary).is_file())?;
+            let wired = configs.iter().any(|c| mentions_berth_hook(c));
+            Some(if wired {
+                Finding::new(Level::Ok, "agent", format!("{binary} is on PATH and its hooks call `berth hook`"))
+            } else {
+                Finding::new(
+                    Level::Warn,
+                    "agent",
+                    format!("{binary} is on PATH but its hooks are not wired (states are guessed from the screen); fix: `berth hook {agent} --print-config` and add it to {}", configs[0].display()),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Whether a config file (or any file in a plugin dir) mentions `berth hook`.
+fn mentions_berth_hook(path: &Path) -> bool {
+    let read = |p: &Path| fs::read_to_string(p).is_ok_and(|t| t.contains("berth hook"));
+    if path.is_dir() {
+        fs::read_dir(path).into_iter().flatten().filter_map(|e| e.ok()).any(|e| read(&e.path()))
+    } else {
+        read(path)
+    }
+}
+
+/// Our effective uid (the owner of `/proc/self`), without a libc dependency.
+fn my_uid() -> u32 {
+    fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(u32::MAX)
+}

@@ -1,0 +1,214 @@
+//! End to end: the CLI behaves like a Linux citizen — any socket, completions, man page, help
+//! with exit codes, logs, shell integration and `berth doctor`.
+
+mod support;
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use support::*;
+
+const WAIT: Duration = Duration::from_secs(15);
+
+/// Every pane id in a `workspace.list` answer.
+fn pane_ids(list: &Value) -> Vec<String> {
+    list["workspaces"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|w| w["tabs"].as_array().cloned().unwrap_or_default())
+        .flat_map(|t| t["panes"].as_array().cloned().unwrap_or_default())
+        .filter_map(|p| p["id"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn socket_flag_picks_the_server_for_every_verb() {
+    let a = TestServer::start();
+    // Server B binds where `--socket` says, not at its default path.
+    let mut b = TestServer::prepare();
+    let b_dir = b.root.path().join("other");
+    fs::DirBuilder::new().mode(0o700).create(&b_dir).unwrap();
+    let b_socket = b_dir.join("b.sock");
+    b.socket = b_socket.clone();
+    let b = b.launch_with(&["--socket", b_socket.to_str().unwrap()]);
+    assert!(!b.runtime.join("berth").join("berth.sock").exists());
+
+    let pane_a = a.berth_ok(&["new", "--", "bash", "--norc"]);
+    let pane_b =
+        b.berth_ok(&["--socket", b_socket.to_str().unwrap(), "new", "--", "bash", "--norc"]);
+
+    // A's environment points at A; `--socket` still wins.
+    let via_flag: Value = serde_json::from_str(&a.berth_ok(&[
+        "--socket",
+        b_socket.to_str().unwrap(),
+        "ls",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(pane_ids(&via_flag), vec![pane_b.clone()]);
+    // The flag may come after the verb too (it is global).
+    let after: Value = serde_json::from_str(&a.berth_ok(&[
+        "ls",
+        "--json",
+        "--socket",
+        b_socket.to_str().unwrap(),
+    ]))
+    .unwrap();
+    assert_eq!(pane_ids(&after), vec![pane_b]);
+    // Without it, A answers.
+    let plain: Value = serde_json::from_str(&a.berth_ok(&["ls", "--json"])).unwrap();
+    assert_eq!(pane_ids(&plain), vec![pane_a]);
+}
+
+#[test]
+fn bash_completions_parse() {
+    let out = Command::new(berth_bin()).args(["completions", "bash"]).output().unwrap();
+    assert!(out.status.success());
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("berth.bash");
+    fs::write(&script, &out.stdout).unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("shell-init") && text.contains("--socket"), "{text}");
+    let check = Command::new("bash").arg("-n").arg(&script).output().unwrap();
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    for shell in ["zsh", "fish"] {
+        let out = Command::new(berth_bin()).args(["completions", shell]).output().unwrap();
+        assert!(out.status.success() && !out.stdout.is_empty(), "{shell}");
+    }
+}
+
+#[test]
+fn man_page_is_roff_and_renders() {
+    let out = Command::new(berth_bin()).arg("man").output().unwrap();
+    assert!(out.status.success());
+    let roff = String::from_utf8_lossy(&out.stdout);
+    // clap_mangen opens with a two-line quote-string prelude (`.ie`/`.el`); the page itself
+    // starts at `.TH`, before any section.
+    let first_macro = roff.lines().find(|l| !l.starts_with(".ie") && !l.starts_with(".el"));
+    assert!(
+        first_macro.is_some_and(|l| l.starts_with(".TH berth 1")),
+        "{}",
+        &roff[..roff.len().min(200)]
+    );
+    assert!(roff.contains("socket"), "the man page should list --socket");
+    let has_man = Command::new("sh").args(["-c", "command -v man"]).output().unwrap();
+    if !has_man.status.success() {
+        eprintln!("note: `man` is not installed here; only the roff header was checked");
+        return;
+    }
+    let mut child = Command::new("man")
+        .args(["-l", "-"])
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&out.stdout).unwrap();
+    let rendered = child.wait_with_output().unwrap();
+    assert!(rendered.status.success(), "{}", String::from_utf8_lossy(&rendered.stderr));
+    assert!(String::from_utf8_lossy(&rendered.stdout).contains("berth"));
+}
+
+#[test]
+fn help_documents_exit_codes_and_examples() {
+    let out = Command::new(berth_bin()).arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(help.contains("Exit codes") && help.contains("2  usage error"), "{help}");
+    assert!(help.contains("--socket"), "{help}");
+    for verb in ["new", "send", "read", "wait", "ls", "completions"] {
+        let out = Command::new(berth_bin()).args([verb, "--help"]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("Example"), "berth {verb} --help has no example:\n{text}");
+    }
+    // A usage error exits 2.
+    let bad = Command::new(berth_bin()).arg("no-such-verb").output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn listing_verbs_speak_json() {
+    let server = TestServer::start();
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    let ls: Value = serde_json::from_str(&server.berth_ok(&["ls", "--json"])).unwrap();
+    assert_eq!(pane_ids(&ls), vec![pane.clone()]);
+    let read: Value = serde_json::from_str(&server.berth_ok(&["read", &pane, "--json"])).unwrap();
+    assert!(read["lines"].is_array(), "{read}");
+    let notes: Value =
+        serde_json::from_str(&server.berth_ok(&["notifications", "--json"])).unwrap();
+    assert!(notes["notifications"].is_array(), "{notes}");
+}
+
+#[test]
+fn logs_show_the_server_listening_line() {
+    let server = TestServer::start();
+    server.berth_ok(&["new", "--", "bash", "--norc"]);
+    let log = server.state_dir().join("berth.log");
+    assert_eq!(fs::metadata(&log).unwrap().permissions().mode() & 0o777, 0o600);
+    let text = poll(WAIT, "the listening line in berth logs", || {
+        let text = server.berth_ok(&["logs", "-n", "1000"]);
+        text.contains("berth server listening").then_some(text)
+    });
+    assert!(!text.contains("\x1b["), "the log file holds no colour codes: {text}");
+    let one = server.berth_ok(&["logs", "-n", "1"]);
+    assert_eq!(one.lines().count(), 1, "{one}");
+}
+
+#[test]
+fn shell_init_bash_reports_the_cwd_through_osc7() {
+    let server = TestServer::start();
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc", "-i"]);
+    let bin = berth_bin();
+    server.berth_ok(&[
+        "send",
+        &pane,
+        "--enter",
+        &format!("eval \"$('{}' shell-init bash)\"", bin.display()),
+    ]);
+    server.berth_ok(&["send", &pane, "--enter", "cd /tmp"]);
+    let cwd_of = |want: &str| {
+        poll(WAIT, &format!("cwd {want}"), || {
+            let ls: Value = serde_json::from_str(&server.berth_ok(&["ls", "--json"])).ok()?;
+            let cwd = ls["workspaces"][0]["tabs"][0]["panes"][0]["cwd"].as_str()?.to_owned();
+            (cwd == want).then_some(())
+        })
+    };
+    cwd_of("/tmp");
+    // Only OSC 7 can report a directory the process is not in: the snippet reports $PWD.
+    server.berth_ok(&["send", &pane, "--enter", "PWD='/berth osc7 probe'"]);
+    cwd_of("/berth osc7 probe");
+    // The snippet parses in every shell it is for (bash checked here; zsh/fish if present).
+    let out = Command::new(berth_bin()).args(["shell-init", "bash"]).output().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("init.bash"), &out.stdout).unwrap();
+    let check = Command::new("bash").arg("-n").arg(dir.path().join("init.bash")).output().unwrap();
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+}
+
+#[test]
+fn doctor_names_a_missing_display_and_bus_and_fails() {
+    let server = TestServer::prepare();
+    let out = server
+        .command()
+        .arg("doctor")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("DBUS_SESSION_BUS_ADDRESS")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("no display"), "{text}");
+    assert!(text.contains("no D-Bus session bus"), "{text}");
+    assert!(text.contains("headless server"), "{text}");
+    // One line per check, each with a level tag.
+    for name in ["display", "gpu", "fonts", "d-bus", "logind", "socket dir", "state"] {
+        assert!(text.lines().any(|l| l.contains(name)), "no {name} line:\n{text}");
+    }
+}
