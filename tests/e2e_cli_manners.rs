@@ -183,6 +183,19 @@ fn shell_init_bash_reports_the_cwd_through_osc7() {
     // Only OSC 7 can report a directory the process is not in: the snippet reports $PWD.
     server.berth_ok(&["send", &pane, "--enter", "PWD='/berth osc7 probe'"]);
     cwd_of("/berth osc7 probe");
+    // OSC 133 makes the lifecycle exact: a builtin that waits has no foreground child to
+    // guess from, yet the pane is working until the prompt comes back.
+    let lifecycle_is = |want: &str| {
+        poll(WAIT, &format!("lifecycle {want}"), || {
+            let ls: Value = serde_json::from_str(&server.berth_ok(&["ls", "--json"])).ok()?;
+            (ls["workspaces"][0]["tabs"][0]["panes"][0]["lifecycle"] == want).then_some(())
+        })
+    };
+    lifecycle_is("idle");
+    server.berth_ok(&["send", &pane, "--enter", "read -t 300 berth_probe"]);
+    lifecycle_is("working");
+    server.berth_ok(&["send", &pane, "--keys", "C-c"]);
+    lifecycle_is("idle");
     // The snippet parses in every shell it is for (bash checked here; zsh/fish if present).
     let out = Command::new(berth_bin()).args(["shell-init", "bash"]).output().unwrap();
     let dir = tempfile::tempdir().unwrap();

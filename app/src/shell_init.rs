@@ -3,8 +3,8 @@
 //! prompts and commands (OSC 133 A prompt start, B prompt end, C command start, D;status
 //! command end).
 //!
-//! Owns only the snippets' text. The server reads OSC 7 today; OSC 133 marks are emitted for
-//! terminals and tools that use them, and do not drive Berth's pane lifecycle yet.
+//! Owns only the snippets' text. The server reads OSC 7 for the pane's cwd and OSC 133 for its
+//! lifecycle (`working` from C until the next prompt, `idle` at the prompt).
 
 /// The shells a snippet exists for.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]

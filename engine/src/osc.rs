@@ -45,6 +45,9 @@ pub const MAX_CAPTURE_BYTES: usize = 8 * 1024;
 pub enum OscEvent {
     /// OSC 7: the shell's working directory, decoded from a `file://host/path` URL.
     Cwd(String),
+    /// OSC 133: a shell-integration prompt mark, `A` (prompt shown), `B` (command typed), `C`
+    /// (command running) or `D` (command finished).
+    PromptMark(char),
     /// OSC 9, 99 or 777: a desktop notification request, not yet parsed.
     ///
     /// `kind` is the OSC number and `payload` the raw bytes after `kind;`. OSC `9;4;…`
@@ -383,6 +386,7 @@ impl OscScanner {
                         9 => OscNumber::Captured(9),
                         99 => OscNumber::Captured(99),
                         777 => OscNumber::Captured(777),
+                        133 => OscNumber::Captured(133),
                         _ => OscNumber::Ignored,
                     };
                 }
@@ -416,6 +420,13 @@ impl OscScanner {
             7 => {
                 if let Some(path) = decode_osc7(payload) {
                     self.events.push(OscEvent::Cwd(path));
+                }
+            }
+            133 => {
+                // FinalTerm/OSC 133 shell integration: A prompt, B command typed, C command
+                // running, D command finished (`D;exit`).
+                if let Some(&mark @ (b'A' | b'B' | b'C' | b'D')) = payload.first() {
+                    self.events.push(OscEvent::PromptMark(char::from(mark)));
                 }
             }
             9 if payload == b"4" || payload.starts_with(b"4;") => {
@@ -520,6 +531,9 @@ mod tests {
             (b"\x1b]9;hello\x1b\\after", vec![notify(9, b"hello")]),
             (b"\x1b]99;i=1:d=0;Hi\x1b\\", vec![notify(99, b"i=1:d=0;Hi")]),
             (b"\x1b]777;notify;T;B\x07", vec![notify(777, b"notify;T;B")]),
+            (b"\x1b]133;A\x07", vec![OscEvent::PromptMark('A')]),
+            (b"\x1b]133;D;0\x1b\\", vec![OscEvent::PromptMark('D')]),
+            (b"\x1b]133;Z\x07", vec![]),
             // CAN and SUB abort the string, and an ESC that does not start ST aborts it too.
             (b"\x1b]9;x\x18\x1b]9;y\x1a\x1b]9;z\x1b[0m", vec![]),
             // 0x9C is an ordinary byte inside an OSC (it is a UTF-8 continuation byte here).

@@ -108,6 +108,8 @@ pub enum TerminalEvent {
     PtyWrite(Vec<u8>),
     /// BEL outside of a control string.
     Bell,
+    /// OSC 133 shell integration: `A` prompt, `B` typed, `C` running, `D` finished.
+    PromptMark(char),
     /// OSC 9, 99 or 777: a notification request, raw (see [`OscEvent::Notify`]).
     Notify {
         /// The OSC number: 9, 99 or 777.
@@ -456,6 +458,7 @@ impl PaneTerminal {
                     self.cwd = Some(path.clone());
                     self.push_event(TerminalEvent::Cwd(path));
                 }
+                OscEvent::PromptMark(mark) => self.push_event(TerminalEvent::PromptMark(mark)),
                 OscEvent::Notify { kind, payload } => {
                     self.push_event(TerminalEvent::Notify { kind, payload });
                 }

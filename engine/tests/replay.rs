@@ -92,6 +92,7 @@ fn snapshot(name: &str, term: &PaneTerminal, events: &[TerminalEvent]) -> String
     let mut notifications = Vec::new();
     let mut replies = Vec::new();
     let mut bells = 0;
+    let mut marks = Vec::new();
     for event in events {
         match event {
             TerminalEvent::Title(title) => {
@@ -103,12 +104,17 @@ fn snapshot(name: &str, term: &PaneTerminal, events: &[TerminalEvent]) -> String
             }
             TerminalEvent::PtyWrite(bytes) => replies.push(escape_bytes(bytes)),
             TerminalEvent::Bell => bells += 1,
+            TerminalEvent::PromptMark(mark) => marks.push(mark.to_string()),
         }
     }
     let _ = writeln!(out, "events:");
-    for (kind, list) in
-        [("title", titles), ("cwd", cwds), ("notify", notifications), ("pty_write", replies)]
-    {
+    for (kind, list) in [
+        ("title", titles),
+        ("cwd", cwds),
+        ("notify", notifications),
+        ("pty_write", replies),
+        ("mark", marks),
+    ] {
         for item in list {
             let _ = writeln!(out, "  {kind}: {item}");
         }

@@ -44,6 +44,8 @@ pub struct PaneMeta {
     pub last_activity_ms: u64,
     /// The progress the program reports (OSC 9;4): state 1–4 and percent.
     pub progress: Option<(u8, Option<u8>)>,
+    /// With shell integration (OSC 133): whether the shell is at its prompt.
+    pub at_prompt: Option<bool>,
 }
 
 /// The parts of a pane shared between the Store and its reader thread.
@@ -70,6 +72,7 @@ impl PaneShared {
                 lifecycle: Lifecycle::Starting,
                 last_activity_ms: now_ms(),
                 progress: None,
+                at_prompt: None,
             }),
             content_gen: AtomicU64::new(0),
         })
@@ -258,6 +261,14 @@ impl PtyHandler for PaneIo {
                         changed = true;
                     }
                     TerminalEvent::Notify { kind, payload } => notifications.push((kind, payload)),
+                    TerminalEvent::PromptMark(mark) => {
+                        // Shell integration makes "back at the prompt" exact.
+                        let running = matches!(mark, 'C');
+                        if meta.at_prompt != Some(!running) {
+                            meta.at_prompt = Some(!running);
+                            changed = true;
+                        }
+                    }
                     TerminalEvent::Bell => {}
                 }
             }

@@ -975,6 +975,10 @@ impl Store {
         if pane.agent.kind != AgentKind::None || reported == Lifecycle::Starting {
             return reported;
         }
+        // Shell integration (OSC 133) says exactly whether a command runs.
+        if let Some(at_prompt) = pane.shared.meta().at_prompt {
+            return if at_prompt { Lifecycle::Idle } else { Lifecycle::Working };
+        }
         match pane.pty.as_ref().and_then(Pty::foreground_job) {
             Some(_) => Lifecycle::Working,
             None => Lifecycle::Idle,
