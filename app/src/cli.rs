@@ -213,6 +213,10 @@ enum Verb {
     /// Check the display, GPU, fonts, D-Bus, logind, socket, state and agents; one line each,
     /// with a fix. Exits 1 if the window cannot start.
     Doctor,
+    /// Internal: opens the GPU adapter and prints its name (run by `berth doctor` in a child
+    /// process, so a driver that crashes or hangs cannot take the doctor with it).
+    #[command(name = "__gpu-probe", hide = true)]
+    GpuProbe,
 }
 
 #[derive(Subcommand, Debug)]
@@ -334,6 +338,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Verb::Doctor => crate::doctor::run(socket()),
+        Verb::GpuProbe => Ok(crate::doctor::gpu_probe()),
         Verb::Save => {
             let result = connect()?.call("snapshot.save", json!({}))?;
             println!(

@@ -9,7 +9,6 @@ use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Result;
@@ -82,19 +81,27 @@ fn display(var: &impl Fn(&str) -> Option<OsString>) -> Finding {
     }
 }
 
-/// The GPU adapter, through the same offscreen renderer `berth screenshot` uses; the bundled
-/// font is loaded by that renderer too.
+/// `berth __gpu-probe`: opens the offscreen renderer (adapter and bundled font) and prints the
+/// adapter's name; exit 0 on success, 3 when there is no adapter.
+pub fn gpu_probe() -> ExitCode {
+    match crate::render::Renderer::offscreen(64, 64, Default::default()) {
+        Ok(renderer) => {
+            println!("{}", renderer.adapter_info());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            println!("{e}");
+            ExitCode::from(3)
+        }
+    }
+}
+
+/// The GPU adapter, through the same offscreen renderer `berth screenshot` uses (which also
+/// loads the bundled font). It runs in a child process (`berth __gpu-probe`): a driver that
+/// hangs is killed at the deadline, and one that crashes cannot take the doctor with it.
 fn gpu_and_fonts() -> Vec<Finding> {
-    let (tx, rx) = mpsc::channel();
-    // The probe runs on its own thread so a hanging driver cannot hang the doctor; on timeout
-    // the thread is left behind and dies with the process.
-    std::thread::spawn(move || {
-        let result = crate::render::Renderer::offscreen(64, 64, Default::default())
-            .map(|r| r.adapter_info())
-            .map_err(|e| e.to_string());
-        let _ = tx.send(result);
-    });
-    match rx.recv_timeout(ADAPTER_TIMEOUT) {
+    let outcome = probe_in_child();
+    match outcome {
         Ok(Ok(info)) => {
             let software = ["llvmpipe", "lavapipe", "swiftshader", "Cpu"].iter().any(|s| info.contains(s));
             let gpu = if software {
@@ -108,10 +115,54 @@ fn gpu_and_fonts() -> Vec<Finding> {
             Finding::new(Level::Blocker, "gpu", format!("no GPU adapter: {e}; fix: install a Vulkan driver (mesa-vulkan-drivers gives lavapipe)")),
             Finding::new(Level::Warn, "fonts", "not checked (the font is loaded by the renderer, which needs an adapter)"),
         ],
-        Err(_) => vec![
-            Finding::new(Level::Blocker, "gpu", format!("the adapter probe did not answer within {}s; fix: check the Vulkan driver (vulkaninfo)", ADAPTER_TIMEOUT.as_secs())),
+        Err(problem) => vec![
+            Finding::new(Level::Blocker, "gpu", format!("{problem}; fix: check the Vulkan driver (vulkaninfo)")),
             Finding::new(Level::Warn, "fonts", "not checked (the renderer did not start)"),
         ],
+    }
+}
+
+/// Runs `berth __gpu-probe`: `Ok(Ok(adapter))`, `Ok(Err(no adapter))`, or `Err(what went
+/// wrong with the probe itself)`.
+fn probe_in_child() -> Result<Result<String, String>, String> {
+    use std::io::Read;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the berth binary: {e}"))?;
+    let mut child = std::process::Command::new(exe)
+        .arg("__gpu-probe")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run the GPU probe: {e}"))?;
+    let deadline = std::time::Instant::now() + ADAPTER_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "the adapter probe did not answer within {}s",
+                    ADAPTER_TIMEOUT.as_secs()
+                ));
+            }
+        }
+    };
+    let mut out = String::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        let _ = stdout.read_to_string(&mut out);
+    }
+    let line = out.lines().next().unwrap_or("").trim().to_owned();
+    match status.code() {
+        Some(0) if !line.is_empty() => Ok(Ok(line)),
+        Some(3) => Ok(Err(line)),
+        _ => Err(format!(
+            "the GPU probe failed ({status}){}",
+            if line.is_empty() { String::new() } else { format!(": {line}") }
+        )),
     }
 }
 
