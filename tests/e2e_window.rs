@@ -143,37 +143,50 @@ impl World {
         let server = TestServer::prepare();
         let (xvfb, display) = start_xvfb(server.root.path())?;
         let window_log = server.root.path().join("window.log");
-        let log = fs::File::create(&window_log).map_err(|e| e.to_string())?;
+        let mut world = World {
+            server,
+            display,
+            window: None,
+            window_log,
+            window_id: String::new(),
+            _xvfb: xvfb,
+        };
+        world.launch("LIVE")?;
+        Ok(world)
+    }
+
+    /// Starts `berth` (the window) on this world's dirs and display and waits until its first
+    /// pane shows `state`.
+    fn launch(&mut self, state: &str) -> Result<(), String> {
+        let log = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.window_log)
+            .map_err(|e| e.to_string())?;
         let stderr = log.try_clone().map_err(|e| e.to_string())?;
-        let child = server
+        let child = self
+            .server
             .command()
-            .env("DISPLAY", &display)
+            .env("DISPLAY", &self.display)
             .env_remove("WAYLAND_DISPLAY")
             .env_remove("WGPU_BACKEND")
-            .current_dir(&server.home)
+            .current_dir(&self.server.home)
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(stderr)
             .spawn()
             .map_err(|e| format!("cannot start berth: {e}"))?;
-        let mut world = World {
-            server,
-            display,
-            window: Some(Killed { name: "berth", child }),
-            window_log,
-            window_id: String::new(),
-            _xvfb: xvfb,
-        };
-        world.window_id = world.wait_for_window()?;
-        Ok(world)
+        self.window = Some(Killed { name: "berth", child });
+        self.window_id = self.wait_for_window(state)?;
+        Ok(())
     }
 
     fn log(&self) -> String {
         fs::read_to_string(&self.window_log).unwrap_or_default()
     }
 
-    /// Waits for the window to map and its first pane to be live; returns the X window id.
-    fn wait_for_window(&mut self) -> Result<String, String> {
+    /// Waits for the window to map and its first pane to show `state`; returns the X window id.
+    fn wait_for_window(&mut self, state: &str) -> Result<String, String> {
         let deadline = Instant::now() + WAIT;
         let pid = self.window.as_ref().map(Killed::pid).ok_or("no window process")?.to_string();
         loop {
@@ -187,7 +200,7 @@ impl World {
                     .ok()
                     .and_then(|out| out.lines().last().map(str::to_owned));
             let live = Client::connect(&self.server.socket).is_ok()
-                && self.server.list()["workspaces"][0]["tabs"][0]["panes"][0]["state"] == "LIVE";
+                && self.server.list()["workspaces"][0]["tabs"][0]["panes"][0]["state"] == state;
             if let (Some(id), true) = (found, live) {
                 return Ok(id);
             }
@@ -345,6 +358,20 @@ fn sigterm_stops_the_window(w: &mut World) {
     assert!(status.code().is_some(), "berth was killed, not stopped: {status}");
 }
 
+/// After the window stopped (SIGTERM saves), a new window restores the panes as tombstones
+/// and draws their saved tails: the red text printed earlier is on screen again.
+fn restored_tail_is_drawn(w: &mut World) {
+    w.launch("RESTORED").expect("the window starts again");
+    let red = |[r, g, b]: [u8; 3]| r > 150 && g < 90 && b < 90;
+    let n = poll(WAIT, "the restored tail's red text in the screenshot", || {
+        let n = w.screenshot("restored.png").count(red);
+        (n > 20).then_some(n)
+    });
+    assert!(n > 20, "{n} red pixels");
+    let mut window = w.window.take().expect("the window runs");
+    window.stop(Duration::from_secs(20)).expect("berth exited");
+}
+
 fn main() -> ExitCode {
     let mut world = match catch_unwind(World::start) {
         Ok(Ok(world)) => world,
@@ -383,6 +410,8 @@ fn main() -> ExitCode {
     }
     let ok = catch_unwind(AssertUnwindSafe(|| sigterm_stops_the_window(&mut world))).is_ok();
     record("sigterm_stops_the_window", ok);
+    let ok = catch_unwind(AssertUnwindSafe(|| restored_tail_is_drawn(&mut world))).is_ok();
+    record("restored_tail_is_drawn", ok);
     if failed > 0 {
         eprintln!("e2e_window: the window's log:\n{}", world.log());
     }

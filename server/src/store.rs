@@ -349,6 +349,12 @@ impl Store {
         self.panes.get(pane).map(|p| p.shared.clone())
     }
 
+    /// A tombstone's saved tail (styled lines), for the window to draw; `None` for a pane
+    /// with a live terminal.
+    pub fn pane_tail(&self, pane: &PaneId) -> Option<Vec<String>> {
+        self.panes.get(pane)?.tombstone.as_ref().map(|t| t.tail.clone())
+    }
+
     /// Executes one command.
     pub fn execute(&mut self, cmd: Command) -> Result<Value, CommandError> {
         let mutates = !matches!(

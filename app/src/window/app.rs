@@ -357,6 +357,24 @@ impl App {
             let Some(dto) = view.pane(&pane_id) else { continue };
             let focused = pane_id == view.active_pane;
             let selection = self.input.selection.as_ref().filter(|s| s.pane.as_str() == pane_id);
+            // A tombstone has no live terminal: its saved tail is what the user left.
+            let tail = PaneId::parse(&pane_id).ok().and_then(|id| self.lock_store().pane_tail(&id));
+            if let Some(tail) = tail {
+                let rows = rect.rows.saturating_sub(HEADER_ROWS).max(1);
+                panes.push(PaneScene {
+                    rect: CellRectU16::new(rect.col, rect.row, rect.cols, rect.rows),
+                    header: HeaderScene {
+                        title: dto.title.clone(),
+                        badge: badge_of(&dto.state),
+                        focused,
+                        attention: dto.attention != "none",
+                    },
+                    screen: render::extract_styled_lines(&tail, rect.cols, rows, &self.palette),
+                    focused,
+                    selection: None,
+                });
+                continue;
+            }
             let drawn = self.with_term(&pane_id, |term| {
                 let mut screen = render::extract(term, &self.palette, focused && focused_window);
                 if let Some(cursor) = &mut screen.cursor {
@@ -368,12 +386,7 @@ impl App {
                 (screen, span)
             });
             let Some((screen, span)) = drawn else { continue };
-            let badge = match dto.state.as_str() {
-                "RESTORED" => Badge::Restored,
-                "RESUMABLE" => Badge::Resumable,
-                "EXITED" => Badge::Exited,
-                _ => Badge::Live,
-            };
+            let badge = badge_of(&dto.state);
             panes.push(PaneScene {
                 rect: CellRectU16::new(rect.col, rect.row, rect.cols, rect.rows),
                 header: HeaderScene {
@@ -590,5 +603,15 @@ impl ApplicationHandler<UserEvent> for App {
         }
         let next = self.blink_at.map_or(now + HEALTH_CHECK, |b| b.min(now + HEALTH_CHECK));
         event_loop.set_control_flow(ControlFlow::WaitUntil(next));
+    }
+}
+
+/// The badge for a pane's restore state.
+fn badge_of(state: &str) -> Badge {
+    match state {
+        "RESTORED" => Badge::Restored,
+        "RESUMABLE" => Badge::Resumable,
+        "EXITED" => Badge::Exited,
+        _ => Badge::Live,
     }
 }
