@@ -368,6 +368,21 @@ fn restored_tail_is_drawn(w: &mut World) {
         (n > 20).then_some(n)
     });
     assert!(n > 20, "{n} red pixels");
+    // One key: Enter on the focused tombstone starts a fresh shell in it; other keys do not.
+    let list = w.server.list();
+    let ws = &list["workspaces"][0];
+    let tab =
+        ws["tabs"].as_array().unwrap().iter().find(|t| t["id"] == ws["active_tab_id"]).unwrap();
+    let pane = tab["active_pane_id"].as_str().unwrap().to_owned();
+    let state = || w.server.pane(&pane).map(|p| p["state"].clone()).unwrap_or_default();
+    w.xdotool(&["windowfocus", "--sync", &w.window_id]);
+    w.xdotool(&["type", "--delay", "20", "x"]);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(state(), "RESTORED", "a key other than Enter resumed the pane");
+    w.xdotool(&["key", "Return"]);
+    poll(WAIT, "Enter to resume the focused pane", || (state() == "LIVE").then_some(()));
+    w.server.berth_ok(&["send", &pane, "--enter", "echo resumed-$((2*21))"]);
+    w.server.wait_text(&pane, "resumed-42", WAIT);
     let mut window = w.window.take().expect("the window runs");
     window.stop(Duration::from_secs(20)).expect("berth exited");
 }

@@ -349,6 +349,11 @@ impl Store {
         self.panes.get(pane).map(|p| p.shared.clone())
     }
 
+    /// A pane's restore state (`LIVE`, `RESTORED`, `RESUMABLE`, `EXITED`).
+    pub fn pane_state(&self, pane: &PaneId) -> Option<&'static str> {
+        Some(self.panes.get(pane)?.state().as_str())
+    }
+
     /// A tombstone's saved tail (styled lines), for the window to draw; `None` for a pane
     /// with a live terminal.
     pub fn pane_tail(&self, pane: &PaneId) -> Option<Vec<String>> {

@@ -10,7 +10,7 @@ use berth_engine::layout::{Divider, SplitDir};
 use berth_server::commands::{Command, SpawnRequest, WorkspaceSelector};
 use winit::dpi::PhysicalPosition;
 use winit::event::{ElementState, Ime, KeyEvent, MouseButton, MouseScrollDelta};
-use winit::keyboard::ModifiersState;
+use winit::keyboard::{Key, ModifiersState, NamedKey};
 use winit::window::CursorIcon;
 
 use alacritty_terminal::term::TermMode;
@@ -84,6 +84,19 @@ impl App {
             return;
         }
         let Some((_, pane)) = self.focused() else { return };
+        // One key resumes a tombstone: Enter on a restored or ended pane asks the Store to
+        // start it (an agent's official resume command, a fresh shell in its cwd, or its
+        // program again); any other key does nothing there.
+        let tombstone = PaneId::parse(&pane)
+            .ok()
+            .filter(|id| self.lock_store().pane_state(id).is_some_and(|s| s != "LIVE"));
+        if let Some(id) = tombstone {
+            if key == Key::Named(NamedKey::Enter) && !self.input.mods.control_key() {
+                self.exec(Command::PaneResume { pane: id });
+                self.redraw();
+            }
+            return;
+        }
         let modes = self
             .with_term(&pane, |t| KeyModes {
                 app_cursor: t.app_cursor(),
