@@ -333,6 +333,24 @@ fn red_text_shows_red_pixels(w: &World) {
     assert!(after > before, "{after} red pixels");
 }
 
+/// A notification from the pane the user is looking at (focused, in the focused window)
+/// raises no unread mark and is stored as read.
+fn a_watched_pane_gets_no_unread_mark(w: &World) {
+    let list = w.server.list();
+    let ws = &list["workspaces"][0];
+    let tab =
+        ws["tabs"].as_array().unwrap().iter().find(|t| t["id"] == ws["active_tab_id"]).unwrap();
+    let pane = tab["active_pane_id"].as_str().unwrap().to_owned();
+    w.server.berth_ok(&["send", &pane, "--enter", r"printf '\e]9;seen it\a'"]);
+    let note = poll(WAIT, "the notification", || {
+        let out = w.server.berth_ok(&["notifications", "--json"]);
+        let value: Value = serde_json::from_str(&out).ok()?;
+        value["notifications"].as_array()?.iter().find(|n| n["title"] == "seen it").cloned()
+    });
+    assert!(!note["read_at"].is_null(), "{note}");
+    assert_eq!(w.server.pane(&pane).unwrap()["attention"], "none");
+}
+
 /// Without a display, `berth` prints one line and exits non-zero.
 fn no_display_is_one_line_and_an_error(w: &World) {
     let out = w
@@ -408,6 +426,7 @@ fn main() -> ExitCode {
         ("window_resize_changes_pane_size", window_resize_changes_pane_size),
         ("screenshot_is_not_blank", screenshot_is_not_blank),
         ("red_text_shows_red_pixels", red_text_shows_red_pixels),
+        ("a_watched_pane_gets_no_unread_mark", a_watched_pane_gets_no_unread_mark),
         ("no_display_is_one_line_and_an_error", no_display_is_one_line_and_an_error),
     ];
     let (mut passed, mut failed) = (0, 0);

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use berth_engine::ids::{NotificationId, PaneId, WorkspaceId};
 use berth_engine::model::Attention;
-use berth_engine::notify::{sanitize, sanitize_body, MAX_BODY_CHARS, MAX_TITLE_CHARS};
+use berth_engine::notify::{sanitize, sanitize_body, ShowWhen, MAX_BODY_CHARS, MAX_TITLE_CHARS};
 use serde::Serialize;
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -46,6 +46,9 @@ pub struct Incoming {
     pub kitty_id: Option<String>,
     /// Whether a click must be reported back to the program (kitty `a=report`).
     pub report_activation: bool,
+    /// When it goes to the desktop (kitty `o=`); by default only when the user is not looking
+    /// at its pane in a focused window.
+    pub show: ShowWhen,
 }
 
 impl Incoming {
@@ -60,6 +63,7 @@ impl Incoming {
             attention: Attention::Unread,
             kitty_id: None,
             report_activation: false,
+            show: ShowWhen::Unfocused,
         }
     }
 }
@@ -244,7 +248,20 @@ impl Store {
             kitty_id: incoming.kitty_id,
             report_activation: incoming.report_activation,
         };
-        if let Some(pane) = pane.as_ref().and_then(|p| self.panes.get_mut(p)) {
+        // The user is looking at this pane: nothing to draw attention to, nothing for the
+        // desktop unless the program asked for it always.
+        let attended = pane.as_ref().is_some_and(|p| self.window_view.attends(p));
+        let to_desktop = match incoming.show {
+            ShowWhen::Always => true,
+            ShowWhen::Unfocused => !pane.as_ref().is_some_and(|p| self.window_view.sees(p)),
+            ShowWhen::Invisible => {
+                !pane.as_ref().is_some_and(|p| self.window_view.visible.contains(p))
+            }
+        };
+        let mut stored = stored;
+        if attended {
+            stored.read_at = Some(stored.created_at);
+        } else if let Some(pane) = pane.as_ref().and_then(|p| self.panes.get_mut(p)) {
             if attention_rank(incoming.attention) > attention_rank(pane.attention) {
                 pane.attention = incoming.attention;
             }
@@ -254,7 +271,7 @@ impl Store {
         if let Some(pane) = &pane {
             self.bus.publish(json!({ "type": "pane.changed", "pane_id": pane.as_str() }));
         }
-        if let Some(desktop) = &self.desktop {
+        if let Some(desktop) = self.desktop.as_ref().filter(|_| to_desktop) {
             let replaces = stored.kitty_id.as_ref().and_then(|k| {
                 self.notifications
                     .iter()

@@ -198,6 +198,11 @@ impl PaneIo {
                     .to_owned();
                     incoming.kitty_id = note.kitty_id;
                     incoming.report_activation = note.report_activation;
+                    // Only kitty's OSC 99 can say when (`o=`, default `always` as kitty
+                    // specifies); OSC 9 and 777 stay off the desktop while the pane is seen.
+                    if note.source == "osc99" {
+                        incoming.show = note.only_when;
+                    }
                     self.inbox.send(InboxMessage::Show(incoming));
                 }
                 NotifyEvent::Close { kitty_id } => {

@@ -254,6 +254,33 @@ pub struct Store {
     pub(crate) desktop: Option<DesktopHandle>,
     /// Rows of each pane's rectangle taken by the window's pane header (0 when headless).
     pub(crate) header_rows: u16,
+    /// What the window shows, as it last said (empty when headless).
+    pub(crate) window_view: WindowView,
+}
+
+/// What the window shows: which panes are on screen, which one has the keyboard, and
+/// whether the window itself is focused. Notifications use it to stay off the desktop for a
+/// pane the user is looking at.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WindowView {
+    /// Panes drawn on screen.
+    pub visible: Vec<PaneId>,
+    /// The pane with the keyboard.
+    pub focused_pane: Option<PaneId>,
+    /// Whether the window has the desktop's focus.
+    pub window_focused: bool,
+}
+
+impl WindowView {
+    /// Whether the user is looking at `pane` right now (on screen in a focused window).
+    pub fn sees(&self, pane: &PaneId) -> bool {
+        self.window_focused && self.visible.contains(pane)
+    }
+
+    /// Whether `pane` has the keyboard in a focused window.
+    pub fn attends(&self, pane: &PaneId) -> bool {
+        self.window_focused && self.focused_pane.as_ref() == Some(pane)
+    }
 }
 
 fn check_name(name: &str, what: &str) -> Result<String, CommandError> {
@@ -298,7 +325,23 @@ impl Store {
             inbox_rx: Some(inbox_rx),
             desktop: None,
             header_rows: 0,
+            window_view: WindowView::default(),
         }
+    }
+
+    /// The window reports what it shows. A pane that has the keyboard in a focused window is
+    /// being looked at: its attention is cleared and its notifications are marked read.
+    pub fn set_window_view(&mut self, view: WindowView) {
+        if view == self.window_view {
+            return;
+        }
+        if let Some(pane) = view.focused_pane.clone().filter(|p| view.attends(p)) {
+            let unread = self.panes.get(&pane).is_some_and(|p| p.attention != Attention::None);
+            if unread {
+                self.clear_attention(&pane);
+            }
+        }
+        self.window_view = view;
     }
 
     /// Reserves `rows` at the top of every pane's rectangle for the window's pane header; the

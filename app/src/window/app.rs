@@ -349,6 +349,22 @@ impl App {
         changed
     }
 
+    /// Tells the Store which panes are on screen and which has the keyboard, so that
+    /// notifications for a pane the user is looking at stay off the desktop and unread marks.
+    fn report_view(&self, view: &TabView) {
+        let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.as_str());
+        let visible = view
+            .placements(zoomed)
+            .into_iter()
+            .filter_map(|(id, _)| PaneId::parse(&id).ok())
+            .collect();
+        self.lock_store().set_window_view(berth_server::store::WindowView {
+            visible,
+            focused_pane: PaneId::parse(&view.active_pane).ok(),
+            window_focused: self.input.window_focused,
+        });
+    }
+
     /// The scene of a tab as it is now.
     fn scene(&self, view: &TabView, focused_window: bool) -> Scene {
         let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.as_str());
@@ -440,6 +456,7 @@ impl App {
             self.title = title;
         }
         let scene = self.scene(&view, self.input.window_focused);
+        self.report_view(&view);
         let focused_cursor = scene
             .panes
             .iter()
