@@ -97,6 +97,41 @@ pub struct StoredNotification {
     pub report_activation: bool,
 }
 
+impl From<&StoredNotification> for crate::persist::NotificationRecord {
+    fn from(n: &StoredNotification) -> Self {
+        crate::persist::NotificationRecord {
+            id: n.id.clone(),
+            pane_id: n.pane_id.clone(),
+            workspace_id: n.workspace_id.clone(),
+            title: n.title.clone(),
+            body: n.body.clone(),
+            severity: n.severity.clone(),
+            source: n.source.clone(),
+            created_at: n.created_at,
+            read_at: n.read_at,
+        }
+    }
+}
+
+impl From<&crate::persist::NotificationRecord> for StoredNotification {
+    /// A saved notification; its kitty id and click report do not outlive the program.
+    fn from(n: &crate::persist::NotificationRecord) -> Self {
+        StoredNotification {
+            id: n.id.clone(),
+            pane_id: n.pane_id.clone(),
+            workspace_id: n.workspace_id.clone(),
+            title: n.title.clone(),
+            body: n.body.clone(),
+            severity: n.severity.clone(),
+            source: n.source.clone(),
+            created_at: n.created_at,
+            read_at: n.read_at,
+            kitty_id: None,
+            report_activation: false,
+        }
+    }
+}
+
 /// The kept notifications, oldest first.
 #[derive(Debug, Default)]
 pub struct NotificationLog {

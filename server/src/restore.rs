@@ -215,21 +215,7 @@ impl Store {
             workspaces,
             active_workspace_id: self.active_workspace.as_ref().map(ToString::to_string),
             panes,
-            notifications: self
-                .notifications
-                .iter()
-                .map(|n| NotificationRecord {
-                    id: n.id.clone(),
-                    pane_id: n.pane_id.clone(),
-                    workspace_id: n.workspace_id.clone(),
-                    title: n.title.clone(),
-                    body: n.body.clone(),
-                    severity: n.severity.clone(),
-                    source: n.source.clone(),
-                    created_at: n.created_at,
-                    read_at: n.read_at,
-                })
-                .collect(),
+            notifications: self.notifications.iter().map(NotificationRecord::from).collect(),
         };
         (snapshot, jobs)
     }
@@ -353,19 +339,7 @@ impl Store {
             .filter(|w| self.workspaces.iter().any(|ws| &ws.id == w))
             .or_else(|| self.workspaces.first().map(|w| w.id.clone()));
         candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
-        self.notifications.restore(snapshot.notifications.iter().map(|n| StoredNotification {
-            id: n.id.clone(),
-            pane_id: n.pane_id.clone(),
-            workspace_id: n.workspace_id.clone(),
-            title: n.title.clone(),
-            body: n.body.clone(),
-            severity: n.severity.clone(),
-            source: n.source.clone(),
-            created_at: n.created_at,
-            read_at: n.read_at,
-            kitty_id: None,
-            report_activation: false,
-        }));
+        self.notifications.restore(snapshot.notifications.iter().map(StoredNotification::from));
         report.auto_resume_candidates = candidates.into_iter().map(|(_, id)| id).collect();
         report
     }

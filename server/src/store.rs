@@ -397,6 +397,12 @@ impl Store {
         Some(self.panes.get(pane)?.state().as_str())
     }
 
+    /// How many lines a tombstone's tail holds (it only grows, by error notes), so a reader can
+    /// tell whether a copy it drew from is still current; `None` for a live pane.
+    pub fn pane_tail_len(&self, pane: &PaneId) -> Option<usize> {
+        Some(self.panes.get(pane)?.tombstone.as_ref()?.tail.len())
+    }
+
     /// A tombstone's saved tail (styled lines), for the window to draw; `None` for a pane
     /// with a live terminal.
     pub fn pane_tail(&self, pane: &PaneId) -> Option<Vec<String>> {

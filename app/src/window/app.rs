@@ -5,6 +5,8 @@
 //! a wake-up from the server's event bus, input, a resize, or the cursor's blink. It must not
 //! change server state except through `Store::execute`. Input handling lives in `input.rs`.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -78,6 +80,9 @@ pub struct App {
     /// The last scene drawn, and whether the pending frame was asked for only because the
     /// server said something changed (then an identical scene is not drawn again).
     last_scene: Option<Scene>,
+    /// Tombstones' tails as cells, by pane: (tail lines, cols, rows, cells). Extracting a tail
+    /// parses up to 64 KiB, so it is done once per change, not once per frame.
+    tail_cells: RefCell<HashMap<String, (usize, u16, u16, render::ScreenCells)>>,
     wake_only: bool,
     /// Whether a frame has been asked for and not drawn yet.
     frame_pending: bool,
@@ -106,6 +111,7 @@ impl App {
             had_panes: false,
             resynced: None,
             last_scene: None,
+            tail_cells: RefCell::new(HashMap::new()),
             wake_only: false,
             frame_pending: false,
         }
@@ -349,6 +355,27 @@ impl App {
         changed
     }
 
+    /// A tombstone's tail as cells of `cols×rows`, from the cache while the tail and size are
+    /// unchanged; `None` for a pane with a live terminal.
+    fn tombstone_cells(&self, pane: &str, cols: u16, rows: u16) -> Option<render::ScreenCells> {
+        let id = PaneId::parse(pane).ok()?;
+        let Some(len) = self.lock_store().pane_tail_len(&id) else {
+            self.tail_cells.borrow_mut().remove(pane);
+            return None;
+        };
+        if let Some((l, c, r, cells)) = self.tail_cells.borrow().get(pane) {
+            if (*l, *c, *r) == (len, cols, rows) {
+                return Some(cells.clone());
+            }
+        }
+        let tail = self.lock_store().pane_tail(&id)?;
+        let cells = render::extract_styled_lines(&tail, cols, rows, &self.palette);
+        self.tail_cells
+            .borrow_mut()
+            .insert(pane.to_owned(), (tail.len(), cols, rows, cells.clone()));
+        Some(cells)
+    }
+
     /// Tells the Store which panes are on screen and which has the keyboard, so that
     /// notifications for a pane the user is looking at stay off the desktop and unread marks.
     fn report_view(&self, view: &TabView) {
@@ -374,9 +401,8 @@ impl App {
             let focused = pane_id == view.active_pane;
             let selection = self.input.selection.as_ref().filter(|s| s.pane.as_str() == pane_id);
             // A tombstone has no live terminal: its saved tail is what the user left.
-            let tail = PaneId::parse(&pane_id).ok().and_then(|id| self.lock_store().pane_tail(&id));
-            if let Some(tail) = tail {
-                let rows = rect.rows.saturating_sub(HEADER_ROWS).max(1);
+            let rows = rect.rows.saturating_sub(HEADER_ROWS).max(1);
+            if let Some(screen) = self.tombstone_cells(&pane_id, rect.cols, rows) {
                 panes.push(PaneScene {
                     rect: CellRectU16::new(rect.col, rect.row, rect.cols, rect.rows),
                     header: HeaderScene {
@@ -385,7 +411,7 @@ impl App {
                         focused,
                         attention: dto.attention != "none",
                     },
-                    screen: render::extract_styled_lines(&tail, rect.cols, rows, &self.palette),
+                    screen,
                     focused,
                     selection: None,
                 });
