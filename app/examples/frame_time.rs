@@ -70,13 +70,16 @@ fn scene(bytes: &[u8]) -> Scene {
                 badge: Badge::Live,
                 focused: true,
                 attention: false,
+                lifecycle: None,
             },
             screen: extract(&term, &palette, true),
             focused: true,
             selection: None,
+            ..PaneScene::default()
         }],
         dividers: Vec::new(),
         background: palette.bg,
+        ..Scene::default()
     }
 }
 

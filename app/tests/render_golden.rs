@@ -48,16 +48,30 @@ fn pane(bytes: &[u8], rect: CellRectU16, title: &str, badge: Badge, focused: boo
     term.feed(bytes);
     PaneScene {
         rect,
-        header: HeaderScene { title: title.into(), badge, focused, attention: false },
+        header: HeaderScene {
+            title: title.into(),
+            badge,
+            focused,
+            attention: false,
+            lifecycle: None,
+        },
         screen: extract(&term, &Palette::dark(), focused),
         focused,
         selection: None,
+        ..PaneScene::default()
     }
 }
 
 /// A scene of `panes` on a `cols × rows` grid.
 fn scene(cols: u16, rows: u16, panes: Vec<PaneScene>, dividers: Vec<CellRectU16>) -> Scene {
-    Scene { grid_cols: cols, grid_rows: rows, panes, dividers, background: Palette::dark().bg }
+    Scene {
+        grid_cols: cols,
+        grid_rows: rows,
+        panes,
+        dividers,
+        background: Palette::dark().bg,
+        ..Scene::default()
+    }
 }
 
 /// A scene of one focused pane covering the grid.
@@ -237,10 +251,12 @@ fn three_pane_split_with_headers_and_dividers() {
             badge: Badge::Exited,
             focused: false,
             attention: false,
+            lifecycle: None,
         },
         screen: extract_styled_lines(&lines, c.cols, c.rows - 1, &Palette::dark()),
         focused: false,
         selection: None,
+        ..PaneScene::default()
     };
     let dividers = vec![CellRectU16::new(29, 0, 1, 16), CellRectU16::new(30, 8, 30, 1)];
     check("split3", &scene(60, 16, vec![left, top, bottom], dividers));

@@ -91,6 +91,13 @@ pub enum Command {
         /// The new title.
         title: String,
     },
+    /// Move a tab to another place in its workspace's order.
+    TabMove {
+        /// Which one.
+        tab: TabId,
+        /// Its new index among the workspace's tabs (clamped to the last place).
+        index: usize,
+    },
     /// Move one divider.
     TabSetRatio {
         /// Which tab.

@@ -355,6 +355,12 @@ struct TabRef {
 }
 
 #[derive(Deserialize)]
+struct TabMoveParams {
+    tab_id: String,
+    index: usize,
+}
+
+#[derive(Deserialize)]
 struct TabRenameParams {
     tab_id: String,
     title: String,
@@ -675,6 +681,10 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         "tab.rename" => {
             let p: TabRenameParams = params(p)?;
             Command::TabRename { tab: TabId::parse(&p.tab_id)?, title: p.title }
+        }
+        "tab.move" => {
+            let p: TabMoveParams = params(p)?;
+            Command::TabMove { tab: TabId::parse(&p.tab_id)?, index: p.index }
         }
         "tab.set_ratio" => {
             let p: SetRatioParams = params(p)?;

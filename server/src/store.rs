@@ -490,6 +490,18 @@ impl Store {
                 self.publish("tab.changed", json!({ "tab_id": tab.as_str() }));
                 Ok(json!({}))
             }
+            Command::TabMove { tab, index } => {
+                let ws = self.tab(&tab)?.workspace.clone();
+                let tabs = &mut self.workspace_mut(&ws)?.tabs;
+                let from = tabs.iter().position(|t| *t == tab).ok_or_else(|| {
+                    CommandError::Internal(format!("tab {tab} is not in its workspace"))
+                })?;
+                let moved = tabs.remove(from);
+                let to = index.min(tabs.len());
+                tabs.insert(to, moved);
+                self.publish("tab.changed", json!({ "tab_id": tab.as_str() }));
+                Ok(json!({ "index": to }))
+            }
             Command::TabSetRatio { tab, path, ratio } => {
                 self.tab_mut(&tab)?.layout.set_ratio(&path, ratio)?;
                 self.relayout(&tab);

@@ -31,8 +31,9 @@ use self::gpu::{Gpu, Target};
 pub use self::palette::{Palette, Rgb};
 use self::quads::QuadPipeline;
 pub use self::scene::{
-    extract, extract_styled_lines, Badge, CellRectU16, CellStyle, CellView, CursorShape,
-    CursorView, HeaderScene, PaneScene, Scene, ScreenCells, SelectionSpan, UnderlineStyle,
+    extract, extract_styled_lines, Badge, CellRectU16, CellSpan, CellStyle, CellView, CursorShape,
+    CursorView, HeaderScene, PaneScene, Ring, Scene, ScreenCells, SearchScene, SelectionSpan,
+    SwitcherEntry, SwitcherScene, TabBarScene, TabLabel, TombstoneOverlay, UnderlineStyle,
 };
 use self::text::TextSystem;
 

@@ -30,7 +30,7 @@ impl CellRectU16 {
 }
 
 /// Everything drawn in one frame.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Scene {
     /// Width of the window's cell grid.
     pub grid_cols: u16,
@@ -42,10 +42,66 @@ pub struct Scene {
     pub dividers: Vec<CellRectU16>,
     /// Colour of everything no pane covers.
     pub background: Rgb,
+    /// The tab bar along the window's top row, if shown (the panes start below it).
+    pub tab_bar: Option<TabBarScene>,
+    /// The workspace switcher, drawn over everything else while it is open.
+    pub switcher: Option<SwitcherScene>,
+    /// One line of error along the window's bottom row (a config file that did not load).
+    pub banner: Option<String>,
+}
+
+/// The tab bar: the active workspace's tabs.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct TabBarScene {
+    /// The row it takes on the window grid.
+    pub row: u16,
+    /// The tabs, in order.
+    pub tabs: Vec<TabLabel>,
+    /// Text at the right end (the workspace's name and its attention count).
+    pub right: String,
+}
+
+/// One tab in the tab bar.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct TabLabel {
+    /// The text drawn (the tab's title, shortened to fit).
+    pub title: String,
+    /// Whether it is the shown tab.
+    pub active: bool,
+    /// How many of its panes want attention (an unread dot and the count).
+    pub attention: usize,
+    /// The columns it takes, close button included.
+    pub cols: std::ops::Range<u16>,
+}
+
+/// The workspace switcher: a filtered list of workspaces.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct SwitcherScene {
+    /// Where it is drawn on the window grid.
+    pub rect: CellRectU16,
+    /// What the user typed to filter.
+    pub query: String,
+    /// The entries shown.
+    pub entries: Vec<SwitcherEntry>,
+    /// The highlighted entry.
+    pub selected: usize,
+}
+
+/// One workspace in the switcher.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct SwitcherEntry {
+    /// The workspace's name.
+    pub name: String,
+    /// Its directory, shortened (`~/…`), and the git branch when known.
+    pub detail: String,
+    /// How many of its panes want attention.
+    pub attention: usize,
+    /// Whether it is the workspace shown now.
+    pub current: bool,
 }
 
 /// One pane: a header line and, below it, its terminal.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PaneScene {
     /// The pane's cells on the window grid. Row `rect.row` is the header line; the terminal
     /// occupies rows `rect.row + 1 .. rect.row + rect.rows`.
@@ -58,10 +114,60 @@ pub struct PaneScene {
     pub focused: bool,
     /// The selection, in the screen's cell coordinates.
     pub selection: Option<SelectionSpan>,
+    /// The ring drawn around a pane that wants attention.
+    pub ring: Option<Ring>,
+    /// A tombstone's overlay at the bottom of the pane (what Enter does, what it was).
+    pub overlay: Option<TombstoneOverlay>,
+    /// Search in the pane's scrollback: the query bar and the visible matches.
+    pub search: Option<SearchScene>,
+    /// The link under the pointer while Ctrl is held, underlined, in screen coordinates.
+    pub link: Vec<CellSpan>,
+}
+
+/// Why a pane has a ring around it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ring {
+    /// A notification the user has not seen.
+    Unread,
+    /// The program waits for the user (an agent asking a question).
+    NeedsInput,
+    /// Something failed.
+    Error,
+}
+
+/// The overlay at the bottom of a tombstone.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct TombstoneOverlay {
+    /// Lines of text, top to bottom (e.g. "Enter — resume `claude --resume 42`").
+    pub lines: Vec<String>,
+    /// The last resume's failure, drawn in the error colour.
+    pub error: Option<String>,
+}
+
+/// Search in a pane: the bar at its bottom and the matches on its visible screen.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct SearchScene {
+    /// What the user typed.
+    pub query: String,
+    /// Text after the query: "3/17", "no matches", or the regex's error.
+    pub status: String,
+    /// The matches on the visible screen, in screen coordinates.
+    pub matches: Vec<CellSpan>,
+    /// The index in `matches` of the current match, if it is visible.
+    pub current: Option<usize>,
+}
+
+/// Columns `cols` of one screen row.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct CellSpan {
+    /// The row.
+    pub row: u16,
+    /// The columns, half open.
+    pub cols: std::ops::Range<u16>,
 }
 
 /// The one-line header above a pane.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct HeaderScene {
     /// Title (OSC title or argv\[0\]).
     pub title: String,
@@ -71,6 +177,9 @@ pub struct HeaderScene {
     pub focused: bool,
     /// Whether the pane wants attention (a marker at the left end).
     pub attention: bool,
+    /// The program's lifecycle as a short marker before the badge ("working 2m", "idle",
+    /// "blocked", "done"), if known.
+    pub lifecycle: Option<String>,
 }
 
 /// The restore state shown in a pane's header (DESIGN.md §3).

@@ -410,10 +410,12 @@ impl App {
                         badge: badge_of(&dto.state),
                         focused,
                         attention: dto.attention != "none",
+                        lifecycle: None,
                     },
                     screen,
                     focused,
                     selection: None,
+                    ..PaneScene::default()
                 });
                 continue;
             }
@@ -436,10 +438,12 @@ impl App {
                     badge,
                     focused,
                     attention: dto.attention != "none",
+                    lifecycle: None,
                 },
                 screen,
                 focused,
                 selection: span.map(|(start, end)| SelectionSpan { start, end }),
+                ..PaneScene::default()
             });
         }
         let dividers = view
@@ -453,6 +457,7 @@ impl App {
             panes,
             dividers,
             background: self.palette.bg,
+            ..Scene::default()
         }
     }
 

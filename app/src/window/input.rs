@@ -216,6 +216,14 @@ impl App {
             }
             Action::Paste => self.paste(&pane_str, Selection::Clipboard),
             Action::PastePrimary => self.paste(&pane_str, Selection::Primary),
+            // Filled in by the search, chrome and config work of issue 6.
+            Action::Search
+            | Action::Switcher
+            | Action::NextAttention
+            | Action::MoveTabLeft
+            | Action::MoveTabRight
+            | Action::CloseTab
+            | Action::ReloadConfig => {}
         }
         self.redraw();
     }

@@ -42,6 +42,20 @@ pub enum Action {
     Paste,
     /// Paste the primary selection into the focused pane.
     PastePrimary,
+    /// Search the focused pane's scrollback.
+    Search,
+    /// Open the workspace switcher.
+    Switcher,
+    /// Focus the next pane that wants attention, across tabs and workspaces.
+    NextAttention,
+    /// Move the shown tab one place to the left in the tab bar.
+    MoveTabLeft,
+    /// Move the shown tab one place to the right in the tab bar.
+    MoveTabRight,
+    /// Close the shown tab (its panes' processes are ended).
+    CloseTab,
+    /// Read the config file again now.
+    ReloadConfig,
 }
 
 /// The key part of a chord: a character (compared case-insensitively) or a named key.
@@ -125,6 +139,13 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(CTRL_SHIFT, Char('c'), Action::Copy, "Ctrl+Shift+C"),
     bind(CTRL_SHIFT, Char('v'), Action::Paste, "Ctrl+Shift+V"),
     bind(SHIFT, Named(NamedKey::Insert), Action::PastePrimary, "Shift+Insert"),
+    bind(CTRL_SHIFT, Char('f'), Action::Search, "Ctrl+Shift+F"),
+    bind(CTRL_SHIFT, Named(NamedKey::Space), Action::Switcher, "Ctrl+Shift+Space"),
+    bind(CTRL_SHIFT, Char('a'), Action::NextAttention, "Ctrl+Shift+A"),
+    bind(CTRL_SHIFT, Named(NamedKey::PageUp), Action::MoveTabLeft, "Ctrl+Shift+PageUp"),
+    bind(CTRL_SHIFT, Named(NamedKey::PageDown), Action::MoveTabRight, "Ctrl+Shift+PageDown"),
+    bind(CTRL_SHIFT, Char('q'), Action::CloseTab, "Ctrl+Shift+Q"),
+    bind(CTRL_SHIFT, Named(NamedKey::F5), Action::ReloadConfig, "Ctrl+Shift+F5"),
 ];
 
 /// The bindings as one line for the log: `Ctrl+Shift+E SplitRight, …`.
