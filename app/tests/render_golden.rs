@@ -17,7 +17,8 @@ use std::path::PathBuf;
 use berth_engine::terminal::{PaneTerminal, TermSize};
 use render::{
     extract, extract_styled_lines, Badge, CellRectU16, HeaderScene, Palette, PaneScene,
-    RenderConfig, RenderError, Renderer, Scene, SelectionSpan,
+    RenderConfig, RenderError, Renderer, Ring, Scene, SelectionSpan, SwitcherEntry, SwitcherScene,
+    TabBarScene, TabLabel, TombstoneOverlay,
 };
 
 /// A channel may differ by this much and still count as equal.
@@ -260,6 +261,138 @@ fn three_pane_split_with_headers_and_dividers() {
     };
     let dividers = vec![CellRectU16::new(29, 0, 1, 16), CellRectU16::new(30, 8, 30, 1)];
     check("split3", &scene(60, 16, vec![left, top, bottom], dividers));
+}
+
+/// A tab bar of three tabs (the second shown, the third with two unread panes) above two
+/// panes: the left one working, the right one with an unread notification and its ring.
+#[test]
+fn tab_bar_with_unread_dots_and_attention_ring() {
+    let (cols, rows) = (64u16, 12u16);
+    let tab = |title: &str, active: bool, attention: usize, cols: std::ops::Range<u16>| TabLabel {
+        title: title.into(),
+        active,
+        attention,
+        cols,
+    };
+    let bar = TabBarScene {
+        row: 0,
+        tabs: vec![
+            tab(" 1 build", false, 0, 0..11),
+            tab(" 2 agents", true, 0, 12..24),
+            tab(" 3 tests", false, 2, 25..39),
+        ],
+        right: "berth".into(),
+    };
+    let mut left = pane(
+        b"$ cargo test\r\nrunning 12 tests\r\n",
+        CellRectU16::new(0, 1, 31, 11),
+        "cargo",
+        Badge::Live,
+        true,
+    );
+    left.header.lifecycle = Some("▶ working 2m".into());
+    let mut right = pane(
+        b"\x1b[32mdone\x1b[0m: ready for review\r\n",
+        CellRectU16::new(32, 1, 32, 11),
+        "claude",
+        Badge::Live,
+        false,
+    );
+    right.header.attention = true;
+    right.header.lifecycle = Some("✓ done".into());
+    right.ring = Some(Ring::Unread);
+    let mut s = scene(cols, rows, vec![left, right], vec![CellRectU16::new(31, 1, 1, 11)]);
+    s.tab_bar = Some(bar);
+    check("tab_bar_ring", &s);
+}
+
+/// The three tombstones, each with its badge and overlay (one with a failed resume), and a
+/// pane waiting for input with its ring.
+#[test]
+fn badges_and_tombstone_overlays() {
+    let (cols, rows) = (80u16, 24u16);
+    let tail: Vec<String> =
+        ["$ make", "\x1b[31merror\x1b[0m: build failed", "$ ls", "Cargo.toml  src"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let tomb =
+        |rect: CellRectU16, title: &str, badge: Badge, lines: &[&str], error: Option<&str>| {
+            let overlay = TombstoneOverlay {
+                lines: lines.iter().map(|l| l.to_string()).collect(),
+                error: error.map(str::to_owned),
+            };
+            let tail_rows = rect.rows - 1 - render::overlay_rows(&overlay);
+            PaneScene {
+                rect,
+                header: HeaderScene { title: title.into(), badge, ..HeaderScene::default() },
+                screen: extract_styled_lines(&tail, rect.cols, tail_rows, &Palette::dark()),
+                overlay: Some(overlay),
+                ..PaneScene::default()
+            }
+        };
+    let resumable = tomb(
+        CellRectU16::new(0, 0, 40, 12),
+        "claude",
+        Badge::Resumable,
+        &["Enter — resume `claude --resume 3f2a`"],
+        None,
+    );
+    let restored = tomb(
+        CellRectU16::new(41, 0, 39, 12),
+        "bash",
+        Badge::Restored,
+        &["Enter — new shell in `~/code/berth`", "was running `cargo test`"],
+        None,
+    );
+    let exited = tomb(
+        CellRectU16::new(0, 13, 40, 11),
+        "make",
+        Badge::Exited,
+        &["exited with code 2", "Enter — restart"],
+        Some("resume failed: no such file: make"),
+    );
+    let mut live = pane(
+        b"Allow edit to src/main.rs? [y/n] ",
+        CellRectU16::new(41, 13, 39, 11),
+        "codex",
+        Badge::Live,
+        false,
+    );
+    live.ring = Some(Ring::NeedsInput);
+    live.header.attention = true;
+    live.header.lifecycle = Some("◆ blocked".into());
+    let dividers = vec![CellRectU16::new(40, 0, 1, 24), CellRectU16::new(0, 12, 80, 1)];
+    check(
+        "tombstone_overlays",
+        &scene(cols, rows, vec![resumable, restored, exited, live], dividers),
+    );
+}
+
+/// The workspace switcher drawn over a pane full of text: nothing of the text shows through.
+#[test]
+fn workspace_switcher_over_text() {
+    let (cols, rows) = (60u16, 14u16);
+    let text = "x".repeat(59);
+    let bytes: Vec<u8> = (0..13).flat_map(|_| format!("{text}\r\n").into_bytes()).collect();
+    let mut s = single(cols, rows, "bash", &bytes);
+    let entry = |name: &str, detail: &str, attention: usize, current: bool| SwitcherEntry {
+        name: name.into(),
+        detail: detail.into(),
+        attention,
+        current,
+    };
+    s.switcher = Some(SwitcherScene {
+        rect: CellRectU16::new(5, 2, 50, 6),
+        query: "be".into(),
+        entries: vec![
+            entry("berth", "~/code/berth  [main]", 0, true),
+            entry("berth-site", "~/code/site", 3, false),
+            entry("bench", "/tmp/bench", 0, false),
+        ],
+        selected: 1,
+    });
+    check("switcher", &s);
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! badge; cell backgrounds, selection and cursor; underline and strikethrough; dividers. It
 //! must not talk to the GPU: `render/mod.rs` uploads what this returns.
 
+use super::chrome;
 use super::palette::{Palette, Rgb};
 use super::quads::{Quad, QuadKind};
 use super::scene::{
@@ -25,16 +26,21 @@ pub struct Placement {
     pub clip: [i32; 4],
 }
 
-/// Everything one frame draws, in order: `quads[..under]`, then the text, then the rest of
-/// the quads.
+/// Everything one frame draws, in order: `quads[..under]`, then the text, then
+/// `quads[under..modal]`; then the modal layer over all of it (the workspace switcher):
+/// `quads[modal..]` and `modal_texts`.
 #[derive(Debug, Default)]
 pub struct Frame {
     /// All quads.
     pub quads: Vec<Quad>,
     /// How many of `quads` go under the text.
     pub under: usize,
+    /// Where the modal layer's quads start.
+    pub modal: usize,
     /// Text rows.
     pub texts: Vec<Placement>,
+    /// Text rows of the modal layer.
+    pub modal_texts: Vec<Placement>,
 }
 
 /// Builds the frame for `scene`, shaping rows that changed.
@@ -46,30 +52,42 @@ pub fn build(scene: &Scene, palette: &Palette, text: &mut TextSystem, scale: f32
     for divider in &scene.dividers {
         divider_quads(*divider, m, scale, scene.background, palette.divider, &mut under);
     }
+    if let Some(bar) = &scene.tab_bar {
+        chrome::tab_bar(bar, scene.grid_cols, palette, m, text, &mut under, &mut texts);
+    }
     for pane in &scene.panes {
         if pane.rect.cols == 0 || pane.rect.rows == 0 {
             continue;
         }
         header(pane, palette, m, text, &mut under, &mut texts);
         terminal(pane, palette, m, scale, text, &mut under, &mut over, &mut texts);
+        chrome::overlay(pane, palette, m, text, &mut under, &mut texts);
+        chrome::ring(pane, palette, m, scale, &mut over);
+    }
+    let mut modal = Vec::new();
+    let mut modal_texts = Vec::new();
+    if let Some(switcher) = &scene.switcher {
+        chrome::switcher(switcher, palette, m, scale, text, &mut modal, &mut modal_texts);
     }
     let count = under.len();
     under.append(&mut over);
-    Frame { quads: under, under: count, texts }
+    let modal_at = under.len();
+    under.append(&mut modal);
+    Frame { quads: under, under: count, modal: modal_at, texts, modal_texts }
 }
 
 /// Pixel x of a window column.
-fn col_x(m: CellMetrics, col: u16) -> f32 {
+pub(super) fn col_x(m: CellMetrics, col: u16) -> f32 {
     f32::from(col) * m.cell_w
 }
 
 /// Pixel y of a window row.
-fn row_y(m: CellMetrics, row: u16) -> f32 {
+pub(super) fn row_y(m: CellMetrics, row: u16) -> f32 {
     f32::from(row) * m.cell_h
 }
 
 /// Pixel clip rectangle of a cell rectangle.
-fn clip_of(m: CellMetrics, rect: CellRectU16) -> [i32; 4] {
+pub(super) fn clip_of(m: CellMetrics, rect: CellRectU16) -> [i32; 4] {
     // Pixel coordinates of a u16 grid fit in i32 for any sane cell size.
     [
         col_x(m, rect.col) as i32,
@@ -158,12 +176,28 @@ fn header_cells(
         title_end = start.saturating_sub(1);
         badge = Some(start..cols);
     }
+    // The lifecycle marker sits before the badge when the title leaves room for it.
+    if let Some(marker) = &h.lifecycle {
+        let width = u16::try_from(chrome::str_width(marker)).unwrap_or(u16::MAX);
+        if title_end >= width + 12 {
+            let start = title_end - width - 1;
+            chrome::put_text(
+                &mut cells,
+                usize::from(start),
+                usize::from(title_end),
+                marker,
+                palette.lifecycle(marker),
+                false,
+            );
+            title_end = start.saturating_sub(1);
+        }
+    }
     // The title starts after one blank (where the attention marker goes).
     let mut col = 1usize;
     let end = usize::from(title_end);
     let mut chars = h.title.chars().filter(|c| !c.is_control()).peekable();
     while let Some(c) = chars.next() {
-        let width = approx_width(c);
+        let width = text_width(c);
         if width == 0 {
             if let Some(prev) = col.checked_sub(1).and_then(|p| cells.get_mut(p)) {
                 let mut extra = prev.extra.take().map(String::from).unwrap_or_default();
@@ -196,7 +230,7 @@ fn header_cells(
 /// characters, 2 for East Asian wide characters and emoji, 1 otherwise. An approximation of
 /// Unicode's East Asian Width that is good enough for titles; terminal cells use the engine's
 /// widths.
-fn approx_width(c: char) -> usize {
+pub(super) fn text_width(c: char) -> usize {
     match u32::from(c) {
         0x0300..=0x036F | 0x200B..=0x200F | 0x20D0..=0x20FF | 0xFE00..=0xFE0F | 0xFE20..=0xFE2F => {
             0

@@ -12,6 +12,7 @@
 //! sRGB formats, the quad shader and glyphon (`ColorMode::Accurate`) convert to linear, and
 //! the clear colour is converted here.
 
+mod chrome;
 mod extract;
 mod frame;
 mod gpu;
@@ -27,6 +28,7 @@ use glyphon::{
     Cache, ColorMode, Resolution, TextArea, TextAtlas, TextBounds, TextRenderer, Viewport,
 };
 
+pub use self::chrome::overlay_rows;
 use self::gpu::{Gpu, Target};
 pub use self::palette::{Palette, Rgb};
 use self::quads::QuadPipeline;
@@ -105,6 +107,8 @@ pub struct Renderer {
     atlas: TextAtlas,
     viewport: Viewport,
     text_renderer: TextRenderer,
+    /// Draws the modal layer's text (the switcher), after everything else.
+    modal_text_renderer: TextRenderer,
     /// The texture a window renderer draws screenshots into (same size and format).
     screenshot_texture: Option<wgpu::Texture>,
 }
@@ -176,6 +180,8 @@ impl Renderer {
             TextAtlas::with_color_mode(&gpu.device, &gpu.queue, &cache, format, color_mode);
         let text_renderer =
             TextRenderer::new(&mut atlas, &gpu.device, wgpu::MultisampleState::default(), None);
+        let modal_text_renderer =
+            TextRenderer::new(&mut atlas, &gpu.device, wgpu::MultisampleState::default(), None);
         Ok(Renderer {
             instance,
             gpu,
@@ -188,6 +194,7 @@ impl Renderer {
             atlas,
             viewport,
             text_renderer,
+            modal_text_renderer,
             screenshot_texture: None,
         })
     }
@@ -333,25 +340,27 @@ impl Renderer {
         let fallback_color =
             glyphon::Color::rgb(scene.background.r, scene.background.g, scene.background.b);
         let (fonts, swash, rows) = self.text.parts();
-        let areas = frame.texts.iter().flat_map(|placement| {
-            let segments = rows.get(&placement.key).map_or(&[][..], |row| row.segments());
-            segments.iter().map(move |segment| TextArea {
-                buffer: &segment.buffer,
-                left: placement.x + f32::from(segment.col) * cell_w + segment.x_offset,
-                top: placement.y,
-                scale: 1.0,
-                bounds: TextBounds {
-                    left: placement.clip[0],
-                    top: placement.clip[1],
-                    right: placement.clip[2],
-                    bottom: placement.clip[3],
-                },
-                default_color: fallback_color,
-                custom_glyphs: &[],
-            })
-        });
         self.text_renderer
-            .prepare(device, queue, fonts, &mut self.atlas, &self.viewport, areas, swash)
+            .prepare(
+                device,
+                queue,
+                fonts,
+                &mut self.atlas,
+                &self.viewport,
+                text_areas(&frame.texts, rows, cell_w, fallback_color),
+                swash,
+            )
+            .map_err(|err| RenderError::Other(format!("preparing glyphs: {err}")))?;
+        self.modal_text_renderer
+            .prepare(
+                device,
+                queue,
+                fonts,
+                &mut self.atlas,
+                &self.viewport,
+                text_areas(&frame.modal_texts, rows, cell_w, fallback_color),
+                swash,
+            )
             .map_err(|err| RenderError::Other(format!("preparing glyphs: {err}")))?;
         self.quads.upload(device, queue, self.size, &frame.quads);
 
@@ -378,12 +387,19 @@ impl Renderer {
                 multiview_mask: None,
             });
             // Quad counts fit in u32: a frame has a few per cell at most.
-            let (under, all) = (frame.under as u32, frame.quads.len() as u32);
+            let (under, modal, all) =
+                (frame.under as u32, frame.modal as u32, frame.quads.len() as u32);
             self.quads.draw(&mut pass, 0..under);
             self.text_renderer
                 .render(&self.atlas, &self.viewport, &mut pass)
                 .map_err(|err| RenderError::Other(format!("drawing glyphs: {err}")))?;
-            self.quads.draw(&mut pass, under..all);
+            self.quads.draw(&mut pass, under..modal);
+            if !frame.modal_texts.is_empty() || modal < all {
+                self.quads.draw(&mut pass, modal..all);
+                self.modal_text_renderer
+                    .render(&self.atlas, &self.viewport, &mut pass)
+                    .map_err(|err| RenderError::Other(format!("drawing glyphs: {err}")))?;
+            }
         }
         let index = queue.submit([encoder.finish()]);
         let cpu = start.elapsed();
@@ -410,6 +426,32 @@ impl Renderer {
         }
         Ok(())
     }
+}
+
+/// glyphon's text areas for placed rows: one per shaped segment.
+fn text_areas<'a>(
+    placements: &'a [frame::Placement],
+    rows: &'a std::collections::HashMap<u64, text::CachedRow>,
+    cell_w: f32,
+    fallback_color: glyphon::Color,
+) -> impl Iterator<Item = TextArea<'a>> + 'a {
+    placements.iter().flat_map(move |placement| {
+        let segments = rows.get(&placement.key).map_or(&[][..], |row| row.segments());
+        segments.iter().map(move |segment| TextArea {
+            buffer: &segment.buffer,
+            left: placement.x + f32::from(segment.col) * cell_w + segment.x_offset,
+            top: placement.y,
+            scale: 1.0,
+            bounds: TextBounds {
+                left: placement.clip[0],
+                top: placement.clip[1],
+                right: placement.clip[2],
+                bottom: placement.clip[3],
+            },
+            default_color: fallback_color,
+            custom_glyphs: &[],
+        })
+    })
 }
 
 /// `scale` if it is a usable scale factor, else 1.

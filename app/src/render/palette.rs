@@ -89,6 +89,50 @@ pub struct Palette {
     pub badge_resumable: Rgb,
     /// Badge background: EXITED.
     pub badge_exited: Rgb,
+    /// The tab bar's background.
+    pub tab_bar_bg: Rgb,
+    /// A tab's background.
+    pub tab_bg: Rgb,
+    /// The shown tab's background.
+    pub tab_active_bg: Rgb,
+    /// A tab's title.
+    pub tab_fg: Rgb,
+    /// The shown tab's title.
+    pub tab_active_fg: Rgb,
+    /// A tab's close button.
+    pub tab_close: Rgb,
+    /// The ring around a pane with an unread notification.
+    pub ring_unread: Rgb,
+    /// The ring around a pane whose program waits for the user.
+    pub ring_needs_input: Rgb,
+    /// The ring around a pane where something failed.
+    pub ring_error: Rgb,
+    /// A tombstone overlay's background.
+    pub overlay_bg: Rgb,
+    /// A tombstone overlay's top rule.
+    pub overlay_rule: Rgb,
+    /// A tombstone overlay's text.
+    pub overlay_fg: Rgb,
+    /// A failed resume in a tombstone overlay.
+    pub overlay_error: Rgb,
+    /// The switcher's background.
+    pub switcher_bg: Rgb,
+    /// The switcher's frame.
+    pub switcher_border: Rgb,
+    /// The switcher's text.
+    pub switcher_fg: Rgb,
+    /// The switcher's secondary text (directories, the prompt).
+    pub switcher_dim: Rgb,
+    /// The highlighted switcher entry.
+    pub switcher_selected_bg: Rgb,
+    /// Lifecycle marker: working.
+    pub lifecycle_working: Rgb,
+    /// Lifecycle marker: idle.
+    pub lifecycle_idle: Rgb,
+    /// Lifecycle marker: blocked.
+    pub lifecycle_blocked: Rgb,
+    /// Lifecycle marker: done.
+    pub lifecycle_done: Rgb,
 }
 
 impl Default for Palette {
@@ -138,6 +182,38 @@ impl Palette {
             badge_restored: Rgb::hex(0x8a8a8a),
             badge_resumable: Rgb::hex(0x5fafd7),
             badge_exited: Rgb::hex(0xd75f5f),
+            tab_bar_bg: Rgb::hex(0x141414),
+            tab_bg: Rgb::hex(0x232323),
+            tab_active_bg: Rgb::hex(0x3a3f4b),
+            tab_fg: Rgb::hex(0x9a9a9a),
+            tab_active_fg: Rgb::hex(0xf0f0f0),
+            tab_close: Rgb::hex(0x7a7a7a),
+            ring_unread: Rgb::hex(0xffb000),
+            ring_needs_input: Rgb::hex(0xff6ac1),
+            ring_error: Rgb::hex(0xff4040),
+            overlay_bg: Rgb::hex(0x1c2430),
+            overlay_rule: Rgb::hex(0x5fafd7),
+            overlay_fg: Rgb::hex(0xe0e6ee),
+            overlay_error: Rgb::hex(0xff8080),
+            switcher_bg: Rgb::hex(0x202530),
+            switcher_border: Rgb::hex(0x5fafd7),
+            switcher_fg: Rgb::hex(0xf0f0f0),
+            switcher_dim: Rgb::hex(0x9aa4b2),
+            switcher_selected_bg: Rgb::hex(0x34507a),
+            lifecycle_working: Rgb::hex(0x87d7ff),
+            lifecycle_idle: Rgb::hex(0x8a8a8a),
+            lifecycle_blocked: Rgb::hex(0xff6ac1),
+            lifecycle_done: Rgb::hex(0x87d787),
+        }
+    }
+
+    /// The colour of a header's lifecycle marker, from its symbol.
+    pub fn lifecycle(&self, marker: &str) -> Rgb {
+        match marker.chars().next() {
+            Some('▶') => self.lifecycle_working,
+            Some('◆') => self.lifecycle_blocked,
+            Some('✓') => self.lifecycle_done,
+            _ => self.lifecycle_idle,
         }
     }
 

@@ -7,6 +7,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -26,6 +27,7 @@ use winit::event_loop::{ActiveEventLoop, ControlFlow, OwnedDisplayHandle};
 use winit::platform::x11::WindowAttributesExtX11;
 use winit::window::{Window, WindowId};
 
+use super::chrome::{self, TAB_BAR_ROWS};
 use super::input::InputState;
 use super::view::{TabView, HEADER_ROWS};
 use super::{UserEvent, Waker};
@@ -44,12 +46,18 @@ const BLINK: Duration = Duration::from_millis(530);
 /// SIGTERM or SIGINT).
 const HEALTH_CHECK: Duration = Duration::from_secs(1);
 
+/// How often the window redraws while a pane works, so "working 2m" stays true.
+const LIFECYCLE_TICK: Duration = Duration::from_secs(15);
+
 /// A pane shown alone, filling its tab.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Zoom {
     pub(super) tab: String,
     pub(super) pane: String,
 }
+
+/// A tombstone's tail as cells: (tail lines, cols, rows, lines scrolled back, cells).
+type TailCells = (usize, u16, u16, usize, render::ScreenCells);
 
 /// The window application.
 pub struct App {
@@ -80,12 +88,26 @@ pub struct App {
     /// The last scene drawn, and whether the pending frame was asked for only because the
     /// server said something changed (then an identical scene is not drawn again).
     last_scene: Option<Scene>,
-    /// Tombstones' tails as cells, by pane: (tail lines, cols, rows, cells). Extracting a tail
+    /// Tombstones' tails as cells, by pane: (tail lines, cols, rows, scrolled back, cells). Extracting a tail
     /// parses up to 64 KiB, so it is done once per change, not once per frame.
-    tail_cells: RefCell<HashMap<String, (usize, u16, u16, render::ScreenCells)>>,
+    tail_cells: RefCell<HashMap<String, TailCells>>,
     wake_only: bool,
     /// Whether a frame has been asked for and not drawn yet.
     frame_pending: bool,
+    /// The workspace switcher, while it is open.
+    pub(super) switcher: Option<chrome::Switcher>,
+    /// Git branches of workspace directories, for the switcher.
+    git: RefCell<chrome::GitBranches>,
+    /// When each pane entered its lifecycle, for "working 2m".
+    lifecycle_clock: RefCell<chrome::LifecycleClock>,
+    /// When to redraw for the lifecycle markers' clocks.
+    tick_at: Option<Instant>,
+    /// The last failed resume of a tombstone, by pane, shown in its overlay.
+    pub(super) resume_errors: HashMap<String, String>,
+    /// How many lines a tombstone's tail is scrolled back, by pane.
+    pub(super) tomb_scroll: HashMap<String, usize>,
+    /// The user's home directory, for `~` in the chrome.
+    home: Option<PathBuf>,
 }
 
 impl App {
@@ -114,6 +136,13 @@ impl App {
             tail_cells: RefCell::new(HashMap::new()),
             wake_only: false,
             frame_pending: false,
+            switcher: None,
+            git: RefCell::new(chrome::GitBranches::default()),
+            lifecycle_clock: RefCell::new(chrome::LifecycleClock::default()),
+            tick_at: None,
+            resume_errors: HashMap::new(),
+            tomb_scroll: HashMap::new(),
+            home: std::env::var_os("HOME").map(PathBuf::from),
         }
     }
 
@@ -208,6 +237,13 @@ impl App {
         store.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Executes a command as the socket would and hands back its error's message.
+    pub(super) fn exec_result(&self, cmd: Command) -> Result<Value, String> {
+        let store = self.store.as_ref().ok_or("the window has no server")?;
+        let result = store.lock().unwrap_or_else(|p| p.into_inner()).execute(cmd);
+        result.map_err(|e| e.to_string())
+    }
+
     /// Executes a command as the socket would; failures are logged (the user sees the state).
     pub(super) fn exec(&self, cmd: Command) -> Option<Value> {
         let store = self.store.as_ref()?;
@@ -290,6 +326,11 @@ impl App {
         self.blink_at = None;
     }
 
+    /// The shown tab's size in cells: the window's less the tab bar.
+    pub(super) fn tab_grid(&self) -> CellSize {
+        CellSize { cols: self.grid.cols, rows: self.grid.rows.saturating_sub(TAB_BAR_ROWS).max(1) }
+    }
+
     /// Recomputes the window's size in cells from its pixels and the cell size.
     pub(super) fn update_grid(&mut self) {
         let (Some(window), Some(renderer)) = (&self.window, &self.renderer) else { return };
@@ -321,12 +362,13 @@ impl App {
     /// pane's PTY the whole tab.
     fn sync_layout(&mut self, view: &TabView) -> bool {
         let mut changed = false;
-        let key = (view.tab_id.clone(), self.grid, format!("{:?}", view.layout));
-        if view.size != self.grid
+        let grid = self.tab_grid();
+        let key = (view.tab_id.clone(), grid, format!("{:?}", view.layout));
+        if view.size != grid
             || (self.zoom.is_none() && self.resynced.as_ref() != Some(&key) && !sizes_match(view))
         {
             let Ok(tab) = TabId::parse(&view.tab_id) else { return false };
-            self.exec(Command::TabResize { tab, size: self.grid });
+            self.exec(Command::TabResize { tab, size: grid });
             self.resynced = Some(key);
             changed = true;
         }
@@ -335,16 +377,14 @@ impl App {
             if zoom.tab != view.tab_id || zoom.pane != view.active_pane {
                 self.zoom = None;
                 if let Ok(tab) = TabId::parse(&view.tab_id) {
-                    self.exec(Command::TabResize { tab, size: self.grid });
+                    self.exec(Command::TabResize { tab, size: grid });
                 }
                 changed = true;
             }
         }
         if let Some(zoom) = &self.zoom {
-            let want = CellSize {
-                cols: self.grid.cols,
-                rows: self.grid.rows.saturating_sub(HEADER_ROWS).max(1),
-            };
+            let want =
+                CellSize { cols: grid.cols, rows: grid.rows.saturating_sub(HEADER_ROWS).max(1) };
             let have = self.with_term(&zoom.pane, |t| t.size());
             if have.is_some_and(|s| (s.cols, s.rows) != (want.cols, want.rows)) {
                 if let Ok(pane) = PaneId::parse(&zoom.pane) {
@@ -355,24 +395,32 @@ impl App {
         changed
     }
 
-    /// A tombstone's tail as cells of `cols×rows`, from the cache while the tail and size are
-    /// unchanged; `None` for a pane with a live terminal.
-    fn tombstone_cells(&self, pane: &str, cols: u16, rows: u16) -> Option<render::ScreenCells> {
+    /// A tombstone's tail as cells of `cols×rows`, scrolled back `back` lines, from the cache
+    /// while the tail, size and scroll are unchanged; `None` for a pane with a live terminal.
+    fn tombstone_cells(
+        &self,
+        pane: &str,
+        cols: u16,
+        rows: u16,
+        back: usize,
+    ) -> Option<render::ScreenCells> {
         let id = PaneId::parse(pane).ok()?;
         let Some(len) = self.lock_store().pane_tail_len(&id) else {
             self.tail_cells.borrow_mut().remove(pane);
             return None;
         };
-        if let Some((l, c, r, cells)) = self.tail_cells.borrow().get(pane) {
-            if (*l, *c, *r) == (len, cols, rows) {
+        let back = back.min(len);
+        if let Some((l, c, r, b, cells)) = self.tail_cells.borrow().get(pane) {
+            if (*l, *c, *r, *b) == (len, cols, rows, back) {
                 return Some(cells.clone());
             }
         }
         let tail = self.lock_store().pane_tail(&id)?;
-        let cells = render::extract_styled_lines(&tail, cols, rows, &self.palette);
+        let shown = &tail[..tail.len().saturating_sub(back)];
+        let cells = render::extract_styled_lines(shown, cols, rows, &self.palette);
         self.tail_cells
             .borrow_mut()
-            .insert(pane.to_owned(), (tail.len(), cols, rows, cells.clone()));
+            .insert(pane.to_owned(), (tail.len(), cols, rows, back, cells.clone()));
         Some(cells)
     }
 
@@ -392,29 +440,57 @@ impl App {
         });
     }
 
-    /// The scene of a tab as it is now.
+    /// The scene of a tab as it is now: the tab bar, the tab's panes below it, and the
+    /// switcher when it is open.
     fn scene(&self, view: &TabView, focused_window: bool) -> Scene {
+        let list = self.lock_store().list();
         let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.as_str());
+        let now = Instant::now();
+        {
+            // Every pane's clock runs, shown or not, so a tab switched to says how long.
+            let mut clock = self.lifecycle_clock.borrow_mut();
+            let all: Vec<_> =
+                list.workspaces.iter().flat_map(|w| &w.tabs).flat_map(|t| &t.panes).collect();
+            for pane in &all {
+                clock.since(&pane.id, &pane.lifecycle, now);
+            }
+            clock.retain(|id| all.iter().any(|p| p.id == id));
+        }
         let mut panes = Vec::new();
         for (pane_id, rect) in view.placements(zoomed) {
             let Some(dto) = view.pane(&pane_id) else { continue };
             let focused = pane_id == view.active_pane;
             let selection = self.input.selection.as_ref().filter(|s| s.pane.as_str() == pane_id);
-            // A tombstone has no live terminal: its saved tail is what the user left.
+            let since = self.lifecycle_clock.borrow_mut().since(&pane_id, &dto.lifecycle, now);
+            let header = HeaderScene {
+                title: dto.title.clone(),
+                badge: badge_of(&dto.state),
+                focused,
+                attention: dto.attention != "none",
+                lifecycle: chrome::lifecycle_marker(&dto.lifecycle, &dto.state, Some(since)),
+            };
+            let placed = CellRectU16::new(rect.col, rect.row + TAB_BAR_ROWS, rect.cols, rect.rows);
+            let ring = chrome::ring_of(&dto.attention);
+            // A tombstone has no live terminal: its saved tail is what the user left, above an
+            // overlay that says what Enter does.
             let rows = rect.rows.saturating_sub(HEADER_ROWS).max(1);
-            if let Some(screen) = self.tombstone_cells(&pane_id, rect.cols, rows) {
+            let overlay = chrome::overlay_of(
+                dto,
+                self.home.as_deref(),
+                self.resume_errors.get(&pane_id).map(String::as_str),
+            );
+            let tail_rows = overlay
+                .as_ref()
+                .map_or(rows, |o| rows.saturating_sub(render::overlay_rows(o)).max(1));
+            let back = self.tomb_scroll.get(&pane_id).copied().unwrap_or(0);
+            if let Some(screen) = self.tombstone_cells(&pane_id, rect.cols, tail_rows, back) {
                 panes.push(PaneScene {
-                    rect: CellRectU16::new(rect.col, rect.row, rect.cols, rect.rows),
-                    header: HeaderScene {
-                        title: dto.title.clone(),
-                        badge: badge_of(&dto.state),
-                        focused,
-                        attention: dto.attention != "none",
-                        lifecycle: None,
-                    },
+                    rect: placed,
+                    header,
                     screen,
                     focused,
-                    selection: None,
+                    ring,
+                    overlay,
                     ..PaneScene::default()
                 });
                 continue;
@@ -430,35 +506,53 @@ impl App {
                 (screen, span)
             });
             let Some((screen, span)) = drawn else { continue };
-            let badge = badge_of(&dto.state);
             panes.push(PaneScene {
-                rect: CellRectU16::new(rect.col, rect.row, rect.cols, rect.rows),
-                header: HeaderScene {
-                    title: dto.title.clone(),
-                    badge,
-                    focused,
-                    attention: dto.attention != "none",
-                    lifecycle: None,
-                },
+                rect: placed,
+                header,
                 screen,
                 focused,
                 selection: span.map(|(start, end)| SelectionSpan { start, end }),
+                ring,
                 ..PaneScene::default()
             });
         }
         let dividers = view
             .dividers(zoomed)
             .iter()
-            .map(|d| CellRectU16::new(d.rect.col, d.rect.row, d.rect.cols, d.rect.rows))
+            .map(|d| {
+                CellRectU16::new(d.rect.col, d.rect.row + TAB_BAR_ROWS, d.rect.cols, d.rect.rows)
+            })
             .collect();
+        let grid_cols = view.size.cols.max(self.grid.cols);
+        let grid_rows = view.size.rows + TAB_BAR_ROWS;
+        let switcher = self.switcher.as_ref().map(|open| {
+            let entries = self.switcher_entries(&list, open);
+            chrome::switcher_scene(open, &entries, grid_cols, grid_rows)
+        });
         Scene {
-            grid_cols: view.size.cols,
-            grid_rows: view.size.rows,
+            grid_cols,
+            grid_rows,
             panes,
             dividers,
             background: self.palette.bg,
+            tab_bar: Some(chrome::tab_bar(&list, view, grid_cols)),
+            switcher,
             ..Scene::default()
         }
+    }
+
+    /// The switcher's entries for what the user typed: (workspace id, entry).
+    pub(super) fn switcher_entries(
+        &self,
+        list: &berth_server::protocol::WorkspaceListDto,
+        open: &chrome::Switcher,
+    ) -> Vec<(String, render::SwitcherEntry)> {
+        chrome::switcher_entries(
+            list,
+            &open.query,
+            self.home.as_deref(),
+            &mut self.git.borrow_mut(),
+        )
     }
 
     /// Draws a frame of the shown tab.
@@ -494,6 +588,12 @@ impl App {
             .find(|p| p.focused)
             .and_then(|p| p.screen.cursor.map(|c| (p.rect, c)));
         let blinking = focused_cursor.is_some_and(|(_, c)| c.blinking);
+        let working = scene
+            .panes
+            .iter()
+            .any(|p| p.header.lifecycle.as_deref().is_some_and(|l| l.contains("working")));
+        self.tick_at =
+            working.then(|| self.tick_at.unwrap_or_else(|| Instant::now() + LIFECYCLE_TICK));
         self.blink_at = (blinking && self.input.window_focused)
             .then(|| self.blink_at.unwrap_or_else(|| Instant::now() + BLINK));
         if wake_only && self.last_scene.as_ref() == Some(&scene) {
@@ -505,6 +605,7 @@ impl App {
             let (cell_w, cell_h) = renderer.cell_size();
             let x = f64::from(cell_w) * f64::from(rect.col + cursor.col);
             let y = f64::from(cell_h) * f64::from(rect.row + HEADER_ROWS + cursor.row);
+            // `rect` is already placed below the tab bar.
             window.set_ime_cursor_area(
                 winit::dpi::PhysicalPosition::new(x, y),
                 winit::dpi::PhysicalSize::new(f64::from(cell_w), f64::from(cell_h)),
@@ -649,7 +750,21 @@ impl ApplicationHandler<UserEvent> for App {
                 self.redraw();
             }
         }
-        let next = self.blink_at.map_or(now + HEALTH_CHECK, |b| b.min(now + HEALTH_CHECK));
+        if let Some(at) = self.tick_at {
+            if at <= now {
+                self.tick_at = None;
+                // Only the clocks changed: an identical scene is not drawn again.
+                self.wake_only = !self.frame_pending || self.wake_only;
+                self.frame_pending = true;
+                if let Some(window) = &self.window {
+                    window.request_redraw();
+                }
+            }
+        }
+        let mut next = self.blink_at.map_or(now + HEALTH_CHECK, |b| b.min(now + HEALTH_CHECK));
+        if let Some(at) = self.tick_at {
+            next = next.min(at);
+        }
         event_loop.set_control_flow(ControlFlow::WaitUntil(next));
     }
 }

@@ -37,6 +37,8 @@ enum Drag {
     Select,
     /// Reporting to the program in a pane.
     Report { pane: String, button: ReportButton },
+    /// Moving a tab in the tab bar (its index when the drag started).
+    Tab(usize),
 }
 
 /// The window's input state.
@@ -79,7 +81,12 @@ impl App {
             return;
         }
         let key = event.logical_key.as_ref();
-        if let Some(action) = keymap::action_for(key.clone(), self.input.mods) {
+        let action = keymap::action_for(key.clone(), self.input.mods);
+        if self.switcher.is_some() {
+            self.switcher_key(key, event.text.as_deref(), action);
+            return;
+        }
+        if let Some(action) = action {
             self.run_action(action);
             return;
         }
@@ -92,8 +99,7 @@ impl App {
             .filter(|id| self.lock_store().pane_state(id).is_some_and(|s| s != "LIVE"));
         if let Some(id) = tombstone {
             if key == Key::Named(NamedKey::Enter) && !self.input.mods.control_key() {
-                self.exec(Command::PaneResume { pane: id });
-                self.redraw();
+                self.resume_tombstone(id);
             }
             return;
         }
@@ -197,7 +203,7 @@ impl App {
                     Some(_) => {
                         // Back to the layout: every pane gets its rectangle's size again.
                         if let Ok(tab) = TabId::parse(&view.tab_id) {
-                            self.exec(Command::TabResize { tab, size: self.grid });
+                            self.exec(Command::TabResize { tab, size: self.tab_grid() });
                         }
                         None
                     }
@@ -216,14 +222,17 @@ impl App {
             }
             Action::Paste => self.paste(&pane_str, Selection::Clipboard),
             Action::PastePrimary => self.paste(&pane_str, Selection::Primary),
-            // Filled in by the search, chrome and config work of issue 6.
-            Action::Search
-            | Action::Switcher
-            | Action::NextAttention
-            | Action::MoveTabLeft
-            | Action::MoveTabRight
-            | Action::CloseTab
-            | Action::ReloadConfig => {}
+            Action::Switcher => self.open_switcher(),
+            Action::NextAttention => self.jump_to_attention(&pane_str),
+            Action::MoveTabLeft => self.move_tab(&view, -1),
+            Action::MoveTabRight => self.move_tab(&view, 1),
+            Action::CloseTab => {
+                if let Ok(tab) = TabId::parse(&view.tab_id) {
+                    self.exec(Command::TabClose { tab });
+                }
+            }
+            // Filled in by the search and config work of issue 6.
+            Action::Search | Action::ReloadConfig => {}
         }
         self.redraw();
     }
@@ -248,7 +257,7 @@ impl App {
 
     /// The window cell under the pointer (may lie outside the window during a drag), and
     /// whether the pointer is on the right half of it.
-    fn pointer_cell(&self) -> Option<((i32, i32), bool)> {
+    pub(super) fn pointer_window_cell(&self) -> Option<((i32, i32), bool)> {
         let position = self.input.pointer?;
         let (cell_w, cell_h) = self.renderer.as_ref()?.cell_size();
         let x = position.x / f64::from(cell_w.max(1.0));
@@ -256,11 +265,19 @@ impl App {
         Some(((x.floor() as i32, y.floor() as i32), x.fract() >= 0.5))
     }
 
-    /// The pointer's cell clamped onto the grid.
+    /// The cell of the shown tab under the pointer (the window's less the tab bar; negative
+    /// over the tab bar), and whether the pointer is on the right half of it.
+    fn pointer_cell(&self) -> Option<((i32, i32), bool)> {
+        let ((col, row), right) = self.pointer_window_cell()?;
+        Some(((col, row - i32::from(super::chrome::TAB_BAR_ROWS)), right))
+    }
+
+    /// The pointer's cell clamped onto the shown tab.
     fn pointer_grid_cell(&self) -> Option<(u16, u16)> {
         let ((col, row), _) = self.pointer_cell()?;
+        let grid = self.tab_grid();
         let clamp = |v: i32, max: u16| v.clamp(0, i32::from(max.max(1)) - 1) as u16;
-        Some((clamp(col, self.grid.cols), clamp(row, self.grid.rows)))
+        Some((clamp(col, grid.cols), clamp(row, grid.rows)))
     }
 
     fn report_mods(&self) -> ReportMods {
@@ -290,6 +307,7 @@ impl App {
         let Some(view) = self.view() else { return };
         let zoomed = self.zoomed_in(&view);
         match self.input.drag.clone() {
+            Some(Drag::Tab(_)) => {}
             Some(Drag::Divider(divider)) if moved_cell => {
                 let Some((c, r)) = self.pointer_grid_cell() else { return };
                 if let (Some(ratio), Ok(tab)) =
@@ -319,6 +337,7 @@ impl App {
                 }
             }
             Some(_) => {}
+            None if row < 0 => self.set_pointer_icon(&Hit::Nothing),
             None => {
                 let (c, r) = (col.max(0) as u16, row.max(0) as u16);
                 let hit = view::hit(&view, zoomed.as_deref(), c, r);
@@ -354,6 +373,9 @@ impl App {
         };
         if state == ElementState::Released {
             self.on_release(report_button);
+            return;
+        }
+        if self.chrome_press(button) {
             return;
         }
         let Some(view) = self.view() else { return };
@@ -403,6 +425,11 @@ impl App {
         }
     }
 
+    /// Starts dragging the tab at `index` of the tab bar.
+    pub(super) fn start_tab_drag(&mut self, index: usize) {
+        self.input.drag = Some(Drag::Tab(index));
+    }
+
     fn on_release(&mut self, button: ReportButton) {
         match self.input.drag.take() {
             Some(Drag::Select) => {
@@ -419,6 +446,7 @@ impl App {
                     self.report(&pane, button, ReportKind::Release, cell);
                 }
             }
+            Some(Drag::Tab(from)) => self.drop_tab(from),
             Some(Drag::Divider(_)) | None => {}
         }
     }
@@ -441,6 +469,9 @@ impl App {
             return;
         }
         let up = lines > 0.0;
+        if self.chrome_wheel(up, steps) {
+            return;
+        }
         let Some(view) = self.view() else { return };
         let Some((col, row)) = self.pointer_grid_cell() else { return };
         let zoomed = self.zoomed_in(&view);

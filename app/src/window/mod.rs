@@ -9,6 +9,8 @@
 //! not draw by itself: `render` does that.
 
 mod app;
+pub mod chrome;
+mod chrome_input;
 pub mod clipboard;
 mod input;
 pub mod keymap;

@@ -1,0 +1,276 @@
+//! Lays out the window's chrome in a frame: the tab bar, the attention ring around a pane, a
+//! tombstone's overlay, a header's lifecycle marker and the workspace switcher (drawn on the
+//! modal layer, over the panes' text).
+//!
+//! It owns the geometry and colours of those pieces. It must not talk to the GPU or decide
+//! what they say: the window fills the scene, `render/mod.rs` uploads what this returns.
+
+use super::frame::{clip_of, col_x, row_y, text_width, Placement};
+use super::palette::{Palette, Rgb};
+use super::quads::{Quad, QuadKind};
+use super::scene::{
+    CellRectU16, CellView, PaneScene, Ring, SwitcherScene, TabBarScene, TombstoneOverlay,
+};
+use super::text::{CellMetrics, TextSystem};
+
+/// Writes `text` into `cells` from column `col` in `fg` (wide characters take two cells,
+/// zero-width ones join the previous cell), stopping at `end`; returns the column after it.
+pub(super) fn put_text(
+    cells: &mut [CellView],
+    mut col: usize,
+    end: usize,
+    text: &str,
+    fg: Rgb,
+    bold: bool,
+) -> usize {
+    let end = end.min(cells.len());
+    for c in text.chars().filter(|c| !c.is_control()) {
+        let width = text_width(c);
+        if width == 0 {
+            if let Some(prev) = col.checked_sub(1).and_then(|p| cells.get_mut(p)) {
+                let mut extra = prev.extra.take().map(String::from).unwrap_or_default();
+                extra.push(c);
+                prev.extra = Some(extra.into_boxed_str());
+            }
+            continue;
+        }
+        if col + width > end {
+            break;
+        }
+        cells[col].ch = c;
+        cells[col].fg = fg;
+        cells[col].flags.bold = bold;
+        if width == 2 {
+            cells[col].flags.wide = true;
+            cells[col + 1].flags.spacer = true;
+        }
+        col += width;
+    }
+    col
+}
+
+/// The width in cells of `text`.
+pub(super) fn str_width(text: &str) -> usize {
+    text.chars().filter(|c| !c.is_control()).map(text_width).sum()
+}
+
+/// The tab bar: its row, each tab (the shown one brighter), unread dots, close buttons and the
+/// workspace's name at the right end.
+pub(super) fn tab_bar(
+    bar: &TabBarScene,
+    cols: u16,
+    palette: &Palette,
+    m: CellMetrics,
+    text: &mut TextSystem,
+    under: &mut Vec<Quad>,
+    texts: &mut Vec<Placement>,
+) {
+    let y = row_y(m, bar.row);
+    under.push(Quad::fill(0.0, y, f32::from(cols) * m.cell_w, m.cell_h, palette.tab_bar_bg));
+    let mut cells = vec![CellView::blank(palette.tab_fg, palette.tab_bar_bg); usize::from(cols)];
+    for tab in &bar.tabs {
+        let (start, end) = (usize::from(tab.cols.start), usize::from(tab.cols.end.min(cols)));
+        if start >= end {
+            continue;
+        }
+        let (bg, fg) = if tab.active {
+            (palette.tab_active_bg, palette.tab_active_fg)
+        } else {
+            (palette.tab_bg, palette.tab_fg)
+        };
+        under.push(Quad::fill(
+            col_x(m, tab.cols.start),
+            y,
+            (end - start) as f32 * m.cell_w,
+            m.cell_h,
+            bg,
+        ));
+        if tab.active {
+            let line = m.stroke.max(2.0);
+            let w = (end - start) as f32 * m.cell_w;
+            under.push(Quad::fill(
+                col_x(m, tab.cols.start),
+                y + m.cell_h - line,
+                w,
+                line,
+                palette.badge_live,
+            ));
+        }
+        for cell in &mut cells[start..end] {
+            cell.bg = bg;
+        }
+        let close_at = end.saturating_sub(2);
+        let mut col = put_text(&mut cells, start, close_at, &tab.title, fg, tab.active);
+        if tab.attention > 0 {
+            col = put_text(&mut cells, col, close_at, " ●", palette.attention, true);
+            put_text(
+                &mut cells,
+                col,
+                close_at,
+                &tab.attention.to_string(),
+                palette.attention,
+                true,
+            );
+        }
+        put_text(&mut cells, close_at, end, "×", palette.tab_close, false);
+    }
+    let right_w = str_width(&bar.right);
+    let used = bar.tabs.last().map_or(0, |t| usize::from(t.cols.end));
+    let from = usize::from(cols).saturating_sub(right_w + 1).max(used + 1);
+    put_text(&mut cells, from, usize::from(cols), &bar.right, palette.tab_fg, false);
+    let key = text.row(&cells, None);
+    let clip = clip_of(m, CellRectU16::new(0, bar.row, cols, 1));
+    texts.push(Placement { key, x: 0.0, y, clip });
+}
+
+/// The ring around a pane that wants attention: an outline of its whole rectangle.
+pub(super) fn ring(
+    pane: &PaneScene,
+    palette: &Palette,
+    m: CellMetrics,
+    scale: f32,
+    over: &mut Vec<Quad>,
+) {
+    let Some(ring) = pane.ring else { return };
+    let color = match ring {
+        Ring::Unread => palette.ring_unread,
+        Ring::NeedsInput => palette.ring_needs_input,
+        Ring::Error => palette.ring_error,
+    };
+    let r = pane.rect;
+    let thickness = (2.0 * scale).round().max(2.0);
+    over.push(Quad::new(
+        QuadKind::Outline,
+        col_x(m, r.col),
+        row_y(m, r.row),
+        f32::from(r.cols) * m.cell_w,
+        f32::from(r.rows) * m.cell_h,
+        color,
+        thickness,
+    ));
+}
+
+/// Rows a tombstone overlay takes at the bottom of its pane (a separator line included).
+pub fn overlay_rows(overlay: &TombstoneOverlay) -> u16 {
+    let lines = overlay.lines.len() + usize::from(overlay.error.is_some());
+    u16::try_from(lines).unwrap_or(u16::MAX).saturating_add(1)
+}
+
+/// A tombstone's overlay: a panel along the pane's bottom rows with what Enter does.
+pub(super) fn overlay(
+    pane: &PaneScene,
+    palette: &Palette,
+    m: CellMetrics,
+    text: &mut TextSystem,
+    under: &mut Vec<Quad>,
+    texts: &mut Vec<Placement>,
+) {
+    let Some(overlay) = &pane.overlay else { return };
+    let r = pane.rect;
+    // The header keeps its row; the overlay takes what it needs of the rest.
+    let rows = overlay_rows(overlay).min(r.rows.saturating_sub(1));
+    if rows == 0 || r.cols == 0 {
+        return;
+    }
+    let top = r.row + r.rows - rows;
+    let (x, y) = (col_x(m, r.col), row_y(m, top));
+    let w = f32::from(r.cols) * m.cell_w;
+    under.push(Quad::fill(x, y, w, f32::from(rows) * m.cell_h, palette.overlay_bg));
+    // A thin line in the badge's colour marks the panel's top edge, in the separator row.
+    let line = m.stroke.max(2.0);
+    under.push(Quad::fill(x, y + ((m.cell_h - line) / 2.0).round(), w, line, palette.overlay_rule));
+    let clip = clip_of(m, CellRectU16::new(r.col, top, r.cols, rows));
+    let mut lines: Vec<(&str, Rgb)> =
+        overlay.lines.iter().map(|l| (l.as_str(), palette.overlay_fg)).collect();
+    if let Some(err) = &overlay.error {
+        lines.push((err.as_str(), palette.overlay_error));
+    }
+    for (i, (line_text, fg)) in lines.into_iter().take(usize::from(rows - 1)).enumerate() {
+        let mut cells = vec![CellView::blank(fg, palette.overlay_bg); usize::from(r.cols)];
+        put_text(&mut cells, 1, usize::from(r.cols), line_text, fg, i == 0);
+        let key = text.row(&cells, None);
+        let row = top + 1 + u16::try_from(i).unwrap_or(0);
+        texts.push(Placement { key, x, y: row_y(m, row), clip });
+    }
+}
+
+/// The workspace switcher, on the modal layer: a framed list with the filter on top.
+pub(super) fn switcher(
+    s: &SwitcherScene,
+    palette: &Palette,
+    m: CellMetrics,
+    scale: f32,
+    text: &mut TextSystem,
+    quads: &mut Vec<Quad>,
+    texts: &mut Vec<Placement>,
+) {
+    let r = s.rect;
+    if r.cols < 4 || r.rows < 3 {
+        return;
+    }
+    let (x, y) = (col_x(m, r.col), row_y(m, r.row));
+    let (w, h) = (f32::from(r.cols) * m.cell_w, f32::from(r.rows) * m.cell_h);
+    quads.push(Quad::fill(x, y, w, h, palette.switcher_bg));
+    quads.push(Quad::new(
+        QuadKind::Outline,
+        x,
+        y,
+        w,
+        h,
+        palette.switcher_border,
+        scale.round().max(1.0),
+    ));
+    let clip = clip_of(m, r);
+    let width = usize::from(r.cols);
+    let mut row_cells = |cells: Vec<CellView>, row: u16, texts: &mut Vec<Placement>| {
+        let key = text.row(&cells, None);
+        texts.push(Placement { key, x, y: row_y(m, row), clip });
+    };
+    // The filter line.
+    let mut cells = vec![CellView::blank(palette.switcher_fg, palette.switcher_bg); width];
+    let col = put_text(&mut cells, 1, width - 1, "Workspace › ", palette.switcher_dim, true);
+    let col = put_text(&mut cells, col, width - 1, &s.query, palette.switcher_fg, false);
+    if col < width - 1 {
+        cells[col].ch = '▏';
+        cells[col].fg = palette.cursor;
+    }
+    row_cells(cells, r.row, texts);
+    // A rule under it.
+    let line = m.stroke.max(1.0);
+    quads.push(Quad::fill(
+        x,
+        row_y(m, r.row + 1) + (m.cell_h - line) / 2.0,
+        w,
+        line,
+        palette.switcher_border,
+    ));
+    if s.entries.is_empty() {
+        let mut cells = vec![CellView::blank(palette.switcher_dim, palette.switcher_bg); width];
+        put_text(&mut cells, 2, width - 1, "no workspace matches", palette.switcher_dim, false);
+        row_cells(cells, r.row + 2, texts);
+        return;
+    }
+    for (i, entry) in s.entries.iter().enumerate() {
+        let row = r.row + 2 + u16::try_from(i).unwrap_or(0);
+        if row >= r.row + r.rows {
+            break;
+        }
+        let selected = i == s.selected;
+        let bg = if selected { palette.switcher_selected_bg } else { palette.switcher_bg };
+        if selected {
+            quads.push(Quad::fill(x, row_y(m, row), w, m.cell_h, bg));
+        }
+        let mut cells = vec![CellView::blank(palette.switcher_fg, bg); width];
+        let marker = if entry.current { "● " } else { "  " };
+        let col = put_text(&mut cells, 1, width - 1, marker, palette.badge_live, false);
+        let col = put_text(&mut cells, col, width - 1, &entry.name, palette.switcher_fg, true);
+        let badge = (entry.attention > 0).then(|| format!("● {}", entry.attention));
+        let badge_w = badge.as_deref().map_or(0, str_width);
+        let detail_end = (width - 1).saturating_sub(badge_w + 1);
+        put_text(&mut cells, col + 2, detail_end, &entry.detail, palette.switcher_dim, false);
+        if let Some(badge) = badge {
+            put_text(&mut cells, width - 1 - badge_w, width - 1, &badge, palette.attention, true);
+        }
+        row_cells(cells, row, texts);
+    }
+}

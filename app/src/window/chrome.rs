@@ -1,0 +1,589 @@
+//! The window's chrome: the tab bar along the top row, the workspace switcher, the order in
+//! which the attention jump visits panes, what a tombstone's overlay says, and the lifecycle
+//! marker of a pane header.
+//!
+//! It owns turning the Store's `workspace.list` into those pieces of a scene and the hit tests
+//! of the tab bar and switcher. It must not change state: the window sends commands for what
+//! the user picks here.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use berth_server::protocol::{PaneDto, WorkspaceDto, WorkspaceListDto};
+
+use super::view::TabView;
+use crate::render::{
+    CellRectU16, Ring, SwitcherEntry, SwitcherScene, TabBarScene, TabLabel, TombstoneOverlay,
+};
+
+/// Rows at the top of the window taken by the tab bar.
+pub const TAB_BAR_ROWS: u16 = 1;
+
+/// The most characters of a tab's title shown in the tab bar.
+const TAB_TITLE_CHARS: usize = 24;
+
+/// Columns at a tab's right end taken by its close button (`×` and a blank).
+pub const CLOSE_COLS: u16 = 2;
+
+/// Whether a pane wants attention, in the Store's words.
+pub fn wants_attention(pane: &PaneDto) -> bool {
+    pane.attention != "none"
+}
+
+/// The ring drawn around a pane for its attention level, if any.
+pub fn ring_of(attention: &str) -> Option<Ring> {
+    match attention {
+        "unread" => Some(Ring::Unread),
+        "needs_input" => Some(Ring::NeedsInput),
+        "error" => Some(Ring::Error),
+        _ => None,
+    }
+}
+
+/// How many panes of a workspace want attention.
+pub fn workspace_attention(ws: &WorkspaceDto) -> usize {
+    ws.tabs.iter().flat_map(|t| &t.panes).filter(|p| wants_attention(p)).count()
+}
+
+/// The tab bar of the shown tab's workspace, `cols` wide, on window row 0.
+pub fn tab_bar(list: &WorkspaceListDto, view: &TabView, cols: u16) -> TabBarScene {
+    let Some(ws) = list.workspaces.iter().find(|w| w.id == view.workspace_id) else {
+        return TabBarScene::default();
+    };
+    let elsewhere: usize =
+        list.workspaces.iter().filter(|w| w.id != ws.id).map(workspace_attention).sum();
+    let mut right = ws.name.clone();
+    if list.workspaces.len() > 1 {
+        let at = list.workspaces.iter().position(|w| w.id == ws.id).unwrap_or(0);
+        right = format!("{right} [{}/{}]", at + 1, list.workspaces.len());
+    }
+    if elsewhere > 0 {
+        right = format!("● {elsewhere} elsewhere  {right}");
+    }
+    // The workspace's name keeps a place at the right end (at most a third of the bar, where
+    // it is cut short); tabs take what is left.
+    let right_cols = u16::try_from(right.chars().count() + 2).unwrap_or(u16::MAX);
+    let limit = cols.saturating_sub(right_cols.min(cols / 3));
+    let mut tabs = Vec::new();
+    let mut col = 0u16;
+    for (i, tab) in ws.tabs.iter().enumerate() {
+        let title =
+            tab_title(tab.title.as_str(), tab.panes.iter().find(|p| p.id == tab.active_pane_id));
+        let attention = tab.panes.iter().filter(|p| wants_attention(p)).count();
+        let text = format!(" {} {}", i + 1, shorten(&title, TAB_TITLE_CHARS));
+        let mut width = text.chars().count() as u16 + 1;
+        if attention > 0 {
+            width += u16::try_from(format!(" ●{attention}").chars().count()).unwrap_or(0);
+        }
+        width += CLOSE_COLS;
+        if col + width > limit {
+            // No room: the rest of the tabs are reached with the keys or the switcher.
+            break;
+        }
+        tabs.push(TabLabel {
+            title: text,
+            active: tab.id == view.tab_id,
+            attention,
+            cols: col..col + width,
+        });
+        col += width + 1;
+    }
+    TabBarScene { row: 0, tabs, right }
+}
+
+/// A tab's title: the one it was given, else its focused pane's.
+fn tab_title(given: &str, active: Option<&PaneDto>) -> String {
+    if !given.is_empty() {
+        return given.to_owned();
+    }
+    active.map(|p| p.title.clone()).unwrap_or_default()
+}
+
+/// `text` cut to `max` characters with an ellipsis.
+pub fn shorten(text: &str, max: usize) -> String {
+    let clean: String = text.chars().filter(|c| !c.is_control()).collect();
+    if clean.chars().count() <= max {
+        return clean;
+    }
+    let mut out: String = clean.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// What a click at column `col` of the tab bar hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TabBarHit {
+    /// The tab at this index of the workspace.
+    Tab(usize),
+    /// The close button of the tab at this index.
+    Close(usize),
+    /// Nothing.
+    Nothing,
+}
+
+/// The tab (or close button) under column `col`.
+pub fn tab_bar_hit(bar: &TabBarScene, col: u16) -> TabBarHit {
+    for (i, tab) in bar.tabs.iter().enumerate() {
+        if tab.cols.contains(&col) {
+            return if col + CLOSE_COLS >= tab.cols.end {
+                TabBarHit::Close(i)
+            } else {
+                TabBarHit::Tab(i)
+            };
+        }
+    }
+    TabBarHit::Nothing
+}
+
+/// The index a dragged tab lands at when released over column `col`.
+pub fn drop_index(bar: &TabBarScene, col: u16) -> Option<usize> {
+    let last = bar.tabs.len().checked_sub(1)?;
+    let at = bar.tabs.iter().position(|t| col < t.cols.end).unwrap_or(last);
+    Some(at)
+}
+
+/// The next pane wanting attention after `current`, in the order workspaces, tabs and panes
+/// are listed, wrapping around; `current` itself only when no other pane wants attention.
+pub fn next_attention(list: &WorkspaceListDto, current: Option<&str>) -> Option<String> {
+    let panes: Vec<&PaneDto> =
+        list.workspaces.iter().flat_map(|w| &w.tabs).flat_map(|t| &t.panes).collect();
+    let start = current.and_then(|c| panes.iter().position(|p| p.id == c)).map_or(0, |i| i + 1);
+    (0..panes.len())
+        .map(|k| panes[(start + k) % panes.len()])
+        .find(|p| wants_attention(p))
+        .map(|p| p.id.clone())
+}
+
+/// The overlay at the bottom of a tombstone: what Enter does and what the pane was.
+pub fn overlay_of(
+    pane: &PaneDto,
+    home: Option<&Path>,
+    error: Option<&str>,
+) -> Option<TombstoneOverlay> {
+    let cwd = tilde(&pane.cwd, home);
+    let mut lines = Vec::new();
+    match pane.state.as_str() {
+        "RESUMABLE" => {
+            let argv = pane.agent.resume_argv.clone().unwrap_or_default();
+            lines.push(format!("Enter — resume `{}`", argv.join(" ")));
+        }
+        "RESTORED" => {
+            if is_shell(&pane.argv) {
+                lines.push(format!("Enter — new shell in `{cwd}`"));
+            } else {
+                lines.push(format!("Enter — start `{}` again in `{cwd}`", pane.argv.join(" ")));
+            }
+            if let Some(job) = &pane.was_running {
+                lines.push(format!("was running `{job}`"));
+            }
+        }
+        "EXITED" => {
+            match pane.exit_code {
+                Some(code) => lines.push(format!("exited with code {code}")),
+                None => lines.push("exited".to_owned()),
+            }
+            lines.push("Enter — restart".to_owned());
+        }
+        _ => return None,
+    }
+    Some(TombstoneOverlay { lines, error: error.map(str::to_owned) })
+}
+
+/// Whether `argv` runs a login shell (or nothing, which starts the user's shell).
+fn is_shell(argv: &[String]) -> bool {
+    let Some(program) = argv.first() else { return true };
+    let name = program.rsplit('/').next().unwrap_or(program).trim_start_matches('-');
+    matches!(
+        name,
+        "bash" | "zsh" | "fish" | "sh" | "dash" | "ksh" | "tcsh" | "csh" | "nu" | "elvish"
+    )
+}
+
+/// `path` with the home directory written `~`.
+pub fn tilde(path: &str, home: Option<&Path>) -> String {
+    match home.and_then(|h| Path::new(path).strip_prefix(h).ok()) {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path.to_owned(),
+    }
+}
+
+/// A pane header's lifecycle marker: a symbol and a word, with how long a pane has been
+/// working once that is a minute or more.
+pub fn lifecycle_marker(lifecycle: &str, state: &str, since: Option<Duration>) -> Option<String> {
+    if state != "LIVE" {
+        return None;
+    }
+    let text = match lifecycle {
+        "working" => match since.map(|d| d.as_secs()) {
+            Some(s) if s >= 3600 => format!("▶ working {}h{:02}m", s / 3600, s % 3600 / 60),
+            Some(s) if s >= 60 => format!("▶ working {}m", s / 60),
+            _ => "▶ working".to_owned(),
+        },
+        "idle" => "◇ idle".to_owned(),
+        "blocked" => "◆ blocked".to_owned(),
+        "done" => "✓ done".to_owned(),
+        _ => return None,
+    };
+    Some(text)
+}
+
+/// When each pane entered its current lifecycle, as the window saw it.
+#[derive(Debug, Default)]
+pub struct LifecycleClock {
+    seen: HashMap<String, (String, Instant)>,
+}
+
+impl LifecycleClock {
+    /// How long `pane` has been in `lifecycle` (from the first frame that showed it so).
+    pub fn since(&mut self, pane: &str, lifecycle: &str, now: Instant) -> Duration {
+        let entry = self.seen.entry(pane.to_owned()).or_insert_with(|| (lifecycle.to_owned(), now));
+        if entry.0 != lifecycle {
+            *entry = (lifecycle.to_owned(), now);
+        }
+        now.saturating_duration_since(entry.1)
+    }
+
+    /// Forgets panes that are gone.
+    pub fn retain(&mut self, alive: impl Fn(&str) -> bool) {
+        self.seen.retain(|id, _| alive(id));
+    }
+}
+
+/// The open workspace switcher: what the user typed and which entry is highlighted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Switcher {
+    /// The filter.
+    pub query: String,
+    /// The highlighted entry, an index into the filtered list.
+    pub selected: usize,
+}
+
+/// Whether every character of `query` appears in `text` in order (case-insensitive).
+fn fuzzy_match(query: &str, text: &str) -> bool {
+    let mut chars = text.chars().flat_map(char::to_lowercase);
+    query.chars().flat_map(char::to_lowercase).all(|q| chars.any(|c| c == q))
+}
+
+/// The workspaces the switcher lists for `query`: (workspace id, entry).
+pub fn switcher_entries(
+    list: &WorkspaceListDto,
+    query: &str,
+    home: Option<&Path>,
+    git: &mut GitBranches,
+) -> Vec<(String, SwitcherEntry)> {
+    list.workspaces
+        .iter()
+        .filter(|w| !w.tabs.is_empty())
+        .filter(|w| fuzzy_match(query, &w.name) || fuzzy_match(query, &w.cwd))
+        .map(|w| {
+            let mut detail = tilde(&w.cwd, home);
+            if let Some(branch) = git.branch(Path::new(&w.cwd)) {
+                detail = format!("{detail}  [{branch}]");
+            }
+            let entry = SwitcherEntry {
+                name: w.name.clone(),
+                detail,
+                attention: workspace_attention(w),
+                current: list.active_workspace_id.as_deref() == Some(w.id.as_str()),
+            };
+            (w.id.clone(), entry)
+        })
+        .collect()
+}
+
+/// The switcher as drawn: centred near the top of a `cols × rows` window.
+pub fn switcher_scene(
+    switcher: &Switcher,
+    entries: &[(String, SwitcherEntry)],
+    cols: u16,
+    rows: u16,
+) -> SwitcherScene {
+    let width = cols.saturating_sub(4).min(72).max(cols.min(20));
+    let shown = entries.len().min(usize::from(rows.saturating_sub(4)).max(1));
+    let height = u16::try_from(shown).unwrap_or(1) + 3;
+    let col = (cols - width) / 2;
+    let row = (TAB_BAR_ROWS + 1).min(rows.saturating_sub(height));
+    let selected = switcher.selected.min(entries.len().saturating_sub(1));
+    // Keep the highlighted entry in view.
+    let first = (selected + 1).saturating_sub(shown);
+    SwitcherScene {
+        rect: CellRectU16::new(col, row, width, height.min(rows)),
+        query: switcher.query.clone(),
+        entries: entries.iter().skip(first).take(shown).map(|(_, e)| e.clone()).collect(),
+        selected: selected - first,
+    }
+}
+
+/// The entry under window cell (`col`, `row`) of a drawn switcher, as an index into the
+/// drawn entries.
+pub fn switcher_hit(scene: &SwitcherScene, col: u16, row: u16) -> Option<usize> {
+    let r = scene.rect;
+    if col < r.col || col >= r.col + r.cols || row < r.row + 2 {
+        return None;
+    }
+    let at = usize::from(row - r.row - 2);
+    (at < scene.entries.len()).then_some(at)
+}
+
+/// Git branches of workspace directories, read from `.git/HEAD` (cheap: one small file) and
+/// kept for a few seconds.
+#[derive(Debug, Default)]
+pub struct GitBranches {
+    cache: HashMap<PathBuf, (Option<String>, Instant)>,
+}
+
+/// How long a branch read from disk is trusted.
+const GIT_TTL: Duration = Duration::from_secs(5);
+
+impl GitBranches {
+    /// The branch checked out in the repository holding `dir` (a short commit id when
+    /// detached), if it is one.
+    pub fn branch(&mut self, dir: &Path) -> Option<String> {
+        let now = Instant::now();
+        if let Some((branch, at)) = self.cache.get(dir) {
+            if now.duration_since(*at) < GIT_TTL {
+                return branch.clone();
+            }
+        }
+        let branch = read_branch(dir);
+        self.cache.insert(dir.to_owned(), (branch.clone(), now));
+        branch
+    }
+}
+
+/// The branch of the repository holding `dir`, from its `.git/HEAD` (a `.git` file of a
+/// worktree points to the real git dir).
+fn read_branch(dir: &Path) -> Option<String> {
+    let mut at = Some(dir);
+    while let Some(d) = at {
+        let git = d.join(".git");
+        let git_dir = if git.is_dir() {
+            Some(git)
+        } else if git.is_file() {
+            std::fs::read_to_string(&git)
+                .ok()
+                .and_then(|s| s.strip_prefix("gitdir:").map(|p| d.join(p.trim())))
+        } else {
+            None
+        };
+        if let Some(git_dir) = git_dir {
+            let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+            let head = head.trim();
+            return Some(match head.strip_prefix("ref: refs/heads/") {
+                Some(branch) => branch.to_owned(),
+                None => head.chars().take(8).collect(),
+            });
+        }
+        at = d.parent();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use berth_server::protocol::{AgentDto, LayoutDto, SizeDto, TabDto};
+
+    fn pane(id: &str, attention: &str) -> PaneDto {
+        PaneDto {
+            id: id.into(),
+            title: format!("title-{}", id.trim_start_matches("pane_")),
+            cwd: "/home/u/code".into(),
+            argv: vec!["bash".into()],
+            state: "LIVE".into(),
+            lifecycle: "idle".into(),
+            attention: attention.into(),
+            agent: AgentDto { kind: "none".into(), session_id: None, resume_argv: None },
+            exit_code: None,
+            size: SizeDto { cols: 80, rows: 24 },
+            was_running: None,
+            pid: None,
+            created_at: 0,
+        }
+    }
+
+    fn tab(id: &str, title: &str, panes: Vec<PaneDto>) -> TabDto {
+        TabDto {
+            id: id.into(),
+            title: title.into(),
+            active_pane_id: panes[0].id.clone(),
+            layout: LayoutDto::Pane(panes[0].id.clone()),
+            size: SizeDto { cols: 80, rows: 24 },
+            panes,
+        }
+    }
+
+    fn ws(id: &str, name: &str, tabs: Vec<TabDto>) -> WorkspaceDto {
+        WorkspaceDto {
+            id: id.into(),
+            name: name.into(),
+            cwd: format!("/home/u/{name}"),
+            auto_resume: false,
+            active_tab_id: Some(tabs[0].id.clone()),
+            tabs,
+        }
+    }
+
+    fn list() -> WorkspaceListDto {
+        WorkspaceListDto {
+            workspaces: vec![
+                ws(
+                    "ws_a",
+                    "berth",
+                    vec![
+                        tab(
+                            "tab_1",
+                            "agents",
+                            vec![pane("pane_1", "none"), pane("pane_2", "unread")],
+                        ),
+                        tab("tab_2", "", vec![pane("pane_3", "none")]),
+                    ],
+                ),
+                ws("ws_b", "site", vec![tab("tab_3", "web", vec![pane("pane_4", "needs_input")])]),
+            ],
+            active_workspace_id: Some("ws_a".into()),
+        }
+    }
+
+    #[test]
+    fn the_tab_bar_lists_tabs_with_unread_counts() {
+        let list = list();
+        let view = TabView::active(&list).expect("a tab");
+        let bar = tab_bar(&list, &view, 100);
+        let titles: Vec<&str> = bar.tabs.iter().map(|t| t.title.as_str()).collect();
+        assert_eq!(titles, [" 1 agents", " 2 title-3"]);
+        assert_eq!(bar.tabs[0].attention, 1);
+        assert!(bar.tabs[0].active && !bar.tabs[1].active);
+        assert_eq!(bar.right, "● 1 elsewhere  berth [1/2]");
+        // Tabs do not overlap and the close button is the last two columns of each.
+        assert!(bar.tabs[0].cols.end < bar.tabs[1].cols.start);
+        let close = bar.tabs[0].cols.end - 1;
+        assert_eq!(tab_bar_hit(&bar, close), TabBarHit::Close(0));
+        assert_eq!(tab_bar_hit(&bar, bar.tabs[1].cols.start), TabBarHit::Tab(1));
+        assert_eq!(tab_bar_hit(&bar, 99), TabBarHit::Nothing);
+        assert_eq!(drop_index(&bar, 99), Some(1));
+        assert_eq!(drop_index(&bar, 0), Some(0));
+    }
+
+    #[test]
+    fn a_narrow_tab_bar_drops_tabs_that_do_not_fit() {
+        let list = list();
+        let view = TabView::active(&list).expect("a tab");
+        let bar = tab_bar(&list, &view, 40);
+        assert_eq!(bar.tabs.len(), 1);
+        assert!(bar.tabs[0].cols.end <= 40);
+    }
+
+    #[test]
+    fn the_attention_jump_goes_round_every_workspace() {
+        let list = list();
+        assert_eq!(next_attention(&list, Some("pane_1")).as_deref(), Some("pane_2"));
+        assert_eq!(next_attention(&list, Some("pane_2")).as_deref(), Some("pane_4"));
+        assert_eq!(next_attention(&list, Some("pane_4")).as_deref(), Some("pane_2"));
+        assert_eq!(next_attention(&list, None).as_deref(), Some("pane_2"));
+        let mut quiet = list.clone();
+        for p in quiet.workspaces.iter_mut().flat_map(|w| &mut w.tabs).flat_map(|t| &mut t.panes) {
+            p.attention = "none".into();
+        }
+        assert_eq!(next_attention(&quiet, Some("pane_1")), None);
+    }
+
+    #[test]
+    fn overlays_say_what_enter_does() {
+        let home = Path::new("/home/u");
+        let mut p = pane("pane_1", "none");
+        p.state = "RESUMABLE".into();
+        p.agent.resume_argv = Some(vec!["claude".into(), "--resume".into(), "42".into()]);
+        let o = overlay_of(&p, Some(home), None).expect("an overlay");
+        assert_eq!(o.lines, ["Enter — resume `claude --resume 42`"]);
+
+        p.state = "RESTORED".into();
+        p.was_running = Some("cargo test".into());
+        let o = overlay_of(&p, Some(home), Some("no such file")).expect("an overlay");
+        assert_eq!(o.lines, ["Enter — new shell in `~/code`", "was running `cargo test`"]);
+        assert_eq!(o.error.as_deref(), Some("no such file"));
+
+        p.argv = vec!["htop".into()];
+        p.was_running = None;
+        let o = overlay_of(&p, None, None).expect("an overlay");
+        assert_eq!(o.lines, ["Enter — start `htop` again in `/home/u/code`"]);
+
+        p.state = "EXITED".into();
+        p.exit_code = Some(2);
+        let o = overlay_of(&p, None, None).expect("an overlay");
+        assert_eq!(o.lines, ["exited with code 2", "Enter — restart"]);
+
+        p.state = "LIVE".into();
+        assert_eq!(overlay_of(&p, None, None), None);
+    }
+
+    #[test]
+    fn lifecycle_markers() {
+        let m = |l, s, secs: Option<u64>| lifecycle_marker(l, s, secs.map(Duration::from_secs));
+        assert_eq!(m("working", "LIVE", Some(5)).as_deref(), Some("▶ working"));
+        assert_eq!(m("working", "LIVE", Some(150)).as_deref(), Some("▶ working 2m"));
+        assert_eq!(m("working", "LIVE", Some(3720)).as_deref(), Some("▶ working 1h02m"));
+        assert_eq!(m("blocked", "LIVE", None).as_deref(), Some("◆ blocked"));
+        assert_eq!(m("done", "LIVE", None).as_deref(), Some("✓ done"));
+        assert_eq!(m("idle", "LIVE", None).as_deref(), Some("◇ idle"));
+        assert_eq!(m("working", "RESTORED", None), None);
+        assert_eq!(m("starting", "LIVE", None), None);
+    }
+
+    #[test]
+    fn the_lifecycle_clock_restarts_on_change() {
+        let mut clock = LifecycleClock::default();
+        let t0 = Instant::now();
+        assert_eq!(clock.since("p", "working", t0), Duration::ZERO);
+        let t1 = t0 + Duration::from_secs(90);
+        assert_eq!(clock.since("p", "working", t1), Duration::from_secs(90));
+        assert_eq!(clock.since("p", "idle", t1), Duration::ZERO);
+    }
+
+    #[test]
+    fn the_switcher_filters_and_keeps_the_selection_in_view() {
+        let list = list();
+        let mut git = GitBranches::default();
+        let all = switcher_entries(&list, "", None, &mut git);
+        assert_eq!(all.len(), 2);
+        assert!(all[0].1.current);
+        assert_eq!(all[1].1.attention, 1);
+        let some = switcher_entries(&list, "ST", None, &mut git);
+        assert_eq!(some.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), ["ws_b"]);
+        assert!(switcher_entries(&list, "zzz", None, &mut git).is_empty());
+        let scene = switcher_scene(&Switcher { query: String::new(), selected: 1 }, &all, 100, 30);
+        assert_eq!(scene.entries.len(), 2);
+        assert_eq!(scene.selected, 1);
+        assert_eq!(switcher_hit(&scene, scene.rect.col + 1, scene.rect.row + 3), Some(1));
+        assert_eq!(switcher_hit(&scene, scene.rect.col + 1, scene.rect.row), None);
+        // A window too short for both entries shows the highlighted one.
+        let scene = switcher_scene(&Switcher { query: String::new(), selected: 1 }, &all, 100, 5);
+        assert_eq!(scene.entries.len(), 1);
+        assert_eq!(scene.entries[0].name, "site");
+    }
+
+    #[test]
+    fn git_branches_come_from_head() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).expect("mkdir");
+        std::fs::create_dir_all(repo.join("src/deep")).expect("mkdir");
+        std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/feature/x\n").expect("write");
+        assert_eq!(read_branch(&repo.join("src/deep")).as_deref(), Some("feature/x"));
+        std::fs::write(repo.join(".git/HEAD"), "0123456789abcdef\n").expect("write");
+        assert_eq!(read_branch(&repo).as_deref(), Some("01234567"));
+        assert_eq!(read_branch(dir.path()), None);
+    }
+
+    #[test]
+    fn tilde_shortens_home() {
+        let home = Path::new("/home/u");
+        assert_eq!(tilde("/home/u", Some(home)), "~");
+        assert_eq!(tilde("/home/u/x/y", Some(home)), "~/x/y");
+        assert_eq!(tilde("/etc", Some(home)), "/etc");
+        assert_eq!(shorten("abcdef", 4), "abc…");
+        assert_eq!(shorten("ab\u{7}c", 4), "abc");
+    }
+}
