@@ -126,6 +126,42 @@ fn ratio_layout_and_close_through_the_socket() {
 }
 
 #[test]
+fn tabs_move_within_their_workspace() {
+    let server = TestServer::start();
+    server.berth_ok(&["new", "--", "bash", "--norc"]);
+    let ws = server.list()["workspaces"][0]["id"].as_str().unwrap().to_owned();
+    for _ in 0..2 {
+        server.call("tab.create", json!({ "workspace_id": ws, "argv": ["bash", "--norc"] }));
+    }
+    let order = || -> Vec<String> {
+        server.list()["workspaces"][0]["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let before = order();
+    assert_eq!(before.len(), 3);
+    let r = server.call("tab.move", json!({ "tab_id": before[0], "index": 2 }));
+    assert_eq!(r["index"], 2);
+    assert_eq!(order(), [before[1].clone(), before[2].clone(), before[0].clone()]);
+    // An index past the end means the last place.
+    let r = server.call("tab.move", json!({ "tab_id": before[1], "index": 99 }));
+    assert_eq!(r["index"], 2);
+    assert_eq!(order(), [before[2].clone(), before[0].clone(), before[1].clone()]);
+    let err = server
+        .client()
+        .call("tab.move", json!({ "tab_id": "tab_nothere", "index": 0 }))
+        .unwrap_err();
+    assert_eq!(err.code(), Some("NO_SUCH_TAB"));
+    let err =
+        server.client().call("tab.move", json!({ "tab_id": before[0], "index": -1 })).unwrap_err();
+    assert_eq!(err.code(), Some("BAD_REQUEST"));
+    assert_eq!(order(), [before[2].clone(), before[0].clone(), before[1].clone()]);
+}
+
+#[test]
 fn exit_code_is_recorded_and_the_pane_is_kept() {
     let server = TestServer::start();
     let pane = server.berth_ok(&["new", "--", "sh", "-c", "echo bye; exit 3"]);

@@ -164,9 +164,16 @@ impl World {
             .open(&self.window_log)
             .map_err(|e| e.to_string())?;
         let stderr = log.try_clone().map_err(|e| e.to_string())?;
+        // Stub agents (a `claude` that prints its argv) come first on the panes' PATH.
+        let path = format!(
+            "{}:{}",
+            self.stub_dir().display(),
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into())
+        );
         let child = self
             .server
             .command()
+            .env("PATH", path)
             .env("DISPLAY", &self.display)
             .env_remove("WAYLAND_DISPLAY")
             .env_remove("WGPU_BACKEND")
@@ -183,6 +190,44 @@ impl World {
 
     fn log(&self) -> String {
         fs::read_to_string(&self.window_log).unwrap_or_default()
+    }
+
+    /// The folder of stub programs put first on the window's PATH.
+    fn stub_dir(&self) -> PathBuf {
+        self.server.root.path().join("stubs")
+    }
+
+    /// Writes an executable stub program named `name` into [`World::stub_dir`].
+    fn write_stub(&self, name: &str, script: &str) {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = self.stub_dir();
+        fs::create_dir_all(&dir).expect("create the stub dir");
+        let path = dir.join(name);
+        fs::write(&path, script).expect("write the stub");
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("chmod the stub");
+    }
+
+    /// The id of the focused pane of the shown tab.
+    fn active_pane(&self) -> String {
+        let list = self.server.list();
+        let ws_id = list["active_workspace_id"].clone();
+        let ws = list["workspaces"]
+            .as_array()
+            .and_then(|w| w.iter().find(|w| w["id"] == ws_id).cloned())
+            .unwrap_or_else(|| list["workspaces"][0].clone());
+        let tab = ws["tabs"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["id"] == ws["active_tab_id"]).cloned())
+            .expect("an active tab");
+        tab["active_pane_id"].as_str().expect("an active pane").to_owned()
+    }
+
+    /// Keeps a copy of a screenshot where `BERTH_E2E_SHOTS` says, for a person to look at.
+    fn keep(&self, name: &str) {
+        if let Some(dir) = std::env::var_os("BERTH_E2E_SHOTS") {
+            let _ = fs::create_dir_all(&dir);
+            let _ = fs::copy(self.server.root.path().join(name), Path::new(&dir).join(name));
+        }
     }
 
     /// Waits for the window to map and its first pane to show `state`; returns the X window id.
@@ -273,6 +318,41 @@ impl Image {
     fn count(&self, f: impl Fn([u8; 3]) -> bool) -> usize {
         self.pixels.iter().filter(|p| f(**p)).count()
     }
+
+    /// Writes the image's top `rows` pixel rows scaled up `factor` times (nearest neighbour)
+    /// as a PNG, which OCR reads far better than terminal-sized text.
+    fn write_scaled(&self, path: &Path, factor: u32, rows: u32) {
+        let (w, h) = (self.width * factor, rows.min(self.height) * factor);
+        let mut data = Vec::with_capacity((w * h * 3) as usize);
+        for y in 0..h {
+            for x in 0..w {
+                let p = self.pixels[((y / factor) * self.width + x / factor) as usize];
+                data.extend_from_slice(&p);
+            }
+        }
+        let file = fs::File::create(path).expect("create the scaled image");
+        let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), w, h);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header().expect("a PNG header");
+        writer.write_image_data(&data).expect("write the scaled image");
+    }
+}
+
+/// The text `tesseract` reads in the top `rows` pixel rows of `image` (scaled up first), with
+/// page segmentation mode `psm` (6: a block of text, 11: sparse text).
+fn ocr(image: &Image, dir: &Path, name: &str, rows: u32, psm: &str) -> String {
+    let scaled = dir.join(format!("{name}.x3.png"));
+    image.write_scaled(&scaled, 3, rows);
+    let out = Command::new("timeout")
+        .args(["60", "tesseract"])
+        .arg(&scaled)
+        .args(["stdout", "--psm", psm])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run tesseract (apt-get install tesseract-ocr)");
+    assert!(out.status.success(), "tesseract failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 // ---- the cases ----
@@ -405,6 +485,84 @@ fn restored_tail_is_drawn(w: &mut World) {
     window.stop(Duration::from_secs(20)).expect("berth exited");
 }
 
+/// A pane that gets OSC 9 while another pane is focused shows the attention ring; the jump
+/// key (Ctrl+Shift+A) focuses it.
+fn attention_ring_and_jump_key(w: &World) {
+    let panes = w.panes();
+    assert!(panes.len() >= 2, "the split case left two panes: {panes:?}");
+    let a = panes[0]["id"].as_str().unwrap().to_owned();
+    let b = panes[1]["id"].as_str().unwrap().to_owned();
+    w.server.berth_ok(&["focus", &a]);
+    w.xdotool(&["windowfocus", "--sync", &w.window_id]);
+    poll(WAIT, "pane a focused", || (w.active_pane() == a).then_some(()));
+    // The ring's colour (the dark theme's unread amber, #ffb000).
+    let amber = |[r, g, b]: [u8; 3]| r > 230 && (160..200).contains(&g) && b < 40;
+    let before = w.screenshot("before-ring.png").count(amber);
+    w.server.berth_ok(&["send", &b, "--enter", r"printf '\e]9;look at me\a'"]);
+    poll(WAIT, "pane b unread", || (w.server.pane(&b)?["attention"] == "unread").then_some(()));
+    let after = poll(WAIT, "the ring in the screenshot", || {
+        let n = w.screenshot("ring.png").count(amber);
+        (n > before + 400).then_some(n)
+    });
+    w.keep("ring.png");
+    assert!(after > before + 400, "{before} → {after} amber pixels");
+    w.xdotool(&["key", "ctrl+shift+a"]);
+    poll(WAIT, "the jump key to focus pane b", || (w.active_pane() == b).then_some(()));
+    poll(WAIT, "pane b's attention cleared", || {
+        (w.server.pane(&b)?["attention"] == "none").then_some(())
+    });
+}
+
+/// After a restart, a pane whose claude session was reported shows RESUMABLE (read by OCR
+/// from the screenshot); Enter runs the `claude` on PATH (a stub printing its argv) with
+/// `--resume <id>` and the pane turns LIVE.
+fn resumable_agent_resumes_with_enter(w: &mut World) {
+    w.write_stub("claude", "#!/bin/sh\necho \"stub-claude argv: $*\"\nexec sleep 600\n");
+    w.launch("RESTORED").expect("the window starts again");
+    let out = w.server.berth_ok(&["new", "--", "claude"]);
+    let pane = out.trim().to_owned();
+    w.server.wait_text(&pane, "stub-claude argv:", WAIT);
+    let session = "5e1f2a3b-0c4d-4e5f-8a9b-0c1d2e3f4a5b";
+    w.server.berth_ok(&[
+        "report-session",
+        "--pane",
+        &pane,
+        "--agent",
+        "claude",
+        "--session",
+        session,
+    ]);
+    let mut window = w.window.take().expect("the window runs");
+    window.stop(Duration::from_secs(20)).expect("berth exited");
+    w.launch("RESTORED").expect("the window starts a third time");
+    let state = || w.server.pane(&pane).map(|p| p["state"].clone()).unwrap_or_default();
+    assert_eq!(state(), "RESUMABLE", "{:?}", w.server.pane(&pane));
+    w.server.berth_ok(&["focus", &pane]);
+    poll(WAIT, "the claude pane shown", || (w.active_pane() == pane).then_some(()));
+    let deadline = Instant::now() + WAIT;
+    let text = loop {
+        let image = w.screenshot("resumable.png");
+        w.keep("resumable.png");
+        // The tab bar and the pane's header are the top rows: read them as one block.
+        let header = ocr(&image, w.server.root.path(), "resumable-top", 80, "6");
+        if header.contains("RESUMABLE") || Instant::now() > deadline {
+            break format!(
+                "{header}\n{}",
+                ocr(&image, w.server.root.path(), "resumable", u32::MAX, "11")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert!(text.contains("RESUMABLE"), "OCR found no RESUMABLE in the screenshot: {text:?}");
+    assert!(text.contains("resume"), "the overlay says what Enter does: {text}");
+    w.xdotool(&["windowfocus", "--sync", &w.window_id]);
+    w.xdotool(&["key", "Return"]);
+    poll(WAIT, "Enter to resume the claude pane", || (state() == "LIVE").then_some(()));
+    w.server.wait_text(&pane, &format!("stub-claude argv: --resume {session}"), WAIT);
+    let mut window = w.window.take().expect("the window runs");
+    window.stop(Duration::from_secs(20)).expect("berth exited");
+}
+
 fn main() -> ExitCode {
     let mut world = match catch_unwind(World::start) {
         Ok(Ok(world)) => world,
@@ -428,6 +586,7 @@ fn main() -> ExitCode {
         ("red_text_shows_red_pixels", red_text_shows_red_pixels),
         ("a_watched_pane_gets_no_unread_mark", a_watched_pane_gets_no_unread_mark),
         ("no_display_is_one_line_and_an_error", no_display_is_one_line_and_an_error),
+        ("attention_ring_and_jump_key", attention_ring_and_jump_key),
     ];
     let (mut passed, mut failed) = (0, 0);
     let mut record = |name: &str, ok: bool| {
@@ -446,6 +605,9 @@ fn main() -> ExitCode {
     record("sigterm_stops_the_window", ok);
     let ok = catch_unwind(AssertUnwindSafe(|| restored_tail_is_drawn(&mut world))).is_ok();
     record("restored_tail_is_drawn", ok);
+    let ok =
+        catch_unwind(AssertUnwindSafe(|| resumable_agent_resumes_with_enter(&mut world))).is_ok();
+    record("resumable_agent_resumes_with_enter", ok);
     if failed > 0 {
         eprintln!("e2e_window: the window's log:\n{}", world.log());
     }

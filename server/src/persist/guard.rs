@@ -12,8 +12,12 @@
 //! - `Normal` and `Explicit` saves may always write a non-empty snapshot. They may write an
 //!   empty one only when the record on disk is empty too (or there is none), or when
 //!   `user_closed_all` is true.
-//! - A `Shutdown` save may not replace a record that has more panes, or more live panes, than
-//!   it: at shutdown the PTYs are going down, so "fewer" most likely means "lost", not "closed".
+//! - A `Shutdown` save may not replace a record that has more panes, or more *kept* panes (live
+//!   ones and tombstones that can still be started: anything but `EXITED`), than it: at
+//!   shutdown the PTYs are going down, so "fewer" most likely means "lost", not "closed". A
+//!   pane restored after a restart and not resumed yet is kept, not lost: counting only `LIVE`
+//!   panes refused every shutdown save of a boot where not every pane was resumed (and lost
+//!   the panes made since, a regression the window's e2e test found).
 //!   `user_closed_all` does not override this; a pane closed in the last debounce window before a
 //!   shutdown comes back as a tombstone, which errs on the side of keeping.
 
@@ -24,7 +28,8 @@ use super::snapshot::Snapshot;
 pub struct SnapshotSummary {
     /// How many panes it holds.
     pub panes: usize,
-    /// How many of them were `LIVE` at save time.
+    /// How many of them were kept at save time: `LIVE`, or a tombstone that can be started
+    /// again (`RESTORED`, `RESUMABLE`); everything but `EXITED`.
     pub live: usize,
     /// How many workspaces it holds.
     pub workspaces: usize,
@@ -35,7 +40,7 @@ impl SnapshotSummary {
     pub fn of(snapshot: &Snapshot) -> Self {
         SnapshotSummary {
             panes: snapshot.panes.len(),
-            live: snapshot.panes.iter().filter(|p| p.state == "LIVE").count(),
+            live: snapshot.panes.iter().filter(|p| p.state != "EXITED").count(),
             workspaces: snapshot.workspaces.len(),
         }
     }
@@ -91,8 +96,8 @@ pub enum RefusedReason {
     },
     /// A shutdown-time save would record fewer panes or fewer live panes.
     #[error(
-        "a shutdown-time save would record {} pane(s) ({} live) over a snapshot with {} \
-         ({} live), most likely because the panes were already going down; the saved snapshot \
+        "a shutdown-time save would record {} pane(s) ({} live or restorable) over a snapshot \
+         with {} ({} live or restorable), most likely because the panes were already going down; the saved snapshot \
          is kept",
         next.panes,
         next.live,
@@ -192,11 +197,39 @@ mod tests {
         }
     }
 
+    /// Regression: a boot that restored two panes as tombstones and made a new one could not
+    /// save at shutdown, because the tombstones did not count as kept.
+    #[test]
+    fn restored_tombstones_count_as_kept_at_shutdown() {
+        use crate::persist::snapshot::{PaneRecord, Snapshot};
+        let snapshot = |states: &[&str]| Snapshot {
+            panes: states
+                .iter()
+                .map(|state| {
+                    let mut pane: PaneRecord =
+                        serde_json::from_str("{}").expect("a pane record of defaults");
+                    pane.state = (*state).to_owned();
+                    pane
+                })
+                .collect(),
+            ..Snapshot::default()
+        };
+        let previous = SnapshotSummary::of(&snapshot(&["LIVE", "LIVE"]));
+        let next = SnapshotSummary::of(&snapshot(&["RESTORED", "RESUMABLE", "LIVE"]));
+        check(Some(previous), next, SHUTDOWN, None);
+        // Panes whose processes died on the way down still refuse the save.
+        let next = SnapshotSummary::of(&snapshot(&["EXITED", "LIVE"]));
+        check(Some(previous), next, SHUTDOWN, Some("FewerAtShutdown"));
+    }
+
     #[test]
     fn refusals_say_what_was_kept() {
         let err = may_replace(Some(&s(5, 2, 2)), &s(0, 0, 0), NORMAL).unwrap_err();
         assert!(err.to_string().contains("5 pane(s) in 2 workspace(s)"), "{err}");
         let err = may_replace(Some(&s(5, 2, 2)), &s(5, 0, 2), SHUTDOWN).unwrap_err();
-        assert!(err.to_string().contains("5 pane(s) (0 live)") && err.to_string().contains("kept"));
+        assert!(
+            err.to_string().contains("5 pane(s) (0 live or restorable)")
+                && err.to_string().contains("kept")
+        );
     }
 }
