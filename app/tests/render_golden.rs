@@ -290,7 +290,7 @@ fn tab_bar_with_unread_dots_and_attention_ring() {
         Badge::Live,
         true,
     );
-    left.header.lifecycle = Some("▶ working 2m".into());
+    left.header.lifecycle = Some("▶ working for 2m".into());
     let mut right = pane(
         b"\x1b[32mdone\x1b[0m: ready for review\r\n",
         CellRectU16::new(32, 1, 32, 11),

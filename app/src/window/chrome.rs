@@ -217,8 +217,8 @@ pub fn lifecycle_marker(lifecycle: &str, state: &str, since: Option<Duration>) -
     }
     let text = match lifecycle {
         "working" => match since.map(|d| d.as_secs()) {
-            Some(s) if s >= 3600 => format!("▶ working {}h{:02}m", s / 3600, s % 3600 / 60),
-            Some(s) if s >= 60 => format!("▶ working {}m", s / 60),
+            Some(s) if s >= 3600 => format!("▶ working for {}h{:02}m", s / 3600, s % 3600 / 60),
+            Some(s) if s >= 60 => format!("▶ working for {}m", s / 60),
             _ => "▶ working".to_owned(),
         },
         "idle" => "◇ idle".to_owned(),
@@ -523,8 +523,8 @@ mod tests {
     fn lifecycle_markers() {
         let m = |l, s, secs: Option<u64>| lifecycle_marker(l, s, secs.map(Duration::from_secs));
         assert_eq!(m("working", "LIVE", Some(5)).as_deref(), Some("▶ working"));
-        assert_eq!(m("working", "LIVE", Some(150)).as_deref(), Some("▶ working 2m"));
-        assert_eq!(m("working", "LIVE", Some(3720)).as_deref(), Some("▶ working 1h02m"));
+        assert_eq!(m("working", "LIVE", Some(150)).as_deref(), Some("▶ working for 2m"));
+        assert_eq!(m("working", "LIVE", Some(3720)).as_deref(), Some("▶ working for 1h02m"));
         assert_eq!(m("blocked", "LIVE", None).as_deref(), Some("◆ blocked"));
         assert_eq!(m("done", "LIVE", None).as_deref(), Some("✓ done"));
         assert_eq!(m("idle", "LIVE", None).as_deref(), Some("◇ idle"));
