@@ -513,6 +513,64 @@ fn attention_ring_and_jump_key(w: &World) {
     });
 }
 
+/// The workspace switcher (Ctrl+Shift+Space, type, Enter) shows another workspace and back;
+/// a click on a tab in the tab bar shows it, a middle click closes it.
+fn switcher_and_tab_bar(w: &World) {
+    let home_pane = w.active_pane();
+    let home_ws = w.server.list()["active_workspace_id"].as_str().unwrap().to_owned();
+    let other = w.server.berth_ok(&["new", "--workspace", "elsewhere", "--", "bash", "--norc"]);
+    let other = other.trim().to_owned();
+    w.server.berth_ok(&["focus", &home_pane]);
+    poll(WAIT, "the first pane shown", || (w.active_pane() == home_pane).then_some(()));
+    w.xdotool(&["windowfocus", "--sync", &w.window_id]);
+    w.xdotool(&["key", "ctrl+shift+space"]);
+    w.xdotool(&["type", "--delay", "30", "elsew"]);
+    w.xdotool(&["key", "Return"]);
+    poll(WAIT, "the switcher to show the other workspace", || {
+        (w.active_pane() == other).then_some(())
+    });
+    // Back: the switcher opens on the first other workspace, so Enter alone goes back.
+    w.xdotool(&["key", "ctrl+shift+space"]);
+    w.xdotool(&["key", "Return"]);
+    poll(WAIT, "the switcher to go back", || {
+        (w.server.list()["active_workspace_id"] == home_ws.as_str()).then_some(())
+    });
+    w.server.berth_ok(&["close", &other]);
+
+    // A second tab in this workspace; then a click on the first tab (cells are 9×20 pixels,
+    // the tab bar is the top row; tab 1 starts at column 0, tab 2 after it).
+    let first_tab = w.server.list()["workspaces"][0]["tabs"][0]["id"].as_str().unwrap().to_owned();
+    let second = w.server.berth_ok(&["new", "--", "bash", "--norc"]).trim().to_owned();
+    w.server.berth_ok(&["focus", &second]);
+    poll(WAIT, "the second tab shown", || (w.active_pane() == second).then_some(()));
+    let tabs = || w.server.list()["workspaces"][0]["tabs"].as_array().cloned().unwrap_or_default();
+    assert_eq!(tabs().len(), 2);
+    w.xdotool(&["mousemove", "--window", &w.window_id, "20", "10", "click", "1"]);
+    poll(WAIT, "a click on tab 1 to show it", || {
+        let list = w.server.list();
+        (list["workspaces"][0]["active_tab_id"] == first_tab.as_str()).then_some(())
+    });
+    // The second tab's label starts a few columns after the first's end: middle-click it.
+    let x = (tabs_end_of_first(&w.server.list()) + 3) * 9 + 4;
+    w.xdotool(&["mousemove", "--window", &w.window_id, &x.to_string(), "10", "click", "2"]);
+    poll(WAIT, "a middle click to close tab 2", || (tabs().len() == 1).then_some(()));
+    w.xdotool(&["mousemove", "--window", &w.window_id, "300", "300"]);
+}
+
+/// The column after tab 1's label in the tab bar: " 1 <title>" + a blank + the close button.
+fn tabs_end_of_first(list: &Value) -> u32 {
+    let tab = &list["workspaces"][0]["tabs"][0];
+    let active = tab["active_pane_id"].as_str().unwrap_or_default();
+    let title = tab["panes"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["id"] == active))
+        .and_then(|p| p["title"].as_str())
+        .unwrap_or_default();
+    let given = tab["title"].as_str().unwrap_or_default();
+    let shown = if given.is_empty() { title } else { given };
+    (format!(" 1 {shown}").chars().count() + 1 + 2) as u32
+}
+
 /// After a restart, a pane whose claude session was reported shows RESUMABLE (read by OCR
 /// from the screenshot); Enter runs the `claude` on PATH (a stub printing its argv) with
 /// `--resume <id>` and the pane turns LIVE.
@@ -587,6 +645,7 @@ fn main() -> ExitCode {
         ("a_watched_pane_gets_no_unread_mark", a_watched_pane_gets_no_unread_mark),
         ("no_display_is_one_line_and_an_error", no_display_is_one_line_and_an_error),
         ("attention_ring_and_jump_key", attention_ring_and_jump_key),
+        ("switcher_and_tab_bar", switcher_and_tab_bar),
     ];
     let (mut passed, mut failed) = (0, 0);
     let mut record = |name: &str, ok: bool| {
