@@ -2,9 +2,11 @@
 //! shaped text rows.
 //!
 //! It owns the geometry of a pane on screen: the header line with title, attention marker and
-//! badge; cell backgrounds, selection and cursor; underline and strikethrough; dividers. It
-//! must not talk to the GPU: `render/mod.rs` uploads what this returns.
+//! badge; cell backgrounds, selection and cursor; underline and strikethrough; dividers (search
+//! highlights, the search bar and link underlines are `render/marks.rs`'s). It must not talk
+//! to the GPU: `render/mod.rs` uploads what this returns.
 
+use super::marks;
 use super::palette::{Palette, Rgb};
 use super::quads::{Quad, QuadKind};
 use super::scene::{
@@ -59,7 +61,7 @@ pub fn build(scene: &Scene, palette: &Palette, text: &mut TextSystem, scale: f32
 }
 
 /// Pixel x of a window column.
-fn col_x(m: CellMetrics, col: u16) -> f32 {
+pub(super) fn col_x(m: CellMetrics, col: u16) -> f32 {
     f32::from(col) * m.cell_w
 }
 
@@ -196,7 +198,7 @@ fn header_cells(
 /// characters, 2 for East Asian wide characters and emoji, 1 otherwise. An approximation of
 /// Unicode's East Asian Width that is good enough for titles; terminal cells use the engine's
 /// widths.
-fn approx_width(c: char) -> usize {
+pub(super) fn approx_width(c: char) -> usize {
     match u32::from(c) {
         0x0300..=0x036F | 0x200B..=0x200F | 0x20D0..=0x20FF | 0xFE00..=0xFE0F | 0xFE20..=0xFE2F => {
             0
@@ -250,8 +252,16 @@ fn terminal(
         (c, if wide { 2u16 } else { 1 })
     });
 
+    // Search takes the pane's bottom row for its bar; its matches are highlighted.
+    let search = pane.search.as_ref().filter(|_| area.rows > 0);
+    let bar_row = search.map(|_| area.rows - 1);
     for row in 0..rows {
-        let cells = &screen.row(row)[..usize::from(cols)];
+        if bar_row == Some(row) {
+            continue;
+        }
+        let plain = &screen.row(row)[..usize::from(cols)];
+        let marked = marks::highlighted_row(search, row, plain, palette);
+        let cells = marked.as_deref().unwrap_or(plain);
         let y = y0 + row_y(m, row);
         backgrounds(cells, x0, y, m, palette.bg, under);
         if let Some(selected) = pane.selection.and_then(|s| s.columns_in_row(row, screen.cols)) {
@@ -290,6 +300,14 @@ fn terminal(
             texts.push(Placement { key, x: x0, y, clip });
         }
         decorations(cells, x0, y, m, over);
+    }
+    let row_cells = |row: u16| &screen.row(row)[..usize::from(cols)];
+    marks::link_underlines(&pane.link, rows, x0, row_cells, |r| y0 + row_y(m, r), m, over);
+    if let (Some(search), Some(row)) = (search, bar_row) {
+        let y = y0 + row_y(m, row);
+        marks::search_bar(
+            search, area.cols, x0, y, clip, palette, m, scale, text, under, over, texts,
+        );
     }
 }
 

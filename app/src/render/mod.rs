@@ -15,6 +15,7 @@
 mod extract;
 mod frame;
 mod gpu;
+mod marks;
 mod palette;
 mod quads;
 pub mod scene;

@@ -1,5 +1,5 @@
 //! Colours: the [`Rgb`] type of scenes and the window's [`Palette`] (terminal colours, cursor,
-//! selection, dividers, headers and badges).
+//! selection, dividers, headers, badges and search).
 //!
 //! It owns the default dark theme and the mapping of alacritty's colour indices (0–255 plus
 //! foreground, background, cursor and the dim variants) to colours. It must not read a
@@ -89,6 +89,18 @@ pub struct Palette {
     pub badge_resumable: Rgb,
     /// Badge background: EXITED.
     pub badge_exited: Rgb,
+    /// Background of a search match.
+    pub search_match: Rgb,
+    /// Background of the current search match.
+    pub search_current: Rgb,
+    /// Text of a search match (current or not).
+    pub search_match_fg: Rgb,
+    /// Background of the search bar.
+    pub search_bar_bg: Rgb,
+    /// Text of the search bar.
+    pub search_bar_fg: Rgb,
+    /// The search bar's status ("3/17", "no matches").
+    pub search_status_fg: Rgb,
 }
 
 impl Default for Palette {
@@ -138,6 +150,12 @@ impl Palette {
             badge_restored: Rgb::hex(0x8a8a8a),
             badge_resumable: Rgb::hex(0x5fafd7),
             badge_exited: Rgb::hex(0xd75f5f),
+            search_match: Rgb::hex(0xc8a24a),
+            search_current: Rgb::hex(0xff8c1a),
+            search_match_fg: Rgb::hex(0x1a1a1a),
+            search_bar_bg: Rgb::hex(0x30343c),
+            search_bar_fg: Rgb::hex(0xf0f0f0),
+            search_status_fg: Rgb::hex(0xa8b0bc),
         }
     }
 
