@@ -78,6 +78,10 @@ impl App {
         if event.state != ElementState::Pressed || self.input.composing {
             return;
         }
+        // While a search is open, keys edit its query (window chords still run).
+        if self.search.is_some() && self.search_key(event) {
+            return;
+        }
         let key = event.logical_key.as_ref();
         if let Some(action) = keymap::action_for(key.clone(), self.input.mods) {
             self.run_action(action);
@@ -124,6 +128,10 @@ impl App {
         match ime {
             Ime::Enabled | Ime::Disabled => self.input.composing = false,
             Ime::Preedit(text, _) => self.input.composing = !text.is_empty(),
+            Ime::Commit(text) if self.search.is_some() => {
+                self.input.composing = false;
+                self.search_text(&text);
+            }
             Ime::Commit(text) => {
                 self.input.composing = false;
                 if let Some((_, pane)) = self.focused() {
@@ -216,9 +224,9 @@ impl App {
             }
             Action::Paste => self.paste(&pane_str, Selection::Clipboard),
             Action::PastePrimary => self.paste(&pane_str, Selection::Primary),
-            // Filled in by the search, chrome and config work of issue 6.
-            Action::Search
-            | Action::Switcher
+            Action::Search => self.open_search(&pane_str),
+            // Filled in by the chrome and config work of issue 6.
+            Action::Switcher
             | Action::NextAttention
             | Action::MoveTabLeft
             | Action::MoveTabRight
@@ -248,7 +256,7 @@ impl App {
 
     /// The window cell under the pointer (may lie outside the window during a drag), and
     /// whether the pointer is on the right half of it.
-    fn pointer_cell(&self) -> Option<((i32, i32), bool)> {
+    pub(super) fn pointer_cell(&self) -> Option<((i32, i32), bool)> {
         let position = self.input.pointer?;
         let (cell_w, cell_h) = self.renderer.as_ref()?.cell_size();
         let x = position.x / f64::from(cell_w.max(1.0));
@@ -323,6 +331,7 @@ impl App {
                 let (c, r) = (col.max(0) as u16, row.max(0) as u16);
                 let hit = view::hit(&view, zoomed.as_deref(), c, r);
                 self.set_pointer_icon(&hit);
+                self.hover_link(&hit);
                 if let Hit::Screen { pane, col, row } = hit {
                     if moved_cell && self.mouse_modes(&pane).motion {
                         self.report(&pane, ReportButton::None, ReportKind::Motion, (col, row));
@@ -332,7 +341,7 @@ impl App {
         }
     }
 
-    fn set_pointer_icon(&self, hit: &Hit) {
+    pub(super) fn set_pointer_icon(&self, hit: &Hit) {
         let icon = match hit {
             Hit::Divider(d) if d.dir == SplitDir::Right => CursorIcon::ColResize,
             Hit::Divider(_) => CursorIcon::RowResize,
@@ -374,6 +383,13 @@ impl App {
             }
             Hit::Screen { pane, col, row } => (pane, (col, row)),
         };
+        // Ctrl+click on a link opens it and does nothing else (no selection, no report).
+        if button == MouseButton::Left
+            && self.input.mods.control_key()
+            && self.click_link(&pane, cell)
+        {
+            return;
+        }
         self.focus_pane(&view, &pane);
         if self.mouse_modes(&pane).any() && !self.input.mods.shift_key() {
             self.report(&pane, report_button, ReportKind::Press, cell);

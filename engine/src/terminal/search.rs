@@ -242,7 +242,7 @@ impl PaneTerminal {
         let top = i64::from(grid.topmost_line().0);
         let bottom = i64::from(grid.bottommost_line().0);
         // Within the grid's lines, which fit in an i32.
-        (top..=bottom).contains(&line).then(|| Line(line as i32))
+        (top..=bottom).contains(&line).then_some(Line(line as i32))
     }
 
     /// A grid point as a [`SeqPoint`].
