@@ -14,6 +14,7 @@ use std::cell::RefCell;
 
 use berth_engine::terminal::{
     PaneTerminal, SearchDirection, SearchError, SearchMatch, SearchQuery, SearchScope, SeqPoint,
+    TermSize,
 };
 use winit::event::KeyEvent;
 use winit::keyboard::{Key, NamedKey};
@@ -48,19 +49,55 @@ pub(super) struct PaneSearch {
     origin: SeqPoint,
     /// The current match.
     current: Option<SearchMatch>,
-    /// All matches, for the count, and the terminal revision they were found at.
-    counted: RefCell<Option<(u64, Vec<SearchMatch>)>>,
+    /// All matches, for the count.
+    counted: RefCell<Option<Counted>>,
+}
+
+/// All matches of a query and the terminal they were found in.
+#[derive(Debug)]
+struct Counted {
+    /// The terminal's revision, size and screen (primary or alternate).
+    revision: u64,
+    size: TermSize,
+    alt_screen: bool,
+    /// The number of the screen's top row: the lines above do not change as output comes.
+    screen_top: u64,
+    /// The matches, oldest first.
+    matches: Vec<SearchMatch>,
+}
+
+impl Counted {
+    /// All matches in `term`, updated from `previous` when only output came since: the
+    /// history's matches are kept and only the lines from the old screen's top are searched
+    /// again, so counting costs a screen's worth of searching per frame while output streams.
+    fn new(term: &PaneTerminal, query: &mut SearchQuery, previous: Option<Counted>) -> Self {
+        let (oldest, screen_top) = term.line_bounds();
+        let (size, alt_screen) = (term.size(), term.alt_screen());
+        let matches = match previous {
+            Some(p) if p.size == size && p.alt_screen == alt_screen => {
+                let mut kept: Vec<SearchMatch> = p
+                    .matches
+                    .into_iter()
+                    .filter(|m| m.start.seq >= oldest && m.end.seq < p.screen_top)
+                    .collect();
+                let rest = MAX_COUNTED + 1 - kept.len().min(MAX_COUNTED + 1);
+                kept.extend(term.search_matches(query, SearchScope::Since(p.screen_top), rest));
+                kept
+            }
+            _ => term.search_matches(query, SearchScope::Everything, MAX_COUNTED + 1),
+        };
+        Self { revision: term.revision(), size, alt_screen, screen_top, matches }
+    }
 }
 
 impl PaneSearch {
     /// The status after the query: "3/17", "no matches", or why it cannot be searched.
     fn status(&self, term: &PaneTerminal, query: &mut SearchQuery) -> String {
         let mut counted = self.counted.borrow_mut();
-        if counted.as_ref().is_none_or(|(revision, _)| *revision != term.revision()) {
-            let all = term.search_matches(query, SearchScope::Everything, MAX_COUNTED + 1);
-            *counted = Some((term.revision(), all));
+        if counted.as_ref().is_none_or(|c| c.revision != term.revision()) {
+            *counted = Some(Counted::new(term, query, counted.take()));
         }
-        let all = counted.as_ref().map(|(_, all)| all.as_slice()).unwrap_or_default();
+        let all = counted.as_ref().map(|c| c.matches.as_slice()).unwrap_or_default();
         let mut status = match self.current {
             None => "no matches".to_owned(),
             Some(current) => {
@@ -235,6 +272,77 @@ impl App {
         }
         if let Some(search) = &mut self.search {
             search.current = found;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terminal(text: &str) -> PaneTerminal {
+        let mut term = PaneTerminal::new(TermSize { cols: 20, rows: 4 }, 100);
+        term.feed(text.as_bytes());
+        term
+    }
+
+    /// A search for `query` in `term` as Ctrl+Shift+F and typing would leave it.
+    fn search(term: &PaneTerminal, query: &str) -> PaneSearch {
+        let origin = term.view_bottom();
+        let mut compiled = SearchQuery::new(query).ok();
+        let current =
+            compiled.as_mut().and_then(|q| term.next_match(q, origin, SearchDirection::Older));
+        PaneSearch {
+            pane: "pane_test".into(),
+            query: query.into(),
+            compiled: RefCell::new(compiled),
+            error: None,
+            origin,
+            current,
+            counted: RefCell::new(None),
+        }
+    }
+
+    fn status(term: &PaneTerminal, s: &PaneSearch) -> String {
+        let mut compiled = s.compiled.borrow_mut();
+        s.status(term, compiled.as_mut().expect("a compiled query"))
+    }
+
+    #[test]
+    fn the_status_counts_matches_and_says_when_a_query_is_taken_literally() {
+        let term = terminal("ab\r\nab\r\nab(\r\n");
+        // Typing jumps to the nearest match above the bottom: the newest.
+        assert_eq!(status(&term, &search(&term, "ab")), "3/3");
+        assert_eq!(status(&term, &search(&term, "zz")), "no matches");
+        let literal = status(&term, &search(&term, "ab("));
+        assert_eq!(literal, "1/1  (as text: unclosed group)");
+        // Stepping older moves the index down.
+        let mut s = search(&term, "ab");
+        let from = term.step_from(&s.current.unwrap(), SearchDirection::Older);
+        s.current = s
+            .compiled
+            .borrow_mut()
+            .as_mut()
+            .and_then(|q| term.next_match(q, from, SearchDirection::Older));
+        assert_eq!(status(&term, &s), "2/3");
+    }
+
+    #[test]
+    fn the_count_follows_streaming_output() {
+        let mut term = terminal("hit\r\n");
+        let s = search(&term, "hit");
+        assert_eq!(status(&term, &s), "1/1");
+        for n in 2..=40 {
+            term.feed(format!("hit {n}\r\nmiss\r\n").as_bytes());
+            // Updated from the previous count, it equals a count from scratch.
+            let updated = s.counted.borrow().as_ref().map(|c| c.matches.len());
+            assert_eq!(updated, Some(n - 1));
+            status(&term, &s);
+            let full = {
+                let mut q = SearchQuery::new("hit").unwrap();
+                term.search_matches(&mut q, SearchScope::Everything, 1000)
+            };
+            assert_eq!(s.counted.borrow().as_ref().map(|c| c.matches.clone()), Some(full));
         }
     }
 }

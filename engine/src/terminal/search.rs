@@ -51,9 +51,9 @@ impl SearchQuery {
         match RegexSearch::new(text) {
             Ok(regex) => Ok(Self { text: text.to_owned(), regex, regex_error: None }),
             Err(err) => {
-                let why = short_error(&err.to_string());
+                let why = short_error(&*err);
                 let regex = RegexSearch::new(&escape_regex(text))
-                    .map_err(|e| SearchError::TooLong(short_error(&e.to_string())))?;
+                    .map_err(|e| SearchError::TooLong(short_error(&*e)))?;
                 Ok(Self { text: text.to_owned(), regex, regex_error: Some(why) })
             }
         }
@@ -106,6 +106,12 @@ pub enum SearchScope {
     /// The rows shown at the view's scroll position (and the parts of matches on them that
     /// start above or end below).
     View,
+    /// Matches that end on the line with this number or after it (a line no longer held
+    /// means the oldest line held). Together with the matches of an earlier search that end
+    /// before that line, this updates a search of everything after new output, as long as the
+    /// lines above did not change: history lines do not, unless the grid was resized, the
+    /// screen switched, or the history cleared (which only drops lines).
+    Since(u64),
 }
 
 /// The columns of one row of the view that a match covers.
@@ -141,12 +147,24 @@ impl PaneTerminal {
                     self.term.line_search_right(Point::new(bottom, last_col)),
                 )
             }
+            SearchScope::Since(seq) => {
+                let from = self.grid_point(SeqPoint { seq, col: 0 });
+                (
+                    self.term.line_search_left(Point::new(from.line, Column(0))),
+                    Point::new(grid.bottommost_line(), last_col),
+                )
+            }
         };
         let (view_top, view_bottom) = self.view_lines();
+        let since = match scope {
+            SearchScope::Since(seq) => Some(self.grid_point(SeqPoint { seq, col: 0 }).line),
+            _ => None,
+        };
         RegexIter::new(start, end, Direction::Right, &self.term, &mut query.regex)
-            .filter(|m| {
-                scope == SearchScope::Everything
-                    || (m.end().line >= view_top && m.start().line <= view_bottom)
+            .filter(|m| match scope {
+                SearchScope::Everything => true,
+                SearchScope::View => m.end().line >= view_top && m.start().line <= view_bottom,
+                SearchScope::Since(_) => since.is_none_or(|line| m.end().line >= line),
             })
             .take(max)
             .map(|m| self.seq_match(&m))
@@ -182,6 +200,12 @@ impl PaneTerminal {
             SearchDirection::Newer => point.add(&self.term, Boundary::None, 1),
         };
         self.seq_point(stepped)
+    }
+
+    /// The numbers of the oldest line the Term holds and of the screen's top row: a search
+    /// of everything can be updated from the second after output ([`SearchScope::Since`]).
+    pub fn line_bounds(&self) -> (u64, u64) {
+        (self.line_seq(self.term.grid().topmost_line()), self.seq.screen_base())
     }
 
     /// The last cell of the view's bottom row, as a search origin ("above the bottom").
@@ -310,15 +334,21 @@ fn escape_regex(text: &str) -> String {
     out
 }
 
-/// The useful last line of a regex error (the engine's messages repeat the pattern and point
-/// at the error with a caret on lines before it).
-fn short_error(message: &str) -> String {
+/// What a regex error says, in one line: the innermost cause (the outer errors only say "error
+/// building NFA"), its last line (the parser's message repeats the pattern and points at the
+/// error with a caret on the lines before).
+fn short_error(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut inner = err;
+    while let Some(source) = inner.source() {
+        inner = source;
+    }
+    let message = inner.to_string();
     let line = message
         .lines()
         .rev()
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.chars().all(|c| c == '^' || c == ' '))
-        .unwrap_or(message);
+        .unwrap_or(&message);
     line.strip_prefix("error: ").unwrap_or(line).to_owned()
 }
 
@@ -442,6 +472,24 @@ mod tests {
         let after = term.search_matches(&mut q, SearchScope::Everything, 10);
         assert_eq!(before, after);
         assert_eq!(matched_text(&term, &after[0]), "find");
+    }
+
+    #[test]
+    fn a_search_updated_since_the_screen_top_equals_a_full_one() {
+        let mut term = terminal(12, 4, &"item a\r\nan item that wraps\r\n".repeat(5));
+        let mut q = query("item");
+        let before = term.search_matches(&mut q, SearchScope::Everything, 1000);
+        let (_, screen_top) = term.line_bounds();
+        // More output, and the screen's rows change under the old matches.
+        term.feed(b"\x1b[2J\x1b[Hitem b\r\nno\r\nitem c item\r\n");
+        term.feed(&b"item d\r\n".repeat(3));
+        let (oldest, _) = term.line_bounds();
+        let mut updated: Vec<SearchMatch> = before
+            .into_iter()
+            .filter(|m| m.start.seq >= oldest && m.end.seq < screen_top)
+            .collect();
+        updated.extend(term.search_matches(&mut q, SearchScope::Since(screen_top), 1000));
+        assert_eq!(updated, term.search_matches(&mut q, SearchScope::Everything, 1000));
     }
 
     #[test]
