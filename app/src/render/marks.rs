@@ -58,7 +58,10 @@ pub(super) fn search_bar(
     let mut cells =
         vec![CellView::blank(palette.search_bar_fg, palette.search_bar_bg); usize::from(cols)];
     let mut col = write_text(&mut cells, 1, BAR_PROMPT, palette.search_bar_fg, false);
-    col = write_text(&mut cells, col, &search.query, palette.search_bar_fg, true);
+    // Room for the query and the caret after it; a longer query shows its end.
+    let room = usize::from(cols).saturating_sub(col + 1);
+    let query = visible_tail(&search.query, room);
+    col = write_text(&mut cells, col, &query, palette.search_bar_fg, true);
     let caret = col;
     write_text(&mut cells, col + 2, &search.status, palette.search_status_fg, false);
     let key = text.row(&cells, None);
@@ -69,6 +72,28 @@ pub(super) fn search_bar(
         let x = x0 + col_x(m, u16::try_from(caret).unwrap_or(u16::MAX));
         over.push(Quad::fill(x, y + 2.0, thin, (m.cell_h - 4.0).max(1.0), palette.search_bar_fg));
     }
+}
+
+/// `s` if it fits in `room` cells, else `…` and as much of its end as fits after it.
+fn visible_tail(s: &str, room: usize) -> String {
+    let width: usize = s.chars().map(approx_width).sum();
+    if width <= room {
+        return s.to_owned();
+    }
+    if room == 0 {
+        return String::new();
+    }
+    let mut tail = Vec::new();
+    let mut used = 1;
+    for c in s.chars().rev() {
+        let w = approx_width(c);
+        if used + w > room {
+            break;
+        }
+        used += w;
+        tail.push(c);
+    }
+    std::iter::once('…').chain(tail.into_iter().rev()).collect()
 }
 
 /// Writes `s` into `cells` from column `col` (wide characters take two cells, zero-width
@@ -120,5 +145,24 @@ pub(super) fn link_underlines<'a>(
         let x = x0 + col_x(m, span.cols.start);
         let w = f32::from(end - span.cols.start) * m.cell_w;
         over.push(Quad::fill(x, row_y(span.row) + m.underline_top, w, m.stroke, fg));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_query_shows_its_end() {
+        let cases = [
+            ("short", 10, "short"),
+            ("exactly10!", 10, "exactly10!"),
+            ("a much longer query", 10, "…ger query"),
+            ("界界界界", 5, "…界界"),
+            ("abc", 0, ""),
+        ];
+        for (query, room, expected) in cases {
+            assert_eq!(visible_tail(query, room), expected, "{query:?} in {room}");
+        }
     }
 }
