@@ -102,6 +102,11 @@ pub fn link_at<T>(term: &Term<T>, col: u16, row: u16, urls: &mut RegexSearch) ->
         .find(|m| *m.start() <= point && point <= *m.end())?;
     let text = term.bounds_to_string(*found.start(), *found.end());
     let url = trim_url(&text);
+    // Punctuation right after a scheme ("mailto:.") leaves no link.
+    let after_scheme = url.split_once(':').map(|(_, rest)| rest.trim_start_matches('/'));
+    if after_scheme.is_none_or(str::is_empty) {
+        return None;
+    }
     // URLs are ASCII in practice, one cell per character; the end moves back by what was cut.
     let cut = text.chars().count() - url.chars().count();
     let mut last = *found.end();
@@ -382,6 +387,8 @@ mod tests {
             ("ftp://f.org", (0, 0), Some(("ftp://f.org", vec![(0, 0..11)]))),
             ("javascript:alert(1)", (3, 0), None),
             ("no link here", (3, 0), None),
+            ("see mailto:. or http://.", (6, 0), None),
+            ("see mailto:. or http://.", (18, 0), None),
             // A URL that wraps onto the next row is one link.
             (
                 "x https://example.org/long/path/more",
