@@ -142,6 +142,7 @@ impl World {
         require_tool("xdotool", "xdotool")?;
         let server = TestServer::prepare();
         let (xvfb, display) = start_xvfb(server.root.path())?;
+        write_opener_stub(server.root.path())?;
         let window_log = server.root.path().join("window.log");
         let mut world = World {
             server,
@@ -177,6 +178,7 @@ impl World {
             .env("DISPLAY", &self.display)
             .env_remove("WAYLAND_DISPLAY")
             .env_remove("WGPU_BACKEND")
+            .env("BERTH_OPENER", self.server.root.path().join(OPENER_STUB))
             .current_dir(&self.server.home)
             .stdin(Stdio::null())
             .stdout(log)
@@ -280,6 +282,22 @@ impl World {
         self.server.berth_ok(&["screenshot", "--png", path_str]);
         Image::read(&path)
     }
+}
+
+/// The program the window opens links with (`BERTH_OPENER`), in the world's root dir: it
+/// writes its arguments to [`OPENED_FILE`] next to it.
+const OPENER_STUB: &str = "opener-stub";
+
+/// Where the opener stub writes the links it was asked to open.
+const OPENED_FILE: &str = "opened.txt";
+
+fn write_opener_stub(root: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let stub = root.join(OPENER_STUB);
+    let out = root.join(OPENED_FILE);
+    let script = format!("#!/bin/sh\nprintf '%s\\n' \"$@\" >> '{}'\n", out.display());
+    fs::write(&stub, script).map_err(|e| format!("cannot write the opener stub: {e}"))?;
+    fs::set_permissions(&stub, fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())
 }
 
 /// A decoded PNG.
@@ -429,6 +447,90 @@ fn a_watched_pane_gets_no_unread_mark(w: &World) {
     });
     assert!(!note["read_at"].is_null(), "{note}");
     assert_eq!(w.server.pane(&pane).unwrap()["attention"], "none");
+}
+
+/// The focused pane of the shown tab.
+fn active_pane(w: &World) -> String {
+    let list = w.server.list();
+    let ws = &list["workspaces"][0];
+    let tab =
+        ws["tabs"].as_array().unwrap().iter().find(|t| t["id"] == ws["active_tab_id"]).unwrap();
+    tab["active_pane_id"].as_str().unwrap().to_owned()
+}
+
+/// Ctrl+Shift+F and a word highlight the word's matches (the palette's search colours);
+/// there are none before, and Esc takes them away.
+fn search_highlights_matches(w: &World) {
+    // Palette::dark()'s search_match and search_current.
+    let highlight = |p: [u8; 3]| p == [0xc8, 0xa2, 0x4a] || p == [0xff, 0x8c, 0x1a];
+    let current = |p: [u8; 3]| p == [0xff, 0x8c, 0x1a];
+    let pane = active_pane(w);
+    w.server.berth_ok(&["send", &pane, "--enter", "clear; for i in 1 2 3; do echo zebra-$i; done"]);
+    w.server.wait_text(&pane, "zebra-3", WAIT);
+    let before = w.screenshot("search-before.png").count(highlight);
+    assert_eq!(before, 0, "search colours before any search");
+    w.xdotool(&["windowfocus", "--sync", &w.window_id]);
+    w.xdotool(&["key", "ctrl+shift+f"]);
+    w.xdotool(&["type", "--delay", "20", "zebra"]);
+    let (all, cur) = poll(WAIT, "search highlights in the screenshot", || {
+        let image = w.screenshot("search.png");
+        let (all, cur) = (image.count(highlight), image.count(current));
+        // Three matches (`clear` took the command line away) of five cells each, most of
+        // each cell's pixels in the highlight colour; the newest is the current one.
+        (all > 3 * 5 * 60 && cur > 60).then_some((all, cur))
+    });
+    assert!(all > cur, "{all} highlighted pixels, {cur} of the current match");
+    // Typing went to the search, not the shell.
+    assert!(
+        !w.server.screen(&pane).lines().any(|l| l.trim_end().ends_with("zebra")),
+        "typed into the pane"
+    );
+    w.xdotool(&["key", "Escape"]);
+    poll(WAIT, "no highlights after Esc", || {
+        (w.screenshot("search-after.png").count(highlight) == 0).then_some(())
+    });
+}
+
+/// Ctrl+click on a URL printed in a pane runs the opener (`BERTH_OPENER`, a stub here) with it.
+fn ctrl_click_opens_a_link(w: &World) {
+    const URL: &str = "https://example.org/berth-e2e";
+    // Every pane fills with the URL, so the click lands on it whatever the layout is.
+    let panes: Vec<String> =
+        w.panes().iter().filter_map(|p| p["id"].as_str().map(str::to_owned)).collect();
+    for pane in &panes {
+        let cmd = format!("clear; for i in $(seq 60); do echo {URL}; done; echo link-$((6*7))");
+        w.server.berth_ok(&["send", pane, "--enter", &cmd]);
+        w.server.wait_text(pane, "link-42", WAIT);
+    }
+    let opened = w.server.root.path().join(OPENED_FILE);
+    let _ = fs::remove_file(&opened);
+    w.xdotool(&["windowfocus", "--sync", &w.window_id]);
+    // Five columns in, halfway down: on the URL in the leftmost pane.
+    let geometry =
+        run_tool(&w.display, "xdotool", &["getwindowgeometry", &w.window_id]).unwrap_or_default();
+    let height = geometry
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Geometry: "))
+        .and_then(|g| g.split('x').nth(1))
+        .and_then(|h| h.trim().parse::<u32>().ok())
+        .unwrap_or(400);
+    let y = (height / 2).to_string();
+    w.xdotool(&["mousemove", "--window", &w.window_id, "49", &y]);
+    w.xdotool(&["keydown", "ctrl"]);
+    w.xdotool(&["mousemove", "--window", &w.window_id, "50", &y]);
+    w.xdotool(&["click", "1"]);
+    w.xdotool(&["keyup", "ctrl"]);
+    let text = poll(WAIT, "the opener to be run with the URL", || {
+        fs::read_to_string(&opened).ok().filter(|t| t.contains(URL))
+    });
+    assert_eq!(text.trim(), URL, "the opener got exactly the URL, once");
+    // The restore case after this one looks for red text in the saved tails: print it again.
+    for pane in &panes {
+        w.server.berth_ok(&["send", pane, "--enter", r"clear; printf '\e[31mRED\e[0m\n'"]);
+        poll(WAIT, "RED on a line of its own", || {
+            w.server.screen(pane).lines().any(|l| l.trim() == "RED").then_some(())
+        });
+    }
 }
 
 /// Without a display, `berth` prints one line and exits non-zero.
@@ -643,6 +745,8 @@ fn main() -> ExitCode {
         ("screenshot_is_not_blank", screenshot_is_not_blank),
         ("red_text_shows_red_pixels", red_text_shows_red_pixels),
         ("a_watched_pane_gets_no_unread_mark", a_watched_pane_gets_no_unread_mark),
+        ("search_highlights_matches", search_highlights_matches),
+        ("ctrl_click_opens_a_link", ctrl_click_opens_a_link),
         ("no_display_is_one_line_and_an_error", no_display_is_one_line_and_an_error),
         ("attention_ring_and_jump_key", attention_ring_and_jump_key),
         ("switcher_and_tab_bar", switcher_and_tab_bar),

@@ -14,11 +14,11 @@ mod render;
 
 use std::path::PathBuf;
 
-use berth_engine::terminal::{PaneTerminal, TermSize};
+use berth_engine::terminal::{PaneTerminal, SearchQuery, SearchScope, TermSize};
 use render::{
-    extract, extract_styled_lines, Badge, CellRectU16, HeaderScene, Palette, PaneScene,
-    RenderConfig, RenderError, Renderer, Ring, Scene, SelectionSpan, SwitcherEntry, SwitcherScene,
-    TabBarScene, TabLabel, TombstoneOverlay,
+    extract, extract_styled_lines, Badge, CellRectU16, CellSpan, HeaderScene, Palette, PaneScene,
+    RenderConfig, RenderError, Renderer, Ring, Scene, SearchScene, SelectionSpan, SwitcherEntry,
+    SwitcherScene, TabBarScene, TabLabel, TombstoneOverlay,
 };
 
 /// A channel may differ by this much and still count as equal.
@@ -421,6 +421,48 @@ fn selection() {
         single(30, 5, "selection", b"first line of text\r\nsecond line\r\nthird line here");
     scene.panes[0].selection = Some(SelectionSpan { start: (6, 0), end: (4, 2) });
     check("selection", &scene);
+}
+
+#[test]
+fn search_highlights() {
+    // Matches of "needle" found by the engine's search, one of them wrapped across two rows,
+    // the third one current; the bar takes the pane's bottom row. A link is underlined too.
+    let (cols, rows) = (32u16, 9u16);
+    let mut term = PaneTerminal::new(TermSize { cols, rows: rows - 1 }, 100);
+    term.feed(
+        concat!(
+            "$ grep -n needle notes.txt\r\n",
+            "3: a needle in a haystack\r\n",
+            "7: \x1b[32mNeedle\x1b[0m and needle again\r\n",
+            "9: this long line wraps its needle\r\n",
+            "see https://example.org/x\r\n",
+            "$ ",
+        )
+        .as_bytes(),
+    );
+    let mut query = SearchQuery::new("needle").expect("a valid query");
+    let found = term.search_matches(&mut query, SearchScope::View, 100);
+    let mut matches = Vec::new();
+    let mut current = None;
+    for (i, m) in found.iter().enumerate() {
+        for span in term.view_spans(m) {
+            if i == 2 {
+                current = Some(matches.len());
+            }
+            matches.push(CellSpan { row: span.row, cols: span.cols });
+        }
+    }
+    assert_eq!(found.len(), 5, "{found:?}");
+    let mut scene = single(cols, rows, "search", b"");
+    scene.panes[0].screen = extract(&term, &Palette::dark(), true);
+    scene.panes[0].search = Some(SearchScene {
+        query: "needle".into(),
+        status: format!("3/{}", found.len()),
+        matches,
+        current,
+    });
+    scene.panes[0].link = vec![CellSpan { row: 5, cols: 4..25 }];
+    check("search_highlights", &scene);
 }
 
 #[test]

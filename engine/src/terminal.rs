@@ -27,9 +27,14 @@
 //! misses output after a resize (it may see some lines twice).
 
 mod render;
+mod search;
 mod seq;
 #[cfg(test)]
 mod tests;
+
+pub use self::search::{
+    SearchDirection, SearchError, SearchMatch, SearchQuery, SearchScope, SeqPoint, ViewSpan,
+};
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -200,6 +205,8 @@ pub struct PaneTerminal {
     title: Option<String>,
     cwd: Option<String>,
     events: Vec<TerminalEvent>,
+    /// Counts calls that may have changed the grid's content (see [`PaneTerminal::revision`]).
+    revision: u64,
 }
 
 impl std::fmt::Debug for PaneTerminal {
@@ -237,6 +244,7 @@ impl PaneTerminal {
             title: None,
             cwd: None,
             events: Vec::new(),
+            revision: 0,
         }
     }
 
@@ -247,6 +255,7 @@ impl PaneTerminal {
     /// buffer fills, or [`PaneTerminal::flush_sync`] is called; one whose deadline passed is
     /// flushed first.
     pub fn feed(&mut self, bytes: &[u8]) {
+        self.revision = self.revision.wrapping_add(1);
         if self.sync_deadline().is_some_and(|deadline| deadline <= Instant::now()) {
             self.flush_sync();
         }
@@ -270,6 +279,7 @@ impl PaneTerminal {
         if self.sync_deadline().is_none() {
             return;
         }
+        self.revision = self.revision.wrapping_add(1);
         let mut handler = SeqHandler { term: &mut self.term, seq: &mut self.seq };
         self.processor.stop_sync(&mut handler);
         self.collect_events();
@@ -295,6 +305,7 @@ impl PaneTerminal {
             return;
         }
         let before = self.cursor_seq();
+        self.revision = self.revision.wrapping_add(1);
         self.term.resize(GridSize(size));
         self.size = size;
         self.seq.after_resize(&mut self.term);
@@ -302,6 +313,13 @@ impl PaneTerminal {
         if after < before {
             self.seq.skip(before - after);
         }
+    }
+
+    /// A number that changes whenever the grid's content may have changed (output fed, a
+    /// synchronized update flushed, a resize); scrolling the view does not change it. Lets a
+    /// reader cache what it computed from the content, such as a search's matches.
+    pub fn revision(&self) -> u64 {
+        self.revision
     }
 
     /// The current size (after clamping).

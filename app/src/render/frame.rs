@@ -2,10 +2,12 @@
 //! shaped text rows.
 //!
 //! It owns the geometry of a pane on screen: the header line with title, attention marker and
-//! badge; cell backgrounds, selection and cursor; underline and strikethrough; dividers. It
-//! must not talk to the GPU: `render/mod.rs` uploads what this returns.
+//! badge; cell backgrounds, selection and cursor; underline and strikethrough; dividers (search
+//! highlights, the search bar and link underlines are `render/marks.rs`'s). It must not talk
+//! to the GPU: `render/mod.rs` uploads what this returns.
 
 use super::chrome;
+use super::marks;
 use super::palette::{Palette, Rgb};
 use super::quads::{Quad, QuadKind};
 use super::scene::{
@@ -284,8 +286,16 @@ fn terminal(
         (c, if wide { 2u16 } else { 1 })
     });
 
+    // Search takes the pane's bottom row for its bar; its matches are highlighted.
+    let search = pane.search.as_ref().filter(|_| area.rows > 0);
+    let bar_row = search.map(|_| area.rows - 1);
     for row in 0..rows {
-        let cells = &screen.row(row)[..usize::from(cols)];
+        if bar_row == Some(row) {
+            continue;
+        }
+        let plain = &screen.row(row)[..usize::from(cols)];
+        let marked = marks::highlighted_row(search, row, plain, palette);
+        let cells = marked.as_deref().unwrap_or(plain);
         let y = y0 + row_y(m, row);
         backgrounds(cells, x0, y, m, palette.bg, under);
         if let Some(selected) = pane.selection.and_then(|s| s.columns_in_row(row, screen.cols)) {
@@ -324,6 +334,14 @@ fn terminal(
             texts.push(Placement { key, x: x0, y, clip });
         }
         decorations(cells, x0, y, m, over);
+    }
+    let row_cells = |row: u16| &screen.row(row)[..usize::from(cols)];
+    marks::link_underlines(&pane.link, rows, x0, row_cells, |r| y0 + row_y(m, r), m, over);
+    if let (Some(search), Some(row)) = (search, bar_row) {
+        let y = y0 + row_y(m, row);
+        marks::search_bar(
+            search, area.cols, x0, y, clip, palette, m, scale, text, under, over, texts,
+        );
     }
 }
 

@@ -16,6 +16,7 @@ mod chrome;
 mod extract;
 mod frame;
 mod gpu;
+mod marks;
 mod palette;
 mod quads;
 pub mod scene;

@@ -1,5 +1,5 @@
 //! Colours: the [`Rgb`] type of scenes and the window's [`Palette`] (terminal colours, cursor,
-//! selection, dividers, headers and badges).
+//! selection, dividers, headers, badges and search).
 //!
 //! It owns the default dark theme and the mapping of alacritty's colour indices (0–255 plus
 //! foreground, background, cursor and the dim variants) to colours. It must not read a
@@ -133,6 +133,18 @@ pub struct Palette {
     pub lifecycle_blocked: Rgb,
     /// Lifecycle marker: done.
     pub lifecycle_done: Rgb,
+    /// Background of a search match.
+    pub search_match: Rgb,
+    /// Background of the current search match.
+    pub search_current: Rgb,
+    /// Text of a search match (current or not).
+    pub search_match_fg: Rgb,
+    /// Background of the search bar.
+    pub search_bar_bg: Rgb,
+    /// Text of the search bar.
+    pub search_bar_fg: Rgb,
+    /// The search bar's status ("3/17", "no matches").
+    pub search_status_fg: Rgb,
 }
 
 impl Default for Palette {
@@ -204,6 +216,12 @@ impl Palette {
             lifecycle_idle: Rgb::hex(0x8a8a8a),
             lifecycle_blocked: Rgb::hex(0xff6ac1),
             lifecycle_done: Rgb::hex(0x87d787),
+            search_match: Rgb::hex(0xc8a24a),
+            search_current: Rgb::hex(0xff8c1a),
+            search_match_fg: Rgb::hex(0x1a1a1a),
+            search_bar_bg: Rgb::hex(0x30343c),
+            search_bar_fg: Rgb::hex(0xf0f0f0),
+            search_status_fg: Rgb::hex(0xa8b0bc),
         }
     }
 

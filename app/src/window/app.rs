@@ -75,6 +75,10 @@ pub struct App {
     pub(super) font_px: f32,
     pub(super) zoom: Option<Zoom>,
     pub(super) input: InputState,
+    /// Search in the focused pane, while it is open (`window/search.rs`).
+    pub(super) search: Option<super::search::PaneSearch>,
+    /// The link under the pointer while Ctrl is held (`window/links.rs`).
+    pub(super) links: super::links::LinkState,
     title: String,
     /// Whether the blinking cursor is in its visible phase, and when it next changes.
     blink_on: bool,
@@ -127,6 +131,8 @@ impl App {
             font_px: DEFAULT_FONT_PX,
             zoom: None,
             input: InputState::new(),
+            search: None,
+            links: super::links::LinkState::default(),
             title: String::new(),
             blink_on: true,
             blink_at: None,
@@ -503,9 +509,10 @@ impl App {
                     }
                 }
                 let span = selection.and_then(|s| s.visible_span(term.term()));
-                (screen, span)
+                let marks = (self.search_scene(&pane_id, term), self.link_spans(&pane_id, term));
+                (screen, span, marks)
             });
-            let Some((screen, span)) = drawn else { continue };
+            let Some((screen, span, (search, link))) = drawn else { continue };
             panes.push(PaneScene {
                 rect: placed,
                 header,
@@ -513,6 +520,8 @@ impl App {
                 focused,
                 selection: span.map(|(start, end)| SelectionSpan { start, end }),
                 ring,
+                search,
+                link,
                 ..PaneScene::default()
             });
         }
@@ -567,6 +576,7 @@ impl App {
             return;
         };
         self.had_panes = true;
+        self.end_search_unless_focused(&view);
         if self.sync_layout(&view) {
             match self.view() {
                 Some(v) => view = v,
@@ -725,7 +735,10 @@ impl ApplicationHandler<UserEvent> for App {
                 self.redraw();
             }
             WindowEvent::Focused(focused) => self.on_focus(focused),
-            WindowEvent::ModifiersChanged(mods) => self.input.mods = mods.state(),
+            WindowEvent::ModifiersChanged(mods) => {
+                self.input.mods = mods.state();
+                self.link_modifiers_changed();
+            }
             WindowEvent::KeyboardInput { event, is_synthetic: false, .. } => self.on_key(&event),
             WindowEvent::Ime(ime) => self.on_ime(ime),
             WindowEvent::CursorMoved { position, .. } => self.on_cursor_moved(position),

@@ -80,6 +80,10 @@ impl App {
         if event.state != ElementState::Pressed || self.input.composing {
             return;
         }
+        // While a search is open, keys edit its query (window chords still run).
+        if self.search.is_some() && self.search_key(event) {
+            return;
+        }
         let key = event.logical_key.as_ref();
         let action = keymap::action_for(key.clone(), self.input.mods);
         if self.switcher.is_some() {
@@ -130,6 +134,10 @@ impl App {
         match ime {
             Ime::Enabled | Ime::Disabled => self.input.composing = false,
             Ime::Preedit(text, _) => self.input.composing = !text.is_empty(),
+            Ime::Commit(text) if self.search.is_some() => {
+                self.input.composing = false;
+                self.search_text(&text);
+            }
             Ime::Commit(text) => {
                 self.input.composing = false;
                 if let Some((_, pane)) = self.focused() {
@@ -231,8 +239,9 @@ impl App {
                     self.exec(Command::TabClose { tab });
                 }
             }
-            // Filled in by the search and config work of issue 6.
-            Action::Search | Action::ReloadConfig => {}
+            Action::Search => self.open_search(&pane_str),
+            // Filled in by the config work of issue 6.
+            Action::ReloadConfig => {}
         }
         self.redraw();
     }
@@ -267,7 +276,7 @@ impl App {
 
     /// The cell of the shown tab under the pointer (the window's less the tab bar; negative
     /// over the tab bar), and whether the pointer is on the right half of it.
-    fn pointer_cell(&self) -> Option<((i32, i32), bool)> {
+    pub(super) fn pointer_cell(&self) -> Option<((i32, i32), bool)> {
         let ((col, row), right) = self.pointer_window_cell()?;
         Some(((col, row - i32::from(super::chrome::TAB_BAR_ROWS)), right))
     }
@@ -342,6 +351,7 @@ impl App {
                 let (c, r) = (col.max(0) as u16, row.max(0) as u16);
                 let hit = view::hit(&view, zoomed.as_deref(), c, r);
                 self.set_pointer_icon(&hit);
+                self.hover_link(&hit);
                 if let Hit::Screen { pane, col, row } = hit {
                     if moved_cell && self.mouse_modes(&pane).motion {
                         self.report(&pane, ReportButton::None, ReportKind::Motion, (col, row));
@@ -351,7 +361,7 @@ impl App {
         }
     }
 
-    fn set_pointer_icon(&self, hit: &Hit) {
+    pub(super) fn set_pointer_icon(&self, hit: &Hit) {
         let icon = match hit {
             Hit::Divider(d) if d.dir == SplitDir::Right => CursorIcon::ColResize,
             Hit::Divider(_) => CursorIcon::RowResize,
@@ -396,6 +406,13 @@ impl App {
             }
             Hit::Screen { pane, col, row } => (pane, (col, row)),
         };
+        // Ctrl+click on a link opens it and does nothing else (no selection, no report).
+        if button == MouseButton::Left
+            && self.input.mods.control_key()
+            && self.click_link(&pane, cell)
+        {
+            return;
+        }
         self.focus_pane(&view, &pane);
         if self.mouse_modes(&pane).any() && !self.input.mods.shift_key() {
             self.report(&pane, report_button, ReportKind::Press, cell);

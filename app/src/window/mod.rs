@@ -15,7 +15,9 @@ pub mod clipboard;
 mod input;
 pub mod keymap;
 pub mod keys;
+pub mod links;
 pub mod mouse;
+mod search;
 pub mod selection;
 pub mod view;
 

@@ -1,0 +1,460 @@
+//! Links in a pane: OSC 8 hyperlinks and plain URLs under the pointer, underlined while Ctrl
+//! is held and opened with Ctrl+click.
+//!
+//! Owns finding the link at a cell of a pane's view ([`link_at`]: the cell's OSC 8 hyperlink,
+//! else a URL found by a regex over the cell's whole logical line, wrapped rows included), the
+//! window's hovered link, and opening a link (`xdg-open`, or `$BERTH_OPENER`) for schemes on an
+//! allowlist. It must not change the terminal and must not run anything through a shell.
+
+use std::cell::RefCell;
+use std::ops::Range;
+use std::os::unix::process::CommandExt as _;
+use std::process::{Command, Stdio};
+
+use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::index::{Column, Direction, Point};
+use alacritty_terminal::term::search::{RegexIter, RegexSearch};
+use alacritty_terminal::term::{point_to_viewport, viewport_to_point, Term};
+use berth_engine::terminal::PaneTerminal;
+use winit::window::CursorIcon;
+
+use super::app::App;
+use super::view::Hit;
+use crate::render::CellSpan;
+
+/// Plain URLs: a scheme Berth may open, then characters that can be part of a URL (no
+/// controls, spaces, quotes, angle brackets, braces, carets, backticks or backslashes).
+/// Lower case only, so alacritty's smart case makes it ignore case.
+const URL_REGEX: &str =
+    "(https?://|file://|ftp://|mailto:)[^\\x00-\\x1f\\x7f-\\x9f<>\"\\s{}\\^`\\\\⟨⟩]+";
+
+/// The schemes a link may have to be opened.
+pub const ALLOWED_SCHEMES: &[&str] = &["http", "https", "file", "mailto", "ftp"];
+
+/// The environment variable naming the program that opens links instead of `xdg-open`.
+pub const OPENER_VAR: &str = "BERTH_OPENER";
+
+/// A link found in a pane's view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// What it points to.
+    pub url: String,
+    /// The cells it covers on the view: (row, columns).
+    pub spans: Vec<(u16, Range<u16>)>,
+}
+
+/// The link the pointer is over while Ctrl is held.
+#[derive(Debug, Clone)]
+pub(super) struct HoveredLink {
+    /// The pane it is in.
+    pane: String,
+    /// The link.
+    link: Link,
+    /// The terminal's revision and scroll position when it was found: once either changes
+    /// the cells may have moved, so it is not drawn any more.
+    revision: u64,
+    offset: usize,
+}
+
+/// The window's link state: the hovered link and the compiled URL regex.
+#[derive(Default)]
+pub(super) struct LinkState {
+    hovered: Option<HoveredLink>,
+    /// Compiled on first use; a `RefCell` because alacritty's search needs its caches mutable.
+    regex: RefCell<Option<RegexSearch>>,
+}
+
+impl LinkState {
+    /// Finds the link at `(col, row)` of `term`'s view.
+    fn find(&self, term: &PaneTerminal, col: u16, row: u16) -> Option<Link> {
+        let mut regex = self.regex.borrow_mut();
+        if regex.is_none() {
+            match RegexSearch::new(URL_REGEX) {
+                Ok(compiled) => *regex = Some(compiled),
+                Err(e) => {
+                    tracing::error!(error = %e, "the URL regex does not compile: plain URLs are not links");
+                    return osc8_link(term.term(), col, row);
+                }
+            }
+        }
+        // Set just above.
+        let regex = regex.as_mut()?;
+        link_at(term.term(), col, row, regex)
+    }
+}
+
+/// The link at `(col, row)` of the view: the cell's OSC 8 hyperlink (all the visible cells of
+/// the same hyperlink), else a plain URL covering the cell, with trailing punctuation that is
+/// probably not part of it left out.
+pub fn link_at<T>(term: &Term<T>, col: u16, row: u16, urls: &mut RegexSearch) -> Option<Link> {
+    if let Some(link) = osc8_link(term, col, row) {
+        return Some(link);
+    }
+    let grid = term.grid();
+    if usize::from(row) >= grid.screen_lines() || usize::from(col) >= grid.columns() {
+        return None;
+    }
+    let offset = grid.display_offset();
+    let point = viewport_to_point(offset, Point::new(usize::from(row), Column(usize::from(col))));
+    let start = term.line_search_left(point);
+    let end = term.line_search_right(point);
+    let found = RegexIter::new(start, end, Direction::Right, term, urls)
+        .find(|m| *m.start() <= point && point <= *m.end())?;
+    let text = term.bounds_to_string(*found.start(), *found.end());
+    let url = trim_url(&text);
+    // Punctuation right after a scheme ("mailto:.") leaves no link.
+    let after_scheme = url.split_once(':').map(|(_, rest)| rest.trim_start_matches('/'));
+    if after_scheme.is_none_or(str::is_empty) {
+        return None;
+    }
+    // URLs are ASCII in practice, one cell per character; the end moves back by what was cut.
+    let cut = text.chars().count() - url.chars().count();
+    let mut last = *found.end();
+    for _ in 0..cut {
+        last = last.sub(term, alacritty_terminal::index::Boundary::None, 1);
+    }
+    if point > last {
+        return None;
+    }
+    let spans = view_spans(term, *found.start(), last);
+    Some(Link { url: url.to_owned(), spans })
+}
+
+/// The OSC 8 hyperlink of the cell at `(col, row)` of the view, with every visible cell that
+/// carries the same hyperlink.
+fn osc8_link<T>(term: &Term<T>, col: u16, row: u16) -> Option<Link> {
+    let grid = term.grid();
+    let (rows, cols) = (grid.screen_lines(), grid.columns());
+    if usize::from(row) >= rows || usize::from(col) >= cols {
+        return None;
+    }
+    let offset = grid.display_offset();
+    let at = |r: usize, c: usize| &grid[viewport_to_point(offset, Point::new(r, Column(c)))];
+    let link = at(usize::from(row), usize::from(col)).hyperlink()?;
+    let mut spans = Vec::new();
+    for r in 0..rows {
+        let mut c = 0;
+        while c < cols {
+            if at(r, c).hyperlink().as_ref() != Some(&link) {
+                c += 1;
+                continue;
+            }
+            let from = c;
+            while c < cols && at(r, c).hyperlink().as_ref() == Some(&link) {
+                c += 1;
+            }
+            // Rows and columns of the view came from `u16` sizes.
+            spans.push((r as u16, from as u16..c as u16));
+        }
+    }
+    Some(Link { url: link.uri().to_owned(), spans })
+}
+
+/// The view's cells from `start` to `end` (grid points, both included) as row spans.
+fn view_spans<T>(term: &Term<T>, start: Point, end: Point) -> Vec<(u16, Range<u16>)> {
+    let grid = term.grid();
+    let (rows, cols) = (grid.screen_lines(), grid.columns());
+    let offset = grid.display_offset();
+    let mut spans = Vec::new();
+    for line in start.line.0..=end.line.0 {
+        let line = alacritty_terminal::index::Line(line);
+        let Some(view) = point_to_viewport(offset, Point::new(line, Column(0))) else { continue };
+        if view.line >= rows {
+            continue;
+        }
+        let from = if line == start.line { start.column.0 } else { 0 };
+        let to = if line == end.line { end.column.0 + 1 } else { cols };
+        // Within the view, whose size came from `u16`s.
+        spans.push((view.line as u16, from as u16..to.min(cols) as u16));
+    }
+    spans
+}
+
+/// A URL without what probably ends the sentence around it: trailing `.,;:!?'"` and closing
+/// brackets that were not opened inside the URL.
+pub fn trim_url(url: &str) -> &str {
+    let mut end = url.len();
+    loop {
+        let s = &url[..end];
+        let Some(last) = s.chars().next_back() else { break };
+        let unbalanced = |open: char| s.matches(open).count() < s.matches(last).count();
+        let cut = match last {
+            '.' | ',' | ';' | ':' | '!' | '?' | '\'' | '"' => true,
+            ')' => unbalanced('('),
+            ']' => unbalanced('['),
+            _ => false,
+        };
+        if !cut {
+            break;
+        }
+        end -= last.len_utf8();
+    }
+    &url[..end]
+}
+
+/// Why a link was not opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The scheme is not on the allowlist.
+    #[error(
+        "links with the scheme {0:?} are not opened (allowed: http, https, file, mailto, ftp)"
+    )]
+    Scheme(String),
+    /// The opener could not be started.
+    #[error(
+        "cannot run {program} to open the link ({source}); install xdg-utils or set {OPENER_VAR}"
+    )]
+    Spawn {
+        /// The program.
+        program: String,
+        /// What failed.
+        source: std::io::Error,
+    },
+}
+
+/// The scheme of `url` in lower case, if it has one (`https` of `https://…`).
+fn scheme(url: &str) -> Option<String> {
+    let (scheme, _) = url.split_once(':')?;
+    let valid = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    valid.then(|| scheme.to_ascii_lowercase())
+}
+
+/// Whether links with `url`'s scheme may be opened.
+pub fn allowed(url: &str) -> bool {
+    scheme(url).is_some_and(|s| ALLOWED_SCHEMES.contains(&s.as_str()))
+}
+
+/// Opens `url` with `xdg-open` (or `$BERTH_OPENER`), detached: no shell, no stdin or output,
+/// its own process group, reaped by a thread so it leaves no zombie.
+pub fn open(url: &str) -> Result<(), OpenError> {
+    if !allowed(url) {
+        return Err(OpenError::Scheme(scheme(url).unwrap_or_default()));
+    }
+    let program = std::env::var(OPENER_VAR)
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "xdg-open".to_owned());
+    let mut child = Command::new(&program)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|source| OpenError::Spawn { program: program.clone(), source })?;
+    let reaper = std::thread::Builder::new().name("berth-open-link".into()).spawn(move || {
+        match child.wait() {
+            Ok(status) if !status.success() => {
+                tracing::warn!(%program, %status, "the link opener failed");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot wait for the link opener"),
+        }
+    });
+    if let Err(e) = reaper {
+        // The child is then reaped when the window exits; nothing else to do.
+        tracing::warn!(error = %e, "cannot start a thread to reap the link opener");
+    }
+    Ok(())
+}
+
+impl App {
+    /// Follows the pointer over a pane's screen: with Ctrl held, the link under it is
+    /// underlined and the pointer is a hand. Called after the pointer icon was set for `hit`.
+    pub(super) fn hover_link(&mut self, hit: &Hit) {
+        let found = match hit {
+            Hit::Screen { pane, col, row } if self.input.mods.control_key() => self
+                .with_term(pane, |t| {
+                    let link = self.links.find(t, *col, *row)?;
+                    Some(HoveredLink {
+                        pane: pane.clone(),
+                        link,
+                        revision: t.revision(),
+                        offset: t.display_offset(),
+                    })
+                })
+                .flatten(),
+            _ => None,
+        };
+        let was = self.links.hovered.as_ref().map(|h| (&h.pane, &h.link));
+        let changed = was != found.as_ref().map(|h| (&h.pane, &h.link));
+        if found.is_some() {
+            if let Some(window) = &self.window {
+                window.set_cursor(CursorIcon::Pointer);
+            }
+        }
+        self.links.hovered = found;
+        if changed {
+            self.redraw();
+        }
+    }
+
+    /// The modifiers changed: Ctrl pressed or released over a link shows or hides it.
+    pub(super) fn link_modifiers_changed(&mut self) {
+        let holding = self.input.mods.control_key();
+        if holding == self.links.hovered.is_some() {
+            return;
+        }
+        let hit = self.hit_at_pointer();
+        if let Some(hit) = hit {
+            self.set_pointer_icon(&hit);
+            self.hover_link(&hit);
+        }
+    }
+
+    /// What the pointer is over now, if it is over the window.
+    fn hit_at_pointer(&self) -> Option<Hit> {
+        let view = self.view()?;
+        let ((col, row), _) = self.pointer_cell()?;
+        let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.clone());
+        Some(super::view::hit(&view, zoomed.as_deref(), col.max(0) as u16, row.max(0) as u16))
+    }
+
+    /// The link to underline in `pane`, if the pointer is over one there and the pane's cells
+    /// have not moved since it was found.
+    pub(super) fn link_spans(&self, pane: &str, term: &PaneTerminal) -> Vec<CellSpan> {
+        match &self.links.hovered {
+            Some(h)
+                if h.pane == pane
+                    && h.revision == term.revision()
+                    && h.offset == term.display_offset() =>
+            {
+                h.link
+                    .spans
+                    .iter()
+                    .map(|(row, cols)| CellSpan { row: *row, cols: cols.clone() })
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Ctrl+click at `cell` of `pane`'s view: opens the link there. True when there was a link
+    /// (opened or refused), so the click does nothing else: no selection, no mouse report.
+    pub(super) fn click_link(&mut self, pane: &str, cell: (u16, u16)) -> bool {
+        let Some(link) = self.with_term(pane, |t| self.links.find(t, cell.0, cell.1)).flatten()
+        else {
+            return false;
+        };
+        match open(&link.url) {
+            Ok(()) => tracing::info!(url = %link.url, "opening a link"),
+            Err(e) => tracing::warn!(url = %link.url, error = %e, "link not opened"),
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use berth_engine::terminal::TermSize;
+
+    fn terminal(cols: u16, rows: u16, bytes: &str) -> PaneTerminal {
+        let mut term = PaneTerminal::new(TermSize { cols, rows }, 100);
+        term.feed(bytes.as_bytes());
+        term
+    }
+
+    fn find(term: &PaneTerminal, col: u16, row: u16) -> Option<Link> {
+        let mut regex = RegexSearch::new(URL_REGEX).expect("the URL regex compiles");
+        link_at(term.term(), col, row, &mut regex)
+    }
+
+    #[test]
+    fn links_are_found_under_the_pointer() {
+        // (screen text, pointer (col, row), expected URL and spans).
+        type Case = (&'static str, (u16, u16), Option<(&'static str, Vec<(u16, Range<u16>)>)>);
+        let cases: Vec<Case> = vec![
+            (
+                "see https://example.org/a",
+                (10, 0),
+                Some(("https://example.org/a", vec![(0, 4..25)])),
+            ),
+            (
+                "see https://example.org/a",
+                (4, 0),
+                Some(("https://example.org/a", vec![(0, 4..25)])),
+            ),
+            ("see https://example.org/a", (2, 0), None),
+            ("(http://x.io/p)", (5, 0), Some(("http://x.io/p", vec![(0, 1..14)]))),
+            ("go to http://x.io.", (8, 0), Some(("http://x.io", vec![(0, 6..17)]))),
+            ("go to http://x.io.", (17, 0), None),
+            ("wiki http://w.org/A_(b)", (8, 0), Some(("http://w.org/A_(b)", vec![(0, 5..23)]))),
+            ("mail mailto:a@b.c now", (6, 0), Some(("mailto:a@b.c", vec![(0, 5..17)]))),
+            ("HTTPS://UP.ORG", (3, 0), Some(("HTTPS://UP.ORG", vec![(0, 0..14)]))),
+            ("file:///tmp/x y", (3, 0), Some(("file:///tmp/x", vec![(0, 0..13)]))),
+            ("ftp://f.org", (0, 0), Some(("ftp://f.org", vec![(0, 0..11)]))),
+            ("javascript:alert(1)", (3, 0), None),
+            ("no link here", (3, 0), None),
+            ("see mailto:. or http://.", (6, 0), None),
+            ("see mailto:. or http://.", (18, 0), None),
+            // A URL that wraps onto the next row is one link.
+            (
+                "x https://example.org/long/path/more",
+                (2, 1),
+                Some(("https://example.org/long/path/more", vec![(0, 2..30), (1, 0..6)])),
+            ),
+            // The pointer past the screen finds nothing.
+            ("https://a.b", (30, 5), None),
+        ];
+        for (text, (col, row), expected) in cases {
+            let term = terminal(30, 4, text);
+            let found = find(&term, col, row);
+            let expected = expected.map(|(url, spans)| Link { url: url.to_owned(), spans });
+            assert_eq!(found, expected, "{text:?} at ({col}, {row})");
+        }
+    }
+
+    #[test]
+    fn osc8_hyperlinks_cover_all_their_cells() {
+        let term = terminal(
+            30,
+            3,
+            "a \x1b]8;id=1;https://osc8.example/\x1b\\linked text\x1b]8;;\x1b\\ b https://plain.org",
+        );
+        let link = find(&term, 5, 0).expect("the OSC 8 link");
+        assert_eq!(link.url, "https://osc8.example/");
+        assert_eq!(link.spans, vec![(0, 2..13)]);
+        // A plain URL on the same row is its own link.
+        assert_eq!(find(&term, 20, 0).map(|l| l.url).as_deref(), Some("https://plain.org"));
+        assert_eq!(find(&term, 0, 0), None);
+    }
+
+    #[test]
+    fn trailing_punctuation_is_not_part_of_a_url() {
+        let cases = [
+            ("http://a.b/c.", "http://a.b/c"),
+            ("http://a.b/c).", "http://a.b/c"),
+            ("http://a.b/(c)", "http://a.b/(c)"),
+            ("http://a.b/c?!", "http://a.b/c"),
+            ("http://a.b/x]", "http://a.b/x"),
+            ("http://a.b/[x]", "http://a.b/[x]"),
+            ("http://a.b/'", "http://a.b/"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(trim_url(input), expected, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn only_allowed_schemes_are_opened() {
+        let cases = [
+            ("https://example.org", true),
+            ("HTTP://example.org", true),
+            ("file:///etc/hosts", true),
+            ("mailto:a@b.c", true),
+            ("ftp://f.org", true),
+            ("javascript:alert(1)", false),
+            ("ssh://host", false),
+            ("no scheme", false),
+            ("://nothing", false),
+        ];
+        for (url, ok) in cases {
+            assert_eq!(allowed(url), ok, "{url:?}");
+        }
+        assert!(
+            matches!(open("javascript:alert(1)"), Err(OpenError::Scheme(s)) if s == "javascript")
+        );
+    }
+}
