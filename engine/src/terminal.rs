@@ -39,7 +39,7 @@ use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::Line;
 use alacritty_terminal::term::color::COUNT;
 use alacritty_terminal::term::{Config, Osc52, TermMode};
-use alacritty_terminal::vte::ansi::{Processor, Rgb};
+use alacritty_terminal::vte::ansi::{CursorStyle, Processor, Rgb};
 use alacritty_terminal::Term;
 
 use crate::osc::{OscEvent, OscScanner};
@@ -196,6 +196,8 @@ pub struct PaneTerminal {
     /// Reused buffer for output the scanner had to shorten.
     scratch: Vec<u8>,
     seq: SeqTracker,
+    /// The readable scrollback given at creation (the Term's history cap derives from it).
+    scrollback: usize,
     size: TermSize,
     title: Option<String>,
     cwd: Option<String>,
@@ -213,6 +215,16 @@ impl std::fmt::Debug for PaneTerminal {
     }
 }
 
+/// The Term's configuration for a pane that keeps `scrollback` lines readable.
+fn term_config(scrollback: usize, default_cursor_style: CursorStyle) -> Config {
+    Config {
+        scrolling_history: history_cap(scrollback),
+        default_cursor_style,
+        osc52: Osc52::Disabled,
+        ..Config::default()
+    }
+}
+
 impl PaneTerminal {
     /// Creates a blank terminal of `size` that keeps `scrollback` lines of history readable.
     ///
@@ -220,11 +232,7 @@ impl PaneTerminal {
     pub fn new(size: TermSize, scrollback: usize) -> Self {
         let size = size.clamped();
         let listener = TermListener::default();
-        let config = Config {
-            scrolling_history: history_cap(scrollback),
-            osc52: Osc52::Disabled,
-            ..Config::default()
-        };
+        let config = term_config(scrollback, CursorStyle::default());
         let term = Term::new(config, &GridSize(size), listener.clone());
         Self {
             term,
@@ -233,11 +241,18 @@ impl PaneTerminal {
             scanner: OscScanner::new(),
             scratch: Vec::new(),
             seq: SeqTracker::new(scrollback),
+            scrollback,
             size,
             title: None,
             cwd: None,
             events: Vec::new(),
         }
+    }
+
+    /// Sets the cursor shape and blinking used while the program has not chosen one with
+    /// DECSCUSR (and after it resets to the default with `CSI 0 q`). The history is kept.
+    pub fn set_default_cursor_style(&mut self, style: CursorStyle) {
+        self.term.set_options(term_config(self.scrollback, style));
     }
 
     /// Feeds PTY output (chunks of any size; the PTY reader uses up to 64 KiB).

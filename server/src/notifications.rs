@@ -287,6 +287,8 @@ impl Store {
         // desktop unless the program asked for it always.
         let attended = pane.as_ref().is_some_and(|p| self.window_view.attends(p));
         let to_desktop = match incoming.show {
+            _ if self.desktop_policy == DesktopPolicy::Off => false,
+            _ if self.desktop_policy == DesktopPolicy::Always => true,
             ShowWhen::Always => true,
             ShowWhen::Unfocused => !pane.as_ref().is_some_and(|p| self.window_view.sees(p)),
             ShowWhen::Invisible => {
@@ -415,6 +417,19 @@ mod tests {
         assert_eq!(log.mark_read(&[], None), 1);
         assert_eq!(log.mark_read(&[], None), 0);
     }
+}
+
+/// Which notifications go to the desktop, as the window's config file says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DesktopPolicy {
+    /// As the program asked (kitty `o=`); by default only when the user is not looking at the
+    /// notification's pane in a focused window.
+    #[default]
+    AsAsked,
+    /// Every notification, even for the pane the user is looking at.
+    Always,
+    /// None: notifications are only stored and marked in the window.
+    Off,
 }
 
 /// The Store's handle on the desktop sink.

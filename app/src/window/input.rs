@@ -15,9 +15,9 @@ use winit::window::CursorIcon;
 
 use alacritty_terminal::term::TermMode;
 
-use super::app::{App, Zoom, DEFAULT_FONT_PX};
+use super::app::{App, Zoom};
 use super::clipboard::{paste_bytes, Clipboard, Selection};
-use super::keymap::{self, Action};
+use super::keymap::Action;
 use super::keys::{self, KeyModes, KeyPress};
 use super::mouse::{
     self, ClickCounter, MouseModes, MouseReport, ReportButton, ReportKind, ReportMods,
@@ -79,7 +79,7 @@ impl App {
             return;
         }
         let key = event.logical_key.as_ref();
-        if let Some(action) = keymap::action_for(key.clone(), self.input.mods) {
+        if let Some(action) = self.config.keymap.action_for(key.clone(), self.input.mods) {
             self.run_action(action);
             return;
         }
@@ -207,7 +207,7 @@ impl App {
             }
             Action::FontBigger => self.set_font_px(self.font_px + 1.0),
             Action::FontSmaller => self.set_font_px(self.font_px - 1.0),
-            Action::FontReset => self.set_font_px(DEFAULT_FONT_PX),
+            Action::FontReset => self.set_font_px(self.config.font_size),
             Action::Copy => {
                 let text = self.selection_text();
                 if let Some(text) = text {
@@ -216,14 +216,14 @@ impl App {
             }
             Action::Paste => self.paste(&pane_str, Selection::Clipboard),
             Action::PastePrimary => self.paste(&pane_str, Selection::Primary),
-            // Filled in by the search, chrome and config work of issue 6.
+            Action::ReloadConfig => self.reload_config(),
+            // Filled in by the search and chrome work of issue 6.
             Action::Search
             | Action::Switcher
             | Action::NextAttention
             | Action::MoveTabLeft
             | Action::MoveTabRight
-            | Action::CloseTab
-            | Action::ReloadConfig => {}
+            | Action::CloseTab => {}
         }
         self.redraw();
     }
