@@ -151,6 +151,8 @@ impl World {
             window_id: String::new(),
             _xvfb: xvfb,
         };
+        // The window starts with a config file (the default size, written out).
+        fs::write(world.config_path(), "font_size = 15\n").map_err(|e| e.to_string())?;
         world.launch("LIVE")?;
         Ok(world)
     }
@@ -168,6 +170,8 @@ impl World {
             .server
             .command()
             .env("DISPLAY", &self.display)
+            // The world's own config file (absent unless a case writes it), never the user's.
+            .env("BERTH_CONFIG", self.config_path())
             .env_remove("WAYLAND_DISPLAY")
             .env_remove("WGPU_BACKEND")
             .current_dir(&self.server.home)
@@ -179,6 +183,11 @@ impl World {
         self.window = Some(Killed { name: "berth", child });
         self.window_id = self.wait_for_window(state)?;
         Ok(())
+    }
+
+    /// The config file the window reads.
+    fn config_path(&self) -> PathBuf {
+        self.server.root.path().join("config.toml")
     }
 
     fn log(&self) -> String {
@@ -333,6 +342,48 @@ fn red_text_shows_red_pixels(w: &World) {
     assert!(after > before, "{after} red pixels");
 }
 
+/// Editing the config file's `font_size` changes the cell size, so the panes' grids, within
+/// 2 s and without a restart; a bad file keeps the size and shows the error banner; removing
+/// the file brings the defaults back.
+fn config_font_size_applies_live(w: &World) {
+    let path = w.config_path();
+    let size = || {
+        let s = &w.panes()[0]["size"];
+        (s["cols"].as_u64().unwrap_or(0), s["rows"].as_u64().unwrap_or(0))
+    };
+    let before = size();
+    let written = Instant::now();
+    fs::write(&path, "# bigger\nfont_size = 24\n").expect("write the config");
+    let after = poll(Duration::from_secs(2), "the pane to shrink within 2 s of the edit", || {
+        let now = size();
+        (now.0 * 10 < before.0 * 8 && now.1 < before.1).then_some(now)
+    });
+    println!(
+        "config_font_size_applies_live: {before:?} → {after:?} cells {} ms after the edit",
+        written.elapsed().as_millis()
+    );
+    // A bad file: the size stays, the banner (error red along the bottom) shows the line.
+    let banner_red = |[r, g, b]: [u8; 3]| r.abs_diff(0x9b) < 12 && g < 48 && b < 48;
+    let red_before = w.screenshot("config-before.png").count(banner_red);
+    fs::write(&path, "font_size = 24\nfont_sise = 30\n").expect("write the config");
+    poll(WAIT, "the error in the log", || {
+        w.log().contains("config.toml line 2: unknown field `font_sise`").then_some(())
+    });
+    let red = poll(WAIT, "the error banner in the screenshot", || {
+        let image = w.screenshot("config-bad.png");
+        let n = image.count(banner_red);
+        (n > red_before + image.width as usize * 4).then_some(n)
+    });
+    assert!(red > 0);
+    assert_eq!(size(), after, "a bad file keeps the last good config");
+    // No file: the defaults (15 px) again, and no banner.
+    fs::remove_file(&path).expect("remove the config");
+    poll(WAIT, "the default size again", || (size() == before).then_some(()));
+    poll(WAIT, "the banner to go", || {
+        (w.screenshot("config-gone.png").count(banner_red) <= red_before).then_some(())
+    });
+}
+
 /// A notification from the pane the user is looking at (focused, in the focused window)
 /// raises no unread mark and is stored as read.
 fn a_watched_pane_gets_no_unread_mark(w: &World) {
@@ -424,6 +475,7 @@ fn main() -> ExitCode {
         ("typed_text_runs_in_the_shell", typed_text_runs_in_the_shell),
         ("split_chord_gives_two_panes", split_chord_gives_two_panes),
         ("window_resize_changes_pane_size", window_resize_changes_pane_size),
+        ("config_font_size_applies_live", config_font_size_applies_live),
         ("screenshot_is_not_blank", screenshot_is_not_blank),
         ("red_text_shows_red_pixels", red_text_shows_red_pixels),
         ("a_watched_pane_gets_no_unread_mark", a_watched_pane_gets_no_unread_mark),
