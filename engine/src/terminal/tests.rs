@@ -493,3 +493,20 @@ fn the_view_scrolls_through_history_and_back() {
     term.scroll_to_bottom();
     assert_eq!(term.display_offset(), 0);
 }
+
+#[test]
+fn the_default_cursor_style_applies_until_the_program_sets_one_and_keeps_the_history() {
+    use alacritty_terminal::vte::ansi::{CursorShape, CursorStyle};
+    let mut term = terminal();
+    feed_numbered_lines(&mut term, 200, 64);
+    let history = term.term().grid().history_size();
+    let beam = CursorStyle { shape: CursorShape::Beam, blinking: true };
+    term.set_default_cursor_style(beam);
+    assert_eq!(term.term().cursor_style(), beam);
+    assert_eq!(term.term().grid().history_size(), history, "the scrollback is kept");
+    // DECSCUSR 2 (steady block) wins over the default; DECSCUSR 0 returns to it.
+    term.feed(b"\x1b[2 q");
+    assert_eq!(term.term().cursor_style().shape, CursorShape::Block);
+    term.feed(b"\x1b[0 q");
+    assert_eq!(term.term().cursor_style(), beam);
+}
