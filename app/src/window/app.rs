@@ -193,11 +193,11 @@ impl App {
                         "no usable GPU for the window ({other}); run `berth server` for the headless server"
                     ),
                 })?;
-        if renderer.config().font_family != self.config.font_family && self.banner.is_none() {
+        let family = &renderer.config().font_family;
+        if !family.eq_ignore_ascii_case(self.config.font_family.trim()) && self.banner.is_none() {
             self.banner = Some(format!(
-                "config: font family \"{}\" is not installed; using {}",
+                "config: font family \"{}\" is not installed; using {family}",
                 self.config.font_family,
-                renderer.config().font_family
             ));
         }
         self.renderer = Some(renderer);
@@ -401,8 +401,14 @@ impl App {
             if new.font_family != old.font_family {
                 if let Err(warning) = renderer.set_font_family(&new.font_family) {
                     tracing::warn!("{warning}");
-                    self.banner = Some(format!("config: {warning}"));
                 }
+            }
+            let family = &renderer.config().font_family;
+            if !family.eq_ignore_ascii_case(new.font_family.trim()) {
+                self.banner = Some(format!(
+                    "config: font family \"{}\" is not installed; using {family}",
+                    new.font_family
+                ));
             }
             if new.line_height != old.line_height {
                 if let Err(e) = renderer.set_line_height(new.line_height) {
