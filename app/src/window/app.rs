@@ -97,8 +97,8 @@ pub struct App {
     /// The config file's error (or a warning about it), shown along the bottom row.
     banner: Option<String>,
     /// The terminals (by address; a resumed pane gets a new one) given the config's default
-    /// cursor style.
-    cursor_applied: HashSet<usize>,
+    /// cursor style and theme colours.
+    terms_configured: HashSet<usize>,
 }
 
 impl App {
@@ -140,7 +140,7 @@ impl App {
             config_path,
             config_changed: Arc::new(AtomicBool::new(false)),
             banner,
-            cursor_applied: HashSet::new(),
+            terms_configured: HashSet::new(),
         }
     }
 
@@ -426,8 +426,10 @@ impl App {
             self.palette = new.palette.clone();
             self.tail_cells.borrow_mut().clear();
         }
-        if (new.cursor_style, new.cursor_blink) != (old.cursor_style, old.cursor_blink) {
-            self.cursor_applied.clear();
+        if (new.cursor_style, new.cursor_blink, &new.palette)
+            != (old.cursor_style, old.cursor_blink, &old.palette)
+        {
+            self.terms_configured.clear();
         }
         tracing::debug!(keymap = %self.config.keymap.describe(), "window key bindings");
         self.apply_store_settings();
@@ -444,17 +446,26 @@ impl App {
         store.set_desktop_policy(self.config.notifications.policy());
     }
 
-    /// Gives the shown panes' terminals the config's default cursor style, once per terminal.
-    fn apply_cursor_style(&mut self, view: &TabView) {
-        use alacritty_terminal::vte::ansi::{CursorShape as Shape, CursorStyle};
+    /// Gives the shown panes' terminals the config's default cursor style and the theme's
+    /// colours (what programs asking with OSC 10/11 learn), once per terminal.
+    fn configure_terminals(&mut self, view: &TabView) {
+        use alacritty_terminal::vte::ansi::{CursorShape as Shape, CursorStyle, Rgb};
         let shape = match self.config.cursor_style {
             config::CursorStyle::Block => Shape::Block,
             config::CursorStyle::Beam => Shape::Beam,
             config::CursorStyle::Underline => Shape::Underline,
         };
         let style = CursorStyle { shape, blinking: self.config.cursor_blink };
+        let rgb = |c: render::Rgb| Rgb { r: c.r, g: c.g, b: c.b };
+        let p = &self.palette;
+        let theme = berth_engine::terminal::ThemeColors {
+            foreground: rgb(p.fg),
+            background: rgb(p.bg),
+            cursor: rgb(p.cursor),
+            ansi: p.ansi.map(rgb),
+        };
         for pane in &view.panes {
-            let applied = &mut self.cursor_applied;
+            let applied = &mut self.terms_configured;
             let Ok(id) = PaneId::parse(&pane.id) else { continue };
             let Some(shared) = self
                 .store
@@ -468,6 +479,7 @@ impl App {
             let key = std::ptr::from_ref::<PaneTerminal>(&term) as usize;
             if applied.insert(key) {
                 term.set_default_cursor_style(style);
+                term.set_theme_colors(Some(theme));
             }
         }
     }
@@ -635,7 +647,7 @@ impl App {
                 None => return,
             }
         }
-        self.apply_cursor_style(&view);
+        self.configure_terminals(&view);
         let title = view.window_title();
         if title != self.title {
             if let Some(window) = &self.window {
