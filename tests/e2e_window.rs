@@ -384,6 +384,34 @@ fn config_font_size_applies_live(w: &World) {
     });
 }
 
+/// Switching `theme` to "light" redraws the window light without a restart, and programs
+/// asking for the background (OSC 11) learn the light one.
+fn config_theme_applies_live(w: &World) {
+    let path = w.config_path();
+    let light_bg = |p: [u8; 3]| p == [0xfa, 0xfa, 0xfa];
+    let image = w.screenshot("theme-before.png");
+    let total = (image.width * image.height) as usize;
+    assert!(image.count(light_bg) < total / 10, "the dark theme is not light");
+    fs::write(&path, "theme = \"light\"\n").expect("write the config");
+    poll(WAIT, "the light background in the screenshot", || {
+        (w.screenshot("theme-light.png").count(light_bg) > total / 2).then_some(())
+    });
+    let pane = w.first_pane();
+    w.server.berth_ok(&[
+        "send",
+        &pane,
+        "--enter",
+        r#"clear; printf '\e]11;?\a'; read -rs -d $'\a' -t 2 r; echo "bg=${r#*rgb:}""#,
+    ]);
+    poll(WAIT, "the light background reported to the program", || {
+        w.server.screen(&pane).contains("bg=fafa/fafa/fafa").then_some(())
+    });
+    fs::remove_file(&path).expect("remove the config");
+    poll(WAIT, "the dark theme again", || {
+        (w.screenshot("theme-dark.png").count(light_bg) < total / 10).then_some(())
+    });
+}
+
 /// A notification from the pane the user is looking at (focused, in the focused window)
 /// raises no unread mark and is stored as read.
 fn a_watched_pane_gets_no_unread_mark(w: &World) {
@@ -476,6 +504,7 @@ fn main() -> ExitCode {
         ("split_chord_gives_two_panes", split_chord_gives_two_panes),
         ("window_resize_changes_pane_size", window_resize_changes_pane_size),
         ("config_font_size_applies_live", config_font_size_applies_live),
+        ("config_theme_applies_live", config_theme_applies_live),
         ("screenshot_is_not_blank", screenshot_is_not_blank),
         ("red_text_shows_red_pixels", red_text_shows_red_pixels),
         ("a_watched_pane_gets_no_unread_mark", a_watched_pane_gets_no_unread_mark),
