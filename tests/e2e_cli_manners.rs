@@ -221,7 +221,7 @@ fn doctor_names_a_missing_display_and_bus_and_fails() {
     assert!(text.contains("no D-Bus session bus"), "{text}");
     assert!(text.contains("headless server"), "{text}");
     // One line per check, each with a level tag.
-    for name in ["display", "gpu", "fonts", "d-bus", "logind", "socket dir", "state"] {
+    for name in ["display", "gpu", "fonts", "d-bus", "logind", "socket dir", "state", "config"] {
         assert!(text.lines().any(|l| l.contains(name)), "no {name} line:\n{text}");
     }
 }
