@@ -465,3 +465,15 @@ fn line_height_and_a_missing_family_change_the_cell_as_they_should() {
     let scene = single(20, 4, "ligatures", b"a => b != c");
     renderer.render(&scene).expect("a frame with ligatures on");
 }
+
+#[test]
+fn ligatures_when_turned_on() {
+    let scene = single(30, 3, "ligatures", b"a => b != c <= d\r\n-> === ||");
+    let config = RenderConfig { system_fonts: false, ligatures: true, ..RenderConfig::default() };
+    let mut renderer = Renderer::offscreen(30 * CELL.0, 3 * CELL.1, config).expect("a renderer");
+    let on = renderer.screenshot_png(&scene).expect("rendering");
+    compare("ligatures_on", &on);
+    renderer.set_ligatures(false);
+    let off = renderer.screenshot_png(&scene).expect("rendering");
+    assert_ne!(on, off, "turning ligatures off changes the glyphs");
+}
