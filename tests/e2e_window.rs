@@ -412,6 +412,43 @@ fn config_theme_applies_live(w: &World) {
     });
 }
 
+/// `scrollback_lines` applies to panes started after the change: a new pane keeps about that
+/// many lines, a pane that was running keeps its 5000.
+fn config_scrollback_applies_to_new_panes(w: &World) {
+    let path = w.config_path();
+    let loads = || w.log().matches("config loaded").count();
+    let before = loads();
+    fs::write(&path, "scrollback_lines = 40\n").expect("write the config");
+    poll(WAIT, "the config to load", || (loads() > before).then_some(()));
+    let old: Vec<String> =
+        w.panes().iter().filter_map(|p| p["id"].as_str().map(str::to_owned)).collect();
+    w.server.call(
+        "pane.split",
+        json!({ "pane_id": old[0], "dir": "down", "argv": ["bash", "--norc"] }),
+    );
+    let new = poll(WAIT, "the new pane", || {
+        w.panes()
+            .iter()
+            .filter_map(|p| p["id"].as_str().map(str::to_owned))
+            .find(|id| !old.contains(id))
+    });
+    let lines = |pane: &str| {
+        let result = w.server.call("pane.read", json!({ "pane_id": pane, "last": 5000 }));
+        result["lines"].as_array().map_or(0, Vec::len)
+    };
+    for pane in [&new, &old[0]] {
+        w.server.berth_ok(&["send", pane, "--enter", "clear; seq 1 300; echo seq-$((100+23))"]);
+        w.server.wait_text(pane, "seq-123", WAIT);
+    }
+    let (new_lines, old_lines) = (lines(&new), lines(&old[0]));
+    assert!(new_lines < 100, "the new pane keeps about 40 lines: {new_lines}");
+    assert!(old_lines > 300, "the running pane keeps its scrollback: {old_lines}");
+    w.server.berth_ok(&["close", &new]);
+    poll(WAIT, "the new pane to close", || (w.panes().len() == old.len()).then_some(()));
+    fs::remove_file(&path).expect("remove the config");
+    poll(WAIT, "the defaults to load", || (loads() > before + 1).then_some(()));
+}
+
 /// A notification from the pane the user is looking at (focused, in the focused window)
 /// raises no unread mark and is stored as read.
 fn a_watched_pane_gets_no_unread_mark(w: &World) {
@@ -505,6 +542,7 @@ fn main() -> ExitCode {
         ("window_resize_changes_pane_size", window_resize_changes_pane_size),
         ("config_font_size_applies_live", config_font_size_applies_live),
         ("config_theme_applies_live", config_theme_applies_live),
+        ("config_scrollback_applies_to_new_panes", config_scrollback_applies_to_new_panes),
         ("screenshot_is_not_blank", screenshot_is_not_blank),
         ("red_text_shows_red_pixels", red_text_shows_red_pixels),
         ("a_watched_pane_gets_no_unread_mark", a_watched_pane_gets_no_unread_mark),
