@@ -221,7 +221,46 @@ fn doctor_names_a_missing_display_and_bus_and_fails() {
     assert!(text.contains("no D-Bus session bus"), "{text}");
     assert!(text.contains("headless server"), "{text}");
     // One line per check, each with a level tag.
-    for name in ["display", "gpu", "fonts", "d-bus", "logind", "socket dir", "state"] {
+    for name in ["display", "gpu", "fonts", "d-bus", "logind", "socket dir", "state", "config"] {
         assert!(text.lines().any(|l| l.contains(name)), "no {name} line:\n{text}");
     }
+}
+
+#[test]
+fn config_verb_prints_the_path_a_default_that_checks_and_names_a_bad_line() {
+    let world = TestServer::prepare();
+    // The path follows XDG_CONFIG_HOME (here: HOME/.config, HOME being the world's).
+    let path = world.berth_ok(&["config"]);
+    assert!(path.contains("/.config/berth/config.toml") || path.contains("/berth/config.toml"));
+    assert!(path.ends_with("(does not exist; the defaults apply)"), "{path}");
+
+    let default = world.berth_ok(&["config", "--default"]);
+    assert!(default.contains("font_size = 15"), "{default}");
+    assert!(default.contains("\"ctrl+shift+f5\""), "{default}");
+    let file = world.root.path().join("default.toml");
+    fs::write(&file, &default).unwrap();
+    let ok = world.berth_ok(&["config", "--check", file.to_str().unwrap()]);
+    assert!(ok.ends_with(": ok"), "{ok}");
+
+    fs::write(&file, "theme = \"dark\"\n[colors]\nbackground = \"#12\"\n").unwrap();
+    let out = world.berth(&["config", "--check", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("berth: default.toml line 3: background: \"#12\" is not a colour"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+
+    // BERTH_CONFIG names the file the window (and a bare --check) reads.
+    let out = world
+        .command()
+        .env("BERTH_CONFIG", &file)
+        .args(["config", "--check"])
+        .output()
+        .expect("run berth");
+    assert_eq!(out.status.code(), Some(1));
+    let missing = world.berth(&["config", "--check", "/nonexistent/berth.toml"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("does not exist"));
 }

@@ -64,7 +64,7 @@ impl Drop for Killed {
 /// Fields drop in order: the window first, then the display, then the temp dirs.
 struct World {
     window: Option<Killed>,
-    _xvfb: Killed,
+    xvfb: Killed,
     server: TestServer,
     display: String,
     window_log: PathBuf,
@@ -108,6 +108,12 @@ fn require_tool(name: &str, package: &str) -> Result<(), String> {
 /// Starts Xvfb on a free display (it writes the number it chose to fd 3).
 fn start_xvfb(dir: &Path) -> Result<(Killed, String), String> {
     let number_file = dir.join("display");
+    let _ = fs::remove_file(&number_file);
+    let log = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("xvfb.log"))
+        .map_err(|e| format!("cannot open the Xvfb log: {e}"))?;
     let child = Command::new("bash")
         .arg("-c")
         .arg(r#"exec Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$1""#)
@@ -115,7 +121,7 @@ fn start_xvfb(dir: &Path) -> Result<(Killed, String), String> {
         .arg(&number_file)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .map_err(|e| format!("cannot start Xvfb: {e}"))?;
     let mut xvfb = Killed { name: "Xvfb", child };
@@ -144,14 +150,10 @@ impl World {
         let (xvfb, display) = start_xvfb(server.root.path())?;
         write_opener_stub(server.root.path())?;
         let window_log = server.root.path().join("window.log");
-        let mut world = World {
-            server,
-            display,
-            window: None,
-            window_log,
-            window_id: String::new(),
-            _xvfb: xvfb,
-        };
+        let mut world =
+            World { server, display, window: None, window_log, window_id: String::new(), xvfb };
+        // The window starts with a config file (the default size, written out).
+        fs::write(world.config_path(), "font_size = 15\n").map_err(|e| e.to_string())?;
         world.launch("LIVE")?;
         Ok(world)
     }
@@ -159,6 +161,16 @@ impl World {
     /// Starts `berth` (the window) on this world's dirs and display and waits until its first
     /// pane shows `state`.
     fn launch(&mut self, state: &str) -> Result<(), String> {
+        // An X server that went away (it has been seen to, between launches) is replaced, so
+        // one lost display does not fail every later case.
+        if let Ok(Some(status)) = self.xvfb.child.try_wait() {
+            let log =
+                fs::read_to_string(self.server.root.path().join("xvfb.log")).unwrap_or_default();
+            eprintln!("e2e_window: Xvfb exited ({status}); starting another. Its log:\n{log}");
+            let (xvfb, display) = start_xvfb(self.server.root.path())?;
+            self.xvfb = xvfb;
+            self.display = display;
+        }
         let log = fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -176,6 +188,8 @@ impl World {
             .command()
             .env("PATH", path)
             .env("DISPLAY", &self.display)
+            // The world's own config file (absent unless a case writes it), never the user's.
+            .env("BERTH_CONFIG", self.config_path())
             .env_remove("WAYLAND_DISPLAY")
             .env_remove("WGPU_BACKEND")
             .env("BERTH_OPENER", self.server.root.path().join(OPENER_STUB))
@@ -188,6 +202,11 @@ impl World {
         self.window = Some(Killed { name: "berth", child });
         self.window_id = self.wait_for_window(state)?;
         Ok(())
+    }
+
+    /// The config file the window reads.
+    fn config_path(&self) -> PathBuf {
+        self.server.root.path().join("config.toml")
     }
 
     fn log(&self) -> String {
@@ -429,6 +448,113 @@ fn red_text_shows_red_pixels(w: &World) {
         (n > before + 20).then_some(n)
     });
     assert!(after > before, "{after} red pixels");
+}
+
+/// Editing the config file's `font_size` changes the cell size, so the panes' grids, within
+/// 2 s and without a restart; a bad file keeps the size and shows the error banner; removing
+/// the file brings the defaults back.
+fn config_font_size_applies_live(w: &World) {
+    let path = w.config_path();
+    let size = || {
+        let s = &w.panes()[0]["size"];
+        (s["cols"].as_u64().unwrap_or(0), s["rows"].as_u64().unwrap_or(0))
+    };
+    let before = size();
+    let written = Instant::now();
+    fs::write(&path, "# bigger\nfont_size = 24\n").expect("write the config");
+    let after = poll(Duration::from_secs(2), "the pane to shrink within 2 s of the edit", || {
+        let now = size();
+        (now.0 * 10 < before.0 * 8 && now.1 < before.1).then_some(now)
+    });
+    println!(
+        "config_font_size_applies_live: {before:?} → {after:?} cells {} ms after the edit",
+        written.elapsed().as_millis()
+    );
+    // A bad file: the size stays, the banner (error red along the bottom) shows the line.
+    let banner_red = |[r, g, b]: [u8; 3]| r.abs_diff(0x9b) < 12 && g < 48 && b < 48;
+    let red_before = w.screenshot("config-before.png").count(banner_red);
+    fs::write(&path, "font_size = 24\nfont_sise = 30\n").expect("write the config");
+    poll(WAIT, "the error in the log", || {
+        w.log().contains("config.toml line 2: unknown field `font_sise`").then_some(())
+    });
+    let red = poll(WAIT, "the error banner in the screenshot", || {
+        let image = w.screenshot("config-bad.png");
+        let n = image.count(banner_red);
+        (n > red_before + image.width as usize * 4).then_some(n)
+    });
+    assert!(red > 0);
+    assert_eq!(size(), after, "a bad file keeps the last good config");
+    // No file: the defaults (15 px) again, and no banner.
+    fs::remove_file(&path).expect("remove the config");
+    poll(WAIT, "the default size again", || (size() == before).then_some(()));
+    poll(WAIT, "the banner to go", || {
+        (w.screenshot("config-gone.png").count(banner_red) <= red_before).then_some(())
+    });
+}
+
+/// Switching `theme` to "light" redraws the window light without a restart, and programs
+/// asking for the background (OSC 11) learn the light one.
+fn config_theme_applies_live(w: &World) {
+    let path = w.config_path();
+    let light_bg = |p: [u8; 3]| p == [0xfa, 0xfa, 0xfa];
+    let image = w.screenshot("theme-before.png");
+    let total = (image.width * image.height) as usize;
+    assert!(image.count(light_bg) < total / 10, "the dark theme is not light");
+    fs::write(&path, "theme = \"light\"\n").expect("write the config");
+    poll(WAIT, "the light background in the screenshot", || {
+        (w.screenshot("theme-light.png").count(light_bg) > total / 2).then_some(())
+    });
+    let pane = w.first_pane();
+    w.server.berth_ok(&[
+        "send",
+        &pane,
+        "--enter",
+        r#"clear; printf '\e]11;?\a'; read -rs -d $'\a' -t 2 r; echo "bg=${r#*rgb:}""#,
+    ]);
+    poll(WAIT, "the light background reported to the program", || {
+        w.server.screen(&pane).contains("bg=fafa/fafa/fafa").then_some(())
+    });
+    fs::remove_file(&path).expect("remove the config");
+    poll(WAIT, "the dark theme again", || {
+        (w.screenshot("theme-dark.png").count(light_bg) < total / 10).then_some(())
+    });
+}
+
+/// `scrollback_lines` applies to panes started after the change: a new pane keeps about that
+/// many lines, a pane that was running keeps its 5000.
+fn config_scrollback_applies_to_new_panes(w: &World) {
+    let path = w.config_path();
+    let loads = || w.log().matches("config loaded").count();
+    let before = loads();
+    fs::write(&path, "scrollback_lines = 40\n").expect("write the config");
+    poll(WAIT, "the config to load", || (loads() > before).then_some(()));
+    let old: Vec<String> =
+        w.panes().iter().filter_map(|p| p["id"].as_str().map(str::to_owned)).collect();
+    w.server.call(
+        "pane.split",
+        json!({ "pane_id": old[0], "dir": "down", "argv": ["bash", "--norc"] }),
+    );
+    let new = poll(WAIT, "the new pane", || {
+        w.panes()
+            .iter()
+            .filter_map(|p| p["id"].as_str().map(str::to_owned))
+            .find(|id| !old.contains(id))
+    });
+    let lines = |pane: &str| {
+        let result = w.server.call("pane.read", json!({ "pane_id": pane, "last": 5000 }));
+        result["lines"].as_array().map_or(0, Vec::len)
+    };
+    for pane in [&new, &old[0]] {
+        w.server.berth_ok(&["send", pane, "--enter", "clear; seq 1 300; echo seq-$((100+23))"]);
+        w.server.wait_text(pane, "seq-123", WAIT);
+    }
+    let (new_lines, old_lines) = (lines(&new), lines(&old[0]));
+    assert!(new_lines < 100, "the new pane keeps about 40 lines: {new_lines}");
+    assert!(old_lines > 300, "the running pane keeps its scrollback: {old_lines}");
+    w.server.berth_ok(&["close", &new]);
+    poll(WAIT, "the new pane to close", || (w.panes().len() == old.len()).then_some(()));
+    fs::remove_file(&path).expect("remove the config");
+    poll(WAIT, "the defaults to load", || (loads() > before + 1).then_some(()));
 }
 
 /// A notification from the pane the user is looking at (focused, in the focused window)
@@ -742,6 +868,9 @@ fn main() -> ExitCode {
         ("typed_text_runs_in_the_shell", typed_text_runs_in_the_shell),
         ("split_chord_gives_two_panes", split_chord_gives_two_panes),
         ("window_resize_changes_pane_size", window_resize_changes_pane_size),
+        ("config_font_size_applies_live", config_font_size_applies_live),
+        ("config_theme_applies_live", config_theme_applies_live),
+        ("config_scrollback_applies_to_new_panes", config_scrollback_applies_to_new_panes),
         ("screenshot_is_not_blank", screenshot_is_not_blank),
         ("red_text_shows_red_pixels", red_text_shows_red_pixels),
         ("a_watched_pane_gets_no_unread_mark", a_watched_pane_gets_no_unread_mark),

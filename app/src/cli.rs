@@ -210,6 +210,20 @@ enum Verb {
         /// The shell.
         shell: crate::shell_init::InitShell,
     },
+    /// Show where the window's config file is, print the commented default file, or check a
+    /// file for mistakes (one line naming the line and key).
+    #[command(
+        after_help = "Examples:\n  berth config                         the file's path, and whether it exists\n  berth config --default > ~/.config/berth/config.toml\n  berth config --check                 check the file the window reads\n  berth config --check my.toml         check another file"
+    )]
+    Config {
+        /// Print the default config file, every key commented.
+        #[arg(long, conflicts_with = "check")]
+        default: bool,
+        /// Check a config file (the window's when FILE is left out); exits 1 if it has a
+        /// mistake.
+        #[arg(long, value_name = "FILE", num_args = 0..=1)]
+        check: Option<Option<PathBuf>>,
+    },
     /// Check the display, GPU, fonts, D-Bus, logind, socket, state and agents; one line each,
     /// with a fix. Exits 1 if the window cannot start.
     Doctor,
@@ -310,6 +324,38 @@ struct WaitArgs {
     timeout: f64,
 }
 
+/// `berth config`: the path, the default file, or a check.
+fn run_config(default: bool, check: Option<Option<PathBuf>>) -> Result<ExitCode> {
+    if default {
+        print!("{}", crate::config::default_file());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let path = match check.clone().flatten() {
+        Some(path) => path,
+        None => crate::config::path().ok_or_else(|| {
+            anyhow::anyhow!("no config location: set HOME, XDG_CONFIG_HOME or BERTH_CONFIG")
+        })?,
+    };
+    if check.is_none() {
+        let state = if path.exists() { "exists" } else { "does not exist; the defaults apply" };
+        println!("{} ({state})", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if check.as_ref().is_some_and(Option::is_some) && !path.exists() {
+        anyhow::bail!("{} does not exist", path.display());
+    }
+    match crate::config::load(&path) {
+        Ok(_) => {
+            println!("{}: ok", path.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("berth: {e} ({})", path.display());
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     if let Some(path) = cli.socket {
@@ -337,6 +383,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             print!("{}", crate::shell_init::snippet(shell));
             Ok(ExitCode::SUCCESS)
         }
+        Verb::Config { default, check } => run_config(default, check),
         Verb::Doctor => crate::doctor::run(socket()),
         Verb::GpuProbe => Ok(crate::doctor::gpu_probe()),
         Verb::Save => {

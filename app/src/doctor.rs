@@ -49,6 +49,7 @@ pub fn run(socket: &Path) -> Result<ExitCode> {
     findings.push(logind(&var));
     findings.push(socket_dir(socket));
     findings.extend(state_dir());
+    findings.push(config_file());
     findings.extend(agents(&var));
     for f in &findings {
         let tag = match f.level {
@@ -368,6 +369,31 @@ fn mentions_berth_hook(path: &Path) -> bool {
 }
 
 /// Our effective uid (the owner of `/proc/self`), without a libc dependency.
+/// The window's config file: absent (defaults), good, or its mistake.
+fn config_file() -> Finding {
+    let Some(path) = crate::config::path() else {
+        return Finding::new(Level::Warn, "config", "no config location: set HOME or BERTH_CONFIG");
+    };
+    if !path.exists() {
+        return Finding::new(
+            Level::Ok,
+            "config",
+            format!(
+                "{} does not exist: the defaults apply (berth config --default prints a start)",
+                path.display()
+            ),
+        );
+    }
+    match crate::config::load(&path) {
+        Ok(_) => Finding::new(Level::Ok, "config", format!("{} loads", path.display())),
+        Err(e) => Finding::new(
+            Level::Warn,
+            "config",
+            format!("{e}; the window keeps the defaults until it is fixed ({})", path.display()),
+        ),
+    }
+}
+
 fn my_uid() -> u32 {
     fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(u32::MAX)
 }

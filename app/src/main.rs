@@ -5,6 +5,7 @@
 //! the same commands in-process.
 
 mod cli;
+mod config;
 mod doctor;
 mod logs;
 // The renderer's API is wider than the window uses yet (tests and examples use the rest).

@@ -537,3 +537,118 @@ fn window_api_compiles(
     let size = window.inner_size();
     Renderer::for_window(instance, window, size.width, size.height, RenderConfig::default())
 }
+
+/// The colourful screen both themes are drawn with: the 16 colours as text and background,
+/// bold, underline and dim text, a selection, a block cursor, and two panes whose headers
+/// show focus, attention and two badges.
+fn theme_scene(palette: &Palette) -> Scene {
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(b"$ ls --color\r\n");
+    for i in 0..8 {
+        bytes.extend_from_slice(format!("\x1b[{}mnormal{i}\x1b[0m ", 30 + i).as_bytes());
+    }
+    bytes.extend_from_slice(b"\r\n");
+    for i in 0..8 {
+        bytes.extend_from_slice(format!("\x1b[{}mbright{i}\x1b[0m ", 90 + i).as_bytes());
+    }
+    bytes.extend_from_slice(b"\r\n");
+    for i in 0..8 {
+        bytes.extend_from_slice(format!("\x1b[{}m  \x1b[{}m  \x1b[0m", 40 + i, 100 + i).as_bytes());
+    }
+    bytes.extend_from_slice(
+        b"\r\n\x1b[1mbold\x1b[0m \x1b[4munderline\x1b[0m \x1b[2mdim\x1b[0m \x1b[7minverse\x1b[0m",
+    );
+    bytes.extend_from_slice(b"\r\nselected text here\r\n$ ");
+    let rect = |col, cols| CellRectU16::new(col, 0, cols, 9);
+    let mut term = PaneTerminal::new(TermSize { cols: 64, rows: 8 }, 100);
+    term.feed(&bytes);
+    let main = PaneScene {
+        rect: rect(0, 64),
+        header: HeaderScene { title: "theme".into(), focused: true, ..HeaderScene::default() },
+        screen: extract(&term, palette, true),
+        focused: true,
+        selection: Some(SelectionSpan { start: (0, 5), end: (7, 5) }),
+        ..PaneScene::default()
+    };
+    let mut side_term = PaneTerminal::new(TermSize { cols: 15, rows: 8 }, 100);
+    side_term.feed(b"\x1b[31merror\x1b[0m\r\n[exit 1]");
+    let side = PaneScene {
+        rect: rect(65, 15),
+        header: HeaderScene {
+            title: "make".into(),
+            badge: Badge::Exited,
+            attention: true,
+            ..HeaderScene::default()
+        },
+        screen: extract(&side_term, palette, false),
+        ..PaneScene::default()
+    };
+    Scene {
+        grid_cols: 80,
+        grid_rows: 9,
+        panes: vec![main, side],
+        dividers: vec![CellRectU16::new(64, 0, 1, 9)],
+        background: palette.bg,
+        ..Scene::default()
+    }
+}
+
+/// Draws `scene` with `palette` and compares it with `tests/golden/<name>.png`.
+fn check_with_palette(name: &str, scene: &Scene, palette: Palette) {
+    let config = RenderConfig { system_fonts: false, palette, ..RenderConfig::default() };
+    let (w, h) = (u32::from(scene.grid_cols) * CELL.0, u32::from(scene.grid_rows) * CELL.1);
+    let mut renderer = Renderer::offscreen(w, h, config).expect("an offscreen renderer");
+    let png = renderer.screenshot_png(scene).expect("rendering");
+    compare(name, &png);
+}
+
+#[test]
+fn theme_dark() {
+    check_with_palette("theme_dark", &theme_scene(&Palette::dark()), Palette::dark());
+}
+
+#[test]
+fn theme_light() {
+    check_with_palette("theme_light", &theme_scene(&Palette::light()), Palette::light());
+}
+
+#[test]
+fn config_error_banner_covers_the_bottom_row() {
+    let mut scene = single(60, 5, "banner", b"line one\r\nline two\r\nline three\r\nline four");
+    scene.banner = Some(
+        "config.toml line 3: font_size: 200 is out of range: expected a font size in pixels \
+         from 6 to 72"
+            .into(),
+    );
+    check("config_banner", &scene);
+}
+
+#[test]
+fn line_height_and_a_missing_family_change_the_cell_as_they_should() {
+    let mut renderer = renderer(20, 4);
+    assert_eq!(renderer.cell_size(), (CELL.0 as f32, CELL.1 as f32));
+    renderer.set_line_height(1.5).expect("line height");
+    assert_eq!(renderer.cell_size(), (CELL.0 as f32, (CELL.1 as f32 * 1.5).round()));
+    renderer.set_line_height(1.0).expect("line height");
+    // The system's fonts are not loaded here, so any other family is missing: the bundled
+    // font stays, with the same cell, and the error says so.
+    let err = renderer.set_font_family("No Such Family").unwrap_err();
+    assert!(err.contains("\"No Such Family\" is not installed"), "{err}");
+    assert_eq!(renderer.config().font_family, render::FONT_FAMILY);
+    assert_eq!(renderer.cell_size(), (CELL.0 as f32, CELL.1 as f32));
+    renderer.set_ligatures(true);
+    let scene = single(20, 4, "ligatures", b"a => b != c");
+    renderer.render(&scene).expect("a frame with ligatures on");
+}
+
+#[test]
+fn ligatures_when_turned_on() {
+    let scene = single(30, 3, "ligatures", b"a => b != c <= d\r\n-> === ||");
+    let config = RenderConfig { system_fonts: false, ligatures: true, ..RenderConfig::default() };
+    let mut renderer = Renderer::offscreen(30 * CELL.0, 3 * CELL.1, config).expect("a renderer");
+    let on = renderer.screenshot_png(&scene).expect("rendering");
+    compare("ligatures_on", &on);
+    renderer.set_ligatures(false);
+    let off = renderer.screenshot_png(&scene).expect("rendering");
+    assert_ne!(on, off, "turning ligatures off changes the glyphs");
+}

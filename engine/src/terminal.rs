@@ -44,7 +44,7 @@ use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::Line;
 use alacritty_terminal::term::color::COUNT;
 use alacritty_terminal::term::{Config, Osc52, TermMode};
-use alacritty_terminal::vte::ansi::{Processor, Rgb};
+use alacritty_terminal::vte::ansi::{CursorStyle, Processor, Rgb};
 use alacritty_terminal::Term;
 
 use crate::osc::{OscEvent, OscScanner};
@@ -201,6 +201,11 @@ pub struct PaneTerminal {
     /// Reused buffer for output the scanner had to shorten.
     scratch: Vec<u8>,
     seq: SeqTracker,
+    /// The readable scrollback given at creation (the Term's history cap derives from it).
+    scrollback: usize,
+    /// The window's theme, reported to programs that ask (OSC 4/10/11/12) for a colour they
+    /// did not set; `None` reports the built-in defaults.
+    theme: Option<ThemeColors>,
     size: TermSize,
     title: Option<String>,
     cwd: Option<String>,
@@ -220,6 +225,16 @@ impl std::fmt::Debug for PaneTerminal {
     }
 }
 
+/// The Term's configuration for a pane that keeps `scrollback` lines readable.
+fn term_config(scrollback: usize, default_cursor_style: CursorStyle) -> Config {
+    Config {
+        scrolling_history: history_cap(scrollback),
+        default_cursor_style,
+        osc52: Osc52::Disabled,
+        ..Config::default()
+    }
+}
+
 impl PaneTerminal {
     /// Creates a blank terminal of `size` that keeps `scrollback` lines of history readable.
     ///
@@ -227,11 +242,7 @@ impl PaneTerminal {
     pub fn new(size: TermSize, scrollback: usize) -> Self {
         let size = size.clamped();
         let listener = TermListener::default();
-        let config = Config {
-            scrolling_history: history_cap(scrollback),
-            osc52: Osc52::Disabled,
-            ..Config::default()
-        };
+        let config = term_config(scrollback, CursorStyle::default());
         let term = Term::new(config, &GridSize(size), listener.clone());
         Self {
             term,
@@ -240,12 +251,27 @@ impl PaneTerminal {
             scanner: OscScanner::new(),
             scratch: Vec::new(),
             seq: SeqTracker::new(scrollback),
+            scrollback,
+            theme: None,
             size,
             title: None,
             cwd: None,
             events: Vec::new(),
             revision: 0,
         }
+    }
+
+    /// Sets the cursor shape and blinking used while the program has not chosen one with
+    /// DECSCUSR (and after it resets to the default with `CSI 0 q`). The history is kept.
+    pub fn set_default_cursor_style(&mut self, style: CursorStyle) {
+        self.term.set_options(term_config(self.scrollback, style));
+    }
+
+    /// Sets the colours reported to programs that ask for the default foreground, background,
+    /// cursor or an ANSI colour they did not set (the window's theme); `None` reports
+    /// [`DEFAULT_FOREGROUND`], [`DEFAULT_BACKGROUND`] and xterm's colours.
+    pub fn set_theme_colors(&mut self, theme: Option<ThemeColors>) {
+        self.theme = theme;
     }
 
     /// Feeds PTY output (chunks of any size; the PTY reader uses up to 64 KiB).
@@ -498,7 +524,10 @@ impl PaneTerminal {
                     // alacritty asks only for indices below its palette size (at most 258),
                     // but a bad index must not panic the engine.
                     let set = if index < COUNT { self.term.colors()[index] } else { None };
-                    let color = set.unwrap_or_else(|| default_color(index));
+                    let color = set.unwrap_or_else(|| match &self.theme {
+                        Some(theme) => theme.color(index),
+                        None => default_color(index),
+                    });
                     self.push_event(TerminalEvent::PtyWrite(format(color).into()));
                 }
                 _ => (),
@@ -524,6 +553,37 @@ fn trim_trailing_empty(lines: &mut Vec<String>) {
 /// palette, Berth's default foreground and background, and dimmed variants (alacritty's
 /// indices: 256 foreground, 257 background, 258 cursor, 259–266 dim colours, 267 bright
 /// foreground, 268 dim foreground).
+/// The colours of the window's theme that programs may ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThemeColors {
+    /// The default foreground (OSC 10).
+    pub foreground: Rgb,
+    /// The default background (OSC 11).
+    pub background: Rgb,
+    /// The cursor (OSC 12).
+    pub cursor: Rgb,
+    /// ANSI colours 0–15 (OSC 4).
+    pub ansi: [Rgb; 16],
+}
+
+impl ThemeColors {
+    /// The colour of alacritty's index `index` in this theme (the 256-colour cube and greys
+    /// are the same in every theme).
+    fn color(&self, index: usize) -> Rgb {
+        let dim = |c: Rgb| Rgb { r: c.r / 3 * 2, g: c.g / 3 * 2, b: c.b / 3 * 2 };
+        match index {
+            0..=15 => self.ansi[index],
+            256 => self.foreground,
+            257 => self.background,
+            258 => self.cursor,
+            259..=266 => dim(self.ansi[index - 259]),
+            267 => self.foreground,
+            268 => dim(self.foreground),
+            _ => default_color(index),
+        }
+    }
+}
+
 fn default_color(index: usize) -> Rgb {
     const ANSI: [(u8, u8, u8); 16] = [
         (0x00, 0x00, 0x00),

@@ -286,13 +286,11 @@ impl Store {
         // The user is looking at this pane: nothing to draw attention to, nothing for the
         // desktop unless the program asked for it always.
         let attended = pane.as_ref().is_some_and(|p| self.window_view.attends(p));
-        let to_desktop = match incoming.show {
-            ShowWhen::Always => true,
-            ShowWhen::Unfocused => !pane.as_ref().is_some_and(|p| self.window_view.sees(p)),
-            ShowWhen::Invisible => {
-                !pane.as_ref().is_some_and(|p| self.window_view.visible.contains(p))
-            }
-        };
+        let to_desktop = self.desktop_policy.shows(
+            incoming.show,
+            pane.as_ref().is_some_and(|p| self.window_view.sees(p)),
+            pane.as_ref().is_some_and(|p| self.window_view.visible.contains(p)),
+        );
         let mut stored = stored;
         if attended {
             stored.read_at = Some(stored.created_at);
@@ -405,6 +403,31 @@ mod tests {
     }
 
     #[test]
+    fn the_desktop_policy_decides_what_reaches_the_desktop() {
+        use DesktopPolicy::{Always, AsAsked, Off};
+        // (policy, asked, sees, visible) → shown
+        let cases = [
+            (AsAsked, ShowWhen::Unfocused, false, false, true),
+            (AsAsked, ShowWhen::Unfocused, true, true, false),
+            (AsAsked, ShowWhen::Unfocused, false, true, true),
+            (AsAsked, ShowWhen::Invisible, false, true, false),
+            (AsAsked, ShowWhen::Invisible, false, false, true),
+            (AsAsked, ShowWhen::Always, true, true, true),
+            (Always, ShowWhen::Unfocused, true, true, true),
+            (Always, ShowWhen::Invisible, true, true, true),
+            (Off, ShowWhen::Always, false, false, false),
+            (Off, ShowWhen::Unfocused, false, false, false),
+        ];
+        for (policy, show, sees, visible, want) in cases {
+            assert_eq!(
+                policy.shows(show, sees, visible),
+                want,
+                "{policy:?} {show:?} {sees} {visible}"
+            );
+        }
+    }
+
+    #[test]
     fn mark_read_by_id_by_pane_and_all() {
         let mut log = NotificationLog::default();
         log.push(note("notif_1", Some("pane_a"), None));
@@ -414,6 +437,32 @@ mod tests {
         assert_eq!(log.mark_read(&[], Some(&PaneId::parse("pane_a").unwrap())), 1);
         assert_eq!(log.mark_read(&[], None), 1);
         assert_eq!(log.mark_read(&[], None), 0);
+    }
+}
+
+/// Which notifications go to the desktop, as the window's config file says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DesktopPolicy {
+    /// As the program asked (kitty `o=`); by default only when the user is not looking at the
+    /// notification's pane in a focused window.
+    #[default]
+    AsAsked,
+    /// Every notification, even for the pane the user is looking at.
+    Always,
+    /// None: notifications are only stored and marked in the window.
+    Off,
+}
+
+impl DesktopPolicy {
+    /// Whether a notification that asked for `show` goes to the desktop, given whether the
+    /// user `sees` its pane (focused, in the focused window) and whether it is `visible`.
+    pub fn shows(self, show: ShowWhen, sees: bool, visible: bool) -> bool {
+        match (self, show) {
+            (DesktopPolicy::Off, _) => false,
+            (DesktopPolicy::Always, _) | (DesktopPolicy::AsAsked, ShowWhen::Always) => true,
+            (DesktopPolicy::AsAsked, ShowWhen::Unfocused) => !sees,
+            (DesktopPolicy::AsAsked, ShowWhen::Invisible) => !visible,
+        }
     }
 }
 

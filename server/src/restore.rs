@@ -391,7 +391,7 @@ impl Store {
         };
         let size = self.pane_size_in_tab(&tab_id, id);
         let term =
-            PaneTerminal::new(TermSize { cols: size.cols, rows: size.rows }, DEFAULT_SCROLLBACK);
+            PaneTerminal::new(TermSize { cols: size.cols, rows: size.rows }, self.scrollback);
         let shared = PaneShared::new(id.clone(), term);
         {
             let mut term = shared.term.lock();

@@ -23,7 +23,7 @@ use crate::commands::{Command, ReadSpec, SpawnRequest, WorkspaceSelector};
 use crate::error::CommandError;
 use crate::events::EventBus;
 use crate::notifications::{
-    DesktopHandle, InboxMessage, Incoming, NotificationInbox, NotificationLog,
+    DesktopHandle, DesktopPolicy, InboxMessage, Incoming, NotificationInbox, NotificationLog,
 };
 use crate::pane::{now_ms, OutputPulse, PaneIo, PaneShared};
 use crate::protocol::{
@@ -256,6 +256,10 @@ pub struct Store {
     pub(crate) header_rows: u16,
     /// What the window shows, as it last said (empty when headless).
     pub(crate) window_view: WindowView,
+    /// Readable scrollback lines of panes started from now on (the window's config).
+    pub(crate) scrollback: usize,
+    /// Which notifications go to the desktop (the window's config).
+    pub(crate) desktop_policy: DesktopPolicy,
 }
 
 /// What the window shows: which panes are on screen, which one has the keyboard, and
@@ -326,6 +330,8 @@ impl Store {
             desktop: None,
             header_rows: 0,
             window_view: WindowView::default(),
+            scrollback: DEFAULT_SCROLLBACK,
+            desktop_policy: DesktopPolicy::default(),
         }
     }
 
@@ -362,6 +368,17 @@ impl Store {
     /// The notification inbox's receiving end, for the task that drains it (once).
     pub fn take_inbox_receiver(&mut self) -> Option<tokio::sync::mpsc::Receiver<InboxMessage>> {
         self.inbox_rx.take()
+    }
+
+    /// Sets how many lines of scrollback panes started from now on keep readable (the
+    /// window's config file; running panes keep theirs).
+    pub fn set_scrollback_lines(&mut self, lines: usize) {
+        self.scrollback = lines;
+    }
+
+    /// Sets which notifications go to the desktop (the window's config file).
+    pub fn set_desktop_policy(&mut self, policy: DesktopPolicy) {
+        self.desktop_policy = policy;
     }
 
     /// Sets where notifications are shown on the desktop.
@@ -736,7 +753,7 @@ impl Store {
             rows: size.rows,
         };
         let shared = shared.unwrap_or_else(|| {
-            PaneShared::new(id.clone(), PaneTerminal::new(term_size(size), DEFAULT_SCROLLBACK))
+            PaneShared::new(id.clone(), PaneTerminal::new(term_size(size), self.scrollback))
         });
         let io =
             PaneIo::new(shared.clone(), self.bus.clone(), self.pulse.clone(), self.inbox.clone());

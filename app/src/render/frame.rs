@@ -2,9 +2,11 @@
 //! shaped text rows.
 //!
 //! It owns the geometry of a pane on screen: the header line with title, attention marker and
-//! badge; cell backgrounds, selection and cursor; underline and strikethrough; dividers (search
-//! highlights, the search bar and link underlines are `render/marks.rs`'s). It must not talk
-//! to the GPU: `render/mod.rs` uploads what this returns.
+//! badge; cell backgrounds, selection and cursor; underline and strikethrough; dividers; the
+//! error banner along the bottom row, over the panes (search highlights, the search bar and
+//! link underlines are `render/marks.rs`'s; the tab bar, ring, overlays and switcher are
+//! `render/chrome.rs`'s). It must not talk to the GPU: `render/mod.rs` uploads what this
+//! returns.
 
 use super::chrome;
 use super::marks;
@@ -71,11 +73,51 @@ pub fn build(scene: &Scene, palette: &Palette, text: &mut TextSystem, scale: f32
     if let Some(switcher) = &scene.switcher {
         chrome::switcher(switcher, palette, m, scale, text, &mut modal, &mut modal_texts);
     }
+    if let Some(message) = &scene.banner {
+        banner(scene, message, palette, m, text, &mut under, &mut over, &mut texts);
+    }
     let count = under.len();
     under.append(&mut over);
     let modal_at = under.len();
     under.append(&mut modal);
     Frame { quads: under, under: count, modal: modal_at, texts, modal_texts }
+}
+
+/// The error banner: the window's bottom row in the error colours, over whatever the panes
+/// draw there (their text and decorations in that row are cut off).
+#[allow(clippy::too_many_arguments)]
+fn banner(
+    scene: &Scene,
+    message: &str,
+    palette: &Palette,
+    m: CellMetrics,
+    text: &mut TextSystem,
+    under: &mut Vec<Quad>,
+    over: &mut Vec<Quad>,
+    texts: &mut Vec<Placement>,
+) {
+    let (cols, row) = (scene.grid_cols.max(1), scene.grid_rows.max(1) - 1);
+    let y = row_y(m, row);
+    for placement in texts.iter_mut() {
+        placement.clip[3] = placement.clip[3].min(y as i32);
+    }
+    texts.retain(|p| p.clip[1] < p.clip[3]);
+    over.retain_mut(|q| {
+        q.rect[3] = q.rect[3].min(y - q.rect[1]);
+        q.rect[3] > 0.0
+    });
+    under.push(Quad::fill(0.0, y, f32::from(cols) * m.cell_w, m.cell_h, palette.error_bg));
+    let mut cells = vec![CellView::blank(palette.error_fg, palette.error_bg); usize::from(cols)];
+    let width = usize::from(cols).saturating_sub(2);
+    let chars: Vec<char> = message.chars().filter(|c| !c.is_control()).collect();
+    for (i, c) in chars.iter().take(width).enumerate() {
+        let cell = &mut cells[i + 1];
+        cell.ch = if i + 1 == width && chars.len() > width { '…' } else { *c };
+        cell.flags.bold = true;
+    }
+    let key = text.row(&cells, None);
+    let clip = clip_of(m, CellRectU16::new(0, row, cols, 1));
+    texts.push(Placement { key, x: 0.0, y, clip });
 }
 
 /// Pixel x of a window column.

@@ -39,6 +39,7 @@ pub use self::scene::{
     SwitcherEntry, SwitcherScene, TabBarScene, TabLabel, TombstoneOverlay, UnderlineStyle,
 };
 use self::text::TextSystem;
+pub use self::text::FONT_FAMILY;
 
 /// Default font size in logical pixels.
 pub const DEFAULT_FONT_SIZE: f32 = 15.0;
@@ -56,6 +57,12 @@ pub struct RenderConfig {
     /// lacks (CJK, emoji). Golden-image tests turn this off so that their output does not
     /// depend on the fonts a machine has.
     pub system_fonts: bool,
+    /// The font family (the bundled [`FONT_FAMILY`] unless a system family is named).
+    pub font_family: String,
+    /// Cell height as a multiple of the font's (1.0 is the font's own).
+    pub line_height: f32,
+    /// Whether ligatures are drawn.
+    pub ligatures: bool,
 }
 
 impl Default for RenderConfig {
@@ -65,6 +72,9 @@ impl Default for RenderConfig {
             scale: 1.0,
             palette: Palette::dark(),
             system_fonts: true,
+            font_family: FONT_FAMILY.to_owned(),
+            line_height: 1.0,
+            ligatures: false,
         }
     }
 }
@@ -171,8 +181,15 @@ impl Renderer {
         config: RenderConfig,
     ) -> Result<Renderer, RenderError> {
         let scale = valid_scale(config.scale);
-        let text = TextSystem::new(config.font_size_px * scale, config.system_fonts)
+        let mut text = TextSystem::new(config.font_size_px * scale, config.system_fonts)
             .map_err(RenderError::Other)?;
+        text.set_ligatures(config.ligatures);
+        if (config.line_height - 1.0).abs() > f32::EPSILON {
+            text.set_line_height(config.line_height).map_err(RenderError::Other)?;
+        }
+        if let Err(warning) = text.set_family(&config.font_family) {
+            tracing::warn!("{warning}");
+        }
         let quads = QuadPipeline::new(&gpu.device, format);
         let cache = Cache::new(&gpu.device);
         let viewport = Viewport::new(&gpu.device, &cache);
@@ -232,6 +249,33 @@ impl Renderer {
         if self.text.set_font_size(px * self.config.scale).is_ok() {
             self.config.font_size_px = px;
         }
+    }
+
+    /// Uses the font family `name`; when it is not installed the bundled font stays in use
+    /// and the error says so (a warning for the user). [`Renderer::cell_size`] follows.
+    pub fn set_font_family(&mut self, name: &str) -> Result<(), String> {
+        let result = self.text.set_family(name);
+        self.config.font_family = self.text.family().to_owned();
+        result
+    }
+
+    /// Sets the cell height as a multiple of the font's; values that are not positive are
+    /// refused.
+    pub fn set_line_height(&mut self, line_height: f32) -> Result<(), String> {
+        self.text.set_line_height(line_height)?;
+        self.config.line_height = line_height;
+        Ok(())
+    }
+
+    /// Turns ligatures on or off.
+    pub fn set_ligatures(&mut self, on: bool) {
+        self.text.set_ligatures(on);
+        self.config.ligatures = on;
+    }
+
+    /// Draws with other colours from the next frame on.
+    pub fn set_palette(&mut self, palette: Palette) {
+        self.config.palette = palette;
     }
 
     /// Changes the HiDPI scale factor (the window moved to another monitor).

@@ -1,7 +1,7 @@
 //! Colours: the [`Rgb`] type of scenes and the window's [`Palette`] (terminal colours, cursor,
 //! selection, dividers, headers, badges and search).
 //!
-//! It owns the default dark theme and the mapping of alacritty's colour indices (0–255 plus
+//! It owns the two shipped themes (the default dark one and a light one) and the mapping of alacritty's colour indices (0–255 plus
 //! foreground, background, cursor and the dim variants) to colours. It must not read a
 //! terminal: overrides a program set with OSC 4/10/11 are applied in `render/extract.rs`.
 
@@ -145,6 +145,10 @@ pub struct Palette {
     pub search_bar_fg: Rgb,
     /// The search bar's status ("3/17", "no matches").
     pub search_status_fg: Rgb,
+    /// Background of the error banner (a config file that did not load).
+    pub error_bg: Rgb,
+    /// Text of the error banner.
+    pub error_fg: Rgb,
 }
 
 impl Default for Palette {
@@ -222,6 +226,8 @@ impl Palette {
             search_bar_bg: Rgb::hex(0x30343c),
             search_bar_fg: Rgb::hex(0xf0f0f0),
             search_status_fg: Rgb::hex(0xa8b0bc),
+            error_bg: Rgb::hex(0x9b1c1c),
+            error_fg: Rgb::hex(0xffffff),
         }
     }
 
@@ -232,6 +238,77 @@ impl Palette {
             Some('◆') => self.lifecycle_blocked,
             Some('✓') => self.lifecycle_done,
             _ => self.lifecycle_idle,
+        }
+    }
+
+    /// The light theme: dark text on an off-white background, ANSI colours darkened enough
+    /// to read on it (yellow is amber, white is a light grey).
+    pub fn light() -> Self {
+        Self {
+            fg: Rgb::hex(0x24292e),
+            bg: Rgb::hex(0xfafafa),
+            cursor: Rgb::hex(0x3b5bdb),
+            cursor_text: Rgb::hex(0xfafafa),
+            selection_bg: Rgb::hex(0xc9d6ee),
+            ansi: [
+                Rgb::hex(0x24292e),
+                Rgb::hex(0xc62828),
+                Rgb::hex(0x2e7d32),
+                Rgb::hex(0xa56b00),
+                Rgb::hex(0x1f5fbf),
+                Rgb::hex(0x8e3aa8),
+                Rgb::hex(0x00838f),
+                Rgb::hex(0x8e959c),
+                Rgb::hex(0x6a737d),
+                Rgb::hex(0xe53935),
+                Rgb::hex(0x43a047),
+                Rgb::hex(0xc99700),
+                Rgb::hex(0x3d7ee0),
+                Rgb::hex(0xab47bc),
+                Rgb::hex(0x00a0b0),
+                Rgb::hex(0xbfc4ca),
+            ],
+            divider: Rgb::hex(0xc4c8ce),
+            header_bg: Rgb::hex(0xe6e8eb),
+            header_focused_bg: Rgb::hex(0xd2dcee),
+            header_fg: Rgb::hex(0x5f6670),
+            header_focused_fg: Rgb::hex(0x1b1f24),
+            attention: Rgb::hex(0xd98200),
+            badge_fg: Rgb::hex(0xffffff),
+            badge_live: Rgb::hex(0x2e8b3e),
+            badge_restored: Rgb::hex(0x7a7f87),
+            badge_resumable: Rgb::hex(0x2f7fb5),
+            badge_exited: Rgb::hex(0xc0392b),
+            error_bg: Rgb::hex(0xc62828),
+            error_fg: Rgb::hex(0xffffff),
+            tab_bar_bg: Rgb::hex(0xdde1e6),
+            tab_bg: Rgb::hex(0xe9ecef),
+            tab_active_bg: Rgb::hex(0xfafafa),
+            tab_fg: Rgb::hex(0x5f6670),
+            tab_active_fg: Rgb::hex(0x1b1f24),
+            tab_close: Rgb::hex(0x8a9099),
+            ring_unread: Rgb::hex(0xd98200),
+            ring_needs_input: Rgb::hex(0xc2185b),
+            ring_error: Rgb::hex(0xc62828),
+            overlay_bg: Rgb::hex(0xe8eef7),
+            overlay_rule: Rgb::hex(0x2f7fb5),
+            overlay_fg: Rgb::hex(0x1b1f24),
+            overlay_error: Rgb::hex(0xc62828),
+            switcher_bg: Rgb::hex(0xffffff),
+            switcher_border: Rgb::hex(0x2f7fb5),
+            switcher_fg: Rgb::hex(0x1b1f24),
+            switcher_dim: Rgb::hex(0x6a737d),
+            switcher_selected_bg: Rgb::hex(0xc9d6ee),
+            lifecycle_working: Rgb::hex(0x1f5fbf),
+            lifecycle_idle: Rgb::hex(0x7a7f87),
+            lifecycle_blocked: Rgb::hex(0xc2185b),
+            lifecycle_done: Rgb::hex(0x2e7d32),
+            search_match: Rgb::hex(0xffe08a),
+            search_current: Rgb::hex(0xff9f43),
+            search_match_fg: Rgb::hex(0x1a1a1a),
+            search_bar_bg: Rgb::hex(0xe6e8eb),
+            search_bar_fg: Rgb::hex(0x1b1f24),
+            search_status_fg: Rgb::hex(0x5f6670),
         }
     }
 

@@ -1,5 +1,6 @@
-//! Fonts, cell metrics and shaped text: the bundled JetBrains Mono, system fonts as fallback,
-//! and a cache of shaped rows keyed by a hash of their content.
+//! Fonts, cell metrics and shaped text: the bundled JetBrains Mono (or a system family the
+//! config names), system fonts as fallback, the line height and ligature settings, and a
+//! cache of shaped rows keyed by a hash of their content.
 //!
 //! It owns the cosmic-text `FontSystem` and `SwashCache` and the rule that puts every glyph on
 //! its cell: a row is shaped as one line, and any glyph that does not land exactly on its
@@ -117,7 +118,16 @@ struct RowText {
 pub struct TextSystem {
     fonts: FontSystem,
     swash: SwashCache,
+    /// The bundled faces (regular first).
     bundled: Vec<fontdb::ID>,
+    /// The faces of the family in use (regular first): the bundled ones or a system family's.
+    primary: Vec<fontdb::ID>,
+    /// The family in use, as the font database names it.
+    family: String,
+    /// Cell height as a multiple of the font's ascent plus descent.
+    line_height: f32,
+    /// Whether ligatures (`calt`, `liga`, `clig`) are on.
+    ligatures: bool,
     features: FontFeatures,
     metrics: CellMetrics,
     rows: HashMap<u64, CachedRow>,
@@ -151,15 +161,16 @@ impl TextSystem {
         }
         db.set_monospace_family(FONT_FAMILY);
         let mut fonts = FontSystem::new_with_locale_and_db("en-US".into(), db);
-        let mut features = FontFeatures::new();
-        for tag in [b"calt", b"liga", b"clig", b"dlig"] {
-            features.disable(FeatureTag::new(tag));
-        }
-        let metrics = measure(&mut fonts, bundled[0], &features, font_size)?;
+        let features = font_features(false);
+        let metrics = measure(&mut fonts, bundled[0], FONT_FAMILY, &features, font_size, 1.0)?;
         Ok(Self {
             fonts,
             swash: SwashCache::new(),
+            primary: bundled.clone(),
             bundled,
+            family: FONT_FAMILY.to_owned(),
+            line_height: 1.0,
+            ligatures: false,
             features,
             metrics,
             rows: HashMap::new(),
@@ -175,7 +186,92 @@ impl TextSystem {
 
     /// Changes the font size; every row is shaped again.
     pub fn set_font_size(&mut self, font_size: f32) -> Result<(), String> {
-        self.metrics = measure(&mut self.fonts, self.bundled[0], &self.features, font_size)?;
+        self.remeasure(font_size, self.line_height)
+    }
+
+    /// The family in use.
+    pub fn family(&self) -> &str {
+        &self.family
+    }
+
+    /// Uses the font family `name` (the bundled one, or one of the system's fonts; case does
+    /// not matter). A family that is not installed leaves the bundled font in use and is an
+    /// error saying so; every row is shaped again either way.
+    pub fn set_family(&mut self, name: &str) -> Result<(), String> {
+        let wanted = name.trim();
+        let bundled = (FONT_FAMILY.to_owned(), self.bundled.clone());
+        let (family, faces) = if wanted.eq_ignore_ascii_case(FONT_FAMILY) {
+            bundled.clone()
+        } else {
+            let mut faces: Vec<(fontdb::ID, String, bool)> = self
+                .fonts
+                .db()
+                .faces()
+                .filter_map(|face| {
+                    let (family, _) =
+                        face.families.iter().find(|(f, _)| f.eq_ignore_ascii_case(wanted))?;
+                    let regular = face.weight == fontdb::Weight::NORMAL
+                        && face.style == fontdb::Style::Normal;
+                    Some((face.id, family.clone(), regular))
+                })
+                .collect();
+            // The regular face first: the cell is measured on it.
+            faces.sort_by_key(|(_, _, regular)| !regular);
+            match faces.first() {
+                Some((_, family, _)) => {
+                    (family.clone(), faces.iter().map(|(id, _, _)| *id).collect())
+                }
+                None => bundled.clone(),
+            }
+        };
+        let missing = family == FONT_FAMILY && !wanted.eq_ignore_ascii_case(FONT_FAMILY);
+        let old = (
+            std::mem::replace(&mut self.family, family),
+            std::mem::replace(&mut self.primary, faces),
+        );
+        if let Err(e) = self.remeasure(self.metrics.font_size, self.line_height) {
+            // The family cannot be measured (no 'M'): back to what was in use.
+            (self.family, self.primary) = old;
+            self.remeasure(self.metrics.font_size, self.line_height)?;
+            return Err(format!(
+                "font family \"{wanted}\" cannot be used ({e}); using {}",
+                self.family
+            ));
+        }
+        if missing {
+            return Err(format!("font family \"{wanted}\" is not installed; using {FONT_FAMILY}"));
+        }
+        Ok(())
+    }
+
+    /// Sets the cell height as a multiple of the font's (ascent plus descent).
+    pub fn set_line_height(&mut self, line_height: f32) -> Result<(), String> {
+        if !(line_height.is_finite() && line_height > 0.0) {
+            return Err(format!("line height {line_height} is not a positive number"));
+        }
+        self.remeasure(self.metrics.font_size, line_height)
+    }
+
+    /// Turns ligatures (`calt`, `liga`, `clig`) on or off; every row is shaped again.
+    pub fn set_ligatures(&mut self, on: bool) {
+        if on != self.ligatures {
+            self.ligatures = on;
+            self.features = font_features(on);
+            self.rows.clear();
+        }
+    }
+
+    /// Measures the cell again for `font_size` and `line_height`, dropping shaped rows.
+    fn remeasure(&mut self, font_size: f32, line_height: f32) -> Result<(), String> {
+        self.metrics = measure(
+            &mut self.fonts,
+            self.primary[0],
+            &self.family,
+            &self.features,
+            font_size,
+            line_height,
+        )?;
+        self.line_height = line_height;
         self.rows.clear();
         Ok(())
     }
@@ -318,7 +414,7 @@ impl TextSystem {
                 let w = f32::from(piece.width) * cell_w;
                 let on_cell =
                     (glyph.x - x).abs() < ALIGN_EPSILON && (glyph.w - w).abs() < ALIGN_EPSILON;
-                if !on_cell || !self.bundled.contains(&glyph.font_id) {
+                if !on_cell || !self.primary.contains(&glyph.font_id) {
                     lone[index] = true;
                 }
             }
@@ -327,8 +423,8 @@ impl TextSystem {
     }
 
     /// The cosmic-text attributes of a span.
-    fn attrs(&self, style: SpanStyle) -> Attrs<'static> {
-        attrs(style, self.metrics.letter_spacing, &self.features)
+    fn attrs(&self, style: SpanStyle) -> Attrs<'_> {
+        attrs(style, self.metrics.letter_spacing, &self.features, &self.family)
     }
 }
 
@@ -406,11 +502,29 @@ fn row_key(cells: &[CellView], cursor_text: Option<(u16, Rgb)>, font_size: f32) 
     hasher.finish()
 }
 
+/// The font features: ligatures off (every character on its own cell) unless `ligatures`;
+/// discretionary ligatures always off.
+fn font_features(ligatures: bool) -> FontFeatures {
+    let mut features = FontFeatures::new();
+    if !ligatures {
+        for tag in [b"calt", b"liga", b"clig"] {
+            features.disable(FeatureTag::new(tag));
+        }
+    }
+    features.disable(FeatureTag::new(b"dlig"));
+    features
+}
+
 /// The cosmic-text attributes of a span.
-fn attrs(style: SpanStyle, letter_spacing: f32, features: &FontFeatures) -> Attrs<'static> {
+fn attrs<'a>(
+    style: SpanStyle,
+    letter_spacing: f32,
+    features: &FontFeatures,
+    family: &'a str,
+) -> Attrs<'a> {
     let Rgb { r, g, b } = style.color;
     Attrs::new()
-        .family(Family::Name(FONT_FAMILY))
+        .family(Family::Name(family))
         .weight(if style.bold { Weight::BOLD } else { Weight::NORMAL })
         .style(if style.italic { Style::Italic } else { Style::Normal })
         .color(Color::rgb(r, g, b))
@@ -418,18 +532,20 @@ fn attrs(style: SpanStyle, letter_spacing: f32, features: &FontFeatures) -> Attr
         .font_features(features.clone())
 }
 
-/// Measures the cell of the bundled regular face at `font_size` pixels.
+/// Measures the cell of the regular face `regular` of `family` at `font_size` pixels, its
+/// height `line_height` times the font's ascent plus descent.
 fn measure(
     fonts: &mut FontSystem,
     regular: fontdb::ID,
+    family: &str,
     features: &FontFeatures,
     font_size: f32,
+    line_height: f32,
 ) -> Result<CellMetrics, String> {
     if !(font_size.is_finite() && font_size >= 1.0) {
         return Err(format!("font size {font_size} is not a positive number of pixels"));
     }
-    let font =
-        fonts.get_font(regular, Weight::NORMAL).ok_or("the bundled font could not be read")?;
+    let font = fonts.get_font(regular, Weight::NORMAL).ok_or("the font could not be read")?;
     let m = font.metrics();
     let scale = font_size / f32::from(m.units_per_em.max(1));
     let ascent = m.ascent * scale;
@@ -439,16 +555,16 @@ fn measure(
     let mut probe = Buffer::new_empty(Metrics::new(font_size, font_size * 2.0));
     probe.set_wrap(Wrap::None);
     let style = SpanStyle { color: Rgb::default(), bold: false, italic: false };
-    probe.set_text("M", &attrs(style, 0.0, features), Shaping::Advanced, None);
+    probe.set_text("M", &attrs(style, 0.0, features, family), Shaping::Advanced, None);
     probe.shape_until_scroll(fonts, false);
     let advance = probe
         .layout_runs()
         .find_map(|run| run.glyphs.first().map(|glyph| glyph.w))
         .filter(|w| *w > 0.0)
-        .ok_or("the bundled font has no 'M'")?;
+        .ok_or("the font has no 'M'")?;
 
     let cell_w = advance.round().max(1.0);
-    let cell_h = (ascent + descent).round().max(1.0);
+    let cell_h = ((ascent + descent) * line_height).round().max(1.0);
     let baseline = ((cell_h - (ascent + descent)) / 2.0 + ascent).round();
     let stroke = m.underline.map_or(font_size / 15.0, |u| u.thickness * scale).round().max(1.0);
     // Decoration offsets are from the baseline to the top of the line, upwards.

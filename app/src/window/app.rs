@@ -1,14 +1,17 @@
 //! The winit application: window and renderer lifetime, frames, layout sync and screenshots.
 //!
 //! Owns the window, the renderer, the embedded server handle and the window-local state
-//! (grid size, font size, zoom, cursor blink). A frame is drawn only when something changed:
-//! a wake-up from the server's event bus, input, a resize, or the cursor's blink. It must not
-//! change server state except through `Store::execute`. Input handling lives in `input.rs`.
+//! (grid size, font size, zoom, cursor blink, the config in use and its error banner). A frame
+//! is drawn only when something changed: a wake-up from the server's event bus, input, a
+//! resize, the cursor's blink, or the config file. It must not change server state except
+//! through `Store::execute` (and the Store's settings the config file owns: scrollback of new
+//! panes, desktop notifications). Input handling lives in `input.rs`.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -31,13 +34,11 @@ use super::chrome::{self, TAB_BAR_ROWS};
 use super::input::InputState;
 use super::view::{TabView, HEADER_ROWS};
 use super::{UserEvent, Waker};
+use crate::config::{self, Config};
 use crate::render::{self, Badge, CellRectU16, HeaderScene, PaneScene, Scene, SelectionSpan};
 
-/// The font size a window starts with, in logical pixels.
-pub const DEFAULT_FONT_PX: f32 = render::DEFAULT_FONT_SIZE;
-
 /// The smallest and largest font sizes the zoom chords reach.
-const FONT_PX_RANGE: (f32, f32) = (6.0, 72.0);
+const FONT_PX_RANGE: (f32, f32) = config::FONT_SIZE_RANGE;
 
 /// How long a blinking cursor stays on and off.
 const BLINK: Duration = Duration::from_millis(530);
@@ -112,11 +113,31 @@ pub struct App {
     pub(super) tomb_scroll: HashMap<String, usize>,
     /// The user's home directory, for `~` in the chrome.
     home: Option<PathBuf>,
+    /// The config in use: the last good one the file gave (or the defaults).
+    pub(super) config: Config,
+    /// Where the config file is (`None` without `HOME` or `BERTH_CONFIG`).
+    config_path: Option<PathBuf>,
+    /// Set by the config watcher when the file changed.
+    config_changed: Arc<AtomicBool>,
+    /// The config file's error (or a warning about it), shown along the bottom row.
+    banner: Option<String>,
+    /// The terminals (by address; a resumed pane gets a new one) given the config's default
+    /// cursor style and theme colours.
+    terms_configured: HashSet<usize>,
 }
 
 impl App {
     /// An application that opens its window on the first `resumed`.
     pub fn new(server: Server, waker: Waker, display: OwnedDisplayHandle) -> Self {
+        let config_path = config::path();
+        let (config, banner) = match config_path.as_deref().map(config::load) {
+            None => (Config::default(), None),
+            Some(Ok(config)) => (config, None),
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "the config file did not load; using the defaults");
+                (Config::default(), Some(e.to_string()))
+            }
+        };
         Self {
             server: Some(server),
             embedded: None,
@@ -125,10 +146,10 @@ impl App {
             display,
             window: None,
             renderer: None,
-            palette: render::Palette::dark(),
+            palette: config.palette.clone(),
             fatal: None,
             grid: CellSize { cols: 80, rows: 24 },
-            font_px: DEFAULT_FONT_PX,
+            font_px: config.font_size,
             zoom: None,
             input: InputState::new(),
             search: None,
@@ -149,6 +170,11 @@ impl App {
             resume_errors: HashMap::new(),
             tomb_scroll: HashMap::new(),
             home: std::env::var_os("HOME").map(PathBuf::from),
+            config,
+            config_path,
+            config_changed: Arc::new(AtomicBool::new(false)),
+            banner,
+            terms_configured: HashSet::new(),
         }
     }
 
@@ -179,12 +205,15 @@ impl App {
                 .map_err(|e| anyhow::anyhow!("cannot open a window: {e}"))?,
         );
         window.set_ime_allowed(true);
-        tracing::debug!(keymap = %super::keymap::describe(), "window key bindings");
+        tracing::debug!(keymap = %self.config.keymap.describe(), "window key bindings");
         let instance = render::Renderer::instance_for(self.display.clone());
         let config = render::RenderConfig {
             font_size_px: self.font_px,
             scale: window.scale_factor() as f32,
             palette: self.palette.clone(),
+            font_family: self.config.font_family.clone(),
+            line_height: self.config.line_height,
+            ligatures: self.config.ligatures,
             ..render::RenderConfig::default()
         };
         let size = window.inner_size();
@@ -198,8 +227,16 @@ impl App {
                         "no usable GPU for the window ({other}); run `berth server` for the headless server"
                     ),
                 })?;
+        let family = &renderer.config().font_family;
+        if !family.eq_ignore_ascii_case(self.config.font_family.trim()) && self.banner.is_none() {
+            self.banner = Some(format!(
+                "config: font family \"{}\" is not installed; using {family}",
+                self.config.font_family,
+            ));
+        }
         self.renderer = Some(renderer);
         self.window = Some(window.clone());
+        self.watch_config();
 
         let server = self.server.take().ok_or_else(|| anyhow::anyhow!("started twice"))?;
         let embedded = server.spawn_background().map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -212,6 +249,7 @@ impl App {
         self.embedded = Some(embedded);
         self.store = Some(store);
         self.lock_store().set_pane_header_rows(HEADER_ROWS);
+        self.apply_store_settings();
 
         self.update_grid();
         self.first_start();
@@ -362,6 +400,134 @@ impl App {
         }
         self.update_grid();
         self.redraw();
+    }
+
+    /// Starts the thread that watches the config file; a change sets `config_changed` and
+    /// wakes the loop.
+    fn watch_config(&self) {
+        let Some(path) = self.config_path.clone() else { return };
+        let (flag, waker) = (self.config_changed.clone(), self.waker.clone());
+        let spawned = config::watch::spawn(path, move || {
+            flag.store(true, Ordering::Release);
+            waker.wake()
+        });
+        if let Err(e) = spawned {
+            tracing::error!(error = %e, "cannot watch the config file: edits apply after a restart");
+        }
+    }
+
+    /// Reads the config file again: a good file is applied at once and clears the banner; a
+    /// bad one keeps the config in use and shows its error in the banner.
+    pub(super) fn reload_config(&mut self) {
+        let Some(path) = self.config_path.clone() else {
+            tracing::info!("no config file: neither BERTH_CONFIG nor HOME is set");
+            return;
+        };
+        match config::load(&path) {
+            Ok(config) => {
+                tracing::info!(path = %path.display(), "config loaded");
+                self.banner = None;
+                self.apply_config(config);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the config file did not load; keeping the last good one");
+                self.banner = Some(e.to_string());
+            }
+        }
+        self.last_scene = None;
+        self.redraw();
+    }
+
+    /// Makes `config` the one in use: renderer (font, colours), keymap, cursor, the Store's
+    /// settings; the grid follows the new cell size.
+    fn apply_config(&mut self, config: Config) {
+        let old = std::mem::replace(&mut self.config, config);
+        let new = &self.config;
+        if let Some(renderer) = &mut self.renderer {
+            if new.font_family != old.font_family {
+                if let Err(warning) = renderer.set_font_family(&new.font_family) {
+                    tracing::warn!("{warning}");
+                }
+            }
+            let family = &renderer.config().font_family;
+            if !family.eq_ignore_ascii_case(new.font_family.trim()) {
+                self.banner = Some(format!(
+                    "config: font family \"{}\" is not installed; using {family}",
+                    new.font_family
+                ));
+            }
+            if new.line_height != old.line_height {
+                if let Err(e) = renderer.set_line_height(new.line_height) {
+                    tracing::warn!(error = %e, "line height not applied");
+                }
+            }
+            renderer.set_ligatures(new.ligatures);
+            renderer.set_palette(new.palette.clone());
+            if new.font_size != old.font_size {
+                self.font_px = new.font_size;
+                renderer.set_font_size(new.font_size);
+            }
+        }
+        if new.palette != old.palette {
+            self.palette = new.palette.clone();
+            self.tail_cells.borrow_mut().clear();
+        }
+        if (new.cursor_style, new.cursor_blink, &new.palette)
+            != (old.cursor_style, old.cursor_blink, &old.palette)
+        {
+            self.terms_configured.clear();
+        }
+        tracing::debug!(keymap = %self.config.keymap.describe(), "window key bindings");
+        self.apply_store_settings();
+        self.update_grid();
+    }
+
+    /// Gives the Store the settings the config file owns.
+    fn apply_store_settings(&self) {
+        if self.store.is_none() {
+            return;
+        }
+        let mut store = self.lock_store();
+        store.set_scrollback_lines(self.config.scrollback_lines);
+        store.set_desktop_policy(self.config.notifications.policy());
+    }
+
+    /// Gives the shown panes' terminals the config's default cursor style and the theme's
+    /// colours (what programs asking with OSC 10/11 learn), once per terminal.
+    fn configure_terminals(&mut self, view: &TabView) {
+        use alacritty_terminal::vte::ansi::{CursorShape as Shape, CursorStyle, Rgb};
+        let shape = match self.config.cursor_style {
+            config::CursorStyle::Block => Shape::Block,
+            config::CursorStyle::Beam => Shape::Beam,
+            config::CursorStyle::Underline => Shape::Underline,
+        };
+        let style = CursorStyle { shape, blinking: self.config.cursor_blink };
+        let rgb = |c: render::Rgb| Rgb { r: c.r, g: c.g, b: c.b };
+        let p = &self.palette;
+        let theme = berth_engine::terminal::ThemeColors {
+            foreground: rgb(p.fg),
+            background: rgb(p.bg),
+            cursor: rgb(p.cursor),
+            ansi: p.ansi.map(rgb),
+        };
+        for pane in &view.panes {
+            let applied = &mut self.terms_configured;
+            let Ok(id) = PaneId::parse(&pane.id) else { continue };
+            let Some(shared) = self
+                .store
+                .as_ref()
+                .and_then(|s| s.lock().unwrap_or_else(|p| p.into_inner()).pane_shared(&id))
+            else {
+                continue;
+            };
+            let mut term = shared.term.lock();
+            // The address identifies the terminal while it lives (a resumed pane gets another).
+            let key = std::ptr::from_ref::<PaneTerminal>(&term) as usize;
+            if applied.insert(key) {
+                term.set_default_cursor_style(style);
+                term.set_theme_colors(Some(theme));
+            }
+        }
     }
 
     /// Makes the shown tab's size the window's, each pane's PTY its rectangle's, and a zoomed
@@ -546,7 +712,7 @@ impl App {
             background: self.palette.bg,
             tab_bar: Some(chrome::tab_bar(&list, view, grid_cols)),
             switcher,
-            ..Scene::default()
+            banner: self.banner.clone(),
         }
     }
 
@@ -583,6 +749,7 @@ impl App {
                 None => return,
             }
         }
+        self.configure_terminals(&view);
         let title = view.window_title();
         if title != self.title {
             if let Some(window) = &self.window {
@@ -705,6 +872,9 @@ impl ApplicationHandler<UserEvent> for App {
 
     fn user_event(&mut self, _event_loop: &ActiveEventLoop, UserEvent::Wake: UserEvent) {
         self.waker.clear();
+        if self.config_changed.swap(false, Ordering::AcqRel) {
+            self.reload_config();
+        }
         self.serve_ui_requests();
         if let Some(window) = &self.window {
             // A frame already asked for by something else stays a full one.

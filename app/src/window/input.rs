@@ -15,9 +15,9 @@ use winit::window::CursorIcon;
 
 use alacritty_terminal::term::TermMode;
 
-use super::app::{App, Zoom, DEFAULT_FONT_PX};
+use super::app::{App, Zoom};
 use super::clipboard::{paste_bytes, Clipboard, Selection};
-use super::keymap::{self, Action};
+use super::keymap::Action;
 use super::keys::{self, KeyModes, KeyPress};
 use super::mouse::{
     self, ClickCounter, MouseModes, MouseReport, ReportButton, ReportKind, ReportMods,
@@ -85,7 +85,7 @@ impl App {
             return;
         }
         let key = event.logical_key.as_ref();
-        let action = keymap::action_for(key.clone(), self.input.mods);
+        let action = self.config.keymap.action_for(key.clone(), self.input.mods);
         if self.switcher.is_some() {
             self.switcher_key(key, event.text.as_deref(), action);
             return;
@@ -221,7 +221,7 @@ impl App {
             }
             Action::FontBigger => self.set_font_px(self.font_px + 1.0),
             Action::FontSmaller => self.set_font_px(self.font_px - 1.0),
-            Action::FontReset => self.set_font_px(DEFAULT_FONT_PX),
+            Action::FontReset => self.set_font_px(self.config.font_size),
             Action::Copy => {
                 let text = self.selection_text();
                 if let Some(text) = text {
@@ -240,8 +240,7 @@ impl App {
                 }
             }
             Action::Search => self.open_search(&pane_str),
-            // Filled in by the config work of issue 6.
-            Action::ReloadConfig => {}
+            Action::ReloadConfig => self.reload_config(),
         }
         self.redraw();
     }

@@ -20,7 +20,6 @@ use winit::event::KeyEvent;
 use winit::keyboard::{Key, NamedKey};
 
 use super::app::App;
-use super::keymap;
 use super::view::TabView;
 use crate::render::{CellSpan, SearchScene};
 
@@ -145,7 +144,7 @@ impl App {
     pub(super) fn search_key(&mut self, event: &KeyEvent) -> bool {
         let mods = self.input.mods;
         let key = event.logical_key.as_ref();
-        if keymap::action_for(key.clone(), mods).is_some() {
+        if self.config.keymap.action_for(key.clone(), mods).is_some() {
             return false;
         }
         match key {

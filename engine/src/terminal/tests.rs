@@ -493,3 +493,52 @@ fn the_view_scrolls_through_history_and_back() {
     term.scroll_to_bottom();
     assert_eq!(term.display_offset(), 0);
 }
+
+#[test]
+fn the_default_cursor_style_applies_until_the_program_sets_one_and_keeps_the_history() {
+    use alacritty_terminal::vte::ansi::{CursorShape, CursorStyle};
+    let mut term = terminal();
+    feed_numbered_lines(&mut term, 200, 64);
+    let history = term.term().grid().history_size();
+    let beam = CursorStyle { shape: CursorShape::Beam, blinking: true };
+    term.set_default_cursor_style(beam);
+    assert_eq!(term.term().cursor_style(), beam);
+    assert_eq!(term.term().grid().history_size(), history, "the scrollback is kept");
+    // DECSCUSR 2 (steady block) wins over the default; DECSCUSR 0 returns to it.
+    term.feed(b"\x1b[2 q");
+    assert_eq!(term.term().cursor_style().shape, CursorShape::Block);
+    term.feed(b"\x1b[0 q");
+    assert_eq!(term.term().cursor_style(), beam);
+}
+
+#[test]
+fn the_theme_answers_colour_queries_for_colours_the_program_did_not_set() {
+    let reply = |term: &mut PaneTerminal, query: &[u8]| {
+        term.feed(query);
+        term.take_events()
+            .into_iter()
+            .find_map(|e| match e {
+                TerminalEvent::PtyWrite(bytes) => {
+                    Some(String::from_utf8_lossy(&bytes).into_owned())
+                }
+                _ => None,
+            })
+            .unwrap_or_default()
+    };
+    let mut term = terminal();
+    assert!(reply(&mut term, b"\x1b]11;?\x07").contains("rgb:1c1c/1c1c/1c1c"));
+    let white = Rgb { r: 0xfa, g: 0xfa, b: 0xfa };
+    let dark = Rgb { r: 0x24, g: 0x29, b: 0x2e };
+    term.set_theme_colors(Some(ThemeColors {
+        foreground: dark,
+        background: white,
+        cursor: dark,
+        ansi: [Rgb { r: 1, g: 2, b: 3 }; 16],
+    }));
+    assert!(reply(&mut term, b"\x1b]11;?\x07").contains("rgb:fafa/fafa/fafa"));
+    assert!(reply(&mut term, b"\x1b]10;?\x07").contains("rgb:2424/2929/2e2e"));
+    assert!(reply(&mut term, b"\x1b]4;1;?\x07").contains("rgb:0101/0202/0303"));
+    // A colour the program set itself is reported as set.
+    term.feed(b"\x1b]11;#102030\x07");
+    assert!(reply(&mut term, b"\x1b]11;?\x07").contains("rgb:1010/2020/3030"));
+}
