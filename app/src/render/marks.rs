@@ -5,6 +5,7 @@
 //! go). It must not lay out anything else of a pane: `render/frame.rs` calls it while drawing
 //! a terminal, and it must not talk to the GPU.
 
+use super::chrome::put_text;
 use super::frame::{col_x, text_width, Placement};
 use super::palette::{Palette, Rgb};
 use super::quads::Quad;
@@ -57,13 +58,13 @@ pub(super) fn search_bar(
     under.push(Quad::fill(x0, y, f32::from(cols) * m.cell_w, m.cell_h, palette.search_bar_bg));
     let mut cells =
         vec![CellView::blank(palette.search_bar_fg, palette.search_bar_bg); usize::from(cols)];
-    let mut col = write_text(&mut cells, 1, BAR_PROMPT, palette.search_bar_fg, false);
+    let mut col = put_text(&mut cells, 1, usize::MAX, BAR_PROMPT, palette.search_bar_fg, false);
     // Room for the query and the caret after it; a longer query shows its end.
     let room = usize::from(cols).saturating_sub(col + 1);
     let query = visible_tail(&search.query, room);
-    col = write_text(&mut cells, col, &query, palette.search_bar_fg, true);
+    col = put_text(&mut cells, col, usize::MAX, &query, palette.search_bar_fg, true);
     let caret = col;
-    write_text(&mut cells, col + 2, &search.status, palette.search_status_fg, false);
+    put_text(&mut cells, col + 2, usize::MAX, &search.status, palette.search_status_fg, false);
     let key = text.row(&cells, None);
     texts.push(Placement { key, x: x0, y, clip });
     if caret < usize::from(cols) {
@@ -94,34 +95,6 @@ fn visible_tail(s: &str, room: usize) -> String {
         tail.push(c);
     }
     std::iter::once('…').chain(tail.into_iter().rev()).collect()
-}
-
-/// Writes `s` into `cells` from column `col` (wide characters take two cells, zero-width
-/// ones join the previous cell, what does not fit is dropped); returns the column after it.
-fn write_text(cells: &mut [CellView], mut col: usize, s: &str, fg: Rgb, bold: bool) -> usize {
-    for c in s.chars().filter(|c| !c.is_control()) {
-        let width = text_width(c);
-        if width == 0 {
-            if let Some(prev) = col.checked_sub(1).and_then(|p| cells.get_mut(p)) {
-                let mut extra = prev.extra.take().map(String::from).unwrap_or_default();
-                extra.push(c);
-                prev.extra = Some(extra.into_boxed_str());
-            }
-            continue;
-        }
-        if col + width > cells.len() {
-            return cells.len();
-        }
-        cells[col].ch = c;
-        cells[col].fg = fg;
-        cells[col].flags.bold = bold;
-        if width == 2 {
-            cells[col].flags.wide = true;
-            cells[col + 1].flags.spacer = true;
-        }
-        col += width;
-    }
-    col
 }
 
 /// Underlines for the link under the pointer: one line per span, in the colour of the span's

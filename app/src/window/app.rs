@@ -20,6 +20,7 @@ use berth_engine::ids::{PaneId, TabId};
 use berth_engine::layout::CellSize;
 use berth_engine::terminal::PaneTerminal;
 use berth_server::commands::{Command, SpawnRequest, WorkspaceSelector};
+use berth_server::protocol::WorkspaceListDto;
 use berth_server::store::Store;
 use berth_server::{EmbeddedServer, Server, UiRequest};
 use serde_json::Value;
@@ -614,8 +615,7 @@ impl App {
 
     /// The scene of a tab as it is now: the tab bar, the tab's panes below it, and the
     /// switcher when it is open.
-    fn scene(&self, view: &TabView, focused_window: bool) -> Scene {
-        let list = self.lock_store().list();
+    fn scene(&self, list: &WorkspaceListDto, view: &TabView, focused_window: bool) -> Scene {
         let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.as_str());
         let now = Instant::now();
         {
@@ -701,7 +701,7 @@ impl App {
         let grid_cols = view.size.cols.max(self.grid.cols);
         let grid_rows = view.size.rows + TAB_BAR_ROWS;
         let switcher = self.switcher.as_ref().map(|open| {
-            let entries = self.switcher_entries(&list, open);
+            let entries = self.switcher_entries(list, open);
             chrome::switcher_scene(open, &entries, grid_cols, grid_rows)
         });
         Scene {
@@ -710,7 +710,7 @@ impl App {
             panes,
             dividers,
             background: self.palette.bg,
-            tab_bar: Some(chrome::tab_bar(&list, view, grid_cols)),
+            tab_bar: Some(chrome::tab_bar(list, view, grid_cols)),
             switcher,
             banner: self.banner.clone(),
         }
@@ -734,7 +734,9 @@ impl App {
     fn draw(&mut self, event_loop: &ActiveEventLoop) {
         self.frame_pending = false;
         let wake_only = std::mem::take(&mut self.wake_only);
-        let Some(mut view) = self.view() else {
+        // One reading of the Store's state per frame (it probes every pane's process).
+        let mut list = self.lock_store().list();
+        let Some(mut view) = TabView::active(&list) else {
             if self.had_panes {
                 tracing::info!("the last pane was closed: closing the window");
                 event_loop.exit();
@@ -744,7 +746,8 @@ impl App {
         self.had_panes = true;
         self.end_search_unless_focused(&view);
         if self.sync_layout(&view) {
-            match self.view() {
+            list = self.lock_store().list();
+            match TabView::active(&list) {
                 Some(v) => view = v,
                 None => return,
             }
@@ -757,7 +760,7 @@ impl App {
             }
             self.title = title;
         }
-        let scene = self.scene(&view, self.input.window_focused);
+        let scene = self.scene(&list, &view, self.input.window_focused);
         self.report_view(&view);
         let focused_cursor = scene
             .panes
@@ -828,7 +831,7 @@ impl App {
             Some(id) => TabView::by_id(&list, id).ok_or_else(|| format!("no tab {id}"))?,
             None => TabView::active(&list).ok_or("there is no tab to draw")?,
         };
-        let scene = self.scene(&view, true);
+        let scene = self.scene(&list, &view, true);
         let renderer = self.renderer.as_mut().ok_or("the window has no renderer")?;
         renderer.screenshot_png(&scene).map_err(|e| e.to_string())
     }
