@@ -105,8 +105,28 @@ fn require_tool(name: &str, package: &str) -> Result<(), String> {
     }
 }
 
-/// Starts Xvfb on a free display (it writes the number it chose to fd 3).
+/// Starts Xvfb on a free display and waits until it accepts connections (it writes the
+/// display number to fd 3 then).
+///
+/// The display number is chosen here, from this process's id, not by `-displayfd` alone:
+/// with `-displayfd` Xvfb writes no lock file, so a second Xvfb started the same way (another
+/// test run on the machine) took over the same display's socket and, on exit, removed it
+/// under the first. An explicit number that is taken makes Xvfb exit at once ("cannot
+/// establish any listening sockets"), and the next number is tried.
 fn start_xvfb(dir: &Path) -> Result<(Killed, String), String> {
+    let base = 100 + std::process::id() % 700;
+    let mut last_error = String::new();
+    for number in base..base + 40 {
+        match start_xvfb_on(dir, number) {
+            Ok(started) => return Ok(started),
+            Err(e) => last_error = e,
+        }
+    }
+    Err(format!("no free X display from :{base} on: {last_error}"))
+}
+
+/// Starts Xvfb on display `number`; an error if it is taken or Xvfb does not come up.
+fn start_xvfb_on(dir: &Path, number: u32) -> Result<(Killed, String), String> {
     let number_file = dir.join("display");
     let _ = fs::remove_file(&number_file);
     let log = fs::OpenOptions::new()
@@ -116,9 +136,10 @@ fn start_xvfb(dir: &Path) -> Result<(Killed, String), String> {
         .map_err(|e| format!("cannot open the Xvfb log: {e}"))?;
     let child = Command::new("bash")
         .arg("-c")
-        .arg(r#"exec Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$1""#)
+        .arg(r#"exec Xvfb ":$2" -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$1""#)
         .arg("xvfb")
         .arg(&number_file)
+        .arg(number.to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log)
@@ -133,7 +154,7 @@ fn start_xvfb(dir: &Path) -> Result<(Killed, String), String> {
             return Ok((xvfb, display));
         }
         if let Ok(Some(status)) = xvfb.child.try_wait() {
-            return Err(format!("Xvfb exited early with {status}"));
+            return Err(format!("Xvfb on :{number} exited early with {status}"));
         }
         if Instant::now() > deadline {
             return Err("Xvfb did not report a display within 30 s".into());
