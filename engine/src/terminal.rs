@@ -240,7 +240,7 @@ impl PaneTerminal {
         }
     }
 
-    /// Feeds PTY output (chunks of any size; the PTY reader uses up to 64 KiB).
+    /// Feeds PTY output (chunks of any size; the PTY reader hands up to 16 KiB at a time).
     ///
     /// The bytes go through the OSC scanner, then the vte `Processor`. Output inside a
     /// synchronized update (`CSI ? 2026 h`) is held back until the update ends, its 2 MiB
