@@ -26,6 +26,7 @@
 //! cursor's line to a lower number, all numbers move up instead, so that a poller never
 //! misses output after a resize (it may see some lines twice).
 
+mod alt;
 mod render;
 mod seq;
 #[cfg(test)]
@@ -225,7 +226,8 @@ impl PaneTerminal {
             osc52: Osc52::Disabled,
             ..Config::default()
         };
-        let term = Term::new(config, &GridSize(size), listener.clone());
+        let mut term = Term::new(config, &GridSize(size), listener.clone());
+        alt::release(&mut term);
         Self {
             term,
             listener,
@@ -296,6 +298,8 @@ impl PaneTerminal {
         }
         let before = self.cursor_seq();
         self.term.resize(GridSize(size));
+        // The resize gave the unused alternate screen a full-size grid again.
+        alt::release(&mut self.term);
         self.size = size;
         self.seq.after_resize(&mut self.term);
         let after = self.cursor_seq();

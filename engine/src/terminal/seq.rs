@@ -3,8 +3,8 @@
 //! It owns the [`SeqTracker`] (the numbering of rendered lines) and [`SeqHandler`], the vte
 //! `Handler` that forwards every call to alacritty's `Term` and then updates the tracker. It
 //! must not change what the terminal does: every method forwards unchanged, and the only
-//! grid change it makes is dropping the oldest history lines once the history outgrows the
-//! ring.
+//! grid changes it makes are dropping the oldest history lines once the history outgrows the
+//! ring, and allocating the alternate screen's grid only around its use (`super::alt`).
 //!
 //! Why a forwarding handler: alacritty does not count lines that scroll into its history, and
 //! once the history is at its cap the oldest lines silently fall out, so the history size alone
@@ -20,8 +20,8 @@ use alacritty_terminal::term::TermMode;
 use alacritty_terminal::vte::ansi::cursor_icon::CursorIcon;
 use alacritty_terminal::vte::ansi::{
     Attr, CharsetIndex, ClearMode, CursorShape, CursorStyle, Handler, Hyperlink, KeyboardModes,
-    KeyboardModesApplyBehavior, LineClearMode, Mode, ModifyOtherKeys, PrivateMode, Rgb,
-    ScpCharPath, ScpUpdateMode, StandardCharset, TabulationClearMode,
+    KeyboardModesApplyBehavior, LineClearMode, Mode, ModifyOtherKeys, NamedPrivateMode,
+    PrivateMode, Rgb, ScpCharPath, ScpUpdateMode, StandardCharset, TabulationClearMode,
 };
 use alacritty_terminal::Term;
 
@@ -347,6 +347,8 @@ impl Handler for SeqHandler<'_> {
 
     fn reset_state(&mut self) {
         Handler::reset_state(&mut *self.term);
+        // A reset leaves the alternate screen, keeping its grid; let it go again.
+        super::alt::release(self.term);
         self.after_call();
     }
 
@@ -376,12 +378,18 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn set_private_mode(&mut self, mode: PrivateMode) {
+        if is_alt_screen(mode) {
+            super::alt::prepare(self.term);
+        }
         Handler::set_private_mode(&mut *self.term, mode);
         self.after_call();
     }
 
     fn unset_private_mode(&mut self, mode: PrivateMode) {
         Handler::unset_private_mode(&mut *self.term, mode);
+        if is_alt_screen(mode) {
+            super::alt::release(self.term);
+        }
         self.after_call();
     }
 
@@ -509,4 +517,9 @@ impl Handler for SeqHandler<'_> {
         Handler::set_scp(&mut *self.term, char_path, update_mode);
         self.after_call();
     }
+}
+
+/// Whether `mode` is the alternate screen (`?1049`, the only one alacritty implements).
+fn is_alt_screen(mode: PrivateMode) -> bool {
+    matches!(mode, PrivateMode::Named(NamedPrivateMode::SwapScreenAndSetRestoreCursor))
 }
