@@ -433,6 +433,19 @@ impl PaneTerminal {
 
     /// History lines readable now: the ring's worth on the primary screen, none on the
     /// alternate screen.
+    /// The number of the screen's top row: lines numbered below it are history.
+    pub fn screen_base_seq(&self) -> u64 {
+        self.seq.screen_base()
+    }
+
+    /// Changes whenever already numbered history lines may render differently or be gone: a
+    /// resize (which may reflow them), clearing the scrollback, a reset. Lines numbered below
+    /// [`PaneTerminal::screen_base_seq`] render the same for as long as this stays the same
+    /// (on the primary screen), so a reader may cache them.
+    pub fn history_epoch(&self) -> u64 {
+        self.seq.epoch()
+    }
+
     fn readable_history(&self) -> usize {
         if self.alt_screen() {
             0

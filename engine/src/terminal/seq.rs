@@ -61,12 +61,15 @@ pub(super) struct SeqTracker {
     /// Set when the primary grid was resized while hidden behind the alternate screen: its new
     /// history size is unknown until it is active again.
     primary_stale: bool,
+    /// Bumped whenever rendered history lines may have changed or gone (a resize, which may
+    /// reflow; history lines removed by `CSI 3 J` or a reset), so caches of them know.
+    epoch: u64,
 }
 
 impl SeqTracker {
     /// A tracker for an empty terminal with a ring of `ring` history lines.
     pub(super) fn new(ring: usize) -> Self {
-        Self { ring, top_seq: 0, history: 0, primary_stale: false }
+        Self { ring, top_seq: 0, history: 0, primary_stale: false, epoch: 0 }
     }
 
     /// History lines readable through `pane.read`.
@@ -77,6 +80,11 @@ impl SeqTracker {
     /// Number of the top row of the screen (primary or alternate).
     pub(super) fn screen_base(&self) -> u64 {
         self.top_seq + self.history as u64
+    }
+
+    /// See the `epoch` field: history lines from an older epoch may differ from today's.
+    pub(super) fn epoch(&self) -> u64 {
+        self.epoch
     }
 
     /// Moves all numbers up by `by`, so that numbers already handed out are not reused.
@@ -101,6 +109,7 @@ impl SeqTracker {
             // Within a handler call the history only shrinks by losing its oldest lines
             // (`CSI 3 J`, `ESC c`): the lines below keep their numbers.
             self.top_seq += (self.history - history) as u64;
+            self.epoch += 1;
         }
         self.history = history;
         debug_assert!(history < history_cap(self.ring), "history reached its cap");
@@ -112,6 +121,7 @@ impl SeqTracker {
     /// Reflow joins or splits wrapped lines, so numbers below the top may shift; the top keeps
     /// its number.
     pub(super) fn after_resize(&mut self, term: &mut Term<TermListener>) {
+        self.epoch += 1;
         if term.mode().contains(TermMode::ALT_SCREEN) {
             self.primary_stale = true;
         } else {
