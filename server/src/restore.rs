@@ -721,7 +721,8 @@ mod tests {
         for ring in [100, DEFAULT_SCROLLBACK] {
             let mut term = PaneTerminal::new(TermSize { cols: 60, rows: 10 }, ring);
             let mut cache = None;
-            let steps: Vec<Box<dyn Fn(&mut PaneTerminal)>> = vec![
+            type Step = Box<dyn Fn(&mut PaneTerminal)>;
+            let steps: Vec<Step> = vec![
                 Box::new(|t| t.feed(b"\x1b[31mred\x1b[0m first\r\nsecond")),
                 Box::new(|t| t.feed(b" line\r\nthird\r\n")),
                 Box::new(|t| {
