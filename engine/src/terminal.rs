@@ -26,6 +26,7 @@
 //! cursor's line to a lower number, all numbers move up instead, so that a poller never
 //! misses output after a resize (it may see some lines twice).
 
+mod alt;
 mod render;
 mod search;
 mod seq;
@@ -243,7 +244,8 @@ impl PaneTerminal {
         let size = size.clamped();
         let listener = TermListener::default();
         let config = term_config(scrollback, CursorStyle::default());
-        let term = Term::new(config, &GridSize(size), listener.clone());
+        let mut term = Term::new(config, &GridSize(size), listener.clone());
+        alt::release(&mut term);
         Self {
             term,
             listener,
@@ -274,7 +276,7 @@ impl PaneTerminal {
         self.theme = theme;
     }
 
-    /// Feeds PTY output (chunks of any size; the PTY reader uses up to 64 KiB).
+    /// Feeds PTY output (chunks of any size; the PTY reader hands up to 16 KiB at a time).
     ///
     /// The bytes go through the OSC scanner, then the vte `Processor`. Output inside a
     /// synchronized update (`CSI ? 2026 h`) is held back until the update ends, its 2 MiB
@@ -333,6 +335,8 @@ impl PaneTerminal {
         let before = self.cursor_seq();
         self.revision = self.revision.wrapping_add(1);
         self.term.resize(GridSize(size));
+        // The resize gave the unused alternate screen a full-size grid again.
+        alt::release(&mut self.term);
         self.size = size;
         self.seq.after_resize(&mut self.term);
         let after = self.cursor_seq();
@@ -473,6 +477,19 @@ impl PaneTerminal {
 
     /// History lines readable now: the ring's worth on the primary screen, none on the
     /// alternate screen.
+    /// The number of the screen's top row: lines numbered below it are history.
+    pub fn screen_base_seq(&self) -> u64 {
+        self.seq.screen_base()
+    }
+
+    /// Changes whenever already numbered history lines may render differently or be gone: a
+    /// resize (which may reflow them), clearing the scrollback, a reset. Lines numbered below
+    /// [`PaneTerminal::screen_base_seq`] render the same for as long as this stays the same
+    /// (on the primary screen), so a reader may cache them.
+    pub fn history_epoch(&self) -> u64 {
+        self.seq.epoch()
+    }
+
     fn readable_history(&self) -> usize {
         if self.alt_screen() {
             0

@@ -105,8 +105,14 @@ impl PaneShared {
     }
 }
 
-/// Collects the panes whose output changed and publishes one `pane.output` event per pane at
-/// most every [`OutputPulse::INTERVAL`], so a flood of output cannot flood subscribers.
+/// Coalesces `pane.output` events, so a flood of output cannot flood subscribers.
+///
+/// The first [`OutputPulse::BURST`] outputs of a pane in an [`OutputPulse::INTERVAL`] are
+/// published at once by the pane's reader ([`OutputPulse::output`]: a keystroke's echo reaches
+/// clients without waiting, even when typing fast); later output in that interval only marks
+/// the pane, and the pulse task publishes one event per marked pane per interval. So a pane
+/// yields at most `BURST + 1` events per interval, and the last output is always followed by
+/// an event.
 #[derive(Clone, Default)]
 pub struct OutputPulse {
     inner: Arc<PulseInner>,
@@ -122,7 +128,26 @@ impl OutputPulse {
     /// The shortest time between two output events of the same pane.
     pub const INTERVAL: Duration = Duration::from_millis(16);
 
-    /// Notes that a pane has new output.
+    /// How many output events of one pane are published at once within an interval.
+    pub const BURST: u32 = 4;
+
+    /// Reports new output of `pane`: publishes its event now while the pane's `window` (kept
+    /// by the caller) has published fewer than [`Self::BURST`] events in its interval, else
+    /// marks it for the pulse task.
+    pub fn output(&self, bus: &EventBus, pane: &PaneId, window: &mut BurstWindow, now: Instant) {
+        match window.start {
+            Some(start) if now.saturating_duration_since(start) < Self::INTERVAL => {}
+            _ => *window = BurstWindow { start: Some(now), sent: 0 },
+        }
+        if window.sent < Self::BURST {
+            window.sent += 1;
+            bus.publish(output_event(pane));
+        } else {
+            self.mark(pane);
+        }
+    }
+
+    /// Notes that a pane has new output, to be published within an interval.
     pub fn mark(&self, pane: &PaneId) {
         let mut dirty = self.inner.dirty.lock().unwrap_or_else(|p| p.into_inner());
         if !dirty.contains(pane) {
@@ -142,10 +167,23 @@ impl OutputPulse {
                 set.drain().collect()
             };
             for pane in dirty {
-                bus.publish(json!({ "type": "pane.output", "pane_id": pane.as_str() }));
+                bus.publish(output_event(&pane));
             }
         }
     }
+}
+
+/// The immediate `pane.output` events of one pane in the current interval (see
+/// [`OutputPulse::output`]).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BurstWindow {
+    start: Option<Instant>,
+    sent: u32,
+}
+
+/// The `pane.output` event of a pane.
+fn output_event(pane: &PaneId) -> serde_json::Value {
+    json!({ "type": "pane.output", "pane_id": pane.as_str() })
 }
 
 /// The PTY handler of a pane: runs on the reader thread.
@@ -156,6 +194,8 @@ pub struct PaneIo {
     inbox: NotificationInbox,
     parser: NotifyParser,
     limiter: RateLimiter,
+    /// This pane's immediate `pane.output` events in the current interval (see [`OutputPulse`]).
+    output_window: BurstWindow,
 }
 
 impl PaneIo {
@@ -173,6 +213,7 @@ impl PaneIo {
             inbox,
             parser: NotifyParser::new(),
             limiter: RateLimiter::new(RateLimitConfig::default()),
+            output_window: BurstWindow::default(),
         }
     }
 
@@ -286,7 +327,7 @@ impl PtyHandler for PaneIo {
         if changed {
             self.bus.publish(json!({ "type": "pane.changed", "pane_id": self.shared.id.as_str() }));
         }
-        self.pulse.mark(&self.shared.id);
+        self.pulse.output(&self.bus, &self.shared.id, &mut self.output_window, now);
     }
 
     fn on_idle(&mut self, replies: &PtyInput) {
@@ -326,5 +367,32 @@ impl PtyHandler for PaneIo {
             "exit_code": exit.code,
             "signal": exit.signal,
         }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: every keystroke's echo waited a whole interval for the pulse task; the first
+    /// output after a quiet interval is now published at once.
+    #[test]
+    fn first_outputs_of_an_interval_are_published_at_once_and_floods_are_coalesced() {
+        let bus = EventBus::default();
+        let mut events = bus.subscribe();
+        let pulse = OutputPulse::default();
+        let pane = PaneId::new();
+        let mut window = BurstWindow::default();
+        let t0 = Instant::now();
+        for i in 0..OutputPulse::BURST {
+            pulse.output(&bus, &pane, &mut window, t0 + Duration::from_millis(u64::from(i)));
+            assert!(events.try_recv().is_ok(), "output {i} of the interval is published at once");
+        }
+        assert!(pulse.inner.dirty.lock().unwrap().is_empty());
+        pulse.output(&bus, &pane, &mut window, t0 + Duration::from_millis(10));
+        assert!(events.try_recv().is_err(), "past the burst, output waits for the pulse");
+        assert!(pulse.inner.dirty.lock().unwrap().contains(&pane), "and is marked for it");
+        pulse.output(&bus, &pane, &mut window, t0 + OutputPulse::INTERVAL);
+        assert!(events.try_recv().is_ok(), "a new interval publishes at once again");
     }
 }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use berth_engine::ids::PaneId;
 
 use crate::persist::{PersistError, SaveContext, StateDir};
-use crate::restore::{encode_tail, tail_of};
+use crate::restore::{encode_tail, tail_of_cached, TailCache};
 use crate::store::Store;
 
 /// The quiet time after a change before it is written; also the least time between writes.
@@ -137,6 +137,8 @@ impl Persistence {
 fn run(shared: &Shared) {
     // Tails written so far: pane → content generation on disk.
     let mut written: HashMap<PaneId, u64> = HashMap::new();
+    // Each pane's rendered history lines, so a save renders only what is new.
+    let mut caches: HashMap<PaneId, Option<TailCache>> = HashMap::new();
     let mut control = shared.control();
     loop {
         if control.stop {
@@ -145,7 +147,8 @@ fn run(shared: &Shared) {
         let now = Instant::now();
         if let Some((context, reply)) = control.requests.pop() {
             drop(control);
-            let result = save(shared, context, &mut written).map_err(|e| e.to_string());
+            let result =
+                save(shared, context, &mut written, &mut caches).map_err(|e| e.to_string());
             let _ = reply.send(result);
             control = shared.control();
             control.last_write = Some(Instant::now());
@@ -163,7 +166,12 @@ fn run(shared: &Shared) {
             drop(control);
             if !periodic || output_changed(shared, &written) {
                 let user_closed_all = lock_store(shared).user_closed_all;
-                match save(shared, SaveContext::Normal { user_closed_all }, &mut written) {
+                match save(
+                    shared,
+                    SaveContext::Normal { user_closed_all },
+                    &mut written,
+                    &mut caches,
+                ) {
                     Ok(outcome) => {
                         tracing::debug!(panes = outcome.panes, tails = outcome.tails, "saved")
                     }
@@ -201,6 +209,7 @@ fn save(
     shared: &Shared,
     context: SaveContext,
     written: &mut HashMap<PaneId, u64>,
+    caches: &mut HashMap<PaneId, Option<TailCache>>,
 ) -> Result<SaveOutcome, PersistError> {
     let context = match context {
         SaveContext::Explicit { .. } => {
@@ -213,7 +222,7 @@ fn save(
     for job in jobs {
         let bytes = {
             let term = job.shared.term.lock();
-            encode_tail(&tail_of(&term))
+            encode_tail(&tail_of_cached(&term, caches.entry(job.pane.clone()).or_default()))
         };
         match shared.state.write_tail(job.pane.as_str(), &bytes) {
             Ok(()) => {
@@ -228,6 +237,7 @@ fn save(
     if settled {
         let keep: HashSet<String> = snapshot.panes.iter().map(|p| p.id.clone()).collect();
         written.retain(|id, _| keep.contains(id.as_str()));
+        caches.retain(|id, _| keep.contains(id.as_str()));
         if let Err(e) = shared.state.remove_stale_tails(&keep) {
             tracing::warn!(error = %e, "could not remove old tails");
         }

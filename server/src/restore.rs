@@ -6,7 +6,7 @@
 //! workspace's `auto_resume` allows an adapter-built resume command. It must not write files;
 //! `persistence` does that.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -54,6 +54,101 @@ pub fn tail_of(term: &PaneTerminal) -> Vec<String> {
         keep -= 1;
     }
     result.lines[keep..].to_vec()
+}
+
+/// A pane's history lines as rendered for its last tail, so the next save renders only what is
+/// new: history lines render the same while the terminal's history epoch stays the same.
+#[derive(Debug, Default)]
+pub struct TailCache {
+    /// The terminal's history epoch the lines belong to.
+    epoch: u64,
+    /// The number of the first history line not in `lines`.
+    history_end: u64,
+    /// Rendered history lines, oldest first, numbered up to `history_end - 1`.
+    lines: VecDeque<String>,
+    /// Their size as [`tail_of`] counts it (each line plus 2).
+    bytes: usize,
+}
+
+impl TailCache {
+    fn first_seq(&self) -> u64 {
+        self.history_end - self.lines.len() as u64
+    }
+
+    fn pop_front(&mut self) {
+        if let Some(line) = self.lines.pop_front() {
+            self.bytes -= line.len() + 2;
+        }
+    }
+}
+
+/// [`tail_of`], the same lines, rendering only the lines added to the history since the last
+/// call with the same `cache` (plus the screen). On the alternate screen, after a resize or
+/// after the scrollback was cleared it renders everything, as [`tail_of`] does.
+pub fn tail_of_cached(term: &PaneTerminal, cache: &mut Option<TailCache>) -> Vec<String> {
+    if term.alt_screen() {
+        *cache = None;
+        return tail_of(term);
+    }
+    let epoch = term.history_epoch();
+    let base = term.screen_base_seq();
+    let reusable = cache.as_ref().is_some_and(|c| c.epoch == epoch && c.history_end <= base);
+    let (mut fresh, mut result) = match cache.take().filter(|_| reusable) {
+        Some(c) => {
+            let spec = ReadRequest { since: Some(c.history_end), last: None, ansi: true };
+            (c, term.read(&spec))
+        }
+        None => {
+            let spec =
+                ReadRequest { since: None, last: Some(DEFAULT_SCROLLBACK + 500), ansi: true };
+            let result = term.read(&spec);
+            let c = TailCache { epoch, history_end: result.first_seq, ..TailCache::default() };
+            (c, result)
+        }
+    };
+    if result.first_seq != fresh.history_end {
+        // Lines were lost between the cache and now (or the numbers moved): start over.
+        *cache = None;
+        return tail_of(term);
+    }
+    // Lines numbered below `base` are history now: cache them; the rest is the screen.
+    let history = usize::try_from(base - fresh.history_end).unwrap_or(usize::MAX);
+    let screen = result.lines.split_off(history.min(result.lines.len()));
+    for line in result.lines {
+        fresh.bytes += line.len() + 2;
+        fresh.lines.push_back(line);
+    }
+    fresh.history_end = base;
+    while fresh.bytes > TAIL_BYTES
+        || (!fresh.lines.is_empty() && fresh.first_seq() < result.oldest_seq)
+    {
+        fresh.pop_front();
+    }
+    // The longest suffix of history + screen within TAIL_BYTES, as `tail_of` keeps it.
+    let mut total = 0;
+    let mut keep_screen = screen.len();
+    for line in screen.iter().rev() {
+        if total + line.len() + 2 > TAIL_BYTES {
+            break;
+        }
+        total += line.len() + 2;
+        keep_screen -= 1;
+    }
+    let mut out: Vec<String> = Vec::new();
+    if keep_screen == 0 {
+        let mut keep_history = fresh.lines.len();
+        for line in fresh.lines.iter().rev() {
+            if total + line.len() + 2 > TAIL_BYTES {
+                break;
+            }
+            total += line.len() + 2;
+            keep_history -= 1;
+        }
+        out.extend(fresh.lines.iter().skip(keep_history).cloned());
+    }
+    out.extend(screen.into_iter().skip(keep_screen));
+    *cache = Some(fresh);
+    out
 }
 
 /// Encodes tail lines as the bytes of a tail file (`\r\n` line ends, so that feeding them to a
@@ -618,6 +713,52 @@ fn pane_from_record(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cached tail is always the tail: after output, partial lines, a flood past the ring
+    /// and past 64 KiB, a resize, `CSI 3 J`, a reset and the alternate screen.
+    #[test]
+    fn cached_tails_equal_full_renders_at_every_step() {
+        for ring in [100, DEFAULT_SCROLLBACK] {
+            let mut term = PaneTerminal::new(TermSize { cols: 60, rows: 10 }, ring);
+            let mut cache = None;
+            type Step = Box<dyn Fn(&mut PaneTerminal)>;
+            let steps: Vec<Step> = vec![
+                Box::new(|t| t.feed(b"\x1b[31mred\x1b[0m first\r\nsecond")),
+                Box::new(|t| t.feed(b" line\r\nthird\r\n")),
+                Box::new(|t| {
+                    for n in 0..300 {
+                        t.feed(
+                            format!("\x1b[3{}mline {n}\x1b[0m {}\r\n", n % 8, "x".repeat(n % 50))
+                                .as_bytes(),
+                        );
+                    }
+                }),
+                Box::new(|t| t.feed(b"\x1b[5Aoverwritten\x1b[5B\r\n")),
+                Box::new(|t| t.resize(TermSize { cols: 30, rows: 12 })),
+                Box::new(|t| t.feed(b"after resize\r\n")),
+                Box::new(|t| t.feed(b"\x1b[3J")),
+                Box::new(|t| t.feed(b"after clear\r\n")),
+                Box::new(|t| {
+                    for n in 0..3000 {
+                        t.feed(format!("{n} {}\r\n", "y".repeat(40)).as_bytes());
+                    }
+                }),
+                Box::new(|t| t.feed(b"\x1b[?1049hin the alternate screen")),
+                Box::new(|t| t.feed(b"\x1b[?1049lback\r\n")),
+                Box::new(|t| t.feed(b"\x1bc")),
+                Box::new(|t| t.feed(b"fresh after reset\r\n")),
+                Box::new(|t| t.feed(b"")),
+            ];
+            for (i, step) in steps.iter().enumerate() {
+                step(&mut term);
+                assert_eq!(
+                    tail_of_cached(&term, &mut cache),
+                    tail_of(&term),
+                    "ring {ring}, step {i}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn tails_round_trip_through_their_file_form() {

@@ -121,7 +121,7 @@ impl Style {
         if !previous.is_default() {
             out.push_str("0;");
         }
-        let mut params: Vec<&str> = Vec::new();
+        let mut first = true;
         for (flag, param) in [
             (Flags::BOLD, "1"),
             (Flags::DIM, "2"),
@@ -136,10 +136,13 @@ impl Style {
             (Flags::STRIKEOUT, "9"),
         ] {
             if self.flags.contains(flag) {
-                params.push(param);
+                if !first {
+                    out.push(';');
+                }
+                out.push_str(param);
+                first = false;
             }
         }
-        out.push_str(&params.join(";"));
         for (color, base) in [(self.fg, 30), (self.bg, 40), (self.underline_color, 50)] {
             if let Some(color) = color {
                 if !out.ends_with('[') && !out.ends_with(';') {
@@ -155,10 +158,22 @@ impl Style {
 /// Whether a cell shows nothing: a space (or tab) in the default background, with no
 /// attribute that draws on blank cells and no combining characters.
 fn is_blank(cell: &Cell) -> bool {
+    if is_plain_space(cell) {
+        return true;
+    }
     (cell.c == ' ' || cell.c == '\t')
         && SgrColor::of(cell.bg).is_none()
         && !cell.flags.intersects(VISIBLE_ON_BLANK)
         && cell.zerowidth().is_none_or(<[char]>::is_empty)
+}
+
+/// The cheap check for the commonest blank cell: a space as a fresh row holds it.
+#[inline]
+fn is_plain_space(cell: &Cell) -> bool {
+    cell.c == ' '
+        && cell.bg == Color::Named(NamedColor::Background)
+        && cell.flags.is_empty()
+        && cell.extra.is_none()
 }
 
 /// Appends a cell's character and its combining characters.
@@ -193,11 +208,20 @@ pub(super) fn row_text(row: &Row<Cell>, ansi: bool) -> String {
         .rposition(|cell| !cell.flags.intersects(SPACERS) && !is_blank(cell))
         .map_or(0, |last| last + 1);
     let mut current = Style::default();
+    // The raw colours and flags `current` was made from: most cells repeat their neighbour's,
+    // and comparing those is cheaper than building a `Style`.
+    let mut current_raw: Option<(Color, Color, Flags)> = None;
     for cell in cells[..end].iter().filter(|cell| !cell.flags.intersects(SPACERS)) {
-        let style = Style::of(cell);
-        if style != current {
-            style.write_switch_from(&current, &mut out);
-            current = style;
+        let flags = cell.flags & STYLE_FLAGS;
+        let raw = (cell.fg, cell.bg, flags);
+        // With an underline the colour lives in the cell's extra, so compare whole styles.
+        if current_raw != Some(raw) || flags.intersects(Flags::ALL_UNDERLINES) {
+            let style = Style::of(cell);
+            if style != current {
+                style.write_switch_from(&current, &mut out);
+                current = style;
+            }
+            current_raw = Some(raw);
         }
         push_cell_text(cell, &mut out);
     }

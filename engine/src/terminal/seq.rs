@@ -3,8 +3,8 @@
 //! It owns the [`SeqTracker`] (the numbering of rendered lines) and [`SeqHandler`], the vte
 //! `Handler` that forwards every call to alacritty's `Term` and then updates the tracker. It
 //! must not change what the terminal does: every method forwards unchanged, and the only
-//! grid change it makes is dropping the oldest history lines once the history outgrows the
-//! ring.
+//! grid changes it makes are dropping the oldest history lines once the history outgrows the
+//! ring, and allocating the alternate screen's grid only around its use (`super::alt`).
 //!
 //! Why a forwarding handler: alacritty does not count lines that scroll into its history, and
 //! once the history is at its cap the oldest lines silently fall out, so the history size alone
@@ -20,8 +20,8 @@ use alacritty_terminal::term::TermMode;
 use alacritty_terminal::vte::ansi::cursor_icon::CursorIcon;
 use alacritty_terminal::vte::ansi::{
     Attr, CharsetIndex, ClearMode, CursorShape, CursorStyle, Handler, Hyperlink, KeyboardModes,
-    KeyboardModesApplyBehavior, LineClearMode, Mode, ModifyOtherKeys, PrivateMode, Rgb,
-    ScpCharPath, ScpUpdateMode, StandardCharset, TabulationClearMode,
+    KeyboardModesApplyBehavior, LineClearMode, Mode, ModifyOtherKeys, NamedPrivateMode,
+    PrivateMode, Rgb, ScpCharPath, ScpUpdateMode, StandardCharset, TabulationClearMode,
 };
 use alacritty_terminal::Term;
 
@@ -61,12 +61,15 @@ pub(super) struct SeqTracker {
     /// Set when the primary grid was resized while hidden behind the alternate screen: its new
     /// history size is unknown until it is active again.
     primary_stale: bool,
+    /// Bumped whenever rendered history lines may have changed or gone (a resize, which may
+    /// reflow; history lines removed by `CSI 3 J` or a reset), so caches of them know.
+    epoch: u64,
 }
 
 impl SeqTracker {
     /// A tracker for an empty terminal with a ring of `ring` history lines.
     pub(super) fn new(ring: usize) -> Self {
-        Self { ring, top_seq: 0, history: 0, primary_stale: false }
+        Self { ring, top_seq: 0, history: 0, primary_stale: false, epoch: 0 }
     }
 
     /// History lines readable through `pane.read`.
@@ -77,6 +80,11 @@ impl SeqTracker {
     /// Number of the top row of the screen (primary or alternate).
     pub(super) fn screen_base(&self) -> u64 {
         self.top_seq + self.history as u64
+    }
+
+    /// See the `epoch` field: history lines from an older epoch may differ from today's.
+    pub(super) fn epoch(&self) -> u64 {
+        self.epoch
     }
 
     /// Moves all numbers up by `by`, so that numbers already handed out are not reused.
@@ -101,6 +109,7 @@ impl SeqTracker {
             // Within a handler call the history only shrinks by losing its oldest lines
             // (`CSI 3 J`, `ESC c`): the lines below keep their numbers.
             self.top_seq += (self.history - history) as u64;
+            self.epoch += 1;
         }
         self.history = history;
         debug_assert!(history < history_cap(self.ring), "history reached its cap");
@@ -112,6 +121,7 @@ impl SeqTracker {
     /// Reflow joins or splits wrapped lines, so numbers below the top may shift; the top keeps
     /// its number.
     pub(super) fn after_resize(&mut self, term: &mut Term<TermListener>) {
+        self.epoch += 1;
         if term.mode().contains(TermMode::ALT_SCREEN) {
             self.primary_stale = true;
         } else {
@@ -347,6 +357,8 @@ impl Handler for SeqHandler<'_> {
 
     fn reset_state(&mut self) {
         Handler::reset_state(&mut *self.term);
+        // A reset leaves the alternate screen, keeping its grid; let it go again.
+        super::alt::release(self.term);
         self.after_call();
     }
 
@@ -376,12 +388,18 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn set_private_mode(&mut self, mode: PrivateMode) {
+        if is_alt_screen(mode) {
+            super::alt::prepare(self.term);
+        }
         Handler::set_private_mode(&mut *self.term, mode);
         self.after_call();
     }
 
     fn unset_private_mode(&mut self, mode: PrivateMode) {
         Handler::unset_private_mode(&mut *self.term, mode);
+        if is_alt_screen(mode) {
+            super::alt::release(self.term);
+        }
         self.after_call();
     }
 
@@ -509,4 +527,9 @@ impl Handler for SeqHandler<'_> {
         Handler::set_scp(&mut *self.term, char_path, update_mode);
         self.after_call();
     }
+}
+
+/// Whether `mode` is the alternate screen (`?1049`, the only one alacritty implements).
+fn is_alt_screen(mode: PrivateMode) -> bool {
+    matches!(mode, PrivateMode::Named(NamedPrivateMode::SwapScreenAndSetRestoreCursor))
 }

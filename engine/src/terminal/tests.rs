@@ -279,6 +279,43 @@ fn alternate_screen_does_not_count() {
     assert_eq!(after.lines, vec!["line 49"]);
 }
 
+/// The alternate screen's grid exists only while it is used (it cost every pane 24 bytes a
+/// cell); entering, drawing, resizing and leaving behave as before, the saved cursor included.
+#[test]
+fn alternate_screen_grid_is_allocated_only_while_in_use() {
+    let mut term = terminal();
+    let alt_cells = |t: &mut PaneTerminal| {
+        t.term.swap_alt();
+        let cells = t.term.grid().columns() * t.term.grid().screen_lines();
+        t.term.swap_alt();
+        cells
+    };
+    assert_eq!(alt_cells(&mut term), 2, "a new terminal holds only a placeholder");
+    term.feed(b"primary[5;7H7[1;1H");
+    term.feed(b"[?1049h[10;20Hfull screen app");
+    assert!(term.alt_screen());
+    assert_eq!(term.term().grid().screen_lines(), 24);
+    assert_eq!(term.term().grid().columns(), 80);
+    assert_eq!(cursor(&term), (9, 34));
+    assert!(read(&term, None, None).lines[9].ends_with("full screen app"));
+    term.resize(TermSize { cols: 100, rows: 30 });
+    term.feed(b"[30;100Hx");
+    assert_eq!(cursor(&term), (29, 99));
+    term.feed(b"[?1049l");
+    assert!(!term.alt_screen());
+    assert_eq!(cursor(&term), (0, 0), "leaving restores the cursor saved on entry");
+    assert_eq!(read(&term, None, None).lines[0], "primary");
+    term.feed(b"8");
+    assert_eq!(cursor(&term), (0, 0), "DECRC after leaving: as alacritty leaves it");
+    term.resize(TermSize { cols: 90, rows: 20 });
+    assert_eq!(alt_cells(&mut term), 2, "released after leaving and after a resize");
+    term.feed(b"[?1049h");
+    assert_eq!(read(&term, None, None).lines.iter().filter(|l| !l.is_empty()).count(), 0);
+    term.feed(b"c");
+    assert!(!term.alt_screen());
+    assert_eq!(alt_cells(&mut term), 2, "released after a reset");
+}
+
 #[test]
 fn clearing_scrollback_drops_lines_without_renumbering() {
     let mut term = terminal();
