@@ -302,15 +302,20 @@ pub fn alive(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
-/// Every pid whose command line contains `needle`.
+/// Every live pid whose command line holds `needle`'s words as whole, consecutive arguments.
 pub fn pids_matching(needle: &str) -> Vec<i32> {
     let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| {
-            fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).replace('\0', " ").contains(needle))
-                .unwrap_or(false)
+            // Whole arguments: "sleep 100" is `sleep` then `100`, not `sleep 1000000` (a
+            // benchmark's tmux running at the same time matched that once).
+            let want: Vec<&str> = needle.split(' ').collect();
+            fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                let text = String::from_utf8_lossy(&c);
+                let args: Vec<&str> = text.split('\0').filter(|a| !a.is_empty()).collect();
+                args.windows(want.len()).any(|w| w == want.as_slice())
+            })
         })
         .filter(|&pid| alive(pid))
         .collect()
