@@ -112,7 +112,9 @@ fn require_tool(name: &str, package: &str) -> Result<(), String> {
 /// with `-displayfd` Xvfb writes no lock file, so a second Xvfb started the same way (another
 /// test run on the machine) took over the same display's socket and, on exit, removed it
 /// under the first. An explicit number that is taken makes Xvfb exit at once ("cannot
-/// establish any listening sockets"), and the next number is tried.
+/// establish any listening sockets"), and the next number is tried. `-noreset` keeps the
+/// server from resetting when its last client leaves: a window started again right after
+/// the previous one closed was refused during that reset.
 fn start_xvfb(dir: &Path) -> Result<(Killed, String), String> {
     let base = 100 + std::process::id() % 700;
     let mut last_error = String::new();
@@ -136,7 +138,7 @@ fn start_xvfb_on(dir: &Path, number: u32) -> Result<(Killed, String), String> {
         .map_err(|e| format!("cannot open the Xvfb log: {e}"))?;
     let child = Command::new("bash")
         .arg("-c")
-        .arg(r#"exec Xvfb ":$2" -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$1""#)
+        .arg(r#"exec Xvfb ":$2" -displayfd 3 -screen 0 1280x800x24 -nolisten tcp -noreset 3>"$1""#)
         .arg("xvfb")
         .arg(&number_file)
         .arg(number.to_string())
