@@ -66,6 +66,29 @@ fn osc777_and_chunked_osc99_give_one_notification_each_and_progress_none() {
     assert_eq!(notifications(&server).len(), 2, "progress must not notify");
 }
 
+/// Regression: the OSC scanner dropped `9;4` before the notification parser saw it, so a
+/// program's progress never reached the Store.
+#[test]
+fn osc9_4_progress_shows_in_the_pane_and_clears() {
+    let server = TestServer::start();
+    let pane = pane_running(&server, r"printf '\e]9;4;1;42\a'");
+    let progress = || server.pane(&pane).map(|p| p["progress"].clone()).unwrap_or_default();
+    poll(Duration::from_secs(15), "progress 42 %", || {
+        (progress() == json!({ "state": "normal", "percent": 42 })).then_some(())
+    });
+    server.berth_ok(&["send", &pane, "--enter", r"printf '\e]9;4;2;90\a'"]);
+    poll(Duration::from_secs(15), "error progress", || {
+        (progress() == json!({ "state": "error", "percent": 90 })).then_some(())
+    });
+    server.berth_ok(&["send", &pane, "--enter", r"printf '\e]9;4;3\a'"]);
+    poll(Duration::from_secs(15), "indeterminate progress", || {
+        (progress() == json!({ "state": "indeterminate", "percent": null })).then_some(())
+    });
+    server.berth_ok(&["send", &pane, "--enter", r"printf '\e]9;4;0\a'"]);
+    poll(Duration::from_secs(15), "progress cleared", || progress().is_null().then_some(()));
+    assert!(notifications(&server).is_empty(), "progress is not a notification");
+}
+
 #[test]
 fn a_flood_of_osc9_is_rate_limited_and_the_server_stays_responsive() {
     let server = TestServer::start();

@@ -71,6 +71,7 @@ fn scene(bytes: &[u8]) -> Scene {
                 focused: true,
                 attention: false,
                 lifecycle: None,
+                progress: None,
             },
             screen: extract(&term, &palette, true),
             focused: true,

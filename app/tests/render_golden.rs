@@ -17,8 +17,8 @@ use std::path::PathBuf;
 use berth_engine::terminal::{PaneTerminal, SearchQuery, SearchScope, TermSize};
 use render::{
     extract, extract_styled_lines, Badge, CellRectU16, CellSpan, HeaderScene, Palette, PaneScene,
-    RenderConfig, RenderError, Renderer, Ring, Scene, SearchScene, SelectionSpan, SwitcherEntry,
-    SwitcherScene, TabBarScene, TabLabel, TombstoneOverlay,
+    Progress, ProgressKind, RenderConfig, RenderError, Renderer, Ring, Scene, SearchScene,
+    SelectionSpan, SwitcherEntry, SwitcherScene, TabBarScene, TabLabel, TombstoneOverlay,
 };
 
 /// A channel may differ by this much and still count as equal.
@@ -55,6 +55,7 @@ fn pane(bytes: &[u8], rect: CellRectU16, title: &str, badge: Badge, focused: boo
             focused,
             attention: false,
             lifecycle: None,
+            progress: None,
         },
         screen: extract(&term, &Palette::dark(), focused),
         focused,
@@ -253,6 +254,7 @@ fn three_pane_split_with_headers_and_dividers() {
             focused: false,
             attention: false,
             lifecycle: None,
+            progress: None,
         },
         screen: extract_styled_lines(&lines, c.cols, c.rows - 1, &Palette::dark()),
         focused: false,
@@ -291,6 +293,7 @@ fn tab_bar_with_unread_dots_and_attention_ring() {
         true,
     );
     left.header.lifecycle = Some("▶ working for 2m".into());
+    left.header.progress = Some(Progress { kind: ProgressKind::Normal, percent: Some(60) });
     let mut right = pane(
         b"\x1b[32mdone\x1b[0m: ready for review\r\n",
         CellRectU16::new(32, 1, 32, 11),
@@ -301,6 +304,7 @@ fn tab_bar_with_unread_dots_and_attention_ring() {
     right.header.attention = true;
     right.header.lifecycle = Some("✓ done".into());
     right.ring = Some(Ring::Unread);
+    right.header.progress = Some(Progress { kind: ProgressKind::Indeterminate, percent: None });
     let mut s = scene(cols, rows, vec![left, right], vec![CellRectU16::new(31, 1, 1, 11)]);
     s.tab_bar = Some(bar);
     check("tab_bar_ring", &s);

@@ -51,7 +51,8 @@ pub enum OscEvent {
     /// OSC 9, 99 or 777: a desktop notification request, not yet parsed.
     ///
     /// `kind` is the OSC number and `payload` the raw bytes after `kind;`. OSC `9;4;…`
-    /// (ConEmu progress reports) is not a notification and is not reported.
+    /// (ConEmu progress reports) is reported too: the notification parser turns it into
+    /// progress, not a notification.
     Notify {
         /// The OSC number: 9, 99 or 777.
         kind: u16,
@@ -429,9 +430,6 @@ impl OscScanner {
                     self.events.push(OscEvent::PromptMark(char::from(mark)));
                 }
             }
-            9 if payload == b"4" || payload.starts_with(b"4;") => {
-                // ConEmu's progress report (`9;4;state;percent`) is not a notification.
-            }
             _ => self.events.push(OscEvent::Notify { kind, payload: payload.to_vec() }),
         }
     }
@@ -540,8 +538,12 @@ mod tests {
             ("\x1b]9;\u{41c}\u{45c}\x07".as_bytes(), vec![notify(9, "\u{41c}\u{45c}".as_bytes())]),
             // vte drops C0 controls inside an OSC, so they are not part of the payload.
             (b"\x1b]9;a\nb\x07", vec![notify(9, b"ab")]),
-            // Progress reports are ignored; a bare 9 with other text is not.
-            (b"\x1b]9;4;1;50\x07\x1b]9;4\x07\x1b]9;40 tests\x07", vec![notify(9, b"40 tests")]),
+            // Progress reports reach the notification parser (which makes progress of them);
+            // a 9 with other text is a notification.
+            (
+                b"\x1b]9;4;1;50\x07\x1b]9;4\x07\x1b]9;40 tests\x07",
+                vec![notify(9, b"4;1;50"), notify(9, b"4"), notify(9, b"40 tests")],
+            ),
             // Other OSC numbers are not captured.
             (b"\x1b]0;title\x07\x1b]52;c;aGk=\x07\x1b]1337;x\x07", vec![]),
         ];

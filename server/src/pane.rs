@@ -250,7 +250,15 @@ impl PaneIo {
                     self.inbox.send(InboxMessage::Close { pane: self.shared.id.clone(), kitty_id });
                 }
                 NotifyEvent::Progress { state, percent } => {
-                    self.shared.meta().progress = (state != 0).then_some((state, percent));
+                    let progress = (state != 0).then_some((state, percent));
+                    {
+                        let mut meta = self.shared.meta();
+                        // A progress bar redrawn with the same value is no news.
+                        if meta.progress == progress {
+                            continue;
+                        }
+                        meta.progress = progress;
+                    }
                     self.bus.publish(json!({
                         "type": "pane.progress",
                         "pane_id": self.shared.id.as_str(),

@@ -229,6 +229,33 @@ pub struct PaneDto {
     pub pid: Option<i32>,
     /// Creation time, milliseconds since the Unix epoch.
     pub created_at: u64,
+    /// The progress the program reports (ConEmu's OSC 9;4), while it shows one.
+    #[serde(default)]
+    pub progress: Option<ProgressDto>,
+}
+
+/// A program's progress report (OSC `9;4;state;percent`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ProgressDto {
+    /// `normal | error | indeterminate | paused`.
+    pub state: String,
+    /// Percent done, when the state has one (not for `indeterminate`).
+    pub percent: Option<u8>,
+}
+
+impl ProgressDto {
+    /// The DTO of ConEmu's state number (1 normal, 2 error, 3 indeterminate, 4 paused) and
+    /// percent; `None` for 0 (no progress) or an unknown state.
+    pub fn from_conemu(state: u8, percent: Option<u8>) -> Option<Self> {
+        let state = match state {
+            1 => "normal",
+            2 => "error",
+            3 => "indeterminate",
+            4 => "paused",
+            _ => return None,
+        };
+        Some(Self { state: state.to_owned(), percent })
+    }
 }
 
 /// A tab in `workspace.list`.

@@ -27,7 +27,8 @@ use crate::notifications::{
 };
 use crate::pane::{now_ms, OutputPulse, PaneIo, PaneShared};
 use crate::protocol::{
-    AgentDto, LayoutDto, PaneDto, ReadDto, TabDto, WorkspaceDto, WorkspaceListDto, PROTOCOL_VERSION,
+    AgentDto, LayoutDto, PaneDto, ProgressDto, ReadDto, TabDto, WorkspaceDto, WorkspaceListDto,
+    PROTOCOL_VERSION,
 };
 
 /// The size a tab has until a client says otherwise.
@@ -1106,6 +1107,10 @@ impl Store {
             was_running: pane.tombstone.as_ref().and_then(|t| t.was_running.clone()),
             pid: pane.pty.as_ref().filter(|_| live).map(Pty::pid),
             created_at: pane.created_at,
+            progress: meta
+                .progress
+                .filter(|_| live)
+                .and_then(|(state, percent)| ProgressDto::from_conemu(state, percent)),
         }
     }
 

@@ -9,7 +9,8 @@ use super::frame::{clip_of, col_x, row_y, text_width, Placement};
 use super::palette::{Palette, Rgb};
 use super::quads::{Quad, QuadKind};
 use super::scene::{
-    CellRectU16, CellView, PaneScene, Ring, SwitcherScene, TabBarScene, TombstoneOverlay,
+    CellRectU16, CellView, PaneScene, Progress, ProgressKind, Ring, SwitcherScene, TabBarScene,
+    TombstoneOverlay,
 };
 use super::text::{CellMetrics, TextSystem};
 
@@ -121,6 +122,38 @@ pub(super) fn tab_bar(
     let key = text.row(&cells, None);
     let clip = clip_of(m, CellRectU16::new(0, bar.row, cols, 1));
     texts.push(Placement { key, x: 0.0, y, clip });
+}
+
+/// A program's progress along the bottom of its header (at `x`, `y`, `w` pixels wide): a
+/// faint track and the part done in the kind's colour; without a percent (indeterminate) a
+/// dashed line over the whole width.
+pub(super) fn progress_bar(
+    progress: Progress,
+    x: f32,
+    y: f32,
+    w: f32,
+    palette: &Palette,
+    m: CellMetrics,
+    under: &mut Vec<Quad>,
+) {
+    let h = m.stroke.max(2.0).min(m.cell_h / 4.0).round().max(1.0);
+    let top = y + m.cell_h - h;
+    let color = match progress.kind {
+        ProgressKind::Normal => palette.badge_live,
+        ProgressKind::Error => palette.badge_exited,
+        ProgressKind::Paused => palette.attention,
+        ProgressKind::Indeterminate => palette.badge_resumable,
+    };
+    under.push(Quad::fill(x, top, w, h, palette.divider));
+    match progress.percent.filter(|_| progress.kind != ProgressKind::Indeterminate) {
+        Some(percent) => {
+            let done = (w * f32::from(percent.min(100)) / 100.0).round();
+            if done > 0.0 {
+                under.push(Quad::fill(x, top, done, h, color));
+            }
+        }
+        None => under.push(Quad::new(QuadKind::Dashed, x, top, w, h, color, h)),
+    }
 }
 
 /// The ring around a pane that wants attention: an outline of its whole rectangle.

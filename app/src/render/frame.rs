@@ -192,6 +192,9 @@ fn header(
     let key = text.row(&cells, None);
     let clip = clip_of(m, CellRectU16::new(rect.col, rect.row, rect.cols, 1));
     texts.push(Placement { key, x, y, clip });
+    if let Some(progress) = h.progress {
+        chrome::progress_bar(progress, x, y, f32::from(rect.cols) * m.cell_w, palette, m, under);
+    }
 }
 
 /// The header's cells (`cols` wide) and the columns its badge takes.
@@ -220,16 +223,23 @@ fn header_cells(
         title_end = start.saturating_sub(1);
         badge = Some(start..cols);
     }
-    // The lifecycle marker sits before the badge when the title leaves room for it.
+    // The lifecycle marker sits before the badge when the title keeps some room; in a narrow
+    // pane it is shortened ("▶ working 2m", then the symbol alone) rather than dropped.
     if let Some(marker) = &h.lifecycle {
-        let width = u16::try_from(chrome::str_width(marker)).unwrap_or(u16::MAX);
-        if title_end >= width + 12 {
+        let short = marker.replacen(" for ", " ", 1);
+        let symbol: String = marker.chars().take(1).collect();
+        let fits = [marker.as_str(), short.as_str(), symbol.as_str()].into_iter().find(|m| {
+            let width = u16::try_from(chrome::str_width(m)).unwrap_or(u16::MAX);
+            title_end >= width + 10
+        });
+        if let Some(shown) = fits {
+            let width = u16::try_from(chrome::str_width(shown)).unwrap_or(u16::MAX);
             let start = title_end - width - 1;
             chrome::put_text(
                 &mut cells,
                 usize::from(start),
                 usize::from(title_end),
-                marker,
+                shown,
                 palette.lifecycle(marker),
                 false,
             );

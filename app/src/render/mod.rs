@@ -35,8 +35,9 @@ pub use self::palette::{Palette, Rgb};
 use self::quads::QuadPipeline;
 pub use self::scene::{
     extract, extract_styled_lines, Badge, CellRectU16, CellSpan, CellStyle, CellView, CursorShape,
-    CursorView, HeaderScene, PaneScene, Ring, Scene, ScreenCells, SearchScene, SelectionSpan,
-    SwitcherEntry, SwitcherScene, TabBarScene, TabLabel, TombstoneOverlay, UnderlineStyle,
+    CursorView, HeaderScene, PaneScene, Progress, ProgressKind, Ring, Scene, ScreenCells,
+    SearchScene, SelectionSpan, SwitcherEntry, SwitcherScene, TabBarScene, TabLabel,
+    TombstoneOverlay, UnderlineStyle,
 };
 use self::text::TextSystem;
 pub use self::text::FONT_FAMILY;

@@ -180,6 +180,30 @@ pub struct HeaderScene {
     /// The program's lifecycle as a short marker before the badge ("working 2m", "idle",
     /// "blocked", "done"), if known.
     pub lifecycle: Option<String>,
+    /// The progress the program reports (OSC 9;4), drawn as a bar along the header's bottom.
+    pub progress: Option<Progress>,
+}
+
+/// A program's progress report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Progress {
+    /// What kind of progress.
+    pub kind: ProgressKind,
+    /// Percent done (0–100), if the kind has one.
+    pub percent: Option<u8>,
+}
+
+/// The kinds of progress ConEmu's OSC 9;4 reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProgressKind {
+    /// Running normally.
+    Normal,
+    /// Failing.
+    Error,
+    /// Running, with no idea how far.
+    Indeterminate,
+    /// Paused.
+    Paused,
 }
 
 /// The restore state shown in a pane's header (DESIGN.md §3).

@@ -640,6 +640,7 @@ impl App {
                 focused,
                 attention: dto.attention != "none",
                 lifecycle: chrome::lifecycle_marker(&dto.lifecycle, &dto.state, Some(since)),
+                progress: dto.progress.as_ref().and_then(chrome::progress_of),
             };
             let placed = CellRectU16::new(rect.col, rect.row + TAB_BAR_ROWS, rect.cols, rect.rows);
             let ring = chrome::ring_of(&dto.attention);

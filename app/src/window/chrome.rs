@@ -10,11 +10,12 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use berth_server::protocol::{PaneDto, WorkspaceDto, WorkspaceListDto};
+use berth_server::protocol::{PaneDto, ProgressDto, WorkspaceDto, WorkspaceListDto};
 
 use super::view::TabView;
 use crate::render::{
-    CellRectU16, Ring, SwitcherEntry, SwitcherScene, TabBarScene, TabLabel, TombstoneOverlay,
+    CellRectU16, Progress, ProgressKind, Ring, SwitcherEntry, SwitcherScene, TabBarScene, TabLabel,
+    TombstoneOverlay,
 };
 
 /// Rows at the top of the window taken by the tab bar.
@@ -29,6 +30,18 @@ pub const CLOSE_COLS: u16 = 2;
 /// Whether a pane wants attention, in the Store's words.
 pub fn wants_attention(pane: &PaneDto) -> bool {
     pane.attention != "none"
+}
+
+/// The header's progress bar for a program's progress report.
+pub fn progress_of(dto: &ProgressDto) -> Option<Progress> {
+    let kind = match dto.state.as_str() {
+        "normal" => ProgressKind::Normal,
+        "error" => ProgressKind::Error,
+        "indeterminate" => ProgressKind::Indeterminate,
+        "paused" => ProgressKind::Paused,
+        _ => return None,
+    };
+    Some(Progress { kind, percent: dto.percent })
 }
 
 /// The ring drawn around a pane for its attention level, if any.
@@ -401,6 +414,7 @@ mod tests {
             was_running: None,
             pid: None,
             created_at: 0,
+            progress: None,
         }
     }
 

@@ -282,6 +282,7 @@ mod tests {
             was_running: None,
             pid: None,
             created_at: 0,
+            progress: None,
         }
     }
 
