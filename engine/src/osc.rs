@@ -254,7 +254,7 @@ impl OscScanner {
             match self.state {
                 State::Ground => {
                     // Fast path: plain text goes through untouched up to the next ESC.
-                    match input[i..].iter().position(|&b| b == 0x1B) {
+                    match memchr::memchr(0x1B, &input[i..]) {
                         Some(offset) => {
                             i += offset + 1;
                             self.state = State::Escape;
