@@ -75,12 +75,14 @@ fn cwd_comes_from_osc_7() {
 }
 
 #[test]
-fn notifications_are_reported_and_progress_is_not() {
+fn notifications_and_progress_are_reported() {
     let mut term = fed(b"\x1b]9;done\x07\x1b]9;4;1;40\x07\x1b]777;notify;T;B\x1b\\\x1b]99;;hi\x07");
     assert_eq!(
         term.take_events(),
         vec![
             TerminalEvent::Notify { kind: 9, payload: b"done".to_vec() },
+            // Progress goes to the notification parser, which makes progress of it.
+            TerminalEvent::Notify { kind: 9, payload: b"4;1;40".to_vec() },
             TerminalEvent::Notify { kind: 777, payload: b"notify;T;B".to_vec() },
             TerminalEvent::Notify { kind: 99, payload: b";hi".to_vec() },
         ]
