@@ -447,14 +447,13 @@ fn search_highlights() {
     let mut query = SearchQuery::new("needle").expect("a valid query");
     let found = term.search_matches(&mut query, SearchScope::View, 100);
     let mut matches = Vec::new();
-    let mut current = None;
+    let mut current = 0..0;
     for (i, m) in found.iter().enumerate() {
-        for span in term.view_spans(m) {
-            if i == 2 {
-                current = Some(matches.len());
-            }
-            matches.push(CellSpan { row: span.row, cols: span.cols });
+        let spans = term.view_spans(m);
+        if i == 2 {
+            current = matches.len()..matches.len() + spans.len();
         }
+        matches.extend(spans.into_iter().map(|span| CellSpan { row: span.row, cols: span.cols }));
     }
     assert_eq!(found.len(), 5, "{found:?}");
     let mut scene = single(cols, rows, "search", b"");

@@ -28,7 +28,7 @@ pub(super) fn highlighted_row(
     for (i, span) in search.matches.iter().enumerate().filter(|(_, m)| m.row == row) {
         let cells = out.get_or_insert_with(|| cells.to_vec());
         let bg =
-            if search.current == Some(i) { palette.search_current } else { palette.search_match };
+            if search.current.contains(&i) { palette.search_current } else { palette.search_match };
         let end = usize::from(span.cols.end).min(cells.len());
         for cell in cells.iter_mut().take(end).skip(usize::from(span.cols.start)) {
             cell.bg = bg;

@@ -153,8 +153,9 @@ pub struct SearchScene {
     pub status: String,
     /// The matches on the visible screen, in screen coordinates.
     pub matches: Vec<CellSpan>,
-    /// The index in `matches` of the current match, if it is visible.
-    pub current: Option<usize>,
+    /// The indices in `matches` of the current match's spans (one per row it covers; empty
+    /// when it is not visible).
+    pub current: std::ops::Range<usize>,
 }
 
 /// Columns `cols` of one screen row.

@@ -209,11 +209,12 @@ impl App {
             });
         };
         let mut matches = Vec::new();
-        let mut current = None;
+        let mut current = 0..0;
         for m in term.search_matches(query, SearchScope::View, MAX_SHOWN) {
             let spans = term.view_spans(&m);
-            if Some(m) == search.current && !spans.is_empty() {
-                current = Some(matches.len());
+            // Every row of a wrapped current match gets the current colour.
+            if Some(m) == search.current {
+                current = matches.len()..matches.len() + spans.len();
             }
             matches.extend(spans.into_iter().map(|s| CellSpan { row: s.row, cols: s.cols }));
         }
