@@ -808,6 +808,32 @@ fn switcher_and_tab_bar(w: &World) {
     w.xdotool(&["mousemove", "--window", &w.window_id, "300", "300"]);
 }
 
+/// Ctrl+Shift+R edits the shown tab's title in the tab bar (Enter keeps it, Esc does not);
+/// a double click on a tab does the same.
+fn tabs_are_renamed_in_the_tab_bar(w: &World) {
+    let title =
+        || w.server.list()["workspaces"][0]["tabs"][0]["title"].as_str().unwrap_or("").to_owned();
+    w.xdotool(&["windowfocus", "--sync", &w.window_id]);
+    w.xdotool(&["key", "ctrl+shift+r", "ctrl+u"]);
+    w.xdotool(&["type", "--delay", "30", "logs"]);
+    w.xdotool(&["key", "Return"]);
+    poll(WAIT, "the tab renamed to logs", || (title() == "logs").then_some(()));
+    // Esc leaves the title as it was.
+    w.xdotool(&["key", "ctrl+shift+r"]);
+    w.xdotool(&["type", "--delay", "30", "xyz"]);
+    w.xdotool(&["key", "Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(title(), "logs");
+    // A double click on tab 1 edits it too.
+    w.xdotool(&["mousemove", "--window", &w.window_id, "20", "10"]);
+    w.xdotool(&["click", "--repeat", "2", "--delay", "80", "1"]);
+    w.xdotool(&["key", "BackSpace", "BackSpace", "BackSpace", "BackSpace"]);
+    w.xdotool(&["type", "--delay", "30", "work"]);
+    w.xdotool(&["key", "Return"]);
+    poll(WAIT, "the tab renamed by double click", || (title() == "work").then_some(()));
+    w.xdotool(&["mousemove", "--window", &w.window_id, "300", "300"]);
+}
+
 /// The column after tab 1's label in the tab bar: " 1 <title>" + a blank + the close button.
 fn tabs_end_of_first(list: &Value) -> u32 {
     let tab = &list["workspaces"][0]["tabs"][0];
@@ -902,6 +928,7 @@ fn main() -> ExitCode {
         ("no_display_is_one_line_and_an_error", no_display_is_one_line_and_an_error),
         ("attention_ring_and_jump_key", attention_ring_and_jump_key),
         ("switcher_and_tab_bar", switcher_and_tab_bar),
+        ("tabs_are_renamed_in_the_tab_bar", tabs_are_renamed_in_the_tab_bar),
     ];
     let (mut passed, mut failed) = (0, 0);
     let mut record = |name: &str, ok: bool| {

@@ -275,6 +275,7 @@ fn tab_bar_with_unread_dots_and_attention_ring() {
         active,
         attention,
         cols,
+        editing: false,
     };
     let bar = TabBarScene {
         row: 0,

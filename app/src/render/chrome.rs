@@ -74,7 +74,9 @@ pub(super) fn tab_bar(
         if start >= end {
             continue;
         }
-        let (bg, fg) = if tab.active {
+        let (bg, fg) = if tab.editing {
+            (palette.switcher_selected_bg, palette.switcher_fg)
+        } else if tab.active {
             (palette.tab_active_bg, palette.tab_active_fg)
         } else {
             (palette.tab_bg, palette.tab_fg)

@@ -72,6 +72,8 @@ pub struct TabLabel {
     pub attention: usize,
     /// The columns it takes, close button included.
     pub cols: std::ops::Range<u16>,
+    /// Whether its title is being edited (the title then ends at the caret).
+    pub editing: bool,
 }
 
 /// The workspace switcher: a filtered list of workspaces.

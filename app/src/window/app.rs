@@ -102,6 +102,10 @@ pub struct App {
     frame_pending: bool,
     /// The workspace switcher, while it is open.
     pub(super) switcher: Option<chrome::Switcher>,
+    /// The tab title being edited in the tab bar, if any.
+    pub(super) renaming: Option<chrome::TabRename>,
+    /// The last click on a tab (its index, when), to tell a double click.
+    pub(super) last_tab_click: Option<(usize, Instant)>,
     /// Git branches of workspace directories, for the switcher.
     git: RefCell<chrome::GitBranches>,
     /// When each pane entered its lifecycle, for "working 2m".
@@ -165,6 +169,8 @@ impl App {
             wake_only: false,
             frame_pending: false,
             switcher: None,
+            renaming: None,
+            last_tab_click: None,
             git: RefCell::new(chrome::GitBranches::default()),
             lifecycle_clock: RefCell::new(chrome::LifecycleClock::default()),
             tick_at: None,
@@ -711,7 +717,7 @@ impl App {
             panes,
             dividers,
             background: self.palette.bg,
-            tab_bar: Some(chrome::tab_bar(list, view, grid_cols)),
+            tab_bar: Some(chrome::tab_bar(list, view, grid_cols, self.renaming.as_ref())),
             switcher,
             banner: self.banner.clone(),
         }

@@ -59,8 +59,27 @@ pub fn workspace_attention(ws: &WorkspaceDto) -> usize {
     ws.tabs.iter().flat_map(|t| &t.panes).filter(|p| wants_attention(p)).count()
 }
 
-/// The tab bar of the shown tab's workspace, `cols` wide, on window row 0.
-pub fn tab_bar(list: &WorkspaceListDto, view: &TabView, cols: u16) -> TabBarScene {
+/// A tab's title being edited in the tab bar.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TabRename {
+    /// The tab.
+    pub tab: String,
+    /// The title typed so far.
+    pub text: String,
+}
+
+/// The most characters a tab title may have (the Store's limit for names is larger; a tab
+/// bar has no room for more).
+pub const MAX_TAB_TITLE: usize = 64;
+
+/// The tab bar of the shown tab's workspace, `cols` wide, on window row 0, with the title
+/// being edited, if any.
+pub fn tab_bar(
+    list: &WorkspaceListDto,
+    view: &TabView,
+    cols: u16,
+    rename: Option<&TabRename>,
+) -> TabBarScene {
     let Some(ws) = list.workspaces.iter().find(|w| w.id == view.workspace_id) else {
         return TabBarScene::default();
     };
@@ -84,7 +103,15 @@ pub fn tab_bar(list: &WorkspaceListDto, view: &TabView, cols: u16) -> TabBarScen
         let title =
             tab_title(tab.title.as_str(), tab.panes.iter().find(|p| p.id == tab.active_pane_id));
         let attention = tab.panes.iter().filter(|p| wants_attention(p)).count();
-        let text = format!(" {} {}", i + 1, shorten(&title, TAB_TITLE_CHARS));
+        let editing = rename.filter(|r| r.tab == tab.id);
+        let text = match editing {
+            // The end of what is typed stays in view, the caret after it.
+            Some(r) => {
+                let typed: String = r.text.chars().rev().take(TAB_TITLE_CHARS).collect();
+                format!(" {} {}▏", i + 1, typed.chars().rev().collect::<String>())
+            }
+            None => format!(" {} {}", i + 1, shorten(&title, TAB_TITLE_CHARS)),
+        };
         let mut width = text.chars().count() as u16 + 1;
         if attention > 0 {
             width += u16::try_from(format!(" ●{attention}").chars().count()).unwrap_or(0);
@@ -99,6 +126,7 @@ pub fn tab_bar(list: &WorkspaceListDto, view: &TabView, cols: u16) -> TabBarScen
             active: tab.id == view.tab_id,
             attention,
             cols: col..col + width,
+            editing: editing.is_some(),
         });
         col += width + 1;
     }
@@ -465,7 +493,7 @@ mod tests {
     fn the_tab_bar_lists_tabs_with_unread_counts() {
         let list = list();
         let view = TabView::active(&list).expect("a tab");
-        let bar = tab_bar(&list, &view, 100);
+        let bar = tab_bar(&list, &view, 100, None);
         let titles: Vec<&str> = bar.tabs.iter().map(|t| t.title.as_str()).collect();
         assert_eq!(titles, [" 1 agents", " 2 title-3"]);
         assert_eq!(bar.tabs[0].attention, 1);
@@ -482,10 +510,23 @@ mod tests {
     }
 
     #[test]
+    fn a_tab_being_renamed_shows_what_is_typed_and_a_caret() {
+        let list = list();
+        let view = TabView::active(&list).expect("a tab");
+        let rename = TabRename { tab: "tab_2".into(), text: "logs".into() };
+        let bar = tab_bar(&list, &view, 100, Some(&rename));
+        assert_eq!(bar.tabs[1].title, " 2 logs▏");
+        assert!(bar.tabs[1].editing && !bar.tabs[0].editing);
+        let long = TabRename { tab: "tab_2".into(), text: "x".repeat(40) + "END" };
+        let bar = tab_bar(&list, &view, 200, Some(&long));
+        assert!(bar.tabs[1].title.ends_with("END▏"), "{}", bar.tabs[1].title);
+    }
+
+    #[test]
     fn a_narrow_tab_bar_drops_tabs_that_do_not_fit() {
         let list = list();
         let view = TabView::active(&list).expect("a tab");
-        let bar = tab_bar(&list, &view, 40);
+        let bar = tab_bar(&list, &view, 40, None);
         assert_eq!(bar.tabs.len(), 1);
         assert!(bar.tabs[0].cols.end <= 40);
     }

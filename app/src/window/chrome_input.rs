@@ -6,18 +6,23 @@
 //! `pane.resume`) and window-local changes (the switcher, a tail's scroll). It must not draw:
 //! `chrome.rs` says what the chrome shows, the renderer draws it.
 
+use std::time::{Duration, Instant};
+
 use berth_engine::ids::{PaneId, TabId};
 use berth_server::commands::Command;
 use winit::event::MouseButton;
 use winit::keyboard::{Key, NamedKey};
 
 use super::app::App;
-use super::chrome::{self, Switcher, TabBarHit, TAB_BAR_ROWS};
+use super::chrome::{self, Switcher, TabBarHit, TabRename, MAX_TAB_TITLE, TAB_BAR_ROWS};
 use super::keymap::Action;
 use super::view::{self, Hit, TabView};
 
 /// Lines a wheel step scrolls a tombstone's tail.
 const TAIL_WHEEL_LINES: usize = 3;
+
+/// Two clicks on the same tab within this long are a double click (rename).
+const DOUBLE_CLICK: Duration = Duration::from_millis(400);
 
 impl App {
     /// Opens the workspace switcher with the first other workspace highlighted (so
@@ -93,6 +98,57 @@ impl App {
         self.switcher = None;
     }
 
+    /// Starts editing the title of tab `tab` in the tab bar, from its current title.
+    pub(super) fn start_rename(&mut self, tab: &str) {
+        let list = self.lock_store().list();
+        let Some(dto) = list.workspaces.iter().flat_map(|w| &w.tabs).find(|t| t.id == tab) else {
+            return;
+        };
+        let current = if dto.title.is_empty() {
+            dto.panes.iter().find(|p| p.id == dto.active_pane_id).map(|p| p.title.clone())
+        } else {
+            Some(dto.title.clone())
+        };
+        self.renaming = Some(TabRename { tab: tab.to_owned(), text: current.unwrap_or_default() });
+        self.redraw();
+    }
+
+    /// A key while a tab's title is being edited: text edits it, Enter renames the tab
+    /// (`tab.rename`), Esc leaves it as it was; nothing reaches a pane.
+    pub(super) fn rename_key(&mut self, key: Key<&str>, text: Option<&str>) {
+        let Some(mut rename) = self.renaming.take() else { return };
+        match key {
+            Key::Named(NamedKey::Escape) => {}
+            Key::Named(NamedKey::Enter) => {
+                let title = rename.text.trim().to_owned();
+                if let (Ok(tab), false) = (TabId::parse(&rename.tab), title.is_empty()) {
+                    if let Err(e) = self.exec_result(Command::TabRename { tab, title }) {
+                        tracing::warn!(error = %e, "tab not renamed");
+                    }
+                }
+            }
+            Key::Named(NamedKey::Backspace) => {
+                rename.text.pop();
+                self.renaming = Some(rename);
+            }
+            _ if self.input.mods.control_key() && key == Key::Character("u") => {
+                rename.text.clear();
+                self.renaming = Some(rename);
+            }
+            _ => {
+                let typed =
+                    text.filter(|_| !self.input.mods.control_key() && !self.input.mods.alt_key());
+                if let Some(t) = typed.filter(|t| t.chars().all(|c| !c.is_control())) {
+                    if rename.text.chars().count() + t.chars().count() <= MAX_TAB_TITLE {
+                        rename.text.push_str(t);
+                    }
+                }
+                self.renaming = Some(rename);
+            }
+        }
+        self.redraw();
+    }
+
     /// Focuses the next pane that wants attention, in any tab of any workspace.
     pub(super) fn jump_to_attention(&mut self, current: &str) {
         let list = self.lock_store().list();
@@ -154,7 +210,7 @@ impl App {
         }
         let Some(view) = self.view() else { return true };
         let list = self.lock_store().list();
-        let bar = chrome::tab_bar(&list, &view, self.grid.cols);
+        let bar = chrome::tab_bar(&list, &view, self.grid.cols, self.renaming.as_ref());
         // The bar lists the workspace's tabs in order, from the first.
         let tab_of = |i: usize| {
             let ws = list.workspaces.iter().find(|w| w.id == view.workspace_id)?;
@@ -162,10 +218,21 @@ impl App {
         };
         match (chrome::tab_bar_hit(&bar, col), button) {
             (TabBarHit::Tab(i), MouseButton::Left) => {
+                let now = Instant::now();
+                let double = self
+                    .last_tab_click
+                    .is_some_and(|(at, when)| at == i && now.duration_since(when) < DOUBLE_CLICK);
+                self.last_tab_click = Some((i, now));
                 if let Some(pane) = tab_of(i).and_then(|t| PaneId::parse(&t.active_pane_id).ok()) {
                     self.exec(Command::PaneFocus { pane });
                 }
-                self.start_tab_drag(i);
+                if double {
+                    if let Some(tab) = tab_of(i) {
+                        self.start_rename(&tab.id);
+                    }
+                } else {
+                    self.start_tab_drag(i);
+                }
             }
             (TabBarHit::Close(i), MouseButton::Left)
             | (TabBarHit::Tab(i) | TabBarHit::Close(i), MouseButton::Middle) => {
@@ -188,7 +255,7 @@ impl App {
         }
         let Some(view) = self.view() else { return };
         let list = self.lock_store().list();
-        let bar = chrome::tab_bar(&list, &view, self.grid.cols);
+        let bar = chrome::tab_bar(&list, &view, self.grid.cols, self.renaming.as_ref());
         let Some(to) = chrome::drop_index(&bar, col.max(0) as u16) else { return };
         if to == from {
             return;

@@ -90,6 +90,10 @@ impl App {
             self.switcher_key(key, event.text.as_deref(), action);
             return;
         }
+        if self.renaming.is_some() {
+            self.rename_key(key, event.text.as_deref());
+            return;
+        }
         if let Some(action) = action {
             self.run_action(action);
             return;
@@ -241,6 +245,7 @@ impl App {
             }
             Action::Search => self.open_search(&pane_str),
             Action::ReloadConfig => self.reload_config(),
+            Action::RenameTab => self.start_rename(&view.tab_id),
         }
         self.redraw();
     }

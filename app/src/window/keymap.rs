@@ -58,6 +58,8 @@ pub enum Action {
     CloseTab,
     /// Read the config file again now.
     ReloadConfig,
+    /// Rename the shown tab (an editor in the tab bar).
+    RenameTab,
 }
 
 /// The key part of a chord: a character (compared case-insensitively) or a named key.
@@ -149,6 +151,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(CTRL_SHIFT, Named(NamedKey::PageDown), Action::MoveTabRight, "Ctrl+Shift+PageDown"),
     bind(CTRL_SHIFT, Char('q'), Action::CloseTab, "Ctrl+Shift+Q"),
     bind(CTRL_SHIFT, Named(NamedKey::F5), Action::ReloadConfig, "Ctrl+Shift+F5"),
+    bind(CTRL_SHIFT, Char('r'), Action::RenameTab, "Ctrl+Shift+R"),
 ];
 
 /// The action bound to a key press by the default bindings, if any (the window uses a
@@ -193,6 +196,7 @@ impl Action {
         Action::MoveTabRight,
         Action::CloseTab,
         Action::ReloadConfig,
+        Action::RenameTab,
     ];
 
     /// The action's name in the config file's `[keybindings]` table (snake case).
@@ -226,6 +230,7 @@ impl Action {
             Action::MoveTabRight => "move_tab_right",
             Action::CloseTab => "close_tab",
             Action::ReloadConfig => "reload_config",
+            Action::RenameTab => "rename_tab",
         }
     }
 
