@@ -102,6 +102,8 @@ pub struct App {
     frame_pending: bool,
     /// The workspace switcher, while it is open.
     pub(super) switcher: Option<chrome::Switcher>,
+    /// Set when a desktop notification was clicked: the window comes to the front.
+    raise_requested: Arc<AtomicBool>,
     /// The tab title being edited in the tab bar, if any.
     pub(super) renaming: Option<chrome::TabRename>,
     /// The last click on a tab (its index, when), to tell a double click.
@@ -170,6 +172,7 @@ impl App {
             frame_pending: false,
             switcher: None,
             renaming: None,
+            raise_requested: Arc::new(AtomicBool::new(false)),
             last_tab_click: None,
             git: RefCell::new(chrome::GitBranches::default()),
             lifecycle_clock: RefCell::new(chrome::LifecycleClock::default()),
@@ -251,7 +254,7 @@ impl App {
         embedded.set_ui_waker(Box::new(move || {
             waker.wake();
         }));
-        spawn_bus_forwarder(&embedded, self.waker.clone());
+        spawn_bus_forwarder(&embedded, self.waker.clone(), self.raise_requested.clone());
         let store = embedded.store.clone();
         self.embedded = Some(embedded);
         self.store = Some(store);
@@ -855,10 +858,15 @@ fn sizes_match(view: &TabView) -> bool {
 }
 
 /// Forwards the server's events to the event loop: any event means "look again".
-fn spawn_bus_forwarder(embedded: &EmbeddedServer, waker: Waker) {
+/// A clicked desktop notification (`notification.activated`) also sets `raise`, so the
+/// window comes to the front on the pane the Store focused.
+fn spawn_bus_forwarder(embedded: &EmbeddedServer, waker: Waker, raise: Arc<AtomicBool>) {
     let mut events = embedded.bus.subscribe();
     let spawned = std::thread::Builder::new().name("berth-window-events".into()).spawn(move || {
-        while events.blocking_recv().is_some() {
+        while let Some(line) = events.blocking_recv() {
+            if line.contains("\"notification.activated\"") {
+                raise.store(true, Ordering::Release);
+            }
             if !waker.wake() {
                 break;
             }
@@ -886,6 +894,13 @@ impl ApplicationHandler<UserEvent> for App {
             self.reload_config();
         }
         self.serve_ui_requests();
+        if self.raise_requested.swap(false, Ordering::AcqRel) {
+            if let Some(window) = &self.window {
+                // A click on a desktop notification: show the window, on its pane.
+                window.set_minimized(false);
+                window.focus_window();
+            }
+        }
         if let Some(window) = &self.window {
             // A frame already asked for by something else stays a full one.
             if !self.frame_pending {
