@@ -89,6 +89,31 @@ fn osc9_4_progress_shows_in_the_pane_and_clears() {
     assert!(notifications(&server).is_empty(), "progress is not a notification");
 }
 
+/// A pane says since when it has been in its lifecycle (for "working for 2m"): the time
+/// stays while the lifecycle does and moves on when it changes.
+#[test]
+fn lifecycle_since_follows_the_lifecycle() {
+    let server = TestServer::start();
+    let pane = pane_running(&server, r"printf '\e]133;C\a'");
+    let state = || {
+        let p = server.pane(&pane).unwrap_or_default();
+        (p["lifecycle"].as_str().unwrap_or("").to_owned(), p["lifecycle_since"].as_u64())
+    };
+    let (_, working_since) = poll(Duration::from_secs(15), "working", || {
+        let s = state();
+        (s.0 == "working").then_some(s)
+    });
+    let working_since = working_since.expect("lifecycle_since is set");
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(state(), ("working".to_owned(), Some(working_since)), "the time stays");
+    server.berth_ok(&["send", &pane, "--enter", r"printf '\e]133;D;0\a'"]);
+    let (_, idle_since) = poll(Duration::from_secs(15), "idle", || {
+        let s = state();
+        (s.0 == "idle").then_some(s)
+    });
+    assert!(idle_since.expect("lifecycle_since is set") >= working_since);
+}
+
 #[test]
 fn a_flood_of_osc9_is_rate_limited_and_the_server_stays_responsive() {
     let server = TestServer::start();

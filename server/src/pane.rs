@@ -46,6 +46,10 @@ pub struct PaneMeta {
     pub progress: Option<(u8, Option<u8>)>,
     /// With shell integration (OSC 133): whether the shell is at its prompt.
     pub at_prompt: Option<bool>,
+    /// The lifecycle last reported for the pane and since when (ms since the epoch): stamped
+    /// where a change arrives (an agent's hook, a shell's prompt mark) and otherwise when the
+    /// Store first reads a new one (a plain program's foreground job).
+    pub lifecycle_since: Option<(Lifecycle, u64)>,
 }
 
 /// The parts of a pane shared between the Store and its reader thread.
@@ -73,6 +77,7 @@ impl PaneShared {
                 last_activity_ms: now_ms(),
                 progress: None,
                 at_prompt: None,
+                lifecycle_since: None,
             }),
             content_gen: AtomicU64::new(0),
         })
@@ -87,7 +92,24 @@ impl PaneShared {
     pub fn set_lifecycle(&self, lifecycle: Lifecycle) {
         let mut meta = self.meta();
         if meta.exit.is_none() {
+            if meta.lifecycle != lifecycle {
+                meta.lifecycle_since = Some((lifecycle, now_ms()));
+            }
             meta.lifecycle = lifecycle;
+        }
+    }
+
+    /// Since when (ms since the epoch) the pane has been in `lifecycle`, as the Store
+    /// computed it now; a lifecycle not seen before starts now.
+    pub fn lifecycle_since(&self, lifecycle: Lifecycle) -> u64 {
+        let mut meta = self.meta();
+        match meta.lifecycle_since {
+            Some((seen, at)) if seen == lifecycle => at,
+            _ => {
+                let at = now_ms();
+                meta.lifecycle_since = Some((lifecycle, at));
+                at
+            }
         }
     }
 
@@ -320,6 +342,9 @@ impl PtyHandler for PaneIo {
                         let running = matches!(mark, 'C');
                         if meta.at_prompt != Some(!running) {
                             meta.at_prompt = Some(!running);
+                            let lifecycle =
+                                if running { Lifecycle::Working } else { Lifecycle::Idle };
+                            meta.lifecycle_since = Some((lifecycle, now_ms()));
                             changed = true;
                         }
                     }

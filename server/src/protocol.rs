@@ -232,6 +232,10 @@ pub struct PaneDto {
     /// The progress the program reports (ConEmu's OSC 9;4), while it shows one.
     #[serde(default)]
     pub progress: Option<ProgressDto>,
+    /// Since when the pane has been in its `lifecycle`, ms since the Unix epoch (for
+    /// "working for 2m"); for a tombstone, since the server restored it.
+    #[serde(default)]
+    pub lifecycle_since: Option<u64>,
 }
 
 /// A program's progress report (OSC `9;4;state;percent`).

@@ -1111,6 +1111,7 @@ impl Store {
                 .progress
                 .filter(|_| live)
                 .and_then(|(state, percent)| ProgressDto::from_conemu(state, percent)),
+            lifecycle_since: Some(pane.shared.lifecycle_since(lifecycle)),
         }
     }
 

@@ -110,8 +110,6 @@ pub struct App {
     pub(super) last_tab_click: Option<(usize, Instant)>,
     /// Git branches of workspace directories, for the switcher.
     git: RefCell<chrome::GitBranches>,
-    /// When each pane entered its lifecycle, for "working 2m".
-    lifecycle_clock: RefCell<chrome::LifecycleClock>,
     /// When to redraw for the lifecycle markers' clocks.
     tick_at: Option<Instant>,
     /// The last failed resume of a tombstone, by pane, shown in its overlay.
@@ -175,7 +173,6 @@ impl App {
             raise_requested: Arc::new(AtomicBool::new(false)),
             last_tab_click: None,
             git: RefCell::new(chrome::GitBranches::default()),
-            lifecycle_clock: RefCell::new(chrome::LifecycleClock::default()),
             tick_at: None,
             resume_errors: HashMap::new(),
             tomb_scroll: HashMap::new(),
@@ -626,29 +623,21 @@ impl App {
     /// switcher when it is open.
     fn scene(&self, list: &WorkspaceListDto, view: &TabView, focused_window: bool) -> Scene {
         let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.as_str());
-        let now = Instant::now();
-        {
-            // Every pane's clock runs, shown or not, so a tab switched to says how long.
-            let mut clock = self.lifecycle_clock.borrow_mut();
-            let all: Vec<_> =
-                list.workspaces.iter().flat_map(|w| &w.tabs).flat_map(|t| &t.panes).collect();
-            for pane in &all {
-                clock.since(&pane.id, &pane.lifecycle, now);
-            }
-            clock.retain(|id| all.iter().any(|p| p.id == id));
-        }
+        let wall_now = berth_server::pane::now_ms();
         let mut panes = Vec::new();
         for (pane_id, rect) in view.placements(zoomed) {
             let Some(dto) = view.pane(&pane_id) else { continue };
             let focused = pane_id == view.active_pane;
             let selection = self.input.selection.as_ref().filter(|s| s.pane.as_str() == pane_id);
-            let since = self.lifecycle_clock.borrow_mut().since(&pane_id, &dto.lifecycle, now);
+            // The server says since when; a clock that stepped back counts as "just now".
+            let since =
+                dto.lifecycle_since.map(|at| Duration::from_millis(wall_now.saturating_sub(at)));
             let header = HeaderScene {
                 title: dto.title.clone(),
                 badge: badge_of(&dto.state),
                 focused,
                 attention: dto.attention != "none",
-                lifecycle: chrome::lifecycle_marker(&dto.lifecycle, &dto.state, Some(since)),
+                lifecycle: chrome::lifecycle_marker(&dto.lifecycle, &dto.state, since),
                 progress: dto.progress.as_ref().and_then(chrome::progress_of),
             };
             let placed = CellRectU16::new(rect.col, rect.row + TAB_BAR_ROWS, rect.cols, rect.rows);

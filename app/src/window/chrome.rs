@@ -270,28 +270,6 @@ pub fn lifecycle_marker(lifecycle: &str, state: &str, since: Option<Duration>) -
     Some(text)
 }
 
-/// When each pane entered its current lifecycle, as the window saw it.
-#[derive(Debug, Default)]
-pub struct LifecycleClock {
-    seen: HashMap<String, (String, Instant)>,
-}
-
-impl LifecycleClock {
-    /// How long `pane` has been in `lifecycle` (from the first frame that showed it so).
-    pub fn since(&mut self, pane: &str, lifecycle: &str, now: Instant) -> Duration {
-        let entry = self.seen.entry(pane.to_owned()).or_insert_with(|| (lifecycle.to_owned(), now));
-        if entry.0 != lifecycle {
-            *entry = (lifecycle.to_owned(), now);
-        }
-        now.saturating_duration_since(entry.1)
-    }
-
-    /// Forgets panes that are gone.
-    pub fn retain(&mut self, alive: impl Fn(&str) -> bool) {
-        self.seen.retain(|id, _| alive(id));
-    }
-}
-
 /// The open workspace switcher: what the user typed and which entry is highlighted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Switcher {
@@ -443,6 +421,7 @@ mod tests {
             pid: None,
             created_at: 0,
             progress: None,
+            lifecycle_since: None,
         }
     }
 
@@ -585,16 +564,6 @@ mod tests {
         assert_eq!(m("idle", "LIVE", None).as_deref(), Some("◇ idle"));
         assert_eq!(m("working", "RESTORED", None), None);
         assert_eq!(m("starting", "LIVE", None), None);
-    }
-
-    #[test]
-    fn the_lifecycle_clock_restarts_on_change() {
-        let mut clock = LifecycleClock::default();
-        let t0 = Instant::now();
-        assert_eq!(clock.since("p", "working", t0), Duration::ZERO);
-        let t1 = t0 + Duration::from_secs(90);
-        assert_eq!(clock.since("p", "working", t1), Duration::from_secs(90));
-        assert_eq!(clock.since("p", "idle", t1), Duration::ZERO);
     }
 
     #[test]

@@ -283,6 +283,7 @@ mod tests {
             pid: None,
             created_at: 0,
             progress: None,
+            lifecycle_since: None,
         }
     }
 
