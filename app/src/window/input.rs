@@ -256,10 +256,15 @@ impl App {
         self.with_term(selection.pane.as_str(), |t| selection.text(t.term())).flatten()
     }
 
-    /// Pastes a selection's text into a pane.
+    /// Pastes a selection's text into a pane, or into the search query (its first line)
+    /// while the pane's search bar is open.
     fn paste(&mut self, pane: &str, which: Selection) {
         let Some(text) = self.input.clipboard.load(which) else { return };
         if text.is_empty() {
+            return;
+        }
+        if self.search.as_ref().is_some_and(|s| s.pane == pane) {
+            self.search_text(text.lines().next().unwrap_or_default());
             return;
         }
         let bracketed = self
