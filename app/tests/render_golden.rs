@@ -616,6 +616,68 @@ fn theme_light() {
     check_with_palette("theme_light", &theme_scene(&Palette::light()), Palette::light());
 }
 
+/// The chrome in the light theme: the tab bar with an unread count, a RESUMABLE tombstone with
+/// its overlay, a working pane with progress and a waiting pane with its ring.
+#[test]
+fn chrome_in_the_light_theme() {
+    let palette = Palette::light();
+    let label = |title: &str, active: bool, attention: usize, cols: std::ops::Range<u16>| {
+        TabLabel { title: title.into(), active, attention, cols, editing: false }
+    };
+    let tail: Vec<String> = ["$ claude", "\x1b[32m●\x1b[0m Done: 3 files changed"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let overlay = TombstoneOverlay {
+        lines: vec!["Enter — resume `claude --resume 3f2a`".into()],
+        error: None,
+    };
+    let tomb_rect = CellRectU16::new(0, 1, 40, 11);
+    let tomb = PaneScene {
+        rect: tomb_rect,
+        header: HeaderScene {
+            title: "claude".into(),
+            badge: Badge::Resumable,
+            ..HeaderScene::default()
+        },
+        screen: extract_styled_lines(&tail, 40, 10 - render::overlay_rows(&overlay), &palette),
+        overlay: Some(overlay),
+        ..PaneScene::default()
+    };
+    let live = |bytes: &[u8], rect: CellRectU16, title: &str| {
+        let mut term = PaneTerminal::new(TermSize { cols: rect.cols, rows: rect.rows - 1 }, 100);
+        term.feed(bytes);
+        PaneScene {
+            rect,
+            header: HeaderScene { title: title.into(), ..HeaderScene::default() },
+            screen: extract(&term, &palette, false),
+            ..PaneScene::default()
+        }
+    };
+    let mut working =
+        live(b"$ cargo build\r\n   Compiling berth", CellRectU16::new(41, 1, 39, 5), "cargo");
+    working.header.lifecycle = Some("▶ working for 3m".into());
+    working.header.progress = Some(Progress { kind: ProgressKind::Normal, percent: Some(40) });
+    let mut waiting = live(b"Run rm -rf target? [y/n] ", CellRectU16::new(41, 7, 39, 5), "codex");
+    waiting.ring = Some(Ring::NeedsInput);
+    waiting.header.attention = true;
+    waiting.header.lifecycle = Some("◆ blocked".into());
+    let scene = Scene {
+        grid_cols: 80,
+        grid_rows: 12,
+        panes: vec![tomb, working, waiting],
+        dividers: vec![CellRectU16::new(40, 1, 1, 11), CellRectU16::new(41, 6, 39, 1)],
+        background: palette.bg,
+        tab_bar: Some(TabBarScene {
+            row: 0,
+            tabs: vec![label(" 1 agents", true, 1, 0..15), label(" 2 logs", false, 0, 16..26)],
+            right: "berth".into(),
+        }),
+        ..Scene::default()
+    };
+    check_with_palette("chrome_light", &scene, palette);
+}
+
 #[test]
 fn config_error_banner_covers_the_bottom_row() {
     let mut scene = single(60, 5, "banner", b"line one\r\nline two\r\nline three\r\nline four");
