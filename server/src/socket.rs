@@ -14,11 +14,12 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 
 use crate::error::CommandError;
-use crate::events::{EncodedEvent, EventBus};
+use crate::events::{DirectSink, EncodedEvent, EventBus};
 use crate::persist::SaveContext;
 use crate::persistence::Persistence;
 use crate::protocol::{self, ConnectionMethod, Decoded, MAX_LINE};
@@ -275,13 +276,15 @@ async fn serve_client(
     let mut reader = BufReader::with_capacity(64 << 10, read_half);
     let mut buf = Vec::new();
     let mut events: Option<mpsc::Receiver<EncodedEvent>> = None;
+    let mut sink = ConnectionSink(None);
     loop {
         tokio::select! {
             line = next_line(&mut reader, &mut buf) => match line? {
                 Line::Eof => return Ok(()),
                 Line::TooLong => {
                     let err = CommandError::LineTooLong(MAX_LINE);
-                    write.write_all(protocol::encode_error(None, &err).as_bytes()).await?;
+                    let line = protocol::encode_error(None, &err);
+                    send_answer(&mut write, sink.0.as_deref(), &mut events, &line).await?;
                     // The rest of the line cannot be framed; end this connection only.
                     return Ok(());
                 }
@@ -289,20 +292,29 @@ async fn serve_client(
                     if line.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
-                    if let Some(answer) = answer(&line, &services, &mut events) {
-                        write.write_all(answer.as_bytes()).await?;
+                    if let Some(answer) = answer(&line, &services, &mut events, &mut sink.0, &write) {
+                        send_answer(&mut write, sink.0.as_deref(), &mut events, &answer).await?;
                     }
                 }
             },
             event = next_event(&mut events) => match event {
-                Some(line) => write.write_all(line.as_bytes()).await?,
+                Some(line) => {
+                    if let Some(sink) = &sink.0 {
+                        sink.begin_write();
+                    }
+                    let written = write.write_all(line.as_bytes()).await;
+                    if let Some(sink) = &sink.0 {
+                        sink.end_write(true);
+                    }
+                    written?;
+                }
                 None => {
                     // The bus dropped this subscriber because it fell behind.
                     let notice = protocol::encode_event(&json!({
                         "type": "subscriber.dropped",
                         "reason": "the client did not read events fast enough",
                     }));
-                    write.write_all(notice.as_bytes()).await?;
+                    send_answer(&mut write, sink.0.as_deref(), &mut events, &notice).await?;
                     return Ok(());
                 }
             },
@@ -310,11 +322,51 @@ async fn serve_client(
     }
 }
 
-/// Executes one request line; returns the answer line, or `None` for a notification.
+/// A connection's direct sink, closed when the connection's task ends (by any path).
+struct ConnectionSink(Option<Arc<DirectSink>>);
+
+impl Drop for ConnectionSink {
+    fn drop(&mut self) {
+        if let Some(sink) = &self.0 {
+            sink.close();
+        }
+    }
+}
+
+/// Writes an answer (or a notice) to the client, after the events already queued for it
+/// (one of them may be the rest of a line a publisher wrote in part), never interleaved with
+/// a publisher's direct write.
+async fn send_answer(
+    write: &mut OwnedWriteHalf,
+    sink: Option<&DirectSink>,
+    events: &mut Option<mpsc::Receiver<EncodedEvent>>,
+    line: &str,
+) -> io::Result<()> {
+    let Some(sink) = sink else { return write.write_all(line.as_bytes()).await };
+    let queued = sink.begin_write();
+    if queued > 0 {
+        if let Some(rx) = events.as_mut() {
+            for _ in 0..queued {
+                let Ok(event) = rx.try_recv() else { break };
+                write.write_all(event.as_bytes()).await?;
+                sink.event_written();
+            }
+        }
+    }
+    let written = write.write_all(line.as_bytes()).await;
+    sink.end_write(false);
+    written
+}
+
+/// Executes one request line; returns the answer line, or `None` for a notification. A
+/// subscription gets a [`DirectSink`] on a duplicate of the connection's socket, so that
+/// events can skip the queue while the connection is idle.
 fn answer(
     line: &[u8],
     services: &Services,
     events: &mut Option<mpsc::Receiver<EncodedEvent>>,
+    sink: &mut Option<Arc<DirectSink>>,
+    write: &OwnedWriteHalf,
 ) -> Option<String> {
     let request = match protocol::decode_request(line) {
         Ok(request) => request,
@@ -325,7 +377,20 @@ fn answer(
         match decoded {
             Decoded::Connection(ConnectionMethod::Subscribe) => {
                 if events.is_none() {
-                    *events = Some(services.bus.subscribe());
+                    use std::os::fd::AsFd as _;
+                    let stream: &UnixStream = write.as_ref();
+                    *events = Some(match stream.as_fd().try_clone_to_owned() {
+                        Ok(fd) => {
+                            let direct = DirectSink::new(fd);
+                            *sink = Some(direct.clone());
+                            services.bus.subscribe_direct(direct)
+                        }
+                        // Without a second descriptor, events take the queue only.
+                        Err(e) => {
+                            tracing::debug!(error = %e, "no direct event writes for a client");
+                            services.bus.subscribe()
+                        }
+                    });
                 }
                 Ok(json!({ "subscribed": true }))
             }
