@@ -534,9 +534,18 @@ fn config_theme_applies_live(w: &World) {
         "--enter",
         r#"clear; printf '\e]11;?\a'; read -rs -d $'\a' -t 2 r; echo "bg=${r#*rgb:}""#,
     ]);
-    poll(WAIT, "the light background reported to the program", || {
-        w.server.screen(&pane).contains("bg=fafa/fafa/fafa").then_some(())
-    });
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let screen = w.server.screen(&pane);
+        if screen.contains("bg=fafa/fafa/fafa") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the light background was not reported to the program; its screen:\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     fs::remove_file(&path).expect("remove the config");
     poll(WAIT, "the dark theme again", || {
         (w.screenshot("theme-dark.png").count(light_bg) < total / 10).then_some(())

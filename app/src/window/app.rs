@@ -128,7 +128,7 @@ pub struct App {
     banner: Option<String>,
     /// The terminals (by address; a resumed pane gets a new one) given the config's default
     /// cursor style and theme colours.
-    terms_configured: HashSet<usize>,
+    terms_configured: HashSet<(String, usize)>,
 }
 
 impl App {
@@ -486,6 +486,12 @@ impl App {
         }
         tracing::debug!(keymap = %self.config.keymap.describe(), "window key bindings");
         self.apply_store_settings();
+        // Terminals learn the new theme now, not at the next frame: a screenshot or a
+        // program's colour query may come first (a test once asked in between).
+        if self.store.is_some() {
+            let list = self.lock_store().list();
+            self.configure_terminals(&list);
+        }
         self.update_grid();
     }
 
@@ -500,8 +506,9 @@ impl App {
     }
 
     /// Gives the shown panes' terminals the config's default cursor style and the theme's
-    /// colours (what programs asking with OSC 10/11 learn), once per terminal.
-    fn configure_terminals(&mut self, view: &TabView) {
+    /// colours (what programs asking with OSC 10/11 learn), once per terminal, for every pane
+    /// (a program in a tab not shown may ask too).
+    fn configure_terminals(&mut self, list: &WorkspaceListDto) {
         use alacritty_terminal::vte::ansi::{CursorShape as Shape, CursorStyle, Rgb};
         let shape = match self.config.cursor_style {
             config::CursorStyle::Block => Shape::Block,
@@ -517,7 +524,9 @@ impl App {
             cursor: rgb(p.cursor),
             ansi: p.ansi.map(rgb),
         };
-        for pane in &view.panes {
+        let mut alive = HashSet::new();
+        let panes = list.workspaces.iter().flat_map(|w| &w.tabs).flat_map(|t| &t.panes);
+        for pane in panes {
             let applied = &mut self.terms_configured;
             let Ok(id) = PaneId::parse(&pane.id) else { continue };
             let Some(shared) = self
@@ -528,13 +537,17 @@ impl App {
                 continue;
             };
             let mut term = shared.term.lock();
-            // The address identifies the terminal while it lives (a resumed pane gets another).
-            let key = std::ptr::from_ref::<PaneTerminal>(&term) as usize;
-            if applied.insert(key) {
+            // The pane and the terminal's address identify a terminal while it lives (a
+            // resumed pane gets another); a dead pane's key is forgotten below, and a new
+            // pane's id is new, so an address used again is not taken for a configured one.
+            let key = (pane.id.clone(), std::ptr::from_ref::<PaneTerminal>(&term) as usize);
+            if applied.insert(key.clone()) {
                 term.set_default_cursor_style(style);
                 term.set_theme_colors(Some(theme));
             }
+            alive.insert(key);
         }
+        self.terms_configured.retain(|key| alive.contains(key));
     }
 
     /// Makes the shown tab's size the window's, each pane's PTY its rectangle's, and a zoomed
@@ -751,7 +764,7 @@ impl App {
                 None => return,
             }
         }
-        self.configure_terminals(&view);
+        self.configure_terminals(&list);
         let title = view.window_title();
         if title != self.title {
             if let Some(window) = &self.window {
