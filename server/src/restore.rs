@@ -485,8 +485,7 @@ impl Store {
             self.config.home.clone()
         };
         let size = self.pane_size_in_tab(&tab_id, id);
-        let term =
-            PaneTerminal::new(TermSize { cols: size.cols, rows: size.rows }, self.scrollback);
+        let term = self.new_terminal(TermSize { cols: size.cols, rows: size.rows });
         let shared = PaneShared::new(id.clone(), term);
         {
             let mut term = shared.term.lock();

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use alacritty_terminal::vte::ansi::CursorStyle;
 use berth_engine::agents::{self, AgentKind};
 use berth_engine::ids::{PaneId, TabId, WorkspaceId};
 use berth_engine::keys::encode_key;
@@ -15,7 +16,9 @@ use berth_engine::layout::{CellSize, Layout, SplitDir};
 use berth_engine::model::{Attention, Lifecycle, RestoreState};
 use berth_engine::procfs;
 use berth_engine::pty::{Pty, SpawnSpec};
-use berth_engine::terminal::{PaneTerminal, ReadRequest, TermSize, DEFAULT_SCROLLBACK};
+use berth_engine::terminal::{
+    PaneTerminal, ReadRequest, TermSize, ThemeColors, DEFAULT_SCROLLBACK,
+};
 use berth_engine::text::strip_escapes;
 use serde_json::{json, Value};
 
@@ -259,6 +262,8 @@ pub struct Store {
     pub(crate) window_view: WindowView,
     /// Readable scrollback lines of panes started from now on (the window's config).
     pub(crate) scrollback: usize,
+    /// The default cursor style and theme colours of terminals (the window's config).
+    terminal_defaults: Option<(CursorStyle, ThemeColors)>,
     /// Which notifications go to the desktop (the window's config).
     pub(crate) desktop_policy: DesktopPolicy,
 }
@@ -332,6 +337,7 @@ impl Store {
             header_rows: 0,
             window_view: WindowView::default(),
             scrollback: DEFAULT_SCROLLBACK,
+            terminal_defaults: None,
             desktop_policy: DesktopPolicy::default(),
         }
     }
@@ -375,6 +381,32 @@ impl Store {
     /// window's config file; running panes keep theirs).
     pub fn set_scrollback_lines(&mut self, lines: usize) {
         self.scrollback = lines;
+    }
+
+    /// Sets the default cursor style (until a program sets one) and the theme colours that
+    /// programs asking with OSC 10/11/4 learn (the window's config file): every pane's
+    /// terminal gets them now, and every terminal made from now on.
+    pub fn set_terminal_defaults(&mut self, cursor: CursorStyle, theme: ThemeColors) {
+        if self.terminal_defaults == Some((cursor, theme)) {
+            return;
+        }
+        self.terminal_defaults = Some((cursor, theme));
+        for pane in self.panes.values() {
+            let mut term = pane.shared.term.lock();
+            term.set_default_cursor_style(cursor);
+            term.set_theme_colors(Some(theme));
+        }
+    }
+
+    /// A new terminal for a pane's program, with the scrollback and the terminal defaults
+    /// set now.
+    pub(crate) fn new_terminal(&self, size: TermSize) -> PaneTerminal {
+        let mut term = PaneTerminal::new(size, self.scrollback);
+        if let Some((cursor, theme)) = self.terminal_defaults {
+            term.set_default_cursor_style(cursor);
+            term.set_theme_colors(Some(theme));
+        }
+        term
     }
 
     /// Sets which notifications go to the desktop (the window's config file).
@@ -753,9 +785,8 @@ impl Store {
             cols: size.cols,
             rows: size.rows,
         };
-        let shared = shared.unwrap_or_else(|| {
-            PaneShared::new(id.clone(), PaneTerminal::new(term_size(size), self.scrollback))
-        });
+        let shared = shared
+            .unwrap_or_else(|| PaneShared::new(id.clone(), self.new_terminal(term_size(size))));
         let io =
             PaneIo::new(shared.clone(), self.bus.clone(), self.pulse.clone(), self.inbox.clone());
         let pty = Pty::spawn(&spec, io)?;

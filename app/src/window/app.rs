@@ -8,7 +8,7 @@
 //! panes, desktop notifications). Input handling lives in `input.rs`.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -126,9 +126,6 @@ pub struct App {
     config_changed: Arc<AtomicBool>,
     /// The config file's error (or a warning about it), shown along the bottom row.
     banner: Option<String>,
-    /// The terminals (by address; a resumed pane gets a new one) given the config's default
-    /// cursor style and theme colours.
-    terms_configured: HashSet<(String, usize)>,
 }
 
 impl App {
@@ -181,7 +178,6 @@ impl App {
             config_path,
             config_changed: Arc::new(AtomicBool::new(false)),
             banner,
-            terms_configured: HashSet::new(),
         }
     }
 
@@ -479,43 +475,26 @@ impl App {
             self.palette = new.palette.clone();
             self.tail_cells.borrow_mut().clear();
         }
-        if (new.cursor_style, new.cursor_blink, &new.palette)
-            != (old.cursor_style, old.cursor_blink, &old.palette)
-        {
-            self.terms_configured.clear();
-        }
         tracing::debug!(keymap = %self.config.keymap.describe(), "window key bindings");
         self.apply_store_settings();
-        // Terminals learn the new theme now, not at the next frame: a screenshot or a
-        // program's colour query may come first (a test once asked in between).
-        if self.store.is_some() {
-            let list = self.lock_store().list();
-            self.configure_terminals(&list);
-        }
         self.update_grid();
     }
 
-    /// Gives the Store the settings the config file owns.
+    /// Gives the Store the settings the config file owns: scrollback, desktop notifications,
+    /// and the terminals' default cursor style and theme colours (what programs asking with
+    /// OSC 10/11/4 learn), which the Store gives every terminal at once and every new one, so
+    /// a program never sees the old theme after a reload.
     fn apply_store_settings(&self) {
+        use alacritty_terminal::vte::ansi::{CursorShape as Shape, CursorStyle, Rgb};
         if self.store.is_none() {
             return;
         }
-        let mut store = self.lock_store();
-        store.set_scrollback_lines(self.config.scrollback_lines);
-        store.set_desktop_policy(self.config.notifications.policy());
-    }
-
-    /// Gives the shown panes' terminals the config's default cursor style and the theme's
-    /// colours (what programs asking with OSC 10/11 learn), once per terminal, for every pane
-    /// (a program in a tab not shown may ask too).
-    fn configure_terminals(&mut self, list: &WorkspaceListDto) {
-        use alacritty_terminal::vte::ansi::{CursorShape as Shape, CursorStyle, Rgb};
         let shape = match self.config.cursor_style {
             config::CursorStyle::Block => Shape::Block,
             config::CursorStyle::Beam => Shape::Beam,
             config::CursorStyle::Underline => Shape::Underline,
         };
-        let style = CursorStyle { shape, blinking: self.config.cursor_blink };
+        let cursor = CursorStyle { shape, blinking: self.config.cursor_blink };
         let rgb = |c: render::Rgb| Rgb { r: c.r, g: c.g, b: c.b };
         let p = &self.palette;
         let theme = berth_engine::terminal::ThemeColors {
@@ -524,30 +503,10 @@ impl App {
             cursor: rgb(p.cursor),
             ansi: p.ansi.map(rgb),
         };
-        let mut alive = HashSet::new();
-        let panes = list.workspaces.iter().flat_map(|w| &w.tabs).flat_map(|t| &t.panes);
-        for pane in panes {
-            let applied = &mut self.terms_configured;
-            let Ok(id) = PaneId::parse(&pane.id) else { continue };
-            let Some(shared) = self
-                .store
-                .as_ref()
-                .and_then(|s| s.lock().unwrap_or_else(|p| p.into_inner()).pane_shared(&id))
-            else {
-                continue;
-            };
-            let mut term = shared.term.lock();
-            // The pane and the terminal's address identify a terminal while it lives (a
-            // resumed pane gets another); a dead pane's key is forgotten below, and a new
-            // pane's id is new, so an address used again is not taken for a configured one.
-            let key = (pane.id.clone(), std::ptr::from_ref::<PaneTerminal>(&term) as usize);
-            if applied.insert(key.clone()) {
-                term.set_default_cursor_style(style);
-                term.set_theme_colors(Some(theme));
-            }
-            alive.insert(key);
-        }
-        self.terms_configured.retain(|key| alive.contains(key));
+        let mut store = self.lock_store();
+        store.set_scrollback_lines(self.config.scrollback_lines);
+        store.set_desktop_policy(self.config.notifications.policy());
+        store.set_terminal_defaults(cursor, theme);
     }
 
     /// Makes the shown tab's size the window's, each pane's PTY its rectangle's, and a zoomed
@@ -764,7 +723,6 @@ impl App {
                 None => return,
             }
         }
-        self.configure_terminals(&list);
         let title = view.window_title();
         if title != self.title {
             if let Some(window) = &self.window {
