@@ -50,9 +50,33 @@ pub(super) fn put_text(
     col
 }
 
-/// The width in cells of `text`.
-pub(super) fn str_width(text: &str) -> usize {
+/// The width in cells of `text` (control characters take none).
+pub fn str_width(text: &str) -> usize {
     text.chars().filter(|c| !c.is_control()).map(text_width).sum()
+}
+
+/// `text` (control characters dropped) as it fits in `room` cells: whole when it fits, else
+/// as much as leaves one cell for a `…` after it.
+pub fn ellipsize(text: &str, room: usize) -> String {
+    let clean: String = text.chars().filter(|c| !c.is_control()).collect();
+    if str_width(&clean) <= room {
+        return clean;
+    }
+    if room == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in clean.chars() {
+        let width = text_width(c);
+        if used + width + 1 > room {
+            break;
+        }
+        used += width;
+        out.push(c);
+    }
+    out.push('…');
+    out
 }
 
 /// The tab bar: its row, each tab (the shown one brighter), unread dots, close buttons and the

@@ -247,36 +247,9 @@ fn header_cells(
         }
     }
     // The title starts after one blank (where the attention marker goes).
-    let mut col = 1usize;
     let end = usize::from(title_end);
-    let mut chars = h.title.chars().filter(|c| !c.is_control()).peekable();
-    while let Some(c) = chars.next() {
-        let width = text_width(c);
-        if width == 0 {
-            if let Some(prev) = col.checked_sub(1).and_then(|p| cells.get_mut(p)) {
-                let mut extra = prev.extra.take().map(String::from).unwrap_or_default();
-                extra.push(c);
-                prev.extra = Some(extra.into_boxed_str());
-            }
-            continue;
-        }
-        let rest_fits = chars.peek().is_none() && col + width <= end;
-        if col + width > end || (!rest_fits && col + width >= end) {
-            // No room for this character and an ellipsis after it.
-            if col < end {
-                cells[col].ch = '…';
-                cells[col].flags.bold = h.focused;
-            }
-            break;
-        }
-        cells[col].ch = c;
-        cells[col].flags.bold = h.focused;
-        if width == 2 {
-            cells[col].flags.wide = true;
-            cells[col + 1].flags.spacer = true;
-        }
-        col += width;
-    }
+    let title = chrome::ellipsize(&h.title, end.saturating_sub(1));
+    chrome::put_text(&mut cells, 1, end, &title, fg, h.focused);
     (cells, badge)
 }
 

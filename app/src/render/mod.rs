@@ -29,7 +29,7 @@ use glyphon::{
     Cache, ColorMode, Resolution, TextArea, TextAtlas, TextBounds, TextRenderer, Viewport,
 };
 
-pub use self::chrome::overlay_rows;
+pub use self::chrome::{ellipsize, overlay_rows, str_width};
 use self::gpu::{Gpu, Target};
 pub use self::palette::{Palette, Rgb};
 use self::quads::QuadPipeline;

@@ -14,8 +14,8 @@ use berth_server::protocol::{PaneDto, ProgressDto, WorkspaceDto, WorkspaceListDt
 
 use super::view::TabView;
 use crate::render::{
-    CellRectU16, Progress, ProgressKind, Ring, SwitcherEntry, SwitcherScene, TabBarScene, TabLabel,
-    TombstoneOverlay,
+    self, CellRectU16, Progress, ProgressKind, Ring, SwitcherEntry, SwitcherScene, TabBarScene,
+    TabLabel, TombstoneOverlay,
 };
 
 /// Rows at the top of the window taken by the tab bar.
@@ -110,9 +110,9 @@ pub fn tab_bar(
                 let typed: String = r.text.chars().rev().take(TAB_TITLE_CHARS).collect();
                 format!(" {} {}▏", i + 1, typed.chars().rev().collect::<String>())
             }
-            None => format!(" {} {}", i + 1, shorten(&title, TAB_TITLE_CHARS)),
+            None => format!(" {} {}", i + 1, render::ellipsize(&title, TAB_TITLE_CHARS)),
         };
-        let mut width = text.chars().count() as u16 + 1;
+        let mut width = u16::try_from(render::str_width(&text) + 1).unwrap_or(u16::MAX);
         if attention > 0 {
             width += u16::try_from(format!(" ●{attention}").chars().count()).unwrap_or(0);
         }
@@ -139,17 +139,6 @@ fn tab_title(given: &str, active: Option<&PaneDto>) -> String {
         return given.to_owned();
     }
     active.map(|p| p.title.clone()).unwrap_or_default()
-}
-
-/// `text` cut to `max` characters with an ellipsis.
-pub fn shorten(text: &str, max: usize) -> String {
-    let clean: String = text.chars().filter(|c| !c.is_control()).collect();
-    if clean.chars().count() <= max {
-        return clean;
-    }
-    let mut out: String = clean.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
 }
 
 /// What a click at column `col` of the tab bar hits.
@@ -607,7 +596,9 @@ mod tests {
         assert_eq!(tilde("/home/u", Some(home)), "~");
         assert_eq!(tilde("/home/u/x/y", Some(home)), "~/x/y");
         assert_eq!(tilde("/etc", Some(home)), "/etc");
-        assert_eq!(shorten("abcdef", 4), "abc…");
-        assert_eq!(shorten("ab\u{7}c", 4), "abc");
+        assert_eq!(render::ellipsize("abcdef", 4), "abc…");
+        assert_eq!(render::ellipsize("ab\u{7}c", 4), "abc");
+        // Widths, not characters: a wide character takes two cells.
+        assert_eq!(render::ellipsize("漢字漢字", 5), "漢字…");
     }
 }
