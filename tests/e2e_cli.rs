@@ -304,3 +304,27 @@ fn bad_cli_use_is_a_clear_error() {
     // Nothing was created by the failed calls.
     assert_eq!(server.list()["workspaces"], json!([]));
 }
+
+/// `berth ls --json` decodes the server's answer into the typed view and encodes it again:
+/// what it prints must be exactly the wire's JSON for the same state.
+#[test]
+fn ls_json_prints_exactly_what_the_wire_carries() {
+    let server = TestServer::start();
+    let a = server.berth_ok(&["new", "--title", "first ✳", "--", "bash", "--norc"]);
+    let b = server.berth_ok(&["split", &a, "--down", "--", "bash", "--norc"]);
+    server.berth_ok(&["split", &b, "--right", "--", "cat"]);
+    server.berth_ok(&["new", "--workspace", "api", "--", "sleep", "100"]);
+    server.berth_ok(&["notify", "--pane", &a, "hello", "body"]);
+    // Compare the whole text, once the state holds still across the reads (a shell that is
+    // still starting changes its lifecycle).
+    let (printed, raw) = poll(WAIT, "a still state", || {
+        let before = server.call("workspace.list", json!({}));
+        let printed = server.berth_ok(&["ls", "--json"]);
+        let after = server.call("workspace.list", json!({}));
+        (before == after).then_some((printed, after))
+    });
+    assert_eq!(printed, serde_json::to_string_pretty(&raw).unwrap());
+    let raw = server.call("notifications.list", json!({}));
+    let printed = server.berth_ok(&["notifications", "--json"]);
+    assert_eq!(printed, serde_json::to_string_pretty(&raw).unwrap());
+}

@@ -11,12 +11,18 @@ use std::process::ExitCode;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
+use berth_engine::agents::AgentKind;
+use berth_engine::ids::{NotificationId, PaneId, TabId, WorkspaceId};
+use berth_engine::layout::SplitDir;
 use berth_server::client::Client;
-use berth_server::protocol::{ReadDto, WorkspaceListDto};
+use berth_server::commands::{Command, ReadSpec, Reply, SpawnRequest, WorkspaceSelector};
+use berth_server::error::CommandError;
+use berth_server::protocol::{NotificationDto, ReadDto, WorkspaceListDto};
+use berth_server::view::StateView;
 use berth_server::{Server, ServerConfig};
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Berth: a GPU terminal for coding agents and shells, with an embedded server.
 #[derive(Parser, Debug)]
@@ -387,40 +393,52 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Verb::Doctor => crate::doctor::run(socket()),
         Verb::GpuProbe => Ok(crate::doctor::gpu_probe()),
         Verb::Save => {
-            let result = connect()?.call("snapshot.save", json!({}))?;
+            let saved = connect()?.save()?;
             println!(
                 "saved {} panes ({} tails written) to {}",
-                result["panes"].as_u64().unwrap_or(0),
-                result["tails"].as_u64().unwrap_or(0),
-                result["path"].as_str().unwrap_or("?")
+                saved.panes,
+                saved.tails,
+                saved.path.display()
             );
             Ok(ExitCode::SUCCESS)
         }
         Verb::Screenshot { png, tab } => {
             let path = absolute(Some(png))?.unwrap_or_default();
-            let result =
-                connect()?.call("window.screenshot", json!({ "path": path, "tab_id": tab }))?;
-            println!("{}", result["path"].as_str().unwrap_or_default());
+            let tab = tab.as_deref().map(TabId::parse).transpose().map_err(CommandError::from)?;
+            let shot = connect()?.screenshot(tab.map(|t| t.to_string()), path)?;
+            println!("{}", shot.path.display());
             Ok(ExitCode::SUCCESS)
         }
         Verb::Resume { pane } => {
-            let result = connect()?.call("pane.resume", json!({ "pane_id": pane }))?;
-            println!("{}", result["state"].as_str().unwrap_or(""));
+            let pane = pane_id(&pane)?;
+            match connect()?.execute(Command::PaneResume { pane })? {
+                Reply::Resumed { state, .. } => println!("{}", state.as_str()),
+                other => return Err(unexpected(&other)),
+            }
             Ok(ExitCode::SUCCESS)
         }
         Verb::ReportSession { agent, session, pane } => {
-            connect()?.call(
-                "session.report",
-                json!({ "pane_id": pane, "agent": agent, "session_id": session }),
-            )?;
+            let cmd = Command::SessionReport {
+                pane: pane_id(&pane)?,
+                kind: agent_kind(&agent)?,
+                session_id: session,
+                resume_argv: None,
+                model: None,
+            };
+            connect()?.execute(cmd)?;
             Ok(ExitCode::SUCCESS)
         }
         Verb::Notify { pane, title, body } => {
-            let result = connect()?.call(
-                "notify",
-                json!({ "pane_id": pane, "title": title, "body": body.unwrap_or_default() }),
-            )?;
-            println!("{}", result["notification_id"].as_str().unwrap_or_default());
+            let cmd = Command::Notify {
+                pane: pane.as_deref().map(pane_id).transpose()?,
+                title,
+                body: body.unwrap_or_default(),
+                source: "cli".into(),
+            };
+            match connect()?.execute(cmd)? {
+                Reply::Notified { id } => println!("{id}"),
+                other => return Err(unexpected(&other)),
+            }
             Ok(ExitCode::SUCCESS)
         }
         Verb::Notifications { json: as_json, unread, mark_read, pane } => {
@@ -429,11 +447,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Verb::Hook { agent, payload, print_config } => Ok(hook(&agent, payload, print_config)),
         Verb::Workspace(WorkspaceVerb::AutoResume { workspace, state }) => {
             let mut client = connect()?;
-            let id = resolve_workspace(&mut client, &workspace)?;
-            client.call(
-                "workspace.set_auto_resume",
-                json!({ "workspace_id": id, "enabled": state == "on" }),
-            )?;
+            let workspace = resolve_workspace(&mut client, &workspace)?;
+            client
+                .execute(Command::WorkspaceSetAutoResume { workspace, enabled: state == "on" })?;
             Ok(ExitCode::SUCCESS)
         }
         Verb::Ls { json } => ls(json),
@@ -444,7 +460,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Verb::Wait(args) => wait(args),
         Verb::Close { id } => close(&id),
         Verb::Focus { pane } => {
-            connect()?.call("pane.focus", json!({ "pane_id": pane }))?;
+            let pane = pane_id(&pane)?;
+            connect()?.execute(Command::PaneFocus { pane })?;
             Ok(ExitCode::SUCCESS)
         }
         Verb::Events => events(),
@@ -455,6 +472,37 @@ fn connect() -> Result<Client> {
     Ok(Client::connect(socket())?)
 }
 
+/// A pane id from the command line, checked as the server would.
+fn pane_id(text: &str) -> Result<PaneId> {
+    Ok(PaneId::parse(text).map_err(CommandError::from)?)
+}
+
+fn agent_kind(name: &str) -> Result<AgentKind> {
+    AgentKind::parse(name).ok_or_else(|| {
+        anyhow::anyhow!("unknown agent {name:?} (claude, codex, opencode, cursor, generic)")
+    })
+}
+
+/// An answer of the wrong shape: a server of another version.
+fn unexpected(reply: &Reply) -> anyhow::Error {
+    anyhow::anyhow!("the server gave an unexpected answer: {reply:?}")
+}
+
+/// The whole state, typed.
+fn state(client: &mut Client) -> Result<StateView> {
+    match client.execute(Command::WorkspaceList)? {
+        Reply::State(state) => Ok(*state),
+        other => Err(unexpected(&other)),
+    }
+}
+
+/// Prints a value as the server's JSON would be printed (keys sorted).
+fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    let value: Value = serde_json::to_value(value)?;
+    println!("{}", serde_json::to_string_pretty(&value)?);
+    Ok(())
+}
+
 fn notifications(
     as_json: bool,
     unread: bool,
@@ -463,26 +511,34 @@ fn notifications(
 ) -> Result<ExitCode> {
     let mut client = connect()?;
     if mark_read {
-        let result = client.call("notifications.mark_read", json!({ "pane_id": pane }))?;
-        println!("marked {} read", result["marked"].as_u64().unwrap_or(0));
+        let pane = pane.as_deref().map(pane_id).transpose()?;
+        let ids: Vec<NotificationId> = Vec::new();
+        match client.execute(Command::NotificationsMarkRead { ids, pane })? {
+            Reply::Marked { count } => println!("marked {count} read"),
+            other => return Err(unexpected(&other)),
+        }
         return Ok(ExitCode::SUCCESS);
     }
-    let value = client.call("notifications.list", json!({ "unread_only": unread }))?;
+    let list = match client.execute(Command::NotificationsList { unread_only: unread })? {
+        Reply::Notifications(list) => list,
+        other => return Err(unexpected(&other)),
+    };
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        let notifications: Vec<NotificationDto> = list.iter().map(NotificationDto::from).collect();
+        print_json(&serde_json::json!({ "notifications": notifications }))?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = std::io::stdout().lock();
-    for n in value["notifications"].as_array().into_iter().flatten() {
-        let mark = if n["read_at"].is_null() { "*" } else { " " };
+    for n in &list {
+        let mark = if n.read_at.is_none() { "*" } else { " " };
         writeln!(
             out,
             "{mark} {}  {:<10} {}  {}  {}",
-            n["id"].as_str().unwrap_or(""),
-            n["source"].as_str().unwrap_or(""),
-            n["pane_id"].as_str().unwrap_or("-"),
-            n["title"].as_str().unwrap_or(""),
-            n["body"].as_str().unwrap_or("").replace('\n', " "),
+            n.id,
+            n.source,
+            n.pane_id.as_deref().unwrap_or("-"),
+            n.title,
+            n.body.replace('\n', " "),
         )?;
     }
     Ok(ExitCode::SUCCESS)
@@ -524,13 +580,15 @@ fn hook(agent: &str, payload: Option<String>, print_config: bool) -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
-    let result =
-        Client::connect_with_timeout(socket(), Duration::from_millis(800)).and_then(|mut c| {
-            c.call(
-                "hook.event",
-                json!({ "pane_id": pane, "agent": kind.as_str(), "payload": payload }),
-            )
-        });
+    let pane = match PaneId::parse(&pane) {
+        Ok(pane) => pane,
+        Err(e) => {
+            eprintln!("berth hook: BERTH_PANE: {}", CommandError::from(e));
+            return ExitCode::SUCCESS;
+        }
+    };
+    let result = Client::connect_with_timeout(socket(), Duration::from_millis(800))
+        .and_then(|mut c| c.execute(Command::HookEvent { pane, kind, payload }));
     if let Err(e) = result {
         eprintln!("berth hook: {e}");
     }
@@ -538,16 +596,16 @@ fn hook(agent: &str, payload: Option<String>, print_config: bool) -> ExitCode {
 }
 
 /// A workspace id from a name or an id.
-fn resolve_workspace(client: &mut Client, name_or_id: &str) -> Result<String> {
-    let list: WorkspaceListDto = serde_json::from_value(client.call("workspace.list", json!({}))?)?;
-    let matches: Vec<&str> = list
+fn resolve_workspace(client: &mut Client, name_or_id: &str) -> Result<WorkspaceId> {
+    let state = state(client)?;
+    let matches: Vec<&WorkspaceId> = state
         .workspaces
         .iter()
-        .filter(|w| w.id == name_or_id || w.name == name_or_id)
-        .map(|w| w.id.as_str())
+        .filter(|w| w.id.as_str() == name_or_id || w.name == name_or_id)
+        .map(|w| &w.id)
         .collect();
     match matches.as_slice() {
-        [id] => Ok((*id).to_owned()),
+        [id] => Ok((*id).clone()),
         [] => bail!("no workspace named {name_or_id:?}"),
         _ => bail!("several workspaces are named {name_or_id:?}; use its id"),
     }
@@ -562,12 +620,12 @@ fn run_server(move_aside_future: bool) -> Result<ExitCode> {
 }
 
 fn ls(as_json: bool) -> Result<ExitCode> {
-    let value = connect()?.call("workspace.list", json!({}))?;
+    let state = state(&mut connect()?)?;
+    let list = WorkspaceListDto::from(&state);
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        print_json(&list)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let list: WorkspaceListDto = serde_json::from_value(value).context("reading workspace.list")?;
     let mut out = std::io::stdout().lock();
     for ws in &list.workspaces {
         let active = if list.active_workspace_id.as_deref() == Some(&ws.id) { "*" } else { " " };
@@ -606,66 +664,70 @@ fn absolute(dir: Option<PathBuf>) -> Result<Option<PathBuf>> {
 
 fn new(args: NewArgs) -> Result<ExitCode> {
     let cwd = absolute(args.cwd)?.or_else(current_dir);
-    let mut params = json!({ "argv": args.command, "cwd": cwd });
-    if let Some(ws) = args.workspace {
-        params["workspace"] = json!(ws);
+    let workspace = match args.workspace {
+        Some(name) => WorkspaceSelector::Name(name),
+        None => WorkspaceSelector::Active,
+    };
+    let spawn = SpawnRequest { argv: args.command, cwd, env: Vec::new(), title: args.title };
+    match connect()?.execute(Command::PaneSpawn { workspace, spawn })? {
+        Reply::Spawned { pane, .. } => println!("{pane}"),
+        other => return Err(unexpected(&other)),
     }
-    if let Some(title) = args.title {
-        params["title"] = json!(title);
-    }
-    let result = connect()?.call("pane.spawn", params)?;
-    println!("{}", result["pane_id"].as_str().unwrap_or_default());
     Ok(ExitCode::SUCCESS)
 }
 
 fn split(args: SplitArgs) -> Result<ExitCode> {
     let dir = match (args.right, args.down) {
-        (true, false) => "right",
-        (false, true) => "down",
+        (true, false) => SplitDir::Right,
+        (false, true) => SplitDir::Down,
         _ => bail!("say where the new pane goes: --right or --down"),
     };
-    let params = json!({
-        "pane_id": args.pane,
-        "dir": dir,
-        "argv": args.command,
-        "cwd": absolute(args.cwd)?,
-    });
-    let result = connect()?.call("pane.split", params)?;
-    println!("{}", result["pane_id"].as_str().unwrap_or_default());
+    let pane = pane_id(&args.pane)?;
+    let spawn =
+        SpawnRequest { argv: args.command, cwd: absolute(args.cwd)?, env: Vec::new(), title: None };
+    match connect()?.execute(Command::PaneSplit { pane, dir, spawn })? {
+        Reply::Pane { pane } => println!("{pane}"),
+        other => return Err(unexpected(&other)),
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 fn send(args: SendArgs) -> Result<ExitCode> {
-    let mut params = json!({ "pane_id": args.pane });
-    if args.keys {
+    let pane = pane_id(&args.pane)?;
+    let (text, keys) = if args.keys {
         let mut keys = args.words;
         if args.enter {
             keys.push("Enter".into());
         }
-        params["keys"] = json!(keys);
+        (None, keys)
     } else {
-        params["text"] = json!(args.words.join(" "));
-        if args.enter {
-            params["keys"] = json!(["Enter"]);
-        }
-    }
-    connect()?.call("pane.send", params)?;
+        let keys = if args.enter { vec!["Enter".to_owned()] } else { Vec::new() };
+        (Some(args.words.join(" ")), keys)
+    };
+    connect()?.execute(Command::PaneSend { pane, text, keys })?;
     Ok(ExitCode::SUCCESS)
 }
 
+/// Reads a pane's text, typed.
+fn read_pane(
+    client: &mut Client,
+    pane: &PaneId,
+    spec: ReadSpec,
+) -> Result<berth_server::view::ReadView> {
+    match client.execute(Command::PaneRead { pane: pane.clone(), spec })? {
+        Reply::Read(read) => Ok(read),
+        other => Err(unexpected(&other)),
+    }
+}
+
 fn read(args: ReadArgs) -> Result<ExitCode> {
-    let params = json!({
-        "pane_id": args.pane,
-        "since": args.since,
-        "last": args.lines,
-        "ansi": args.ansi,
-    });
-    let value = connect()?.call("pane.read", params)?;
+    let pane = pane_id(&args.pane)?;
+    let spec = ReadSpec { since: args.since, last: args.lines, ansi: args.ansi };
+    let result = read_pane(&mut connect()?, &pane, spec)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        print_json(&ReadDto::from(&result))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let result: ReadDto = serde_json::from_value(value).context("reading pane.read")?;
     let mut out = std::io::stdout().lock();
     for line in &result.lines {
         writeln!(out, "{line}")?;
@@ -681,13 +743,13 @@ fn wait(args: WaitArgs) -> Result<ExitCode> {
         bail!("--timeout must be a number of seconds");
     }
     let deadline = Instant::now() + Duration::from_secs_f64(args.timeout.min(1e6));
+    let pane = pane_id(&args.pane)?;
     let mut client = connect()?;
+    let spec = ReadSpec { since: None, last: Some(500), ansi: false };
     loop {
         // The screen and the recent scrollback: text that scrolled off just now still counts.
-        let value = client.call("pane.read", json!({ "pane_id": args.pane, "last": 500 }))?;
-        let found = value["lines"].as_array().is_some_and(|lines| {
-            lines.iter().any(|l| l.as_str().is_some_and(|l| l.contains(&args.text)))
-        });
+        let read = read_pane(&mut client, &pane, spec)?;
+        let found = read.lines.iter().any(|l| l.contains(&args.text));
         if found {
             return Ok(ExitCode::SUCCESS);
         }
@@ -703,16 +765,17 @@ fn wait(args: WaitArgs) -> Result<ExitCode> {
 }
 
 fn close(id: &str) -> Result<ExitCode> {
-    let (method, key) = if id.starts_with("ws_") {
-        ("workspace.close", "workspace_id")
-    } else if id.starts_with("tab_") {
-        ("tab.close", "tab_id")
-    } else if id.starts_with("pane_") {
-        ("pane.close", "pane_id")
+    let checked = |e| anyhow::Error::from(CommandError::from(e));
+    let cmd = if id.starts_with(WorkspaceId::PREFIX) {
+        Command::WorkspaceClose { workspace: WorkspaceId::parse(id).map_err(checked)? }
+    } else if id.starts_with(TabId::PREFIX) {
+        Command::TabClose { tab: TabId::parse(id).map_err(checked)? }
+    } else if id.starts_with(PaneId::PREFIX) {
+        Command::PaneClose { pane: PaneId::parse(id).map_err(checked)? }
     } else {
         bail!("{id:?} is not a workspace, tab or pane id (ws_…, tab_…, pane_…)");
     };
-    connect()?.call(method, json!({ key: id }))?;
+    connect()?.execute(cmd)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -721,6 +784,7 @@ fn events() -> Result<ExitCode> {
     client.subscribe()?;
     let mut out = std::io::stdout().lock();
     loop {
+        // Printed as the server sent it: events newer than this CLI pass through too.
         let event: Value = client.next_event(None)?;
         writeln!(out, "{event}")?;
         out.flush()?;

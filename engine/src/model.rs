@@ -17,6 +17,14 @@ pub enum RestoreState {
 }
 
 impl RestoreState {
+    /// Every value, in declaration order.
+    pub const ALL: &'static [Self] = &[Self::Live, Self::Restored, Self::Resumable, Self::Exited];
+
+    /// The value of a wire name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|v| v.as_str() == name)
+    }
+
     /// The wire name (`LIVE`, `RESTORED`, `RESUMABLE`, `EXITED`).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -46,6 +54,15 @@ pub enum Lifecycle {
 }
 
 impl Lifecycle {
+    /// Every value, in declaration order.
+    pub const ALL: &'static [Self] =
+        &[Self::Starting, Self::Idle, Self::Working, Self::Blocked, Self::Done, Self::Exited];
+
+    /// The value of a wire name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|v| v.as_str() == name)
+    }
+
     /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -73,6 +90,14 @@ pub enum Attention {
 }
 
 impl Attention {
+    /// Every value, in declaration order.
+    pub const ALL: &'static [Self] = &[Self::None, Self::Unread, Self::NeedsInput, Self::Error];
+
+    /// The value of a wire name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|v| v.as_str() == name)
+    }
+
     /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -1,7 +1,8 @@
 //! A small blocking client of the socket, used by the CLI and by tests.
 //!
-//! Owns connecting, framing requests, matching answers by id and skipping event lines. It must
-//! not interpret results beyond what its typed helpers promise.
+//! Owns connecting, framing requests, matching answers by id and skipping event lines. Callers
+//! hand it a [`Command`] and get the typed [`Reply`]; `protocol` does the encoding both ways.
+//! [`Client::call`] sends a raw method and params, for tests of the wire itself.
 
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -9,6 +10,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+
+use crate::commands::{Command, Reply};
+use crate::error::CommandError;
+use crate::event::Event;
+use crate::protocol::{self, ConnectionMethod, Decoded, SaveReply, ScreenshotReply};
 
 /// How long a call waits for its answer.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -30,6 +36,9 @@ pub enum ClientError {
     /// The server answered with something that is not JSON-RPC.
     #[error("the server sent an answer that could not be read: {0}")]
     Protocol(String),
+    /// The request could not be made (e.g. a path that is not UTF-8).
+    #[error("{0}")]
+    Local(CommandError),
     /// The server answered with an error.
     #[error("{message}")]
     Rpc {
@@ -47,6 +56,7 @@ impl ClientError {
     pub fn code(&self) -> Option<&str> {
         match self {
             Self::Rpc { data_code, .. } => Some(data_code),
+            Self::Local(e) => Some(e.code()),
             _ => None,
         }
     }
@@ -80,13 +90,51 @@ impl Client {
         Self::connect(&crate::paths::socket_path())
     }
 
-    /// Calls a method and waits for its answer, skipping event notifications.
+    /// Executes a command on the server and returns its typed answer.
+    pub fn execute(&mut self, cmd: Command) -> Result<Reply, ClientError> {
+        let what = Decoded::Command(cmd);
+        let result = self.request(&what)?;
+        let Decoded::Command(cmd) = what else { unreachable!("built as a command above") };
+        protocol::decode_reply(&cmd, result).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// Asks the server to save its snapshot now.
+    pub fn save(&mut self) -> Result<SaveReply, ClientError> {
+        let result = self.request(&Decoded::Connection(ConnectionMethod::SaveSnapshot))?;
+        serde_json::from_value(result).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// Asks the window to draw a tab (the active one when `None`) into a PNG at `path`.
+    pub fn screenshot(
+        &mut self,
+        tab: Option<String>,
+        path: PathBuf,
+    ) -> Result<ScreenshotReply, ClientError> {
+        let what = Decoded::Connection(ConnectionMethod::Screenshot { tab, path });
+        let result = self.request(&what)?;
+        serde_json::from_value(result).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// Sends one request and waits for its JSON result.
+    fn request(&mut self, what: &Decoded) -> Result<Value, ClientError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let line = protocol::encode_request(id, what).map_err(ClientError::Local)?;
+        self.exchange(id, line)
+    }
+
+    /// Calls a method by name with raw params and waits for its raw result, skipping event
+    /// notifications. For tests of the wire; everything else uses [`Client::execute`].
     pub fn call(&mut self, method: &str, params: Value) -> Result<Value, ClientError> {
         let id = self.next_id;
         self.next_id += 1;
         let mut line =
             json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
         line.push('\n');
+        self.exchange(id, line)
+    }
+
+    fn exchange(&mut self, id: u64, line: String) -> Result<Value, ClientError> {
         if let Err(e) = self.writer.write_all(line.as_bytes()) {
             // The server may have refused the connection with an answer before closing it.
             return match self.read_message() {
@@ -118,11 +166,18 @@ impl Client {
 
     /// Subscribes to events; read them with [`Client::next_event`].
     pub fn subscribe(&mut self) -> Result<(), ClientError> {
-        self.call("events.subscribe", json!({}))?;
+        self.request(&Decoded::Connection(ConnectionMethod::Subscribe))?;
         Ok(())
     }
 
-    /// Waits for the next event and returns its params; `timeout` `None` waits forever.
+    /// Waits for the next event, typed; `timeout` `None` waits forever.
+    pub fn next_typed_event(&mut self, timeout: Option<Duration>) -> Result<Event, ClientError> {
+        let value = self.next_event(timeout)?;
+        protocol::decode_event(&value).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// Waits for the next event and returns its params as JSON; `timeout` `None` waits
+    /// forever.
     pub fn next_event(&mut self, timeout: Option<Duration>) -> Result<Value, ClientError> {
         self.reader.get_ref().set_read_timeout(timeout)?;
         let result = loop {

@@ -240,3 +240,84 @@ pub enum Command {
         dir: FocusDir,
     },
 }
+
+/// What a [`Command`] answers. Each command has one shape of answer (see
+/// `protocol::reply_kind`); commands that change something and have nothing to tell answer
+/// [`Reply::Done`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// `server.info`.
+    ServerInfo(crate::view::ServerInfo),
+    /// `workspace.list`.
+    State(Box<crate::view::StateView>),
+    /// Nothing to tell (rename, close, set_layout, resize …).
+    Done,
+    /// `workspace.create`.
+    WorkspaceCreated {
+        /// The new workspace.
+        workspace: WorkspaceId,
+    },
+    /// `tab.create`.
+    TabCreated {
+        /// The new tab.
+        tab: TabId,
+        /// Its pane.
+        pane: PaneId,
+    },
+    /// `pane.spawn`.
+    Spawned {
+        /// The new pane.
+        pane: PaneId,
+        /// Its new tab.
+        tab: TabId,
+        /// The workspace it went to.
+        workspace: WorkspaceId,
+    },
+    /// `tab.move`: where the tab is now.
+    TabMoved {
+        /// Its index among the workspace's tabs.
+        index: usize,
+    },
+    /// `tab.set_ratio`: the ratio now in force (clamped), if the path named a split.
+    Ratio {
+        /// The ratio.
+        ratio: Option<f64>,
+    },
+    /// A pane the command made, focused or reported on (`pane.split`, `pane.focus`,
+    /// `session.report`, `hook.event`).
+    Pane {
+        /// The pane.
+        pane: PaneId,
+    },
+    /// `pane.send`: how many bytes went to the pane.
+    Sent {
+        /// The byte count.
+        bytes: usize,
+    },
+    /// `pane.read`.
+    Read(crate::view::ReadView),
+    /// `pane.resume`.
+    Resumed {
+        /// The pane.
+        pane: PaneId,
+        /// Its state now.
+        state: berth_engine::model::RestoreState,
+    },
+    /// `workspace.set_auto_resume`.
+    AutoResume {
+        /// Whether it is on now.
+        enabled: bool,
+    },
+    /// `notify`.
+    Notified {
+        /// The new notification's id.
+        id: String,
+    },
+    /// `notifications.list`.
+    Notifications(Vec<crate::view::NotificationView>),
+    /// `notifications.mark_read`, `pane.clear_attention`: how many were marked read.
+    Marked {
+        /// The count.
+        count: usize,
+    },
+}

@@ -12,8 +12,9 @@
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
 use tokio::sync::mpsc;
+
+use crate::event::Event;
 
 /// How many events may wait for one subscriber. When its queue is full the subscriber is
 /// dropped: a client that stops reading must not make the server buffer without bound.
@@ -153,9 +154,8 @@ impl EventBus {
         self.subscribers.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Sends an event (an object with a `type` field) to every subscriber; drops the ones that
-    /// are full or gone.
-    pub fn publish(&self, event: Value) {
+    /// Sends an event to every subscriber; drops the ones that are full or gone.
+    pub fn publish(&self, event: Event) {
         let mut subs = self.lock();
         if subs.is_empty() {
             return;
@@ -186,7 +186,11 @@ impl EventBus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    /// A test event that carries a word (a dropped-subscriber notice is the one with text).
+    fn word(word: &str) -> Event {
+        Event::SubscriberDropped { reason: word.to_owned() }
+    }
 
     /// Whatever is waiting on `stream` (non-blocking), as text.
     fn pending(stream: &mut std::os::unix::net::UnixStream) -> String {
@@ -206,20 +210,20 @@ mod tests {
         let sink = DirectSink::new(OwnedFd::from(ours));
         let mut rx = bus.subscribe_direct(sink.clone());
         // A new sink is busy until the task has answered the subscription.
-        bus.publish(json!({ "type": "first" }));
+        bus.publish(word("first"));
         assert_eq!(pending(&mut client), "");
         assert!(rx.try_recv().expect("queued").contains("first"));
         sink.begin_write();
         sink.end_write(true);
         // Idle: written directly, nothing queued.
-        bus.publish(json!({ "type": "direct" }));
+        bus.publish(word("direct"));
         assert!(pending(&mut client).contains("\"direct\""));
         assert!(rx.try_recv().is_err());
         // The task is writing: queued; and while one is queued, later events queue too.
         assert_eq!(sink.begin_write(), 0);
-        bus.publish(json!({ "type": "while-busy" }));
+        bus.publish(word("while-busy"));
         sink.end_write(false);
-        bus.publish(json!({ "type": "behind" }));
+        bus.publish(word("behind"));
         assert_eq!(pending(&mut client), "", "nothing overtakes the queue");
         assert!(rx.try_recv().expect("queued").contains("while-busy"));
         assert!(rx.try_recv().expect("queued").contains("behind"));
@@ -227,11 +231,11 @@ mod tests {
         sink.end_write(true);
         sink.begin_write();
         sink.end_write(true);
-        bus.publish(json!({ "type": "idle-again" }));
+        bus.publish(word("idle-again"));
         assert!(pending(&mut client).contains("idle-again"));
         // After the connection ended, nothing is written to it.
         sink.close();
-        bus.publish(json!({ "type": "after-close" }));
+        bus.publish(word("after-close"));
         assert_eq!(pending(&mut client), "");
     }
 
@@ -241,7 +245,7 @@ mod tests {
         let _stuck = bus.subscribe();
         let mut live = bus.subscribe();
         for i in 0..SUBSCRIBER_QUEUE + 10 {
-            bus.publish(json!({ "type": "test", "i": i }));
+            bus.publish(word(&format!("test {i}")));
             // The live subscriber drains as it goes.
             assert!(live.try_recv().is_ok());
         }
@@ -252,7 +256,7 @@ mod tests {
     fn closed_subscribers_are_forgotten() {
         let bus = EventBus::default();
         drop(bus.subscribe());
-        bus.publish(json!({ "type": "test" }));
+        bus.publish(word("test"));
         assert_eq!(bus.subscriber_count(), 0);
     }
 }

@@ -14,11 +14,12 @@ use berth_engine::ids::{NotificationId, PaneId, WorkspaceId};
 use berth_engine::model::Attention;
 use berth_engine::notify::{sanitize, sanitize_body, ShowWhen, MAX_BODY_CHARS, MAX_TITLE_CHARS};
 use serde::Serialize;
-use serde_json::json;
 use tokio::sync::mpsc;
 
+use crate::event::Event;
 use crate::pane::now_ms;
 use crate::store::Store;
+use crate::view::NotificationView;
 
 /// How many notifications are kept (and saved).
 pub const MAX_NOTIFICATIONS: usize = 200;
@@ -128,6 +129,22 @@ impl From<&crate::persist::NotificationRecord> for StoredNotification {
             read_at: n.read_at,
             kitty_id: None,
             report_activation: false,
+        }
+    }
+}
+
+impl From<&StoredNotification> for NotificationView {
+    fn from(n: &StoredNotification) -> Self {
+        NotificationView {
+            id: n.id.clone(),
+            pane_id: n.pane_id.clone(),
+            workspace_id: n.workspace_id.clone(),
+            title: n.title.clone(),
+            body: n.body.clone(),
+            severity: n.severity.clone(),
+            source: n.source.clone(),
+            created_at: n.created_at,
+            read_at: n.read_at,
         }
     }
 }
@@ -300,9 +317,9 @@ impl Store {
             }
         }
         let id = stored.id.clone();
-        self.bus.publish(json!({ "type": "notification", "notification": stored }));
+        self.bus.publish(Event::Notification(Box::new(NotificationView::from(&stored))));
         if let Some(pane) = &pane {
-            self.bus.publish(json!({ "type": "pane.changed", "pane_id": pane.as_str() }));
+            self.bus.publish(Event::PaneChanged { pane: pane.clone() });
         }
         if let Some(desktop) = self.desktop.as_ref().filter(|_| to_desktop) {
             let replaces = stored.kitty_id.as_ref().and_then(|k| {
@@ -335,7 +352,8 @@ impl Store {
         let Some(pane) = n.pane_id.as_deref().and_then(|p| PaneId::parse(p).ok()) else { return };
         if self.panes.contains_key(&pane) {
             let _ = self.execute(crate::commands::Command::PaneFocus { pane: pane.clone() });
-            self.bus.publish(json!({ "type": "notification.activated", "notification_id": key, "pane_id": pane.as_str() }));
+            self.bus
+                .publish(Event::NotificationActivated { id: key.to_owned(), pane: pane.clone() });
         }
         if n.report_activation {
             if let Some(pty) = self.panes.get(&pane).and_then(|p| p.pty.as_ref()) {
@@ -351,7 +369,7 @@ impl Store {
             p.attention = Attention::None;
             p.last_seen_at = now_ms();
         }
-        self.bus.publish(json!({ "type": "pane.changed", "pane_id": pane.as_str() }));
+        self.bus.publish(Event::PaneChanged { pane: pane.clone() });
         changed
     }
 }

@@ -18,9 +18,9 @@ use berth_engine::notify::{
 };
 use berth_engine::pty::{ExitInfo, PtyHandler, PtyInput};
 use berth_engine::terminal::{PaneTerminal, TerminalEvent};
-use serde_json::json;
 use tokio::sync::Notify;
 
+use crate::event::Event;
 use crate::events::EventBus;
 use crate::notifications::{InboxMessage, Incoming, NotificationInbox};
 
@@ -204,8 +204,8 @@ pub struct BurstWindow {
 }
 
 /// The `pane.output` event of a pane.
-fn output_event(pane: &PaneId) -> serde_json::Value {
-    json!({ "type": "pane.output", "pane_id": pane.as_str() })
+fn output_event(pane: &PaneId) -> Event {
+    Event::PaneOutput { pane: pane.clone() }
 }
 
 /// The PTY handler of a pane: runs on the reader thread.
@@ -281,12 +281,11 @@ impl PaneIo {
                         }
                         meta.progress = progress;
                     }
-                    self.bus.publish(json!({
-                        "type": "pane.progress",
-                        "pane_id": self.shared.id.as_str(),
-                        "state": state,
-                        "percent": percent,
-                    }));
+                    self.bus.publish(Event::PaneProgress {
+                        pane: self.shared.id.clone(),
+                        state,
+                        percent,
+                    });
                 }
                 NotifyEvent::QueryReply(bytes) => {
                     let _ = replies.send(&bytes);
@@ -358,7 +357,7 @@ impl PtyHandler for PaneIo {
         }
         self.flush_suppressed(now);
         if changed {
-            self.bus.publish(json!({ "type": "pane.changed", "pane_id": self.shared.id.as_str() }));
+            self.bus.publish(Event::PaneChanged { pane: self.shared.id.clone() });
         }
         self.pulse.output(&self.bus, &self.shared.id, &mut self.output_window, now);
     }
@@ -394,12 +393,11 @@ impl PtyHandler for PaneIo {
             meta.lifecycle = Lifecycle::Exited;
         }
         tracing::info!(pane = %self.shared.id, code = exit.code, signal = ?exit.signal, "pane exited");
-        self.bus.publish(json!({
-            "type": "pane.exited",
-            "pane_id": self.shared.id.as_str(),
-            "exit_code": exit.code,
-            "signal": exit.signal,
-        }));
+        self.bus.publish(Event::PaneExited {
+            pane: self.shared.id.clone(),
+            exit_code: exit.code,
+            signal: exit.signal,
+        });
     }
 }
 

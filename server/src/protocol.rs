@@ -4,15 +4,23 @@
 //! notifications. Wire types are their own structs so the Store's types can change without
 //! breaking clients; fields may be added, never renamed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use berth_engine::ids::{PaneId, TabId, WorkspaceId};
-use berth_engine::layout::{CellSize, FocusDir, Layout, Side, SplitDir};
-use serde::{Deserialize, Serialize};
+use berth_engine::layout::{CellSize, FocusDir, Side};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::commands::{Command, ReadSpec, SpawnRequest, WorkspaceSelector};
 use crate::error::CommandError;
+
+mod dto;
+mod event;
+mod reply;
+
+pub use dto::*;
+pub use event::{decode_event, encode_event, event_value};
+pub use reply::{decode_reply, encode_reply, SaveReply, ScreenshotReply, SubscribeReply};
 
 /// The version of this protocol, reported by `server.info`.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -81,245 +89,6 @@ pub fn encode_error(id: Option<&Value>, err: &CommandError) -> String {
     .to_string();
     line.push('\n');
     line
-}
-
-/// Encodes a server-pushed event as a JSON-RPC notification line (with the newline).
-pub fn encode_event(event: &Value) -> String {
-    let mut line = json!({ "jsonrpc": "2.0", "method": "event", "params": event }).to_string();
-    line.push('\n');
-    line
-}
-
-/// A layout on the wire: `{"pane": "pane_…"}` or `{"split": {dir, ratio, first, second}}`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "lowercase")]
-pub enum LayoutDto {
-    /// A leaf.
-    Pane(String),
-    /// A split.
-    Split(Box<SplitDto>),
-}
-
-/// The inside of a split on the wire.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct SplitDto {
-    /// `right` or `down`.
-    pub dir: SplitDirDto,
-    /// Share of the first child, 0.05–0.95.
-    pub ratio: f64,
-    /// The left or top child.
-    pub first: LayoutDto,
-    /// The right or bottom child.
-    pub second: LayoutDto,
-}
-
-/// A split direction on the wire.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum SplitDirDto {
-    /// `second` sits beside `first`.
-    Right,
-    /// `second` sits below `first`.
-    Down,
-}
-
-impl From<SplitDirDto> for SplitDir {
-    fn from(d: SplitDirDto) -> Self {
-        match d {
-            SplitDirDto::Right => SplitDir::Right,
-            SplitDirDto::Down => SplitDir::Down,
-        }
-    }
-}
-
-impl From<SplitDir> for SplitDirDto {
-    fn from(d: SplitDir) -> Self {
-        match d {
-            SplitDir::Right => SplitDirDto::Right,
-            SplitDir::Down => SplitDirDto::Down,
-        }
-    }
-}
-
-impl LayoutDto {
-    /// The wire form of a layout.
-    pub fn from_layout(layout: &Layout) -> Self {
-        match layout {
-            Layout::Pane(id) => LayoutDto::Pane(id.to_string()),
-            Layout::Split { dir, ratio, first, second } => LayoutDto::Split(Box::new(SplitDto {
-                dir: (*dir).into(),
-                ratio: *ratio,
-                first: Self::from_layout(first),
-                second: Self::from_layout(second),
-            })),
-        }
-    }
-
-    /// The layout this describes, with its ids checked (but not yet against a tab).
-    pub fn to_layout(&self) -> Result<Layout, CommandError> {
-        Ok(match self {
-            LayoutDto::Pane(id) => Layout::Pane(PaneId::parse(id)?),
-            LayoutDto::Split(split) => {
-                if !split.ratio.is_finite() {
-                    return Err(CommandError::InvalidLayout("ratio must be finite".into()));
-                }
-                Layout::Split {
-                    dir: split.dir.into(),
-                    ratio: split.ratio,
-                    first: Box::new(split.first.to_layout()?),
-                    second: Box::new(split.second.to_layout()?),
-                }
-            }
-        })
-    }
-}
-
-/// A cell size on the wire.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-pub struct SizeDto {
-    /// Columns.
-    pub cols: u16,
-    /// Rows.
-    pub rows: u16,
-}
-
-impl From<CellSize> for SizeDto {
-    fn from(s: CellSize) -> Self {
-        SizeDto { cols: s.cols, rows: s.rows }
-    }
-}
-
-/// The agent fields of a pane on the wire (filled by a later issue; `none` for now).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct AgentDto {
-    /// `claude | codex | opencode | cursor | generic | none`.
-    pub kind: String,
-    /// The agent's session id, if reported.
-    pub session_id: Option<String>,
-    /// The adapter-built resume command.
-    pub resume_argv: Option<Vec<String>>,
-}
-
-/// A pane in `workspace.list`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct PaneDto {
-    /// Its id.
-    pub id: String,
-    /// Title (OSC 0/2, else argv[0]).
-    pub title: String,
-    /// Working directory (OSC 7, else the process's, else where it started).
-    pub cwd: String,
-    /// What it runs.
-    pub argv: Vec<String>,
-    /// `LIVE | RESTORED | RESUMABLE | EXITED`.
-    pub state: String,
-    /// `starting | idle | working | blocked | done | exited`.
-    pub lifecycle: String,
-    /// `none | unread | needs_input | error`.
-    pub attention: String,
-    /// Agent information.
-    pub agent: AgentDto,
-    /// Exit code once exited.
-    pub exit_code: Option<i32>,
-    /// The terminal size.
-    pub size: SizeDto,
-    /// Work in flight at the last save (filled by the persistence issue).
-    pub was_running: Option<String>,
-    /// The child's pid while live.
-    pub pid: Option<i32>,
-    /// Creation time, milliseconds since the Unix epoch.
-    pub created_at: u64,
-    /// The progress the program reports (ConEmu's OSC 9;4), while it shows one.
-    #[serde(default)]
-    pub progress: Option<ProgressDto>,
-    /// Since when the pane has been in its `lifecycle`, ms since the Unix epoch (for
-    /// "working for 2m"); for a tombstone, since the server restored it.
-    #[serde(default)]
-    pub lifecycle_since: Option<u64>,
-}
-
-/// A program's progress report (OSC `9;4;state;percent`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct ProgressDto {
-    /// `normal | error | indeterminate | paused`.
-    pub state: String,
-    /// Percent done, when the state has one (not for `indeterminate`).
-    pub percent: Option<u8>,
-}
-
-impl ProgressDto {
-    /// The DTO of ConEmu's state number (1 normal, 2 error, 3 indeterminate, 4 paused) and
-    /// percent; `None` for 0 (no progress) or an unknown state.
-    pub fn from_conemu(state: u8, percent: Option<u8>) -> Option<Self> {
-        let state = match state {
-            1 => "normal",
-            2 => "error",
-            3 => "indeterminate",
-            4 => "paused",
-            _ => return None,
-        };
-        Some(Self { state: state.to_owned(), percent })
-    }
-}
-
-/// A tab in `workspace.list`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct TabDto {
-    /// Its id.
-    pub id: String,
-    /// Its title.
-    pub title: String,
-    /// The focused pane.
-    pub active_pane_id: String,
-    /// Its layout.
-    pub layout: LayoutDto,
-    /// The tab's size in cells.
-    pub size: SizeDto,
-    /// Its panes, in layout order.
-    pub panes: Vec<PaneDto>,
-}
-
-/// A workspace in `workspace.list`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct WorkspaceDto {
-    /// Its id.
-    pub id: String,
-    /// Its name.
-    pub name: String,
-    /// Its working directory.
-    pub cwd: String,
-    /// Whether agents resume on their own after a restart.
-    pub auto_resume: bool,
-    /// The focused tab.
-    pub active_tab_id: Option<String>,
-    /// Its tabs, in order.
-    pub tabs: Vec<TabDto>,
-}
-
-/// The result of `workspace.list`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct WorkspaceListDto {
-    /// Every workspace, in order.
-    pub workspaces: Vec<WorkspaceDto>,
-    /// The focused workspace.
-    pub active_workspace_id: Option<String>,
-}
-
-/// The result of `pane.read`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct ReadDto {
-    /// The pane.
-    pub pane_id: String,
-    /// The lines, oldest first.
-    pub lines: Vec<String>,
-    /// `content_seq` of the first line returned.
-    pub first_seq: u64,
-    /// `content_seq` of the cursor's line: pass it as `since` to poll for what is new.
-    pub next_seq: u64,
-    /// The oldest `content_seq` still held.
-    pub oldest_seq: u64,
-    /// True when `since` was older than the oldest line held (some lines were lost).
-    pub truncated: bool,
 }
 
 // ---- params ----
@@ -497,7 +266,7 @@ fn selector(id: Option<String>, name: Option<String>) -> Result<WorkspaceSelecto
 
 /// The methods that are not Store commands: they change what the connection does, or they
 /// are served by another part of the server.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConnectionMethod {
     /// `events.subscribe`: the connection starts receiving event notifications.
     Subscribe,
@@ -571,7 +340,7 @@ struct AutoResumeParams {
 }
 
 /// What a method name and params ask for.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Decoded {
     /// A Store command.
     Command(Command),
@@ -798,6 +567,227 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
     Ok(Decoded::Command(cmd))
 }
 
+/// Every method name the server answers, in the order of the protocol's documentation.
+pub const METHODS: &[&str] = &[
+    "server.info",
+    "workspace.list",
+    "workspace.create",
+    "workspace.rename",
+    "workspace.close",
+    "workspace.set_auto_resume",
+    "tab.create",
+    "tab.close",
+    "tab.rename",
+    "tab.move",
+    "tab.set_ratio",
+    "tab.set_layout",
+    "tab.resize",
+    "pane.spawn",
+    "pane.split",
+    "pane.close",
+    "pane.send",
+    "pane.read",
+    "pane.resize",
+    "pane.focus",
+    "pane.resume",
+    "pane.clear_attention",
+    "session.report",
+    "notify",
+    "notifications.list",
+    "notifications.mark_read",
+    "hook.event",
+    "events.subscribe",
+    "snapshot.save",
+    "window.screenshot",
+];
+
+/// A path as wire text; the wire carries UTF-8 only.
+fn path_text(path: &Path) -> Result<&str, CommandError> {
+    path.to_str()
+        .ok_or_else(|| CommandError::BadParams(format!("path {path:?} is not valid UTF-8")))
+}
+
+fn opt_path(path: Option<&PathBuf>) -> Result<Value, CommandError> {
+    Ok(match path {
+        Some(p) => json!(path_text(p)?),
+        None => Value::Null,
+    })
+}
+
+/// The spawn fields of `tab.create`, `pane.spawn` and `pane.split` (flattened into params).
+fn spawn_params(spawn: &SpawnRequest) -> Result<serde_json::Map<String, Value>, CommandError> {
+    let env: serde_json::Map<String, Value> =
+        spawn.env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+    let mut map = serde_json::Map::new();
+    map.insert("argv".into(), json!(spawn.argv));
+    map.insert("cwd".into(), opt_path(spawn.cwd.as_ref())?);
+    map.insert("env".into(), Value::Object(env));
+    Ok(map)
+}
+
+fn selector_params(map: &mut serde_json::Map<String, Value>, selector: &WorkspaceSelector) {
+    match selector {
+        WorkspaceSelector::Id(id) => {
+            map.insert("workspace_id".into(), json!(id.as_str()));
+        }
+        WorkspaceSelector::Name(name) => {
+            map.insert("workspace".into(), json!(name));
+        }
+        WorkspaceSelector::Active => {}
+    }
+}
+
+/// The method name and params that ask for `what`: the inverse of [`decode_method`]
+/// (`decode_method(encode_method(x)) == x` for everything a client can send).
+pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandError> {
+    let cmd = match what {
+        Decoded::Connection(ConnectionMethod::Subscribe) => {
+            return Ok(("events.subscribe", json!({})))
+        }
+        Decoded::Connection(ConnectionMethod::SaveSnapshot) => {
+            return Ok(("snapshot.save", json!({})))
+        }
+        Decoded::Connection(ConnectionMethod::Screenshot { tab, path }) => {
+            return Ok(("window.screenshot", json!({ "tab_id": tab, "path": path_text(path)? })))
+        }
+        Decoded::Command(cmd) => cmd,
+    };
+    Ok(match cmd {
+        Command::ServerInfo => ("server.info", json!({})),
+        Command::WorkspaceList => ("workspace.list", json!({})),
+        Command::WorkspaceCreate { name, cwd } => {
+            ("workspace.create", json!({ "name": name, "cwd": opt_path(cwd.as_ref())? }))
+        }
+        Command::WorkspaceRename { workspace, name } => {
+            ("workspace.rename", json!({ "workspace_id": workspace.as_str(), "name": name }))
+        }
+        Command::WorkspaceClose { workspace } => {
+            ("workspace.close", json!({ "workspace_id": workspace.as_str() }))
+        }
+        Command::WorkspaceSetAutoResume { workspace, enabled } => (
+            "workspace.set_auto_resume",
+            json!({ "workspace_id": workspace.as_str(), "enabled": enabled }),
+        ),
+        Command::TabCreate { workspace, title, spawn } => {
+            let mut map = spawn_params(spawn)?;
+            selector_params(&mut map, workspace);
+            map.insert("title".into(), json!(title));
+            ("tab.create", Value::Object(map))
+        }
+        Command::TabClose { tab } => ("tab.close", json!({ "tab_id": tab.as_str() })),
+        Command::TabRename { tab, title } => {
+            ("tab.rename", json!({ "tab_id": tab.as_str(), "title": title }))
+        }
+        Command::TabMove { tab, index } => {
+            ("tab.move", json!({ "tab_id": tab.as_str(), "index": index }))
+        }
+        Command::TabSetRatio { tab, path, ratio } => {
+            let path: Vec<&str> = path
+                .iter()
+                .map(|s| match s {
+                    Side::First => "first",
+                    Side::Second => "second",
+                })
+                .collect();
+            ("tab.set_ratio", json!({ "tab_id": tab.as_str(), "path": path, "ratio": ratio }))
+        }
+        Command::TabSetLayout { tab, layout } => (
+            "tab.set_layout",
+            json!({ "tab_id": tab.as_str(), "layout": LayoutDto::from_layout(layout) }),
+        ),
+        Command::TabResize { tab, size } => {
+            ("tab.resize", json!({ "tab_id": tab.as_str(), "cols": size.cols, "rows": size.rows }))
+        }
+        Command::PaneSpawn { workspace, spawn } => {
+            let mut map = spawn_params(spawn)?;
+            selector_params(&mut map, workspace);
+            map.insert("title".into(), json!(spawn.title));
+            ("pane.spawn", Value::Object(map))
+        }
+        Command::PaneSplit { pane, dir, spawn } => {
+            let mut map = spawn_params(spawn)?;
+            map.insert("pane_id".into(), json!(pane.as_str()));
+            map.insert("dir".into(), json!(SplitDirDto::from(*dir)));
+            // `title` is a spawn field of its own for a split.
+            map.insert("title".into(), json!(spawn.title));
+            ("pane.split", Value::Object(map))
+        }
+        Command::PaneClose { pane } => ("pane.close", json!({ "pane_id": pane.as_str() })),
+        Command::PaneSend { pane, text, keys } => {
+            ("pane.send", json!({ "pane_id": pane.as_str(), "text": text, "keys": keys }))
+        }
+        Command::PaneRead { pane, spec } => (
+            "pane.read",
+            json!({
+                "pane_id": pane.as_str(),
+                "since": spec.since,
+                "last": spec.last,
+                "ansi": spec.ansi,
+            }),
+        ),
+        Command::PaneResize { pane, size } => (
+            "pane.resize",
+            json!({ "pane_id": pane.as_str(), "cols": size.cols, "rows": size.rows }),
+        ),
+        Command::PaneFocus { pane } => ("pane.focus", json!({ "pane_id": pane.as_str() })),
+        Command::PaneFocusDirection { pane, dir } => {
+            let dir = match dir {
+                FocusDir::Left => "left",
+                FocusDir::Right => "right",
+                FocusDir::Up => "up",
+                FocusDir::Down => "down",
+            };
+            ("pane.focus", json!({ "pane_id": pane.as_str(), "direction": dir }))
+        }
+        Command::PaneResume { pane } => ("pane.resume", json!({ "pane_id": pane.as_str() })),
+        Command::PaneClearAttention { pane } => {
+            ("pane.clear_attention", json!({ "pane_id": pane.as_str() }))
+        }
+        Command::SessionReport { pane, kind, session_id, resume_argv, model } => (
+            "session.report",
+            json!({
+                "pane_id": pane.as_str(),
+                "agent": kind.as_str(),
+                "session_id": session_id,
+                "resume_argv": resume_argv,
+                "model": model,
+            }),
+        ),
+        Command::Notify { pane, title, body, source } => (
+            "notify",
+            json!({
+                "pane_id": pane.as_ref().map(PaneId::as_str),
+                "title": title,
+                "body": body,
+                "source": source,
+            }),
+        ),
+        Command::NotificationsList { unread_only } => {
+            ("notifications.list", json!({ "unread_only": unread_only }))
+        }
+        Command::NotificationsMarkRead { ids, pane } => (
+            "notifications.mark_read",
+            json!({
+                "ids": ids.iter().map(|id| id.as_str()).collect::<Vec<_>>(),
+                "pane_id": pane.as_ref().map(PaneId::as_str),
+            }),
+        ),
+        Command::HookEvent { pane, kind, payload } => (
+            "hook.event",
+            json!({ "pane_id": pane.as_str(), "agent": kind.as_str(), "payload": payload }),
+        ),
+    })
+}
+
+/// One request line (with the newline) asking for `what` under `id`.
+pub fn encode_request(id: u64, what: &Decoded) -> Result<String, CommandError> {
+    let (method, params) = encode_method(what)?;
+    let mut line =
+        json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
+    line.push('\n');
+    Ok(line)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -891,3 +881,6 @@ mod tests {
         assert_eq!(v["error"]["data"]["code"], "METHOD_NOT_FOUND");
     }
 }
+
+#[cfg(test)]
+mod roundtrip_tests;

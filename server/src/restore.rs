@@ -15,7 +15,6 @@ use berth_engine::ids::{PaneId, TabId, WorkspaceId};
 use berth_engine::layout::{CellSize, Layout, SplitDir};
 use berth_engine::model::{Attention, Lifecycle, RestoreState};
 use berth_engine::terminal::{PaneTerminal, ReadRequest, TermSize, DEFAULT_SCROLLBACK};
-use serde_json::json;
 
 use crate::commands::SpawnRequest;
 use crate::error::CommandError;
@@ -564,7 +563,7 @@ impl Store {
     }
 
     fn publish_pane_changed(&self, id: &PaneId) {
-        self.bus.publish(json!({ "type": "pane.changed", "pane_id": id.as_str() }));
+        self.bus.publish(crate::event::Event::PaneChanged { pane: id.clone() });
     }
 
     /// Records an agent's kind and session id for a pane; a new id replaces the old one (a

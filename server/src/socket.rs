@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::{UnixListener, UnixStream};
@@ -310,10 +310,9 @@ async fn serve_client(
                 }
                 None => {
                     // The bus dropped this subscriber because it fell behind.
-                    let notice = protocol::encode_event(&json!({
-                        "type": "subscriber.dropped",
-                        "reason": "the client did not read events fast enough",
-                    }));
+                    let notice = protocol::encode_event(&crate::event::Event::SubscriberDropped {
+                        reason: "the client did not read events fast enough".into(),
+                    });
                     send_answer(&mut write, sink.0.as_deref(), &mut events, &notice).await?;
                     return Ok(());
                 }
@@ -392,7 +391,7 @@ fn answer(
                         }
                     });
                 }
-                Ok(json!({ "subscribed": true }))
+                Ok(reply_value(&protocol::SubscribeReply { subscribed: true }))
             }
             Decoded::Connection(ConnectionMethod::Screenshot { tab, path }) => {
                 let Some(ui) = &services.ui else {
@@ -412,7 +411,7 @@ fn answer(
                 std::fs::write(&path, &png).map_err(|e| {
                     CommandError::BadParams(format!("cannot write {}: {e}", path.display()))
                 })?;
-                Ok(json!({ "path": path, "bytes": png.len() }))
+                Ok(reply_value(&protocol::ScreenshotReply { path, bytes: png.len() }))
             }
             Decoded::Connection(ConnectionMethod::SaveSnapshot) => {
                 let Some(persistence) = &services.persistence else {
@@ -423,12 +422,12 @@ fn answer(
                 // The save blocks on fsync; let the runtime move other tasks off this worker.
                 let context = SaveContext::Explicit { user_closed_all: false };
                 match tokio::task::block_in_place(|| persistence.save_now(context)) {
-                    Ok(outcome) => Ok(json!({
-                        "saved": true,
-                        "panes": outcome.panes,
-                        "tails": outcome.tails,
-                        "bytes": outcome.bytes,
-                        "path": outcome.path,
+                    Ok(outcome) => Ok(reply_value(&protocol::SaveReply {
+                        saved: true,
+                        panes: outcome.panes,
+                        tails: outcome.tails,
+                        bytes: outcome.bytes,
+                        path: outcome.path.into(),
                     })),
                     Err(e) => Err(CommandError::Internal(format!("save failed: {e}"))),
                 }
@@ -439,6 +438,7 @@ fn answer(
                 let mut store = services.store.lock().unwrap_or_else(|p| p.into_inner());
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.execute(cmd)))
                     .unwrap_or_else(|_| Err(CommandError::Internal("the command panicked".into())))
+                    .map(|reply| protocol::encode_reply(&reply))
             }
         }
     });
@@ -447,6 +447,11 @@ fn answer(
         Ok(result) => protocol::encode_result(&id, result),
         Err(err) => protocol::encode_error(Some(&id), &err),
     })
+}
+
+/// The JSON of a connection-level answer (plain data; it always serialises).
+fn reply_value<T: serde::Serialize>(reply: &T) -> Value {
+    serde_json::to_value(reply).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]

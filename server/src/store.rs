@@ -1,13 +1,26 @@
 //! The Store: the one authority on workspaces, tabs and panes.
 //!
-//! Every change arrives as a [`Command`] and goes through [`Store::execute`]; answers are JSON
-//! values in the shapes of `protocol`. The Store owns each pane's PTY (through [`Pane`]) and
+//! Every change arrives as a [`Command`] and goes through [`Store::execute`]; answers are
+//! typed [`Reply`] values (the wire's JSON is `protocol`'s business). The Store owns each pane's PTY (through [`Pane`]) and
 //! publishes an event for every change. It must not do socket I/O or block on a child.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::commands::{Command, ReadSpec, Reply, SpawnRequest, WorkspaceSelector};
+use crate::error::CommandError;
+use crate::event::Event;
+use crate::events::EventBus;
+use crate::notifications::{
+    DesktopHandle, DesktopPolicy, InboxMessage, Incoming, NotificationInbox, NotificationLog,
+};
+use crate::pane::{now_ms, OutputPulse, PaneIo, PaneShared};
+use crate::process::{PaneProcess, PtySpawner, Spawner};
+use crate::view::{
+    AgentView, NotificationView, PaneInfo, Progress, ReadView, ServerInfo, StateView, TabInfo,
+    WorkspaceView,
+};
 use alacritty_terminal::vte::ansi::CursorStyle;
 use berth_engine::agents::{self, AgentKind};
 use berth_engine::ids::{PaneId, TabId, WorkspaceId};
@@ -15,24 +28,11 @@ use berth_engine::keys::encode_key;
 use berth_engine::layout::{CellSize, Layout, SplitDir};
 use berth_engine::model::{Attention, Lifecycle, RestoreState};
 use berth_engine::procfs;
-use berth_engine::pty::{Pty, SpawnSpec};
+use berth_engine::pty::SpawnSpec;
 use berth_engine::terminal::{
     PaneTerminal, ReadRequest, TermSize, ThemeColors, DEFAULT_SCROLLBACK,
 };
 use berth_engine::text::strip_escapes;
-use serde_json::{json, Value};
-
-use crate::commands::{Command, ReadSpec, SpawnRequest, WorkspaceSelector};
-use crate::error::CommandError;
-use crate::events::EventBus;
-use crate::notifications::{
-    DesktopHandle, DesktopPolicy, InboxMessage, Incoming, NotificationInbox, NotificationLog,
-};
-use crate::pane::{now_ms, OutputPulse, PaneIo, PaneShared};
-use crate::protocol::{
-    AgentDto, LayoutDto, PaneDto, ProgressDto, ReadDto, TabDto, WorkspaceDto, WorkspaceListDto,
-    PROTOCOL_VERSION,
-};
 
 /// The size a tab has until a client says otherwise.
 pub const DEFAULT_TAB_SIZE: CellSize = CellSize { cols: 80, rows: 24 };
@@ -121,7 +121,7 @@ pub struct Pane {
     /// Terminal and metadata shared with the reader thread.
     pub shared: Arc<PaneShared>,
     /// The PTY while there is one.
-    pub pty: Option<Pty>,
+    pub pty: Option<Box<dyn PaneProcess>>,
     /// Whether the user has something to look at.
     pub attention: Attention,
     /// What is known about the agent in it.
@@ -224,7 +224,7 @@ pub struct Tombstone {
 /// A process just started for a pane, not yet recorded in the Store.
 pub(crate) struct Started {
     pub(crate) shared: Arc<PaneShared>,
-    pub(crate) pty: Pty,
+    pub(crate) pty: Box<dyn PaneProcess>,
     pub(crate) argv: Vec<String>,
     pub(crate) agent: AgentInfo,
     pub(crate) cwd: PathBuf,
@@ -266,6 +266,8 @@ pub struct Store {
     terminal_defaults: Option<(CursorStyle, ThemeColors)>,
     /// Which notifications go to the desktop (the window's config).
     pub(crate) desktop_policy: DesktopPolicy,
+    /// Starts pane programs (real PTYs, or a fake in the Store's unit tests).
+    spawner: Arc<dyn Spawner>,
 }
 
 /// What the window shows: which panes are on screen, which one has the keyboard, and
@@ -314,8 +316,18 @@ fn term_size(size: CellSize) -> TermSize {
 }
 
 impl Store {
-    /// An empty Store publishing on `bus`.
+    /// An empty Store publishing on `bus`, starting panes in real PTYs.
     pub fn new(config: StoreConfig, bus: EventBus, pulse: OutputPulse) -> Self {
+        Self::with_spawner(config, bus, pulse, Arc::new(PtySpawner))
+    }
+
+    /// An empty Store that starts pane programs through `spawner`.
+    pub fn with_spawner(
+        config: StoreConfig,
+        bus: EventBus,
+        pulse: OutputPulse,
+        spawner: Arc<dyn Spawner>,
+    ) -> Self {
         let (inbox, inbox_rx) = NotificationInbox::new();
         Self {
             config,
@@ -339,6 +351,7 @@ impl Store {
             scrollback: DEFAULT_SCROLLBACK,
             terminal_defaults: None,
             desktop_policy: DesktopPolicy::default(),
+            spawner,
         }
     }
 
@@ -460,7 +473,7 @@ impl Store {
     }
 
     /// Executes one command.
-    pub fn execute(&mut self, cmd: Command) -> Result<Value, CommandError> {
+    pub fn execute(&mut self, cmd: Command) -> Result<Reply, CommandError> {
         let mutates = !matches!(
             cmd,
             Command::ServerInfo
@@ -486,17 +499,15 @@ impl Store {
         result
     }
 
-    fn execute_inner(&mut self, cmd: Command) -> Result<Value, CommandError> {
+    fn execute_inner(&mut self, cmd: Command) -> Result<Reply, CommandError> {
         match cmd {
-            Command::ServerInfo => Ok(json!({
-                "name": "berth",
-                "version": env!("CARGO_PKG_VERSION"),
-                "protocol": PROTOCOL_VERSION,
-                "pid": std::process::id(),
-                "socket": self.config.socket_path,
-                "started_at": self.started_at,
+            Command::ServerInfo => Ok(Reply::ServerInfo(ServerInfo {
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                pid: std::process::id(),
+                socket: self.config.socket_path.clone(),
+                started_at: self.started_at,
             })),
-            Command::WorkspaceList => Ok(to_value(self.list())),
+            Command::WorkspaceList => Ok(Reply::State(Box::new(self.view()))),
             Command::WorkspaceCreate { name, cwd } => {
                 let cwd = self.resolve_dir(cwd.as_deref())?;
                 let name = match name {
@@ -504,41 +515,39 @@ impl Store {
                     None => default_workspace_name(&cwd),
                 };
                 let id = self.create_workspace(name, cwd);
-                Ok(json!({ "workspace_id": id.as_str() }))
+                Ok(Reply::WorkspaceCreated { workspace: id })
             }
             Command::WorkspaceRename { workspace, name } => {
                 let name = check_name(&name, "workspace name")?;
                 self.workspace_mut(&workspace)?.name = name;
-                self.publish("workspace.changed", json!({ "workspace_id": workspace.as_str() }));
-                Ok(json!({}))
+                self.publish(Event::WorkspaceChanged { workspace });
+                Ok(Reply::Done)
             }
             Command::WorkspaceClose { workspace } => {
                 self.workspace(&workspace)?;
                 self.close_workspace(&workspace);
-                Ok(json!({}))
+                Ok(Reply::Done)
             }
             Command::TabCreate { workspace, title, spawn } => {
                 let title = title.map(|t| check_name(&t, "tab title")).transpose()?;
                 let (tab, pane) = self.create_tab(workspace, title, spawn)?;
-                Ok(json!({ "tab_id": tab.as_str(), "pane_id": pane.as_str() }))
+                Ok(Reply::TabCreated { tab, pane })
             }
             Command::PaneSpawn { workspace, spawn } => {
                 let (tab, pane) = self.create_tab(workspace, None, spawn)?;
                 let ws = self.tab(&tab)?.workspace.clone();
-                Ok(
-                    json!({ "pane_id": pane.as_str(), "tab_id": tab.as_str(), "workspace_id": ws.as_str() }),
-                )
+                Ok(Reply::Spawned { pane, tab, workspace: ws })
             }
             Command::TabClose { tab } => {
                 self.tab(&tab)?;
                 self.close_tab(&tab);
-                Ok(json!({}))
+                Ok(Reply::Done)
             }
             Command::TabRename { tab, title } => {
                 let title = check_name(&title, "tab title")?;
                 self.tab_mut(&tab)?.title = Some(title);
-                self.publish("tab.changed", json!({ "tab_id": tab.as_str() }));
-                Ok(json!({}))
+                self.publish(Event::TabChanged { tab });
+                Ok(Reply::Done)
             }
             Command::TabMove { tab, index } => {
                 let ws = self.tab(&tab)?.workspace.clone();
@@ -549,13 +558,13 @@ impl Store {
                 let moved = tabs.remove(from);
                 let to = index.min(tabs.len());
                 tabs.insert(to, moved);
-                self.publish("tab.changed", json!({ "tab_id": tab.as_str() }));
-                Ok(json!({ "index": to }))
+                self.publish(Event::TabChanged { tab });
+                Ok(Reply::TabMoved { index: to })
             }
             Command::TabSetRatio { tab, path, ratio } => {
                 self.tab_mut(&tab)?.layout.set_ratio(&path, ratio)?;
                 self.relayout(&tab);
-                Ok(json!({ "ratio": self.tab(&tab)?.layout.ratio_at(&path) }))
+                Ok(Reply::Ratio { ratio: self.tab(&tab)?.layout.ratio_at(&path) })
             }
             Command::TabSetLayout { tab, mut layout } => {
                 let current = self.tab(&tab)?.layout.panes();
@@ -563,22 +572,22 @@ impl Store {
                 layout.clamp_ratios();
                 self.tab_mut(&tab)?.layout = layout;
                 self.relayout(&tab);
-                Ok(json!({}))
+                Ok(Reply::Done)
             }
             Command::TabResize { tab, size } => {
                 self.tab_mut(&tab)?.size = size;
                 self.last_tab_size = size;
                 self.relayout(&tab);
-                Ok(json!({}))
+                Ok(Reply::Done)
             }
             Command::PaneSplit { pane, dir, spawn } => {
                 let new = self.split(&pane, dir, spawn)?;
-                Ok(json!({ "pane_id": new.as_str() }))
+                Ok(Reply::Pane { pane: new })
             }
             Command::PaneClose { pane } => {
                 self.pane(&pane)?;
                 self.close_pane(&pane);
-                Ok(json!({}))
+                Ok(Reply::Done)
             }
             Command::PaneSend { pane, text, keys } => {
                 let p = self.pane(&pane)?;
@@ -595,44 +604,46 @@ impl Store {
                     );
                 }
                 pty.send(&bytes)?;
-                Ok(json!({ "bytes": bytes.len() }))
+                Ok(Reply::Sent { bytes: bytes.len() })
             }
-            Command::PaneRead { pane, spec } => Ok(to_value(self.read(&pane, spec)?)),
+            Command::PaneRead { pane, spec } => Ok(Reply::Read(self.read(&pane, spec)?)),
             Command::PaneResize { pane, size } => {
                 self.resize_pane(&pane, size)?;
-                Ok(json!({}))
+                Ok(Reply::Done)
             }
             Command::PaneFocus { pane } => {
                 self.focus(&pane)?;
-                Ok(json!({ "pane_id": pane.as_str() }))
+                Ok(Reply::Pane { pane })
             }
             Command::PaneResume { pane } => {
                 self.resume(&pane)?;
-                Ok(json!({ "pane_id": pane.as_str(), "state": self.pane(&pane)?.state().as_str() }))
+                let state = self.pane(&pane)?.state();
+                Ok(Reply::Resumed { pane, state })
             }
             Command::SessionReport { pane, kind, session_id, resume_argv, model } => {
                 self.report_session(&pane, kind, session_id, resume_argv, model)?;
-                Ok(json!({ "pane_id": pane.as_str() }))
+                Ok(Reply::Pane { pane })
             }
             Command::WorkspaceSetAutoResume { workspace, enabled } => {
                 self.workspace_mut(&workspace)?.auto_resume = enabled;
-                self.publish("workspace.changed", json!({ "workspace_id": workspace.as_str() }));
-                Ok(json!({ "auto_resume": enabled }))
+                self.publish(Event::WorkspaceChanged { workspace });
+                Ok(Reply::AutoResume { enabled })
             }
             Command::Notify { pane, title, body, source } => {
                 if let Some(pane) = &pane {
                     self.pane(pane)?;
                 }
                 let id = self.add_notification(Incoming::new(pane, &title, &body, &source));
-                Ok(json!({ "notification_id": id }))
+                Ok(Reply::Notified { id })
             }
             Command::NotificationsList { unread_only } => {
-                let items: Vec<_> = self
+                let items = self
                     .notifications
                     .iter()
                     .filter(|n| !unread_only || n.read_at.is_none())
+                    .map(NotificationView::from)
                     .collect();
-                Ok(json!({ "notifications": items }))
+                Ok(Reply::Notifications(items))
             }
             Command::NotificationsMarkRead { ids, pane } => {
                 let changed = match &pane {
@@ -642,32 +653,29 @@ impl Store {
                     }
                     None => self.notifications.mark_read(&ids, None),
                 };
-                Ok(json!({ "marked": changed }))
+                Ok(Reply::Marked { count: changed })
             }
             Command::PaneClearAttention { pane } => {
                 self.pane(&pane)?;
                 let changed = self.clear_attention(&pane);
-                Ok(json!({ "marked": changed }))
+                Ok(Reply::Marked { count: changed })
             }
             Command::HookEvent { pane, kind, payload } => {
                 let outcome = crate::hooks::map_hook(kind, &payload);
                 self.apply_hook(&pane, kind, outcome)?;
-                Ok(json!({ "pane_id": pane.as_str() }))
+                Ok(Reply::Pane { pane })
             }
             Command::PaneFocusDirection { pane, dir } => {
                 let tab = self.tab(&self.pane(&pane)?.tab)?;
                 let target = tab.layout.neighbour(&pane, dir, tab.size).unwrap_or(pane);
                 self.focus(&target)?;
-                Ok(json!({ "pane_id": target.as_str() }))
+                Ok(Reply::Pane { pane: target })
             }
         }
     }
 
-    fn publish(&self, kind: &str, mut fields: Value) {
-        if let Value::Object(map) = &mut fields {
-            map.insert("type".into(), Value::String(kind.to_owned()));
-        }
-        self.bus.publish(fields);
+    fn publish(&self, event: Event) {
+        self.bus.publish(event);
     }
 
     // ---- lookups ----
@@ -726,7 +734,7 @@ impl Store {
         if self.active_workspace.is_none() {
             self.active_workspace = Some(id.clone());
         }
-        self.publish("workspace.created", json!({ "workspace_id": id.as_str() }));
+        self.publish(Event::WorkspaceCreated { workspace: id.clone() });
         id
     }
 
@@ -789,7 +797,7 @@ impl Store {
             .unwrap_or_else(|| PaneShared::new(id.clone(), self.new_terminal(term_size(size))));
         let io =
             PaneIo::new(shared.clone(), self.bus.clone(), self.pulse.clone(), self.inbox.clone());
-        let pty = Pty::spawn(&spec, io)?;
+        let pty = self.spawner.spawn(&spec, io)?;
         tracing::info!(pane = %id, pid = pty.pid(), "pane started");
         Ok(Started { shared, pty, argv, agent, cwd })
     }
@@ -843,14 +851,8 @@ impl Store {
         ws.tabs.push(tab_id.clone());
         ws.active_tab = Some(tab_id.clone());
         self.active_workspace = Some(ws_id.clone());
-        self.publish(
-            "tab.created",
-            json!({ "tab_id": tab_id.as_str(), "workspace_id": ws_id.as_str() }),
-        );
-        self.publish(
-            "pane.created",
-            json!({ "pane_id": pane_id.as_str(), "tab_id": tab_id.as_str() }),
-        );
+        self.publish(Event::TabCreated { tab: tab_id.clone(), workspace: ws_id.clone() });
+        self.publish(Event::PaneCreated { pane: pane_id.clone(), tab: tab_id.clone() });
         Ok((tab_id, pane_id))
     }
 
@@ -911,10 +913,7 @@ impl Store {
         tab.active_pane = new_id.clone();
         self.insert_pane(&new_id, &ws_id, &tab_id, given_title, started);
         self.relayout(&tab_id);
-        self.publish(
-            "pane.created",
-            json!({ "pane_id": new_id.as_str(), "tab_id": tab_id.as_str() }),
-        );
+        self.publish(Event::PaneCreated { pane: new_id.clone(), tab: tab_id.clone() });
         Ok(new_id)
     }
 
@@ -929,7 +928,7 @@ impl Store {
         if self.active_workspace.as_ref() == Some(id) {
             self.active_workspace = self.workspaces.last().map(|w| w.id.clone());
         }
-        self.publish("workspace.closed", json!({ "workspace_id": id.as_str() }));
+        self.publish(Event::WorkspaceClosed { workspace: id.clone() });
     }
 
     /// Removes a tab and its panes; closes the workspace if it was the last tab.
@@ -960,7 +959,7 @@ impl Store {
         for pane in tab.layout.panes() {
             self.drop_pane(&pane);
         }
-        self.publish("tab.closed", json!({ "tab_id": id.as_str() }));
+        self.publish(Event::TabClosed { tab: id.clone() });
     }
 
     /// Removes a pane from the maps and ends its process (asynchronously).
@@ -969,7 +968,7 @@ impl Store {
             if let Some(pty) = &pane.pty {
                 pty.close();
             }
-            self.publish("pane.closed", json!({ "pane_id": id.as_str() }));
+            self.publish(Event::PaneClosed { pane: id.clone() });
         }
     }
 
@@ -1003,12 +1002,12 @@ impl Store {
                 apply_size(pane, self.pane_size_for(rect));
             }
         }
-        self.publish("tab.changed", json!({ "tab_id": tab_id.as_str() }));
+        self.publish(Event::TabChanged { tab: tab_id.clone() });
     }
 
     fn resize_pane(&mut self, id: &PaneId, size: CellSize) -> Result<(), CommandError> {
         apply_size(self.pane(id)?, size);
-        self.publish("pane.changed", json!({ "pane_id": id.as_str() }));
+        self.publish(Event::PaneChanged { pane: id.clone() });
         Ok(())
     }
 
@@ -1019,16 +1018,13 @@ impl Store {
         self.workspace_mut(&ws_id)?.active_tab = Some(tab_id.clone());
         self.active_workspace = Some(ws_id.clone());
         self.clear_attention(id);
-        self.publish(
-            "focus.changed",
-            json!({ "pane_id": id.as_str(), "tab_id": tab_id.as_str(), "workspace_id": ws_id.as_str() }),
-        );
+        self.publish(Event::FocusChanged { pane: id.clone(), tab: tab_id, workspace: ws_id });
         Ok(())
     }
 
     // ---- reading ----
 
-    fn read(&self, id: &PaneId, spec: ReadSpec) -> Result<ReadDto, CommandError> {
+    fn read(&self, id: &PaneId, spec: ReadSpec) -> Result<ReadView, CommandError> {
         let pane = self.pane(id)?;
         if let Some(tomb) = &pane.tombstone {
             let rows = pane.shared.term.lock().size().rows as usize;
@@ -1036,8 +1032,8 @@ impl Store {
         }
         let req = ReadRequest { since: spec.since, last: spec.last, ansi: spec.ansi };
         let result = pane.shared.term.lock().read(&req);
-        Ok(ReadDto {
-            pane_id: id.to_string(),
+        Ok(ReadView {
+            pane: id.clone(),
             lines: result.lines,
             first_seq: result.first_seq,
             next_seq: result.next_seq,
@@ -1100,13 +1096,13 @@ impl Store {
         if let Some(at_prompt) = pane.shared.meta().at_prompt {
             return if at_prompt { Lifecycle::Idle } else { Lifecycle::Working };
         }
-        match pane.pty.as_ref().and_then(Pty::foreground_job) {
+        match pane.pty.as_ref().and_then(|p| p.foreground_job()) {
             Some(_) => Lifecycle::Working,
             None => Lifecycle::Idle,
         }
     }
 
-    fn pane_dto(&self, pane: &Pane) -> PaneDto {
+    fn pane_info(&self, pane: &Pane) -> PaneInfo {
         let meta = pane.shared.meta().clone();
         let size = pane.shared.term.lock().size();
         let state = pane.state();
@@ -1120,78 +1116,75 @@ impl Store {
             Some(tomb) => tomb.exit_code,
             None => pane.exit().map(|e| e.code),
         };
-        PaneDto {
-            id: pane.id.to_string(),
+        PaneInfo {
+            id: pane.id.clone(),
             title: self.pane_title(pane),
             cwd: self.pane_cwd(pane),
             argv: pane.argv.clone(),
-            state: state.as_str().to_owned(),
-            lifecycle: lifecycle.as_str().to_owned(),
-            attention: pane.attention.as_str().to_owned(),
-            agent: AgentDto {
-                kind: pane.agent.kind.as_str().to_owned(),
+            state,
+            lifecycle,
+            attention: pane.attention,
+            agent: AgentView {
+                kind: pane.agent.kind,
                 session_id: pane.agent.session_id.clone(),
                 resume_argv: pane.agent.resume_argv(),
             },
             exit_code,
-            size: CellSize { cols: size.cols, rows: size.rows }.into(),
+            size: CellSize { cols: size.cols, rows: size.rows },
             was_running: pane.tombstone.as_ref().and_then(|t| t.was_running.clone()),
-            pid: pane.pty.as_ref().filter(|_| live).map(Pty::pid),
+            pid: pane.pty.as_ref().filter(|_| live).map(|p| p.pid()),
             created_at: pane.created_at,
             progress: meta
                 .progress
                 .filter(|_| live)
-                .and_then(|(state, percent)| ProgressDto::from_conemu(state, percent)),
+                .and_then(|(state, percent)| Progress::from_conemu(state, percent)),
             lifecycle_since: Some(pane.shared.lifecycle_since(lifecycle)),
         }
     }
 
-    /// The whole state in the shape of `workspace.list`.
-    pub fn list(&self) -> WorkspaceListDto {
+    /// The whole state, typed (what `workspace.list` answers and the window draws).
+    pub fn view(&self) -> StateView {
         let workspaces = self
             .workspaces
             .iter()
-            .map(|ws| WorkspaceDto {
-                id: ws.id.to_string(),
+            .map(|ws| WorkspaceView {
+                id: ws.id.clone(),
                 name: ws.name.clone(),
                 cwd: ws.cwd.display().to_string(),
                 auto_resume: ws.auto_resume,
-                active_tab_id: ws.active_tab.as_ref().map(ToString::to_string),
+                active_tab: ws.active_tab.clone(),
                 tabs: ws
                     .tabs
                     .iter()
                     .filter_map(|t| self.tabs.get(t))
                     .map(|tab| {
-                        let panes: Vec<PaneDto> = tab
+                        let panes: Vec<PaneInfo> = tab
                             .layout
                             .panes()
                             .iter()
                             .filter_map(|p| self.panes.get(p))
-                            .map(|p| self.pane_dto(p))
+                            .map(|p| self.pane_info(p))
                             .collect();
                         let title = tab.title.clone().unwrap_or_else(|| {
                             panes
                                 .iter()
-                                .find(|p| p.id == tab.active_pane.as_str())
+                                .find(|p| p.id == tab.active_pane)
                                 .map(|p| p.title.clone())
                                 .unwrap_or_default()
                         });
-                        TabDto {
-                            id: tab.id.to_string(),
+                        TabInfo {
+                            id: tab.id.clone(),
                             title,
-                            active_pane_id: tab.active_pane.to_string(),
-                            layout: LayoutDto::from_layout(&tab.layout),
-                            size: tab.size.into(),
+                            active_pane: tab.active_pane.clone(),
+                            layout: tab.layout.clone(),
+                            size: tab.size,
                             panes,
                         }
                     })
                     .collect(),
             })
             .collect();
-        WorkspaceListDto {
-            workspaces,
-            active_workspace_id: self.active_workspace.as_ref().map(ToString::to_string),
-        }
+        StateView { workspaces, active_workspace: self.active_workspace.clone() }
     }
 
     /// Ends every pane's process; used at shutdown. Returns the panes that were live.
@@ -1234,7 +1227,7 @@ fn apply_size(pane: &Pane, size: CellSize) {
 
 /// Reads a tombstone's tail as `pane.read` would read a terminal: lines are numbered from 0;
 /// without `since` or `last` the last screenful is returned.
-fn read_tail_lines(id: &PaneId, tail: &[String], spec: ReadSpec, rows: usize) -> ReadDto {
+fn read_tail_lines(id: &PaneId, tail: &[String], spec: ReadSpec, rows: usize) -> ReadView {
     let total = tail.len();
     let (start, truncated) = match (spec.since, spec.last) {
         (Some(since), _) => (usize::try_from(since).unwrap_or(usize::MAX).min(total), false),
@@ -1245,8 +1238,8 @@ fn read_tail_lines(id: &PaneId, tail: &[String], spec: ReadSpec, rows: usize) ->
         .iter()
         .map(|line| if spec.ansi { line.clone() } else { strip_escapes(line) })
         .collect();
-    ReadDto {
-        pane_id: id.to_string(),
+    ReadView {
+        pane: id.clone(),
         lines,
         first_seq: start as u64,
         next_seq: total as u64,
@@ -1268,7 +1261,6 @@ fn default_workspace_name(cwd: &Path) -> String {
         .unwrap_or_else(|| "default".to_owned())
 }
 
-fn to_value<T: serde::Serialize>(value: T) -> Value {
-    // Serializing our own DTOs (strings, numbers, vectors) cannot fail.
-    serde_json::to_value(value).unwrap_or(Value::Null)
-}
+#[cfg(test)]
+#[path = "store_tests.rs"]
+mod tests;

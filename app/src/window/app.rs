@@ -19,11 +19,10 @@ use anyhow::Result;
 use berth_engine::ids::{PaneId, TabId};
 use berth_engine::layout::CellSize;
 use berth_engine::terminal::PaneTerminal;
-use berth_server::commands::{Command, SpawnRequest, WorkspaceSelector};
+use berth_server::commands::{Command, Reply, SpawnRequest, WorkspaceSelector};
 use berth_server::protocol::WorkspaceListDto;
 use berth_server::store::Store;
 use berth_server::{EmbeddedServer, Server, UiRequest};
-use serde_json::Value;
 use winit::application::ApplicationHandler;
 use winit::dpi::LogicalSize;
 use winit::event::WindowEvent;
@@ -34,6 +33,7 @@ use winit::window::{Window, WindowId};
 use super::chrome::{self, TAB_BAR_ROWS};
 use super::input::InputState;
 use super::view::{TabView, HEADER_ROWS};
+use super::StoreList as _;
 use super::{UserEvent, Waker};
 use crate::config::{self, Config};
 use crate::render::{self, Badge, CellRectU16, HeaderScene, PaneScene, Scene, SelectionSpan};
@@ -268,10 +268,10 @@ impl App {
         }
         let cwd = std::env::current_dir().ok();
         let created = self.exec(Command::WorkspaceCreate { name: None, cwd: cwd.clone() });
-        let workspace = created
-            .and_then(|v| v["workspace_id"].as_str().map(str::to_owned))
-            .and_then(|id| berth_engine::ids::WorkspaceId::parse(&id).ok())
-            .map_or(WorkspaceSelector::Active, WorkspaceSelector::Id);
+        let workspace = match created {
+            Some(Reply::WorkspaceCreated { workspace }) => WorkspaceSelector::Id(workspace),
+            _ => WorkspaceSelector::Active,
+        };
         let spawn = SpawnRequest { cwd, ..SpawnRequest::default() };
         self.exec(Command::PaneSpawn { workspace, spawn });
     }
@@ -285,14 +285,14 @@ impl App {
     }
 
     /// Executes a command as the socket would and hands back its error's message.
-    pub(super) fn exec_result(&self, cmd: Command) -> Result<Value, String> {
+    pub(super) fn exec_result(&self, cmd: Command) -> Result<Reply, String> {
         let store = self.store.as_ref().ok_or("the window has no server")?;
         let result = store.lock().unwrap_or_else(|p| p.into_inner()).execute(cmd);
         result.map_err(|e| e.to_string())
     }
 
     /// Executes a command as the socket would; failures are logged (the user sees the state).
-    pub(super) fn exec(&self, cmd: Command) -> Option<Value> {
+    pub(super) fn exec(&self, cmd: Command) -> Option<Reply> {
         let store = self.store.as_ref()?;
         // Only the variant's name: the fields may hold typed text.
         let debug = format!("{cmd:?}");

@@ -17,6 +17,7 @@ use super::app::App;
 use super::chrome::{self, Switcher, TabBarHit, TabRename, MAX_TAB_TITLE, TAB_BAR_ROWS};
 use super::keymap::Action;
 use super::view::{self, Hit, TabView};
+use super::StoreList as _;
 
 /// Lines a wheel step scrolls a tombstone's tail.
 const TAIL_WHEEL_LINES: usize = 3;

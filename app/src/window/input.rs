@@ -24,6 +24,7 @@ use super::mouse::{
 };
 use super::selection::{PaneSelection, ScreenCell};
 use super::view::{self, Hit, TabView};
+use super::StoreList as _;
 
 /// Arrow keys sent per wheel step in the alternate screen (alacritty's default multiplier).
 const WHEEL_ARROWS: usize = 3;

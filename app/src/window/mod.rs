@@ -29,6 +29,21 @@ use anyhow::{bail, Context, Result};
 use berth_server::{Server, ServerConfig};
 use winit::event_loop::{EventLoop, EventLoopProxy};
 
+/// The Store's state in the wire's shape, for the window code that still reads DTOs.
+///
+/// A bridge while the window moves to the typed [`berth_server::view::StateView`]
+/// (`Store::view`), which is what the Store hands out.
+pub(crate) trait StoreList {
+    /// [`berth_server::store::Store::view`] as the DTO `workspace.list` answers.
+    fn list(&self) -> berth_server::protocol::WorkspaceListDto;
+}
+
+impl StoreList for berth_server::store::Store {
+    fn list(&self) -> berth_server::protocol::WorkspaceListDto {
+        berth_server::protocol::WorkspaceListDto::from(&self.view())
+    }
+}
+
 /// What other threads send to the event loop: only "look again"; the loop then reads the
 /// Store, the screenshot queue and the server's state itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

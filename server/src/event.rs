@@ -1,0 +1,108 @@
+//! The events the server pushes to subscribers: one closed enum.
+//!
+//! Publishers (the Store, a pane's reader thread, the notification path) build an [`Event`];
+//! the bus encodes it once through `protocol`, which owns its JSON form.
+
+use berth_engine::ids::{PaneId, TabId, WorkspaceId};
+
+use crate::view::NotificationView;
+
+/// One event.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A workspace was made.
+    WorkspaceCreated {
+        /// Which one.
+        workspace: WorkspaceId,
+    },
+    /// A workspace's name or settings changed.
+    WorkspaceChanged {
+        /// Which one.
+        workspace: WorkspaceId,
+    },
+    /// A workspace closed.
+    WorkspaceClosed {
+        /// Which one.
+        workspace: WorkspaceId,
+    },
+    /// A tab was made.
+    TabCreated {
+        /// Which one.
+        tab: TabId,
+        /// Its workspace.
+        workspace: WorkspaceId,
+    },
+    /// A tab's title, place, layout or size changed.
+    TabChanged {
+        /// Which one.
+        tab: TabId,
+    },
+    /// A tab closed.
+    TabClosed {
+        /// Which one.
+        tab: TabId,
+    },
+    /// A pane was made.
+    PaneCreated {
+        /// Which one.
+        pane: PaneId,
+        /// Its tab.
+        tab: TabId,
+    },
+    /// Something about a pane changed (size, title, attention, agent, state).
+    PaneChanged {
+        /// Which one.
+        pane: PaneId,
+    },
+    /// A pane closed.
+    PaneClosed {
+        /// Which one.
+        pane: PaneId,
+    },
+    /// A pane has new output (coalesced).
+    PaneOutput {
+        /// Which one.
+        pane: PaneId,
+    },
+    /// A pane's program reported progress (ConEmu's OSC 9;4 numbers; state 0 ends it).
+    PaneProgress {
+        /// Which one.
+        pane: PaneId,
+        /// The state number.
+        state: u8,
+        /// The percent, if given.
+        percent: Option<u8>,
+    },
+    /// A pane's process ended.
+    PaneExited {
+        /// Which one.
+        pane: PaneId,
+        /// Its exit code.
+        exit_code: i32,
+        /// The signal that ended it, if one did.
+        signal: Option<String>,
+    },
+    /// The focus moved.
+    FocusChanged {
+        /// The focused pane.
+        pane: PaneId,
+        /// Its tab.
+        tab: TabId,
+        /// Its workspace.
+        workspace: WorkspaceId,
+    },
+    /// A notification was kept.
+    Notification(Box<NotificationView>),
+    /// The user clicked a desktop notification.
+    NotificationActivated {
+        /// Its id.
+        id: String,
+        /// The pane it concerns.
+        pane: PaneId,
+    },
+    /// The bus dropped this subscriber (it did not read fast enough); the last event it gets.
+    SubscriberDropped {
+        /// Why.
+        reason: String,
+    },
+}

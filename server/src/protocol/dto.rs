@@ -1,0 +1,517 @@
+//! The wire's DTOs: the JSON shapes of answers, versioned with the protocol, and their
+//! mapping to and from the Store's typed view (`crate::view`). Fields may be added, never
+//! renamed.
+
+use std::path::PathBuf;
+
+use berth_engine::agents::AgentKind;
+use berth_engine::ids::{PaneId, TabId, WorkspaceId};
+use berth_engine::layout::{CellSize, Layout, SplitDir};
+use berth_engine::model::{Attention, Lifecycle, RestoreState};
+use serde::{Deserialize, Serialize};
+
+use crate::error::CommandError;
+use crate::view::{
+    AgentView, NotificationView, PaneInfo, Progress, ProgressState, ReadView, ServerInfo,
+    StateView, TabInfo, WorkspaceView,
+};
+
+/// A layout on the wire: `{"pane": "pane_…"}` or `{"split": {dir, ratio, first, second}}`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum LayoutDto {
+    /// A leaf.
+    Pane(String),
+    /// A split.
+    Split(Box<SplitDto>),
+}
+
+/// The inside of a split on the wire.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SplitDto {
+    /// `right` or `down`.
+    pub dir: SplitDirDto,
+    /// Share of the first child, 0.05–0.95.
+    pub ratio: f64,
+    /// The left or top child.
+    pub first: LayoutDto,
+    /// The right or bottom child.
+    pub second: LayoutDto,
+}
+
+/// A split direction on the wire.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SplitDirDto {
+    /// `second` sits beside `first`.
+    Right,
+    /// `second` sits below `first`.
+    Down,
+}
+
+impl From<SplitDirDto> for SplitDir {
+    fn from(d: SplitDirDto) -> Self {
+        match d {
+            SplitDirDto::Right => SplitDir::Right,
+            SplitDirDto::Down => SplitDir::Down,
+        }
+    }
+}
+
+impl From<SplitDir> for SplitDirDto {
+    fn from(d: SplitDir) -> Self {
+        match d {
+            SplitDir::Right => SplitDirDto::Right,
+            SplitDir::Down => SplitDirDto::Down,
+        }
+    }
+}
+
+impl LayoutDto {
+    /// The wire form of a layout.
+    pub fn from_layout(layout: &Layout) -> Self {
+        match layout {
+            Layout::Pane(id) => LayoutDto::Pane(id.to_string()),
+            Layout::Split { dir, ratio, first, second } => LayoutDto::Split(Box::new(SplitDto {
+                dir: (*dir).into(),
+                ratio: *ratio,
+                first: Self::from_layout(first),
+                second: Self::from_layout(second),
+            })),
+        }
+    }
+
+    /// The layout this describes, with its ids checked (but not yet against a tab).
+    pub fn to_layout(&self) -> Result<Layout, CommandError> {
+        Ok(match self {
+            LayoutDto::Pane(id) => Layout::Pane(PaneId::parse(id)?),
+            LayoutDto::Split(split) => {
+                if !split.ratio.is_finite() {
+                    return Err(CommandError::InvalidLayout("ratio must be finite".into()));
+                }
+                Layout::Split {
+                    dir: split.dir.into(),
+                    ratio: split.ratio,
+                    first: Box::new(split.first.to_layout()?),
+                    second: Box::new(split.second.to_layout()?),
+                }
+            }
+        })
+    }
+}
+
+/// A cell size on the wire.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SizeDto {
+    /// Columns.
+    pub cols: u16,
+    /// Rows.
+    pub rows: u16,
+}
+
+impl From<CellSize> for SizeDto {
+    fn from(s: CellSize) -> Self {
+        SizeDto { cols: s.cols, rows: s.rows }
+    }
+}
+
+/// The agent fields of a pane on the wire (filled by a later issue; `none` for now).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AgentDto {
+    /// `claude | codex | opencode | cursor | generic | none`.
+    pub kind: String,
+    /// The agent's session id, if reported.
+    pub session_id: Option<String>,
+    /// The adapter-built resume command.
+    pub resume_argv: Option<Vec<String>>,
+}
+
+/// A pane in `workspace.list`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PaneDto {
+    /// Its id.
+    pub id: String,
+    /// Title (OSC 0/2, else argv[0]).
+    pub title: String,
+    /// Working directory (OSC 7, else the process's, else where it started).
+    pub cwd: String,
+    /// What it runs.
+    pub argv: Vec<String>,
+    /// `LIVE | RESTORED | RESUMABLE | EXITED`.
+    pub state: String,
+    /// `starting | idle | working | blocked | done | exited`.
+    pub lifecycle: String,
+    /// `none | unread | needs_input | error`.
+    pub attention: String,
+    /// Agent information.
+    pub agent: AgentDto,
+    /// Exit code once exited.
+    pub exit_code: Option<i32>,
+    /// The terminal size.
+    pub size: SizeDto,
+    /// Work in flight at the last save (filled by the persistence issue).
+    pub was_running: Option<String>,
+    /// The child's pid while live.
+    pub pid: Option<i32>,
+    /// Creation time, milliseconds since the Unix epoch.
+    pub created_at: u64,
+    /// The progress the program reports (ConEmu's OSC 9;4), while it shows one.
+    #[serde(default)]
+    pub progress: Option<ProgressDto>,
+    /// Since when the pane has been in its `lifecycle`, ms since the Unix epoch (for
+    /// "working for 2m"); for a tombstone, since the server restored it.
+    #[serde(default)]
+    pub lifecycle_since: Option<u64>,
+}
+
+/// A program's progress report (OSC `9;4;state;percent`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ProgressDto {
+    /// `normal | error | indeterminate | paused`.
+    pub state: String,
+    /// Percent done, when the state has one (not for `indeterminate`).
+    pub percent: Option<u8>,
+}
+
+/// A tab in `workspace.list`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TabDto {
+    /// Its id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// The focused pane.
+    pub active_pane_id: String,
+    /// Its layout.
+    pub layout: LayoutDto,
+    /// The tab's size in cells.
+    pub size: SizeDto,
+    /// Its panes, in layout order.
+    pub panes: Vec<PaneDto>,
+}
+
+/// A workspace in `workspace.list`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WorkspaceDto {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Its working directory.
+    pub cwd: String,
+    /// Whether agents resume on their own after a restart.
+    pub auto_resume: bool,
+    /// The focused tab.
+    pub active_tab_id: Option<String>,
+    /// Its tabs, in order.
+    pub tabs: Vec<TabDto>,
+}
+
+/// The result of `workspace.list`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WorkspaceListDto {
+    /// Every workspace, in order.
+    pub workspaces: Vec<WorkspaceDto>,
+    /// The focused workspace.
+    pub active_workspace_id: Option<String>,
+}
+
+/// The result of `pane.read`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ReadDto {
+    /// The pane.
+    pub pane_id: String,
+    /// The lines, oldest first.
+    pub lines: Vec<String>,
+    /// `content_seq` of the first line returned.
+    pub first_seq: u64,
+    /// `content_seq` of the cursor's line: pass it as `since` to poll for what is new.
+    pub next_seq: u64,
+    /// The oldest `content_seq` still held.
+    pub oldest_seq: u64,
+    /// True when `since` was older than the oldest line held (some lines were lost).
+    pub truncated: bool,
+}
+
+/// The result of `server.info`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ServerInfoDto {
+    /// Always `berth`.
+    pub name: String,
+    /// Berth's version.
+    pub version: String,
+    /// The protocol's version ([`super::PROTOCOL_VERSION`]).
+    pub protocol: u32,
+    /// The server's pid.
+    pub pid: u32,
+    /// Its socket.
+    pub socket: PathBuf,
+    /// When it started, ms since the Unix epoch.
+    pub started_at: u64,
+}
+
+/// A kept notification on the wire.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NotificationDto {
+    /// Its id.
+    pub id: String,
+    /// The pane it came from.
+    pub pane_id: Option<String>,
+    /// That pane's workspace.
+    pub workspace_id: Option<String>,
+    /// Its title.
+    pub title: String,
+    /// Its body.
+    pub body: String,
+    /// `info | warning | error`.
+    pub severity: String,
+    /// Where it came from.
+    pub source: String,
+    /// When it arrived, ms since the epoch.
+    pub created_at: u64,
+    /// When it was read, if it was.
+    pub read_at: Option<u64>,
+}
+
+// ---- view → wire ----
+
+impl From<&ServerInfo> for ServerInfoDto {
+    fn from(info: &ServerInfo) -> Self {
+        ServerInfoDto {
+            name: "berth".into(),
+            version: info.version.clone(),
+            protocol: super::PROTOCOL_VERSION,
+            pid: info.pid,
+            socket: info.socket.clone(),
+            started_at: info.started_at,
+        }
+    }
+}
+
+impl From<&NotificationView> for NotificationDto {
+    fn from(n: &NotificationView) -> Self {
+        NotificationDto {
+            id: n.id.clone(),
+            pane_id: n.pane_id.clone(),
+            workspace_id: n.workspace_id.clone(),
+            title: n.title.clone(),
+            body: n.body.clone(),
+            severity: n.severity.clone(),
+            source: n.source.clone(),
+            created_at: n.created_at,
+            read_at: n.read_at,
+        }
+    }
+}
+
+impl From<&ReadView> for ReadDto {
+    fn from(r: &ReadView) -> Self {
+        ReadDto {
+            pane_id: r.pane.to_string(),
+            lines: r.lines.clone(),
+            first_seq: r.first_seq,
+            next_seq: r.next_seq,
+            oldest_seq: r.oldest_seq,
+            truncated: r.truncated,
+        }
+    }
+}
+
+impl From<&Progress> for ProgressDto {
+    fn from(p: &Progress) -> Self {
+        ProgressDto { state: p.state.as_str().to_owned(), percent: p.percent }
+    }
+}
+
+impl From<&PaneInfo> for PaneDto {
+    fn from(p: &PaneInfo) -> Self {
+        PaneDto {
+            id: p.id.to_string(),
+            title: p.title.clone(),
+            cwd: p.cwd.clone(),
+            argv: p.argv.clone(),
+            state: p.state.as_str().to_owned(),
+            lifecycle: p.lifecycle.as_str().to_owned(),
+            attention: p.attention.as_str().to_owned(),
+            agent: AgentDto {
+                kind: p.agent.kind.as_str().to_owned(),
+                session_id: p.agent.session_id.clone(),
+                resume_argv: p.agent.resume_argv.clone(),
+            },
+            exit_code: p.exit_code,
+            size: p.size.into(),
+            was_running: p.was_running.clone(),
+            pid: p.pid,
+            created_at: p.created_at,
+            progress: p.progress.as_ref().map(ProgressDto::from),
+            lifecycle_since: p.lifecycle_since,
+        }
+    }
+}
+
+impl From<&TabInfo> for TabDto {
+    fn from(t: &TabInfo) -> Self {
+        TabDto {
+            id: t.id.to_string(),
+            title: t.title.clone(),
+            active_pane_id: t.active_pane.to_string(),
+            layout: LayoutDto::from_layout(&t.layout),
+            size: t.size.into(),
+            panes: t.panes.iter().map(PaneDto::from).collect(),
+        }
+    }
+}
+
+impl From<&WorkspaceView> for WorkspaceDto {
+    fn from(w: &WorkspaceView) -> Self {
+        WorkspaceDto {
+            id: w.id.to_string(),
+            name: w.name.clone(),
+            cwd: w.cwd.clone(),
+            auto_resume: w.auto_resume,
+            active_tab_id: w.active_tab.as_ref().map(ToString::to_string),
+            tabs: w.tabs.iter().map(TabDto::from).collect(),
+        }
+    }
+}
+
+impl From<&StateView> for WorkspaceListDto {
+    fn from(s: &StateView) -> Self {
+        WorkspaceListDto {
+            workspaces: s.workspaces.iter().map(WorkspaceDto::from).collect(),
+            active_workspace_id: s.active_workspace.as_ref().map(ToString::to_string),
+        }
+    }
+}
+
+// ---- wire → view (clients) ----
+
+fn bad(what: &str, value: &str) -> CommandError {
+    CommandError::BadParams(format!("unknown {what} {value:?} in the server's answer"))
+}
+
+impl ServerInfoDto {
+    /// The typed form.
+    pub fn to_view(&self) -> ServerInfo {
+        ServerInfo {
+            version: self.version.clone(),
+            pid: self.pid,
+            socket: self.socket.clone(),
+            started_at: self.started_at,
+        }
+    }
+}
+
+impl NotificationDto {
+    /// The typed form.
+    pub fn to_view(&self) -> NotificationView {
+        NotificationView {
+            id: self.id.clone(),
+            pane_id: self.pane_id.clone(),
+            workspace_id: self.workspace_id.clone(),
+            title: self.title.clone(),
+            body: self.body.clone(),
+            severity: self.severity.clone(),
+            source: self.source.clone(),
+            created_at: self.created_at,
+            read_at: self.read_at,
+        }
+    }
+}
+
+impl ReadDto {
+    /// The typed form.
+    pub fn to_view(&self) -> Result<ReadView, CommandError> {
+        Ok(ReadView {
+            pane: PaneId::parse(&self.pane_id)?,
+            lines: self.lines.clone(),
+            first_seq: self.first_seq,
+            next_seq: self.next_seq,
+            oldest_seq: self.oldest_seq,
+            truncated: self.truncated,
+        })
+    }
+}
+
+impl PaneDto {
+    /// The typed form.
+    pub fn to_view(&self) -> Result<PaneInfo, CommandError> {
+        let progress = match &self.progress {
+            None => None,
+            Some(p) => Some(Progress {
+                state: ProgressState::parse(&p.state).ok_or_else(|| bad("progress", &p.state))?,
+                percent: p.percent,
+            }),
+        };
+        Ok(PaneInfo {
+            id: PaneId::parse(&self.id)?,
+            title: self.title.clone(),
+            cwd: self.cwd.clone(),
+            argv: self.argv.clone(),
+            state: RestoreState::parse(&self.state).ok_or_else(|| bad("state", &self.state))?,
+            lifecycle: Lifecycle::parse(&self.lifecycle)
+                .ok_or_else(|| bad("lifecycle", &self.lifecycle))?,
+            attention: Attention::parse(&self.attention)
+                .ok_or_else(|| bad("attention", &self.attention))?,
+            agent: AgentView {
+                kind: AgentKind::parse(&self.agent.kind)
+                    .ok_or_else(|| bad("agent", &self.agent.kind))?,
+                session_id: self.agent.session_id.clone(),
+                resume_argv: self.agent.resume_argv.clone(),
+            },
+            exit_code: self.exit_code,
+            size: CellSize { cols: self.size.cols, rows: self.size.rows },
+            was_running: self.was_running.clone(),
+            pid: self.pid,
+            created_at: self.created_at,
+            progress,
+            lifecycle_since: self.lifecycle_since,
+        })
+    }
+}
+
+impl TabDto {
+    /// The typed form.
+    pub fn to_view(&self) -> Result<TabInfo, CommandError> {
+        Ok(TabInfo {
+            id: TabId::parse(&self.id)?,
+            title: self.title.clone(),
+            active_pane: PaneId::parse(&self.active_pane_id)?,
+            layout: self.layout.to_layout()?,
+            size: CellSize { cols: self.size.cols, rows: self.size.rows },
+            panes: self.panes.iter().map(PaneDto::to_view).collect::<Result<_, _>>()?,
+        })
+    }
+}
+
+impl WorkspaceDto {
+    /// The typed form.
+    pub fn to_view(&self) -> Result<WorkspaceView, CommandError> {
+        Ok(WorkspaceView {
+            id: WorkspaceId::parse(&self.id)?,
+            name: self.name.clone(),
+            cwd: self.cwd.clone(),
+            auto_resume: self.auto_resume,
+            active_tab: self.active_tab_id.as_deref().map(TabId::parse).transpose()?,
+            tabs: self.tabs.iter().map(TabDto::to_view).collect::<Result<_, _>>()?,
+        })
+    }
+}
+
+impl WorkspaceListDto {
+    /// The typed form.
+    pub fn to_view(&self) -> Result<StateView, CommandError> {
+        Ok(StateView {
+            workspaces: self
+                .workspaces
+                .iter()
+                .map(WorkspaceDto::to_view)
+                .collect::<Result<_, _>>()?,
+            active_workspace: self
+                .active_workspace_id
+                .as_deref()
+                .map(WorkspaceId::parse)
+                .transpose()?,
+        })
+    }
+}

@@ -1,0 +1,218 @@
+//! The Store's typed view: what a client sees of the state, in domain types.
+//!
+//! The Store builds these values ([`crate::store::Store::view`]); `protocol` turns them into
+//! the wire's DTOs and back, and the window draws from them directly. They carry ids,
+//! layouts and enums, never wire strings, and hold no locks or handles.
+
+use std::path::PathBuf;
+
+use berth_engine::agents::AgentKind;
+use berth_engine::ids::{PaneId, TabId, WorkspaceId};
+use berth_engine::layout::{CellSize, Layout};
+use berth_engine::model::{Attention, Lifecycle, RestoreState};
+
+/// Every workspace with its tabs and panes (the answer of `workspace.list`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StateView {
+    /// Every workspace, in order.
+    pub workspaces: Vec<WorkspaceView>,
+    /// The focused workspace.
+    pub active_workspace: Option<WorkspaceId>,
+}
+
+/// One workspace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkspaceView {
+    /// Its id.
+    pub id: WorkspaceId,
+    /// Its name.
+    pub name: String,
+    /// Its working directory, as text.
+    pub cwd: String,
+    /// Whether agents resume on their own after a restart.
+    pub auto_resume: bool,
+    /// The focused tab.
+    pub active_tab: Option<TabId>,
+    /// Its tabs, in order.
+    pub tabs: Vec<TabInfo>,
+}
+
+/// One tab.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TabInfo {
+    /// Its id.
+    pub id: TabId,
+    /// Its title (given, else its active pane's).
+    pub title: String,
+    /// The focused pane.
+    pub active_pane: PaneId,
+    /// Its layout.
+    pub layout: Layout,
+    /// Its size in cells.
+    pub size: CellSize,
+    /// Its panes, in layout order.
+    pub panes: Vec<PaneInfo>,
+}
+
+/// One pane.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaneInfo {
+    /// Its id.
+    pub id: PaneId,
+    /// Title (OSC 0/2, else the given one, else argv[0]).
+    pub title: String,
+    /// Working directory (OSC 7, else the process's, else where it started).
+    pub cwd: String,
+    /// What it runs.
+    pub argv: Vec<String>,
+    /// Live, or which kind of tombstone.
+    pub state: RestoreState,
+    /// What its program is doing.
+    pub lifecycle: Lifecycle,
+    /// Whether it wants the user.
+    pub attention: Attention,
+    /// Agent information.
+    pub agent: AgentView,
+    /// Exit code once exited.
+    pub exit_code: Option<i32>,
+    /// The terminal size.
+    pub size: CellSize,
+    /// Work in flight at the last save.
+    pub was_running: Option<String>,
+    /// The child's pid while live.
+    pub pid: Option<i32>,
+    /// Creation time, ms since the Unix epoch.
+    pub created_at: u64,
+    /// The progress the program reports (OSC 9;4), while it shows one.
+    pub progress: Option<Progress>,
+    /// Since when the pane has been in its lifecycle, ms since the Unix epoch.
+    pub lifecycle_since: Option<u64>,
+}
+
+impl PaneInfo {
+    /// Whether the pane wants the user's attention.
+    pub fn wants_attention(&self) -> bool {
+        self.attention != Attention::None
+    }
+}
+
+/// What Berth knows of the agent in a pane.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentView {
+    /// Its kind (`None` for a plain program).
+    pub kind: AgentKind,
+    /// Its session id, if reported.
+    pub session_id: Option<String>,
+    /// The adapter-built resume command.
+    pub resume_argv: Option<Vec<String>>,
+}
+
+/// A program's progress report (ConEmu's OSC `9;4;state;percent`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Its state.
+    pub state: ProgressState,
+    /// Percent done, when the state has one.
+    pub percent: Option<u8>,
+}
+
+/// The state of a progress report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressState {
+    /// Going.
+    Normal,
+    /// Failed.
+    Error,
+    /// Going, amount unknown.
+    Indeterminate,
+    /// Paused.
+    Paused,
+}
+
+impl ProgressState {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Normal => "normal",
+            Self::Error => "error",
+            Self::Indeterminate => "indeterminate",
+            Self::Paused => "paused",
+        }
+    }
+
+    /// The state of a wire name.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::Normal, Self::Error, Self::Indeterminate, Self::Paused]
+            .into_iter()
+            .find(|s| s.as_str() == name)
+    }
+}
+
+impl Progress {
+    /// The progress of ConEmu's state number (1 normal, 2 error, 3 indeterminate, 4 paused)
+    /// and percent; `None` for 0 (no progress) or an unknown state.
+    pub fn from_conemu(state: u8, percent: Option<u8>) -> Option<Self> {
+        let state = match state {
+            1 => ProgressState::Normal,
+            2 => ProgressState::Error,
+            3 => ProgressState::Indeterminate,
+            4 => ProgressState::Paused,
+            _ => return None,
+        };
+        Some(Self { state, percent })
+    }
+}
+
+/// Some of a pane's text (the answer of `pane.read`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadView {
+    /// The pane.
+    pub pane: PaneId,
+    /// The lines, oldest first.
+    pub lines: Vec<String>,
+    /// `content_seq` of the first line returned.
+    pub first_seq: u64,
+    /// `content_seq` of the cursor's line.
+    pub next_seq: u64,
+    /// The oldest `content_seq` still held.
+    pub oldest_seq: u64,
+    /// True when lines asked for were already gone.
+    pub truncated: bool,
+}
+
+/// What the server says of itself (the answer of `server.info`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerInfo {
+    /// Berth's version.
+    pub version: String,
+    /// The server's pid.
+    pub pid: u32,
+    /// Its socket.
+    pub socket: PathBuf,
+    /// When it started, ms since the Unix epoch.
+    pub started_at: u64,
+}
+
+/// One kept notification. Its ids are kept as text: a notification outlives its pane and
+/// may name one that no longer exists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotificationView {
+    /// Its id (`notif_…`).
+    pub id: String,
+    /// The pane it came from.
+    pub pane_id: Option<String>,
+    /// That pane's workspace.
+    pub workspace_id: Option<String>,
+    /// Its title.
+    pub title: String,
+    /// Its body.
+    pub body: String,
+    /// `info | warning | error`.
+    pub severity: String,
+    /// Where it came from (`osc9`, `cli`, `hook:<agent>` …).
+    pub source: String,
+    /// When it arrived, ms since the epoch.
+    pub created_at: u64,
+    /// When it was read, if it was.
+    pub read_at: Option<u64>,
+}
