@@ -320,4 +320,13 @@ pub enum Reply {
         /// The count.
         count: usize,
     },
+    /// An internal restore (never on the wire): what was rebuilt.
+    Restored {
+        /// Panes rebuilt.
+        panes: usize,
+        /// Of those, resumable.
+        resumable: usize,
+        /// Panes that may resume themselves, most recently active first.
+        auto_resume_candidates: Vec<PaneId>,
+    },
 }

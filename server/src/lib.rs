@@ -28,12 +28,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use berth_engine::ids::PaneId;
+use commands::Reply;
 use events::EventBus;
 use pane::OutputPulse;
 use persist::{LoadError, SaveContext, StateDir, StateLock};
 use persistence::Persistence;
 use socket::{BoundSocket, Services};
-use store::{Store, StoreConfig};
+use store::{Internal, Store, StoreConfig};
 
 /// How long shutdown waits for the panes' processes to end.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -157,7 +158,14 @@ impl Server {
                 }
             }
         }
-        let report = store.restore(&outcome.snapshot, tails);
+        let report = match store
+            .execute(Internal::Restore { snapshot: Box::new(outcome.snapshot.clone()), tails })
+        {
+            Ok(Reply::Restored { panes, resumable, auto_resume_candidates }) => {
+                restore::RestoreReport { panes, resumable, auto_resume_candidates }
+            }
+            _ => restore::RestoreReport::default(),
+        };
         if report.panes > 0 {
             tracing::info!(panes = report.panes, resumable = report.resumable, "state restored");
         }
@@ -300,7 +308,8 @@ impl Server {
         let desktop = desktop::DesktopNotifier::spawn(
             desktop::DesktopConfig::from_env(),
             Arc::new(move |key: String| {
-                clicked.lock().unwrap_or_else(|p| p.into_inner()).activate_notification(&key);
+                let mut store = clicked.lock().unwrap_or_else(|p| p.into_inner());
+                let _ = store.execute(Internal::ActivateNotification { id: key });
             }),
         );
         store.set_desktop(notifications::DesktopHandle(desktop));
@@ -319,9 +328,10 @@ impl Server {
                 if i > 0 {
                     tokio::time::sleep(AUTO_RESUME_STAGGER).await;
                 }
-                let result = store.lock().unwrap_or_else(|p| p.into_inner()).auto_resume(pane);
+                let op = Internal::AutoResume { pane: pane.clone() };
+                let result = store.lock().unwrap_or_else(|p| p.into_inner()).execute(op);
                 match result {
-                    Ok(()) => tracing::info!(%pane, "auto-resumed"),
+                    Ok(_) => tracing::info!(%pane, "auto-resumed"),
                     Err(e) => tracing::warn!(%pane, error = %e, "auto-resume failed"),
                 }
             }

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 
 use crate::event::Event;
 use crate::pane::now_ms;
-use crate::store::Store;
+use crate::store::{Internal, Store};
 use crate::view::NotificationView;
 
 /// How many notifications are kept (and saved).
@@ -269,10 +269,10 @@ pub async fn run_inbox(mut rx: mpsc::Receiver<InboxMessage>, store: Arc<Mutex<St
         let mut store = store.lock().unwrap_or_else(|p| p.into_inner());
         match message {
             InboxMessage::Show(incoming) => {
-                store.add_notification(incoming);
+                let _ = store.execute(Internal::AddNotification(incoming));
             }
             InboxMessage::Close { pane, kitty_id } => {
-                store.close_kitty_notification(&pane, &kitty_id)
+                let _ = store.execute(Internal::CloseKittyNotification { pane, kitty_id });
             }
         }
     }
@@ -281,7 +281,7 @@ pub async fn run_inbox(mut rx: mpsc::Receiver<InboxMessage>, store: Arc<Mutex<St
 impl Store {
     /// Stores a notification, raises its pane's attention, publishes it, and shows it on the
     /// desktop. Returns its id.
-    pub fn add_notification(&mut self, incoming: Incoming) -> String {
+    pub(crate) fn add_notification(&mut self, incoming: Incoming) -> String {
         let title = sanitize(&incoming.title, MAX_TITLE_CHARS);
         let body = sanitize_body(&incoming.body, MAX_BODY_CHARS);
         let pane = incoming.pane.filter(|p| self.panes.contains_key(p));
@@ -337,7 +337,7 @@ impl Store {
     }
 
     /// Withdraws a kitty notification (`p=close`).
-    pub fn close_kitty_notification(&mut self, pane: &PaneId, kitty_id: &str) {
+    pub(crate) fn close_kitty_notification(&mut self, pane: &PaneId, kitty_id: &str) {
         for id in self.notifications.remove_kitty(pane, kitty_id) {
             if let Some(desktop) = &self.desktop {
                 desktop.close(&id);
@@ -347,7 +347,7 @@ impl Store {
 
     /// The user clicked a desktop notification: focus its pane, and tell the program when it
     /// asked (kitty `a=report`).
-    pub fn activate_notification(&mut self, key: &str) {
+    pub(crate) fn activate_notification(&mut self, key: &str) {
         let Some(n) = self.notifications.get(key).cloned() else { return };
         let Some(pane) = n.pane_id.as_deref().and_then(|p| PaneId::parse(p).ok()) else { return };
         if self.panes.contains_key(&pane) {

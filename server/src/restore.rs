@@ -354,7 +354,7 @@ impl Store {
 
     /// Rebuilds workspaces, tabs and panes from a snapshot (into an empty Store). `tails` gives
     /// each pane's tail lines. Nothing is started.
-    pub fn restore(
+    pub(crate) fn restore(
         &mut self,
         snapshot: &Snapshot,
         mut tails: HashMap<String, Vec<String>>,
@@ -447,7 +447,7 @@ impl Store {
     }
 
     /// Like [`Store::resume`], for auto-resume: only an adapter-built resume command may run.
-    pub fn auto_resume(&mut self, id: &PaneId) -> Result<(), CommandError> {
+    pub(crate) fn auto_resume(&mut self, id: &PaneId) -> Result<(), CommandError> {
         self.resume_with(id, true)
     }
 

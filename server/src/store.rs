@@ -16,6 +16,7 @@ use crate::notifications::{
     DesktopHandle, DesktopPolicy, InboxMessage, Incoming, NotificationInbox, NotificationLog,
 };
 use crate::pane::{now_ms, OutputPulse, PaneIo, PaneShared};
+use crate::persist::Snapshot;
 use crate::process::{PaneProcess, PtySpawner, Spawner};
 use crate::view::{
     AgentView, NotificationView, PaneInfo, Progress, ReadView, ServerInfo, StateView, TabInfo,
@@ -230,6 +231,74 @@ pub(crate) struct Started {
     pub(crate) cwd: PathBuf,
 }
 
+/// What the server's own parts ask of the Store, beside clients' [`Command`]s: the window's
+/// settings, the notification path, restore and auto-resume. Never on the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Internal {
+    /// The window reports what it shows (see [`WindowView`]).
+    SetWindowView(WindowView),
+    /// Rows of every pane's rectangle the window's pane header takes.
+    SetHeaderRows(u16),
+    /// Readable scrollback lines of panes started from now on.
+    SetScrollback(usize),
+    /// The default cursor style and the theme colours programs may ask for.
+    SetTerminalDefaults {
+        /// The cursor until a program sets one.
+        cursor: CursorStyle,
+        /// The theme's colours.
+        theme: ThemeColors,
+    },
+    /// Which notifications go to the desktop.
+    SetDesktopPolicy(DesktopPolicy),
+    /// A notification from a pane's program (OSC 9/99/777) or the server itself.
+    AddNotification(Incoming),
+    /// A program withdrew a kitty notification (`p=close`).
+    CloseKittyNotification {
+        /// Its pane.
+        pane: PaneId,
+        /// kitty's id.
+        kitty_id: String,
+    },
+    /// The user clicked a desktop notification.
+    ActivateNotification {
+        /// The notification's id.
+        id: String,
+    },
+    /// Rebuild the state from a snapshot (into an empty Store); nothing is started.
+    Restore {
+        /// The loaded snapshot.
+        snapshot: Box<Snapshot>,
+        /// Each pane's tail lines, by pane id.
+        tails: HashMap<String, Vec<String>>,
+    },
+    /// Resume a restored agent through its adapter-built command only.
+    AutoResume {
+        /// Which pane.
+        pane: PaneId,
+    },
+}
+
+/// Everything [`Store::execute`] runs: a client's command or an internal one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// From a client (socket, CLI, the window's input).
+    Client(Command),
+    /// From the server's own parts.
+    Internal(Internal),
+}
+
+impl From<Command> for Op {
+    fn from(cmd: Command) -> Self {
+        Op::Client(cmd)
+    }
+}
+
+impl From<Internal> for Op {
+    fn from(op: Internal) -> Self {
+        Op::Internal(op)
+    }
+}
+
 /// The one authority on the server's state.
 pub struct Store {
     pub(crate) config: StoreConfig,
@@ -357,7 +426,7 @@ impl Store {
 
     /// The window reports what it shows. A pane that has the keyboard in a focused window is
     /// being looked at: its attention is cleared and its notifications are marked read.
-    pub fn set_window_view(&mut self, view: WindowView) {
+    fn set_window_view(&mut self, view: WindowView) {
         if view == self.window_view {
             return;
         }
@@ -372,7 +441,7 @@ impl Store {
 
     /// Reserves `rows` at the top of every pane's rectangle for the window's pane header; the
     /// PTY gets the rest. Every tab is resized at once.
-    pub fn set_pane_header_rows(&mut self, rows: u16) {
+    fn set_pane_header_rows(&mut self, rows: u16) {
         self.header_rows = rows;
         let tabs: Vec<TabId> = self.tabs.keys().cloned().collect();
         for tab in tabs {
@@ -392,14 +461,14 @@ impl Store {
 
     /// Sets how many lines of scrollback panes started from now on keep readable (the
     /// window's config file; running panes keep theirs).
-    pub fn set_scrollback_lines(&mut self, lines: usize) {
+    fn set_scrollback_lines(&mut self, lines: usize) {
         self.scrollback = lines;
     }
 
     /// Sets the default cursor style (until a program sets one) and the theme colours that
     /// programs asking with OSC 10/11/4 learn (the window's config file): every pane's
     /// terminal gets them now, and every terminal made from now on.
-    pub fn set_terminal_defaults(&mut self, cursor: CursorStyle, theme: ThemeColors) {
+    fn set_terminal_defaults(&mut self, cursor: CursorStyle, theme: ThemeColors) {
         if self.terminal_defaults == Some((cursor, theme)) {
             return;
         }
@@ -422,17 +491,14 @@ impl Store {
         term
     }
 
-    /// Sets which notifications go to the desktop (the window's config file).
-    pub fn set_desktop_policy(&mut self, policy: DesktopPolicy) {
-        self.desktop_policy = policy;
-    }
-
-    /// Sets where notifications are shown on the desktop.
+    /// Sets where notifications are shown on the desktop. Wiring at start, before any
+    /// command: it changes no state a client sees.
     pub fn set_desktop(&mut self, desktop: DesktopHandle) {
         self.desktop = Some(desktop);
     }
 
-    /// Registers what to call after every change (the persistence scheduler).
+    /// Registers what to call after every change (the persistence scheduler). Wiring at start,
+    /// like [`Store::set_desktop`].
     pub fn set_on_change(&mut self, on_change: impl Fn() + Send + 'static) {
         self.on_change = Some(Box::new(on_change));
     }
@@ -472,8 +538,12 @@ impl Store {
         self.panes.get(pane)?.tombstone.as_ref().map(|t| t.tail.clone())
     }
 
-    /// Executes one command.
-    pub fn execute(&mut self, cmd: Command) -> Result<Reply, CommandError> {
+    /// Executes one command, a client's or an internal one: the only way the Store changes.
+    pub fn execute(&mut self, op: impl Into<Op>) -> Result<Reply, CommandError> {
+        let cmd = match op.into() {
+            Op::Client(cmd) => cmd,
+            Op::Internal(op) => return self.execute_internal(op),
+        };
         let mutates = !matches!(
             cmd,
             Command::ServerInfo
@@ -497,6 +567,38 @@ impl Store {
             }
         }
         result
+    }
+
+    fn execute_internal(&mut self, op: Internal) -> Result<Reply, CommandError> {
+        match op {
+            Internal::SetWindowView(view) => self.set_window_view(view),
+            Internal::SetHeaderRows(rows) => self.set_pane_header_rows(rows),
+            Internal::SetScrollback(lines) => self.set_scrollback_lines(lines),
+            Internal::SetTerminalDefaults { cursor, theme } => {
+                self.set_terminal_defaults(cursor, theme)
+            }
+            Internal::SetDesktopPolicy(policy) => self.desktop_policy = policy,
+            Internal::AddNotification(incoming) => {
+                return Ok(Reply::Notified { id: self.add_notification(incoming) })
+            }
+            Internal::CloseKittyNotification { pane, kitty_id } => {
+                self.close_kitty_notification(&pane, &kitty_id)
+            }
+            Internal::ActivateNotification { id } => self.activate_notification(&id),
+            Internal::Restore { snapshot, tails } => {
+                let report = self.restore(&snapshot, tails);
+                return Ok(Reply::Restored {
+                    panes: report.panes,
+                    resumable: report.resumable,
+                    auto_resume_candidates: report.auto_resume_candidates,
+                });
+            }
+            Internal::AutoResume { pane } => {
+                self.auto_resume(&pane)?;
+                return Ok(Reply::Pane { pane });
+            }
+        }
+        Ok(Reply::Done)
     }
 
     fn execute_inner(&mut self, cmd: Command) -> Result<Reply, CommandError> {

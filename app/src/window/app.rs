@@ -21,7 +21,7 @@ use berth_engine::layout::CellSize;
 use berth_engine::terminal::PaneTerminal;
 use berth_server::commands::{Command, Reply, SpawnRequest, WorkspaceSelector};
 use berth_server::protocol::WorkspaceListDto;
-use berth_server::store::Store;
+use berth_server::store::{Internal, Store, WindowView};
 use berth_server::{EmbeddedServer, Server, UiRequest};
 use winit::application::ApplicationHandler;
 use winit::dpi::LogicalSize;
@@ -251,7 +251,7 @@ impl App {
         let store = embedded.store.clone();
         self.embedded = Some(embedded);
         self.store = Some(store);
-        self.lock_store().set_pane_header_rows(HEADER_ROWS);
+        let _ = self.lock_store().execute(Internal::SetHeaderRows(HEADER_ROWS));
         self.apply_store_settings();
 
         self.update_grid();
@@ -504,9 +504,13 @@ impl App {
             ansi: p.ansi.map(rgb),
         };
         let mut store = self.lock_store();
-        store.set_scrollback_lines(self.config.scrollback_lines);
-        store.set_desktop_policy(self.config.notifications.policy());
-        store.set_terminal_defaults(cursor, theme);
+        for op in [
+            Internal::SetScrollback(self.config.scrollback_lines),
+            Internal::SetDesktopPolicy(self.config.notifications.policy()),
+            Internal::SetTerminalDefaults { cursor, theme },
+        ] {
+            let _ = store.execute(op);
+        }
     }
 
     /// Makes the shown tab's size the window's, each pane's PTY its rectangle's, and a zoomed
@@ -584,11 +588,11 @@ impl App {
             .into_iter()
             .filter_map(|(id, _)| PaneId::parse(&id).ok())
             .collect();
-        self.lock_store().set_window_view(berth_server::store::WindowView {
+        let _ = self.lock_store().execute(Internal::SetWindowView(WindowView {
             visible,
             focused_pane: PaneId::parse(&view.active_pane).ok(),
             window_focused: self.input.window_focused,
-        });
+        }));
     }
 
     /// The scene of a tab as it is now: the tab bar, the tab's panes below it, and the

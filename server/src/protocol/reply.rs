@@ -76,6 +76,12 @@ pub fn encode_reply(reply: &Reply) -> Value {
             json!({ "notifications": list })
         }
         Reply::Marked { count } => json!({ "marked": count }),
+        // Internal answers never go on the wire; a plain form for logs.
+        Reply::Restored { panes, resumable, auto_resume_candidates } => json!({
+            "panes": panes,
+            "resumable": resumable,
+            "auto_resume": auto_resume_candidates.iter().map(PaneId::as_str).collect::<Vec<_>>(),
+        }),
     }
 }
 
