@@ -5,7 +5,9 @@
 //! is drawn only when something changed: a wake-up from the server's event bus, input, a
 //! resize, the cursor's blink, or the config file. It must not change server state except
 //! through `Store::execute` (and the Store's settings the config file owns: scrollback of new
-//! panes, desktop notifications). Input handling lives in `input.rs`.
+//! panes, desktop notifications). The window's parts own their state (`input.rs`,
+//! `selection.rs`, `search.rs`, `links.rs`, `switcher.rs`, `rename.rs`) and return intents;
+//! `dispatch.rs` routes input to them and carries the intents out.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -33,8 +35,13 @@ use winit::window::{Window, WindowId};
 
 use super::chrome::{self, TAB_BAR_ROWS};
 use super::input::InputState;
+use super::links::LinkState;
+use super::rename::TabRenamer;
+use super::search::Search;
+use super::selection::PaneSelection;
+use super::switcher::WorkspaceSwitcher;
 use super::view::{TabView, HEADER_ROWS};
-use super::{UserEvent, Waker};
+use super::wake::{UserEvent, Waker};
 use crate::config::{self, Config};
 use crate::render::{self, Badge, CellRectU16, HeaderScene, PaneScene, Scene, SelectionSpan};
 
@@ -77,10 +84,12 @@ pub struct App {
     pub(super) font_px: f32,
     pub(super) zoom: Option<Zoom>,
     pub(super) input: InputState,
-    /// Search in the focused pane, while it is open (`window/search.rs`).
-    pub(super) search: Option<super::search::PaneSearch>,
+    /// The selection, if any (`window/selection.rs`).
+    pub(super) selection: Option<PaneSelection>,
+    /// Search in the focused pane (`window/search.rs`).
+    pub(super) search: Search,
     /// The link under the pointer while Ctrl is held (`window/links.rs`).
-    pub(super) links: super::links::LinkState,
+    pub(super) links: LinkState,
     title: String,
     /// Whether the blinking cursor is in its visible phase, and when it next changes.
     blink_on: bool,
@@ -100,16 +109,14 @@ pub struct App {
     wake_only: bool,
     /// Whether a frame has been asked for and not drawn yet.
     frame_pending: bool,
-    /// The workspace switcher, while it is open.
-    pub(super) switcher: Option<chrome::Switcher>,
+    /// The workspace switcher (`window/switcher.rs`).
+    pub(super) switcher: WorkspaceSwitcher,
     /// Set when a desktop notification was clicked: the window comes to the front.
     raise_requested: Arc<AtomicBool>,
-    /// The tab title being edited in the tab bar, if any.
-    pub(super) renaming: Option<chrome::TabRename>,
+    /// Renaming a tab in the tab bar (`window/rename.rs`).
+    pub(super) renaming: TabRenamer,
     /// The last click on a tab (its index, when), to tell a double click.
     pub(super) last_tab_click: Option<(usize, Instant)>,
-    /// Git branches of workspace directories, for the switcher.
-    git: RefCell<chrome::GitBranches>,
     /// When to redraw for the lifecycle markers' clocks.
     tick_at: Option<Instant>,
     /// The last failed resume of a tombstone, by pane, shown in its overlay.
@@ -117,7 +124,7 @@ pub struct App {
     /// How many lines a tombstone's tail is scrolled back, by pane.
     pub(super) tomb_scroll: HashMap<String, usize>,
     /// The user's home directory, for `~` in the chrome.
-    home: Option<PathBuf>,
+    pub(super) home: Option<PathBuf>,
     /// The config in use: the last good one the file gave (or the defaults).
     pub(super) config: Config,
     /// Where the config file is (`None` without `HOME` or `BERTH_CONFIG`).
@@ -154,8 +161,9 @@ impl App {
             font_px: config.font_size,
             zoom: None,
             input: InputState::new(),
-            search: None,
-            links: super::links::LinkState::default(),
+            selection: None,
+            search: Search::default(),
+            links: LinkState::default(),
             title: String::new(),
             blink_on: true,
             blink_at: None,
@@ -165,11 +173,10 @@ impl App {
             tail_cells: RefCell::new(HashMap::new()),
             wake_only: false,
             frame_pending: false,
-            switcher: None,
-            renaming: None,
+            switcher: WorkspaceSwitcher::default(),
+            renaming: TabRenamer::default(),
             raise_requested: Arc::new(AtomicBool::new(false)),
             last_tab_click: None,
-            git: RefCell::new(chrome::GitBranches::default()),
             tick_at: None,
             resume_errors: HashMap::new(),
             tomb_scroll: HashMap::new(),
@@ -317,6 +324,12 @@ impl App {
     pub(super) fn view(&self) -> Option<TabView> {
         self.store.as_ref()?;
         TabView::active(&self.lock_store().list())
+    }
+
+    /// A pane's shared state (its terminal), if it has a live one.
+    pub(super) fn pane_shared(&self, pane: &str) -> Option<Arc<berth_server::pane::PaneShared>> {
+        let id = PaneId::parse(pane).ok()?;
+        self.lock_store().pane_shared(&id)
     }
 
     /// Runs `f` on a pane's terminal.
@@ -600,7 +613,7 @@ impl App {
         for (pane_id, rect) in view.placements(zoomed) {
             let Some(dto) = view.pane(&pane_id) else { continue };
             let focused = pane_id == view.active_pane;
-            let selection = self.input.selection.as_ref().filter(|s| s.pane.as_str() == pane_id);
+            let selection = self.selection.as_ref().filter(|s| s.pane.as_str() == pane_id);
             // The server says since when; a clock that stepped back counts as "just now".
             let since =
                 dto.lifecycle_since.map(|at| Duration::from_millis(wall_now.saturating_sub(at)));
@@ -646,7 +659,7 @@ impl App {
                     }
                 }
                 let span = selection.and_then(|s| s.visible_span(term.term()));
-                let marks = (self.search_scene(&pane_id, term), self.link_spans(&pane_id, term));
+                let marks = (self.search.scene(&pane_id, term), self.links.spans(&pane_id, term));
                 (screen, span, marks)
             });
             let Some((screen, span, (search, link))) = drawn else { continue };
@@ -671,34 +684,17 @@ impl App {
             .collect();
         let grid_cols = view.size.cols.max(self.grid.cols);
         let grid_rows = view.size.rows + TAB_BAR_ROWS;
-        let switcher = self.switcher.as_ref().map(|open| {
-            let entries = self.switcher_entries(list, open);
-            chrome::switcher_scene(open, &entries, grid_cols, grid_rows)
-        });
+        let switcher = self.switcher.scene(list, self.home.as_deref(), grid_cols, grid_rows);
         Scene {
             grid_cols,
             grid_rows,
             panes,
             dividers,
             background: self.palette.bg,
-            tab_bar: Some(chrome::tab_bar(list, view, grid_cols, self.renaming.as_ref())),
+            tab_bar: Some(chrome::tab_bar(list, view, grid_cols, self.renaming.editing())),
             switcher,
             banner: self.banner.clone(),
         }
-    }
-
-    /// The switcher's entries for what the user typed: (workspace id, entry).
-    pub(super) fn switcher_entries(
-        &self,
-        list: &berth_server::protocol::WorkspaceListDto,
-        open: &chrome::Switcher,
-    ) -> Vec<(String, render::SwitcherEntry)> {
-        chrome::switcher_entries(
-            list,
-            &open.query,
-            self.home.as_deref(),
-            &mut self.git.borrow_mut(),
-        )
     }
 
     /// Draws a frame of the shown tab.
@@ -715,7 +711,7 @@ impl App {
             return;
         };
         self.had_panes = true;
-        self.end_search_unless_focused(&view);
+        self.search.end_unless_focused(&view.active_pane);
         if self.sync_layout(&view) {
             list = self.lock_store().list();
             match TabView::active(&list) {
@@ -890,10 +886,7 @@ impl ApplicationHandler<UserEvent> for App {
                 self.redraw();
             }
             WindowEvent::Focused(focused) => self.on_focus(focused),
-            WindowEvent::ModifiersChanged(mods) => {
-                self.input.mods = mods.state();
-                self.link_modifiers_changed();
-            }
+            WindowEvent::ModifiersChanged(mods) => self.on_modifiers(mods.state()),
             WindowEvent::KeyboardInput { event, is_synthetic: false, .. } => self.on_key(&event),
             WindowEvent::Ime(ime) => self.on_ime(ime),
             WindowEvent::CursorMoved { position, .. } => self.on_cursor_moved(position),
