@@ -1,6 +1,6 @@
 //! Input that lands on the window's chrome: clicks, drags and the wheel on the tab bar (a
-//! click while the switcher is open goes to it), the attention jump, moving tabs, scrolling a
-//! tombstone's tail, and the one key that resumes a tombstone.
+//! click while the switcher is open goes to it), scrolling a tombstone's tail, and the one key
+//! that resumes a tombstone.
 //!
 //! It owns turning those into Store commands (`pane.focus`, `tab.move`, `tab.close`,
 //! `pane.resume`) and window-local changes (a tail's scroll, a tombstone's resume error). It
@@ -23,27 +23,6 @@ const TAIL_WHEEL_LINES: usize = 3;
 const DOUBLE_CLICK: Duration = Duration::from_millis(400);
 
 impl App {
-    /// Focuses the next pane that wants attention, in any tab of any workspace.
-    pub(super) fn jump_to_attention(&mut self, current: &str) {
-        let list = self.lock_store().list();
-        let next = chrome::next_attention(&list, Some(current));
-        if let Some(pane) = next.and_then(|p| PaneId::parse(&p).ok()) {
-            self.exec(Command::PaneFocus { pane });
-        }
-    }
-
-    /// Moves the shown tab `step` places along the tab bar.
-    pub(super) fn move_tab(&mut self, view: &TabView, step: isize) {
-        let Some(at) = view.workspace_tabs.iter().position(|t| *t == view.tab_id) else { return };
-        let Some(to) = at.checked_add_signed(step).filter(|to| *to < view.workspace_tabs.len())
-        else {
-            return;
-        };
-        if let Ok(tab) = TabId::parse(&view.tab_id) {
-            self.exec(Command::TabMove { tab, index: to });
-        }
-    }
-
     /// Enter on a focused tombstone: resume it; a failure is kept for its overlay (the Store
     /// also writes it into the pane's tail).
     pub(super) fn resume_tombstone(&mut self, id: PaneId) {

@@ -7,9 +7,9 @@
 //! It owns no state: the parts and `InputState` do. It must not draw and must not change
 //! server state except through `App::exec`.
 
-use berth_engine::ids::{PaneId, TabId, WorkspaceId};
+use berth_engine::ids::{PaneId, TabId};
 use berth_engine::layout::SplitDir;
-use berth_server::commands::{Command, SpawnRequest, WorkspaceSelector};
+use berth_server::commands::Command;
 use winit::dpi::PhysicalPosition;
 use winit::event::{ElementState, Ime, KeyEvent, MouseButton, MouseScrollDelta};
 use winit::keyboard::{Key, ModifiersState, NamedKey};
@@ -17,6 +17,7 @@ use winit::window::CursorIcon;
 
 use alacritty_terminal::term::TermMode;
 
+use super::actions;
 use super::app::{App, Zoom};
 use super::chrome::TAB_BAR_ROWS;
 use super::clipboard::{paste_bytes, Selection};
@@ -158,43 +159,14 @@ impl App {
     fn run_action(&mut self, action: Action) {
         let Some((view, pane_str)) = self.focused() else { return };
         let Ok(pane) = PaneId::parse(&pane_str) else { return };
-        match action {
-            Action::SplitRight | Action::SplitDown => {
-                let dir =
-                    if action == Action::SplitRight { SplitDir::Right } else { SplitDir::Down };
+        let command = actions::store_command(action, &view, &pane, || self.lock_store().list());
+        if let Some(command) = command {
+            if matches!(action, Action::SplitRight | Action::SplitDown) {
                 self.zoom = None;
-                self.exec(Command::PaneSplit { pane, dir, spawn: SpawnRequest::default() });
             }
-            Action::ClosePane => {
-                self.exec(Command::PaneClose { pane });
-            }
-            Action::Focus(dir) => {
-                self.exec(Command::PaneFocusDirection { pane, dir });
-            }
-            Action::Resize(dir) => {
-                if let (Some((path, ratio)), Ok(tab)) =
-                    (view::resize_target(&view, &pane_str, dir), TabId::parse(&view.tab_id))
-                {
-                    self.exec(Command::TabSetRatio { tab, path, ratio });
-                }
-            }
-            Action::NewTab => {
-                let workspace = WorkspaceId::parse(&view.workspace_id)
-                    .map_or(WorkspaceSelector::Active, WorkspaceSelector::Id);
-                let cwd = view.pane(&pane_str).map(|p| p.cwd.clone().into());
-                let spawn = SpawnRequest { cwd, ..SpawnRequest::default() };
-                self.exec(Command::TabCreate { workspace, title: None, spawn });
-            }
-            Action::NextTab | Action::PrevTab => {
-                let step = if action == Action::NextTab { 1 } else { -1 };
-                let target = view
-                    .neighbour_tab(step)
-                    .and_then(|tab| TabView::by_id(&self.lock_store().list(), tab))
-                    .and_then(|v| PaneId::parse(&v.active_pane).ok());
-                if let Some(pane) = target {
-                    self.exec(Command::PaneFocus { pane });
-                }
-            }
+            self.exec(command);
+        }
+        match action {
             Action::ToggleZoom => {
                 self.zoom = match self.zoom.take() {
                     Some(_) => {
@@ -224,14 +196,6 @@ impl App {
                 let intents = self.switcher.open(&list, self.home.as_deref());
                 self.apply(intents);
             }
-            Action::NextAttention => self.jump_to_attention(&pane_str),
-            Action::MoveTabLeft => self.move_tab(&view, -1),
-            Action::MoveTabRight => self.move_tab(&view, 1),
-            Action::CloseTab => {
-                if let Ok(tab) = TabId::parse(&view.tab_id) {
-                    self.exec(Command::TabClose { tab });
-                }
-            }
             Action::Search => self.open_search(&pane_str),
             Action::ReloadConfig => self.reload_config(),
             Action::RenameTab => {
@@ -239,6 +203,19 @@ impl App {
                 let intents = self.renaming.start(&list, &view.tab_id);
                 self.apply(intents);
             }
+            // The Store's actions: their command ran above.
+            Action::SplitRight
+            | Action::SplitDown
+            | Action::ClosePane
+            | Action::Focus(_)
+            | Action::Resize(_)
+            | Action::NewTab
+            | Action::NextTab
+            | Action::PrevTab
+            | Action::NextAttention
+            | Action::MoveTabLeft
+            | Action::MoveTabRight
+            | Action::CloseTab => {}
         }
         self.redraw();
     }

@@ -8,6 +8,7 @@
 //! owns, only what is local to a window (zoom, selection, font size, pointer state). It must
 //! not draw by itself: `render` does that.
 
+mod actions;
 mod app;
 pub mod chrome;
 mod chrome_input;
