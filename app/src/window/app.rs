@@ -9,8 +9,6 @@
 //! `selection.rs`, `search.rs`, `links.rs`, `switcher.rs`, `rename.rs`) and return intents;
 //! `dispatch.rs` routes input to them and carries the intents out.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,12 +32,14 @@ use winit::platform::x11::WindowAttributesExtX11;
 use winit::window::{Window, WindowId};
 
 use super::chrome::{self, TAB_BAR_ROWS};
+use super::frames::FrameSchedule;
 use super::input::InputState;
 use super::links::LinkState;
 use super::rename::TabRenamer;
 use super::search::Search;
 use super::selection::PaneSelection;
 use super::switcher::WorkspaceSwitcher;
+use super::tombstones::Tombstones;
 use super::view::{TabView, HEADER_ROWS};
 use super::wake::{UserEvent, Waker};
 use crate::config::{self, Config};
@@ -48,15 +48,9 @@ use crate::render::{self, Badge, CellRectU16, HeaderScene, PaneScene, Scene, Sel
 /// The smallest and largest font sizes the zoom chords reach.
 const FONT_PX_RANGE: (f32, f32) = config::FONT_SIZE_RANGE;
 
-/// How long a blinking cursor stays on and off.
-const BLINK: Duration = Duration::from_millis(530);
-
 /// How often the loop checks, while idle, that the server thread still runs (it stops on
 /// SIGTERM or SIGINT).
 const HEALTH_CHECK: Duration = Duration::from_secs(1);
-
-/// How often the window redraws while a pane works, so "working 2m" stays true.
-const LIFECYCLE_TICK: Duration = Duration::from_secs(15);
 
 /// A pane shown alone, filling its tab.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,9 +58,6 @@ pub(super) struct Zoom {
     pub(super) tab: String,
     pub(super) pane: String,
 }
-
-/// A tombstone's tail as cells: (tail lines, cols, rows, lines scrolled back, cells).
-type TailCells = (usize, u16, u16, usize, render::ScreenCells);
 
 /// The window application.
 pub struct App {
@@ -91,38 +82,22 @@ pub struct App {
     /// The link under the pointer while Ctrl is held (`window/links.rs`).
     pub(super) links: LinkState,
     title: String,
-    /// Whether the blinking cursor is in its visible phase, and when it next changes.
-    blink_on: bool,
-    blink_at: Option<Instant>,
     /// Whether the Store has had a pane since the window opened (closing the last one closes
     /// the window).
     had_panes: bool,
     /// The last layout a resize was sent for because a pane's size did not match it; sent once
     /// per layout so a size the Store cannot give (a pane too small) does not loop.
     resynced: Option<(String, CellSize, String)>,
-    /// The last scene drawn, and whether the pending frame was asked for only because the
-    /// server said something changed (then an identical scene is not drawn again).
-    last_scene: Option<Scene>,
-    /// Tombstones' tails as cells, by pane: (tail lines, cols, rows, scrolled back, cells). Extracting a tail
-    /// parses up to 64 KiB, so it is done once per change, not once per frame.
-    tail_cells: RefCell<HashMap<String, TailCells>>,
-    wake_only: bool,
-    /// Whether a frame has been asked for and not drawn yet.
-    frame_pending: bool,
+    /// When to draw: frames asked for, the last scene, the cursor's blink (`frames.rs`).
+    frames: FrameSchedule,
+    /// Tombstones' tails as cells, their scroll and resume errors (`tombstones.rs`).
+    pub(super) tombstones: Tombstones,
     /// The workspace switcher (`window/switcher.rs`).
     pub(super) switcher: WorkspaceSwitcher,
     /// Set when a desktop notification was clicked: the window comes to the front.
     raise_requested: Arc<AtomicBool>,
     /// Renaming a tab in the tab bar (`window/rename.rs`).
     pub(super) renaming: TabRenamer,
-    /// The last click on a tab (its index, when), to tell a double click.
-    pub(super) last_tab_click: Option<(usize, Instant)>,
-    /// When to redraw for the lifecycle markers' clocks.
-    tick_at: Option<Instant>,
-    /// The last failed resume of a tombstone, by pane, shown in its overlay.
-    pub(super) resume_errors: HashMap<String, String>,
-    /// How many lines a tombstone's tail is scrolled back, by pane.
-    pub(super) tomb_scroll: HashMap<String, usize>,
     /// The user's home directory, for `~` in the chrome.
     pub(super) home: Option<PathBuf>,
     /// The config in use: the last good one the file gave (or the defaults).
@@ -165,21 +140,13 @@ impl App {
             search: Search::default(),
             links: LinkState::default(),
             title: String::new(),
-            blink_on: true,
-            blink_at: None,
             had_panes: false,
             resynced: None,
-            last_scene: None,
-            tail_cells: RefCell::new(HashMap::new()),
-            wake_only: false,
-            frame_pending: false,
+            frames: FrameSchedule::default(),
+            tombstones: Tombstones::default(),
             switcher: WorkspaceSwitcher::default(),
             renaming: TabRenamer::default(),
             raise_requested: Arc::new(AtomicBool::new(false)),
-            last_tab_click: None,
-            tick_at: None,
-            resume_errors: HashMap::new(),
-            tomb_scroll: HashMap::new(),
             home: std::env::var_os("HOME").map(PathBuf::from),
             config,
             config_path,
@@ -373,8 +340,7 @@ impl App {
 
     /// Asks for a frame that is drawn even if nothing seems to have changed.
     pub(super) fn redraw(&mut self) {
-        self.wake_only = false;
-        self.frame_pending = true;
+        self.frames.ask();
         if let Some(window) = &self.window {
             window.request_redraw();
         }
@@ -382,8 +348,7 @@ impl App {
 
     /// Restarts the cursor's blink in its visible phase (after input).
     pub(super) fn reset_blink(&mut self) {
-        self.blink_on = true;
-        self.blink_at = None;
+        self.frames.reset_blink();
     }
 
     /// The shown tab's size in cells: the window's less the tab bar.
@@ -450,7 +415,7 @@ impl App {
                 self.banner = Some(e.to_string());
             }
         }
-        self.last_scene = None;
+        self.frames.forget_scene();
         self.redraw();
     }
 
@@ -486,7 +451,7 @@ impl App {
         }
         if new.palette != old.palette {
             self.palette = new.palette.clone();
-            self.tail_cells.borrow_mut().clear();
+            self.tombstones.forget_cells();
         }
         tracing::debug!(keymap = %self.config.keymap.describe(), "window key bindings");
         self.apply_store_settings();
@@ -559,35 +524,6 @@ impl App {
         changed
     }
 
-    /// A tombstone's tail as cells of `cols×rows`, scrolled back `back` lines, from the cache
-    /// while the tail, size and scroll are unchanged; `None` for a pane with a live terminal.
-    fn tombstone_cells(
-        &self,
-        pane: &str,
-        cols: u16,
-        rows: u16,
-        back: usize,
-    ) -> Option<render::ScreenCells> {
-        let id = PaneId::parse(pane).ok()?;
-        let Some(len) = self.lock_store().pane_tail_len(&id) else {
-            self.tail_cells.borrow_mut().remove(pane);
-            return None;
-        };
-        let back = back.min(len);
-        if let Some((l, c, r, b, cells)) = self.tail_cells.borrow().get(pane) {
-            if (*l, *c, *r, *b) == (len, cols, rows, back) {
-                return Some(cells.clone());
-            }
-        }
-        let tail = self.lock_store().pane_tail(&id)?;
-        let shown = &tail[..tail.len().saturating_sub(back)];
-        let cells = render::extract_styled_lines(shown, cols, rows, &self.palette);
-        self.tail_cells
-            .borrow_mut()
-            .insert(pane.to_owned(), (tail.len(), cols, rows, back, cells.clone()));
-        Some(cells)
-    }
-
     /// Tells the Store which panes are on screen and which has the keyboard, so that
     /// notifications for a pane the user is looking at stay off the desktop and unread marks.
     fn report_view(&self, view: &TabView) {
@@ -633,13 +569,16 @@ impl App {
             let overlay = chrome::overlay_of(
                 dto,
                 self.home.as_deref(),
-                self.resume_errors.get(&pane_id).map(String::as_str),
+                self.tombstones.resume_error(&pane_id),
             );
             let tail_rows = overlay
                 .as_ref()
                 .map_or(rows, |o| rows.saturating_sub(render::overlay_rows(o)).max(1));
-            let back = self.tomb_scroll.get(&pane_id).copied().unwrap_or(0);
-            if let Some(screen) = self.tombstone_cells(&pane_id, rect.cols, tail_rows, back) {
+            let id = PaneId::parse(&pane_id).ok();
+            let len = id.as_ref().and_then(|id| self.lock_store().pane_tail_len(id));
+            let tail = || id.as_ref().and_then(|id| self.lock_store().pane_tail(id));
+            let size = (rect.cols, tail_rows);
+            if let Some(screen) = self.tombstones.cells(&pane_id, size, len, tail, &self.palette) {
                 panes.push(PaneScene {
                     rect: placed,
                     header,
@@ -654,7 +593,7 @@ impl App {
             let drawn = self.with_term(&pane_id, |term| {
                 let mut screen = render::extract(term, &self.palette, focused && focused_window);
                 if let Some(cursor) = &mut screen.cursor {
-                    if cursor.blinking && !self.blink_on && focused {
+                    if cursor.blinking && self.frames.cursor_hidden() && focused {
                         cursor.visible = false;
                     }
                 }
@@ -699,8 +638,7 @@ impl App {
 
     /// Draws a frame of the shown tab.
     fn draw(&mut self, event_loop: &ActiveEventLoop) {
-        self.frame_pending = false;
-        let wake_only = std::mem::take(&mut self.wake_only);
+        let wake_only = self.frames.begin();
         // One reading of the Store's state per frame (it probes every pane's process).
         let mut list = self.lock_store().list();
         let Some(mut view) = TabView::active(&list) else {
@@ -738,11 +676,8 @@ impl App {
             .panes
             .iter()
             .any(|p| p.header.lifecycle.as_deref().is_some_and(|l| l.contains("working")));
-        self.tick_at =
-            working.then(|| self.tick_at.unwrap_or_else(|| Instant::now() + LIFECYCLE_TICK));
-        self.blink_at = (blinking && self.input.window_focused)
-            .then(|| self.blink_at.unwrap_or_else(|| Instant::now() + BLINK));
-        if wake_only && self.last_scene.as_ref() == Some(&scene) {
+        self.frames.keep_clocks(blinking && self.input.window_focused, working, Instant::now());
+        if self.frames.unchanged(wake_only, &scene) {
             return;
         }
         let (Some(window), Some(renderer)) = (&self.window, &mut self.renderer) else { return };
@@ -766,11 +701,11 @@ impl App {
                     shaped_rows = stats.shaped_rows,
                     "frame"
                 );
-                self.last_scene = Some(scene);
+                self.frames.drawn(Some(scene));
             }
             Err(e) => {
                 tracing::debug!(error = %e, "frame not drawn; trying again");
-                self.last_scene = None;
+                self.frames.drawn(None);
                 window.request_redraw();
             }
         }
@@ -859,10 +794,7 @@ impl ApplicationHandler<UserEvent> for App {
         }
         if let Some(window) = &self.window {
             // A frame already asked for by something else stays a full one.
-            if !self.frame_pending {
-                self.wake_only = true;
-                self.frame_pending = true;
-            }
+            self.frames.wake();
             window.request_redraw();
         }
     }
@@ -903,28 +835,11 @@ impl ApplicationHandler<UserEvent> for App {
             event_loop.exit();
             return;
         }
-        let now = Instant::now();
-        if let Some(at) = self.blink_at {
-            if at <= now {
-                self.blink_on = !self.blink_on;
-                self.blink_at = Some(now + BLINK);
-                self.redraw();
+        let (due, next) = self.frames.due(Instant::now(), HEALTH_CHECK);
+        if due.blink || due.tick {
+            if let Some(window) = &self.window {
+                window.request_redraw();
             }
-        }
-        if let Some(at) = self.tick_at {
-            if at <= now {
-                self.tick_at = None;
-                // Only the clocks changed: an identical scene is not drawn again.
-                self.wake_only = !self.frame_pending || self.wake_only;
-                self.frame_pending = true;
-                if let Some(window) = &self.window {
-                    window.request_redraw();
-                }
-            }
-        }
-        let mut next = self.blink_at.map_or(now + HEALTH_CHECK, |b| b.min(now + HEALTH_CHECK));
-        if let Some(at) = self.tick_at {
-            next = next.min(at);
         }
         event_loop.set_control_flow(ControlFlow::WaitUntil(next));
     }

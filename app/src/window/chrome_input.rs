@@ -16,9 +16,6 @@ use super::app::App;
 use super::chrome::{self, TabBarHit, TAB_BAR_ROWS};
 use super::view::{self, Hit, TabView};
 
-/// Lines a wheel step scrolls a tombstone's tail.
-const TAIL_WHEEL_LINES: usize = 3;
-
 /// Two clicks on the same tab within this long are a double click (rename).
 const DOUBLE_CLICK: Duration = Duration::from_millis(400);
 
@@ -27,16 +24,11 @@ impl App {
     /// also writes it into the pane's tail).
     pub(super) fn resume_tombstone(&mut self, id: PaneId) {
         let key = id.to_string();
-        match self.exec_result(Command::PaneResume { pane: id }) {
-            Ok(_) => {
-                self.resume_errors.remove(&key);
-                self.tomb_scroll.remove(&key);
-            }
-            Err(message) => {
-                tracing::warn!(pane = %key, error = %message, "resume failed");
-                self.resume_errors.insert(key, format!("resume failed: {message}"));
-            }
+        let result = self.exec_result(Command::PaneResume { pane: id }).map(|_| ());
+        if let Err(message) = &result {
+            tracing::warn!(pane = %key, error = %message, "resume failed");
         }
+        self.tombstones.resumed(&key, result);
         self.redraw();
     }
 
@@ -67,9 +59,10 @@ impl App {
             (TabBarHit::Tab(i), MouseButton::Left) => {
                 let now = Instant::now();
                 let double = self
-                    .last_tab_click
+                    .input
+                    .tab_click
                     .is_some_and(|(at, when)| at == i && now.duration_since(when) < DOUBLE_CLICK);
-                self.last_tab_click = Some((i, now));
+                self.input.tab_click = Some((i, now));
                 if let Some(pane) = tab_of(i).and_then(|t| PaneId::parse(&t.active_pane_id).ok()) {
                     self.exec(Command::PaneFocus { pane });
                 }
@@ -140,10 +133,7 @@ impl App {
         };
         let Ok(id) = PaneId::parse(&pane) else { return false };
         let Some(len) = self.lock_store().pane_tail_len(&id) else { return false };
-        let back = self.tomb_scroll.get(&pane).copied().unwrap_or(0);
-        let lines = steps * TAIL_WHEEL_LINES;
-        let back = if up { back + lines } else { back.saturating_sub(lines) };
-        self.tomb_scroll.insert(pane, back.min(len.saturating_sub(1)));
+        self.tombstones.wheel(&pane, up, steps, len);
         self.redraw();
         true
     }

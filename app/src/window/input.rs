@@ -7,6 +7,8 @@
 //! of the keymap, or the focused pane. It must not act on a key: `dispatch.rs` carries out
 //! what the route names.
 
+use std::time::Instant;
+
 use berth_engine::layout::Divider;
 use winit::dpi::PhysicalPosition;
 use winit::event::MouseScrollDelta;
@@ -40,6 +42,8 @@ pub(super) struct InputState {
     pub(super) window_focused: bool,
     pub(super) clipboard: Clipboard,
     pub(super) clicks: ClickCounter,
+    /// The last click on a tab (its index, when), to tell a double click.
+    pub(super) tab_click: Option<(usize, Instant)>,
     pub(super) drag: Option<Drag>,
     /// An IME composition is in progress: keys belong to the input method.
     pub(super) composing: bool,

@@ -14,6 +14,7 @@ pub mod chrome;
 mod chrome_input;
 pub mod clipboard;
 mod dispatch;
+mod frames;
 mod input;
 mod intent;
 pub mod keys;
@@ -23,6 +24,7 @@ mod rename;
 mod search;
 pub mod selection;
 mod switcher;
+mod tombstones;
 pub mod view;
 mod wake;
 
