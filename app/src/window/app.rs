@@ -6,8 +6,9 @@
 //! resize, the cursor's blink, or the config file. It must not change server state except
 //! through `Store::execute` (and the Store's settings the config file owns: scrollback of new
 //! panes, desktop notifications). The window's parts own their state (`input.rs`,
-//! `selection.rs`, `search.rs`, `links.rs`, `switcher.rs`, `rename.rs`) and return intents;
-//! `dispatch.rs` routes input to them and carries the intents out.
+//! `selection.rs`, `search.rs`, `links.rs`, `switcher.rs`, `rename.rs`, `tombstones.rs`,
+//! `frames.rs`) and return intents; `dispatch.rs` routes input to them and carries the
+//! intents out. No part imports this file.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
