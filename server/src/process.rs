@@ -7,9 +7,10 @@
 
 use std::time::Duration;
 
-use berth_engine::pty::{ExitInfo, Pty, PtyError, SpawnSpec};
+use berth_engine::pty::{ExitInfo, Pty, PtyError, PtyHandler, PtyInput, SpawnSpec};
 
-use crate::pane::PaneIo;
+/// A pane's handler of PTY events (the server's `PaneIo`), boxed.
+pub type Handler = Box<dyn PtyHandler>;
 
 /// A running pane program, as the Store sees it.
 pub trait PaneProcess: Send + std::fmt::Debug {
@@ -34,7 +35,7 @@ pub trait PaneProcess: Send + std::fmt::Debug {
 /// Starts pane programs.
 pub trait Spawner: Send + Sync {
     /// Starts `spec`; `io` receives its output and, last, its exit.
-    fn spawn(&self, spec: &SpawnSpec, io: PaneIo) -> Result<Box<dyn PaneProcess>, PtyError>;
+    fn spawn(&self, spec: &SpawnSpec, io: Handler) -> Result<Box<dyn PaneProcess>, PtyError>;
 }
 
 /// The real one: a PTY per pane.
@@ -42,8 +43,23 @@ pub trait Spawner: Send + Sync {
 pub struct PtySpawner;
 
 impl Spawner for PtySpawner {
-    fn spawn(&self, spec: &SpawnSpec, io: PaneIo) -> Result<Box<dyn PaneProcess>, PtyError> {
-        Ok(Box::new(Pty::spawn(spec, io)?))
+    fn spawn(&self, spec: &SpawnSpec, io: Handler) -> Result<Box<dyn PaneProcess>, PtyError> {
+        Ok(Box::new(Pty::spawn(spec, Boxed(io))?))
+    }
+}
+
+/// A boxed handler is a handler.
+struct Boxed(Handler);
+
+impl PtyHandler for Boxed {
+    fn on_output(&mut self, bytes: &[u8], replies: &PtyInput) {
+        self.0.on_output(bytes, replies);
+    }
+    fn on_exit(&mut self, exit: ExitInfo) {
+        self.0.on_exit(exit);
+    }
+    fn on_idle(&mut self, replies: &PtyInput) {
+        self.0.on_idle(replies);
     }
 }
 
@@ -80,8 +96,6 @@ pub mod testing {
     use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
     use std::sync::{Arc, Mutex};
 
-    use berth_engine::pty::PtyHandler as _;
-
     use super::*;
 
     /// What the fake processes were asked to do, shared with the test.
@@ -115,7 +129,7 @@ pub mod testing {
     }
 
     impl Spawner for FakeSpawner {
-        fn spawn(&self, spec: &SpawnSpec, io: PaneIo) -> Result<Box<dyn PaneProcess>, PtyError> {
+        fn spawn(&self, spec: &SpawnSpec, io: Handler) -> Result<Box<dyn PaneProcess>, PtyError> {
             if self.fail.load(Ordering::Relaxed) {
                 return Err(PtyError::Spawn {
                     program: spec.argv.first().cloned().unwrap_or_default(),
@@ -139,7 +153,7 @@ pub mod testing {
     pub struct FakeProcess {
         pid: i32,
         record: Arc<Mutex<Record>>,
-        io: Mutex<Option<PaneIo>>,
+        io: Mutex<Option<Handler>>,
         exit: Mutex<Option<ExitInfo>>,
         closing: AtomicBool,
     }

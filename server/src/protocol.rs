@@ -22,9 +22,6 @@ pub use dto::*;
 pub use event::{decode_event, encode_event, event_value};
 pub use reply::{decode_reply, encode_reply, SaveReply, ScreenshotReply, SubscribeReply};
 
-/// The version of this protocol, reported by `server.info`.
-pub const PROTOCOL_VERSION: u32 = 1;
-
 /// The longest request line accepted, in bytes (newline excluded).
 pub const MAX_LINE: usize = 1 << 20;
 

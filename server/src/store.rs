@@ -899,7 +899,7 @@ impl Store {
             .unwrap_or_else(|| PaneShared::new(id.clone(), self.new_terminal(term_size(size))));
         let io =
             PaneIo::new(shared.clone(), self.bus.clone(), self.pulse.clone(), self.inbox.clone());
-        let pty = self.spawner.spawn(&spec, io)?;
+        let pty = self.spawner.spawn(&spec, Box::new(io))?;
         tracing::info!(pane = %id, pid = pty.pid(), "pane started");
         Ok(Started { shared, pty, argv, agent, cwd })
     }

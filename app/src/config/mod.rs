@@ -8,6 +8,7 @@
 //! a [`Config`] and changes the renderer, its keymap and the Store itself. Watching the file
 //! for changes lives in `config/watch.rs`.
 
+pub mod keymap;
 pub mod watch;
 
 use std::collections::BTreeMap;
@@ -18,8 +19,8 @@ use berth_engine::terminal::DEFAULT_SCROLLBACK;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
+use self::keymap::{Action, Chord, Keymap, DEFAULT_BINDINGS};
 use crate::render::{Palette, Rgb, DEFAULT_FONT_SIZE};
-use crate::window::keymap::{Action, Chord, Keymap, DEFAULT_BINDINGS};
 
 /// The environment variable naming the config file, instead of the usual place.
 pub const ENV_CONFIG: &str = "BERTH_CONFIG";

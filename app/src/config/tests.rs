@@ -1,7 +1,7 @@
 //! Tests of the config file: defaults, every value, every kind of error and its line.
 
+use super::keymap::Chord;
 use super::*;
-use crate::window::keymap::Chord;
 use winit::keyboard::{Key, ModifiersState};
 
 fn ok(text: &str) -> Config {

@@ -5,79 +5,14 @@
 //! It owns the geometry and colours of those pieces. It must not talk to the GPU or decide
 //! what they say: the window fills the scene, `render/mod.rs` uploads what this returns.
 
-use super::frame::{clip_of, col_x, row_y, text_width, Placement};
 use super::palette::{Palette, Rgb};
+use super::place::{clip_of, col_x, put_text, row_y, str_width, Placement};
 use super::quads::{Quad, QuadKind};
 use super::scene::{
     CellRectU16, CellView, PaneScene, Progress, ProgressKind, Ring, SwitcherScene, TabBarScene,
     TombstoneOverlay,
 };
 use super::text::{CellMetrics, TextSystem};
-
-/// Writes `text` into `cells` from column `col` in `fg` (wide characters take two cells,
-/// zero-width ones join the previous cell), stopping at `end`; returns the column after it.
-pub(super) fn put_text(
-    cells: &mut [CellView],
-    mut col: usize,
-    end: usize,
-    text: &str,
-    fg: Rgb,
-    bold: bool,
-) -> usize {
-    let end = end.min(cells.len());
-    for c in text.chars().filter(|c| !c.is_control()) {
-        let width = text_width(c);
-        if width == 0 {
-            if let Some(prev) = col.checked_sub(1).and_then(|p| cells.get_mut(p)) {
-                let mut extra = prev.extra.take().map(String::from).unwrap_or_default();
-                extra.push(c);
-                prev.extra = Some(extra.into_boxed_str());
-            }
-            continue;
-        }
-        if col + width > end {
-            break;
-        }
-        cells[col].ch = c;
-        cells[col].fg = fg;
-        cells[col].flags.bold = bold;
-        if width == 2 {
-            cells[col].flags.wide = true;
-            cells[col + 1].flags.spacer = true;
-        }
-        col += width;
-    }
-    col
-}
-
-/// The width in cells of `text` (control characters take none).
-pub fn str_width(text: &str) -> usize {
-    text.chars().filter(|c| !c.is_control()).map(text_width).sum()
-}
-
-/// `text` (control characters dropped) as it fits in `room` cells: whole when it fits, else
-/// as much as leaves one cell for a `…` after it.
-pub fn ellipsize(text: &str, room: usize) -> String {
-    let clean: String = text.chars().filter(|c| !c.is_control()).collect();
-    if str_width(&clean) <= room {
-        return clean;
-    }
-    if room == 0 {
-        return String::new();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in clean.chars() {
-        let width = text_width(c);
-        if used + width + 1 > room {
-            break;
-        }
-        used += width;
-        out.push(c);
-    }
-    out.push('…');
-    out
-}
 
 /// The tab bar: its row, each tab (the shown one brighter), unread dots, close buttons and the
 /// workspace's name at the right end.

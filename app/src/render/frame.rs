@@ -11,24 +11,12 @@
 use super::chrome;
 use super::marks;
 use super::palette::{Palette, Rgb};
+use super::place::{self, clip_of, col_x, row_y, Placement};
 use super::quads::{Quad, QuadKind};
 use super::scene::{
     Badge, CellRectU16, CellView, CursorShape, HeaderScene, PaneScene, Scene, UnderlineStyle,
 };
 use super::text::{CellMetrics, TextSystem};
-
-/// A shaped row placed on the target.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Placement {
-    /// Key of the row in the [`TextSystem`] cache.
-    pub key: u64,
-    /// Left edge of the row's first cell, in pixels.
-    pub x: f32,
-    /// Top of the row, in pixels.
-    pub y: f32,
-    /// Clip rectangle: left, top, right, bottom in pixels.
-    pub clip: [i32; 4],
-}
 
 /// Everything one frame draws, in order: `quads[..under]`, then the text, then
 /// `quads[under..modal]`; then the modal layer over all of it (the workspace switcher):
@@ -120,27 +108,6 @@ fn banner(
     texts.push(Placement { key, x: 0.0, y, clip });
 }
 
-/// Pixel x of a window column.
-pub(super) fn col_x(m: CellMetrics, col: u16) -> f32 {
-    f32::from(col) * m.cell_w
-}
-
-/// Pixel y of a window row.
-pub(super) fn row_y(m: CellMetrics, row: u16) -> f32 {
-    f32::from(row) * m.cell_h
-}
-
-/// Pixel clip rectangle of a cell rectangle.
-pub(super) fn clip_of(m: CellMetrics, rect: CellRectU16) -> [i32; 4] {
-    // Pixel coordinates of a u16 grid fit in i32 for any sane cell size.
-    [
-        col_x(m, rect.col) as i32,
-        row_y(m, rect.row) as i32,
-        col_x(m, rect.col.saturating_add(rect.cols)) as i32,
-        row_y(m, rect.row.saturating_add(rect.rows)) as i32,
-    ]
-}
-
 /// A divider: its cells in the scene background, a thin line along the middle.
 fn divider_quads(
     rect: CellRectU16,
@@ -187,7 +154,7 @@ fn header(
     if let Some(cols) = badge_cols.clone() {
         let badge_x = x + col_x(m, cols.start);
         let badge_w = f32::from(cols.end - cols.start) * m.cell_w;
-        under.push(Quad::fill(badge_x, y, badge_w, m.cell_h, palette.badge(h.badge)));
+        under.push(Quad::fill(badge_x, y, badge_w, m.cell_h, h.badge.colour(palette)));
     }
     let key = text.row(&cells, None);
     let clip = clip_of(m, CellRectU16::new(rect.col, rect.row, rect.cols, 1));
@@ -217,7 +184,7 @@ fn header_cells(
             let cell = &mut cells[usize::from(start) + 1 + i];
             cell.ch = c;
             cell.fg = palette.badge_fg;
-            cell.bg = palette.badge(h.badge);
+            cell.bg = h.badge.colour(palette);
             cell.flags.bold = true;
         }
         title_end = start.saturating_sub(1);
@@ -229,13 +196,13 @@ fn header_cells(
         let short = marker.replacen(" for ", " ", 1);
         let symbol: String = marker.chars().take(1).collect();
         let fits = [marker.as_str(), short.as_str(), symbol.as_str()].into_iter().find(|m| {
-            let width = u16::try_from(chrome::str_width(m)).unwrap_or(u16::MAX);
+            let width = u16::try_from(place::str_width(m)).unwrap_or(u16::MAX);
             title_end >= width + 10
         });
         if let Some(shown) = fits {
-            let width = u16::try_from(chrome::str_width(shown)).unwrap_or(u16::MAX);
+            let width = u16::try_from(place::str_width(shown)).unwrap_or(u16::MAX);
             let start = title_end - width - 1;
-            chrome::put_text(
+            place::put_text(
                 &mut cells,
                 usize::from(start),
                 usize::from(title_end),
@@ -248,36 +215,9 @@ fn header_cells(
     }
     // The title starts after one blank (where the attention marker goes).
     let end = usize::from(title_end);
-    let title = chrome::ellipsize(&h.title, end.saturating_sub(1));
-    chrome::put_text(&mut cells, 1, end, &title, fg, h.focused);
+    let title = place::ellipsize(&h.title, end.saturating_sub(1));
+    place::put_text(&mut cells, 1, end, &title, fg, h.focused);
     (cells, badge)
-}
-
-/// The width in cells of a character in a header: 0 for combining marks and other zero-width
-/// characters, 2 for East Asian wide characters and emoji, 1 otherwise. An approximation of
-/// Unicode's East Asian Width that is good enough for titles; terminal cells use the engine's
-/// widths.
-pub(super) fn text_width(c: char) -> usize {
-    match u32::from(c) {
-        0x0300..=0x036F | 0x200B..=0x200F | 0x20D0..=0x20FF | 0xFE00..=0xFE0F | 0xFE20..=0xFE2F => {
-            0
-        }
-        0x1100..=0x115F
-        | 0x2E80..=0x303E
-        | 0x3041..=0x33FF
-        | 0x3400..=0x4DBF
-        | 0x4E00..=0x9FFF
-        | 0xA000..=0xA4CF
-        | 0xAC00..=0xD7A3
-        | 0xF900..=0xFAFF
-        | 0xFE30..=0xFE4F
-        | 0xFF00..=0xFF60
-        | 0xFFE0..=0xFFE6
-        | 0x1F300..=0x1F64F
-        | 0x1F900..=0x1F9FF
-        | 0x20000..=0x3FFFD => 2,
-        _ => 1,
-    }
 }
 
 /// A pane's terminal: backgrounds, selection, cursor, text and decorations.

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use super::RenderError;
+use super::error::RenderError;
 
 /// A device and its queue, with the adapter they came from.
 pub struct Gpu {

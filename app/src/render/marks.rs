@@ -5,9 +5,8 @@
 //! go). It must not lay out anything else of a pane: `render/frame.rs` calls it while drawing
 //! a terminal, and it must not talk to the GPU.
 
-use super::chrome::put_text;
-use super::frame::{col_x, text_width, Placement};
 use super::palette::{Palette, Rgb};
+use super::place::{col_x, put_text, text_width, Placement};
 use super::quads::Quad;
 use super::scene::{CellSpan, CellView, SearchScene};
 use super::text::{CellMetrics, TextSystem};

@@ -4,7 +4,7 @@
 //! It owns the device, the quad pipeline (`render/quads.rs`, `shaders/quads.wgsl`), the text
 //! pipeline (glyphon, fed by `render/text.rs`), and the frame layout (`render/frame.rs`).
 //! It must not hold state the server owns or read terminals itself beyond
-//! [`scene::extract`]: the window builds a scene, the renderer draws it.
+//! [`extract`]: the window builds a scene, the renderer draws it.
 //!
 //! Colours: scenes carry sRGB values. Targets are linear 8-bit formats where possible (the
 //! offscreen texture always is), so colours reach the pixels exactly and glyphs blend in
@@ -18,6 +18,7 @@ mod frame;
 mod gpu;
 mod marks;
 mod palette;
+mod place;
 mod quads;
 pub mod scene;
 mod text;
@@ -29,15 +30,18 @@ use glyphon::{
     Cache, ColorMode, Resolution, TextArea, TextAtlas, TextBounds, TextRenderer, Viewport,
 };
 
-pub use self::chrome::{ellipsize, overlay_rows, str_width};
+pub use self::chrome::overlay_rows;
+mod error;
+pub use self::error::RenderError;
+pub use self::extract::{extract, extract_styled_lines};
 use self::gpu::{Gpu, Target};
 pub use self::palette::{Palette, Rgb};
+pub use self::place::{ellipsize, str_width};
 use self::quads::QuadPipeline;
 pub use self::scene::{
-    extract, extract_styled_lines, Badge, CellRectU16, CellSpan, CellStyle, CellView, CursorShape,
-    CursorView, HeaderScene, PaneScene, Progress, ProgressKind, Ring, Scene, ScreenCells,
-    SearchScene, SelectionSpan, SwitcherEntry, SwitcherScene, TabBarScene, TabLabel,
-    TombstoneOverlay, UnderlineStyle,
+    Badge, CellRectU16, CellSpan, CellStyle, CellView, CursorShape, CursorView, HeaderScene,
+    PaneScene, Progress, ProgressKind, Ring, Scene, ScreenCells, SearchScene, SelectionSpan,
+    SwitcherEntry, SwitcherScene, TabBarScene, TabLabel, TombstoneOverlay, UnderlineStyle,
 };
 use self::text::TextSystem;
 pub use self::text::FONT_FAMILY;
@@ -89,21 +93,6 @@ pub struct FrameStats {
     pub total: Duration,
     /// Rows shaped this frame (the others came from the cache).
     pub shaped_rows: usize,
-}
-
-/// Why the renderer could not start or draw.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RenderError {
-    /// No GPU adapter (or device) is usable; the message is one line saying what to do.
-    #[error("{0}")]
-    NoAdapter(String),
-    /// The window surface could not be created, or this frame could not get a texture from
-    /// it (it was resized, hidden or lost): draw again on the next redraw.
-    #[error("window surface: {0}")]
-    Surface(String),
-    /// Anything else.
-    #[error("renderer: {0}")]
-    Other(String),
 }
 
 /// Draws scenes.
@@ -476,7 +465,7 @@ impl Renderer {
 
 /// glyphon's text areas for placed rows: one per shaped segment.
 fn text_areas<'a>(
-    placements: &'a [frame::Placement],
+    placements: &'a [place::Placement],
     rows: &'a std::collections::HashMap<u64, text::CachedRow>,
     cell_w: f32,
     fallback_color: glyphon::Color,

@@ -335,15 +335,4 @@ impl Palette {
             _ => self.fg,
         }
     }
-
-    /// The badge background for a restore state.
-    pub fn badge(&self, badge: super::scene::Badge) -> Rgb {
-        use super::scene::Badge;
-        match badge {
-            Badge::Live => self.badge_live,
-            Badge::Restored => self.badge_restored,
-            Badge::Resumable => self.badge_resumable,
-            Badge::Exited => self.badge_exited,
-        }
-    }
 }

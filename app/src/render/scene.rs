@@ -6,8 +6,7 @@
 //! [`extract`] and [`extract_styled_lines`] (in `render/extract.rs`) turn terminals into
 //! [`ScreenCells`]; the colours come from [`Palette`] (in `render/palette.rs`).
 
-pub use super::extract::{extract, extract_styled_lines};
-pub use super::palette::{Palette, Rgb};
+use super::palette::{Palette, Rgb};
 
 /// A rectangle on the window's cell grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -224,6 +223,16 @@ pub enum Badge {
 }
 
 impl Badge {
+    /// The badge's background in `palette`.
+    pub fn colour(self, palette: &Palette) -> Rgb {
+        match self {
+            Badge::Live => palette.badge_live,
+            Badge::Restored => palette.badge_restored,
+            Badge::Resumable => palette.badge_resumable,
+            Badge::Exited => palette.badge_exited,
+        }
+    }
+
     /// The text drawn in the badge.
     pub const fn label(self) -> &'static str {
         match self {

@@ -5,10 +5,11 @@
 //! is drawn only when something changed: a wake-up from the server's event bus, input, a
 //! resize, the cursor's blink, or the config file. It must not change server state except
 //! through `Store::execute` (and the Store's settings the config file owns: scrollback of new
-//! panes, desktop notifications). Input handling lives in `input.rs`.
+//! panes, desktop notifications). The window's parts own their state (`input.rs`,
+//! `selection.rs`, `search.rs`, `links.rs`, `switcher.rs`, `rename.rs`, `tombstones.rs`,
+//! `frames.rs`) and return intents; `dispatch.rs` routes input to them and carries the
+//! intents out. No part imports this file.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,25 +32,26 @@ use winit::platform::x11::WindowAttributesExtX11;
 use winit::window::{Window, WindowId};
 
 use super::chrome::{self, TAB_BAR_ROWS};
+use super::frames::FrameSchedule;
 use super::input::InputState;
+use super::links::LinkState;
+use super::rename::TabRenamer;
+use super::search::Search;
+use super::selection::PaneSelection;
+use super::store_list::StoreList as _;
+use super::switcher::WorkspaceSwitcher;
+use super::tombstones::Tombstones;
 use super::view::{TabView, HEADER_ROWS};
-use super::StoreList as _;
-use super::{UserEvent, Waker};
+use super::wake::{UserEvent, Waker};
 use crate::config::{self, Config};
 use crate::render::{self, Badge, CellRectU16, HeaderScene, PaneScene, Scene, SelectionSpan};
 
 /// The smallest and largest font sizes the zoom chords reach.
 const FONT_PX_RANGE: (f32, f32) = config::FONT_SIZE_RANGE;
 
-/// How long a blinking cursor stays on and off.
-const BLINK: Duration = Duration::from_millis(530);
-
 /// How often the loop checks, while idle, that the server thread still runs (it stops on
 /// SIGTERM or SIGINT).
 const HEALTH_CHECK: Duration = Duration::from_secs(1);
-
-/// How often the window redraws while a pane works, so "working 2m" stays true.
-const LIFECYCLE_TICK: Duration = Duration::from_secs(15);
 
 /// A pane shown alone, filling its tab.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,9 +59,6 @@ pub(super) struct Zoom {
     pub(super) tab: String,
     pub(super) pane: String,
 }
-
-/// A tombstone's tail as cells: (tail lines, cols, rows, lines scrolled back, cells).
-type TailCells = (usize, u16, u16, usize, render::ScreenCells);
 
 /// The window application.
 pub struct App {
@@ -77,47 +76,31 @@ pub struct App {
     pub(super) font_px: f32,
     pub(super) zoom: Option<Zoom>,
     pub(super) input: InputState,
-    /// Search in the focused pane, while it is open (`window/search.rs`).
-    pub(super) search: Option<super::search::PaneSearch>,
+    /// The selection, if any (`window/selection.rs`).
+    pub(super) selection: Option<PaneSelection>,
+    /// Search in the focused pane (`window/search.rs`).
+    pub(super) search: Search,
     /// The link under the pointer while Ctrl is held (`window/links.rs`).
-    pub(super) links: super::links::LinkState,
+    pub(super) links: LinkState,
     title: String,
-    /// Whether the blinking cursor is in its visible phase, and when it next changes.
-    blink_on: bool,
-    blink_at: Option<Instant>,
     /// Whether the Store has had a pane since the window opened (closing the last one closes
     /// the window).
     had_panes: bool,
     /// The last layout a resize was sent for because a pane's size did not match it; sent once
     /// per layout so a size the Store cannot give (a pane too small) does not loop.
     resynced: Option<(String, CellSize, String)>,
-    /// The last scene drawn, and whether the pending frame was asked for only because the
-    /// server said something changed (then an identical scene is not drawn again).
-    last_scene: Option<Scene>,
-    /// Tombstones' tails as cells, by pane: (tail lines, cols, rows, scrolled back, cells). Extracting a tail
-    /// parses up to 64 KiB, so it is done once per change, not once per frame.
-    tail_cells: RefCell<HashMap<String, TailCells>>,
-    wake_only: bool,
-    /// Whether a frame has been asked for and not drawn yet.
-    frame_pending: bool,
-    /// The workspace switcher, while it is open.
-    pub(super) switcher: Option<chrome::Switcher>,
+    /// When to draw: frames asked for, the last scene, the cursor's blink (`frames.rs`).
+    frames: FrameSchedule,
+    /// Tombstones' tails as cells, their scroll and resume errors (`tombstones.rs`).
+    pub(super) tombstones: Tombstones,
+    /// The workspace switcher (`window/switcher.rs`).
+    pub(super) switcher: WorkspaceSwitcher,
     /// Set when a desktop notification was clicked: the window comes to the front.
     raise_requested: Arc<AtomicBool>,
-    /// The tab title being edited in the tab bar, if any.
-    pub(super) renaming: Option<chrome::TabRename>,
-    /// The last click on a tab (its index, when), to tell a double click.
-    pub(super) last_tab_click: Option<(usize, Instant)>,
-    /// Git branches of workspace directories, for the switcher.
-    git: RefCell<chrome::GitBranches>,
-    /// When to redraw for the lifecycle markers' clocks.
-    tick_at: Option<Instant>,
-    /// The last failed resume of a tombstone, by pane, shown in its overlay.
-    pub(super) resume_errors: HashMap<String, String>,
-    /// How many lines a tombstone's tail is scrolled back, by pane.
-    pub(super) tomb_scroll: HashMap<String, usize>,
+    /// Renaming a tab in the tab bar (`window/rename.rs`).
+    pub(super) renaming: TabRenamer,
     /// The user's home directory, for `~` in the chrome.
-    home: Option<PathBuf>,
+    pub(super) home: Option<PathBuf>,
     /// The config in use: the last good one the file gave (or the defaults).
     pub(super) config: Config,
     /// Where the config file is (`None` without `HOME` or `BERTH_CONFIG`).
@@ -154,25 +137,17 @@ impl App {
             font_px: config.font_size,
             zoom: None,
             input: InputState::new(),
-            search: None,
-            links: super::links::LinkState::default(),
+            selection: None,
+            search: Search::default(),
+            links: LinkState::default(),
             title: String::new(),
-            blink_on: true,
-            blink_at: None,
             had_panes: false,
             resynced: None,
-            last_scene: None,
-            tail_cells: RefCell::new(HashMap::new()),
-            wake_only: false,
-            frame_pending: false,
-            switcher: None,
-            renaming: None,
+            frames: FrameSchedule::default(),
+            tombstones: Tombstones::default(),
+            switcher: WorkspaceSwitcher::default(),
+            renaming: TabRenamer::default(),
             raise_requested: Arc::new(AtomicBool::new(false)),
-            last_tab_click: None,
-            git: RefCell::new(chrome::GitBranches::default()),
-            tick_at: None,
-            resume_errors: HashMap::new(),
-            tomb_scroll: HashMap::new(),
             home: std::env::var_os("HOME").map(PathBuf::from),
             config,
             config_path,
@@ -319,6 +294,12 @@ impl App {
         TabView::active(&self.lock_store().list())
     }
 
+    /// A pane's shared state (its terminal), if it has a live one.
+    pub(super) fn pane_shared(&self, pane: &str) -> Option<Arc<berth_server::pane::PaneShared>> {
+        let id = PaneId::parse(pane).ok()?;
+        self.lock_store().pane_shared(&id)
+    }
+
     /// Runs `f` on a pane's terminal.
     pub(super) fn with_term<R>(&self, pane: &str, f: impl FnOnce(&PaneTerminal) -> R) -> Option<R> {
         let id = PaneId::parse(pane).ok()?;
@@ -360,8 +341,7 @@ impl App {
 
     /// Asks for a frame that is drawn even if nothing seems to have changed.
     pub(super) fn redraw(&mut self) {
-        self.wake_only = false;
-        self.frame_pending = true;
+        self.frames.ask();
         if let Some(window) = &self.window {
             window.request_redraw();
         }
@@ -369,8 +349,7 @@ impl App {
 
     /// Restarts the cursor's blink in its visible phase (after input).
     pub(super) fn reset_blink(&mut self) {
-        self.blink_on = true;
-        self.blink_at = None;
+        self.frames.reset_blink();
     }
 
     /// The shown tab's size in cells: the window's less the tab bar.
@@ -437,7 +416,7 @@ impl App {
                 self.banner = Some(e.to_string());
             }
         }
-        self.last_scene = None;
+        self.frames.forget_scene();
         self.redraw();
     }
 
@@ -473,7 +452,7 @@ impl App {
         }
         if new.palette != old.palette {
             self.palette = new.palette.clone();
-            self.tail_cells.borrow_mut().clear();
+            self.tombstones.forget_cells();
         }
         tracing::debug!(keymap = %self.config.keymap.describe(), "window key bindings");
         self.apply_store_settings();
@@ -550,35 +529,6 @@ impl App {
         changed
     }
 
-    /// A tombstone's tail as cells of `cols×rows`, scrolled back `back` lines, from the cache
-    /// while the tail, size and scroll are unchanged; `None` for a pane with a live terminal.
-    fn tombstone_cells(
-        &self,
-        pane: &str,
-        cols: u16,
-        rows: u16,
-        back: usize,
-    ) -> Option<render::ScreenCells> {
-        let id = PaneId::parse(pane).ok()?;
-        let Some(len) = self.lock_store().pane_tail_len(&id) else {
-            self.tail_cells.borrow_mut().remove(pane);
-            return None;
-        };
-        let back = back.min(len);
-        if let Some((l, c, r, b, cells)) = self.tail_cells.borrow().get(pane) {
-            if (*l, *c, *r, *b) == (len, cols, rows, back) {
-                return Some(cells.clone());
-            }
-        }
-        let tail = self.lock_store().pane_tail(&id)?;
-        let shown = &tail[..tail.len().saturating_sub(back)];
-        let cells = render::extract_styled_lines(shown, cols, rows, &self.palette);
-        self.tail_cells
-            .borrow_mut()
-            .insert(pane.to_owned(), (tail.len(), cols, rows, back, cells.clone()));
-        Some(cells)
-    }
-
     /// Tells the Store which panes are on screen and which has the keyboard, so that
     /// notifications for a pane the user is looking at stay off the desktop and unread marks.
     fn report_view(&self, view: &TabView) {
@@ -604,7 +554,7 @@ impl App {
         for (pane_id, rect) in view.placements(zoomed) {
             let Some(dto) = view.pane(&pane_id) else { continue };
             let focused = pane_id == view.active_pane;
-            let selection = self.input.selection.as_ref().filter(|s| s.pane.as_str() == pane_id);
+            let selection = self.selection.as_ref().filter(|s| s.pane.as_str() == pane_id);
             // The server says since when; a clock that stepped back counts as "just now".
             let since =
                 dto.lifecycle_since.map(|at| Duration::from_millis(wall_now.saturating_sub(at)));
@@ -624,13 +574,16 @@ impl App {
             let overlay = chrome::overlay_of(
                 dto,
                 self.home.as_deref(),
-                self.resume_errors.get(&pane_id).map(String::as_str),
+                self.tombstones.resume_error(&pane_id),
             );
             let tail_rows = overlay
                 .as_ref()
                 .map_or(rows, |o| rows.saturating_sub(render::overlay_rows(o)).max(1));
-            let back = self.tomb_scroll.get(&pane_id).copied().unwrap_or(0);
-            if let Some(screen) = self.tombstone_cells(&pane_id, rect.cols, tail_rows, back) {
+            let id = PaneId::parse(&pane_id).ok();
+            let len = id.as_ref().and_then(|id| self.lock_store().pane_tail_len(id));
+            let tail = || id.as_ref().and_then(|id| self.lock_store().pane_tail(id));
+            let size = (rect.cols, tail_rows);
+            if let Some(screen) = self.tombstones.cells(&pane_id, size, len, tail, &self.palette) {
                 panes.push(PaneScene {
                     rect: placed,
                     header,
@@ -645,12 +598,12 @@ impl App {
             let drawn = self.with_term(&pane_id, |term| {
                 let mut screen = render::extract(term, &self.palette, focused && focused_window);
                 if let Some(cursor) = &mut screen.cursor {
-                    if cursor.blinking && !self.blink_on && focused {
+                    if cursor.blinking && self.frames.cursor_hidden() && focused {
                         cursor.visible = false;
                     }
                 }
                 let span = selection.and_then(|s| s.visible_span(term.term()));
-                let marks = (self.search_scene(&pane_id, term), self.link_spans(&pane_id, term));
+                let marks = (self.search.scene(&pane_id, term), self.links.spans(&pane_id, term));
                 (screen, span, marks)
             });
             let Some((screen, span, (search, link))) = drawn else { continue };
@@ -675,40 +628,22 @@ impl App {
             .collect();
         let grid_cols = view.size.cols.max(self.grid.cols);
         let grid_rows = view.size.rows + TAB_BAR_ROWS;
-        let switcher = self.switcher.as_ref().map(|open| {
-            let entries = self.switcher_entries(list, open);
-            chrome::switcher_scene(open, &entries, grid_cols, grid_rows)
-        });
+        let switcher = self.switcher.scene(list, self.home.as_deref(), grid_cols, grid_rows);
         Scene {
             grid_cols,
             grid_rows,
             panes,
             dividers,
             background: self.palette.bg,
-            tab_bar: Some(chrome::tab_bar(list, view, grid_cols, self.renaming.as_ref())),
+            tab_bar: Some(chrome::tab_bar(list, view, grid_cols, self.renaming.editing())),
             switcher,
             banner: self.banner.clone(),
         }
     }
 
-    /// The switcher's entries for what the user typed: (workspace id, entry).
-    pub(super) fn switcher_entries(
-        &self,
-        list: &berth_server::protocol::WorkspaceListDto,
-        open: &chrome::Switcher,
-    ) -> Vec<(String, render::SwitcherEntry)> {
-        chrome::switcher_entries(
-            list,
-            &open.query,
-            self.home.as_deref(),
-            &mut self.git.borrow_mut(),
-        )
-    }
-
     /// Draws a frame of the shown tab.
     fn draw(&mut self, event_loop: &ActiveEventLoop) {
-        self.frame_pending = false;
-        let wake_only = std::mem::take(&mut self.wake_only);
+        let wake_only = self.frames.begin();
         // One reading of the Store's state per frame (it probes every pane's process).
         let mut list = self.lock_store().list();
         let Some(mut view) = TabView::active(&list) else {
@@ -719,7 +654,7 @@ impl App {
             return;
         };
         self.had_panes = true;
-        self.end_search_unless_focused(&view);
+        self.search.end_unless_focused(&view.active_pane);
         if self.sync_layout(&view) {
             list = self.lock_store().list();
             match TabView::active(&list) {
@@ -746,11 +681,8 @@ impl App {
             .panes
             .iter()
             .any(|p| p.header.lifecycle.as_deref().is_some_and(|l| l.contains("working")));
-        self.tick_at =
-            working.then(|| self.tick_at.unwrap_or_else(|| Instant::now() + LIFECYCLE_TICK));
-        self.blink_at = (blinking && self.input.window_focused)
-            .then(|| self.blink_at.unwrap_or_else(|| Instant::now() + BLINK));
-        if wake_only && self.last_scene.as_ref() == Some(&scene) {
+        self.frames.keep_clocks(blinking && self.input.window_focused, working, Instant::now());
+        if self.frames.unchanged(wake_only, &scene) {
             return;
         }
         let (Some(window), Some(renderer)) = (&self.window, &mut self.renderer) else { return };
@@ -774,11 +706,11 @@ impl App {
                     shaped_rows = stats.shaped_rows,
                     "frame"
                 );
-                self.last_scene = Some(scene);
+                self.frames.drawn(Some(scene));
             }
             Err(e) => {
                 tracing::debug!(error = %e, "frame not drawn; trying again");
-                self.last_scene = None;
+                self.frames.drawn(None);
                 window.request_redraw();
             }
         }
@@ -867,10 +799,7 @@ impl ApplicationHandler<UserEvent> for App {
         }
         if let Some(window) = &self.window {
             // A frame already asked for by something else stays a full one.
-            if !self.frame_pending {
-                self.wake_only = true;
-                self.frame_pending = true;
-            }
+            self.frames.wake();
             window.request_redraw();
         }
     }
@@ -894,10 +823,7 @@ impl ApplicationHandler<UserEvent> for App {
                 self.redraw();
             }
             WindowEvent::Focused(focused) => self.on_focus(focused),
-            WindowEvent::ModifiersChanged(mods) => {
-                self.input.mods = mods.state();
-                self.link_modifiers_changed();
-            }
+            WindowEvent::ModifiersChanged(mods) => self.on_modifiers(mods.state()),
             WindowEvent::KeyboardInput { event, is_synthetic: false, .. } => self.on_key(&event),
             WindowEvent::Ime(ime) => self.on_ime(ime),
             WindowEvent::CursorMoved { position, .. } => self.on_cursor_moved(position),
@@ -914,28 +840,11 @@ impl ApplicationHandler<UserEvent> for App {
             event_loop.exit();
             return;
         }
-        let now = Instant::now();
-        if let Some(at) = self.blink_at {
-            if at <= now {
-                self.blink_on = !self.blink_on;
-                self.blink_at = Some(now + BLINK);
-                self.redraw();
+        let (due, next) = self.frames.due(Instant::now(), HEALTH_CHECK);
+        if due.blink || due.tick {
+            if let Some(window) = &self.window {
+                window.request_redraw();
             }
-        }
-        if let Some(at) = self.tick_at {
-            if at <= now {
-                self.tick_at = None;
-                // Only the clocks changed: an identical scene is not drawn again.
-                self.wake_only = !self.frame_pending || self.wake_only;
-                self.frame_pending = true;
-                if let Some(window) = &self.window {
-                    window.request_redraw();
-                }
-            }
-        }
-        let mut next = self.blink_at.map_or(now + HEALTH_CHECK, |b| b.min(now + HEALTH_CHECK));
-        if let Some(at) = self.tick_at {
-            next = next.min(at);
         }
         event_loop.set_control_flow(ControlFlow::WaitUntil(next));
     }

@@ -1,37 +1,26 @@
-//! Keyboard, IME and mouse input of the window.
+//! The window's keyboard and pointer state, and where a key press goes.
 //!
-//! Owns the pointer and keyboard state of the window (modifiers, pointer position, what a
-//! button press started: a selection, a divider drag or a report to the program) and turns
-//! input into pane bytes, window actions and Store commands. It must not draw and must not
-//! change server state except through `App::exec`.
+//! Owns the modifiers held, the pointer's position, window focus, the clipboard, click
+//! counting, what a held button is doing (a selection, a divider or tab drag, a report to the
+//! program), IME composition and wheel remainders; and the routing of a key press
+//! ([`InputState::route_key`]): to the search, the switcher, the tab rename, a chord's action
+//! of the keymap, or the focused pane. It must not act on a key: `dispatch.rs` carries out
+//! what the route names.
 
-use berth_engine::ids::{PaneId, TabId, WorkspaceId};
-use berth_engine::layout::{Divider, SplitDir};
-use berth_server::commands::{Command, SpawnRequest, WorkspaceSelector};
+use std::time::Instant;
+
+use berth_engine::layout::Divider;
 use winit::dpi::PhysicalPosition;
-use winit::event::{ElementState, Ime, KeyEvent, MouseButton, MouseScrollDelta};
-use winit::keyboard::{Key, ModifiersState, NamedKey};
-use winit::window::CursorIcon;
+use winit::event::MouseScrollDelta;
+use winit::keyboard::{Key, ModifiersState};
 
-use alacritty_terminal::term::TermMode;
-
-use super::app::{App, Zoom};
-use super::clipboard::{paste_bytes, Clipboard, Selection};
-use super::keymap::Action;
-use super::keys::{self, KeyModes, KeyPress};
-use super::mouse::{
-    self, ClickCounter, MouseModes, MouseReport, ReportButton, ReportKind, ReportMods,
-};
-use super::selection::{PaneSelection, ScreenCell};
-use super::view::{self, Hit, TabView};
-use super::StoreList as _;
-
-/// Arrow keys sent per wheel step in the alternate screen (alacritty's default multiplier).
-const WHEEL_ARROWS: usize = 3;
+use super::clipboard::Clipboard;
+use super::mouse::{ClickCounter, ReportButton};
+use crate::config::keymap::{Action, Keymap};
 
 /// What the held button is doing.
 #[derive(Debug, Clone)]
-enum Drag {
+pub(super) enum Drag {
     /// Moving a divider.
     Divider(Divider),
     /// Growing the selection in a pane.
@@ -51,487 +40,45 @@ pub(super) struct InputState {
     pub(super) pointer: Option<PhysicalPosition<f64>>,
     /// Whether the window has keyboard focus.
     pub(super) window_focused: bool,
-    /// The selection, if any.
-    pub(super) selection: Option<PaneSelection>,
-    clipboard: Clipboard,
-    clicks: ClickCounter,
-    drag: Option<Drag>,
+    pub(super) clipboard: Clipboard,
+    pub(super) clicks: ClickCounter,
+    /// The last click on a tab (its index, when), to tell a double click.
+    pub(super) tab_click: Option<(usize, Instant)>,
+    pub(super) drag: Option<Drag>,
     /// An IME composition is in progress: keys belong to the input method.
-    composing: bool,
+    pub(super) composing: bool,
     /// The last window cell a motion was handled at, so each cell is handled once.
-    last_cell: Option<(i32, i32)>,
+    pub(super) last_cell: Option<(i32, i32)>,
     /// Wheel pixels not yet worth a line.
     wheel_pixels: f64,
 }
 
-impl App {
-    /// The shown tab and its focused pane.
-    fn focused(&self) -> Option<(TabView, String)> {
-        let view = self.view()?;
-        let pane = view.active_pane.clone();
-        Some((view, pane))
-    }
+/// What is open in the window that takes keys before the panes do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct KeyTakers {
+    /// The search bar.
+    pub(super) search: bool,
+    /// The workspace switcher.
+    pub(super) switcher: bool,
+    /// A tab title being edited.
+    pub(super) rename: bool,
+}
 
-    fn zoomed_in(&self, view: &TabView) -> Option<String> {
-        self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.clone())
-    }
-
-    /// A key press or release.
-    pub(super) fn on_key(&mut self, event: &KeyEvent) {
-        if event.state != ElementState::Pressed || self.input.composing {
-            return;
-        }
-        // While a search is open, keys edit its query (window chords still run).
-        if self.search.is_some() && self.search_key(event) {
-            return;
-        }
-        let key = event.logical_key.as_ref();
-        let action = self.config.keymap.action_for(key.clone(), self.input.mods);
-        if self.switcher.is_some() {
-            self.switcher_key(key, event.text.as_deref(), action);
-            return;
-        }
-        if self.renaming.is_some() {
-            self.rename_key(key, event.text.as_deref());
-            return;
-        }
-        if let Some(action) = action {
-            self.run_action(action);
-            return;
-        }
-        let Some((_, pane)) = self.focused() else { return };
-        // One key resumes a tombstone: Enter on a restored or ended pane asks the Store to
-        // start it (an agent's official resume command, a fresh shell in its cwd, or its
-        // program again); any other key does nothing there.
-        let tombstone = PaneId::parse(&pane)
-            .ok()
-            .filter(|id| self.lock_store().pane_state(id).is_some_and(|s| s != "LIVE"));
-        if let Some(id) = tombstone {
-            if key == Key::Named(NamedKey::Enter) && !self.input.mods.control_key() {
-                self.resume_tombstone(id);
-            }
-            return;
-        }
-        let modes = self
-            .with_term(&pane, |t| KeyModes {
-                app_cursor: t.app_cursor(),
-                app_keypad: t.term().mode().contains(TermMode::APP_KEYPAD),
-            })
-            .unwrap_or_default();
-        let press = KeyPress {
-            key,
-            location: event.location,
-            text: event.text.as_deref(),
-            mods: self.input.mods,
-        };
-        if let Some(bytes) = keys::encode(&press, modes) {
-            self.reset_blink();
-            // The selection does not follow the text as it moves: typing ends it.
-            if self.input.selection.take().is_some() {
-                self.redraw();
-            }
-            self.send_bytes(&pane, bytes);
-        }
-    }
-
-    /// IME composition and committed text.
-    pub(super) fn on_ime(&mut self, ime: Ime) {
-        match ime {
-            Ime::Enabled | Ime::Disabled => self.input.composing = false,
-            Ime::Preedit(text, _) => self.input.composing = !text.is_empty(),
-            Ime::Commit(text) if self.search.is_some() => {
-                self.input.composing = false;
-                self.search_text(&text);
-            }
-            Ime::Commit(text) => {
-                self.input.composing = false;
-                if let Some((_, pane)) = self.focused() {
-                    self.reset_blink();
-                    self.send_bytes(&pane, text.into_bytes());
-                }
-            }
-        }
-    }
-
-    /// The window gained or lost focus: redraw the cursor, tell programs that asked (1004).
-    pub(super) fn on_focus(&mut self, focused: bool) {
-        self.input.window_focused = focused;
-        if let Some((_, pane)) = self.focused() {
-            if self.with_term(&pane, |t| t.term().mode().contains(TermMode::FOCUS_IN_OUT))
-                == Some(true)
-            {
-                self.send_bytes(
-                    &pane,
-                    if focused { b"\x1b[I".to_vec() } else { b"\x1b[O".to_vec() },
-                );
-            }
-        }
-        self.reset_blink();
-        self.redraw();
-    }
-
-    /// Carries out a chord's action.
-    fn run_action(&mut self, action: Action) {
-        let Some((view, pane_str)) = self.focused() else { return };
-        let Ok(pane) = PaneId::parse(&pane_str) else { return };
-        match action {
-            Action::SplitRight | Action::SplitDown => {
-                let dir =
-                    if action == Action::SplitRight { SplitDir::Right } else { SplitDir::Down };
-                self.zoom = None;
-                self.exec(Command::PaneSplit { pane, dir, spawn: SpawnRequest::default() });
-            }
-            Action::ClosePane => {
-                self.exec(Command::PaneClose { pane });
-            }
-            Action::Focus(dir) => {
-                self.exec(Command::PaneFocusDirection { pane, dir });
-            }
-            Action::Resize(dir) => {
-                if let (Some((path, ratio)), Ok(tab)) =
-                    (view::resize_target(&view, &pane_str, dir), TabId::parse(&view.tab_id))
-                {
-                    self.exec(Command::TabSetRatio { tab, path, ratio });
-                }
-            }
-            Action::NewTab => {
-                let workspace = WorkspaceId::parse(&view.workspace_id)
-                    .map_or(WorkspaceSelector::Active, WorkspaceSelector::Id);
-                let cwd = view.pane(&pane_str).map(|p| p.cwd.clone().into());
-                let spawn = SpawnRequest { cwd, ..SpawnRequest::default() };
-                self.exec(Command::TabCreate { workspace, title: None, spawn });
-            }
-            Action::NextTab | Action::PrevTab => {
-                let step = if action == Action::NextTab { 1 } else { -1 };
-                let target = view
-                    .neighbour_tab(step)
-                    .and_then(|tab| TabView::by_id(&self.lock_store().list(), tab))
-                    .and_then(|v| PaneId::parse(&v.active_pane).ok());
-                if let Some(pane) = target {
-                    self.exec(Command::PaneFocus { pane });
-                }
-            }
-            Action::ToggleZoom => {
-                self.zoom = match self.zoom.take() {
-                    Some(_) => {
-                        // Back to the layout: every pane gets its rectangle's size again.
-                        if let Ok(tab) = TabId::parse(&view.tab_id) {
-                            self.exec(Command::TabResize { tab, size: self.tab_grid() });
-                        }
-                        None
-                    }
-                    None if view.panes.len() > 1 => Some(Zoom { tab: view.tab_id, pane: pane_str }),
-                    None => None,
-                };
-            }
-            Action::FontBigger => self.set_font_px(self.font_px + 1.0),
-            Action::FontSmaller => self.set_font_px(self.font_px - 1.0),
-            Action::FontReset => self.set_font_px(self.config.font_size),
-            Action::Copy => {
-                let text = self.selection_text();
-                if let Some(text) = text {
-                    self.input.clipboard.store(Selection::Clipboard, &text);
-                }
-            }
-            Action::Paste => self.paste(&pane_str, Selection::Clipboard),
-            Action::PastePrimary => self.paste(&pane_str, Selection::Primary),
-            Action::Switcher => self.open_switcher(),
-            Action::NextAttention => self.jump_to_attention(&pane_str),
-            Action::MoveTabLeft => self.move_tab(&view, -1),
-            Action::MoveTabRight => self.move_tab(&view, 1),
-            Action::CloseTab => {
-                if let Ok(tab) = TabId::parse(&view.tab_id) {
-                    self.exec(Command::TabClose { tab });
-                }
-            }
-            Action::Search => self.open_search(&pane_str),
-            Action::ReloadConfig => self.reload_config(),
-            Action::RenameTab => self.start_rename(&view.tab_id),
-        }
-        self.redraw();
-    }
-
-    /// The selected text, if there is a selection.
-    fn selection_text(&self) -> Option<String> {
-        let selection = self.input.selection.as_ref()?;
-        self.with_term(selection.pane.as_str(), |t| selection.text(t.term())).flatten()
-    }
-
-    /// Pastes a selection's text into a pane, or into the search query (its first line)
-    /// while the pane's search bar is open.
-    fn paste(&mut self, pane: &str, which: Selection) {
-        let Some(text) = self.input.clipboard.load(which) else { return };
-        if text.is_empty() {
-            return;
-        }
-        if self.search.as_ref().is_some_and(|s| s.pane == pane) {
-            self.search_text(text.lines().next().unwrap_or_default());
-            return;
-        }
-        let bracketed = self
-            .with_term(pane, |t| t.term().mode().contains(TermMode::BRACKETED_PASTE))
-            .unwrap_or(false);
-        self.send_bytes(pane, paste_bytes(&text, bracketed).into_bytes());
-    }
-
-    /// The window cell under the pointer (may lie outside the window during a drag), and
-    /// whether the pointer is on the right half of it.
-    pub(super) fn pointer_window_cell(&self) -> Option<((i32, i32), bool)> {
-        let position = self.input.pointer?;
-        let (cell_w, cell_h) = self.renderer.as_ref()?.cell_size();
-        let x = position.x / f64::from(cell_w.max(1.0));
-        let y = position.y / f64::from(cell_h.max(1.0));
-        Some(((x.floor() as i32, y.floor() as i32), x.fract() >= 0.5))
-    }
-
-    /// The cell of the shown tab under the pointer (the window's less the tab bar; negative
-    /// over the tab bar), and whether the pointer is on the right half of it.
-    pub(super) fn pointer_cell(&self) -> Option<((i32, i32), bool)> {
-        let ((col, row), right) = self.pointer_window_cell()?;
-        Some(((col, row - i32::from(super::chrome::TAB_BAR_ROWS)), right))
-    }
-
-    /// The pointer's cell clamped onto the shown tab.
-    fn pointer_grid_cell(&self) -> Option<(u16, u16)> {
-        let ((col, row), _) = self.pointer_cell()?;
-        let grid = self.tab_grid();
-        let clamp = |v: i32, max: u16| v.clamp(0, i32::from(max.max(1)) - 1) as u16;
-        Some((clamp(col, grid.cols), clamp(row, grid.rows)))
-    }
-
-    fn report_mods(&self) -> ReportMods {
-        let m = self.input.mods;
-        ReportMods { shift: m.shift_key(), alt: m.alt_key(), ctrl: m.control_key() }
-    }
-
-    fn mouse_modes(&self, pane: &str) -> MouseModes {
-        self.with_term(pane, |t| MouseModes::from_term(*t.term().mode())).unwrap_or_default()
-    }
-
-    /// Sends a mouse report to a pane if its modes ask for it.
-    fn report(&self, pane: &str, button: ReportButton, kind: ReportKind, cell: (u16, u16)) {
-        let report =
-            MouseReport { button, kind, col: cell.0, row: cell.1, mods: self.report_mods() };
-        if let Some(bytes) = mouse::encode(&report, self.mouse_modes(pane)) {
-            self.send_bytes(pane, bytes);
-        }
-    }
-
-    /// The pointer moved.
-    pub(super) fn on_cursor_moved(&mut self, position: PhysicalPosition<f64>) {
-        self.input.pointer = Some(position);
-        let Some(((col, row), right_half)) = self.pointer_cell() else { return };
-        let moved_cell = self.input.last_cell != Some((col, row));
-        self.input.last_cell = Some((col, row));
-        let Some(view) = self.view() else { return };
-        let zoomed = self.zoomed_in(&view);
-        match self.input.drag.clone() {
-            Some(Drag::Tab(_)) => {}
-            Some(Drag::Divider(divider)) if moved_cell => {
-                let Some((c, r)) = self.pointer_grid_cell() else { return };
-                if let (Some(ratio), Ok(tab)) =
-                    (view::drag_ratio(&view, &divider, c, r), TabId::parse(&view.tab_id))
-                {
-                    self.exec(Command::TabSetRatio { tab, path: divider.path, ratio });
-                }
-            }
-            Some(Drag::Select) => {
-                let Some(pane) = self.input.selection.as_ref().map(|s| s.pane.to_string()) else {
-                    return;
-                };
-                let Some((c, r)) = view::cell_in_pane(&view, zoomed.as_deref(), &pane, col, row)
-                else {
-                    return;
-                };
-                let cell = ScreenCell { col: c, row: r, right_half };
-                if let Some(mut selection) = self.input.selection.take() {
-                    self.with_term(&pane, |t| selection.extend(t.term(), cell));
-                    self.input.selection = Some(selection);
-                }
-                self.redraw();
-            }
-            Some(Drag::Report { pane, button }) if moved_cell => {
-                if let Some(cell) = view::cell_in_pane(&view, zoomed.as_deref(), &pane, col, row) {
-                    self.report(&pane, button, ReportKind::Motion, cell);
-                }
-            }
-            Some(_) => {}
-            None if row < 0 => self.set_pointer_icon(&Hit::Nothing),
-            None => {
-                let (c, r) = (col.max(0) as u16, row.max(0) as u16);
-                let hit = view::hit(&view, zoomed.as_deref(), c, r);
-                self.set_pointer_icon(&hit);
-                self.hover_link(&hit);
-                if let Hit::Screen { pane, col, row } = hit {
-                    if moved_cell && self.mouse_modes(&pane).motion {
-                        self.report(&pane, ReportButton::None, ReportKind::Motion, (col, row));
-                    }
-                }
-            }
-        }
-    }
-
-    pub(super) fn set_pointer_icon(&self, hit: &Hit) {
-        let icon = match hit {
-            Hit::Divider(d) if d.dir == SplitDir::Right => CursorIcon::ColResize,
-            Hit::Divider(_) => CursorIcon::RowResize,
-            Hit::Screen { .. } => CursorIcon::Text,
-            _ => CursorIcon::Default,
-        };
-        if let Some(window) = &self.window {
-            window.set_cursor(icon);
-        }
-    }
-
-    /// A button went down or up.
-    pub(super) fn on_mouse_input(&mut self, state: ElementState, button: MouseButton) {
-        let report_button = match button {
-            MouseButton::Left => ReportButton::Left,
-            MouseButton::Middle => ReportButton::Middle,
-            MouseButton::Right => ReportButton::Right,
-            _ => return,
-        };
-        if state == ElementState::Released {
-            self.on_release(report_button);
-            return;
-        }
-        if self.chrome_press(button) {
-            return;
-        }
-        let Some(view) = self.view() else { return };
-        let Some(((col, row), right_half)) = self.pointer_cell() else { return };
-        let zoomed = self.zoomed_in(&view);
-        let hit = view::hit(&view, zoomed.as_deref(), col.max(0) as u16, row.max(0) as u16);
-        let (pane, cell) = match hit {
-            Hit::Divider(divider) => {
-                if button == MouseButton::Left {
-                    self.input.drag = Some(Drag::Divider(divider));
-                }
-                return;
-            }
-            Hit::Nothing => return,
-            Hit::Header { pane } => {
-                self.focus_pane(&view, &pane);
-                return;
-            }
-            Hit::Screen { pane, col, row } => (pane, (col, row)),
-        };
-        // Ctrl+click on a link opens it and does nothing else (no selection, no report).
-        if button == MouseButton::Left
-            && self.input.mods.control_key()
-            && self.click_link(&pane, cell)
-        {
-            return;
-        }
-        self.focus_pane(&view, &pane);
-        if self.mouse_modes(&pane).any() && !self.input.mods.shift_key() {
-            self.report(&pane, report_button, ReportKind::Press, cell);
-            self.input.drag = Some(Drag::Report { pane, button: report_button });
-            return;
-        }
-        match button {
-            MouseButton::Left => {
-                let clicks = self.input.clicks.press(cell, std::time::Instant::now());
-                let screen_cell = ScreenCell { col: cell.0, row: cell.1, right_half };
-                let Ok(id) = PaneId::parse(&pane) else { return };
-                self.input.selection = self
-                    .with_term(&pane, |t| PaneSelection::start(id, t.term(), screen_cell, clicks));
-                self.input.drag = Some(Drag::Select);
-                self.redraw();
-            }
-            MouseButton::Middle => self.paste(&pane, Selection::Primary),
-            _ => {}
-        }
-    }
-
-    fn focus_pane(&self, view: &TabView, pane: &str) {
-        if view.active_pane != pane {
-            if let Ok(pane) = PaneId::parse(pane) {
-                self.exec(Command::PaneFocus { pane });
-            }
-        }
-    }
-
-    /// Starts dragging the tab at `index` of the tab bar.
-    pub(super) fn start_tab_drag(&mut self, index: usize) {
-        self.input.drag = Some(Drag::Tab(index));
-    }
-
-    fn on_release(&mut self, button: ReportButton) {
-        match self.input.drag.take() {
-            Some(Drag::Select) => {
-                // X11 convention: what is selected is the primary selection.
-                if let Some(text) = self.selection_text() {
-                    self.input.clipboard.store(Selection::Primary, &text);
-                }
-            }
-            Some(Drag::Report { pane, .. }) => {
-                let Some(view) = self.view() else { return };
-                let Some(((col, row), _)) = self.pointer_cell() else { return };
-                let zoomed = self.zoomed_in(&view);
-                if let Some(cell) = view::cell_in_pane(&view, zoomed.as_deref(), &pane, col, row) {
-                    self.report(&pane, button, ReportKind::Release, cell);
-                }
-            }
-            Some(Drag::Tab(from)) => self.drop_tab(from),
-            Some(Drag::Divider(_)) | None => {}
-        }
-    }
-
-    /// The wheel: reports to programs that asked, arrows in the alternate screen, otherwise
-    /// scrolls the pane's view through its scrollback.
-    pub(super) fn on_wheel(&mut self, delta: MouseScrollDelta) {
-        let lines = match delta {
-            MouseScrollDelta::LineDelta(_, y) => f64::from(y),
-            MouseScrollDelta::PixelDelta(p) => {
-                let cell_h = self.renderer.as_ref().map_or(16.0, |r| f64::from(r.cell_size().1));
-                self.input.wheel_pixels += p.y;
-                let whole = (self.input.wheel_pixels / cell_h.max(1.0)).trunc();
-                self.input.wheel_pixels -= whole * cell_h;
-                whole
-            }
-        };
-        let steps = lines.abs().round() as usize;
-        if steps == 0 {
-            return;
-        }
-        let up = lines > 0.0;
-        if self.chrome_wheel(up, steps) {
-            return;
-        }
-        let Some(view) = self.view() else { return };
-        let Some((col, row)) = self.pointer_grid_cell() else { return };
-        let zoomed = self.zoomed_in(&view);
-        let Hit::Screen { pane, col, row } = view::hit(&view, zoomed.as_deref(), col, row) else {
-            return;
-        };
-        if self.mouse_modes(&pane).any() && !self.input.mods.shift_key() {
-            let button = if up { ReportButton::WheelUp } else { ReportButton::WheelDown };
-            for _ in 0..steps {
-                self.report(&pane, button, ReportKind::Press, (col, row));
-            }
-            return;
-        }
-        let arrows = self.with_term(&pane, |t| {
-            let mode = t.term().mode();
-            mode.contains(TermMode::ALT_SCREEN) && mode.contains(TermMode::ALTERNATE_SCROLL)
-        });
-        if arrows == Some(true) {
-            let app_cursor = self.with_term(&pane, |t| t.app_cursor()).unwrap_or(false);
-            let arrow = match (up, app_cursor) {
-                (true, false) => b"\x1b[A",
-                (true, true) => b"\x1bOA",
-                (false, false) => b"\x1b[B",
-                (false, true) => b"\x1bOB",
-            };
-            self.send_bytes(&pane, arrow.repeat(steps * WHEEL_ARROWS));
-            return;
-        }
-        // The primary screen: scroll the view through the scrollback.
-        let lines = i32::try_from(steps * WHEEL_ARROWS).unwrap_or(i32::MAX);
-        self.with_term_mut(&pane, |t| t.scroll_display(if up { lines } else { -lines }));
-        self.redraw();
-    }
+/// Where a key press goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum KeyRoute {
+    /// Nowhere: a release, or a key of an IME composition.
+    Ignored,
+    /// To the open search (the window's chords are not: they run as usual).
+    Search,
+    /// To the open switcher, with the chord's action if the key is one.
+    Switcher(Option<Action>),
+    /// To the tab title being edited.
+    Rename,
+    /// A chord of the keymap.
+    Action(Action),
+    /// To the focused pane (its program, or a tombstone's resume key).
+    Pane,
 }
 
 impl InputState {
@@ -539,5 +86,147 @@ impl InputState {
     /// focus event may ever come).
     pub(super) fn new() -> Self {
         Self { window_focused: true, ..Self::default() }
+    }
+
+    /// Where a press (`pressed`) or release of `key` goes, with the modifiers held, the
+    /// keymap in use and what is open.
+    pub(super) fn route_key(
+        &self,
+        keymap: &Keymap,
+        key: Key<&str>,
+        pressed: bool,
+        open: KeyTakers,
+    ) -> KeyRoute {
+        if !pressed || self.composing {
+            return KeyRoute::Ignored;
+        }
+        let action = keymap.action_for(key, self.mods);
+        // While a search is open, keys edit its query (window chords still run).
+        if open.search && action.is_none() {
+            return KeyRoute::Search;
+        }
+        if open.switcher {
+            return KeyRoute::Switcher(action);
+        }
+        if open.rename {
+            return KeyRoute::Rename;
+        }
+        action.map_or(KeyRoute::Pane, KeyRoute::Action)
+    }
+
+    /// The window cell under the pointer for cells of `cell_w × cell_h` pixels (it may lie
+    /// outside the window during a drag), and whether the pointer is on the right half of it.
+    pub(super) fn pointer_window_cell(
+        &self,
+        (cell_w, cell_h): (f32, f32),
+    ) -> Option<((i32, i32), bool)> {
+        let position = self.pointer?;
+        let x = position.x / f64::from(cell_w.max(1.0));
+        let y = position.y / f64::from(cell_h.max(1.0));
+        Some(((x.floor() as i32, y.floor() as i32), x.fract() >= 0.5))
+    }
+
+    /// The whole lines a wheel movement is worth for cells `cell_h` pixels high (up is
+    /// positive); pixel movements smaller than a line are kept for the next one.
+    pub(super) fn wheel_lines(&mut self, delta: MouseScrollDelta, cell_h: f64) -> f64 {
+        match delta {
+            MouseScrollDelta::LineDelta(_, y) => f64::from(y),
+            MouseScrollDelta::PixelDelta(p) => {
+                self.wheel_pixels += p.y;
+                let whole = (self.wheel_pixels / cell_h.max(1.0)).trunc();
+                self.wheel_pixels -= whole * cell_h;
+                whole
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::keymap::Chord;
+    use berth_engine::layout::FocusDir;
+    use winit::keyboard::NamedKey;
+
+    const NONE: ModifiersState = ModifiersState::empty();
+    const CTRL_SHIFT: ModifiersState = ModifiersState::CONTROL.union(ModifiersState::SHIFT);
+
+    /// The keymap → action table, through the window's routing, with no window: each row is
+    /// (what is open, modifiers, key, where it goes), on the default keymap and on one changed
+    /// by a config file.
+    #[test]
+    fn key_presses_route_to_actions_parts_and_panes() {
+        let nothing = KeyTakers::default();
+        let search = KeyTakers { search: true, ..KeyTakers::default() };
+        let switcher = KeyTakers { switcher: true, ..KeyTakers::default() };
+        let rename = KeyTakers { rename: true, ..KeyTakers::default() };
+        let e = Key::Character("E");
+        let cases: &[(KeyTakers, ModifiersState, Key<&str>, KeyRoute)] = &[
+            (nothing, CTRL_SHIFT, e.clone(), KeyRoute::Action(Action::SplitRight)),
+            (nothing, CTRL_SHIFT, Key::Character("e"), KeyRoute::Action(Action::SplitRight)),
+            (
+                nothing,
+                ModifiersState::ALT,
+                Key::Named(NamedKey::ArrowUp),
+                KeyRoute::Action(Action::Focus(FocusDir::Up)),
+            ),
+            (nothing, CTRL_SHIFT, Key::Character("F"), KeyRoute::Action(Action::Search)),
+            (nothing, CTRL_SHIFT, Key::Named(NamedKey::Space), KeyRoute::Action(Action::Switcher)),
+            (nothing, CTRL_SHIFT, Key::Character("R"), KeyRoute::Action(Action::RenameTab)),
+            (nothing, ModifiersState::CONTROL, Key::Character("c"), KeyRoute::Pane),
+            (nothing, NONE, Key::Character("x"), KeyRoute::Pane),
+            (nothing, NONE, Key::Named(NamedKey::Enter), KeyRoute::Pane),
+            // The search takes every key but the window's chords.
+            (search, NONE, Key::Character("x"), KeyRoute::Search),
+            (search, NONE, Key::Named(NamedKey::Escape), KeyRoute::Search),
+            (search, ModifiersState::CONTROL, Key::Character("u"), KeyRoute::Search),
+            (search, CTRL_SHIFT, e.clone(), KeyRoute::Action(Action::SplitRight)),
+            // The switcher takes every key and learns the chord's action (its own closes it).
+            (switcher, NONE, Key::Character("x"), KeyRoute::Switcher(None)),
+            (
+                switcher,
+                CTRL_SHIFT,
+                Key::Named(NamedKey::Space),
+                KeyRoute::Switcher(Some(Action::Switcher)),
+            ),
+            (switcher, CTRL_SHIFT, e.clone(), KeyRoute::Switcher(Some(Action::SplitRight))),
+            // A tab rename takes every key, chords included.
+            (rename, NONE, Key::Named(NamedKey::Enter), KeyRoute::Rename),
+            (rename, CTRL_SHIFT, e.clone(), KeyRoute::Rename),
+            // With the search and the switcher open, a plain key is the search's.
+            (
+                KeyTakers { search: true, switcher: true, rename: false },
+                NONE,
+                Key::Character("x"),
+                KeyRoute::Search,
+            ),
+        ];
+        let keymap = Keymap::default();
+        for (open, mods, key, want) in cases {
+            let input = InputState { mods: *mods, ..InputState::new() };
+            let got = input.route_key(&keymap, key.clone(), true, *open);
+            assert_eq!(got, *want, "{key:?} with {mods:?}, {open:?}");
+        }
+
+        // A config that rebinds and unbinds: an unbound chord goes to the pane.
+        let chord = |s: &str| Chord::parse(s).expect("a chord");
+        let changed = Keymap::with_changes(&[
+            (chord("ctrl+shift+e"), None),
+            (chord("alt+s"), Some(Action::SplitRight)),
+        ]);
+        let input = InputState { mods: CTRL_SHIFT, ..InputState::new() };
+        assert_eq!(input.route_key(&changed, e.clone(), true, nothing), KeyRoute::Pane);
+        let input = InputState { mods: ModifiersState::ALT, ..InputState::new() };
+        let route = input.route_key(&changed, Key::Character("s"), true, nothing);
+        assert_eq!(route, KeyRoute::Action(Action::SplitRight));
+
+        // Releases and keys of an IME composition go nowhere.
+        let input = InputState { mods: CTRL_SHIFT, ..InputState::new() };
+        assert_eq!(input.route_key(&keymap, e.clone(), false, nothing), KeyRoute::Ignored);
+        let composing = InputState { composing: true, ..InputState::new() };
+        assert_eq!(
+            composing.route_key(&keymap, Key::Character("x"), true, nothing),
+            KeyRoute::Ignored
+        );
     }
 }

@@ -18,7 +18,7 @@ use alacritty_terminal::term::{point_to_viewport, viewport_to_point, Term};
 use berth_engine::terminal::PaneTerminal;
 use winit::window::CursorIcon;
 
-use super::app::App;
+use super::intent::{Intent, UiAction};
 use super::view::Hit;
 use crate::render::CellSpan;
 
@@ -259,62 +259,51 @@ pub fn open(url: &str) -> Result<(), OpenError> {
     Ok(())
 }
 
-impl App {
-    /// Follows the pointer over a pane's screen: with Ctrl held, the link under it is
-    /// underlined and the pointer is a hand. Called after the pointer icon was set for `hit`.
-    pub(super) fn hover_link(&mut self, hit: &Hit) {
-        let found = match hit {
-            Hit::Screen { pane, col, row } if self.input.mods.control_key() => self
-                .with_term(pane, |t| {
-                    let link = self.links.find(t, *col, *row)?;
-                    Some(HoveredLink {
-                        pane: pane.clone(),
-                        link,
-                        revision: t.revision(),
-                        offset: t.display_offset(),
-                    })
+impl LinkState {
+    /// Follows the pointer over the window: with Ctrl held (`ctrl`) and the pointer over a
+    /// pane's screen (`hit`, with that pane's terminal `term`), the link under it is hovered.
+    /// Returns what the window does about it: a hand pointer over a link, a frame when the
+    /// hovered link changed.
+    pub(super) fn hover(
+        &mut self,
+        hit: &Hit,
+        ctrl: bool,
+        term: Option<&PaneTerminal>,
+    ) -> Vec<Intent> {
+        let found = match (hit, term) {
+            (Hit::Screen { pane, col, row }, Some(t)) if ctrl => {
+                self.find(t, *col, *row).map(|link| HoveredLink {
+                    pane: pane.clone(),
+                    link,
+                    revision: t.revision(),
+                    offset: t.display_offset(),
                 })
-                .flatten(),
+            }
             _ => None,
         };
-        let was = self.links.hovered.as_ref().map(|h| (&h.pane, &h.link));
+        let was = self.hovered.as_ref().map(|h| (&h.pane, &h.link));
         let changed = was != found.as_ref().map(|h| (&h.pane, &h.link));
+        let mut intents = Vec::new();
         if found.is_some() {
-            if let Some(window) = &self.window {
-                window.set_cursor(CursorIcon::Pointer);
-            }
+            intents.push(Intent::Ui(UiAction::PointerIcon(CursorIcon::Pointer)));
         }
-        self.links.hovered = found;
+        self.hovered = found;
         if changed {
-            self.redraw();
+            intents.push(Intent::Ui(UiAction::Redraw));
         }
+        intents
     }
 
-    /// The modifiers changed: Ctrl pressed or released over a link shows or hides it.
-    pub(super) fn link_modifiers_changed(&mut self) {
-        let holding = self.input.mods.control_key();
-        if holding == self.links.hovered.is_some() {
-            return;
-        }
-        let hit = self.hit_at_pointer();
-        if let Some(hit) = hit {
-            self.set_pointer_icon(&hit);
-            self.hover_link(&hit);
-        }
-    }
-
-    /// What the pointer is over now, if it is over the window.
-    fn hit_at_pointer(&self) -> Option<Hit> {
-        let view = self.view()?;
-        let ((col, row), _) = self.pointer_cell()?;
-        let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.clone());
-        Some(super::view::hit(&view, zoomed.as_deref(), col.max(0) as u16, row.max(0) as u16))
+    /// Whether a change of the modifiers to `ctrl` (held or not) shows or hides a link, so the
+    /// pointer's place must be looked at again.
+    pub(super) fn ctrl_changes_hover(&self, ctrl: bool) -> bool {
+        ctrl != self.hovered.is_some()
     }
 
     /// The link to underline in `pane`, if the pointer is over one there and the pane's cells
     /// have not moved since it was found.
-    pub(super) fn link_spans(&self, pane: &str, term: &PaneTerminal) -> Vec<CellSpan> {
-        match &self.links.hovered {
+    pub(super) fn spans(&self, pane: &str, term: &PaneTerminal) -> Vec<CellSpan> {
+        match &self.hovered {
             Some(h)
                 if h.pane == pane
                     && h.revision == term.revision()
@@ -330,18 +319,20 @@ impl App {
         }
     }
 
-    /// Ctrl+click at `cell` of `pane`'s view: opens the link there. True when there was a link
-    /// (opened or refused), so the click does nothing else: no selection, no mouse report.
-    pub(super) fn click_link(&mut self, pane: &str, cell: (u16, u16)) -> bool {
-        let Some(link) = self.with_term(pane, |t| self.links.find(t, cell.0, cell.1)).flatten()
-        else {
-            return false;
-        };
-        match open(&link.url) {
-            Ok(()) => tracing::info!(url = %link.url, "opening a link"),
-            Err(e) => tracing::warn!(url = %link.url, error = %e, "link not opened"),
-        }
-        true
+    /// Ctrl+click at `cell` of a pane's view (`term`): opening the link there, if there is
+    /// one. The window then does nothing else with the click (no selection, no mouse report),
+    /// whether the link is opened or refused.
+    pub(super) fn click(&self, term: &PaneTerminal, cell: (u16, u16)) -> Option<Intent> {
+        let link = self.find(term, cell.0, cell.1)?;
+        Some(Intent::Ui(UiAction::OpenLink(link.url)))
+    }
+}
+
+/// Opens a link as the window does on Ctrl+click, logging the outcome.
+pub(super) fn open_logged(url: &str) {
+    match open(url) {
+        Ok(()) => tracing::info!(%url, "opening a link"),
+        Err(e) => tracing::warn!(%url, error = %e, "link not opened"),
     }
 }
 

@@ -8,76 +8,34 @@
 //! owns, only what is local to a window (zoom, selection, font size, pointer state). It must
 //! not draw by itself: `render` does that.
 
+mod actions;
 mod app;
 pub mod chrome;
 mod chrome_input;
 pub mod clipboard;
+mod dispatch;
+mod frames;
 mod input;
-pub mod keymap;
+mod intent;
 pub mod keys;
 pub mod links;
 pub mod mouse;
+mod rename;
 mod search;
 pub mod selection;
+mod store_list;
+mod switcher;
+mod tombstones;
 pub mod view;
+mod wake;
 
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use berth_server::{Server, ServerConfig};
-use winit::event_loop::{EventLoop, EventLoopProxy};
+use winit::event_loop::EventLoop;
 
-/// The Store's state in the wire's shape, for the window code that still reads DTOs.
-///
-/// A bridge while the window moves to the typed [`berth_server::view::StateView`]
-/// (`Store::view`), which is what the Store hands out.
-pub(crate) trait StoreList {
-    /// [`berth_server::store::Store::view`] as the DTO `workspace.list` answers.
-    fn list(&self) -> berth_server::protocol::WorkspaceListDto;
-}
-
-impl StoreList for berth_server::store::Store {
-    fn list(&self) -> berth_server::protocol::WorkspaceListDto {
-        berth_server::protocol::WorkspaceListDto::from(&self.view())
-    }
-}
-
-/// What other threads send to the event loop: only "look again"; the loop then reads the
-/// Store, the screenshot queue and the server's state itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UserEvent {
-    /// Something changed: pane output, state, or a request for the window.
-    Wake,
-}
-
-/// Wakes the event loop at most once until it has looked: many events between two frames
-/// cost one wake-up and one frame.
-#[derive(Clone)]
-pub struct Waker {
-    proxy: EventLoopProxy<UserEvent>,
-    pending: Arc<AtomicBool>,
-}
-
-impl Waker {
-    fn new(proxy: EventLoopProxy<UserEvent>) -> Self {
-        Self { proxy, pending: Arc::new(AtomicBool::new(false)) }
-    }
-
-    /// Asks the event loop to look again; false once the loop is gone.
-    pub fn wake(&self) -> bool {
-        if self.pending.swap(true, Ordering::AcqRel) {
-            return true;
-        }
-        self.proxy.send_event(UserEvent::Wake).is_ok()
-    }
-
-    /// Called by the event loop as it looks, so the next change wakes it again.
-    pub fn clear(&self) {
-        self.pending.store(false, Ordering::Release);
-    }
-}
+use self::wake::{UserEvent, Waker};
 
 /// The one line printed when there is no display to open a window on.
 pub const NO_DISPLAY: &str =

@@ -16,11 +16,8 @@ use berth_engine::terminal::{
     PaneTerminal, SearchDirection, SearchError, SearchMatch, SearchQuery, SearchScope, SeqPoint,
     TermSize,
 };
-use winit::event::KeyEvent;
-use winit::keyboard::{Key, NamedKey};
+use winit::keyboard::{Key, ModifiersState, NamedKey};
 
-use super::app::App;
-use super::view::TabView;
 use crate::render::{CellSpan, SearchScene};
 
 /// Matches counted for the status at most; more shows as "N+".
@@ -32,11 +29,11 @@ const MAX_SHOWN: usize = 2000;
 /// Rows at the bottom of the pane the search bar covers.
 const BAR_ROWS: u16 = 1;
 
-/// The window's search.
+/// An open search.
 #[derive(Debug)]
-pub(super) struct PaneSearch {
+struct PaneSearch {
     /// The pane searched.
-    pub(super) pane: String,
+    pane: String,
     /// What the user typed.
     query: String,
     /// The compiled query; `None` while the query is empty or cannot be searched. A `RefCell`
@@ -120,86 +117,99 @@ impl PaneSearch {
     }
 }
 
-impl App {
-    /// Ctrl+Shift+F: opens the search on `pane` (one with a live terminal); when it is open
+/// The window's search part: at most one search, in one pane. The window hands it the
+/// searched pane's terminal; it reads it and moves only its view.
+#[derive(Debug, Default)]
+pub(super) struct Search {
+    open: Option<PaneSearch>,
+}
+
+impl Search {
+    /// The pane searched, while the search is open.
+    pub(super) fn pane(&self) -> Option<&str> {
+        self.open.as_ref().map(|s| s.pane.as_str())
+    }
+
+    /// Whether the search is open.
+    pub(super) fn is_open(&self) -> bool {
+        self.open.is_some()
+    }
+
+    /// Ctrl+Shift+F: opens the search on `pane`, whose terminal is `term`; when it is open
     /// there already, it stays as it is.
-    pub(super) fn open_search(&mut self, pane: &str) {
-        if self.search.as_ref().is_some_and(|s| s.pane == pane) {
+    pub(super) fn open(&mut self, pane: &str, term: &PaneTerminal) {
+        if self.pane() == Some(pane) {
             return;
         }
-        let Some(origin) = self.with_term(pane, PaneTerminal::view_bottom) else { return };
-        self.search = Some(PaneSearch {
+        self.open = Some(PaneSearch {
             pane: pane.to_owned(),
             query: String::new(),
             compiled: RefCell::new(None),
             error: None,
-            origin,
+            origin: term.view_bottom(),
             current: None,
             counted: RefCell::new(None),
         });
     }
 
-    /// A key press while the search is open. Returns false for the window's own chords, which
-    /// then run as usual; every other key belongs to the search.
-    pub(super) fn search_key(&mut self, event: &KeyEvent) -> bool {
-        let mods = self.input.mods;
-        let key = event.logical_key.as_ref();
-        if self.config.keymap.action_for(key.clone(), mods).is_some() {
-            return false;
-        }
+    /// A key press while the search is open that is not one of the window's chords (those run
+    /// as usual): every such key belongs to the search. `term` is the searched pane's
+    /// terminal, `None` once it is gone.
+    pub(super) fn key(
+        &mut self,
+        key: Key<&str>,
+        text: Option<&str>,
+        mods: ModifiersState,
+        term: Option<&mut PaneTerminal>,
+    ) {
         match key {
-            Key::Named(NamedKey::Escape) => self.search = None,
+            Key::Named(NamedKey::Escape) => self.open = None,
             Key::Named(NamedKey::Enter) => {
                 let dir =
                     if mods.shift_key() { SearchDirection::Newer } else { SearchDirection::Older };
-                self.step_search(dir);
+                self.step(dir, term);
             }
             Key::Named(NamedKey::Backspace) => {
-                if let Some(search) = &mut self.search {
+                if let Some(search) = &mut self.open {
                     search.query.pop();
                 }
-                self.requery();
+                self.requery(term);
             }
             // Ctrl+U clears the query, as in a shell.
             Key::Character(c) if mods.control_key() && c.eq_ignore_ascii_case("u") => {
-                if let Some(search) = &mut self.search {
+                if let Some(search) = &mut self.open {
                     search.query.clear();
                 }
-                self.requery();
+                self.requery(term);
             }
             _ if mods.control_key() || mods.alt_key() || mods.super_key() => {}
-            _ => {
-                let text = event.text.as_deref().unwrap_or_default();
-                self.search_text(text);
-            }
+            _ => self.text(text.unwrap_or_default(), term),
         }
-        self.redraw();
-        true
     }
 
-    /// Adds typed (or IME-committed) text to the query.
-    pub(super) fn search_text(&mut self, text: &str) {
+    /// Adds typed (or IME-committed, or pasted) text to the query.
+    pub(super) fn text(&mut self, text: &str, term: Option<&mut PaneTerminal>) {
         let text: String = text.chars().filter(|c| !c.is_control()).collect();
         if text.is_empty() {
             return;
         }
-        if let Some(search) = &mut self.search {
+        if let Some(search) = &mut self.open {
             search.query.push_str(&text);
         }
-        self.requery();
-        self.redraw();
+        self.requery(term);
     }
 
-    /// Ends the search when its pane is no longer the focused pane of the shown tab.
-    pub(super) fn end_search_unless_focused(&mut self, view: &TabView) {
-        if self.search.as_ref().is_some_and(|s| s.pane != view.active_pane) {
-            self.search = None;
+    /// Ends the search when its pane is no longer `active_pane`, the focused pane of the
+    /// shown tab.
+    pub(super) fn end_unless_focused(&mut self, active_pane: &str) {
+        if self.pane().is_some_and(|p| p != active_pane) {
+            self.open = None;
         }
     }
 
     /// The search's part of `pane`'s scene: the bar and the matches on the view.
-    pub(super) fn search_scene(&self, pane: &str, term: &PaneTerminal) -> Option<SearchScene> {
-        let search = self.search.as_ref().filter(|s| s.pane == pane)?;
+    pub(super) fn scene(&self, pane: &str, term: &PaneTerminal) -> Option<SearchScene> {
+        let search = self.open.as_ref().filter(|s| s.pane == pane)?;
         let mut compiled = search.compiled.borrow_mut();
         let Some(query) = compiled.as_mut() else {
             return Some(SearchScene {
@@ -227,8 +237,8 @@ impl App {
     }
 
     /// Compiles the query again and jumps to the match nearest above the search's origin.
-    fn requery(&mut self) {
-        let Some(search) = &mut self.search else { return };
+    fn requery(&mut self, term: Option<&mut PaneTerminal>) {
+        let Some(search) = &mut self.open else { return };
         search.counted = RefCell::new(None);
         search.current = None;
         search.error = None;
@@ -241,15 +251,15 @@ impl App {
             }
         };
         search.compiled = RefCell::new(compiled);
-        let (pane, origin) = (search.pane.clone(), search.origin);
-        self.jump(&pane, |t, q| t.next_match(q, origin, SearchDirection::Older));
+        let origin = search.origin;
+        self.jump(term, |t, q| t.next_match(q, origin, SearchDirection::Older));
     }
 
     /// Enter / Shift+Enter: the next older / newer match, wrapping around.
-    fn step_search(&mut self, dir: SearchDirection) {
-        let Some(search) = &self.search else { return };
-        let (pane, origin, current) = (search.pane.clone(), search.origin, search.current);
-        self.jump(&pane, |t, q| match current {
+    fn step(&mut self, dir: SearchDirection, term: Option<&mut PaneTerminal>) {
+        let Some(search) = &self.open else { return };
+        let (origin, current) = (search.origin, search.current);
+        self.jump(term, |t, q| match current {
             Some(m) => t.next_match(q, t.step_from(&m, dir), dir),
             None => t.next_match(q, origin, dir),
         });
@@ -258,21 +268,19 @@ impl App {
     /// Makes the match `find` returns current and scrolls the view to it.
     fn jump(
         &mut self,
-        pane: &str,
+        term: Option<&mut PaneTerminal>,
         find: impl FnOnce(&PaneTerminal, &mut SearchQuery) -> Option<SearchMatch>,
     ) {
-        let Some(search) = &self.search else { return };
+        let Some(search) = &mut self.open else { return };
         let found = {
             let mut compiled = search.compiled.borrow_mut();
             let Some(query) = compiled.as_mut() else { return };
-            self.with_term(pane, |t| find(t, query)).flatten()
+            term.as_deref().and_then(|t| find(t, query))
         };
-        if let Some(m) = &found {
-            self.with_term_mut(pane, |t| t.scroll_to_match(m, BAR_ROWS));
+        if let (Some(m), Some(term)) = (&found, term) {
+            term.scroll_to_match(m, BAR_ROWS);
         }
-        if let Some(search) = &mut self.search {
-            search.current = found;
-        }
+        search.current = found;
     }
 }
 

@@ -11,6 +11,9 @@ use berth_engine::model::{Attention, Lifecycle, RestoreState};
 use serde::{Deserialize, Serialize};
 
 use crate::error::CommandError;
+
+/// The version of this protocol, reported by `server.info`.
+pub const PROTOCOL_VERSION: u32 = 1;
 use crate::view::{
     AgentView, NotificationView, PaneInfo, Progress, ProgressState, ReadView, ServerInfo,
     StateView, TabInfo, WorkspaceView,
@@ -240,7 +243,7 @@ pub struct ServerInfoDto {
     pub name: String,
     /// Berth's version.
     pub version: String,
-    /// The protocol's version ([`super::PROTOCOL_VERSION`]).
+    /// The protocol's version ([`PROTOCOL_VERSION`]).
     pub protocol: u32,
     /// The server's pid.
     pub pid: u32,
@@ -280,7 +283,7 @@ impl From<&ServerInfo> for ServerInfoDto {
         ServerInfoDto {
             name: "berth".into(),
             version: info.version.clone(),
-            protocol: super::PROTOCOL_VERSION,
+            protocol: PROTOCOL_VERSION,
             pid: info.pid,
             socket: info.socket.clone(),
             started_at: info.started_at,

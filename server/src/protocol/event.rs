@@ -4,7 +4,7 @@
 use berth_engine::ids::{PaneId, TabId, WorkspaceId};
 use serde_json::{json, Value};
 
-use super::NotificationDto;
+use super::dto::NotificationDto;
 use crate::error::CommandError;
 use crate::event::Event;
 

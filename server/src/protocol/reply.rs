@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::{NotificationDto, ReadDto, ServerInfoDto, WorkspaceListDto};
+use super::dto::{NotificationDto, ReadDto, ServerInfoDto, WorkspaceListDto};
 use crate::commands::{Command, Reply};
 use crate::error::CommandError;
 

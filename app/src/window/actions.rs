@@ -1,0 +1,243 @@
+//! The Store commands the keymap's actions stand for: a chord's [`Action`] on the shown tab
+//! becomes one [`Command`] (split, close, focus, resize, new tab, next tab, attention jump,
+//! moving and closing tabs).
+//!
+//! It owns that mapping, as a pure function of the action and what the window shows, so it is
+//! tested as a table without a window or a Store. It must not act: the window executes the
+//! command. The window's own actions (zoom, font size, clipboard, search, switcher, rename,
+//! reloading the config) are not commands and map to nothing here.
+
+use berth_engine::ids::{PaneId, TabId, WorkspaceId};
+use berth_engine::layout::SplitDir;
+use berth_server::commands::{Command, SpawnRequest, WorkspaceSelector};
+use berth_server::protocol::WorkspaceListDto;
+
+use super::chrome;
+use super::view::{self, TabView};
+use crate::config::keymap::Action;
+
+/// The Store command `action` stands for on the shown tab `view`, with its focused pane
+/// `pane`; `None` for the window's own actions and when there is nothing to do (no other
+/// tab, no pane wanting attention, a border that cannot move). `list` reads the Store's state,
+/// for the actions that look beyond the shown tab (it probes every pane, so only they call
+/// it).
+pub(super) fn store_command(
+    action: Action,
+    view: &TabView,
+    pane: &PaneId,
+    list: impl FnOnce() -> WorkspaceListDto,
+) -> Option<Command> {
+    let pane_str = pane.as_str();
+    let tab = || TabId::parse(&view.tab_id).ok();
+    match action {
+        Action::SplitRight | Action::SplitDown => {
+            let dir = if action == Action::SplitRight { SplitDir::Right } else { SplitDir::Down };
+            Some(Command::PaneSplit { pane: pane.clone(), dir, spawn: SpawnRequest::default() })
+        }
+        Action::ClosePane => Some(Command::PaneClose { pane: pane.clone() }),
+        Action::Focus(dir) => Some(Command::PaneFocusDirection { pane: pane.clone(), dir }),
+        Action::Resize(dir) => {
+            let (path, ratio) = view::resize_target(view, pane_str, dir)?;
+            Some(Command::TabSetRatio { tab: tab()?, path, ratio })
+        }
+        Action::NewTab => {
+            let workspace = WorkspaceId::parse(&view.workspace_id)
+                .map_or(WorkspaceSelector::Active, WorkspaceSelector::Id);
+            let cwd = view.pane(pane_str).map(|p| p.cwd.clone().into());
+            let spawn = SpawnRequest { cwd, ..SpawnRequest::default() };
+            Some(Command::TabCreate { workspace, title: None, spawn })
+        }
+        Action::NextTab | Action::PrevTab => {
+            let step = if action == Action::NextTab { 1 } else { -1 };
+            let target = view.neighbour_tab(step).and_then(|tab| TabView::by_id(&list(), tab))?;
+            let pane = PaneId::parse(&target.active_pane).ok()?;
+            Some(Command::PaneFocus { pane })
+        }
+        Action::NextAttention => {
+            let next = chrome::next_attention(&list(), Some(pane_str))?;
+            Some(Command::PaneFocus { pane: PaneId::parse(&next).ok()? })
+        }
+        Action::MoveTabLeft | Action::MoveTabRight => {
+            let step = if action == Action::MoveTabLeft { -1 } else { 1 };
+            let at = view.workspace_tabs.iter().position(|t| *t == view.tab_id)?;
+            let to = at.checked_add_signed(step).filter(|to| *to < view.workspace_tabs.len())?;
+            Some(Command::TabMove { tab: tab()?, index: to })
+        }
+        Action::CloseTab => Some(Command::TabClose { tab: tab()? }),
+        Action::ToggleZoom
+        | Action::FontBigger
+        | Action::FontSmaller
+        | Action::FontReset
+        | Action::Copy
+        | Action::Paste
+        | Action::PastePrimary
+        | Action::Search
+        | Action::Switcher
+        | Action::ReloadConfig
+        | Action::RenameTab => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::keymap::Keymap;
+    use berth_engine::layout::{FocusDir, Layout, Side};
+    use berth_server::protocol::{AgentDto, LayoutDto, PaneDto, SizeDto, TabDto, WorkspaceDto};
+    use winit::keyboard::{Key, ModifiersState, NamedKey};
+
+    fn pane_dto(id: &PaneId, cwd: &str, attention: &str) -> PaneDto {
+        PaneDto {
+            id: id.to_string(),
+            title: "sh".into(),
+            cwd: cwd.into(),
+            argv: vec!["sh".into()],
+            state: "LIVE".into(),
+            lifecycle: "idle".into(),
+            attention: attention.into(),
+            agent: AgentDto { kind: "none".into(), session_id: None, resume_argv: None },
+            exit_code: None,
+            size: SizeDto { cols: 1, rows: 1 },
+            was_running: None,
+            pid: None,
+            created_at: 0,
+            progress: None,
+            lifecycle_since: None,
+        }
+    }
+
+    /// A workspace of two tabs: `tab_1` (shown) split right at 0.5, `a` (focused, in /src)
+    /// left and `b` right; `tab_2` with the single pane `c`, which wants attention.
+    fn state() -> (WorkspaceListDto, PaneId, PaneId, PaneId) {
+        let (a, b, c) = (PaneId::new(), PaneId::new(), PaneId::new());
+        let mut layout = Layout::single(a.clone());
+        layout.split(&a, b.clone(), SplitDir::Right).expect("a is in the layout");
+        let tab = |id: &str, active: &PaneId, layout: LayoutDto, panes| TabDto {
+            id: id.into(),
+            title: String::new(),
+            active_pane_id: active.to_string(),
+            layout,
+            size: SizeDto { cols: 40, rows: 20 },
+            panes,
+        };
+        let list = WorkspaceListDto {
+            workspaces: vec![WorkspaceDto {
+                id: "ws_1".into(),
+                name: "proj".into(),
+                cwd: "/".into(),
+                auto_resume: false,
+                active_tab_id: Some("tab_1".into()),
+                tabs: vec![
+                    tab(
+                        "tab_1",
+                        &a,
+                        LayoutDto::from_layout(&layout),
+                        vec![pane_dto(&a, "/src", "none"), pane_dto(&b, "/", "none")],
+                    ),
+                    tab(
+                        "tab_2",
+                        &c,
+                        LayoutDto::Pane(c.to_string()),
+                        vec![pane_dto(&c, "/", "bell")],
+                    ),
+                ],
+            }],
+            active_workspace_id: Some("ws_1".into()),
+        };
+        (list, a, b, c)
+    }
+
+    /// Key press → keymap action → Store command, for every default chord of an action that
+    /// is a command, on the state above; the window's own actions give none.
+    #[test]
+    fn chords_become_store_commands() {
+        let (list, a, _, c) = state();
+        let view = TabView::active(&list).expect("a shown tab");
+        let tab = TabId::parse("tab_1").expect("a tab id");
+        let ws = WorkspaceId::parse("ws_1").expect("a workspace id");
+        let ctrl = ModifiersState::CONTROL;
+        let ctrl_shift = ctrl | ModifiersState::SHIFT;
+        let resize = ctrl_shift | ModifiersState::ALT;
+        let named = Key::Named;
+        let cases: Vec<(ModifiersState, Key<&str>, Option<Command>)> = vec![
+            (
+                ctrl_shift,
+                Key::Character("E"),
+                Some(Command::PaneSplit {
+                    pane: a.clone(),
+                    dir: SplitDir::Right,
+                    spawn: SpawnRequest::default(),
+                }),
+            ),
+            (
+                ctrl_shift,
+                Key::Character("O"),
+                Some(Command::PaneSplit {
+                    pane: a.clone(),
+                    dir: SplitDir::Down,
+                    spawn: SpawnRequest::default(),
+                }),
+            ),
+            (ctrl_shift, Key::Character("W"), Some(Command::PaneClose { pane: a.clone() })),
+            (
+                ModifiersState::ALT,
+                named(NamedKey::ArrowRight),
+                Some(Command::PaneFocusDirection { pane: a.clone(), dir: FocusDir::Right }),
+            ),
+            (
+                resize,
+                named(NamedKey::ArrowRight),
+                Some(Command::TabSetRatio {
+                    tab: tab.clone(),
+                    path: Vec::<Side>::new(),
+                    ratio: 0.55,
+                }),
+            ),
+            (
+                ctrl_shift,
+                Key::Character("T"),
+                Some(Command::TabCreate {
+                    workspace: WorkspaceSelector::Id(ws),
+                    title: None,
+                    spawn: SpawnRequest { cwd: Some("/src".into()), ..SpawnRequest::default() },
+                }),
+            ),
+            (ctrl, named(NamedKey::Tab), Some(Command::PaneFocus { pane: c.clone() })),
+            (ctrl, named(NamedKey::PageUp), Some(Command::PaneFocus { pane: c.clone() })),
+            (ctrl_shift, Key::Character("A"), Some(Command::PaneFocus { pane: c.clone() })),
+            (
+                ctrl_shift,
+                named(NamedKey::PageDown),
+                Some(Command::TabMove { tab: tab.clone(), index: 1 }),
+            ),
+            // The first tab cannot move further left.
+            (ctrl_shift, named(NamedKey::PageUp), None),
+            (ctrl_shift, Key::Character("Q"), Some(Command::TabClose { tab: tab.clone() })),
+            // The window's own actions are no commands.
+            (ctrl_shift, Key::Character("Z"), None),
+            (ctrl, Key::Character("="), None),
+            (ctrl_shift, Key::Character("C"), None),
+            (ctrl_shift, Key::Character("F"), None),
+            (ctrl_shift, named(NamedKey::Space), None),
+            (ctrl_shift, Key::Character("R"), None),
+            (ctrl_shift, named(NamedKey::F5), None),
+        ];
+        let keymap = Keymap::default();
+        for (mods, key, want) in cases {
+            let action = keymap.action_for(key.clone(), mods).expect("a default chord");
+            let got = store_command(action, &view, &a, || list.clone());
+            assert_eq!(got, want, "{key:?} with {mods:?} ({})", action.name());
+        }
+    }
+
+    #[test]
+    fn actions_on_the_shown_tab_alone_do_not_read_the_store() {
+        let (list, a, _, _) = state();
+        let view = TabView::active(&list).expect("a shown tab");
+        for action in [Action::SplitRight, Action::ClosePane, Action::CloseTab, Action::NewTab] {
+            let got =
+                store_command(action, &view, &a, || panic!("{} read the Store", action.name()));
+            assert!(got.is_some(), "{}", action.name());
+        }
+    }
+}

@@ -1,0 +1,565 @@
+//! Carries the window's input to its parts and their intents out: keys (routed by
+//! `InputState::route_key` to the search, the switcher, the tab rename, a chord's action or
+//! the focused pane), IME text, focus, the pointer (selection, divider drags, mouse reports,
+//! links) and the wheel; chords' actions; and [`App::apply`], which executes the [`Intent`]s
+//! the parts return.
+//!
+//! It owns no state: the parts and `InputState` do. It must not draw and must not change
+//! server state except through `App::exec`.
+
+use berth_engine::ids::{PaneId, TabId};
+use berth_engine::layout::SplitDir;
+use berth_server::commands::Command;
+use winit::dpi::PhysicalPosition;
+use winit::event::{ElementState, Ime, KeyEvent, MouseButton, MouseScrollDelta};
+use winit::keyboard::{Key, ModifiersState, NamedKey};
+use winit::window::CursorIcon;
+
+use alacritty_terminal::term::TermMode;
+
+use super::actions;
+use super::app::{App, Zoom};
+use super::chrome::TAB_BAR_ROWS;
+use super::clipboard::{paste_bytes, Selection};
+use super::input::{Drag, KeyRoute, KeyTakers};
+use super::intent::{Intent, UiAction};
+use super::keys::{self, KeyModes, KeyPress};
+use super::links;
+use super::mouse::{self, MouseModes, MouseReport, ReportButton, ReportKind, ReportMods};
+use super::selection::{PaneSelection, ScreenCell};
+use super::store_list::StoreList as _;
+use super::view::{self, Hit, TabView};
+use crate::config::keymap::Action;
+
+/// Arrow keys sent per wheel step in the alternate screen (alacritty's default multiplier).
+const WHEEL_ARROWS: usize = 3;
+
+impl App {
+    /// The shown tab and its focused pane.
+    fn focused(&self) -> Option<(TabView, String)> {
+        let view = self.view()?;
+        let pane = view.active_pane.clone();
+        Some((view, pane))
+    }
+
+    fn zoomed_in(&self, view: &TabView) -> Option<String> {
+        self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.clone())
+    }
+
+    /// A key press or release: routed to the part that takes it (`InputState::route_key`).
+    pub(super) fn on_key(&mut self, event: &KeyEvent) {
+        let key = event.logical_key.as_ref();
+        let open = KeyTakers {
+            search: self.search.is_open(),
+            switcher: self.switcher.is_open(),
+            rename: self.renaming.editing().is_some(),
+        };
+        let pressed = event.state == ElementState::Pressed;
+        let text = event.text.as_deref();
+        match self.input.route_key(&self.config.keymap, key.clone(), pressed, open) {
+            KeyRoute::Ignored => {}
+            KeyRoute::Search => {
+                let mods = self.input.mods;
+                let shared = self.search.pane().and_then(|p| self.pane_shared(p));
+                let mut term = shared.as_ref().map(|s| s.term.lock());
+                self.search.key(key, text, mods, term.as_deref_mut());
+                self.redraw();
+            }
+            KeyRoute::Switcher(action) => {
+                let list = self.lock_store().list();
+                let mods = self.input.mods;
+                let intents =
+                    self.switcher.key(&list, self.home.as_deref(), key, text, action, mods);
+                self.apply(intents);
+            }
+            KeyRoute::Rename => {
+                let intents = self.renaming.key(key, text, self.input.mods);
+                self.apply(intents);
+            }
+            KeyRoute::Action(action) => self.run_action(action),
+            KeyRoute::Pane => self.key_to_pane(event),
+        }
+    }
+
+    /// A key for the focused pane: its program's bytes, or on a tombstone the key that
+    /// resumes it.
+    fn key_to_pane(&mut self, event: &KeyEvent) {
+        let key = event.logical_key.as_ref();
+        let Some((_, pane)) = self.focused() else { return };
+        // One key resumes a tombstone: Enter on a restored or ended pane asks the Store to
+        // start it (an agent's official resume command, a fresh shell in its cwd, or its
+        // program again); any other key does nothing there.
+        let tombstone = PaneId::parse(&pane)
+            .ok()
+            .filter(|id| self.lock_store().pane_state(id).is_some_and(|s| s != "LIVE"));
+        if let Some(id) = tombstone {
+            if key == Key::Named(NamedKey::Enter) && !self.input.mods.control_key() {
+                self.resume_tombstone(id);
+            }
+            return;
+        }
+        let modes = self
+            .with_term(&pane, |t| KeyModes {
+                app_cursor: t.app_cursor(),
+                app_keypad: t.term().mode().contains(TermMode::APP_KEYPAD),
+            })
+            .unwrap_or_default();
+        let press = KeyPress {
+            key,
+            location: event.location,
+            text: event.text.as_deref(),
+            mods: self.input.mods,
+        };
+        if let Some(bytes) = keys::encode(&press, modes) {
+            self.reset_blink();
+            // The selection does not follow the text as it moves: typing ends it.
+            if self.selection.take().is_some() {
+                self.redraw();
+            }
+            self.send_bytes(&pane, bytes);
+        }
+    }
+
+    /// IME composition and committed text.
+    pub(super) fn on_ime(&mut self, ime: Ime) {
+        match ime {
+            Ime::Enabled | Ime::Disabled => self.input.composing = false,
+            Ime::Preedit(text, _) => self.input.composing = !text.is_empty(),
+            Ime::Commit(text) if self.search.is_open() => {
+                self.input.composing = false;
+                self.search_text(&text);
+            }
+            Ime::Commit(text) => {
+                self.input.composing = false;
+                if let Some((_, pane)) = self.focused() {
+                    self.reset_blink();
+                    self.send_bytes(&pane, text.into_bytes());
+                }
+            }
+        }
+    }
+
+    /// The window gained or lost focus: redraw the cursor, tell programs that asked (1004).
+    pub(super) fn on_focus(&mut self, focused: bool) {
+        self.input.window_focused = focused;
+        if let Some((_, pane)) = self.focused() {
+            if self.with_term(&pane, |t| t.term().mode().contains(TermMode::FOCUS_IN_OUT))
+                == Some(true)
+            {
+                self.send_bytes(
+                    &pane,
+                    if focused { b"\x1b[I".to_vec() } else { b"\x1b[O".to_vec() },
+                );
+            }
+        }
+        self.reset_blink();
+        self.redraw();
+    }
+
+    /// Carries out a chord's action.
+    fn run_action(&mut self, action: Action) {
+        let Some((view, pane_str)) = self.focused() else { return };
+        let Ok(pane) = PaneId::parse(&pane_str) else { return };
+        let command = actions::store_command(action, &view, &pane, || self.lock_store().list());
+        if let Some(command) = command {
+            if matches!(action, Action::SplitRight | Action::SplitDown) {
+                self.zoom = None;
+            }
+            self.exec(command);
+        }
+        match action {
+            Action::ToggleZoom => {
+                self.zoom = match self.zoom.take() {
+                    Some(_) => {
+                        // Back to the layout: every pane gets its rectangle's size again.
+                        if let Ok(tab) = TabId::parse(&view.tab_id) {
+                            self.exec(Command::TabResize { tab, size: self.tab_grid() });
+                        }
+                        None
+                    }
+                    None if view.panes.len() > 1 => Some(Zoom { tab: view.tab_id, pane: pane_str }),
+                    None => None,
+                };
+            }
+            Action::FontBigger => self.set_font_px(self.font_px + 1.0),
+            Action::FontSmaller => self.set_font_px(self.font_px - 1.0),
+            Action::FontReset => self.set_font_px(self.config.font_size),
+            Action::Copy => {
+                let text = self.selection_text();
+                if let Some(text) = text {
+                    self.input.clipboard.store(Selection::Clipboard, &text);
+                }
+            }
+            Action::Paste => self.paste(&pane_str, Selection::Clipboard),
+            Action::PastePrimary => self.paste(&pane_str, Selection::Primary),
+            Action::Switcher => {
+                let list = self.lock_store().list();
+                let intents = self.switcher.open(&list, self.home.as_deref());
+                self.apply(intents);
+            }
+            Action::Search => self.open_search(&pane_str),
+            Action::ReloadConfig => self.reload_config(),
+            Action::RenameTab => {
+                let list = self.lock_store().list();
+                let intents = self.renaming.start(&list, &view.tab_id);
+                self.apply(intents);
+            }
+            // The Store's actions: their command ran above.
+            Action::SplitRight
+            | Action::SplitDown
+            | Action::ClosePane
+            | Action::Focus(_)
+            | Action::Resize(_)
+            | Action::NewTab
+            | Action::NextTab
+            | Action::PrevTab
+            | Action::NextAttention
+            | Action::MoveTabLeft
+            | Action::MoveTabRight
+            | Action::CloseTab => {}
+        }
+        self.redraw();
+    }
+
+    /// The selected text, if there is a selection.
+    fn selection_text(&self) -> Option<String> {
+        let selection = self.selection.as_ref()?;
+        self.with_term(selection.pane.as_str(), |t| selection.text(t.term())).flatten()
+    }
+
+    /// Pastes a selection's text into a pane, or into the search query (its first line)
+    /// while the pane's search bar is open.
+    fn paste(&mut self, pane: &str, which: Selection) {
+        let Some(text) = self.input.clipboard.load(which) else { return };
+        if text.is_empty() {
+            return;
+        }
+        if self.search.pane() == Some(pane) {
+            self.search_text(text.lines().next().unwrap_or_default());
+            return;
+        }
+        let bracketed = self
+            .with_term(pane, |t| t.term().mode().contains(TermMode::BRACKETED_PASTE))
+            .unwrap_or(false);
+        self.send_bytes(pane, paste_bytes(&text, bracketed).into_bytes());
+    }
+
+    /// The window cell under the pointer (may lie outside the window during a drag), and
+    /// whether the pointer is on the right half of it.
+    pub(super) fn pointer_window_cell(&self) -> Option<((i32, i32), bool)> {
+        self.input.pointer_window_cell(self.renderer.as_ref()?.cell_size())
+    }
+
+    /// The cell of the shown tab under the pointer (the window's less the tab bar; negative
+    /// over the tab bar), and whether the pointer is on the right half of it.
+    pub(super) fn pointer_cell(&self) -> Option<((i32, i32), bool)> {
+        let ((col, row), right) = self.pointer_window_cell()?;
+        Some(((col, row - i32::from(TAB_BAR_ROWS)), right))
+    }
+
+    /// The pointer's cell clamped onto the shown tab.
+    fn pointer_grid_cell(&self) -> Option<(u16, u16)> {
+        let ((col, row), _) = self.pointer_cell()?;
+        let grid = self.tab_grid();
+        let clamp = |v: i32, max: u16| v.clamp(0, i32::from(max.max(1)) - 1) as u16;
+        Some((clamp(col, grid.cols), clamp(row, grid.rows)))
+    }
+
+    fn report_mods(&self) -> ReportMods {
+        let m = self.input.mods;
+        ReportMods { shift: m.shift_key(), alt: m.alt_key(), ctrl: m.control_key() }
+    }
+
+    fn mouse_modes(&self, pane: &str) -> MouseModes {
+        self.with_term(pane, |t| MouseModes::from_term(*t.term().mode())).unwrap_or_default()
+    }
+
+    /// Sends a mouse report to a pane if its modes ask for it.
+    fn report(&self, pane: &str, button: ReportButton, kind: ReportKind, cell: (u16, u16)) {
+        let report =
+            MouseReport { button, kind, col: cell.0, row: cell.1, mods: self.report_mods() };
+        if let Some(bytes) = mouse::encode(&report, self.mouse_modes(pane)) {
+            self.send_bytes(pane, bytes);
+        }
+    }
+
+    /// The pointer moved.
+    pub(super) fn on_cursor_moved(&mut self, position: PhysicalPosition<f64>) {
+        self.input.pointer = Some(position);
+        let Some(((col, row), right_half)) = self.pointer_cell() else { return };
+        let moved_cell = self.input.last_cell != Some((col, row));
+        self.input.last_cell = Some((col, row));
+        let Some(view) = self.view() else { return };
+        let zoomed = self.zoomed_in(&view);
+        match self.input.drag.clone() {
+            Some(Drag::Tab(_)) => {}
+            Some(Drag::Divider(divider)) if moved_cell => {
+                let Some((c, r)) = self.pointer_grid_cell() else { return };
+                if let (Some(ratio), Ok(tab)) =
+                    (view::drag_ratio(&view, &divider, c, r), TabId::parse(&view.tab_id))
+                {
+                    self.exec(Command::TabSetRatio { tab, path: divider.path, ratio });
+                }
+            }
+            Some(Drag::Select) => {
+                let Some(pane) = self.selection.as_ref().map(|s| s.pane.to_string()) else {
+                    return;
+                };
+                let Some((c, r)) = view::cell_in_pane(&view, zoomed.as_deref(), &pane, col, row)
+                else {
+                    return;
+                };
+                let cell = ScreenCell { col: c, row: r, right_half };
+                if let Some(mut selection) = self.selection.take() {
+                    self.with_term(&pane, |t| selection.extend(t.term(), cell));
+                    self.selection = Some(selection);
+                }
+                self.redraw();
+            }
+            Some(Drag::Report { pane, button }) if moved_cell => {
+                if let Some(cell) = view::cell_in_pane(&view, zoomed.as_deref(), &pane, col, row) {
+                    self.report(&pane, button, ReportKind::Motion, cell);
+                }
+            }
+            Some(_) => {}
+            None if row < 0 => self.set_pointer_icon(&Hit::Nothing),
+            None => {
+                let (c, r) = (col.max(0) as u16, row.max(0) as u16);
+                let hit = view::hit(&view, zoomed.as_deref(), c, r);
+                self.set_pointer_icon(&hit);
+                self.hover_link(&hit);
+                if let Hit::Screen { pane, col, row } = hit {
+                    if moved_cell && self.mouse_modes(&pane).motion {
+                        self.report(&pane, ReportButton::None, ReportKind::Motion, (col, row));
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn set_pointer_icon(&self, hit: &Hit) {
+        let icon = match hit {
+            Hit::Divider(d) if d.dir == SplitDir::Right => CursorIcon::ColResize,
+            Hit::Divider(_) => CursorIcon::RowResize,
+            Hit::Screen { .. } => CursorIcon::Text,
+            _ => CursorIcon::Default,
+        };
+        if let Some(window) = &self.window {
+            window.set_cursor(icon);
+        }
+    }
+
+    /// A button went down or up.
+    pub(super) fn on_mouse_input(&mut self, state: ElementState, button: MouseButton) {
+        let report_button = match button {
+            MouseButton::Left => ReportButton::Left,
+            MouseButton::Middle => ReportButton::Middle,
+            MouseButton::Right => ReportButton::Right,
+            _ => return,
+        };
+        if state == ElementState::Released {
+            self.on_release(report_button);
+            return;
+        }
+        if self.chrome_press(button) {
+            return;
+        }
+        let Some(view) = self.view() else { return };
+        let Some(((col, row), right_half)) = self.pointer_cell() else { return };
+        let zoomed = self.zoomed_in(&view);
+        let hit = view::hit(&view, zoomed.as_deref(), col.max(0) as u16, row.max(0) as u16);
+        let (pane, cell) = match hit {
+            Hit::Divider(divider) => {
+                if button == MouseButton::Left {
+                    self.input.drag = Some(Drag::Divider(divider));
+                }
+                return;
+            }
+            Hit::Nothing => return,
+            Hit::Header { pane } => {
+                self.focus_pane(&view, &pane);
+                return;
+            }
+            Hit::Screen { pane, col, row } => (pane, (col, row)),
+        };
+        // Ctrl+click on a link opens it and does nothing else (no selection, no report).
+        if button == MouseButton::Left && self.input.mods.control_key() {
+            let open = self.with_term(&pane, |t| self.links.click(t, cell)).flatten();
+            if let Some(intent) = open {
+                self.apply(vec![intent]);
+                return;
+            }
+        }
+        self.focus_pane(&view, &pane);
+        if self.mouse_modes(&pane).any() && !self.input.mods.shift_key() {
+            self.report(&pane, report_button, ReportKind::Press, cell);
+            self.input.drag = Some(Drag::Report { pane, button: report_button });
+            return;
+        }
+        match button {
+            MouseButton::Left => {
+                let clicks = self.input.clicks.press(cell, std::time::Instant::now());
+                let screen_cell = ScreenCell { col: cell.0, row: cell.1, right_half };
+                let Ok(id) = PaneId::parse(&pane) else { return };
+                self.selection = self
+                    .with_term(&pane, |t| PaneSelection::start(id, t.term(), screen_cell, clicks));
+                self.input.drag = Some(Drag::Select);
+                self.redraw();
+            }
+            MouseButton::Middle => self.paste(&pane, Selection::Primary),
+            _ => {}
+        }
+    }
+
+    fn focus_pane(&self, view: &TabView, pane: &str) {
+        if view.active_pane != pane {
+            if let Ok(pane) = PaneId::parse(pane) {
+                self.exec(Command::PaneFocus { pane });
+            }
+        }
+    }
+
+    /// Starts dragging the tab at `index` of the tab bar.
+    pub(super) fn start_tab_drag(&mut self, index: usize) {
+        self.input.drag = Some(Drag::Tab(index));
+    }
+
+    fn on_release(&mut self, button: ReportButton) {
+        match self.input.drag.take() {
+            Some(Drag::Select) => {
+                // X11 convention: what is selected is the primary selection.
+                if let Some(text) = self.selection_text() {
+                    self.input.clipboard.store(Selection::Primary, &text);
+                }
+            }
+            Some(Drag::Report { pane, .. }) => {
+                let Some(view) = self.view() else { return };
+                let Some(((col, row), _)) = self.pointer_cell() else { return };
+                let zoomed = self.zoomed_in(&view);
+                if let Some(cell) = view::cell_in_pane(&view, zoomed.as_deref(), &pane, col, row) {
+                    self.report(&pane, button, ReportKind::Release, cell);
+                }
+            }
+            Some(Drag::Tab(from)) => self.drop_tab(from),
+            Some(Drag::Divider(_)) | None => {}
+        }
+    }
+
+    /// The wheel: reports to programs that asked, arrows in the alternate screen, otherwise
+    /// scrolls the pane's view through its scrollback.
+    pub(super) fn on_wheel(&mut self, delta: MouseScrollDelta) {
+        let cell_h = self.renderer.as_ref().map_or(16.0, |r| f64::from(r.cell_size().1));
+        let lines = self.input.wheel_lines(delta, cell_h);
+        let steps = lines.abs().round() as usize;
+        if steps == 0 {
+            return;
+        }
+        let up = lines > 0.0;
+        if self.chrome_wheel(up, steps) {
+            return;
+        }
+        let Some(view) = self.view() else { return };
+        let Some((col, row)) = self.pointer_grid_cell() else { return };
+        let zoomed = self.zoomed_in(&view);
+        let Hit::Screen { pane, col, row } = view::hit(&view, zoomed.as_deref(), col, row) else {
+            return;
+        };
+        if self.mouse_modes(&pane).any() && !self.input.mods.shift_key() {
+            let button = if up { ReportButton::WheelUp } else { ReportButton::WheelDown };
+            for _ in 0..steps {
+                self.report(&pane, button, ReportKind::Press, (col, row));
+            }
+            return;
+        }
+        let arrows = self.with_term(&pane, |t| {
+            let mode = t.term().mode();
+            mode.contains(TermMode::ALT_SCREEN) && mode.contains(TermMode::ALTERNATE_SCROLL)
+        });
+        if arrows == Some(true) {
+            let app_cursor = self.with_term(&pane, |t| t.app_cursor()).unwrap_or(false);
+            let arrow = match (up, app_cursor) {
+                (true, false) => b"\x1b[A",
+                (true, true) => b"\x1bOA",
+                (false, false) => b"\x1b[B",
+                (false, true) => b"\x1bOB",
+            };
+            self.send_bytes(&pane, arrow.repeat(steps * WHEEL_ARROWS));
+            return;
+        }
+        // The primary screen: scroll the view through the scrollback.
+        let lines = i32::try_from(steps * WHEEL_ARROWS).unwrap_or(i32::MAX);
+        self.with_term_mut(&pane, |t| t.scroll_display(if up { lines } else { -lines }));
+        self.redraw();
+    }
+
+    /// Carries out what a part of the window asked for, in order.
+    pub(super) fn apply(&mut self, intents: Vec<Intent>) {
+        for intent in intents {
+            match intent {
+                Intent::Store(command) => {
+                    self.exec(command);
+                }
+                Intent::Ui(UiAction::Redraw) => self.redraw(),
+                Intent::Ui(UiAction::PointerIcon(icon)) => {
+                    if let Some(window) = &self.window {
+                        window.set_cursor(icon);
+                    }
+                }
+                Intent::Ui(UiAction::OpenLink(url)) => links::open_logged(&url),
+            }
+        }
+    }
+
+    /// Adds typed, committed or pasted text to the open search's query.
+    fn search_text(&mut self, text: &str) {
+        let shared = self.search.pane().and_then(|p| self.pane_shared(p));
+        let mut term = shared.as_ref().map(|s| s.term.lock());
+        self.search.text(text, term.as_deref_mut());
+        self.redraw();
+    }
+
+    /// Ctrl+Shift+F on `pane`: opens the search there (a pane with a live terminal).
+    fn open_search(&mut self, pane: &str) {
+        let Some(shared) = self.pane_shared(pane) else { return };
+        let term = shared.term.lock();
+        self.search.open(pane, &term);
+    }
+
+    /// Follows the pointer over a pane's screen: with Ctrl held, the link under it is
+    /// underlined and the pointer is a hand. Called after the pointer icon was set for `hit`.
+    pub(super) fn hover_link(&mut self, hit: &Hit) {
+        let shared = match hit {
+            Hit::Screen { pane, .. } => self.pane_shared(pane),
+            _ => None,
+        };
+        let term = shared.as_ref().map(|s| s.term.lock());
+        let intents = self.links.hover(hit, self.input.mods.control_key(), term.as_deref());
+        drop(term);
+        self.apply(intents);
+    }
+
+    /// The modifiers changed: Ctrl pressed or released over a link shows or hides it.
+    fn link_modifiers_changed(&mut self) {
+        if !self.links.ctrl_changes_hover(self.input.mods.control_key()) {
+            return;
+        }
+        if let Some(hit) = self.hit_at_pointer() {
+            self.set_pointer_icon(&hit);
+            self.hover_link(&hit);
+        }
+    }
+
+    /// What the pointer is over now, if it is over the window.
+    fn hit_at_pointer(&self) -> Option<Hit> {
+        let view = self.view()?;
+        let ((col, row), _) = self.pointer_cell()?;
+        let zoomed = self.zoomed_in(&view);
+        Some(view::hit(&view, zoomed.as_deref(), col.max(0) as u16, row.max(0) as u16))
+    }
+
+    /// The modifiers held changed.
+    pub(super) fn on_modifiers(&mut self, mods: ModifiersState) {
+        self.input.mods = mods;
+        self.link_modifiers_changed();
+    }
+}

@@ -1,0 +1,207 @@
+//! When the window draws: frames asked for and by whom, the last scene drawn, the cursor's
+//! blink and the lifecycle markers' clock.
+//!
+//! Owns the rule "draw only when something changed": a frame asked for only because the
+//! server said something changed ([`FrameSchedule::wake`], the markers' clock) is skipped when
+//! its scene equals the last one drawn; a frame asked for by input, a resize or the config
+//! ([`FrameSchedule::ask`]) is always drawn. It must not draw or ask winit for frames itself:
+//! the window does, when a method here says so.
+
+use std::time::{Duration, Instant};
+
+use crate::render::Scene;
+
+/// How long a blinking cursor stays on and off.
+pub(super) const BLINK: Duration = Duration::from_millis(530);
+
+/// How often the window redraws while a pane works, so "working 2m" stays true.
+pub(super) const LIFECYCLE_TICK: Duration = Duration::from_secs(15);
+
+/// The window's frame schedule.
+#[derive(Debug)]
+pub(super) struct FrameSchedule {
+    /// Whether a frame has been asked for and not drawn yet.
+    pending: bool,
+    /// Whether the pending frame was asked for only because something may have changed
+    /// (then an identical scene is not drawn again).
+    wake_only: bool,
+    /// The last scene drawn.
+    last_scene: Option<Scene>,
+    /// Whether the blinking cursor is in its visible phase, and when it next changes.
+    blink_on: bool,
+    blink_at: Option<Instant>,
+    /// When to redraw for the lifecycle markers' clocks.
+    tick_at: Option<Instant>,
+}
+
+impl Default for FrameSchedule {
+    fn default() -> Self {
+        Self {
+            pending: false,
+            wake_only: false,
+            last_scene: None,
+            blink_on: true,
+            blink_at: None,
+            tick_at: None,
+        }
+    }
+}
+
+/// What the clocks want when the loop is about to wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct ClockDue {
+    /// The cursor's blink changed phase: a frame that must be drawn.
+    pub(super) blink: bool,
+    /// The markers' clock ran out: a frame that is skipped if nothing else changed.
+    pub(super) tick: bool,
+}
+
+impl FrameSchedule {
+    /// A frame that is drawn even if nothing seems to have changed (input, a resize, the
+    /// config). The window then asks winit for a frame.
+    pub(super) fn ask(&mut self) {
+        self.wake_only = false;
+        self.pending = true;
+    }
+
+    /// A wake-up from the server: a frame that is skipped if its scene is unchanged, unless a
+    /// frame already asked for by something else is pending (that one stays a full one).
+    pub(super) fn wake(&mut self) {
+        if !self.pending {
+            self.wake_only = true;
+            self.pending = true;
+        }
+    }
+
+    /// The markers' clock ran out: only the clocks changed, so an identical scene is not drawn
+    /// again (unless a full frame is pending).
+    fn tick(&mut self) {
+        self.wake_only = !self.pending || self.wake_only;
+        self.pending = true;
+    }
+
+    /// A frame starts: nothing is pending any more. Whether it may be skipped when its scene
+    /// is unchanged.
+    pub(super) fn begin(&mut self) -> bool {
+        self.pending = false;
+        std::mem::take(&mut self.wake_only)
+    }
+
+    /// Whether the frame begun with `wake_only` (from [`FrameSchedule::begin`]) need not be
+    /// drawn: its scene is the last one drawn.
+    pub(super) fn unchanged(&self, wake_only: bool, scene: &Scene) -> bool {
+        wake_only && self.last_scene.as_ref() == Some(scene)
+    }
+
+    /// The frame was drawn (`Some`) or failed (`None`: the next one is drawn whatever it
+    /// shows).
+    pub(super) fn drawn(&mut self, scene: Option<Scene>) {
+        self.last_scene = scene;
+    }
+
+    /// Forgets the last scene, so the next frame is drawn (the config changed).
+    pub(super) fn forget_scene(&mut self) {
+        self.last_scene = None;
+    }
+
+    /// Whether the blinking cursor is in its hidden phase.
+    pub(super) fn cursor_hidden(&self) -> bool {
+        !self.blink_on
+    }
+
+    /// Restarts the cursor's blink in its visible phase (after input).
+    pub(super) fn reset_blink(&mut self) {
+        self.blink_on = true;
+        self.blink_at = None;
+    }
+
+    /// After a frame's scene is known: the blink runs while the focused cursor blinks in a
+    /// focused window (`blinking`), the markers' clock while a pane works (`working`); a
+    /// running clock keeps its time.
+    pub(super) fn keep_clocks(&mut self, blinking: bool, working: bool, now: Instant) {
+        self.tick_at = working.then(|| self.tick_at.unwrap_or(now + LIFECYCLE_TICK));
+        self.blink_at = blinking.then(|| self.blink_at.unwrap_or(now + BLINK));
+    }
+
+    /// The loop is about to wait at `now`: the clocks that ran out (a blink changes phase and
+    /// asks for a frame; the markers' clock asks for one that may be skipped), and when to
+    /// wake at the latest (`check`: the loop's own health check interval).
+    pub(super) fn due(&mut self, now: Instant, check: Duration) -> (ClockDue, Instant) {
+        let mut due = ClockDue { blink: false, tick: false };
+        if self.blink_at.is_some_and(|at| at <= now) {
+            self.blink_on = !self.blink_on;
+            self.blink_at = Some(now + BLINK);
+            self.ask();
+            due.blink = true;
+        }
+        if self.tick_at.is_some_and(|at| at <= now) {
+            self.tick_at = None;
+            self.tick();
+            due.tick = true;
+        }
+        let mut next = self.blink_at.map_or(now + check, |b| b.min(now + check));
+        if let Some(at) = self.tick_at {
+            next = next.min(at);
+        }
+        (due, next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scene(cols: u16) -> Scene {
+        Scene { grid_cols: cols, grid_rows: 10, ..Scene::default() }
+    }
+
+    #[test]
+    fn an_unchanged_scene_is_skipped_only_when_nothing_but_a_wake_up_asked() {
+        let mut frames = FrameSchedule::default();
+        // Nothing drawn yet: a wake-up's frame is drawn.
+        frames.wake();
+        let wake_only = frames.begin();
+        assert!(wake_only);
+        assert!(!frames.unchanged(wake_only, &scene(80)));
+        frames.drawn(Some(scene(80)));
+        // The same scene again after a wake-up: skipped; a changed one: drawn.
+        frames.wake();
+        let wake_only = frames.begin();
+        assert!(frames.unchanged(wake_only, &scene(80)));
+        assert!(!frames.unchanged(wake_only, &scene(81)));
+        // Input asked: drawn even if unchanged, and a wake-up after it does not downgrade it.
+        frames.ask();
+        frames.wake();
+        assert!(!frames.begin());
+        // A failed frame forgets the scene: the next wake-up draws.
+        frames.drawn(None);
+        frames.wake();
+        let wake_only = frames.begin();
+        assert!(!frames.unchanged(wake_only, &scene(80)));
+    }
+
+    #[test]
+    fn the_clocks_ask_for_frames_when_they_run_out() {
+        let check = Duration::from_secs(1);
+        let t0 = Instant::now();
+        let mut frames = FrameSchedule::default();
+        frames.keep_clocks(true, true, t0);
+        let (due, next) = frames.due(t0, check);
+        assert_eq!(due, ClockDue { blink: false, tick: false });
+        assert_eq!(next, t0 + BLINK);
+        // The blink runs out: the cursor hides and a full frame is asked for.
+        let (due, _) = frames.due(t0 + BLINK, check);
+        assert!(due.blink && !due.tick);
+        assert!(frames.cursor_hidden());
+        assert!(!frames.begin());
+        // The markers' clock runs out: a frame that may be skipped.
+        frames.keep_clocks(false, true, t0);
+        let (due, next) = frames.due(t0 + LIFECYCLE_TICK, check);
+        assert!(due.tick && !due.blink);
+        assert!(frames.begin());
+        assert_eq!(next, t0 + LIFECYCLE_TICK + check);
+        // Input shows the cursor again.
+        frames.reset_blink();
+        assert!(!frames.cursor_hidden());
+    }
+}
