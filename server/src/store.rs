@@ -521,9 +521,9 @@ impl Store {
         self.panes.get(pane).map(|p| p.shared.clone())
     }
 
-    /// A pane's restore state (`LIVE`, `RESTORED`, `RESUMABLE`, `EXITED`).
-    pub fn pane_state(&self, pane: &PaneId) -> Option<&'static str> {
-        Some(self.panes.get(pane)?.state().as_str())
+    /// A pane's restore state (live, or which kind of tombstone).
+    pub fn pane_state(&self, pane: &PaneId) -> Option<RestoreState> {
+        Some(self.panes.get(pane)?.state())
     }
 
     /// How many lines a tombstone's tail holds (it only grows, by error notes), so a reader can

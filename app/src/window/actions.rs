@@ -7,10 +7,10 @@
 //! command. The window's own actions (zoom, font size, clipboard, search, switcher, rename,
 //! reloading the config) are not commands and map to nothing here.
 
-use berth_engine::ids::{PaneId, TabId, WorkspaceId};
+use berth_engine::ids::PaneId;
 use berth_engine::layout::SplitDir;
 use berth_server::commands::{Command, SpawnRequest, WorkspaceSelector};
-use berth_server::protocol::WorkspaceListDto;
+use berth_server::view::StateView;
 
 use super::chrome;
 use super::view::{self, TabView};
@@ -25,10 +25,9 @@ pub(super) fn store_command(
     action: Action,
     view: &TabView,
     pane: &PaneId,
-    list: impl FnOnce() -> WorkspaceListDto,
+    list: impl FnOnce() -> StateView,
 ) -> Option<Command> {
-    let pane_str = pane.as_str();
-    let tab = || TabId::parse(&view.tab_id).ok();
+    let tab = || Some(view.tab_id.clone());
     match action {
         Action::SplitRight | Action::SplitDown => {
             let dir = if action == Action::SplitRight { SplitDir::Right } else { SplitDir::Down };
@@ -37,25 +36,23 @@ pub(super) fn store_command(
         Action::ClosePane => Some(Command::PaneClose { pane: pane.clone() }),
         Action::Focus(dir) => Some(Command::PaneFocusDirection { pane: pane.clone(), dir }),
         Action::Resize(dir) => {
-            let (path, ratio) = view::resize_target(view, pane_str, dir)?;
+            let (path, ratio) = view::resize_target(view, pane, dir)?;
             Some(Command::TabSetRatio { tab: tab()?, path, ratio })
         }
         Action::NewTab => {
-            let workspace = WorkspaceId::parse(&view.workspace_id)
-                .map_or(WorkspaceSelector::Active, WorkspaceSelector::Id);
-            let cwd = view.pane(pane_str).map(|p| p.cwd.clone().into());
+            let workspace = WorkspaceSelector::Id(view.workspace_id.clone());
+            let cwd = view.pane(pane).map(|p| p.cwd.clone().into());
             let spawn = SpawnRequest { cwd, ..SpawnRequest::default() };
             Some(Command::TabCreate { workspace, title: None, spawn })
         }
         Action::NextTab | Action::PrevTab => {
             let step = if action == Action::NextTab { 1 } else { -1 };
             let target = view.neighbour_tab(step).and_then(|tab| TabView::by_id(&list(), tab))?;
-            let pane = PaneId::parse(&target.active_pane).ok()?;
-            Some(Command::PaneFocus { pane })
+            Some(Command::PaneFocus { pane: target.active_pane })
         }
         Action::NextAttention => {
-            let next = chrome::next_attention(&list(), Some(pane_str))?;
-            Some(Command::PaneFocus { pane: PaneId::parse(&next).ok()? })
+            let next = chrome::next_attention(&list(), Some(pane))?;
+            Some(Command::PaneFocus { pane: next })
         }
         Action::MoveTabLeft | Action::MoveTabRight => {
             let step = if action == Action::MoveTabLeft { -1 } else { 1 };
@@ -82,22 +79,25 @@ pub(super) fn store_command(
 mod tests {
     use super::*;
     use crate::config::keymap::Keymap;
-    use berth_engine::layout::{FocusDir, Layout, Side};
-    use berth_server::protocol::{AgentDto, LayoutDto, PaneDto, SizeDto, TabDto, WorkspaceDto};
+    use berth_engine::agents::AgentKind;
+    use berth_engine::ids::{TabId, WorkspaceId};
+    use berth_engine::layout::{CellSize, FocusDir, Layout, Side};
+    use berth_engine::model::{Attention, Lifecycle, RestoreState};
+    use berth_server::view::{AgentView, PaneInfo, TabInfo, WorkspaceView};
     use winit::keyboard::{Key, ModifiersState, NamedKey};
 
-    fn pane_dto(id: &PaneId, cwd: &str, attention: &str) -> PaneDto {
-        PaneDto {
-            id: id.to_string(),
+    fn pane_info(id: &PaneId, cwd: &str, attention: Attention) -> PaneInfo {
+        PaneInfo {
+            id: id.clone(),
             title: "sh".into(),
             cwd: cwd.into(),
             argv: vec!["sh".into()],
-            state: "LIVE".into(),
-            lifecycle: "idle".into(),
-            attention: attention.into(),
-            agent: AgentDto { kind: "none".into(), session_id: None, resume_argv: None },
+            state: RestoreState::Live,
+            lifecycle: Lifecycle::Idle,
+            attention,
+            agent: AgentView { kind: AgentKind::None, session_id: None, resume_argv: None },
             exit_code: None,
-            size: SizeDto { cols: 1, rows: 1 },
+            size: CellSize { cols: 1, rows: 1 },
             was_running: None,
             pid: None,
             created_at: 0,
@@ -108,41 +108,45 @@ mod tests {
 
     /// A workspace of two tabs: `tab_1` (shown) split right at 0.5, `a` (focused, in /src)
     /// left and `b` right; `tab_2` with the single pane `c`, which wants attention.
-    fn state() -> (WorkspaceListDto, PaneId, PaneId, PaneId) {
+    fn state() -> (StateView, PaneId, PaneId, PaneId) {
         let (a, b, c) = (PaneId::new(), PaneId::new(), PaneId::new());
         let mut layout = Layout::single(a.clone());
         layout.split(&a, b.clone(), SplitDir::Right).expect("a is in the layout");
-        let tab = |id: &str, active: &PaneId, layout: LayoutDto, panes| TabDto {
-            id: id.into(),
+        let tab = |id: &str, active: &PaneId, layout: Layout, panes| TabInfo {
+            id: TabId::parse(id).expect("a tab id"),
             title: String::new(),
-            active_pane_id: active.to_string(),
+            active_pane: active.clone(),
             layout,
-            size: SizeDto { cols: 40, rows: 20 },
+            size: CellSize { cols: 40, rows: 20 },
             panes,
         };
-        let list = WorkspaceListDto {
-            workspaces: vec![WorkspaceDto {
-                id: "ws_1".into(),
+        let ws_1 = WorkspaceId::parse("ws_1").expect("a workspace id");
+        let list = StateView {
+            workspaces: vec![WorkspaceView {
+                id: ws_1.clone(),
                 name: "proj".into(),
                 cwd: "/".into(),
                 auto_resume: false,
-                active_tab_id: Some("tab_1".into()),
+                active_tab: Some(TabId::parse("tab_1").expect("a tab id")),
                 tabs: vec![
                     tab(
                         "tab_1",
                         &a,
-                        LayoutDto::from_layout(&layout),
-                        vec![pane_dto(&a, "/src", "none"), pane_dto(&b, "/", "none")],
+                        layout,
+                        vec![
+                            pane_info(&a, "/src", Attention::None),
+                            pane_info(&b, "/", Attention::None),
+                        ],
                     ),
                     tab(
                         "tab_2",
                         &c,
-                        LayoutDto::Pane(c.to_string()),
-                        vec![pane_dto(&c, "/", "bell")],
+                        Layout::single(c.clone()),
+                        vec![pane_info(&c, "/", Attention::Unread)],
                     ),
                 ],
             }],
-            active_workspace_id: Some("ws_1".into()),
+            active_workspace: Some(ws_1),
         };
         (list, a, b, c)
     }

@@ -19,10 +19,11 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use berth_engine::ids::{PaneId, TabId};
 use berth_engine::layout::CellSize;
+use berth_engine::model::RestoreState;
 use berth_engine::terminal::PaneTerminal;
 use berth_server::commands::{Command, Reply, SpawnRequest, WorkspaceSelector};
-use berth_server::protocol::WorkspaceListDto;
 use berth_server::store::{Internal, Store, WindowView};
+use berth_server::view::StateView;
 use berth_server::{EmbeddedServer, Server, UiRequest};
 use winit::application::ApplicationHandler;
 use winit::dpi::LogicalSize;
@@ -38,7 +39,6 @@ use super::links::LinkState;
 use super::rename::TabRenamer;
 use super::search::Search;
 use super::selection::PaneSelection;
-use super::store_list::StoreList as _;
 use super::switcher::WorkspaceSwitcher;
 use super::tombstones::Tombstones;
 use super::view::{TabView, HEADER_ROWS};
@@ -56,8 +56,8 @@ const HEALTH_CHECK: Duration = Duration::from_secs(1);
 /// A pane shown alone, filling its tab.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Zoom {
-    pub(super) tab: String,
-    pub(super) pane: String,
+    pub(super) tab: TabId,
+    pub(super) pane: PaneId,
 }
 
 /// The window application.
@@ -88,7 +88,7 @@ pub struct App {
     had_panes: bool,
     /// The last layout a resize was sent for because a pane's size did not match it; sent once
     /// per layout so a size the Store cannot give (a pane too small) does not loop.
-    resynced: Option<(String, CellSize, String)>,
+    resynced: Option<(TabId, CellSize, String)>,
     /// When to draw: frames asked for, the last scene, the cursor's blink (`frames.rs`).
     frames: FrameSchedule,
     /// Tombstones' tails as cells, their scroll and resume errors (`tombstones.rs`).
@@ -237,7 +237,7 @@ impl App {
 
     /// With no saved state: one workspace named after the current directory, with one shell.
     fn first_start(&mut self) {
-        let empty = self.lock_store().list().workspaces.iter().all(|w| w.tabs.is_empty());
+        let empty = self.lock_store().view().workspaces.iter().all(|w| w.tabs.is_empty());
         if !empty {
             return;
         }
@@ -291,19 +291,21 @@ impl App {
     /// The tab the window shows, if there is one.
     pub(super) fn view(&self) -> Option<TabView> {
         self.store.as_ref()?;
-        TabView::active(&self.lock_store().list())
+        TabView::active(&self.lock_store().view())
     }
 
     /// A pane's shared state (its terminal), if it has a live one.
-    pub(super) fn pane_shared(&self, pane: &str) -> Option<Arc<berth_server::pane::PaneShared>> {
-        let id = PaneId::parse(pane).ok()?;
-        self.lock_store().pane_shared(&id)
+    pub(super) fn pane_shared(&self, pane: &PaneId) -> Option<Arc<berth_server::pane::PaneShared>> {
+        self.lock_store().pane_shared(pane)
     }
 
     /// Runs `f` on a pane's terminal.
-    pub(super) fn with_term<R>(&self, pane: &str, f: impl FnOnce(&PaneTerminal) -> R) -> Option<R> {
-        let id = PaneId::parse(pane).ok()?;
-        let shared = self.lock_store().pane_shared(&id)?;
+    pub(super) fn with_term<R>(
+        &self,
+        pane: &PaneId,
+        f: impl FnOnce(&PaneTerminal) -> R,
+    ) -> Option<R> {
+        let shared = self.lock_store().pane_shared(pane)?;
         let term = shared.term.lock();
         Some(f(&term))
     }
@@ -311,26 +313,28 @@ impl App {
     /// Runs `f` on a pane's terminal with write access (scrolling the view).
     pub(super) fn with_term_mut<R>(
         &self,
-        pane: &str,
+        pane: &PaneId,
         f: impl FnOnce(&mut PaneTerminal) -> R,
     ) -> Option<R> {
-        let id = PaneId::parse(pane).ok()?;
-        let shared = self.lock_store().pane_shared(&id)?;
+        let shared = self.lock_store().pane_shared(pane)?;
         let mut term = shared.term.lock();
         Some(f(&mut term))
     }
 
     /// Sends input bytes to a pane, returning its view to the live screen first.
-    pub(super) fn send_bytes(&self, pane: &str, bytes: Vec<u8>) {
+    pub(super) fn send_bytes(&self, pane: &PaneId, bytes: Vec<u8>) {
         self.with_term_mut(pane, |t| {
             if t.display_offset() > 0 {
                 t.scroll_to_bottom();
             }
         });
-        let Ok(pane) = PaneId::parse(pane) else { return };
         match String::from_utf8(bytes) {
             Ok(text) => {
-                self.exec(Command::PaneSend { pane, text: Some(text), keys: Vec::new() });
+                self.exec(Command::PaneSend {
+                    pane: pane.clone(),
+                    text: Some(text),
+                    keys: Vec::new(),
+                });
             }
             // Only legacy mouse reports past column 95 are not UTF-8; they are dropped.
             Err(e) => {
@@ -501,8 +505,7 @@ impl App {
         if view.size != grid
             || (self.zoom.is_none() && self.resynced.as_ref() != Some(&key) && !sizes_match(view))
         {
-            let Ok(tab) = TabId::parse(&view.tab_id) else { return false };
-            self.exec(Command::TabResize { tab, size: grid });
+            self.exec(Command::TabResize { tab: view.tab_id.clone(), size: grid });
             self.resynced = Some(key);
             changed = true;
         }
@@ -510,9 +513,7 @@ impl App {
         if let Some(zoom) = &self.zoom {
             if zoom.tab != view.tab_id || zoom.pane != view.active_pane {
                 self.zoom = None;
-                if let Ok(tab) = TabId::parse(&view.tab_id) {
-                    self.exec(Command::TabResize { tab, size: grid });
-                }
+                self.exec(Command::TabResize { tab: view.tab_id.clone(), size: grid });
                 changed = true;
             }
         }
@@ -521,9 +522,7 @@ impl App {
                 CellSize { cols: grid.cols, rows: grid.rows.saturating_sub(HEADER_ROWS).max(1) };
             let have = self.with_term(&zoom.pane, |t| t.size());
             if have.is_some_and(|s| (s.cols, s.rows) != (want.cols, want.rows)) {
-                if let Ok(pane) = PaneId::parse(&zoom.pane) {
-                    self.exec(Command::PaneResize { pane, size: want });
-                }
+                self.exec(Command::PaneResize { pane: zoom.pane.clone(), size: want });
             }
         }
         changed
@@ -532,56 +531,51 @@ impl App {
     /// Tells the Store which panes are on screen and which has the keyboard, so that
     /// notifications for a pane the user is looking at stay off the desktop and unread marks.
     fn report_view(&self, view: &TabView) {
-        let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.as_str());
-        let visible = view
-            .placements(zoomed)
-            .into_iter()
-            .filter_map(|(id, _)| PaneId::parse(&id).ok())
-            .collect();
+        let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| &z.pane);
+        let visible = view.placements(zoomed).into_iter().map(|(id, _)| id).collect();
         let _ = self.lock_store().execute(Internal::SetWindowView(WindowView {
             visible,
-            focused_pane: PaneId::parse(&view.active_pane).ok(),
+            focused_pane: Some(view.active_pane.clone()),
             window_focused: self.input.window_focused,
         }));
     }
 
     /// The scene of a tab as it is now: the tab bar, the tab's panes below it, and the
     /// switcher when it is open.
-    fn scene(&self, list: &WorkspaceListDto, view: &TabView, focused_window: bool) -> Scene {
-        let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.as_str());
+    fn scene(&self, list: &StateView, view: &TabView, focused_window: bool) -> Scene {
+        let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| &z.pane);
         let wall_now = berth_server::pane::now_ms();
         let mut panes = Vec::new();
         for (pane_id, rect) in view.placements(zoomed) {
-            let Some(dto) = view.pane(&pane_id) else { continue };
+            let Some(info) = view.pane(&pane_id) else { continue };
             let focused = pane_id == view.active_pane;
-            let selection = self.selection.as_ref().filter(|s| s.pane.as_str() == pane_id);
+            let selection = self.selection.as_ref().filter(|s| s.pane == pane_id);
             // The server says since when; a clock that stepped back counts as "just now".
             let since =
-                dto.lifecycle_since.map(|at| Duration::from_millis(wall_now.saturating_sub(at)));
+                info.lifecycle_since.map(|at| Duration::from_millis(wall_now.saturating_sub(at)));
             let header = HeaderScene {
-                title: dto.title.clone(),
-                badge: badge_of(&dto.state),
+                title: info.title.clone(),
+                badge: badge_of(info.state),
                 focused,
-                attention: dto.attention != "none",
-                lifecycle: chrome::lifecycle_marker(&dto.lifecycle, &dto.state, since),
-                progress: dto.progress.as_ref().and_then(chrome::progress_of),
+                attention: info.wants_attention(),
+                lifecycle: chrome::lifecycle_marker(info.lifecycle, info.state, since),
+                progress: info.progress.as_ref().map(chrome::progress_of),
             };
             let placed = CellRectU16::new(rect.col, rect.row + TAB_BAR_ROWS, rect.cols, rect.rows);
-            let ring = chrome::ring_of(&dto.attention);
+            let ring = chrome::ring_of(info.attention);
             // A tombstone has no live terminal: its saved tail is what the user left, above an
             // overlay that says what Enter does.
             let rows = rect.rows.saturating_sub(HEADER_ROWS).max(1);
             let overlay = chrome::overlay_of(
-                dto,
+                info,
                 self.home.as_deref(),
                 self.tombstones.resume_error(&pane_id),
             );
             let tail_rows = overlay
                 .as_ref()
                 .map_or(rows, |o| rows.saturating_sub(render::overlay_rows(o)).max(1));
-            let id = PaneId::parse(&pane_id).ok();
-            let len = id.as_ref().and_then(|id| self.lock_store().pane_tail_len(id));
-            let tail = || id.as_ref().and_then(|id| self.lock_store().pane_tail(id));
+            let len = self.lock_store().pane_tail_len(&pane_id);
+            let tail = || self.lock_store().pane_tail(&pane_id);
             let size = (rect.cols, tail_rows);
             if let Some(screen) = self.tombstones.cells(&pane_id, size, len, tail, &self.palette) {
                 panes.push(PaneScene {
@@ -645,7 +639,7 @@ impl App {
     fn draw(&mut self, event_loop: &ActiveEventLoop) {
         let wake_only = self.frames.begin();
         // One reading of the Store's state per frame (it probes every pane's process).
-        let mut list = self.lock_store().list();
+        let mut list = self.lock_store().view();
         let Some(mut view) = TabView::active(&list) else {
             if self.had_panes {
                 tracing::info!("the last pane was closed: closing the window");
@@ -656,7 +650,7 @@ impl App {
         self.had_panes = true;
         self.search.end_unless_focused(&view.active_pane);
         if self.sync_layout(&view) {
-            list = self.lock_store().list();
+            list = self.lock_store().view();
             match TabView::active(&list) {
                 Some(v) => view = v,
                 None => return,
@@ -732,9 +726,12 @@ impl App {
 
     /// A PNG of a tab (the shown one when `None`).
     fn screenshot(&mut self, tab: Option<&str>) -> Result<Vec<u8>, String> {
-        let list = self.lock_store().list();
+        let list = self.lock_store().view();
         let view = match tab {
-            Some(id) => TabView::by_id(&list, id).ok_or_else(|| format!("no tab {id}"))?,
+            Some(id) => TabId::parse(id)
+                .ok()
+                .and_then(|tab| TabView::by_id(&list, &tab))
+                .ok_or_else(|| format!("no tab {id}"))?,
             None => TabView::active(&list).ok_or("there is no tab to draw")?,
         };
         let scene = self.scene(&list, &view, true);
@@ -851,11 +848,11 @@ impl ApplicationHandler<UserEvent> for App {
 }
 
 /// The badge for a pane's restore state.
-fn badge_of(state: &str) -> Badge {
+fn badge_of(state: RestoreState) -> Badge {
     match state {
-        "RESTORED" => Badge::Restored,
-        "RESUMABLE" => Badge::Resumable,
-        "EXITED" => Badge::Exited,
-        _ => Badge::Live,
+        RestoreState::Restored => Badge::Restored,
+        RestoreState::Resumable => Badge::Resumable,
+        RestoreState::Exited => Badge::Exited,
+        RestoreState::Live => Badge::Live,
     }
 }

@@ -2,7 +2,7 @@
 //! which the attention jump visits panes, what a tombstone's overlay says, and the lifecycle
 //! marker of a pane header.
 //!
-//! It owns turning the Store's `workspace.list` into those pieces of a scene and the hit tests
+//! It owns turning the Store's typed view (`Store::view`) into those pieces of a scene and the hit tests
 //! of the tab bar and switcher. It must not change state: the window sends commands for what
 //! the user picks here.
 
@@ -10,7 +10,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use berth_server::protocol::{PaneDto, ProgressDto, WorkspaceDto, WorkspaceListDto};
+use berth_engine::ids::{PaneId, TabId, WorkspaceId};
+use berth_engine::model::{Attention, Lifecycle, RestoreState};
+use berth_server::view::{self as state, PaneInfo, ProgressState, StateView, WorkspaceView};
 
 use super::view::TabView;
 use crate::render::{
@@ -27,43 +29,37 @@ const TAB_TITLE_CHARS: usize = 24;
 /// Columns at a tab's right end taken by its close button (`×` and a blank).
 pub const CLOSE_COLS: u16 = 2;
 
-/// Whether a pane wants attention, in the Store's words.
-pub fn wants_attention(pane: &PaneDto) -> bool {
-    pane.attention != "none"
-}
-
 /// The header's progress bar for a program's progress report.
-pub fn progress_of(dto: &ProgressDto) -> Option<Progress> {
-    let kind = match dto.state.as_str() {
-        "normal" => ProgressKind::Normal,
-        "error" => ProgressKind::Error,
-        "indeterminate" => ProgressKind::Indeterminate,
-        "paused" => ProgressKind::Paused,
-        _ => return None,
+pub fn progress_of(progress: &state::Progress) -> Progress {
+    let kind = match progress.state {
+        ProgressState::Normal => ProgressKind::Normal,
+        ProgressState::Error => ProgressKind::Error,
+        ProgressState::Indeterminate => ProgressKind::Indeterminate,
+        ProgressState::Paused => ProgressKind::Paused,
     };
-    Some(Progress { kind, percent: dto.percent })
+    Progress { kind, percent: progress.percent }
 }
 
 /// The ring drawn around a pane for its attention level, if any.
-pub fn ring_of(attention: &str) -> Option<Ring> {
+pub fn ring_of(attention: Attention) -> Option<Ring> {
     match attention {
-        "unread" => Some(Ring::Unread),
-        "needs_input" => Some(Ring::NeedsInput),
-        "error" => Some(Ring::Error),
-        _ => None,
+        Attention::Unread => Some(Ring::Unread),
+        Attention::NeedsInput => Some(Ring::NeedsInput),
+        Attention::Error => Some(Ring::Error),
+        Attention::None => None,
     }
 }
 
 /// How many panes of a workspace want attention.
-pub fn workspace_attention(ws: &WorkspaceDto) -> usize {
-    ws.tabs.iter().flat_map(|t| &t.panes).filter(|p| wants_attention(p)).count()
+pub fn workspace_attention(ws: &WorkspaceView) -> usize {
+    ws.tabs.iter().flat_map(|t| &t.panes).filter(|p| p.wants_attention()).count()
 }
 
 /// A tab's title being edited in the tab bar.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TabRename {
     /// The tab.
-    pub tab: String,
+    pub tab: TabId,
     /// The title typed so far.
     pub text: String,
 }
@@ -75,7 +71,7 @@ pub const MAX_TAB_TITLE: usize = 64;
 /// The tab bar of the shown tab's workspace, `cols` wide, on window row 0, with the title
 /// being edited, if any.
 pub fn tab_bar(
-    list: &WorkspaceListDto,
+    list: &StateView,
     view: &TabView,
     cols: u16,
     rename: Option<&TabRename>,
@@ -101,8 +97,8 @@ pub fn tab_bar(
     let mut col = 0u16;
     for (i, tab) in ws.tabs.iter().enumerate() {
         let title =
-            tab_title(tab.title.as_str(), tab.panes.iter().find(|p| p.id == tab.active_pane_id));
-        let attention = tab.panes.iter().filter(|p| wants_attention(p)).count();
+            tab_title(tab.title.as_str(), tab.panes.iter().find(|p| p.id == tab.active_pane));
+        let attention = tab.panes.iter().filter(|p| p.wants_attention()).count();
         let editing = rename.filter(|r| r.tab == tab.id);
         let text = match editing {
             // The end of what is typed stays in view, the caret after it.
@@ -134,7 +130,7 @@ pub fn tab_bar(
 }
 
 /// A tab's title: the one it was given, else its focused pane's.
-fn tab_title(given: &str, active: Option<&PaneDto>) -> String {
+fn tab_title(given: &str, active: Option<&PaneInfo>) -> String {
     if !given.is_empty() {
         return given.to_owned();
     }
@@ -175,30 +171,30 @@ pub fn drop_index(bar: &TabBarScene, col: u16) -> Option<usize> {
 
 /// The next pane wanting attention after `current`, in the order workspaces, tabs and panes
 /// are listed, wrapping around; `current` itself only when no other pane wants attention.
-pub fn next_attention(list: &WorkspaceListDto, current: Option<&str>) -> Option<String> {
-    let panes: Vec<&PaneDto> =
+pub fn next_attention(list: &StateView, current: Option<&PaneId>) -> Option<PaneId> {
+    let panes: Vec<&PaneInfo> =
         list.workspaces.iter().flat_map(|w| &w.tabs).flat_map(|t| &t.panes).collect();
-    let start = current.and_then(|c| panes.iter().position(|p| p.id == c)).map_or(0, |i| i + 1);
+    let start = current.and_then(|c| panes.iter().position(|p| p.id == *c)).map_or(0, |i| i + 1);
     (0..panes.len())
         .map(|k| panes[(start + k) % panes.len()])
-        .find(|p| wants_attention(p))
+        .find(|p| p.wants_attention())
         .map(|p| p.id.clone())
 }
 
 /// The overlay at the bottom of a tombstone: what Enter does and what the pane was.
 pub fn overlay_of(
-    pane: &PaneDto,
+    pane: &PaneInfo,
     home: Option<&Path>,
     error: Option<&str>,
 ) -> Option<TombstoneOverlay> {
     let cwd = tilde(&pane.cwd, home);
     let mut lines = Vec::new();
-    match pane.state.as_str() {
-        "RESUMABLE" => {
+    match pane.state {
+        RestoreState::Resumable => {
             let argv = pane.agent.resume_argv.clone().unwrap_or_default();
             lines.push(format!("Enter — resume `{}`", argv.join(" ")));
         }
-        "RESTORED" => {
+        RestoreState::Restored => {
             if is_shell(&pane.argv) {
                 lines.push(format!("Enter — new shell in `{cwd}`"));
             } else {
@@ -208,14 +204,14 @@ pub fn overlay_of(
                 lines.push(format!("was running `{job}`"));
             }
         }
-        "EXITED" => {
+        RestoreState::Exited => {
             match pane.exit_code {
                 Some(code) => lines.push(format!("exited with code {code}")),
                 None => lines.push("exited".to_owned()),
             }
             lines.push("Enter — restart".to_owned());
         }
-        _ => return None,
+        RestoreState::Live => return None,
     }
     Some(TombstoneOverlay { lines, error: error.map(str::to_owned) })
 }
@@ -241,20 +237,24 @@ pub fn tilde(path: &str, home: Option<&Path>) -> String {
 
 /// A pane header's lifecycle marker: a symbol and a word, with how long a pane has been
 /// working once that is a minute or more.
-pub fn lifecycle_marker(lifecycle: &str, state: &str, since: Option<Duration>) -> Option<String> {
-    if state != "LIVE" {
+pub fn lifecycle_marker(
+    lifecycle: Lifecycle,
+    state: RestoreState,
+    since: Option<Duration>,
+) -> Option<String> {
+    if state != RestoreState::Live {
         return None;
     }
     let text = match lifecycle {
-        "working" => match since.map(|d| d.as_secs()) {
+        Lifecycle::Working => match since.map(|d| d.as_secs()) {
             Some(s) if s >= 3600 => format!("▶ working for {}h{:02}m", s / 3600, s % 3600 / 60),
             Some(s) if s >= 60 => format!("▶ working for {}m", s / 60),
             _ => "▶ working".to_owned(),
         },
-        "idle" => "◇ idle".to_owned(),
-        "blocked" => "◆ blocked".to_owned(),
-        "done" => "✓ done".to_owned(),
-        _ => return None,
+        Lifecycle::Idle => "◇ idle".to_owned(),
+        Lifecycle::Blocked => "◆ blocked".to_owned(),
+        Lifecycle::Done => "✓ done".to_owned(),
+        Lifecycle::Starting | Lifecycle::Exited => return None,
     };
     Some(text)
 }
@@ -276,11 +276,11 @@ fn fuzzy_match(query: &str, text: &str) -> bool {
 
 /// The workspaces the switcher lists for `query`: (workspace id, entry).
 pub fn switcher_entries(
-    list: &WorkspaceListDto,
+    list: &StateView,
     query: &str,
     home: Option<&Path>,
     git: &mut GitBranches,
-) -> Vec<(String, SwitcherEntry)> {
+) -> Vec<(WorkspaceId, SwitcherEntry)> {
     list.workspaces
         .iter()
         .filter(|w| !w.tabs.is_empty())
@@ -294,7 +294,7 @@ pub fn switcher_entries(
                 name: w.name.clone(),
                 detail,
                 attention: workspace_attention(w),
-                current: list.active_workspace_id.as_deref() == Some(w.id.as_str()),
+                current: list.active_workspace.as_ref() == Some(&w.id),
             };
             (w.id.clone(), entry)
         })
@@ -304,7 +304,7 @@ pub fn switcher_entries(
 /// The switcher as drawn: centred near the top of a `cols × rows` window.
 pub fn switcher_scene(
     switcher: &Switcher,
-    entries: &[(String, SwitcherEntry)],
+    entries: &[(WorkspaceId, SwitcherEntry)],
     cols: u16,
     rows: u16,
 ) -> SwitcherScene {
@@ -392,20 +392,26 @@ fn read_branch(dir: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use berth_server::protocol::{AgentDto, LayoutDto, SizeDto, TabDto};
+    use berth_engine::agents::AgentKind;
+    use berth_engine::layout::{CellSize, Layout};
+    use berth_server::view::{AgentView, TabInfo};
 
-    fn pane(id: &str, attention: &str) -> PaneDto {
-        PaneDto {
-            id: id.into(),
+    fn pane_id(id: &str) -> PaneId {
+        PaneId::parse(id).expect("a pane id")
+    }
+
+    fn pane(id: &str, attention: Attention) -> PaneInfo {
+        PaneInfo {
+            id: pane_id(id),
             title: format!("title-{}", id.trim_start_matches("pane_")),
             cwd: "/home/u/code".into(),
             argv: vec!["bash".into()],
-            state: "LIVE".into(),
-            lifecycle: "idle".into(),
-            attention: attention.into(),
-            agent: AgentDto { kind: "none".into(), session_id: None, resume_argv: None },
+            state: RestoreState::Live,
+            lifecycle: Lifecycle::Idle,
+            attention,
+            agent: AgentView { kind: AgentKind::None, session_id: None, resume_argv: None },
             exit_code: None,
-            size: SizeDto { cols: 80, rows: 24 },
+            size: CellSize { cols: 80, rows: 24 },
             was_running: None,
             pid: None,
             created_at: 0,
@@ -414,30 +420,30 @@ mod tests {
         }
     }
 
-    fn tab(id: &str, title: &str, panes: Vec<PaneDto>) -> TabDto {
-        TabDto {
-            id: id.into(),
+    fn tab(id: &str, title: &str, panes: Vec<PaneInfo>) -> TabInfo {
+        TabInfo {
+            id: TabId::parse(id).expect("a tab id"),
             title: title.into(),
-            active_pane_id: panes[0].id.clone(),
-            layout: LayoutDto::Pane(panes[0].id.clone()),
-            size: SizeDto { cols: 80, rows: 24 },
+            active_pane: panes[0].id.clone(),
+            layout: Layout::single(panes[0].id.clone()),
+            size: CellSize { cols: 80, rows: 24 },
             panes,
         }
     }
 
-    fn ws(id: &str, name: &str, tabs: Vec<TabDto>) -> WorkspaceDto {
-        WorkspaceDto {
-            id: id.into(),
+    fn ws(id: &str, name: &str, tabs: Vec<TabInfo>) -> WorkspaceView {
+        WorkspaceView {
+            id: WorkspaceId::parse(id).expect("a workspace id"),
             name: name.into(),
             cwd: format!("/home/u/{name}"),
             auto_resume: false,
-            active_tab_id: Some(tabs[0].id.clone()),
+            active_tab: Some(tabs[0].id.clone()),
             tabs,
         }
     }
 
-    fn list() -> WorkspaceListDto {
-        WorkspaceListDto {
+    fn list() -> StateView {
+        StateView {
             workspaces: vec![
                 ws(
                     "ws_a",
@@ -446,14 +452,21 @@ mod tests {
                         tab(
                             "tab_1",
                             "agents",
-                            vec![pane("pane_1", "none"), pane("pane_2", "unread")],
+                            vec![
+                                pane("pane_1", Attention::None),
+                                pane("pane_2", Attention::Unread),
+                            ],
                         ),
-                        tab("tab_2", "", vec![pane("pane_3", "none")]),
+                        tab("tab_2", "", vec![pane("pane_3", Attention::None)]),
                     ],
                 ),
-                ws("ws_b", "site", vec![tab("tab_3", "web", vec![pane("pane_4", "needs_input")])]),
+                ws(
+                    "ws_b",
+                    "site",
+                    vec![tab("tab_3", "web", vec![pane("pane_4", Attention::NeedsInput)])],
+                ),
             ],
-            active_workspace_id: Some("ws_a".into()),
+            active_workspace: Some(WorkspaceId::parse("ws_a").expect("a workspace id")),
         }
     }
 
@@ -481,11 +494,12 @@ mod tests {
     fn a_tab_being_renamed_shows_what_is_typed_and_a_caret() {
         let list = list();
         let view = TabView::active(&list).expect("a tab");
-        let rename = TabRename { tab: "tab_2".into(), text: "logs".into() };
+        let tab_2 = TabId::parse("tab_2").expect("a tab id");
+        let rename = TabRename { tab: tab_2.clone(), text: "logs".into() };
         let bar = tab_bar(&list, &view, 100, Some(&rename));
         assert_eq!(bar.tabs[1].title, " 2 logs▏");
         assert!(bar.tabs[1].editing && !bar.tabs[0].editing);
-        let long = TabRename { tab: "tab_2".into(), text: "x".repeat(40) + "END" };
+        let long = TabRename { tab: tab_2, text: "x".repeat(40) + "END" };
         let bar = tab_bar(&list, &view, 200, Some(&long));
         assert!(bar.tabs[1].title.ends_with("END▏"), "{}", bar.tabs[1].title);
     }
@@ -502,27 +516,30 @@ mod tests {
     #[test]
     fn the_attention_jump_goes_round_every_workspace() {
         let list = list();
-        assert_eq!(next_attention(&list, Some("pane_1")).as_deref(), Some("pane_2"));
-        assert_eq!(next_attention(&list, Some("pane_2")).as_deref(), Some("pane_4"));
-        assert_eq!(next_attention(&list, Some("pane_4")).as_deref(), Some("pane_2"));
-        assert_eq!(next_attention(&list, None).as_deref(), Some("pane_2"));
+        let next = |list: &StateView, current: Option<&str>| {
+            next_attention(list, current.map(pane_id).as_ref()).map(|p| p.to_string())
+        };
+        assert_eq!(next(&list, Some("pane_1")).as_deref(), Some("pane_2"));
+        assert_eq!(next(&list, Some("pane_2")).as_deref(), Some("pane_4"));
+        assert_eq!(next(&list, Some("pane_4")).as_deref(), Some("pane_2"));
+        assert_eq!(next(&list, None).as_deref(), Some("pane_2"));
         let mut quiet = list.clone();
         for p in quiet.workspaces.iter_mut().flat_map(|w| &mut w.tabs).flat_map(|t| &mut t.panes) {
-            p.attention = "none".into();
+            p.attention = Attention::None;
         }
-        assert_eq!(next_attention(&quiet, Some("pane_1")), None);
+        assert_eq!(next(&quiet, Some("pane_1")), None);
     }
 
     #[test]
     fn overlays_say_what_enter_does() {
         let home = Path::new("/home/u");
-        let mut p = pane("pane_1", "none");
-        p.state = "RESUMABLE".into();
+        let mut p = pane("pane_1", Attention::None);
+        p.state = RestoreState::Resumable;
         p.agent.resume_argv = Some(vec!["claude".into(), "--resume".into(), "42".into()]);
         let o = overlay_of(&p, Some(home), None).expect("an overlay");
         assert_eq!(o.lines, ["Enter — resume `claude --resume 42`"]);
 
-        p.state = "RESTORED".into();
+        p.state = RestoreState::Restored;
         p.was_running = Some("cargo test".into());
         let o = overlay_of(&p, Some(home), Some("no such file")).expect("an overlay");
         assert_eq!(o.lines, ["Enter — new shell in `~/code`", "was running `cargo test`"]);
@@ -533,26 +550,27 @@ mod tests {
         let o = overlay_of(&p, None, None).expect("an overlay");
         assert_eq!(o.lines, ["Enter — start `htop` again in `/home/u/code`"]);
 
-        p.state = "EXITED".into();
+        p.state = RestoreState::Exited;
         p.exit_code = Some(2);
         let o = overlay_of(&p, None, None).expect("an overlay");
         assert_eq!(o.lines, ["exited with code 2", "Enter — restart"]);
 
-        p.state = "LIVE".into();
+        p.state = RestoreState::Live;
         assert_eq!(overlay_of(&p, None, None), None);
     }
 
     #[test]
     fn lifecycle_markers() {
         let m = |l, s, secs: Option<u64>| lifecycle_marker(l, s, secs.map(Duration::from_secs));
-        assert_eq!(m("working", "LIVE", Some(5)).as_deref(), Some("▶ working"));
-        assert_eq!(m("working", "LIVE", Some(150)).as_deref(), Some("▶ working for 2m"));
-        assert_eq!(m("working", "LIVE", Some(3720)).as_deref(), Some("▶ working for 1h02m"));
-        assert_eq!(m("blocked", "LIVE", None).as_deref(), Some("◆ blocked"));
-        assert_eq!(m("done", "LIVE", None).as_deref(), Some("✓ done"));
-        assert_eq!(m("idle", "LIVE", None).as_deref(), Some("◇ idle"));
-        assert_eq!(m("working", "RESTORED", None), None);
-        assert_eq!(m("starting", "LIVE", None), None);
+        let (live, working) = (RestoreState::Live, Lifecycle::Working);
+        assert_eq!(m(working, live, Some(5)).as_deref(), Some("▶ working"));
+        assert_eq!(m(working, live, Some(150)).as_deref(), Some("▶ working for 2m"));
+        assert_eq!(m(working, live, Some(3720)).as_deref(), Some("▶ working for 1h02m"));
+        assert_eq!(m(Lifecycle::Blocked, live, None).as_deref(), Some("◆ blocked"));
+        assert_eq!(m(Lifecycle::Done, live, None).as_deref(), Some("✓ done"));
+        assert_eq!(m(Lifecycle::Idle, live, None).as_deref(), Some("◇ idle"));
+        assert_eq!(m(working, RestoreState::Restored, None), None);
+        assert_eq!(m(Lifecycle::Starting, live, None), None);
     }
 
     #[test]

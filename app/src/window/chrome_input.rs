@@ -8,13 +8,12 @@
 
 use std::time::{Duration, Instant};
 
-use berth_engine::ids::{PaneId, TabId};
+use berth_engine::ids::PaneId;
 use berth_server::commands::Command;
 use winit::event::MouseButton;
 
 use super::app::App;
 use super::chrome::{self, TabBarHit, TAB_BAR_ROWS};
-use super::store_list::StoreList as _;
 use super::view::{self, Hit, TabView};
 
 /// Two clicks on the same tab within this long are a double click (rename).
@@ -24,12 +23,11 @@ impl App {
     /// Enter on a focused tombstone: resume it; a failure is kept for its overlay (the Store
     /// also writes it into the pane's tail).
     pub(super) fn resume_tombstone(&mut self, id: PaneId) {
-        let key = id.to_string();
-        let result = self.exec_result(Command::PaneResume { pane: id }).map(|_| ());
+        let result = self.exec_result(Command::PaneResume { pane: id.clone() }).map(|_| ());
         if let Err(message) = &result {
-            tracing::warn!(pane = %key, error = %message, "resume failed");
+            tracing::warn!(pane = %id, error = %message, "resume failed");
         }
-        self.tombstones.resumed(&key, result);
+        self.tombstones.resumed(&id, result);
         self.redraw();
     }
 
@@ -38,7 +36,7 @@ impl App {
         let Some(((col, row), _)) = self.pointer_window_cell() else { return false };
         let (col, row) = (col.max(0) as u16, row.max(0) as u16);
         if self.switcher.is_open() {
-            let list = self.lock_store().list();
+            let list = self.lock_store().view();
             let grid = (self.grid.cols, self.grid.rows);
             let intents =
                 self.switcher.press(&list, self.home.as_deref(), grid, (col, row), button);
@@ -49,7 +47,7 @@ impl App {
             return false;
         }
         let Some(view) = self.view() else { return true };
-        let list = self.lock_store().list();
+        let list = self.lock_store().view();
         let bar = chrome::tab_bar(&list, &view, self.grid.cols, self.renaming.editing());
         // The bar lists the workspace's tabs in order, from the first.
         let tab_of = |i: usize| {
@@ -64,12 +62,12 @@ impl App {
                     .tab_click
                     .is_some_and(|(at, when)| at == i && now.duration_since(when) < DOUBLE_CLICK);
                 self.input.tab_click = Some((i, now));
-                if let Some(pane) = tab_of(i).and_then(|t| PaneId::parse(&t.active_pane_id).ok()) {
-                    self.exec(Command::PaneFocus { pane });
+                if let Some(tab) = tab_of(i) {
+                    self.exec(Command::PaneFocus { pane: tab.active_pane });
                 }
                 if double {
                     if let Some(tab) = tab_of(i) {
-                        let list = self.lock_store().list();
+                        let list = self.lock_store().view();
                         let intents = self.renaming.start(&list, &tab.id);
                         self.apply(intents);
                     }
@@ -79,8 +77,8 @@ impl App {
             }
             (TabBarHit::Close(i), MouseButton::Left)
             | (TabBarHit::Tab(i) | TabBarHit::Close(i), MouseButton::Middle) => {
-                if let Some(tab) = tab_of(i).and_then(|t| TabId::parse(&t.id).ok()) {
-                    self.exec(Command::TabClose { tab });
+                if let Some(tab) = tab_of(i) {
+                    self.exec(Command::TabClose { tab: tab.id });
                 }
             }
             _ => {}
@@ -97,14 +95,14 @@ impl App {
             return;
         }
         let Some(view) = self.view() else { return };
-        let list = self.lock_store().list();
+        let list = self.lock_store().view();
         let bar = chrome::tab_bar(&list, &view, self.grid.cols, self.renaming.editing());
         let Some(to) = chrome::drop_index(&bar, col.max(0) as u16) else { return };
         if to == from {
             return;
         }
-        if let Some(tab) = view.workspace_tabs.get(from).and_then(|t| TabId::parse(t).ok()) {
-            self.exec(Command::TabMove { tab, index: to });
+        if let Some(tab) = view.workspace_tabs.get(from) {
+            self.exec(Command::TabMove { tab: tab.clone(), index: to });
         }
         self.redraw();
     }
@@ -117,8 +115,8 @@ impl App {
         if row < i32::from(TAB_BAR_ROWS) {
             let target = view
                 .neighbour_tab(if up { -1 } else { 1 })
-                .and_then(|tab| TabView::by_id(&self.lock_store().list(), tab))
-                .and_then(|v| PaneId::parse(&v.active_pane).ok());
+                .and_then(|tab| TabView::by_id(&self.lock_store().view(), tab))
+                .map(|v| v.active_pane);
             if let Some(pane) = target {
                 self.exec(Command::PaneFocus { pane });
                 self.redraw();
@@ -128,12 +126,11 @@ impl App {
         let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.clone());
         let tab_row = (row - i32::from(TAB_BAR_ROWS)).max(0) as u16;
         let Hit::Screen { pane, .. } =
-            view::hit(&view, zoomed.as_deref(), col.max(0) as u16, tab_row)
+            view::hit(&view, zoomed.as_ref(), col.max(0) as u16, tab_row)
         else {
             return false;
         };
-        let Ok(id) = PaneId::parse(&pane) else { return false };
-        let Some(len) = self.lock_store().pane_tail_len(&id) else { return false };
+        let Some(len) = self.lock_store().pane_tail_len(&pane) else { return false };
         self.tombstones.wheel(&pane, up, steps, len);
         self.redraw();
         true

@@ -7,8 +7,9 @@
 //! It owns no state: the parts and `InputState` do. It must not draw and must not change
 //! server state except through `App::exec`.
 
-use berth_engine::ids::{PaneId, TabId};
+use berth_engine::ids::PaneId;
 use berth_engine::layout::SplitDir;
+use berth_engine::model::RestoreState;
 use berth_server::commands::Command;
 use winit::dpi::PhysicalPosition;
 use winit::event::{ElementState, Ime, KeyEvent, MouseButton, MouseScrollDelta};
@@ -27,7 +28,6 @@ use super::keys::{self, KeyModes, KeyPress};
 use super::links;
 use super::mouse::{self, MouseModes, MouseReport, ReportButton, ReportKind, ReportMods};
 use super::selection::{PaneSelection, ScreenCell};
-use super::store_list::StoreList as _;
 use super::view::{self, Hit, TabView};
 use crate::config::keymap::Action;
 
@@ -36,13 +36,13 @@ const WHEEL_ARROWS: usize = 3;
 
 impl App {
     /// The shown tab and its focused pane.
-    fn focused(&self) -> Option<(TabView, String)> {
+    fn focused(&self) -> Option<(TabView, PaneId)> {
         let view = self.view()?;
         let pane = view.active_pane.clone();
         Some((view, pane))
     }
 
-    fn zoomed_in(&self, view: &TabView) -> Option<String> {
+    fn zoomed_in(&self, view: &TabView) -> Option<PaneId> {
         self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.clone())
     }
 
@@ -66,7 +66,7 @@ impl App {
                 self.redraw();
             }
             KeyRoute::Switcher(action) => {
-                let list = self.lock_store().list();
+                let list = self.lock_store().view();
                 let mods = self.input.mods;
                 let intents =
                     self.switcher.key(&list, self.home.as_deref(), key, text, action, mods);
@@ -89,12 +89,11 @@ impl App {
         // One key resumes a tombstone: Enter on a restored or ended pane asks the Store to
         // start it (an agent's official resume command, a fresh shell in its cwd, or its
         // program again); any other key does nothing there.
-        let tombstone = PaneId::parse(&pane)
-            .ok()
-            .filter(|id| self.lock_store().pane_state(id).is_some_and(|s| s != "LIVE"));
-        if let Some(id) = tombstone {
+        let tombstone =
+            self.lock_store().pane_state(&pane).is_some_and(|s| s != RestoreState::Live);
+        if tombstone {
             if key == Key::Named(NamedKey::Enter) && !self.input.mods.control_key() {
-                self.resume_tombstone(id);
+                self.resume_tombstone(pane);
             }
             return;
         }
@@ -158,9 +157,8 @@ impl App {
 
     /// Carries out a chord's action.
     fn run_action(&mut self, action: Action) {
-        let Some((view, pane_str)) = self.focused() else { return };
-        let Ok(pane) = PaneId::parse(&pane_str) else { return };
-        let command = actions::store_command(action, &view, &pane, || self.lock_store().list());
+        let Some((view, pane)) = self.focused() else { return };
+        let command = actions::store_command(action, &view, &pane, || self.lock_store().view());
         if let Some(command) = command {
             if matches!(action, Action::SplitRight | Action::SplitDown) {
                 self.zoom = None;
@@ -172,12 +170,11 @@ impl App {
                 self.zoom = match self.zoom.take() {
                     Some(_) => {
                         // Back to the layout: every pane gets its rectangle's size again.
-                        if let Ok(tab) = TabId::parse(&view.tab_id) {
-                            self.exec(Command::TabResize { tab, size: self.tab_grid() });
-                        }
+                        let tab = view.tab_id.clone();
+                        self.exec(Command::TabResize { tab, size: self.tab_grid() });
                         None
                     }
-                    None if view.panes.len() > 1 => Some(Zoom { tab: view.tab_id, pane: pane_str }),
+                    None if view.panes.len() > 1 => Some(Zoom { tab: view.tab_id, pane }),
                     None => None,
                 };
             }
@@ -190,17 +187,17 @@ impl App {
                     self.input.clipboard.store(Selection::Clipboard, &text);
                 }
             }
-            Action::Paste => self.paste(&pane_str, Selection::Clipboard),
-            Action::PastePrimary => self.paste(&pane_str, Selection::Primary),
+            Action::Paste => self.paste(&pane, Selection::Clipboard),
+            Action::PastePrimary => self.paste(&pane, Selection::Primary),
             Action::Switcher => {
-                let list = self.lock_store().list();
+                let list = self.lock_store().view();
                 let intents = self.switcher.open(&list, self.home.as_deref());
                 self.apply(intents);
             }
-            Action::Search => self.open_search(&pane_str),
+            Action::Search => self.open_search(&pane),
             Action::ReloadConfig => self.reload_config(),
             Action::RenameTab => {
-                let list = self.lock_store().list();
+                let list = self.lock_store().view();
                 let intents = self.renaming.start(&list, &view.tab_id);
                 self.apply(intents);
             }
@@ -224,12 +221,12 @@ impl App {
     /// The selected text, if there is a selection.
     fn selection_text(&self) -> Option<String> {
         let selection = self.selection.as_ref()?;
-        self.with_term(selection.pane.as_str(), |t| selection.text(t.term())).flatten()
+        self.with_term(&selection.pane, |t| selection.text(t.term())).flatten()
     }
 
     /// Pastes a selection's text into a pane, or into the search query (its first line)
     /// while the pane's search bar is open.
-    fn paste(&mut self, pane: &str, which: Selection) {
+    fn paste(&mut self, pane: &PaneId, which: Selection) {
         let Some(text) = self.input.clipboard.load(which) else { return };
         if text.is_empty() {
             return;
@@ -270,12 +267,12 @@ impl App {
         ReportMods { shift: m.shift_key(), alt: m.alt_key(), ctrl: m.control_key() }
     }
 
-    fn mouse_modes(&self, pane: &str) -> MouseModes {
+    fn mouse_modes(&self, pane: &PaneId) -> MouseModes {
         self.with_term(pane, |t| MouseModes::from_term(*t.term().mode())).unwrap_or_default()
     }
 
     /// Sends a mouse report to a pane if its modes ask for it.
-    fn report(&self, pane: &str, button: ReportButton, kind: ReportKind, cell: (u16, u16)) {
+    fn report(&self, pane: &PaneId, button: ReportButton, kind: ReportKind, cell: (u16, u16)) {
         let report =
             MouseReport { button, kind, col: cell.0, row: cell.1, mods: self.report_mods() };
         if let Some(bytes) = mouse::encode(&report, self.mouse_modes(pane)) {
@@ -295,17 +292,16 @@ impl App {
             Some(Drag::Tab(_)) => {}
             Some(Drag::Divider(divider)) if moved_cell => {
                 let Some((c, r)) = self.pointer_grid_cell() else { return };
-                if let (Some(ratio), Ok(tab)) =
-                    (view::drag_ratio(&view, &divider, c, r), TabId::parse(&view.tab_id))
-                {
+                if let Some(ratio) = view::drag_ratio(&view, &divider, c, r) {
+                    let tab = view.tab_id.clone();
                     self.exec(Command::TabSetRatio { tab, path: divider.path, ratio });
                 }
             }
             Some(Drag::Select) => {
-                let Some(pane) = self.selection.as_ref().map(|s| s.pane.to_string()) else {
+                let Some(pane) = self.selection.as_ref().map(|s| s.pane.clone()) else {
                     return;
                 };
-                let Some((c, r)) = view::cell_in_pane(&view, zoomed.as_deref(), &pane, col, row)
+                let Some((c, r)) = view::cell_in_pane(&view, zoomed.as_ref(), &pane, col, row)
                 else {
                     return;
                 };
@@ -317,7 +313,7 @@ impl App {
                 self.redraw();
             }
             Some(Drag::Report { pane, button }) if moved_cell => {
-                if let Some(cell) = view::cell_in_pane(&view, zoomed.as_deref(), &pane, col, row) {
+                if let Some(cell) = view::cell_in_pane(&view, zoomed.as_ref(), &pane, col, row) {
                     self.report(&pane, button, ReportKind::Motion, cell);
                 }
             }
@@ -325,7 +321,7 @@ impl App {
             None if row < 0 => self.set_pointer_icon(&Hit::Nothing),
             None => {
                 let (c, r) = (col.max(0) as u16, row.max(0) as u16);
-                let hit = view::hit(&view, zoomed.as_deref(), c, r);
+                let hit = view::hit(&view, zoomed.as_ref(), c, r);
                 self.set_pointer_icon(&hit);
                 self.hover_link(&hit);
                 if let Hit::Screen { pane, col, row } = hit {
@@ -367,7 +363,7 @@ impl App {
         let Some(view) = self.view() else { return };
         let Some(((col, row), right_half)) = self.pointer_cell() else { return };
         let zoomed = self.zoomed_in(&view);
-        let hit = view::hit(&view, zoomed.as_deref(), col.max(0) as u16, row.max(0) as u16);
+        let hit = view::hit(&view, zoomed.as_ref(), col.max(0) as u16, row.max(0) as u16);
         let (pane, cell) = match hit {
             Hit::Divider(divider) => {
                 if button == MouseButton::Left {
@@ -400,7 +396,7 @@ impl App {
             MouseButton::Left => {
                 let clicks = self.input.clicks.press(cell, std::time::Instant::now());
                 let screen_cell = ScreenCell { col: cell.0, row: cell.1, right_half };
-                let Ok(id) = PaneId::parse(&pane) else { return };
+                let id = pane.clone();
                 self.selection = self
                     .with_term(&pane, |t| PaneSelection::start(id, t.term(), screen_cell, clicks));
                 self.input.drag = Some(Drag::Select);
@@ -411,11 +407,9 @@ impl App {
         }
     }
 
-    fn focus_pane(&self, view: &TabView, pane: &str) {
-        if view.active_pane != pane {
-            if let Ok(pane) = PaneId::parse(pane) {
-                self.exec(Command::PaneFocus { pane });
-            }
+    fn focus_pane(&self, view: &TabView, pane: &PaneId) {
+        if view.active_pane != *pane {
+            self.exec(Command::PaneFocus { pane: pane.clone() });
         }
     }
 
@@ -436,7 +430,7 @@ impl App {
                 let Some(view) = self.view() else { return };
                 let Some(((col, row), _)) = self.pointer_cell() else { return };
                 let zoomed = self.zoomed_in(&view);
-                if let Some(cell) = view::cell_in_pane(&view, zoomed.as_deref(), &pane, col, row) {
+                if let Some(cell) = view::cell_in_pane(&view, zoomed.as_ref(), &pane, col, row) {
                     self.report(&pane, button, ReportKind::Release, cell);
                 }
             }
@@ -461,7 +455,7 @@ impl App {
         let Some(view) = self.view() else { return };
         let Some((col, row)) = self.pointer_grid_cell() else { return };
         let zoomed = self.zoomed_in(&view);
-        let Hit::Screen { pane, col, row } = view::hit(&view, zoomed.as_deref(), col, row) else {
+        let Hit::Screen { pane, col, row } = view::hit(&view, zoomed.as_ref(), col, row) else {
             return;
         };
         if self.mouse_modes(&pane).any() && !self.input.mods.shift_key() {
@@ -519,7 +513,7 @@ impl App {
     }
 
     /// Ctrl+Shift+F on `pane`: opens the search there (a pane with a live terminal).
-    fn open_search(&mut self, pane: &str) {
+    fn open_search(&mut self, pane: &PaneId) {
         let Some(shared) = self.pane_shared(pane) else { return };
         let term = shared.term.lock();
         self.search.open(pane, &term);
@@ -554,7 +548,7 @@ impl App {
         let view = self.view()?;
         let ((col, row), _) = self.pointer_cell()?;
         let zoomed = self.zoomed_in(&view);
-        Some(view::hit(&view, zoomed.as_deref(), col.max(0) as u16, row.max(0) as u16))
+        Some(view::hit(&view, zoomed.as_ref(), col.max(0) as u16, row.max(0) as u16))
     }
 
     /// The modifiers held changed.

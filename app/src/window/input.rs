@@ -9,6 +9,7 @@
 
 use std::time::Instant;
 
+use berth_engine::ids::PaneId;
 use berth_engine::layout::Divider;
 use winit::dpi::PhysicalPosition;
 use winit::event::MouseScrollDelta;
@@ -26,7 +27,7 @@ pub(super) enum Drag {
     /// Growing the selection in a pane.
     Select,
     /// Reporting to the program in a pane.
-    Report { pane: String, button: ReportButton },
+    Report { pane: PaneId, button: ReportButton },
     /// Moving a tab in the tab bar (its index when the drag started).
     Tab(usize),
 }

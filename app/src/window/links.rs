@@ -15,6 +15,7 @@ use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::{Column, Direction, Point};
 use alacritty_terminal::term::search::{RegexIter, RegexSearch};
 use alacritty_terminal::term::{point_to_viewport, viewport_to_point, Term};
+use berth_engine::ids::PaneId;
 use berth_engine::terminal::PaneTerminal;
 use winit::window::CursorIcon;
 
@@ -47,7 +48,7 @@ pub struct Link {
 #[derive(Debug, Clone)]
 pub(super) struct HoveredLink {
     /// The pane it is in.
-    pane: String,
+    pane: PaneId,
     /// The link.
     link: Link,
     /// The terminal's revision and scroll position when it was found: once either changes
@@ -302,10 +303,10 @@ impl LinkState {
 
     /// The link to underline in `pane`, if the pointer is over one there and the pane's cells
     /// have not moved since it was found.
-    pub(super) fn spans(&self, pane: &str, term: &PaneTerminal) -> Vec<CellSpan> {
+    pub(super) fn spans(&self, pane: &PaneId, term: &PaneTerminal) -> Vec<CellSpan> {
         match &self.hovered {
             Some(h)
-                if h.pane == pane
+                if h.pane == *pane
                     && h.revision == term.revision()
                     && h.offset == term.display_offset() =>
             {

@@ -23,7 +23,6 @@ pub mod mouse;
 mod rename;
 mod search;
 pub mod selection;
-mod store_list;
 mod switcher;
 mod tombstones;
 pub mod view;

@@ -8,7 +8,7 @@
 
 use berth_engine::ids::TabId;
 use berth_server::commands::Command;
-use berth_server::protocol::WorkspaceListDto;
+use berth_server::view::StateView;
 use winit::keyboard::{Key, ModifiersState, NamedKey};
 
 use super::chrome::{TabRename, MAX_TAB_TITLE};
@@ -29,16 +29,16 @@ impl TabRenamer {
 
     /// Starts editing the title of tab `tab`, from its current title (the focused pane's when
     /// the tab has none of its own).
-    pub(super) fn start(&mut self, list: &WorkspaceListDto, tab: &str) -> Vec<Intent> {
-        let Some(dto) = list.workspaces.iter().flat_map(|w| &w.tabs).find(|t| t.id == tab) else {
+    pub(super) fn start(&mut self, list: &StateView, tab: &TabId) -> Vec<Intent> {
+        let Some(info) = list.workspaces.iter().flat_map(|w| &w.tabs).find(|t| t.id == *tab) else {
             return Vec::new();
         };
-        let current = if dto.title.is_empty() {
-            dto.panes.iter().find(|p| p.id == dto.active_pane_id).map(|p| p.title.clone())
+        let current = if info.title.is_empty() {
+            info.panes.iter().find(|p| p.id == info.active_pane).map(|p| p.title.clone())
         } else {
-            Some(dto.title.clone())
+            Some(info.title.clone())
         };
-        self.editing = Some(TabRename { tab: tab.to_owned(), text: current.unwrap_or_default() });
+        self.editing = Some(TabRename { tab: tab.clone(), text: current.unwrap_or_default() });
         vec![Intent::Ui(UiAction::Redraw)]
     }
 
@@ -55,8 +55,8 @@ impl TabRenamer {
             Key::Named(NamedKey::Escape) => {}
             Key::Named(NamedKey::Enter) => {
                 let title = rename.text.trim().to_owned();
-                if let (Ok(tab), false) = (TabId::parse(&rename.tab), title.is_empty()) {
-                    intents.push(Intent::Store(Command::TabRename { tab, title }));
+                if !title.is_empty() {
+                    intents.push(Intent::Store(Command::TabRename { tab: rename.tab, title }));
                 }
             }
             Key::Named(NamedKey::Backspace) => {
@@ -87,7 +87,7 @@ mod tests {
     use super::*;
 
     fn editing(text: &str) -> TabRenamer {
-        let tab = TabId::new().to_string();
+        let tab = TabId::new();
         TabRenamer { editing: Some(TabRename { tab, text: text.to_owned() }) }
     }
 

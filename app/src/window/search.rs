@@ -12,6 +12,7 @@
 
 use std::cell::RefCell;
 
+use berth_engine::ids::PaneId;
 use berth_engine::terminal::{
     PaneTerminal, SearchDirection, SearchError, SearchMatch, SearchQuery, SearchScope, SeqPoint,
     TermSize,
@@ -33,7 +34,7 @@ const BAR_ROWS: u16 = 1;
 #[derive(Debug)]
 struct PaneSearch {
     /// The pane searched.
-    pane: String,
+    pane: PaneId,
     /// What the user typed.
     query: String,
     /// The compiled query; `None` while the query is empty or cannot be searched. A `RefCell`
@@ -126,8 +127,8 @@ pub(super) struct Search {
 
 impl Search {
     /// The pane searched, while the search is open.
-    pub(super) fn pane(&self) -> Option<&str> {
-        self.open.as_ref().map(|s| s.pane.as_str())
+    pub(super) fn pane(&self) -> Option<&PaneId> {
+        self.open.as_ref().map(|s| &s.pane)
     }
 
     /// Whether the search is open.
@@ -137,12 +138,12 @@ impl Search {
 
     /// Ctrl+Shift+F: opens the search on `pane`, whose terminal is `term`; when it is open
     /// there already, it stays as it is.
-    pub(super) fn open(&mut self, pane: &str, term: &PaneTerminal) {
+    pub(super) fn open(&mut self, pane: &PaneId, term: &PaneTerminal) {
         if self.pane() == Some(pane) {
             return;
         }
         self.open = Some(PaneSearch {
-            pane: pane.to_owned(),
+            pane: pane.clone(),
             query: String::new(),
             compiled: RefCell::new(None),
             error: None,
@@ -201,15 +202,15 @@ impl Search {
 
     /// Ends the search when its pane is no longer `active_pane`, the focused pane of the
     /// shown tab.
-    pub(super) fn end_unless_focused(&mut self, active_pane: &str) {
+    pub(super) fn end_unless_focused(&mut self, active_pane: &PaneId) {
         if self.pane().is_some_and(|p| p != active_pane) {
             self.open = None;
         }
     }
 
     /// The search's part of `pane`'s scene: the bar and the matches on the view.
-    pub(super) fn scene(&self, pane: &str, term: &PaneTerminal) -> Option<SearchScene> {
-        let search = self.open.as_ref().filter(|s| s.pane == pane)?;
+    pub(super) fn scene(&self, pane: &PaneId, term: &PaneTerminal) -> Option<SearchScene> {
+        let search = self.open.as_ref().filter(|s| s.pane == *pane)?;
         let mut compiled = search.compiled.borrow_mut();
         let Some(query) = compiled.as_mut() else {
             return Some(SearchScene {
@@ -301,7 +302,7 @@ mod tests {
         let current =
             compiled.as_mut().and_then(|q| term.next_match(q, origin, SearchDirection::Older));
         PaneSearch {
-            pane: "pane_test".into(),
+            pane: PaneId::parse("pane_test").expect("a pane id"),
             query: query.into(),
             compiled: RefCell::new(compiled),
             error: None,

@@ -10,9 +10,9 @@
 use std::cell::RefCell;
 use std::path::Path;
 
-use berth_engine::ids::PaneId;
+use berth_engine::ids::WorkspaceId;
 use berth_server::commands::Command;
-use berth_server::protocol::WorkspaceListDto;
+use berth_server::view::StateView;
 use winit::event::MouseButton;
 use winit::keyboard::{Key, ModifiersState, NamedKey};
 
@@ -39,16 +39,16 @@ impl WorkspaceSwitcher {
     /// The entries for what the user typed into `open`: (workspace id, entry).
     fn entries(
         &self,
-        list: &WorkspaceListDto,
+        list: &StateView,
         open: &Switcher,
         home: Option<&Path>,
-    ) -> Vec<(String, SwitcherEntry)> {
+    ) -> Vec<(WorkspaceId, SwitcherEntry)> {
         chrome::switcher_entries(list, &open.query, home, &mut self.git.borrow_mut())
     }
 
     /// Opens the switcher with the first other workspace highlighted (so Ctrl+Shift+Space,
     /// Enter goes back and forth between two).
-    pub(super) fn open(&mut self, list: &WorkspaceListDto, home: Option<&Path>) -> Vec<Intent> {
+    pub(super) fn open(&mut self, list: &StateView, home: Option<&Path>) -> Vec<Intent> {
         let mut open = Switcher::default();
         let entries = self.entries(list, &open, home);
         open.selected = entries.iter().position(|(_, e)| !e.current).unwrap_or(0);
@@ -60,7 +60,7 @@ impl WorkspaceSwitcher {
     /// filters, moves, picks or closes; nothing reaches a pane.
     pub(super) fn key(
         &mut self,
-        list: &WorkspaceListDto,
+        list: &StateView,
         home: Option<&Path>,
         key: Key<&str>,
         text: Option<&str>,
@@ -106,7 +106,7 @@ impl WorkspaceSwitcher {
     /// `cols × rows` cells: a left click on an entry picks it, a click outside closes it.
     pub(super) fn press(
         &mut self,
-        list: &WorkspaceListDto,
+        list: &StateView,
         home: Option<&Path>,
         (cols, rows): (u16, u16),
         (col, row): (u16, u16),
@@ -131,7 +131,7 @@ impl WorkspaceSwitcher {
     /// The switcher as drawn in a window of `cols × rows` cells, while it is open.
     pub(super) fn scene(
         &self,
-        list: &WorkspaceListDto,
+        list: &StateView,
         home: Option<&Path>,
         cols: u16,
         rows: u16,
@@ -145,22 +145,20 @@ impl WorkspaceSwitcher {
     /// are focused (if the entry exists).
     fn pick(
         &mut self,
-        list: &WorkspaceListDto,
+        list: &StateView,
         home: Option<&Path>,
         open: &Switcher,
         index: usize,
     ) -> Option<Intent> {
         let entries = self.entries(list, open, home);
         let (ws_id, _) = entries.get(index)?;
-        let ws = list.workspaces.iter().find(|w| &w.id == ws_id)?;
+        let ws = list.workspaces.iter().find(|w| w.id == *ws_id)?;
         let tab = ws
-            .active_tab_id
-            .as_deref()
-            .and_then(|id| ws.tabs.iter().find(|t| t.id == id))
+            .active_tab
+            .as_ref()
+            .and_then(|id| ws.tabs.iter().find(|t| t.id == *id))
             .or_else(|| ws.tabs.first());
-        let focus = tab
-            .and_then(|t| PaneId::parse(&t.active_pane_id).ok())
-            .map(|pane| Intent::Store(Command::PaneFocus { pane }));
+        let focus = tab.map(|t| Intent::Store(Command::PaneFocus { pane: t.active_pane.clone() }));
         self.open = None;
         focus
     }

@@ -1,13 +1,15 @@
 //! What the window shows: the active tab of the Store's state, placed on the window's cells.
 //!
-//! Owns the window's reading of `workspace.list` (which tab is shown, its layout and panes),
+//! Owns the window's reading of the Store's typed view (`Store::view`: which tab is shown,
+//! its layout and panes),
 //! the placement of panes with their header row (and a zoomed pane filling the tab), and the
 //! geometry of pointer input: which pane or divider is under a cell, where in a pane's screen
 //! a cell lies, the ratio that puts a dragged divider under the pointer, and the divider a
 //! resize chord moves. It must not change state: the window sends commands for that.
 
+use berth_engine::ids::{PaneId, TabId, WorkspaceId};
 use berth_engine::layout::{CellRect, CellSize, Divider, FocusDir, Layout, Side, SplitDir};
-use berth_server::protocol::{PaneDto, TabDto, WorkspaceListDto};
+use berth_server::view::{PaneInfo, StateView, TabInfo};
 
 /// Rows at the top of each pane taken by its header.
 pub const HEADER_ROWS: u16 = 1;
@@ -19,11 +21,11 @@ pub const RESIZE_STEP: f64 = 0.05;
 #[derive(Debug, Clone, PartialEq)]
 pub struct TabView {
     /// The tab's id.
-    pub tab_id: String,
+    pub tab_id: TabId,
     /// Its workspace's id.
-    pub workspace_id: String,
+    pub workspace_id: WorkspaceId,
     /// The workspace's tabs in order (for next/previous tab).
-    pub workspace_tabs: Vec<String>,
+    pub workspace_tabs: Vec<TabId>,
     /// The workspace's name (for the window title).
     pub workspace_name: String,
     /// The tab's size in cells, as the Store has it.
@@ -31,59 +33,58 @@ pub struct TabView {
     /// The layout.
     pub layout: Layout,
     /// The focused pane.
-    pub active_pane: String,
+    pub active_pane: PaneId,
     /// The tab's panes.
-    pub panes: Vec<PaneDto>,
+    pub panes: Vec<PaneInfo>,
 }
 
 impl TabView {
     /// The active workspace's active tab (or the first tab there is), if any.
-    pub fn active(list: &WorkspaceListDto) -> Option<TabView> {
+    pub fn active(list: &StateView) -> Option<TabView> {
         let ws = list
-            .active_workspace_id
-            .as_deref()
-            .and_then(|id| list.workspaces.iter().find(|w| w.id == id))
+            .active_workspace
+            .as_ref()
+            .and_then(|id| list.workspaces.iter().find(|w| w.id == *id))
             .or_else(|| list.workspaces.iter().find(|w| !w.tabs.is_empty()))?;
         let tab = ws
-            .active_tab_id
-            .as_deref()
-            .and_then(|id| ws.tabs.iter().find(|t| t.id == id))
+            .active_tab
+            .as_ref()
+            .and_then(|id| ws.tabs.iter().find(|t| t.id == *id))
             .or_else(|| ws.tabs.first())?;
         Self::from_tab(list, tab)
     }
 
     /// The tab with this id, if it exists.
-    pub fn by_id(list: &WorkspaceListDto, tab_id: &str) -> Option<TabView> {
-        let tab = list.workspaces.iter().flat_map(|w| &w.tabs).find(|t| t.id == tab_id)?;
+    pub fn by_id(list: &StateView, tab_id: &TabId) -> Option<TabView> {
+        let tab = list.workspaces.iter().flat_map(|w| &w.tabs).find(|t| t.id == *tab_id)?;
         Self::from_tab(list, tab)
     }
 
-    fn from_tab(list: &WorkspaceListDto, tab: &TabDto) -> Option<TabView> {
+    fn from_tab(list: &StateView, tab: &TabInfo) -> Option<TabView> {
         let ws = list.workspaces.iter().find(|w| w.tabs.iter().any(|t| t.id == tab.id))?;
-        let layout = tab.layout.to_layout().ok()?;
         Some(TabView {
             tab_id: tab.id.clone(),
             workspace_id: ws.id.clone(),
             workspace_tabs: ws.tabs.iter().map(|t| t.id.clone()).collect(),
             workspace_name: ws.name.clone(),
-            size: CellSize { cols: tab.size.cols, rows: tab.size.rows },
-            layout,
-            active_pane: tab.active_pane_id.clone(),
+            size: tab.size,
+            layout: tab.layout.clone(),
+            active_pane: tab.active_pane.clone(),
             panes: tab.panes.clone(),
         })
     }
 
     /// A pane of the tab by id.
-    pub fn pane(&self, id: &str) -> Option<&PaneDto> {
-        self.panes.iter().find(|p| p.id == id)
+    pub fn pane(&self, id: &PaneId) -> Option<&PaneInfo> {
+        self.panes.iter().find(|p| p.id == *id)
     }
 
     /// The tab `step` places after this one in its workspace (wrapping), if it is not this one.
-    pub fn neighbour_tab(&self, step: isize) -> Option<&str> {
+    pub fn neighbour_tab(&self, step: isize) -> Option<&TabId> {
         let n = self.workspace_tabs.len();
         let at = self.workspace_tabs.iter().position(|t| *t == self.tab_id)?;
         let to = (at as isize + step).rem_euclid(n as isize) as usize;
-        (to != at).then(|| self.workspace_tabs[to].as_str())
+        (to != at).then(|| &self.workspace_tabs[to])
     }
 
     /// The window title: the focused pane's title, the workspace, and which tab this is when
@@ -106,16 +107,16 @@ impl TabView {
 
     /// Each shown pane's rectangle (header row included) on the window's cells: every pane of
     /// the layout, or only `zoomed` filling the tab.
-    pub fn placements(&self, zoomed: Option<&str>) -> Vec<(String, CellRect)> {
+    pub fn placements(&self, zoomed: Option<&PaneId>) -> Vec<(PaneId, CellRect)> {
         if let Some(zoomed) = zoomed.filter(|z| self.pane(z).is_some()) {
             let whole = CellRect { col: 0, row: 0, cols: self.size.cols, rows: self.size.rows };
-            return vec![(zoomed.to_owned(), whole)];
+            return vec![(zoomed.clone(), whole)];
         }
-        self.layout.rects(self.size).into_iter().map(|(id, r)| (id.to_string(), r)).collect()
+        self.layout.rects(self.size)
     }
 
     /// The dividers shown (none while a pane is zoomed).
-    pub fn dividers(&self, zoomed: Option<&str>) -> Vec<Divider> {
+    pub fn dividers(&self, zoomed: Option<&PaneId>) -> Vec<Divider> {
         if zoomed.is_some_and(|z| self.pane(z).is_some()) {
             return Vec::new();
         }
@@ -129,12 +130,12 @@ pub enum Hit {
     /// A pane's header row.
     Header {
         /// The pane.
-        pane: String,
+        pane: PaneId,
     },
     /// A cell of a pane's screen.
     Screen {
         /// The pane.
-        pane: String,
+        pane: PaneId,
         /// The column in the pane's screen.
         col: u16,
         /// The row in the pane's screen.
@@ -147,7 +148,7 @@ pub enum Hit {
 }
 
 /// What is under the window cell (`col`, `row`).
-pub fn hit(view: &TabView, zoomed: Option<&str>, col: u16, row: u16) -> Hit {
+pub fn hit(view: &TabView, zoomed: Option<&PaneId>, col: u16, row: u16) -> Hit {
     for (pane, rect) in view.placements(zoomed) {
         if col >= rect.col
             && col < rect.col + rect.cols
@@ -173,8 +174,8 @@ pub fn hit(view: &TabView, zoomed: Option<&str>, col: u16, row: u16) -> Hit {
 /// drag that leaves it).
 pub fn cell_in_pane(
     view: &TabView,
-    zoomed: Option<&str>,
-    pane: &str,
+    zoomed: Option<&PaneId>,
+    pane: &PaneId,
     col: i32,
     row: i32,
 ) -> Option<(u16, u16)> {
@@ -227,8 +228,8 @@ pub fn drag_ratio(view: &TabView, divider: &Divider, col: u16, row: u16) -> Opti
 /// The divider a resize chord moves for the focused pane, and its new ratio: the pane's border
 /// on the side of the arrow if there is one, else the opposite border, moved in the arrow's
 /// direction.
-pub fn resize_target(view: &TabView, pane: &str, dir: FocusDir) -> Option<(Vec<Side>, f64)> {
-    let (_, rect) = view.layout.rects(view.size).into_iter().find(|(p, _)| p.as_str() == pane)?;
+pub fn resize_target(view: &TabView, pane: &PaneId, dir: FocusDir) -> Option<(Vec<Side>, f64)> {
+    let (_, rect) = view.layout.rects(view.size).into_iter().find(|(p, _)| p == pane)?;
     let dividers = view.layout.dividers(view.size);
     let overlaps = |d: &Divider| match d.dir {
         SplitDir::Right => d.rect.row < rect.row + rect.rows && rect.row < d.rect.row + d.rect.rows,
@@ -264,21 +265,22 @@ pub fn resize_target(view: &TabView, pane: &str, dir: FocusDir) -> Option<(Vec<S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use berth_engine::ids::PaneId;
-    use berth_server::protocol::{AgentDto, LayoutDto, SizeDto, WorkspaceDto};
+    use berth_engine::agents::AgentKind;
+    use berth_engine::model::{Attention, Lifecycle, RestoreState};
+    use berth_server::view::{AgentView, WorkspaceView};
 
-    fn pane_dto(id: &PaneId, title: &str) -> PaneDto {
-        PaneDto {
-            id: id.to_string(),
+    fn pane_info(id: &PaneId, title: &str) -> PaneInfo {
+        PaneInfo {
+            id: id.clone(),
             title: title.into(),
             cwd: "/".into(),
             argv: vec!["sh".into()],
-            state: "LIVE".into(),
-            lifecycle: "idle".into(),
-            attention: "none".into(),
-            agent: AgentDto { kind: "none".into(), session_id: None, resume_argv: None },
+            state: RestoreState::Live,
+            lifecycle: Lifecycle::Idle,
+            attention: Attention::None,
+            agent: AgentView { kind: AgentKind::None, session_id: None, resume_argv: None },
             exit_code: None,
-            size: SizeDto { cols: 1, rows: 1 },
+            size: CellSize { cols: 1, rows: 1 },
             was_running: None,
             pid: None,
             created_at: 0,
@@ -287,38 +289,45 @@ mod tests {
         }
     }
 
+    fn id<T: std::str::FromStr>(s: &str) -> T
+    where
+        T::Err: std::fmt::Debug,
+    {
+        s.parse().expect("a valid id")
+    }
+
     /// A tab of 41x20 cells split right at 0.5: `a` left, `b` right.
     fn two_panes() -> (TabView, PaneId, PaneId) {
         let (a, b) = (PaneId::new(), PaneId::new());
         let mut layout = Layout::single(a.clone());
         layout.split(&a, b.clone(), SplitDir::Right).expect("a is in the layout");
-        let list = WorkspaceListDto {
-            workspaces: vec![WorkspaceDto {
-                id: "ws_1".into(),
+        let list = StateView {
+            workspaces: vec![WorkspaceView {
+                id: id("ws_1"),
                 name: "proj".into(),
                 cwd: "/".into(),
                 auto_resume: false,
-                active_tab_id: Some("tab_1".into()),
+                active_tab: Some(id("tab_1")),
                 tabs: vec![
-                    TabDto {
-                        id: "tab_1".into(),
+                    TabInfo {
+                        id: id("tab_1"),
                         title: "t".into(),
-                        active_pane_id: a.to_string(),
-                        layout: LayoutDto::from_layout(&layout),
-                        size: SizeDto { cols: 41, rows: 20 },
-                        panes: vec![pane_dto(&a, "vim"), pane_dto(&b, "sh")],
+                        active_pane: a.clone(),
+                        layout,
+                        size: CellSize { cols: 41, rows: 20 },
+                        panes: vec![pane_info(&a, "vim"), pane_info(&b, "sh")],
                     },
-                    TabDto {
-                        id: "tab_2".into(),
+                    TabInfo {
+                        id: id("tab_2"),
                         title: "u".into(),
-                        active_pane_id: b.to_string(),
-                        layout: LayoutDto::Pane(b.to_string()),
-                        size: SizeDto { cols: 41, rows: 20 },
+                        active_pane: b.clone(),
+                        layout: Layout::single(b.clone()),
+                        size: CellSize { cols: 41, rows: 20 },
                         panes: vec![],
                     },
                 ],
             }],
-            active_workspace_id: Some("ws_1".into()),
+            active_workspace: Some(id("ws_1")),
         };
         (TabView::active(&list).expect("there is an active tab"), a, b)
     }
@@ -326,17 +335,16 @@ mod tests {
     #[test]
     fn the_active_tab_and_its_title() {
         let (view, a, _) = two_panes();
-        assert_eq!(view.tab_id, "tab_1");
-        assert_eq!(view.active_pane, a.to_string());
+        assert_eq!(view.tab_id.as_str(), "tab_1");
+        assert_eq!(view.active_pane, a);
         assert_eq!(view.window_title(), "vim — proj [1/2] — Berth");
-        assert_eq!(view.neighbour_tab(1), Some("tab_2"));
-        assert_eq!(view.neighbour_tab(-1), Some("tab_2"));
+        assert_eq!(view.neighbour_tab(1).map(TabId::as_str), Some("tab_2"));
+        assert_eq!(view.neighbour_tab(-1).map(TabId::as_str), Some("tab_2"));
     }
 
     #[test]
     fn hits_as_a_table() {
         let (view, a, b) = two_panes();
-        let (a, b) = (a.to_string(), b.to_string());
         let cases = [
             ((0, 0), Hit::Header { pane: a.clone() }),
             ((3, 1), Hit::Screen { pane: a.clone(), col: 3, row: 0 }),
@@ -366,7 +374,6 @@ mod tests {
     #[test]
     fn resize_chords_move_the_nearest_border() {
         let (view, a, b) = two_panes();
-        let (a, b) = (a.to_string(), b.to_string());
         let (path, ratio) = resize_target(&view, &a, FocusDir::Right).expect("a has a border");
         assert!(path.is_empty());
         assert!((ratio - 0.55).abs() < 1e-9);
@@ -382,7 +389,6 @@ mod tests {
     #[test]
     fn a_cell_in_a_pane_is_clamped_for_drags_that_leave_it() {
         let (view, a, _) = two_panes();
-        let a = a.to_string();
         assert_eq!(cell_in_pane(&view, None, &a, 5, 5), Some((5, 4)));
         assert_eq!(cell_in_pane(&view, None, &a, -3, 0), Some((0, 0)));
         assert_eq!(cell_in_pane(&view, None, &a, 99, 99), Some((19, 18)));
