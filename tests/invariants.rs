@@ -116,3 +116,15 @@ fn method_names_live_in_the_protocol_alone() {
         }
     }
 }
+
+/// The window and the renderer read the Store's typed view (`Store::view`: ids, `Layout`,
+/// enums), never the wire's DTOs or its spelling of states.
+#[test]
+fn the_window_reads_the_typed_view_not_the_wire() {
+    for dir in ["app/src/window", "app/src/render"] {
+        let found = offenders(dir, &["berth_server::protocol", "Dto"]);
+        assert!(found.is_empty(), "{found:#?}");
+    }
+    let found = offenders("app/src/window", &["\"RESUMABLE\"", "\"EXITED\"", "\"needs_input\""]);
+    assert!(found.is_empty(), "{found:#?}");
+}
