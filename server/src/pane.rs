@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use alacritty_terminal::sync::FairMutex;
 use berth_engine::ids::PaneId;
@@ -23,11 +23,7 @@ use tokio::sync::Notify;
 
 use crate::events::EventBus;
 use crate::notifications::{InboxMessage, Incoming, NotificationInbox};
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
-}
+use crate::persist::stamp::now_ms;
 
 /// What the reader thread learns about a pane, read by the Store when it answers.
 #[derive(Debug, Clone)]

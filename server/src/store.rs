@@ -28,7 +28,8 @@ use crate::events::EventBus;
 use crate::notifications::{
     DesktopHandle, DesktopPolicy, InboxMessage, Incoming, NotificationInbox, NotificationLog,
 };
-use crate::pane::{now_ms, OutputPulse, PaneIo, PaneShared};
+use crate::pane::{OutputPulse, PaneIo, PaneShared};
+use crate::persist::stamp::now_ms;
 use crate::protocol::{
     AgentDto, LayoutDto, PaneDto, ProgressDto, ReadDto, TabDto, WorkspaceDto, WorkspaceListDto,
     PROTOCOL_VERSION,
@@ -650,7 +651,7 @@ impl Store {
                 Ok(json!({ "marked": changed }))
             }
             Command::HookEvent { pane, kind, payload } => {
-                let outcome = crate::hooks::map_hook(kind, &payload);
+                let outcome = crate::agents::hooks::map_hook(kind, &payload);
                 self.apply_hook(&pane, kind, outcome)?;
                 Ok(json!({ "pane_id": pane.as_str() }))
             }

@@ -595,7 +595,7 @@ impl App {
     /// switcher when it is open.
     fn scene(&self, list: &WorkspaceListDto, view: &TabView, focused_window: bool) -> Scene {
         let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.as_str());
-        let wall_now = berth_server::pane::now_ms();
+        let wall_now = berth_server::persist::stamp::now_ms();
         let mut panes = Vec::new();
         for (pane_id, rect) in view.placements(zoomed) {
             let Some(dto) = view.pane(&pane_id) else { continue };

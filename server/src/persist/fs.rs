@@ -156,6 +156,8 @@ fn too_large(len: u64, max_len: u64) -> io::Error {
 }
 
 /// Test doubles for [`StateFs`], public so that the server's own tests can use them too.
+/// Compiled only for tests and with the `testing` feature.
+#[cfg(any(test, feature = "testing"))]
 pub mod testing {
     use super::*;
     use std::sync::{Mutex, MutexGuard};
