@@ -6,13 +6,15 @@
 //! threads never take the Store's lock: they drop what they parse into the bounded
 //! [`NotificationInbox`], drained by one task.
 //!
-//! The path, stage by stage: the engine's `osc` scanner extracts OSC 9/99/777 payloads and its
-//! `notify` module parses and rate-limits them on the pane's reader thread (`pane.rs`); this
-//! module holds the types, the kept log and the inbox; [`intake`] is where one enters the Store;
-//! [`desktop`] shows it through the freedesktop notification service.
+//! The path, stage by stage: the engine's `osc` scanner extracts OSC 9/99/777 payloads from a
+//! pane's output; on the pane's reader thread [`reader`] parses them (the engine's `notify`),
+//! rate-limits them and drops them into the inbox; this module holds the types, the kept log and
+//! the inbox; [`intake`] is where one enters the Store; [`desktop`] shows it through the
+//! freedesktop notification service.
 
 pub mod desktop;
 pub mod intake;
+pub mod reader;
 
 use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
