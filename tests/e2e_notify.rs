@@ -277,7 +277,8 @@ fn unread_notifications_and_attention_survive_a_restart() {
 
 #[test]
 fn desktop_notifications_cross_a_private_bus_and_a_click_focuses_the_pane() {
-    use berth_server::desktop::testing::{FakeNotificationServer, PrivateBus};
+    use berth_server::dbus::testing::PrivateBus;
+    use berth_server::notifications::desktop::testing::FakeNotificationServer;
     let bus = PrivateBus::start().expect("start a private dbus-daemon");
     let fake =
         FakeNotificationServer::start(bus.address()).expect("start the fake notification server");

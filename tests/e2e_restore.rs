@@ -300,7 +300,8 @@ fn a_shutdown_save_never_replaces_a_record_with_more_panes() {
 
 #[test]
 fn a_logind_shutdown_notice_saves_under_a_delay_inhibitor() {
-    use berth_server::logind::testing::{FakeLogind, PrivateBus};
+    use berth_server::dbus::testing::PrivateBus;
+    use berth_server::logind::testing::FakeLogind;
     let bus = PrivateBus::start().expect("start a private dbus-daemon");
     let logind = FakeLogind::start(bus.address()).expect("start the fake logind");
     let mut server = TestServer::prepare()

@@ -555,7 +555,7 @@ fn hook(agent: &str, payload: Option<String>, print_config: bool) -> ExitCode {
         return ExitCode::SUCCESS;
     };
     if print_config {
-        match berth_server::hooks::print_config(kind) {
+        match berth_server::agents::hooks::print_config(kind) {
             Some(snippet) => println!("{snippet}"),
             None => eprintln!("berth hook: no hook configuration for {agent}"),
         }

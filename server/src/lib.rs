@@ -2,13 +2,13 @@
 //!
 //! It must not draw anything. The window embeds it on a thread; `berth server` runs it alone.
 
+pub mod agents;
 pub mod client;
 pub mod commands;
-pub mod desktop;
+pub mod dbus;
 pub mod error;
 pub mod event;
 pub mod events;
-pub mod hooks;
 pub mod logind;
 pub mod notifications;
 pub mod pane;
@@ -302,11 +302,11 @@ impl Server {
     fn start_notifications(&self) {
         let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(rx) = store.take_inbox_receiver() {
-            tokio::spawn(notifications::run_inbox(rx, self.store.clone()));
+            tokio::spawn(notifications::intake::run_inbox(rx, self.store.clone()));
         }
         let clicked = self.store.clone();
-        let desktop = desktop::DesktopNotifier::spawn(
-            desktop::DesktopConfig::from_env(),
+        let desktop = notifications::desktop::DesktopNotifier::spawn(
+            notifications::desktop::DesktopConfig::from_env(notifications::desktop::ENV_SWITCH),
             Arc::new(move |key: String| {
                 let mut store = clicked.lock().unwrap_or_else(|p| p.into_inner());
                 let _ = store.execute(Internal::ActivateNotification { id: key });
@@ -460,7 +460,7 @@ fn plan_auto_resume(
         return (Vec::new(), saved_at);
     }
     let marker = state.dir().join(RESUME_MARKER);
-    let age = Duration::from_millis(pane::now_ms().saturating_sub(saved_at));
+    let age = Duration::from_millis(persist::stamp::now_ms().saturating_sub(saved_at));
     if age > AUTO_RESUME_MAX_AGE {
         tracing::warn!(
             days = age.as_secs() / 86_400,

@@ -12,18 +12,19 @@
 //! logind may go on; on `PrepareForShutdown(false)` (the shutdown was cancelled) take a new one.
 //! If `PreparingForShutdown` is already true when the monitor connects, logind would refuse a new
 //! inhibitor, so the monitor saves at once without one.
+//!
+//! Its bus configuration, connection and backoff are the shared ones of [`crate::dbus`].
 
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
 use std::fmt;
-use std::future::poll_fn;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use futures_core::Stream;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
+
+use crate::dbus::{self, next_item, BackoffTimer, Bus, BusConfig};
 
 /// What the monitor calls when the host is about to shut down. It runs on a blocking thread and
 /// should save state; its result is only logged.
@@ -40,11 +41,6 @@ const INHIBIT_WHO: &str = "Berth";
 const INHIBIT_WHY: &str = "Saving terminal sessions";
 /// A delay lock: logind waits for it to be released (up to its `InhibitDelayMaxSec`).
 const INHIBIT_MODE: &str = "delay";
-
-/// The longest a connection attempt (socket and authentication) may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// The longest one method call to logind may take.
-const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The typed proxy for the part of logind's manager interface the monitor uses.
 #[zbus::proxy(
@@ -65,92 +61,9 @@ trait LoginManager {
     fn preparing_for_shutdown(&self) -> zbus::Result<bool>;
 }
 
-/// How long the monitor waits between attempts: `initial`, doubling up to `max`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Backoff {
-    /// The wait after the first failure.
-    pub initial: Duration,
-    /// The longest wait.
-    pub max: Duration,
-}
-
-impl Default for Backoff {
-    /// One second, doubling to a minute.
-    fn default() -> Self {
-        Backoff { initial: Duration::from_secs(1), max: Duration::from_secs(60) }
-    }
-}
-
-/// The waits of one retry sequence of a [`Backoff`].
-#[derive(Debug)]
-struct BackoffTimer {
-    policy: Backoff,
-    next: Duration,
-}
-
-impl BackoffTimer {
-    fn new(policy: Backoff) -> Self {
-        BackoffTimer { policy, next: policy.initial }
-    }
-
-    /// The wait before the next attempt; each call doubles the one after, up to the maximum.
-    fn next_delay(&mut self) -> Duration {
-        let delay = self.next.min(self.policy.max);
-        self.next = delay.saturating_mul(2).min(self.policy.max);
-        delay
-    }
-
-    /// Starts over at the initial wait, after a success.
-    fn reset(&mut self) {
-        self.next = self.policy.initial;
-    }
-}
-
-/// Where and whether the monitor connects.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MonitorConfig {
-    /// False turns the monitor into a no-op (`BERTH_LOGIND=0`).
-    pub enabled: bool,
-    /// The bus address; `None` is the system bus as zbus finds it (`DBUS_SYSTEM_BUS_ADDRESS`, else
-    /// the standard socket).
-    pub address: Option<String>,
-    /// The waits between attempts to connect and to take the inhibitor.
-    pub backoff: Backoff,
-}
-
-impl MonitorConfig {
-    /// The configuration from the environment: off when `BERTH_LOGIND=0`, else the system bus.
-    pub fn from_env() -> Self {
-        MonitorConfig {
-            enabled: switch_on(std::env::var_os(ENV_SWITCH).as_deref()),
-            address: None,
-            backoff: Backoff::default(),
-        }
-    }
-
-    /// An enabled monitor of the bus at `address` (a D-Bus address such as
-    /// `unix:path=/run/dbus/system_bus_socket`); tests point it at a private bus.
-    pub fn for_address(address: impl Into<String>) -> Self {
-        MonitorConfig { enabled: true, address: Some(address.into()), backoff: Backoff::default() }
-    }
-
-    /// A monitor that does nothing.
-    pub fn disabled() -> Self {
-        MonitorConfig { enabled: false, address: None, backoff: Backoff::default() }
-    }
-
-    /// The same configuration with other waits between attempts.
-    #[must_use]
-    pub fn with_backoff(mut self, backoff: Backoff) -> Self {
-        self.backoff = backoff;
-        self
-    }
-}
-
-/// Whether the value of `BERTH_LOGIND` leaves the monitor on: anything but `0` does.
-fn switch_on(value: Option<&std::ffi::OsStr>) -> bool {
-    value.is_none_or(|value| value != "0")
-}
+/// Where and whether the monitor connects: `address` `None` is the system bus, and
+/// [`BusConfig::from_env`] reads [`ENV_SWITCH`].
+pub type MonitorConfig = BusConfig;
 
 /// What the monitor has done so far, for tests and for status output.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -201,7 +114,7 @@ impl LogindMonitor {
     /// inhibitor denied) are retried in the background with bounded exponential backoff and
     /// logged once per kind of failure.
     pub fn spawn(save: ShutdownSave) -> LogindMonitor {
-        LogindMonitor::spawn_with(MonitorConfig::from_env(), save)
+        LogindMonitor::spawn_with(MonitorConfig::from_env(ENV_SWITCH), save)
     }
 
     /// Starts a monitor with an explicit configuration on the current tokio runtime. Outside a
@@ -296,10 +209,8 @@ impl FailureLog {
 /// Why a connection to logind could not be set up.
 #[derive(Debug, thiserror::Error)]
 enum ConnectError {
-    #[error("cannot connect to the system bus: {0}")]
-    Connect(zbus::Error),
-    #[error("connecting to the system bus took more than {}s", CONNECT_TIMEOUT.as_secs())]
-    ConnectTimedOut,
+    #[error(transparent)]
+    Connect(#[from] dbus::ConnectError),
     #[error("cannot subscribe to logind's PrepareForShutdown signal: {0}")]
     Subscribe(zbus::Error),
 }
@@ -307,7 +218,7 @@ enum ConnectError {
 impl ConnectError {
     fn kind(&self) -> FailureKind {
         match self {
-            ConnectError::Connect(_) | ConnectError::ConnectTimedOut => FailureKind::Connect,
+            ConnectError::Connect(_) => FailureKind::Connect,
             ConnectError::Subscribe(_) => FailureKind::Subscribe,
         }
     }
@@ -355,15 +266,7 @@ async fn connect(
     config: &MonitorConfig,
 ) -> Result<(zbus::Connection, LoginManagerProxy<'static>, PrepareForShutdownStream), ConnectError>
 {
-    let builder = match &config.address {
-        Some(address) => zbus::connection::Builder::address(address.as_str()),
-        None => zbus::connection::Builder::system(),
-    };
-    let connection =
-        tokio::time::timeout(CONNECT_TIMEOUT, builder.method_timeout(CALL_TIMEOUT).build())
-            .await
-            .map_err(|_| ConnectError::ConnectTimedOut)?
-            .map_err(ConnectError::Connect)?;
+    let connection = dbus::connect(config, Bus::System).await?;
     let proxy = LoginManagerProxy::builder(&connection)
         .cache_properties(zbus::proxy::CacheProperties::No)
         .build()
@@ -479,11 +382,6 @@ impl Session<'_> {
             self.next_inhibit = Some(Instant::now());
         }
     }
-}
-
-/// The next item of a stream.
-async fn next_item<S: Stream + Unpin>(stream: &mut S) -> Option<S::Item> {
-    poll_fn(|cx| Pin::new(&mut *stream).poll_next(cx)).await
 }
 
 /// Sleeps until `deadline`, or forever when there is none.

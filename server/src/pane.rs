@@ -8,26 +8,20 @@
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use alacritty_terminal::sync::FairMutex;
 use berth_engine::ids::PaneId;
 use berth_engine::model::Lifecycle;
-use berth_engine::notify::{
-    Admission, NotifyEvent, NotifyParser, RateLimitConfig, RateLimiter, Urgency,
-};
 use berth_engine::pty::{ExitInfo, PtyHandler, PtyInput};
 use berth_engine::terminal::{PaneTerminal, TerminalEvent};
 use tokio::sync::Notify;
 
 use crate::event::Event;
 use crate::events::EventBus;
-use crate::notifications::{InboxMessage, Incoming, NotificationInbox};
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
-}
+use crate::notifications::reader::PaneNotifications;
+use crate::notifications::NotificationInbox;
+use crate::persist::stamp::now_ms;
 
 /// What the reader thread learns about a pane, read by the Store when it answers.
 #[derive(Debug, Clone)]
@@ -213,9 +207,8 @@ pub struct PaneIo {
     shared: Arc<PaneShared>,
     bus: EventBus,
     pulse: OutputPulse,
-    inbox: NotificationInbox,
-    parser: NotifyParser,
-    limiter: RateLimiter,
+    /// Its notification escape codes: parsed, rate-limited, sent to the Store's inbox.
+    notifications: PaneNotifications,
     /// This pane's immediate `pane.output` events in the current interval (see [`OutputPulse`]).
     output_window: BurstWindow,
 }
@@ -228,78 +221,24 @@ impl PaneIo {
         pulse: OutputPulse,
         inbox: NotificationInbox,
     ) -> Self {
-        Self {
-            shared,
-            bus,
-            pulse,
-            inbox,
-            parser: NotifyParser::new(),
-            limiter: RateLimiter::new(RateLimitConfig::default()),
-            output_window: BurstWindow::default(),
-        }
+        let notifications = PaneNotifications::new(shared.id.clone(), inbox);
+        Self { shared, bus, pulse, notifications, output_window: BurstWindow::default() }
     }
 
-    /// Parses one OSC 9/99/777 payload: notifications go to the inbox (rate-limited), queries
-    /// are answered on the PTY, progress is noted.
+    /// Parses one OSC 9/99/777 payload (see [`PaneNotifications::handle_osc`]) and notes the
+    /// progress it reports.
     fn handle_osc(&mut self, kind: u16, payload: &[u8], replies: &PtyInput, now: Instant) {
-        for event in self.parser.handle(kind, payload, now) {
-            match event {
-                NotifyEvent::Show(note) => {
-                    if self.limiter.admit(now) == Admission::Suppress {
-                        continue;
-                    }
-                    let mut incoming = Incoming::new(
-                        Some(self.shared.id.clone()),
-                        &note.title,
-                        &note.body,
-                        note.source,
-                    );
-                    incoming.severity = match note.urgency {
-                        Urgency::Critical => "error",
-                        _ => "info",
-                    }
-                    .to_owned();
-                    incoming.kitty_id = note.kitty_id;
-                    incoming.report_activation = note.report_activation;
-                    // Only kitty's OSC 99 can say when (`o=`, default `always` as kitty
-                    // specifies); OSC 9 and 777 stay off the desktop while the pane is seen.
-                    if note.source == "osc99" {
-                        incoming.show = note.only_when;
-                    }
-                    self.inbox.send(InboxMessage::Show(incoming));
+        for (state, percent) in self.notifications.handle_osc(kind, payload, replies, now) {
+            let progress = (state != 0).then_some((state, percent));
+            {
+                let mut meta = self.shared.meta();
+                // A progress bar redrawn with the same value is no news.
+                if meta.progress == progress {
+                    continue;
                 }
-                NotifyEvent::Close { kitty_id } => {
-                    self.inbox.send(InboxMessage::Close { pane: self.shared.id.clone(), kitty_id });
-                }
-                NotifyEvent::Progress { state, percent } => {
-                    let progress = (state != 0).then_some((state, percent));
-                    {
-                        let mut meta = self.shared.meta();
-                        // A progress bar redrawn with the same value is no news.
-                        if meta.progress == progress {
-                            continue;
-                        }
-                        meta.progress = progress;
-                    }
-                    self.bus.publish(Event::PaneProgress {
-                        pane: self.shared.id.clone(),
-                        state,
-                        percent,
-                    });
-                }
-                NotifyEvent::QueryReply(bytes) => {
-                    let _ = replies.send(&bytes);
-                }
+                meta.progress = progress;
             }
-        }
-    }
-
-    /// After a flood, one notification says how many were held back.
-    fn flush_suppressed(&mut self, now: Instant) {
-        if let Some(count) = self.limiter.take_suppressed_summary(now) {
-            let title = format!("{count} more notifications");
-            let incoming = Incoming::new(Some(self.shared.id.clone()), &title, "", "system");
-            self.inbox.send(InboxMessage::Show(incoming));
+            self.bus.publish(Event::PaneProgress { pane: self.shared.id.clone(), state, percent });
         }
     }
 }
@@ -355,7 +294,7 @@ impl PtyHandler for PaneIo {
         for (kind, payload) in notifications {
             self.handle_osc(kind, &payload, replies, now);
         }
-        self.flush_suppressed(now);
+        self.notifications.flush_suppressed(now);
         if changed {
             self.bus.publish(Event::PaneChanged { pane: self.shared.id.clone() });
         }
@@ -383,7 +322,7 @@ impl PtyHandler for PaneIo {
             }
             self.pulse.mark(&self.shared.id);
         }
-        self.flush_suppressed(now);
+        self.notifications.flush_suppressed(now);
     }
 
     fn on_exit(&mut self, exit: ExitInfo) {

@@ -15,7 +15,8 @@ use crate::events::EventBus;
 use crate::notifications::{
     DesktopHandle, DesktopPolicy, InboxMessage, Incoming, NotificationInbox, NotificationLog,
 };
-use crate::pane::{now_ms, OutputPulse, PaneIo, PaneShared};
+use crate::pane::{OutputPulse, PaneIo, PaneShared};
+use crate::persist::stamp::now_ms;
 use crate::persist::Snapshot;
 use crate::process::{PaneProcess, PtySpawner, Spawner};
 use crate::view::{
@@ -763,7 +764,7 @@ impl Store {
                 Ok(Reply::Marked { count: changed })
             }
             Command::HookEvent { pane, kind, payload } => {
-                let outcome = crate::hooks::map_hook(kind, &payload);
+                let outcome = crate::agents::hooks::map_hook(kind, &payload);
                 self.apply_hook(&pane, kind, outcome)?;
                 Ok(Reply::Pane { pane })
             }

@@ -544,7 +544,7 @@ impl App {
     /// switcher when it is open.
     fn scene(&self, list: &StateView, view: &TabView, focused_window: bool) -> Scene {
         let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| &z.pane);
-        let wall_now = berth_server::pane::now_ms();
+        let wall_now = berth_server::persist::stamp::now_ms();
         let mut panes = Vec::new();
         for (pane_id, rect) in view.placements(zoomed) {
             let Some(info) = view.pane(&pane_id) else { continue };

@@ -1,153 +1,22 @@
-//! Test support: a private `dbus-daemon` and a fake logind on it, for the monitor's own tests and
-//! for end-to-end tests of the `berth` binary.
+//! Test support: a fake logind, for the monitor's own tests and for end-to-end tests of the
+//! `berth` binary; it runs on a [`PrivateBus`](crate::dbus::testing::PrivateBus).
 //!
-//! It owns the daemon process, its temp dir and the fake's connection and runtime. It must never
-//! connect to the host's own buses. Its calls are synchronous and may be made from any thread,
-//! with or without a tokio runtime.
+//! It owns the fake's connection and runtime. It must never connect to the host's own buses.
+//! Its calls are synchronous and may be made from any thread, with or without a tokio runtime.
+//! Compiled only for tests and with the `testing` feature.
 
-use std::future::Future;
-use std::io::{BufRead, BufReader};
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::DirBuilderExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout};
 use zbus::object_server::SignalEmitter;
+
+use crate::dbus::testing::{run_on, CallTimedOut, CALL_TIMEOUT};
 
 /// logind's well-known bus name.
 pub const LOGIN1_NAME: &str = "org.freedesktop.login1";
 /// The path of logind's manager object.
 pub const LOGIN1_PATH: &str = "/org/freedesktop/login1";
-
-/// How long the fake waits for its own bus calls, and the bus for its address.
-const CALL_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// A `dbus-daemon` of its own, listening in a private temp dir; killed when dropped.
-///
-/// Give [`PrivateBus::address`] to the code under test as `DBUS_SYSTEM_BUS_ADDRESS` (in a child
-/// process's environment) or through [`super::MonitorConfig::for_address`].
-#[derive(Debug)]
-pub struct PrivateBus {
-    address: String,
-    child: Child,
-    dir: PathBuf,
-}
-
-impl PrivateBus {
-    /// Starts `dbus-daemon` with a minimal configuration of its own (no system or session config
-    /// is read) and waits for it to print its address.
-    pub fn start() -> std::io::Result<PrivateBus> {
-        let dir = private_dir()?;
-        let socket = dir.join("bus");
-        let config = dir.join("bus.conf");
-        let log = dir.join("daemon.log");
-        std::fs::write(&config, bus_config(&socket))?;
-        let child = Command::new("dbus-daemon")
-            .arg(format!("--config-file={}", config.display()))
-            .args(["--nofork", "--print-address=1"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&log)?)
-            .spawn();
-        let mut child = match child {
-            Ok(child) => child,
-            Err(error) => {
-                let _ = std::fs::remove_dir_all(&dir);
-                let hint = if error.kind() == std::io::ErrorKind::NotFound {
-                    " (install the dbus-daemon package; scripts/test does)"
-                } else {
-                    ""
-                };
-                return Err(std::io::Error::new(
-                    error.kind(),
-                    format!("cannot run dbus-daemon{hint}: {error}"),
-                ));
-            }
-        };
-        // Reading the address is done on a thread so that a daemon that prints nothing cannot
-        // hang the test: the wait is bounded.
-        let stdout = child.stdout.take();
-        let (sender, receiver) = mpsc::sync_channel(1);
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            if let Some(stdout) = stdout {
-                let _ = BufReader::new(stdout).read_line(&mut line);
-            }
-            let _ = sender.send(line);
-        });
-        let address = receiver.recv_timeout(CALL_TIMEOUT).unwrap_or_default().trim().to_owned();
-        let bus = PrivateBus { address, child, dir };
-        if bus.address.is_empty() {
-            let log = std::fs::read_to_string(&log).unwrap_or_default();
-            return Err(std::io::Error::other(format!(
-                "dbus-daemon printed no address: {}",
-                log.trim()
-            )));
-        }
-        Ok(bus)
-    }
-
-    /// The bus's D-Bus address (`unix:path=…,guid=…`).
-    pub fn address(&self) -> &str {
-        &self.address
-    }
-
-    /// Kills the daemon now, as a bus that goes away would.
-    pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for PrivateBus {
-    fn drop(&mut self) {
-        self.kill();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// A fresh 0700 dir for one bus.
-fn private_dir() -> std::io::Result<PathBuf> {
-    static COUNT: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
-    let name = format!(
-        "berth-dbus-{}-{}-{nanos}",
-        std::process::id(),
-        COUNT.fetch_add(1, Ordering::Relaxed)
-    );
-    let dir = std::env::temp_dir().join(name);
-    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-    Ok(dir)
-}
-
-/// A configuration that listens on `socket` only and lets every local client own any name.
-fn bus_config(socket: &Path) -> String {
-    let socket = socket
-        .display()
-        .to_string()
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;");
-    format!(
-        r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path={socket}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-"#
-    )
-}
 
 /// How a [`FakeLogind`] starts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -281,6 +150,12 @@ pub enum FakeLogindError {
     TimedOut,
 }
 
+impl From<CallTimedOut> for FakeLogindError {
+    fn from(_: CallTimedOut) -> Self {
+        FakeLogindError::TimedOut
+    }
+}
+
 /// A fake systemd-logind on a (private) bus: it owns `org.freedesktop.login1`, serves the manager
 /// at `/org/freedesktop/login1`, grants or refuses inhibitors and sends `PrepareForShutdown`.
 ///
@@ -384,18 +259,4 @@ impl Drop for FakeLogind {
             runtime.shutdown_background();
         }
     }
-}
-
-/// Runs `future` on `runtime` and waits for it, bounded; unlike `block_on` this works from any
-/// thread, inside another runtime's context too.
-fn run_on<F>(runtime: &tokio::runtime::Runtime, future: F) -> Result<F::Output, FakeLogindError>
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let (sender, receiver) = mpsc::sync_channel(1);
-    runtime.spawn(async move {
-        let _ = sender.send(future.await);
-    });
-    receiver.recv_timeout(CALL_TIMEOUT).map_err(|_| FakeLogindError::TimedOut)
 }

@@ -4,8 +4,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::testing::{FakeLogind, FakeLogindOptions, PrivateBus};
+use super::testing::{FakeLogind, FakeLogindOptions};
 use super::*;
+use crate::dbus::testing::PrivateBus;
+use crate::dbus::{switch_on, Backoff};
 
 /// The longest any one condition is waited for.
 const DEADLINE: Duration = Duration::from_secs(5);
@@ -297,13 +299,4 @@ fn spawn_outside_a_runtime_does_not_panic() {
     );
     let status = monitor.status();
     assert!(!status.enabled && status.last_error.is_some(), "{status:?}");
-}
-
-#[test]
-fn backoff_doubles_up_to_its_bound_and_resets() {
-    let mut timer = BackoffTimer::new(Backoff::default());
-    let waits: Vec<u64> = (0..9).map(|_| timer.next_delay().as_secs()).collect();
-    assert_eq!(waits, [1, 2, 4, 8, 16, 32, 60, 60, 60]);
-    timer.reset();
-    assert_eq!(timer.next_delay(), Duration::from_secs(1));
 }

@@ -1,8 +1,8 @@
 //! The narrow seam between the persistence layer and the state dir's file system.
 //!
 //! [`StateFs`] holds exactly the operations the snapshot writer and loader need, so a test can
-//! put [`testing::FaultyFs`] in their place and fail or "crash" any single step of a save
-//! (CONVENTIONS #5). [`RealFs`] is the production implementation on std and libc. This module
+//! put `testing::FaultyFs` (tests and the `testing` feature only) in their place and fail or
+//! "crash" any single step of a save (CONVENTIONS #5). [`RealFs`] is the production implementation on std and libc. This module
 //! owns no policy: it must not decide what to write, where, or what a failure means.
 
 use std::ffi::OsString;
@@ -156,6 +156,8 @@ fn too_large(len: u64, max_len: u64) -> io::Error {
 }
 
 /// Test doubles for [`StateFs`], public so that the server's own tests can use them too.
+/// Compiled only for tests and with the `testing` feature.
+#[cfg(any(test, feature = "testing"))]
 pub mod testing {
     use super::*;
     use std::sync::{Mutex, MutexGuard};

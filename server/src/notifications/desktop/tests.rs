@@ -5,8 +5,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::testing::{FakeNotificationServer, NotifyCall, PrivateBus, CLOSED_DISMISSED};
+use super::testing::{FakeNotificationServer, NotifyCall, CLOSED_DISMISSED};
 use super::*;
+use crate::dbus::testing::PrivateBus;
+use crate::dbus::{switch_on, Backoff};
 
 /// The longest any one condition is waited for.
 const DEADLINE: Duration = Duration::from_secs(10);

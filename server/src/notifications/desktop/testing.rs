@@ -3,28 +3,23 @@
 //!
 //! It owns the fake's connection, its runtime and the record of calls. It must never connect to
 //! the host's own buses: it is always given an address, normally a
-//! [`PrivateBus`] (re-exported here from `crate::logind::testing`). Its calls are
-//! synchronous and may be made from any thread, with or without a tokio runtime.
+//! [`PrivateBus`](crate::dbus::testing::PrivateBus)'s. Its calls are synchronous and may be made
+//! from any thread, with or without a tokio runtime. Compiled only for tests and with the
+//! `testing` feature.
 //!
 //! Like real servers (GNOME Shell's daemon, dunst), it sends `ActionInvoked` and
 //! `NotificationClosed` only to the connection that called `Notify`.
 
 use std::collections::{HashMap, HashSet};
-use std::future::Future;
-use std::sync::{mpsc, Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use zbus::message::Header;
 use zbus::names::BusName;
 use zbus::object_server::SignalEmitter;
 use zbus::OwnedVariant;
 
-pub use crate::logind::testing::PrivateBus;
-
 use super::{NOTIFICATIONS_NAME, NOTIFICATIONS_PATH};
-
-/// How long the fake waits for its own bus calls.
-const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+use crate::dbus::testing::{run_on, CallTimedOut, CALL_TIMEOUT};
 
 /// The capabilities the fake reports unless told otherwise.
 pub const DEFAULT_CAPABILITIES: &[&str] = &["actions", "body"];
@@ -195,6 +190,12 @@ pub enum FakeNotificationError {
     UnknownId(u32),
 }
 
+impl From<CallTimedOut> for FakeNotificationError {
+    fn from(_: CallTimedOut) -> Self {
+        FakeNotificationError::TimedOut
+    }
+}
+
 /// A fake desktop notification server: it owns `org.freedesktop.Notifications` on the bus it is
 /// given, serves it at `/org/freedesktop/Notifications`, records what it is asked, and clicks
 /// or dismisses notifications on request. It runs on a small tokio runtime of its own, so a
@@ -312,21 +313,4 @@ impl Drop for FakeNotificationServer {
             runtime.shutdown_background();
         }
     }
-}
-
-/// Runs `future` on `runtime` and waits for it, bounded; unlike `block_on` this works from any
-/// thread, inside another runtime's context too.
-fn run_on<F>(
-    runtime: &tokio::runtime::Runtime,
-    future: F,
-) -> Result<F::Output, FakeNotificationError>
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    let (sender, receiver) = mpsc::sync_channel(1);
-    runtime.spawn(async move {
-        let _ = sender.send(future.await);
-    });
-    receiver.recv_timeout(CALL_TIMEOUT).map_err(|_| FakeNotificationError::TimedOut)
 }

@@ -29,22 +29,24 @@
 //! on one connection and listens for both signals on that connection, with the same wire format
 //! notify-rust uses (app name, replaces id, icon, summary, body, actions, an `urgency` byte hint,
 //! timeout -1).
+//!
+//! Its bus configuration, connection and backoff are the shared ones of [`crate::dbus`].
 
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::future::{poll_fn, Future};
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
 use futures_core::Stream;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::logind::Backoff;
+use crate::dbus::{self, next_item, BackoffTimer, Bus, BusConfig};
 
 /// The environment variable that turns desktop notifications off when it is `0`.
 pub const ENV_SWITCH: &str = "BERTH_DESKTOP_NOTIFY";
@@ -75,12 +77,6 @@ pub const TITLE_MAX_CHARS: usize = 256;
 
 /// The longest body sent, in characters.
 pub const BODY_MAX_CHARS: usize = 2048;
-
-/// The longest a connection attempt (socket and authentication) may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The longest one call to the notification service may take.
-const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `expire_timeout` -1: the server's own default.
 const EXPIRE_DEFAULT: i32 = -1;
@@ -163,50 +159,9 @@ pub struct DesktopNote {
 /// must return quickly: send a command, don't do the work there.
 pub type OnActivate = Arc<dyn Fn(String) + Send + Sync>;
 
-/// Whether and where desktop notifications go.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DesktopConfig {
-    /// False turns the notifier into a no-op (`BERTH_DESKTOP_NOTIFY=0`).
-    pub enabled: bool,
-    /// The bus address; `None` is the session bus as zbus finds it (`DBUS_SESSION_BUS_ADDRESS`).
-    pub address: Option<String>,
-    /// The waits before trying again after the bus or the service was missing.
-    pub backoff: Backoff,
-}
-
-impl DesktopConfig {
-    /// The configuration from the environment: off when `BERTH_DESKTOP_NOTIFY=0`, else the
-    /// session bus.
-    pub fn from_env() -> Self {
-        DesktopConfig {
-            enabled: switch_on(std::env::var_os(ENV_SWITCH).as_deref()),
-            address: None,
-            backoff: Backoff::default(),
-        }
-    }
-
-    /// Enabled, on the bus at `address` (a D-Bus address); tests point it at a private bus.
-    pub fn for_address(address: impl Into<String>) -> Self {
-        DesktopConfig { enabled: true, address: Some(address.into()), backoff: Backoff::default() }
-    }
-
-    /// A notifier that does nothing.
-    pub fn disabled() -> Self {
-        DesktopConfig { enabled: false, address: None, backoff: Backoff::default() }
-    }
-
-    /// The same configuration with other waits between attempts.
-    #[must_use]
-    pub fn with_backoff(mut self, backoff: Backoff) -> Self {
-        self.backoff = backoff;
-        self
-    }
-}
-
-/// Whether the value of `BERTH_DESKTOP_NOTIFY` leaves notifications on: anything but `0` does.
-fn switch_on(value: Option<&std::ffi::OsStr>) -> bool {
-    value.is_none_or(|value| value != "0")
-}
+/// Whether and where desktop notifications go: `address` `None` is the session bus, and
+/// [`BusConfig::from_env`] reads [`ENV_SWITCH`].
+pub type DesktopConfig = BusConfig;
 
 /// What the notifier has done so far, for tests and status output.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -543,10 +498,8 @@ impl Capabilities {
 /// Why the bus could not be reached.
 #[derive(Debug, thiserror::Error)]
 enum LinkError {
-    #[error("cannot connect to the session bus: {0}")]
-    Connect(zbus::Error),
-    #[error("connecting to the session bus took more than {}s", CONNECT_TIMEOUT.as_secs())]
-    ConnectTimedOut,
+    #[error(transparent)]
+    Connect(#[from] dbus::ConnectError),
     #[error("cannot subscribe to the notification service's signals: {0}")]
     Subscribe(zbus::Error),
 }
@@ -594,15 +547,7 @@ struct Link {
 /// Connects to the bus and subscribes to both signals. A missing service is not an error here:
 /// the subscriptions follow the name, and the first call finds out.
 async fn connect(config: &DesktopConfig) -> Result<Link, LinkError> {
-    let builder = match &config.address {
-        Some(address) => zbus::connection::Builder::address(address.as_str()),
-        None => zbus::connection::Builder::session(),
-    };
-    let connection =
-        tokio::time::timeout(CONNECT_TIMEOUT, builder.method_timeout(CALL_TIMEOUT).build())
-            .await
-            .map_err(|_| LinkError::ConnectTimedOut)?
-            .map_err(LinkError::Connect)?;
+    let connection = dbus::connect(config, Bus::Session).await?;
     let proxy = NotificationsProxy::builder(&connection)
         .cache_properties(zbus::proxy::CacheProperties::No)
         .build()
@@ -637,29 +582,6 @@ enum Wake {
     Queued,
 }
 
-/// The doubling waits of one outage.
-#[derive(Debug)]
-struct RetryDelay {
-    policy: Backoff,
-    next: Duration,
-}
-
-impl RetryDelay {
-    fn new(policy: Backoff) -> RetryDelay {
-        RetryDelay { policy, next: policy.initial }
-    }
-
-    fn next_delay(&mut self) -> Duration {
-        let delay = self.next.min(self.policy.max);
-        self.next = delay.saturating_mul(2).min(self.policy.max);
-        delay
-    }
-
-    fn reset(&mut self) {
-        self.next = self.policy.initial;
-    }
-}
-
 /// The sender task's state.
 struct Worker {
     shared: Arc<Shared>,
@@ -672,7 +594,8 @@ struct Worker {
     available: bool,
     /// While the service is missing: no attempt before this.
     next_attempt: Option<Instant>,
-    retry: RetryDelay,
+    /// The doubling waits of one outage.
+    retry: BackoffTimer,
     ids: TrackedIds,
     in_flight: Option<Call>,
     /// Whether the first outage was logged at warn level; later ones go to info.
@@ -683,7 +606,7 @@ struct Worker {
 
 impl Worker {
     fn new(shared: Arc<Shared>, config: DesktopConfig, on_activate: OnActivate) -> Worker {
-        let retry = RetryDelay::new(config.backoff);
+        let retry = BackoffTimer::new(config.backoff);
         Worker {
             shared,
             config,
@@ -1014,7 +937,7 @@ async fn finish(call: &mut Option<Call>) -> Outcome {
 /// The next signal of a stream, `None` when it ended, or never without a stream.
 async fn next_signal<S: Stream + Unpin>(stream: Option<&mut S>) -> Option<S::Item> {
     match stream {
-        Some(stream) => poll_fn(|cx| Pin::new(&mut *stream).poll_next(cx)).await,
+        Some(stream) => next_item(stream).await,
         None => std::future::pending().await,
     }
 }

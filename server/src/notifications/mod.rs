@@ -5,21 +5,30 @@
 //! raise the pane's attention, publish an event, and hand it to the desktop sink. PTY reader
 //! threads never take the Store's lock: they drop what they parse into the bounded
 //! [`NotificationInbox`], drained by one task.
+//!
+//! The path, stage by stage: the engine's `osc` scanner extracts OSC 9/99/777 payloads from a
+//! pane's output; on the pane's reader thread [`reader`] parses them (the engine's `notify`),
+//! rate-limits them and drops them into the inbox; this module holds the types, the kept log and
+//! the inbox; [`intake`] is where one enters the Store; [`desktop`] shows it through the
+//! freedesktop notification service.
+
+pub mod desktop;
+pub mod intake;
+pub mod reader;
 
 use std::collections::VecDeque;
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use berth_engine::ids::{NotificationId, PaneId, WorkspaceId};
+use berth_engine::ids::{NotificationId, PaneId};
 use berth_engine::model::Attention;
-use berth_engine::notify::{sanitize, sanitize_body, ShowWhen, MAX_BODY_CHARS, MAX_TITLE_CHARS};
+use berth_engine::notify::ShowWhen;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use crate::event::Event;
-use crate::pane::now_ms;
-use crate::store::{Internal, Store};
-use crate::view::NotificationView;
+use crate::persist::stamp::now_ms;
+use crate::persist::NotificationRecord;
 
 /// How many notifications are kept (and saved).
 pub const MAX_NOTIFICATIONS: usize = 200;
@@ -69,27 +78,13 @@ impl Incoming {
     }
 }
 
-/// A stored notification.
+/// A stored notification: the record that is listed, published and saved (its fields read
+/// through `Deref`), plus what does not outlive the program.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StoredNotification {
-    /// Its id.
-    pub id: String,
-    /// The pane it came from.
-    pub pane_id: Option<String>,
-    /// That pane's workspace.
-    pub workspace_id: Option<String>,
-    /// Its title.
-    pub title: String,
-    /// Its body.
-    pub body: String,
-    /// `info | warning | error`.
-    pub severity: String,
-    /// Where it came from.
-    pub source: String,
-    /// When it arrived, ms since the epoch.
-    pub created_at: u64,
-    /// When it was read, if it was.
-    pub read_at: Option<u64>,
+    /// Its id, pane, text, severity, source and times; serialised as the notification itself.
+    #[serde(flatten)]
+    pub record: NotificationRecord,
     /// kitty's id, if any.
     #[serde(skip)]
     pub kitty_id: Option<String>,
@@ -98,44 +93,36 @@ pub struct StoredNotification {
     pub report_activation: bool,
 }
 
-impl From<&StoredNotification> for crate::persist::NotificationRecord {
-    fn from(n: &StoredNotification) -> Self {
-        crate::persist::NotificationRecord {
-            id: n.id.clone(),
-            pane_id: n.pane_id.clone(),
-            workspace_id: n.workspace_id.clone(),
-            title: n.title.clone(),
-            body: n.body.clone(),
-            severity: n.severity.clone(),
-            source: n.source.clone(),
-            created_at: n.created_at,
-            read_at: n.read_at,
-        }
+impl Deref for StoredNotification {
+    type Target = NotificationRecord;
+
+    fn deref(&self) -> &NotificationRecord {
+        &self.record
     }
 }
 
-impl From<&crate::persist::NotificationRecord> for StoredNotification {
+impl DerefMut for StoredNotification {
+    fn deref_mut(&mut self) -> &mut NotificationRecord {
+        &mut self.record
+    }
+}
+
+impl From<&StoredNotification> for NotificationRecord {
+    fn from(n: &StoredNotification) -> Self {
+        n.record.clone()
+    }
+}
+
+impl From<&NotificationRecord> for StoredNotification {
     /// A saved notification; its kitty id and click report do not outlive the program.
-    fn from(n: &crate::persist::NotificationRecord) -> Self {
-        StoredNotification {
-            id: n.id.clone(),
-            pane_id: n.pane_id.clone(),
-            workspace_id: n.workspace_id.clone(),
-            title: n.title.clone(),
-            body: n.body.clone(),
-            severity: n.severity.clone(),
-            source: n.source.clone(),
-            created_at: n.created_at,
-            read_at: n.read_at,
-            kitty_id: None,
-            report_activation: false,
-        }
+    fn from(n: &NotificationRecord) -> Self {
+        StoredNotification { record: n.clone(), kitty_id: None, report_activation: false }
     }
 }
 
-impl From<&StoredNotification> for NotificationView {
+impl From<&StoredNotification> for crate::view::NotificationView {
     fn from(n: &StoredNotification) -> Self {
-        NotificationView {
+        crate::view::NotificationView {
             id: n.id.clone(),
             pane_id: n.pane_id.clone(),
             workspace_id: n.workspace_id.clone(),
@@ -263,142 +250,23 @@ impl NotificationInbox {
     }
 }
 
-/// Drains the inbox into the Store until every sender is gone.
-pub async fn run_inbox(mut rx: mpsc::Receiver<InboxMessage>, store: Arc<Mutex<Store>>) {
-    while let Some(message) = rx.recv().await {
-        let mut store = store.lock().unwrap_or_else(|p| p.into_inner());
-        match message {
-            InboxMessage::Show(incoming) => {
-                let _ = store.execute(Internal::AddNotification(incoming));
-            }
-            InboxMessage::Close { pane, kitty_id } => {
-                let _ = store.execute(Internal::CloseKittyNotification { pane, kitty_id });
-            }
-        }
-    }
-}
-
-impl Store {
-    /// Stores a notification, raises its pane's attention, publishes it, and shows it on the
-    /// desktop. Returns its id.
-    pub(crate) fn add_notification(&mut self, incoming: Incoming) -> String {
-        let title = sanitize(&incoming.title, MAX_TITLE_CHARS);
-        let body = sanitize_body(&incoming.body, MAX_BODY_CHARS);
-        let pane = incoming.pane.filter(|p| self.panes.contains_key(p));
-        let workspace: Option<WorkspaceId> =
-            pane.as_ref().and_then(|p| self.panes.get(p)).map(|p| p.workspace.clone());
-        let stored = StoredNotification {
-            id: NotificationId::new().to_string(),
-            pane_id: pane.as_ref().map(ToString::to_string),
-            workspace_id: workspace.as_ref().map(ToString::to_string),
-            title: if title.is_empty() { "Berth".to_owned() } else { title },
-            body,
-            severity: incoming.severity,
-            source: incoming.source,
-            created_at: now_ms(),
-            read_at: None,
-            kitty_id: incoming.kitty_id,
-            report_activation: incoming.report_activation,
-        };
-        // The user is looking at this pane: nothing to draw attention to, nothing for the
-        // desktop unless the program asked for it always.
-        let attended = pane.as_ref().is_some_and(|p| self.window_view.attends(p));
-        let to_desktop = self.desktop_policy.shows(
-            incoming.show,
-            pane.as_ref().is_some_and(|p| self.window_view.sees(p)),
-            pane.as_ref().is_some_and(|p| self.window_view.visible.contains(p)),
-        );
-        let mut stored = stored;
-        if attended {
-            stored.read_at = Some(stored.created_at);
-        } else if let Some(pane) = pane.as_ref().and_then(|p| self.panes.get_mut(p)) {
-            if attention_rank(incoming.attention) > attention_rank(pane.attention) {
-                pane.attention = incoming.attention;
-            }
-        }
-        let id = stored.id.clone();
-        self.bus.publish(Event::Notification(Box::new(NotificationView::from(&stored))));
-        if let Some(pane) = &pane {
-            self.bus.publish(Event::PaneChanged { pane: pane.clone() });
-        }
-        if let Some(desktop) = self.desktop.as_ref().filter(|_| to_desktop) {
-            let replaces = stored.kitty_id.as_ref().and_then(|k| {
-                self.notifications
-                    .iter()
-                    .filter(|n| n.kitty_id.as_ref() == Some(k) && n.pane_id == stored.pane_id)
-                    .last()
-                    .map(|n| n.id.clone())
-            });
-            desktop.show(&stored, replaces);
-        }
-        self.notifications.push(stored);
-        self.touch();
-        id
-    }
-
-    /// Withdraws a kitty notification (`p=close`).
-    pub(crate) fn close_kitty_notification(&mut self, pane: &PaneId, kitty_id: &str) {
-        for id in self.notifications.remove_kitty(pane, kitty_id) {
-            if let Some(desktop) = &self.desktop {
-                desktop.close(&id);
-            }
-        }
-    }
-
-    /// The user clicked a desktop notification: focus its pane, and tell the program when it
-    /// asked (kitty `a=report`).
-    pub(crate) fn activate_notification(&mut self, key: &str) {
-        let Some(n) = self.notifications.get(key).cloned() else { return };
-        let Some(pane) = n.pane_id.as_deref().and_then(|p| PaneId::parse(p).ok()) else { return };
-        if self.panes.contains_key(&pane) {
-            let _ = self.execute(crate::commands::Command::PaneFocus { pane: pane.clone() });
-            self.bus
-                .publish(Event::NotificationActivated { id: key.to_owned(), pane: pane.clone() });
-        }
-        if n.report_activation {
-            if let Some(pty) = self.panes.get(&pane).and_then(|p| p.pty.as_ref()) {
-                let _ = pty.send(&berth_engine::notify::activation_report(n.kitty_id.as_deref()));
-            }
-        }
-    }
-
-    /// Clears a pane's attention and marks its notifications read (the user looked at it).
-    pub fn clear_attention(&mut self, pane: &PaneId) -> usize {
-        let changed = self.notifications.mark_read(&[], Some(pane));
-        if let Some(p) = self.panes.get_mut(pane) {
-            p.attention = Attention::None;
-            p.last_seen_at = now_ms();
-        }
-        self.bus.publish(Event::PaneChanged { pane: pane.clone() });
-        changed
-    }
-}
-
-/// Orders attention levels so a notification never lowers one.
-pub fn attention_rank(a: Attention) -> u8 {
-    match a {
-        Attention::None => 0,
-        Attention::Unread => 1,
-        Attention::NeedsInput => 2,
-        Attention::Error => 3,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn note(id: &str, pane: Option<&str>, kitty: Option<&str>) -> StoredNotification {
         StoredNotification {
-            id: id.into(),
-            pane_id: pane.map(Into::into),
-            workspace_id: None,
-            title: id.into(),
-            body: String::new(),
-            severity: "info".into(),
-            source: "cli".into(),
-            created_at: 0,
-            read_at: None,
+            record: NotificationRecord {
+                id: id.into(),
+                pane_id: pane.map(Into::into),
+                workspace_id: None,
+                title: id.into(),
+                body: String::new(),
+                severity: "info".into(),
+                source: "cli".into(),
+                created_at: 0,
+                read_at: None,
+            },
             kitty_id: kitty.map(Into::into),
             report_activation: false,
         }
@@ -486,16 +354,16 @@ impl DesktopPolicy {
 
 /// The Store's handle on the desktop sink.
 #[derive(Clone)]
-pub struct DesktopHandle(pub crate::desktop::DesktopNotifier);
+pub struct DesktopHandle(pub desktop::DesktopNotifier);
 
 impl DesktopHandle {
     /// Shows a stored notification, replacing the desktop one of `replaces` if given.
     pub fn show(&self, n: &StoredNotification, replaces: Option<String>) {
         let urgency = match n.severity.as_str() {
-            "error" => crate::desktop::Urgency::Critical,
-            _ => crate::desktop::Urgency::Normal,
+            "error" => desktop::Urgency::Critical,
+            _ => desktop::Urgency::Normal,
         };
-        self.0.notify(crate::desktop::DesktopNote {
+        self.0.notify(desktop::DesktopNote {
             key: n.id.clone(),
             title: n.title.clone(),
             body: n.body.clone(),

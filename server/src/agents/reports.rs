@@ -1,0 +1,92 @@
+//! What an agent reports about itself, applied to its pane: a session id (from a hook or
+//! `session.report`, which `berth report-session` sends), and a hook's lifecycle, attention and
+//! notification.
+//!
+//! It owns these `impl Store` blocks only; the meaning of a hook payload is [`super::hooks`]'s
+//! and the pane's agent metadata is the Store's `AgentInfo`. It must not start or resume
+//! anything: a reported resume command runs only on an explicit resume.
+
+use berth_engine::agents::AgentKind;
+use berth_engine::ids::PaneId;
+use berth_engine::model::{Attention, RestoreState};
+
+use super::hooks::HookOutcome;
+use crate::error::CommandError;
+use crate::notifications::Incoming;
+use crate::store::Store;
+
+impl Store {
+    /// Records an agent's kind and session id for a pane; a new id replaces the old one (a
+    /// `/clear` starts a new session). The same id in another pane is logged as a conflict.
+    pub fn report_session(
+        &mut self,
+        id: &PaneId,
+        kind: AgentKind,
+        session_id: String,
+        reported_resume_argv: Option<Vec<String>>,
+        model: Option<String>,
+    ) -> Result<(), CommandError> {
+        if let Some(other) = self
+            .panes
+            .values()
+            .find(|p| &p.id != id && p.agent.session_id.as_deref() == Some(session_id.as_str()))
+        {
+            tracing::warn!(pane = %id, other = %other.id, "the same agent session was reported from two panes");
+        }
+        let pane =
+            self.panes.get_mut(id).ok_or_else(|| CommandError::NoSuchPane(id.to_string()))?;
+        pane.agent.kind = kind;
+        pane.agent.session_id = Some(session_id);
+        if reported_resume_argv.is_some() {
+            pane.agent.reported_resume_argv = reported_resume_argv;
+        }
+        if model.is_some() {
+            pane.agent.model = model;
+        }
+        if let Some(tomb) = &mut pane.tombstone {
+            if tomb.state == RestoreState::Restored && pane.agent.resume_argv().is_some() {
+                tomb.state = RestoreState::Resumable;
+            }
+        }
+        self.publish_pane_changed(id);
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Applies what an agent's hook said: its session id, lifecycle, attention and
+    /// notification.
+    pub fn apply_hook(
+        &mut self,
+        id: &PaneId,
+        kind: AgentKind,
+        outcome: HookOutcome,
+    ) -> Result<(), CommandError> {
+        if !self.panes.contains_key(id) {
+            return Err(CommandError::NoSuchPane(id.to_string()));
+        }
+        if let Some(session) = outcome.session_id {
+            self.report_session(id, kind, session, None, None)?;
+        } else if let Some(pane) = self.panes.get_mut(id) {
+            pane.agent.kind = kind;
+        }
+        if let Some(pane) = self.panes.get(id) {
+            if let Some(lifecycle) = outcome.lifecycle {
+                pane.shared.set_lifecycle(lifecycle);
+            }
+        }
+        if let Some((title, body)) = outcome.notification {
+            let mut incoming =
+                Incoming::new(Some(id.clone()), &title, &body, &format!("hook:{}", kind.as_str()));
+            incoming.attention = outcome.attention.unwrap_or(Attention::Unread);
+            self.add_notification(incoming);
+        } else if let Some(attention) = outcome.attention {
+            if let Some(pane) = self.panes.get_mut(id) {
+                pane.attention = attention;
+            }
+        }
+        self.publish_pane_changed(id);
+        self.touch();
+        Ok(())
+    }
+}
