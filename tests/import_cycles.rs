@@ -30,8 +30,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
         "server/src/persist/tails.rs",
         "server/src/persist/test_support.rs",
     ],
-    &["engine/src/agents/adapters.rs", "engine/src/agents/mod.rs"],
-    &["engine/src/notify/kitty.rs", "engine/src/notify/mod.rs", "engine/src/notify/sanitize.rs"],
     &[
         "engine/src/terminal.rs",
         "engine/src/terminal/alt.rs",

@@ -4,7 +4,7 @@
 //!
 //! It must not run anything or read anything but the argv it is given.
 
-use super::{validate_session_id, AgentKind};
+use super::kind::{validate_session_id, AgentKind};
 
 impl AgentKind {
     fn adapter(self) -> Option<&'static Adapter> {

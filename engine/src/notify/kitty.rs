@@ -7,11 +7,11 @@
 
 use std::time::Instant;
 
-use super::sanitize::sanitize_kitty_id;
-use super::{
-    build_notification, query_reply, Notification, NotifyEvent, NotifyParser, ShowWhen, Urgency,
+use super::event::{
+    build_notification, query_reply, Notification, NotifyEvent, ShowWhen, Urgency,
     ASSEMBLY_TIMEOUT, MAX_ASSEMBLY_BYTES, MAX_PENDING_ASSEMBLIES,
 };
+use super::sanitize::sanitize_kitty_id;
 
 // ---------------------------------------------------------------------------------------------
 // Base64 (RFC 4648, standard alphabet), streaming so that chunks may split a quantum
@@ -246,7 +246,7 @@ impl AssembledText {
 
 /// One kitty notification being put together from chunks that share an id.
 #[derive(Debug)]
-pub(super) struct Assembly {
+struct Assembly {
     /// The sanitised id, `None` for the anonymous slot.
     id: Option<String>,
     last_chunk_at: Instant,
@@ -326,14 +326,27 @@ impl Assembly {
 // The parser's kitty side
 // ---------------------------------------------------------------------------------------------
 
-impl NotifyParser {
+/// The kitty notifications of one pane still waiting for chunks, least recently updated
+/// first (at most [`MAX_PENDING_ASSEMBLIES`]).
+#[derive(Debug, Default)]
+pub(super) struct KittyAssemblies {
+    pending: Vec<Assembly>,
+}
+
+impl KittyAssemblies {
+    /// How many are waiting.
+    pub(super) fn len(&self) -> usize {
+        self.pending.len()
+    }
+
     /// Drops assemblies that have waited too long for their next chunk.
     pub(super) fn expire(&mut self, now: Instant) {
         self.pending
             .retain(|asm| now.saturating_duration_since(asm.last_chunk_at) < ASSEMBLY_TIMEOUT);
     }
 
-    pub(super) fn handle_kitty(&mut self, payload: &[u8], now: Instant) -> Option<NotifyEvent> {
+    /// One OSC 99 payload: a query's answer, a close, a finished notification, or nothing yet.
+    pub(super) fn handle(&mut self, payload: &[u8], now: Instant) -> Option<NotifyEvent> {
         let (meta, data) = match payload.iter().position(|&b| b == b';') {
             Some(at) => (&payload[..at], &payload[at + 1..]),
             None => (payload, &payload[payload.len()..]),

@@ -4,7 +4,8 @@
 //!
 //! It must not decide what a notification is (the parser does); it only cleans text.
 
-use super::MAX_KITTY_ID_CHARS;
+/// The most characters of a kitty notification id (`i=`) that are kept.
+pub const MAX_KITTY_ID_CHARS: usize = 64;
 
 /// Characters that are removed from every title and body: C0 controls, DEL, C1 controls and
 /// the bidirectional embeddings, overrides and isolates (which can make text read backwards).
