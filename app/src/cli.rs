@@ -499,8 +499,12 @@ fn hook(agent: &str, payload: Option<String>, print_config: bool) -> ExitCode {
         return ExitCode::SUCCESS;
     };
     if print_config {
-        match berth_server::hooks::print_config(kind) {
-            Some(snippet) => println!("{snippet}"),
+        // Standard output is exactly the file's content; what to do with it goes to stderr.
+        match berth_server::hooks::hook_config(kind) {
+            Some(config) => {
+                eprintln!("berth hook: {}: {}", config.path, config.note);
+                print!("{}", config.content);
+            }
             None => eprintln!("berth hook: no hook configuration for {agent}"),
         }
         return ExitCode::SUCCESS;

@@ -595,6 +595,9 @@ impl Store {
                     );
                 }
                 pty.send(&bytes)?;
+                if crate::hooks::is_interrupt(&bytes) {
+                    self.end_interrupted_turn(&pane);
+                }
                 Ok(json!({ "bytes": bytes.len() }))
             }
             Command::PaneRead { pane, spec } => Ok(to_value(self.read(&pane, spec)?)),
@@ -1006,8 +1009,19 @@ impl Store {
         self.publish("tab.changed", json!({ "tab_id": tab_id.as_str() }));
     }
 
+    /// `pane.resize`. A pane alone in its tab takes the size for good: the tab becomes that
+    /// size (plus the window's header rows), so it is saved and a restart or resume keeps it. A
+    /// pane in a split takes it only until its tab is next laid out (a tab resize, split,
+    /// close or divider move): the window's zoom works this way, and the dividers stay.
     fn resize_pane(&mut self, id: &PaneId, size: CellSize) -> Result<(), CommandError> {
-        apply_size(self.pane(id)?, size);
+        let tab_id = self.pane(id)?.tab.clone();
+        if self.tab(&tab_id)?.layout.pane_count() == 1 {
+            let rows = size.rows.saturating_add(self.header_rows);
+            self.tab_mut(&tab_id)?.size = CellSize { cols: size.cols, rows };
+            self.relayout(&tab_id);
+        } else {
+            apply_size(self.pane(id)?, size);
+        }
         self.publish("pane.changed", json!({ "pane_id": id.as_str() }));
         Ok(())
     }
