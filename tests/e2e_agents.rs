@@ -53,6 +53,12 @@ fn npm_bin(case: &str) -> Option<PathBuf> {
     Some(bin)
 }
 
+/// Where `scripts/test-agents` installed `@opencode-ai/plugin`, to seed opencode's config dir.
+fn opencode_config_seed() -> PathBuf {
+    let prefix = std::env::var_os("BERTH_AGENTS_NPM").expect("BERTH_AGENTS_NPM");
+    PathBuf::from(prefix).join("opencode-config")
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Agent {
     Claude,
@@ -82,8 +88,10 @@ impl Agent {
     /// terminal's: each has a name, printed where it masks a line.
     fn masks(self) -> &'static [(&'static str, fn(&str) -> bool)] {
         match self {
-            // Claude's tips and "what's new" rotate.
-            Agent::Claude => &[],
+            Agent::Claude => &[
+                // Under tmux only: claude's advice to turn tmux's focus-events on.
+                ("claude-tmux-focus-events", |l| l.contains("tmux focus-events")),
+            ],
             Agent::Codex => &[
                 // A random "Tip:" line under the banner.
                 ("codex-tip", |l| l.trim_start().starts_with("Tip:")),
@@ -91,6 +99,8 @@ impl Agent {
             Agent::Opencode => &[
                 // A random tip under the prompt box.
                 ("opencode-tip", |l| l.contains("● Tip")),
+                // A random example prompt in the prompt box.
+                ("opencode-example-prompt", |l| l.contains("Ask anything…")),
             ],
         }
     }
@@ -124,8 +134,12 @@ impl Agent {
                     r#"{"auth_mode":"apikey","OPENAI_API_KEY":"sk-berth-test-not-a-key"}"#,
                 )
                 .unwrap();
+                // Codex would start a background app-server daemon that outlives the pane
+                // and whose control socket under /tmp is shared by every codex of the user:
+                // the cases run codex in-process instead (`daemon_auto_start = false`).
                 let config = format!(
                     "forced_login_method = \"api\"\ncheck_for_update_on_startup = false\n\n\
+                     [features]\ndaemon_auto_start = false\n\n\
                      [projects.\"{work}\"]\ntrust_level = \"trusted\"\n\n{}",
                     hooks.unwrap_or_default()
                 );
@@ -133,9 +147,21 @@ impl Agent {
             }
             Agent::Opencode => {
                 if let Some(plugin) = hooks {
-                    let dir = home.join(".config/opencode/plugin");
-                    fs::create_dir_all(&dir).unwrap();
-                    fs::write(dir.join("berth.js"), plugin).unwrap();
+                    let dir = home.join(".config/opencode");
+                    fs::create_dir_all(dir.join("plugin")).unwrap();
+                    fs::write(dir.join("plugin/berth.js"), plugin).unwrap();
+                    // With a plugin in its config dir opencode installs its plugin SDK there
+                    // with npm at start, which hangs offline: the script installed it already.
+                    let seed = opencode_config_seed();
+                    for name in ["package.json", "package-lock.json", "node_modules"] {
+                        let status = Command::new("cp")
+                            .arg("-a")
+                            .arg(seed.join(name))
+                            .arg(&dir)
+                            .status()
+                            .unwrap();
+                        assert!(status.success(), "seeding opencode's config dir from {seed:?}");
+                    }
                 }
             }
         }
@@ -452,56 +478,69 @@ fn claude_accepts_berths_settings_and_its_hooks_reach_berth() {
     }
 }
 
-/// Codex accepts the config Berth prints (it loads it, asks to trust the new hooks), its
-/// `SessionStart` hook tells Berth the session id before any turn ends (defect 2), and an
-/// Escape sent through Berth ends a turn at once (defect 1).
+/// Codex accepts the config Berth prints (it loads it and asks to trust the new hooks, all
+/// five of them), its `SessionStart` hook tells Berth the session id when the first prompt
+/// starts the thread, before any turn ends (defect 2), and an Escape sent through Berth ends
+/// the turn at once (defect 1) while codex's own `Interrupt` hook follows.
 #[test]
 fn codex_accepts_berths_config_and_learns_the_session_before_a_turn() {
     let case = "codex_accepts_berths_config_and_learns_the_session_before_a_turn";
     let Some(bin) = npm_bin(case) else { return };
     let world = World::new(&bin, Agent::Codex, true);
     let pane = world.pane(&["codex"]);
-    // Codex asks the user to trust new hooks first; trusting them starts the session.
-    let review = settled(case, "Hooks", || berth_screen(&world.server, &pane)).join("\n");
+    let review =
+        settled(case, "Hooks need review", || berth_screen(&world.server, &pane)).join("\n");
     assert!(!review.contains("Error loading config"), "{review}");
-    assert!(review.contains("Trust all and continue"), "codex asks to trust the hooks:\n{review}");
-    let trust_row = review
-        .lines()
-        .filter(|l| l.contains("Trust all and continue"))
-        .count();
-    assert_eq!(trust_row, 1, "{review}");
+    assert!(review.contains("5 hooks are new or changed"), "{review}");
+    // "2. Trust all and continue".
+    world.server.berth_ok(&["send", &pane, "2"]);
+    poll(START, "the trust option selected", || {
+        berth_screen(&world.server, &pane)
+            .iter()
+            .any(|l| l.contains("› 2. Trust all and continue"))
+            .then_some(())
+    });
     world.server.berth_ok(&["send", &pane, "--keys", "Enter"]);
-    let session = wait_session(&world, &pane, "codex's SessionStart hook");
-    assert!(hook_log(&world.tools).contains("\"SessionStart\""), "{}", hook_log(&world.tools));
-    settled(case, Agent::Codex.ready(), || berth_screen(&world.server, &pane));
+    settled(case, "Ask Codex to do anything", || berth_screen(&world.server, &pane));
     submit(&world.server, &pane, "say hi");
+    let session = wait_session(&world, &pane, "codex's SessionStart hook");
     poll(START, "codex's UserPromptSubmit hook", || {
         hook_log(&world.tools).contains("\"UserPromptSubmit\"").then_some(())
     });
-    assert_eq!(world.server.pane(&pane).unwrap()["agent"]["session_id"], session.as_str());
+    let log = hook_log(&world.tools);
+    assert!(log.contains("\"SessionStart\"") && log.contains(&session), "{log}");
+    // No network: the turn retries for minutes, `working` all along.
+    poll(START, "the turn to be working", || {
+        (world.server.pane(&pane)?["lifecycle"] == "working").then_some(())
+    });
+    world.server.berth_ok(&["send", &pane, "--keys", "Escape"]);
     let entry = world.server.pane(&pane).unwrap();
-    if entry["lifecycle"] == "working" {
-        // No network: the turn would retry for minutes. Escape through Berth ends it now.
-        world.server.berth_ok(&["send", &pane, "--keys", "Escape"]);
-        let entry = world.server.pane(&pane).unwrap();
-        assert_eq!(entry["lifecycle"], "idle", "{entry}");
-    }
-    eprintln!("{case}: hooks sent:\n{}", hook_log(&world.tools));
+    assert_eq!(entry["lifecycle"], "idle", "Escape through Berth ends the turn: {entry}");
+    poll(START, "codex's Interrupt hook", || {
+        hook_log(&world.tools).contains("\"Interrupt\"").then_some(())
+    });
+    assert_eq!(world.server.pane(&pane).unwrap()["lifecycle"], "idle");
+    assert_eq!(world.server.pane(&pane).unwrap()["agent"]["session_id"], session.as_str());
 }
 
 /// opencode loads the plugin Berth prints, and its events reach Berth with the session id
-/// once a prompt creates a session.
+/// once a prompt creates a session; the turn fails without a network and the pane ends up
+/// out of `working`.
 #[test]
 fn opencode_loads_berths_plugin_and_its_events_reach_berth() {
     let case = "opencode_loads_berths_plugin_and_its_events_reach_berth";
     let Some(bin) = npm_bin(case) else { return };
     let world = World::new(&bin, Agent::Opencode, true);
-    let pane = world.pane(&["opencode"]);
-    settled(case, Agent::Opencode.ready(), || berth_screen(&world.server, &pane));
-    submit(&world.server, &pane, "say hi");
+    // The prompt comes on the command line (opencode submits it at once): a session is what
+    // makes opencode send events, and the typing is not what is tested here.
+    let pane = world.pane(&["opencode", "--prompt", "say hi"]);
     let session = wait_session(&world, &pane, "opencode's session events");
     assert!(session.starts_with("ses_"), "{session}");
     assert!(hook_log(&world.tools).contains(&session), "{}", hook_log(&world.tools));
+    poll(START, "the failed turn to end", || {
+        let entry = world.server.pane(&pane)?;
+        (entry["lifecycle"] != "working" && entry["lifecycle"] != "starting").then_some(())
+    });
     eprintln!("{case}: events sent: {} lines", hook_log(&world.tools).lines().count());
 }
 

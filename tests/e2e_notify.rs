@@ -326,7 +326,8 @@ fn desktop_notifications_cross_a_private_bus_and_a_click_focuses_the_pane() {
 #[test]
 fn failed_and_interrupted_turns_end_without_waiting_for_another_hook() {
     let server = TestServer::start();
-    let pane = server.berth_ok(&["new", "--", "cat"]);
+    // A stand-in for the agent that outlives C-c.
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc", "-c", "trap '' INT; exec cat"]);
     let prompt = r#"{"session_id":"s-1","hook_event_name":"UserPromptSubmit","prompt":"say hi"}"#;
     hook(&server, &pane, "claude", prompt);
     assert_eq!(server.pane(&pane).unwrap()["lifecycle"], "working");
@@ -386,7 +387,8 @@ fn print_config_writes_exactly_the_file_on_stdout() {
             _ => assert!(stdout.starts_with("export const Berth"), "{stdout}"),
         }
         assert!(stdout.contains("berth hook"), "{agent}: {stdout}");
-        assert!(!stderr.is_empty() && !stdout.contains(&stderr.trim()[..10]), "{agent}: {stderr}");
+        assert!(stderr.starts_with("berth hook: ~/"), "{agent}: {stderr}");
+        assert!(!stdout.contains("berth hook: "), "{agent}: {stdout}");
     }
 }
 
