@@ -374,13 +374,8 @@ fn first_screen_matches_tmux(agent: Agent) {
     };
     let tab = tab_of(&world.server);
     world.server.call("tab.resize", json!({ "tab_id": tab, "cols": COLS, "rows": ROWS }));
-    let pane = world.server.berth_ok(&[
-        "new",
-        "--cwd",
-        world.work.to_str().unwrap(),
-        "--",
-        agent.name(),
-    ]);
+    let pane =
+        world.server.berth_ok(&["new", "--cwd", world.work.to_str().unwrap(), "--", agent.name()]);
     assert_eq!(pane_size(&world.server, &pane), (u64::from(COLS), u64::from(ROWS)));
     let in_berth =
         settled(&format!("{case} (berth)"), agent.ready(), || berth_screen(&world.server, &pane));

@@ -345,9 +345,22 @@ fn a_failed_resume_keeps_the_whole_restored_tail() {
     failing_codex(bin.path());
     let mut server = TestServer::prepare().with_env("PATH", &path_with(bin.path())).launch();
     let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
-    server.berth_ok(&["send", &pane, "--enter", "for i in $(seq 1 40); do echo tail-line-$i; done"]);
+    server.berth_ok(&[
+        "send",
+        &pane,
+        "--enter",
+        "for i in $(seq 1 40); do echo tail-line-$i; done",
+    ]);
     server.wait_text(&pane, "tail-line-40", WAIT);
-    server.berth_ok(&["report-session", "--agent", "codex", "--session", "th-gone", "--pane", &pane]);
+    server.berth_ok(&[
+        "report-session",
+        "--agent",
+        "codex",
+        "--session",
+        "th-gone",
+        "--pane",
+        &pane,
+    ]);
     server.restart();
     assert_eq!(server.berth_ok(&["resume", &pane]), "LIVE");
     server.wait_text(&pane, "no rollout found", WAIT);
@@ -373,7 +386,9 @@ fn pane_resize_survives_a_restart_and_a_resume() {
     assert_eq!(size(&server), (json!(120), json!(40)));
     let wide = "w".repeat(110);
     server.berth_ok(&["send", &pane, "--enter", &format!("echo {wide}")]);
-    poll(WAIT, "the wide line", || server.screen(&pane).contains(&format!("\n{wide}")).then_some(()));
+    poll(WAIT, "the wide line", || {
+        server.screen(&pane).contains(&format!("\n{wide}")).then_some(())
+    });
     server.restart();
     assert_eq!(size(&server), (json!(120), json!(40)), "the tombstone's size");
     assert_eq!(server.berth_ok(&["resume", &pane]), "LIVE");
@@ -383,7 +398,10 @@ fn pane_resize_survives_a_restart_and_a_resume() {
     let right = server.berth_ok(&["split", &pane, "--right", "--", "bash", "--norc"]);
     server.call("pane.resize", json!({ "pane_id": right, "cols": 30, "rows": 10 }));
     let entry = find_pane(&server.list(), &right);
-    assert_eq!((entry["size"]["cols"].clone(), entry["size"]["rows"].clone()), (json!(30), json!(10)));
+    assert_eq!(
+        (entry["size"]["cols"].clone(), entry["size"]["rows"].clone()),
+        (json!(30), json!(10))
+    );
     let list = server.list();
     let tab = list["workspaces"]
         .as_array()

@@ -133,7 +133,8 @@ enum Verb {
         agent: String,
         /// The payload; read from stdin when absent (codex passes it as an argument).
         payload: Option<String>,
-        /// Print the snippet to paste into the agent's settings instead.
+        /// Print the agent's settings file instead: its exact content on stdout, where it goes
+        /// and what to know on stderr.
         #[arg(long)]
         print_config: bool,
     },

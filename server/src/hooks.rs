@@ -104,7 +104,9 @@ fn codex(p: &Value) -> HookOutcome {
         Some("agent-turn-complete" | "Stop") => {
             out.lifecycle = Some(Lifecycle::Done);
             out.attention = Some(Attention::Unread);
-            let body = text(p, "last-assistant-message").unwrap_or_default();
+            let body = text(p, "last-assistant-message")
+                .or_else(|| text(p, "last_assistant_message"))
+                .unwrap_or_default();
             out.notification = Some(("Codex finished a turn".into(), bounded(&body, 2048)));
         }
         Some("UserPromptSubmit") => out.lifecycle = Some(Lifecycle::Working),
@@ -120,8 +122,7 @@ fn codex(p: &Value) -> HookOutcome {
                 .and_then(Value::as_str)
                 .or_else(|| p.get("tool_name").and_then(Value::as_str))
                 .unwrap_or_default();
-            out.notification =
-                Some(("Codex needs your permission".into(), bounded(command, 2048)));
+            out.notification = Some(("Codex needs your permission".into(), bounded(command, 2048)));
         }
         _ => {}
     }
@@ -456,6 +457,18 @@ mod tests {
         assert_eq!(out.lifecycle, Some(Lifecycle::Blocked));
         assert_eq!(out.attention, Some(Attention::NeedsInput));
         assert_eq!(out.notification.unwrap().1, "rm -rf target");
+    }
+
+    /// Codex's `Stop` hook (printed by `--print-config codex` since issue #20) names the last
+    /// message in snake case, `notify` in kebab case; both make the notification's body.
+    #[test]
+    fn codex_stop_hook_carries_the_last_message() {
+        let out = map_hook(
+            AgentKind::Codex,
+            &json!({"session_id":"th-1","hook_event_name":"Stop","last_assistant_message":"hi"}),
+        );
+        assert_eq!(out.lifecycle, Some(Lifecycle::Done));
+        assert_eq!(out.notification.unwrap().1, "hi");
     }
 
     /// Regression (issue #20, defect 6): claude's snippet opened with a `//` comment, so saved

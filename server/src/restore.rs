@@ -653,8 +653,7 @@ impl Store {
     /// never sends on an interrupt. Plain programs are left to their foreground job.
     pub(crate) fn end_interrupted_turn(&mut self, id: &PaneId) {
         let Some(pane) = self.panes.get(id) else { return };
-        if pane.agent.kind == AgentKind::None
-            || pane.shared.meta().lifecycle != Lifecycle::Working
+        if pane.agent.kind == AgentKind::None || pane.shared.meta().lifecycle != Lifecycle::Working
         {
             return;
         }
