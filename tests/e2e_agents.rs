@@ -516,9 +516,8 @@ fn codex_accepts_berths_config_and_learns_the_session_before_a_turn() {
     assert_eq!(world.server.pane(&pane).unwrap()["agent"]["session_id"], session.as_str());
 }
 
-/// opencode loads the plugin Berth prints, and its events reach Berth with the session id
-/// once a prompt creates a session; the turn fails without a network and the pane ends up
-/// out of `working`.
+/// opencode loads the plugin Berth prints, its events reach Berth with the session id once a
+/// prompt creates a session, and an Escape sent through Berth ends its turn (defect 1).
 #[test]
 fn opencode_loads_berths_plugin_and_its_events_reach_berth() {
     let case = "opencode_loads_berths_plugin_and_its_events_reach_berth";
@@ -530,12 +529,14 @@ fn opencode_loads_berths_plugin_and_its_events_reach_berth() {
     let session = wait_session(&world, &pane, "opencode's session events");
     assert!(session.starts_with("ses_"), "{session}");
     assert!(hook_log(&world.tools).contains(&session), "{}", hook_log(&world.tools));
-    // Without a network the turn fails, and opencode says its session is idle again.
-    poll(START, "opencode's session.idle to end the turn", || {
-        let entry = world.server.pane(&pane)?;
-        let idle = hook_log(&world.tools).contains("\"session.idle\"");
-        (idle && entry["lifecycle"] == "done").then_some(())
+    // Its `session.status` busy makes the pane `working` (offline opencode retries the model
+    // for minutes), and an Escape sent through Berth ends the turn at once (defect 1).
+    poll(START, "opencode's busy session to make the pane working", || {
+        (world.server.pane(&pane)?["lifecycle"] == "working").then_some(())
     });
+    world.server.berth_ok(&["send", &pane, "--keys", "Escape"]);
+    let entry = world.server.pane(&pane).unwrap();
+    assert_eq!(entry["lifecycle"], "idle", "Escape through Berth ends the turn: {entry}");
 }
 
 // ---- failed resumes ----
