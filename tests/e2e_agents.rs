@@ -13,9 +13,13 @@
 //!   hooks that fire without a login reach Berth with the session id;
 //! - a failed resume keeps the whole restored tail and the pane's size;
 //! - defect 1 where the real program shows it (claude's `StopFailure` without a login, an
-//!   Escape sent through Berth to a codex turn).
+//!   Escape sent through Berth to a codex or opencode turn, codex's own `Interrupt` hook), and
+//!   defect 6 (claude shows "Settings Error" for a settings file that is not JSON).
 //!
-//! Every wait is bounded; a case that fails prints the screens it compared.
+//! Where a case departs from a user's setup it says why: the homes are seeded past each
+//! agent's login and trust screens, codex runs in-process instead of through its background
+//! daemon, and opencode's plugin SDK comes from the npm cache. Every wait is bounded; a case
+//! that fails prints what it saw.
 
 mod support;
 
@@ -371,7 +375,7 @@ fn first_screen_matches_tmux(agent: Agent) {
     let Some(bin) = npm_bin(&case) else { return };
     // Berth first: its pane is 120×40 before the agent starts (a first pane sizes the tab).
     let world = World::new(&bin, agent, false);
-    let sizer = world.pane(&["sleep", "600"]);
+    world.pane(&["sleep", "600"]);
     let tab_of = |server: &TestServer| {
         server.list()["workspaces"][0]["tabs"][0]["id"].as_str().unwrap().to_owned()
     };
@@ -382,7 +386,6 @@ fn first_screen_matches_tmux(agent: Agent) {
     assert_eq!(pane_size(&world.server, &pane), (u64::from(COLS), u64::from(ROWS)));
     let in_berth =
         settled(&format!("{case} (berth)"), agent.ready(), || berth_screen(&world.server, &pane));
-    let _ = sizer;
 
     // tmux, with the same environment, a freshly seeded home at another path and the same
     // work dir (the agents print it).
