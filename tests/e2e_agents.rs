@@ -602,3 +602,60 @@ fn codex_failed_resume_keeps_the_tail_and_size() {
 fn opencode_failed_resume_keeps_the_tail_and_size() {
     failed_resume_keeps_tail_and_size(Agent::Opencode, "ses_0a1b2c3d4e5fBerthGone");
 }
+
+// ---- reply order ----
+
+/// How many cursor position reports (`ESC [ row ; col R`) `bytes` holds.
+fn cursor_reports(bytes: &[u8]) -> usize {
+    let mut count = 0;
+    let mut i = 0;
+    while let Some(start) = bytes[i..].windows(2).position(|w| w == b"\x1b[") {
+        let mut j = i + start + 2;
+        let digits = |j: &mut usize| {
+            let from = *j;
+            while bytes.get(*j).is_some_and(u8::is_ascii_digit) {
+                *j += 1;
+            }
+            *j > from
+        };
+        if digits(&mut j) && bytes.get(j) == Some(&b';') {
+            j += 1;
+            if digits(&mut j) && bytes.get(j) == Some(&b'R') {
+                count += 1;
+            }
+        }
+        i = i + start + 2;
+    }
+    count
+}
+
+/// Defect 5 with the real program: opencode asks for OSC 99 support (`p=?`) between cursor
+/// position queries and reads the answers in order; before the fix its OSC 99 answer came
+/// after the cursor reports to the queries that followed it. `script` sits between Berth and
+/// opencode and logs both directions: the queries opencode wrote and the replies Berth sent.
+#[test]
+fn opencode_gets_its_osc_99_answer_in_the_order_it_asked() {
+    let case = "opencode_gets_its_osc_99_answer_in_the_order_it_asked";
+    let Some(bin) = npm_bin(case) else { return };
+    let world = World::new(&bin, Agent::Opencode, false);
+    let (input, output) = (world.tools.join("in.log"), world.tools.join("out.log"));
+    let (input_s, output_s) = (input.to_str().unwrap(), output.to_str().unwrap());
+    let pane = world.pane(&["script", "-q", "-f", "-I", input_s, "-O", output_s, "-c", "opencode"]);
+    const QUERY: &[u8] = b"\x1b]99;i=opentui-notifications:p=?;";
+    let (queries, replies) = poll(START, "opencode's OSC 99 query and Berth's answer", || {
+        let (out, inp) = (fs::read(&output).ok()?, fs::read(&input).ok()?);
+        let asked = out.windows(QUERY.len()).position(|w| w == QUERY)?;
+        let answered = inp.windows(QUERY.len()).position(|w| w == QUERY)?;
+        Some((out[..asked].to_vec(), inp[..answered].to_vec()))
+    });
+    let asked_before = queries.windows(4).filter(|w| w == b"\x1b[6n").count();
+    let answered_before = cursor_reports(&replies);
+    assert_eq!(
+        answered_before,
+        asked_before,
+        "{case}: cursor reports before the OSC 99 answer (left) should answer only the queries \
+         before the OSC 99 query (right); replies: {:?}; screen:\n{}",
+        String::from_utf8_lossy(&replies),
+        berth_screen(&world.server, &pane).join("\n")
+    );
+}
