@@ -320,3 +320,103 @@ fn desktop_notifications_cross_a_private_bus_and_a_click_focuses_the_pane() {
     });
     assert_eq!(server.pane(&pane).unwrap()["attention"], "none");
 }
+
+/// Regression (issue #20, defect 1): after claude's `StopFailure` the pane stayed `working`
+/// until claude's idle notification a minute later, and an interrupt sent through Berth (Esc,
+/// C-c), for which claude fires no hook, left it `working` too.
+#[test]
+fn failed_and_interrupted_turns_end_without_waiting_for_another_hook() {
+    let server = TestServer::start();
+    // A stand-in for the agent that outlives C-c.
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc", "-c", "trap '' INT; exec cat"]);
+    let prompt = r#"{"session_id":"s-1","hook_event_name":"UserPromptSubmit","prompt":"say hi"}"#;
+    hook(&server, &pane, "claude", prompt);
+    assert_eq!(server.pane(&pane).unwrap()["lifecycle"], "working");
+    hook(
+        &server,
+        &pane,
+        "claude",
+        r#"{"session_id":"s-1","hook_event_name":"StopFailure","error":"authentication_failed","error_details":"Invalid API key"}"#,
+    );
+    let entry = server.pane(&pane).unwrap();
+    assert_eq!(entry["lifecycle"], "done");
+    assert_eq!(entry["attention"], "error");
+    let last = wait_notifications(&server, 1).pop().unwrap();
+    assert_eq!(last["body"], "authentication_failed: Invalid API key");
+    // Escape and C-c sent through Berth while working end the turn at once.
+    for keys in [&["--keys", "Escape"][..], &["--keys", "C-c"][..]] {
+        hook(&server, &pane, "claude", prompt);
+        assert_eq!(server.pane(&pane).unwrap()["lifecycle"], "working");
+        let mut args = vec!["send", pane.as_str()];
+        args.extend_from_slice(keys);
+        server.berth_ok(&args);
+        assert_eq!(server.pane(&pane).unwrap()["lifecycle"], "idle", "after {keys:?}");
+    }
+    // Other input does not end a turn, and an interrupt of an idle pane changes nothing.
+    hook(&server, &pane, "claude", prompt);
+    server.berth_ok(&["send", &pane, "--keys", "Up"]);
+    assert_eq!(server.pane(&pane).unwrap()["lifecycle"], "working");
+    // Codex's `Interrupt` hook (Escape pressed in codex itself) ends its turn too.
+    hook(&server, &pane, "codex", r#"{"session_id":"th-1","hook_event_name":"UserPromptSubmit"}"#);
+    assert_eq!(server.pane(&pane).unwrap()["lifecycle"], "working");
+    hook(&server, &pane, "codex", r#"{"session_id":"th-1","hook_event_name":"Interrupt"}"#);
+    assert_eq!(server.pane(&pane).unwrap()["lifecycle"], "idle");
+}
+
+/// Regression (issue #20, defect 6): `--print-config claude` began with a `//` comment, so
+/// saved as `settings.json` claude skipped the file. Standard output is exactly the file for
+/// every agent; where it goes and what to do go to standard error.
+#[test]
+fn print_config_writes_exactly_the_file_on_stdout() {
+    let server = TestServer::start();
+    for agent in ["claude", "codex", "opencode", "cursor"] {
+        let out = server.command().args(["hook", agent, "--print-config"]).output().unwrap();
+        assert!(out.status.success(), "{agent}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        match agent {
+            "claude" | "cursor" => {
+                let value: Value = serde_json::from_str(&stdout)
+                    .unwrap_or_else(|e| panic!("{agent}: not JSON ({e}):\n{stdout}"));
+                assert!(value["hooks"].is_object(), "{agent}: {stdout}");
+            }
+            "codex" => {
+                let value: toml::Table = stdout.parse().expect("codex's config.toml");
+                assert!(value["hooks"]["SessionStart"].is_array(), "{stdout}");
+                assert!(stderr.contains("trust"), "codex's note says to trust hooks: {stderr}");
+            }
+            _ => assert!(stdout.starts_with("export const Berth"), "{stdout}"),
+        }
+        assert!(stdout.contains("berth hook"), "{agent}: {stdout}");
+        assert!(stderr.starts_with("berth hook: ~/"), "{agent}: {stderr}");
+        assert!(!stdout.contains("berth hook: "), "{agent}: {stdout}");
+    }
+}
+
+/// Regression (issue #20, defect 5): the server wrote terminal replies first and OSC 99
+/// answers after them, so a program asking OSC 99 `p=?` then DA1 (the usual feature probe)
+/// read the DA1 answer first and took OSC 99 as missing. A real bash and printf probe here.
+#[test]
+fn replies_leave_in_the_order_of_the_queries() {
+    let server = TestServer::start();
+    // Raw mode so the replies are read, not echoed; `read` keeps what it got at its timeout.
+    // Each reply becomes one letter: S (DSR), O (OSC 99), D (DA1), C (cursor position).
+    let probe = server.home.join("probe.sh");
+    std::fs::write(
+        &probe,
+        r#"stty raw -echo
+printf '\e[5n\e]99;i=x:p=?;\e\\\e[c\e[6n'
+IFS= read -r -t 1 -N 400 r
+stty sane
+sig=$(printf '%s' "$r" | sed -e 's/\x1b\[0n/S/' -e 's/\x1b\]99;[^\x1b]*\x1b\\/O/' \
+    -e 's/\x1b\[?[0-9;]*c/D/' -e 's/\x1b\[[0-9;]*R/C/')
+echo "probe:${sig}:end"
+exec sleep 60
+"#,
+    )
+    .unwrap();
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc", probe.to_str().unwrap()]);
+    server.wait_text(&pane, ":end", WAIT);
+    let screen = server.screen(&pane);
+    assert!(screen.contains("probe:SODC:end"), "replies out of order:\n{screen}");
+}

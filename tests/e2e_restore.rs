@@ -323,3 +323,98 @@ fn a_logind_shutdown_notice_saves_under_a_delay_inhibitor() {
     server.start_again();
     assert_eq!(find_pane(&server.list(), &pane)["state"], "RESTORED");
 }
+
+/// A fake codex whose resume fails as the real one does when its session is gone: it enters
+/// and leaves the alternate screen, homes the cursor and erases the screen, says so and exits.
+fn failing_codex(dir: &Path) {
+    let path = dir.join("codex");
+    fs::write(
+        &path,
+        "#!/bin/sh\nprintf '\\033[?1049h\\033[2J\\033[?1049l\\033[1;1H\\033[J'\n\
+         echo 'Error: no rollout found for thread id th-gone'\nexit 1\n",
+    )
+    .unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Regression (issue #20, defect 3): a failed `berth resume` of a codex pane erased the
+/// restored tail (codex's `ESC[1;1H ESC[J` cleared the screen it was on), keeping 4 of its 40
+/// lines. The tail is now in the scrollback before the program starts.
+#[test]
+fn a_failed_resume_keeps_the_whole_restored_tail() {
+    let bin = tempfile::tempdir().unwrap();
+    failing_codex(bin.path());
+    let mut server = TestServer::prepare().with_env("PATH", &path_with(bin.path())).launch();
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    server.berth_ok(&[
+        "send",
+        &pane,
+        "--enter",
+        "for i in $(seq 1 40); do echo tail-line-$i; done",
+    ]);
+    server.wait_text(&pane, "tail-line-40", WAIT);
+    server.berth_ok(&[
+        "report-session",
+        "--agent",
+        "codex",
+        "--session",
+        "th-gone",
+        "--pane",
+        &pane,
+    ]);
+    server.restart();
+    assert_eq!(server.berth_ok(&["resume", &pane]), "LIVE");
+    server.wait_text(&pane, "no rollout found", WAIT);
+    let text = server.screen(&pane);
+    for i in 1..=40 {
+        assert!(text.contains(&format!("tail-line-{i}\n")), "tail-line-{i} lost:\n{text}");
+    }
+}
+
+/// Regression (issue #20, defect 4): after `pane.resize` to 120×40, a restart and a resume
+/// brought the pane back at the tab's 80×24 and rewrapped its 120-column tail. A pane alone in
+/// its tab now resizes the tab, which is saved; a pane in a split takes the size only until
+/// its tab is laid out again.
+#[test]
+fn pane_resize_survives_a_restart_and_a_resume() {
+    let mut server = TestServer::start();
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    server.call("pane.resize", json!({ "pane_id": pane, "cols": 120, "rows": 40 }));
+    let size = |server: &TestServer| {
+        let entry = find_pane(&server.list(), &pane);
+        (entry["size"]["cols"].clone(), entry["size"]["rows"].clone())
+    };
+    assert_eq!(size(&server), (json!(120), json!(40)));
+    let wide = "w".repeat(110);
+    server.berth_ok(&["send", &pane, "--enter", &format!("echo {wide}")]);
+    poll(WAIT, "the wide line", || {
+        server.screen(&pane).contains(&format!("\n{wide}")).then_some(())
+    });
+    server.restart();
+    assert_eq!(size(&server), (json!(120), json!(40)), "the tombstone's size");
+    assert_eq!(server.berth_ok(&["resume", &pane]), "LIVE");
+    assert_eq!(size(&server), (json!(120), json!(40)), "the resumed pane's size");
+    assert!(server.screen(&pane).contains(&format!("\n{wide}\n")), "{}", server.screen(&pane));
+    // In a split the size holds until the tab is laid out again.
+    let right = server.berth_ok(&["split", &pane, "--right", "--", "bash", "--norc"]);
+    server.call("pane.resize", json!({ "pane_id": right, "cols": 30, "rows": 10 }));
+    let entry = find_pane(&server.list(), &right);
+    assert_eq!(
+        (entry["size"]["cols"].clone(), entry["size"]["rows"].clone()),
+        (json!(30), json!(10))
+    );
+    let list = server.list();
+    let tab = list["workspaces"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|w| w["tabs"].as_array().cloned().unwrap_or_default())
+        .find(|t| t["panes"].as_array().is_some_and(|p| p.iter().any(|p| p["id"] == right)))
+        .expect("the split's tab")["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    server.call("tab.resize", json!({ "tab_id": tab, "cols": 100, "rows": 30 }));
+    let entry = find_pane(&server.list(), &right);
+    assert_eq!(entry["size"]["rows"], 30, "{entry}");
+}

@@ -139,7 +139,8 @@ enum Verb {
         agent: String,
         /// The payload; read from stdin when absent (codex passes it as an argument).
         payload: Option<String>,
-        /// Print the snippet to paste into the agent's settings instead.
+        /// Print the agent's settings file instead: its exact content on stdout, where it goes
+        /// and what to know on stderr.
         #[arg(long)]
         print_config: bool,
     },
@@ -555,8 +556,12 @@ fn hook(agent: &str, payload: Option<String>, print_config: bool) -> ExitCode {
         return ExitCode::SUCCESS;
     };
     if print_config {
-        match berth_server::agents::hooks::print_config(kind) {
-            Some(snippet) => println!("{snippet}"),
+        // Standard output is exactly the file's content; what to do with it goes to stderr.
+        match berth_server::agents::hooks::hook_config(kind) {
+            Some(config) => {
+                eprintln!("berth hook: {}: {}", config.path, config.note);
+                print!("{}", config.content);
+            }
             None => eprintln!("berth hook: no hook configuration for {agent}"),
         }
         return ExitCode::SUCCESS;

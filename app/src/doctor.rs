@@ -331,7 +331,7 @@ fn agents(var: &impl Fn(&str) -> Option<OsString>) -> Vec<Finding> {
     let config = var("XDG_CONFIG_HOME").map(PathBuf::from).unwrap_or_else(|| home.join(".config"));
     let table: [(&str, &str, Vec<PathBuf>); 4] = [
         ("claude", "claude", vec![home.join(".claude/settings.json")]),
-        ("codex", "codex", vec![home.join(".codex/config.toml")]),
+        ("codex", "codex", vec![home.join(".codex/config.toml"), home.join(".codex/hooks.json")]),
         (
             "opencode",
             "opencode",

@@ -245,6 +245,28 @@ impl OscScanner {
     /// of it is returned. State carries over between calls, so chunk boundaries may fall
     /// anywhere, including inside an escape sequence or between ESC and `\`.
     pub fn filter<'a>(&mut self, input: &'a [u8], scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        self.filter_until(input, scratch, false).1
+    }
+
+    /// Like [`OscScanner::filter`], but stops right after the byte that completes a string the
+    /// scanner reports (an event), so the caller can parse the bytes before it and take the
+    /// event in its place in the stream: replies to queries then leave in the order the queries
+    /// came. Returns how many bytes of `input` were consumed and the bytes the parser should
+    /// see for them.
+    pub fn filter_to_event<'a>(
+        &mut self,
+        input: &'a [u8],
+        scratch: &'a mut Vec<u8>,
+    ) -> (usize, &'a [u8]) {
+        self.filter_until(input, scratch, true)
+    }
+
+    fn filter_until<'a>(
+        &mut self,
+        input: &'a [u8],
+        scratch: &'a mut Vec<u8>,
+        stop_at_event: bool,
+    ) -> (usize, &'a [u8]) {
         // Until the first drop nothing is copied; `copied` is how far `input` went to `scratch`.
         let mut copying = false;
         let mut copied = 0;
@@ -281,17 +303,21 @@ impl OscScanner {
                     i = end;
                 }
                 _ => {
+                    let before = self.events.len();
                     self.step(input[i]);
                     i += 1;
+                    if stop_at_event && self.events.len() > before {
+                        break;
+                    }
                 }
             }
         }
 
         if copying {
-            scratch.extend_from_slice(&input[copied..]);
-            &scratch[..]
+            scratch.extend_from_slice(&input[copied..i]);
+            (i, &scratch[..])
         } else {
-            input
+            (i, &input[..i])
         }
     }
 

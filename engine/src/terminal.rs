@@ -287,13 +287,19 @@ impl PaneTerminal {
         if self.sync_deadline().is_some_and(|deadline| deadline <= Instant::now()) {
             self.flush_sync();
         }
-        let filtered = self.scanner.filter(bytes, &mut self.scratch);
-        let mut handler = SeqHandler { term: &mut self.term, seq: &mut self.seq };
-        self.processor.advance(&mut handler, filtered);
+        // The bytes go to the parser up to each string the scanner reports, so that events (and
+        // the replies they call for) keep the order of the bytes that caused them.
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let (used, filtered) = self.scanner.filter_to_event(rest, &mut self.scratch);
+            let mut handler = SeqHandler { term: &mut self.term, seq: &mut self.seq };
+            self.processor.advance(&mut handler, filtered);
+            self.collect_events();
+            rest = &rest[used..];
+        }
         if self.scratch.capacity() > 1 << 20 {
             self.scratch = Vec::new();
         }
-        self.collect_events();
     }
 
     /// When a synchronized update is holding back output, the time by which
@@ -316,8 +322,9 @@ impl PaneTerminal {
     /// Events gathered since the last call: titles, working directories, replies to write
     /// back to the PTY, bells and OSC notifications.
     ///
-    /// Within one [`PaneTerminal::feed`], working directories and notifications come before
-    /// the events alacritty reports.
+    /// Events come in the order of the bytes that caused them (an OSC 99 query before a DA1
+    /// query is answered first), except that output held back by a synchronized update reports
+    /// its events when the update ends.
     pub fn take_events(&mut self) -> Vec<TerminalEvent> {
         std::mem::take(&mut self.events)
     }
@@ -511,20 +518,9 @@ impl PaneTerminal {
         (from..to).map(|line| render::row_text(&grid[Line(line)], ansi)).collect()
     }
 
-    /// Moves what the scanner and the listener reported into the pending events.
+    /// Moves what the listener and then the scanner reported into the pending events: called
+    /// after each piece [`PaneTerminal::feed`] parses, which ends at the scanner's event.
     fn collect_events(&mut self) {
-        for event in self.scanner.take_events() {
-            match event {
-                OscEvent::Cwd(path) => {
-                    self.cwd = Some(path.clone());
-                    self.push_event(TerminalEvent::Cwd(path));
-                }
-                OscEvent::PromptMark(mark) => self.push_event(TerminalEvent::PromptMark(mark)),
-                OscEvent::Notify { kind, payload } => {
-                    self.push_event(TerminalEvent::Notify { kind, payload });
-                }
-            }
-        }
         for event in self.listener.drain() {
             match event {
                 Event::Title(title) => {
@@ -548,6 +544,18 @@ impl PaneTerminal {
                     self.push_event(TerminalEvent::PtyWrite(format(color).into()));
                 }
                 _ => (),
+            }
+        }
+        for event in self.scanner.take_events() {
+            match event {
+                OscEvent::Cwd(path) => {
+                    self.cwd = Some(path.clone());
+                    self.push_event(TerminalEvent::Cwd(path));
+                }
+                OscEvent::PromptMark(mark) => self.push_event(TerminalEvent::PromptMark(mark)),
+                OscEvent::Notify { kind, payload } => {
+                    self.push_event(TerminalEvent::Notify { kind, payload });
+                }
             }
         }
     }

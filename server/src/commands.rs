@@ -158,7 +158,8 @@ pub enum Command {
         /// What to read.
         spec: ReadSpec,
     },
-    /// Resize one pane's PTY and terminal directly.
+    /// Resize one pane's PTY and terminal: a pane alone in its tab resizes the tab (kept and
+    /// saved); a pane in a split keeps the size until its tab is laid out again.
     PaneResize {
         /// Which one.
         pane: PaneId,

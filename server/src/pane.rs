@@ -202,6 +202,12 @@ fn output_event(pane: &PaneId) -> Event {
     Event::PaneOutput { pane: pane.clone() }
 }
 
+/// A terminal reply or an OSC notification string, kept in the order the output had them.
+enum Ordered {
+    Reply(Vec<u8>),
+    Osc(u16, Vec<u8>),
+}
+
 /// The PTY handler of a pane: runs on the reader thread.
 pub struct PaneIo {
     shared: Arc<PaneShared>,
@@ -252,7 +258,10 @@ impl PtyHandler for PaneIo {
         };
         self.shared.content_gen.fetch_add(1, Ordering::AcqRel);
         let mut changed = false;
-        let mut notifications = Vec::new();
+        // Replies and OSC 9/99/777 strings in stream order: a query's answer must follow the
+        // answers to the queries before it (a program that sends OSC 99 `p=?` then DA1 takes a
+        // DA1 answer that arrives first as "no OSC 99").
+        let mut ordered = Vec::new();
         {
             let mut meta = self.shared.meta();
             meta.last_activity_ms = now_ms();
@@ -262,10 +271,7 @@ impl PtyHandler for PaneIo {
             }
             for event in events {
                 match event {
-                    TerminalEvent::PtyWrite(reply) => {
-                        // A full queue means the child is not reading; its query goes unanswered.
-                        let _ = replies.send(&reply);
-                    }
+                    TerminalEvent::PtyWrite(reply) => ordered.push(Ordered::Reply(reply)),
                     TerminalEvent::Title(title) => {
                         meta.program_title = title;
                         changed = true;
@@ -274,7 +280,9 @@ impl PtyHandler for PaneIo {
                         meta.reported_cwd = Some(cwd);
                         changed = true;
                     }
-                    TerminalEvent::Notify { kind, payload } => notifications.push((kind, payload)),
+                    TerminalEvent::Notify { kind, payload } => {
+                        ordered.push(Ordered::Osc(kind, payload));
+                    }
                     TerminalEvent::PromptMark(mark) => {
                         // Shell integration makes "back at the prompt" exact.
                         let running = matches!(mark, 'C');
@@ -291,8 +299,14 @@ impl PtyHandler for PaneIo {
             }
         }
         let now = Instant::now();
-        for (kind, payload) in notifications {
-            self.handle_osc(kind, &payload, replies, now);
+        for item in ordered {
+            match item {
+                // A full queue means the child is not reading; its query goes unanswered.
+                Ordered::Reply(reply) => {
+                    let _ = replies.send(&reply);
+                }
+                Ordered::Osc(kind, payload) => self.handle_osc(kind, &payload, replies, now),
+            }
         }
         self.notifications.flush_suppressed(now);
         if changed {

@@ -493,6 +493,7 @@ impl Store {
             for note in &notes {
                 term.feed(format!("\x1b[0;33m{note}\x1b[0m\r\n").as_bytes());
             }
+            scroll_screen_into_history(&mut term);
         }
         let spawn = SpawnRequest {
             argv: argv.clone(),
@@ -566,6 +567,39 @@ impl Store {
     pub(crate) fn publish_pane_changed(&self, id: &PaneId) {
         self.bus.publish(crate::event::Event::PaneChanged { pane: id.clone() });
     }
+}
+
+impl Store {
+    /// Ends an agent's turn that the user interrupted through Berth (Escape or Ctrl-C sent while
+    /// it was `working`): the pane is `idle` at once instead of waiting for a hook that claude
+    /// never sends on an interrupt. Plain programs are left to their foreground job.
+    pub(crate) fn end_interrupted_turn(&mut self, id: &PaneId) {
+        let Some(pane) = self.panes.get(id) else { return };
+        if pane.agent.kind == AgentKind::None || pane.shared.meta().lifecycle != Lifecycle::Working
+        {
+            return;
+        }
+        pane.shared.set_lifecycle(Lifecycle::Idle);
+        self.publish_pane_changed(id);
+        self.touch();
+    }
+}
+
+/// Scrolls the lines above the cursor of a freshly restored terminal into its scrollback and
+/// puts the cursor home on a blank screen, before the resumed program starts. Whatever that
+/// program does to the screen (enter and leave the alternate screen, `ESC[H ESC[J`, redraw
+/// over it) the restored tail stays readable above its output, as tmux keeps it.
+fn scroll_screen_into_history(term: &mut PaneTerminal) {
+    // The screen's rows are counted from 0 at its top; the cursor is always on the screen.
+    let row = term.term().grid().cursor.point.line.0.max(0);
+    if row == 0 {
+        return;
+    }
+    let rows = term.size().rows;
+    let mut bytes = format!("\x1b[{rows};1H").into_bytes();
+    bytes.extend(std::iter::repeat_n(b'\n', row as usize));
+    bytes.extend_from_slice(b"\x1b[H");
+    term.feed(&bytes);
 }
 
 fn env_pairs(agent: &AgentInfo) -> Vec<(String, String)> {

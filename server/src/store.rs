@@ -707,6 +707,9 @@ impl Store {
                     );
                 }
                 pty.send(&bytes)?;
+                if crate::agents::hooks::is_interrupt(&bytes) {
+                    self.end_interrupted_turn(&pane);
+                }
                 Ok(Reply::Sent { bytes: bytes.len() })
             }
             Command::PaneRead { pane, spec } => Ok(Reply::Read(self.read(&pane, spec)?)),
@@ -1108,8 +1111,19 @@ impl Store {
         self.publish(Event::TabChanged { tab: tab_id.clone() });
     }
 
+    /// `pane.resize`. A pane alone in its tab takes the size for good: the tab becomes that
+    /// size (plus the window's header rows), so it is saved and a restart or resume keeps it. A
+    /// pane in a split takes it only until its tab is next laid out (a tab resize, split,
+    /// close or divider move): the window's zoom works this way, and the dividers stay.
     fn resize_pane(&mut self, id: &PaneId, size: CellSize) -> Result<(), CommandError> {
-        apply_size(self.pane(id)?, size);
+        let tab_id = self.pane(id)?.tab.clone();
+        if self.tab(&tab_id)?.layout.pane_count() == 1 {
+            let rows = size.rows.saturating_add(self.header_rows);
+            self.tab_mut(&tab_id)?.size = CellSize { cols: size.cols, rows };
+            self.relayout(&tab_id);
+        } else {
+            apply_size(self.pane(id)?, size);
+        }
         self.publish(Event::PaneChanged { pane: id.clone() });
         Ok(())
     }

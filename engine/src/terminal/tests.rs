@@ -581,3 +581,28 @@ fn the_theme_answers_colour_queries_for_colours_the_program_did_not_set() {
     term.feed(b"\x1b]11;#102030\x07");
     assert!(reply(&mut term, b"\x1b]11;?\x07").contains("rgb:1010/2020/3030"));
 }
+
+/// Regression (issue #20, defect 5): notifications were reported before everything alacritty
+/// answered in the same chunk, so a DA1 query sent before an OSC 99 query could be answered
+/// after it, and vice versa once the server handled notifications last. Events now keep the
+/// order of the bytes that caused them, for every chunking.
+#[test]
+fn events_keep_the_order_of_the_queries_in_every_chunking() {
+    let input: &[u8] = b"\x1b[6n\x1b]99;i=x:p=?;\x1b\\\x1b[c\x1b]7;file:///tmp\x07ab\x1b[6n";
+    let expected = vec![
+        TerminalEvent::PtyWrite(b"\x1b[1;1R".to_vec()),
+        TerminalEvent::Notify { kind: 99, payload: b"i=x:p=?;".to_vec() },
+        TerminalEvent::PtyWrite(b"\x1b[?6c".to_vec()),
+        TerminalEvent::Cwd("/tmp".to_owned()),
+        TerminalEvent::PtyWrite(b"\x1b[1;3R".to_vec()),
+    ];
+    for chunk in 1..=input.len() {
+        let mut term = terminal();
+        let mut events = Vec::new();
+        for piece in input.chunks(chunk) {
+            term.feed(piece);
+            events.extend(term.take_events());
+        }
+        assert_eq!(events, expected, "chunks of {chunk}");
+    }
+}

@@ -66,10 +66,33 @@ fn claude(p: &Value) -> HookOutcome {
             out.attention = Some(Attention::Unread);
             out.notification = Some(("Claude is done".into(), String::new()));
         }
+        Some("StopFailure") => turn_failed(&mut out, p, "Claude's turn failed"),
         Some("SessionEnd") => out.lifecycle = Some(Lifecycle::Idle),
         _ => {}
     }
     out
+}
+
+/// A turn that ended in an error (claude's `StopFailure`, e.g. `authentication_failed`): the
+/// turn is over, the pane's attention is `error`, and the notification's body is the error as
+/// the last message the user would have read.
+fn turn_failed(out: &mut HookOutcome, p: &Value, title: &str) {
+    out.lifecycle = Some(Lifecycle::Done);
+    out.attention = Some(Attention::Error);
+    let detail = |key: &str| match p.get(key)? {
+        Value::String(s) => Some(s.clone()).filter(|s| !s.is_empty()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    };
+    let error = detail("error");
+    let message = detail("last_assistant_message").or_else(|| detail("error_details"));
+    let body = match (error, message) {
+        (Some(error), Some(message)) if !message.contains(&error) => format!("{error}: {message}"),
+        (_, Some(message)) => message,
+        (Some(error), None) => error,
+        (None, None) => "the turn ended with an error".to_owned(),
+    };
+    out.notification = Some((title.to_owned(), bounded(&body, 2048)));
 }
 
 fn codex(p: &Value) -> HookOutcome {
@@ -81,11 +104,26 @@ fn codex(p: &Value) -> HookOutcome {
         Some("agent-turn-complete" | "Stop") => {
             out.lifecycle = Some(Lifecycle::Done);
             out.attention = Some(Attention::Unread);
-            let body = text(p, "last-assistant-message").unwrap_or_default();
+            let body = text(p, "last-assistant-message")
+                .or_else(|| text(p, "last_assistant_message"))
+                .unwrap_or_default();
             out.notification = Some(("Codex finished a turn".into(), bounded(&body, 2048)));
         }
         Some("UserPromptSubmit") => out.lifecycle = Some(Lifecycle::Working),
         Some("SessionStart") => out.lifecycle = Some(Lifecycle::Idle),
+        // The user pressed Escape mid-turn: codex sends no `Stop` and no `notify` then.
+        Some("Interrupt") => out.lifecycle = Some(Lifecycle::Idle),
+        Some("PermissionRequest") => {
+            out.lifecycle = Some(Lifecycle::Blocked);
+            out.attention = Some(Attention::NeedsInput);
+            let command = p
+                .get("tool_input")
+                .and_then(|i| i.get("command"))
+                .and_then(Value::as_str)
+                .or_else(|| p.get("tool_name").and_then(Value::as_str))
+                .unwrap_or_default();
+            out.notification = Some(("Codex needs your permission".into(), bounded(command, 2048)));
+        }
         _ => {}
     }
     out
@@ -144,46 +182,107 @@ fn cursor(p: &Value) -> HookOutcome {
     out
 }
 
-/// The snippet a user adds to an agent's settings so that its hooks call `berth hook`.
-pub fn print_config(kind: AgentKind) -> Option<&'static str> {
+/// Whether input sent to a pane interrupts an agent's turn: Escape or Ctrl-C alone (legacy
+/// or kitty-keyboard encoded), or any input holding a Ctrl-C. Claude fires no hook when the
+/// user interrupts a turn, and older codex builds none either, so Berth ends the turn itself.
+pub fn is_interrupt(bytes: &[u8]) -> bool {
+    matches!(bytes, b"\x1b" | b"\x1b[27u" | b"\x1b[99;5u") || bytes.contains(&0x03)
+}
+
+/// The settings file that makes an agent's hooks call `berth hook`: where it goes, its exact
+/// content, and a note for the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HookConfig {
+    /// Where the file lives (`~` is the user's home; the agent's own variable may move it).
+    pub path: &'static str,
+    /// The file's whole content: valid JSON, TOML or JavaScript, nothing else.
+    pub content: &'static str,
+    /// What the user must know (merging, trusting); never part of the file.
+    pub note: &'static str,
+}
+
+/// The settings file for an agent's hooks (`berth hook --print-config AGENT` prints its
+/// content on standard output and the rest on standard error).
+pub fn hook_config(kind: AgentKind) -> Option<HookConfig> {
     Some(match kind {
-        AgentKind::Claude => CLAUDE_CONFIG,
-        AgentKind::Codex => CODEX_CONFIG,
-        AgentKind::Opencode => OPENCODE_CONFIG,
-        AgentKind::Cursor => CURSOR_CONFIG,
+        AgentKind::Claude => HookConfig {
+            path: "~/.claude/settings.json",
+            content: CLAUDE_CONFIG,
+            note: "merge \"hooks\" into ~/.claude/settings.json ($CLAUDE_CONFIG_DIR moves it); \
+                   a file with a JSON error is skipped whole by claude",
+        },
+        AgentKind::Codex => HookConfig {
+            path: "~/.codex/config.toml",
+            content: CODEX_CONFIG,
+            note: "merge into ~/.codex/config.toml ($CODEX_HOME moves it); codex asks you to \
+                   trust new or changed hooks at its next start (or in /hooks): until you do \
+                   they do not run. SessionStart tells Berth the session id before a turn ends",
+        },
+        AgentKind::Opencode => HookConfig {
+            path: "~/.config/opencode/plugin/berth.js",
+            content: OPENCODE_CONFIG,
+            note: "save as ~/.config/opencode/plugin/berth.js",
+        },
+        AgentKind::Cursor => HookConfig {
+            path: "~/.cursor/hooks.json",
+            content: CURSOR_CONFIG,
+            note: "merge \"hooks\" into ~/.cursor/hooks.json",
+        },
         AgentKind::Generic | AgentKind::None => return None,
     })
 }
 
-const CLAUDE_CONFIG: &str = r#"// ~/.claude/settings.json (merge into "hooks")
-{
+/// The content of the settings file for an agent's hooks (see [`hook_config`]).
+pub fn print_config(kind: AgentKind) -> Option<&'static str> {
+    hook_config(kind).map(|c| c.content)
+}
+
+const CLAUDE_CONFIG: &str = r#"{
   "hooks": {
     "SessionStart":     [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
     "UserPromptSubmit": [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
     "Notification":     [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
-    "Stop":             [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }]
+    "Stop":             [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "StopFailure":      [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }]
   }
-}"#;
+}
+"#;
 
-const CODEX_CONFIG: &str = r#"# ~/.codex/config.toml
-notify = ["berth", "hook", "codex"]"#;
+/// Codex's hooks inline in `config.toml` (codex reads `[hooks]` there as it reads
+/// `hooks.json`). `notify` is left out: it fires only after a successful turn, and the `Stop`
+/// hook says the same with the session id.
+const CODEX_CONFIG: &str = r#"[[hooks.SessionStart]]
+hooks = [{ type = "command", command = "berth hook codex" }]
 
-const OPENCODE_CONFIG: &str = r#"// ~/.config/opencode/plugin/berth.js
-export const Berth = async ({ $ }) => ({
+[[hooks.UserPromptSubmit]]
+hooks = [{ type = "command", command = "berth hook codex" }]
+
+[[hooks.Stop]]
+hooks = [{ type = "command", command = "berth hook codex" }]
+
+[[hooks.PermissionRequest]]
+hooks = [{ type = "command", command = "berth hook codex" }]
+
+[[hooks.Interrupt]]
+hooks = [{ type = "command", command = "berth hook codex" }]
+"#;
+
+const OPENCODE_CONFIG: &str = r#"export const Berth = async ({ $ }) => ({
   event: async ({ event }) => {
     if (!process.env.BERTH_PANE) return;
     await $`berth hook opencode ${JSON.stringify(event)}`.quiet().nothrow();
   },
-});"#;
+});
+"#;
 
-const CURSOR_CONFIG: &str = r#"// ~/.cursor/hooks.json
-{
+const CURSOR_CONFIG: &str = r#"{
   "version": 1,
   "hooks": {
     "beforeSubmitPrompt": [{ "command": "berth hook cursor" }],
     "stop":               [{ "command": "berth hook cursor" }]
   }
-}"#;
+}
+"#;
 
 #[cfg(test)]
 mod tests {
@@ -324,14 +423,84 @@ mod tests {
         }
     }
 
+    /// Regression (issue #20, defect 1): claude's `StopFailure` left the pane `working`, and
+    /// codex's `Interrupt` was ignored.
     #[test]
-    fn every_agent_has_a_config_snippet() {
-        for kind in [AgentKind::Claude, AgentKind::Codex, AgentKind::Opencode, AgentKind::Cursor] {
-            let snippet = print_config(kind).unwrap_or_default();
-            assert!(
-                snippet.contains("berth hook") || snippet.contains(r#""berth", "hook""#),
-                "{kind:?}"
+    fn failed_and_interrupted_turns_end_the_turn() {
+        let out = map_hook(
+            AgentKind::Claude,
+            &json!({"session_id":"s-1","hook_event_name":"StopFailure","error":"authentication_failed","error_details":"Invalid API key · Please run /login"}),
+        );
+        assert_eq!(out.session_id.as_deref(), Some("s-1"));
+        assert_eq!(out.lifecycle, Some(Lifecycle::Done));
+        assert_eq!(out.attention, Some(Attention::Error));
+        let (title, body) = out.notification.unwrap();
+        assert_eq!(title, "Claude's turn failed");
+        assert_eq!(body, "authentication_failed: Invalid API key · Please run /login");
+        let out = map_hook(
+            AgentKind::Claude,
+            &json!({"hook_event_name":"StopFailure","error":"rate_limit","last_assistant_message":"API Error: rate_limit exceeded"}),
+        );
+        assert_eq!(out.notification.unwrap().1, "API Error: rate_limit exceeded");
+        let out = map_hook(AgentKind::Claude, &json!({"hook_event_name":"StopFailure"}));
+        assert_eq!(out.attention, Some(Attention::Error));
+        let out = map_hook(
+            AgentKind::Codex,
+            &json!({"session_id":"th-1","hook_event_name":"Interrupt","turn_id":"t"}),
+        );
+        assert_eq!(out.session_id.as_deref(), Some("th-1"));
+        assert_eq!(out.lifecycle, Some(Lifecycle::Idle));
+        let out = map_hook(
+            AgentKind::Codex,
+            &json!({"session_id":"th-1","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"rm -rf target"}}),
+        );
+        assert_eq!(out.lifecycle, Some(Lifecycle::Blocked));
+        assert_eq!(out.attention, Some(Attention::NeedsInput));
+        assert_eq!(out.notification.unwrap().1, "rm -rf target");
+    }
+
+    /// Codex's `Stop` hook (printed by `--print-config codex` since issue #20) names the last
+    /// message in snake case, `notify` in kebab case; both make the notification's body.
+    #[test]
+    fn codex_stop_hook_carries_the_last_message() {
+        let out = map_hook(
+            AgentKind::Codex,
+            &json!({"session_id":"th-1","hook_event_name":"Stop","last_assistant_message":"hi"}),
+        );
+        assert_eq!(out.lifecycle, Some(Lifecycle::Done));
+        assert_eq!(out.notification.unwrap().1, "hi");
+    }
+
+    /// Regression (issue #20, defect 6): claude's snippet opened with a `//` comment, so saved
+    /// as `settings.json` claude skipped the whole file. Every config is the file's exact
+    /// content now, subscribed to the events Berth maps.
+    #[test]
+    fn every_hook_config_is_exactly_a_valid_file() {
+        let claude: Value = serde_json::from_str(print_config(AgentKind::Claude).unwrap())
+            .expect("claude's settings.json is JSON");
+        for event in ["SessionStart", "UserPromptSubmit", "Notification", "Stop", "StopFailure"] {
+            assert_eq!(
+                claude["hooks"][event][0]["hooks"][0]["command"], "berth hook claude",
+                "{event}"
             );
+        }
+        let codex: toml::Table = print_config(AgentKind::Codex).unwrap().parse().expect("TOML");
+        for event in ["SessionStart", "UserPromptSubmit", "Stop", "PermissionRequest", "Interrupt"]
+        {
+            assert_eq!(
+                codex["hooks"][event][0]["hooks"][0]["command"].as_str(),
+                Some("berth hook codex"),
+                "{event}"
+            );
+        }
+        let cursor: Value = serde_json::from_str(print_config(AgentKind::Cursor).unwrap())
+            .expect("cursor's hooks.json is JSON");
+        assert_eq!(cursor["hooks"]["stop"][0]["command"], "berth hook cursor");
+        let opencode = print_config(AgentKind::Opencode).unwrap();
+        assert!(opencode.starts_with("export const Berth"), "{opencode}");
+        for kind in [AgentKind::Claude, AgentKind::Codex, AgentKind::Opencode, AgentKind::Cursor] {
+            let config = hook_config(kind).unwrap();
+            assert!(config.content.ends_with('\n') && !config.note.is_empty(), "{kind:?}");
         }
         assert!(print_config(AgentKind::None).is_none());
     }
