@@ -30,12 +30,6 @@ const KNOWN_CYCLES: &[&[&str]] = &[
         "server/src/persist/tails.rs",
         "server/src/persist/test_support.rs",
     ],
-    &[
-        "engine/src/terminal.rs",
-        "engine/src/terminal/alt.rs",
-        "engine/src/terminal/search.rs",
-        "engine/src/terminal/seq.rs",
-    ],
 ];
 
 /// A source file of a crate: its path (relative to the workspace root) and module path.

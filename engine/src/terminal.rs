@@ -27,21 +27,22 @@
 //! misses output after a resize (it may see some lines twice).
 
 mod alt;
+mod listener;
 mod render;
 mod search;
 mod seq;
 #[cfg(test)]
 mod tests;
 
+pub use self::listener::TermListener;
 pub use self::search::{
     SearchDirection, SearchError, SearchMatch, SearchQuery, SearchScope, SeqPoint, ViewSpan,
 };
 
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use alacritty_terminal::event::{Event, EventListener};
-use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::event::Event;
+use alacritty_terminal::grid::{Dimensions, Scroll};
 use alacritty_terminal::index::Line;
 use alacritty_terminal::term::color::COUNT;
 use alacritty_terminal::term::{Config, Osc52, TermMode};
@@ -50,6 +51,7 @@ use alacritty_terminal::Term;
 
 use crate::osc::{OscEvent, OscScanner};
 
+use self::search::SeqGrid;
 use self::seq::{history_cap, SeqHandler, SeqTracker};
 
 /// Default number of scrollback lines per pane; also the size of the `pane.read` ring.
@@ -155,42 +157,6 @@ pub struct ReadResult {
     pub truncated: bool,
     /// Number of the oldest line that can be read now.
     pub oldest_seq: u64,
-}
-
-/// The event sink alacritty's `Term` reports to.
-///
-/// It keeps the events Berth acts on until [`PaneTerminal::feed`] collects them. It is shared
-/// between the `Term` and the `PaneTerminal` and is `Send + Sync`.
-#[derive(Debug, Clone, Default)]
-pub struct TermListener {
-    queue: Arc<Mutex<Vec<Event>>>,
-}
-
-impl TermListener {
-    /// Removes and returns the queued events.
-    fn drain(&self) -> Vec<Event> {
-        // A panic while holding the lock cannot leave the Vec half-changed, so a poisoned
-        // lock is still safe to use.
-        std::mem::take(&mut *self.queue.lock().unwrap_or_else(PoisonError::into_inner))
-    }
-}
-
-impl EventListener for TermListener {
-    fn send_event(&self, event: Event) {
-        // Only what `PaneTerminal::collect_events` uses is kept. OSC 52 clipboard requests are
-        // off in the Term's config until Berth has a clipboard event, and CSI 14 t (size in
-        // pixels) is left unanswered until the window knows its cell size.
-        if matches!(
-            event,
-            Event::Title(_)
-                | Event::ResetTitle
-                | Event::PtyWrite(_)
-                | Event::Bell
-                | Event::ColorRequest(..)
-        ) {
-            self.queue.lock().unwrap_or_else(PoisonError::into_inner).push(event);
-        }
-    }
 }
 
 /// One pane's terminal emulator. `Send + Sync`; not internally synchronised.
@@ -404,6 +370,66 @@ impl PaneTerminal {
     /// The alacritty terminal, for rendering.
     pub fn term(&self) -> &Term<TermListener> {
         &self.term
+    }
+
+    /// Matches of `query` in `scope`, oldest first, at most `max` of them.
+    pub fn search_matches(
+        &self,
+        query: &mut SearchQuery,
+        scope: SearchScope,
+        max: usize,
+    ) -> Vec<SearchMatch> {
+        self.seq_grid().search_matches(query, scope, max)
+    }
+
+    /// The match nearest to `from` in `direction` whose first cell is at `from` or beyond it,
+    /// wrapping around the ends of the grid; `None` when nothing matches at all.
+    ///
+    /// To step from a match to the next one, pass the cell after (newer) or before (older) its
+    /// first cell: [`PaneTerminal::step_from`] does.
+    pub fn next_match(
+        &self,
+        query: &mut SearchQuery,
+        from: SeqPoint,
+        direction: SearchDirection,
+    ) -> Option<SearchMatch> {
+        self.seq_grid().next_match(query, from, direction)
+    }
+
+    /// The cell to search from to step past `current` in `direction`: the cell before its
+    /// first cell (older) or after it (newer), wrapping around the grid.
+    pub fn step_from(&self, current: &SearchMatch, direction: SearchDirection) -> SeqPoint {
+        self.seq_grid().step_from(current, direction)
+    }
+
+    /// The numbers of the oldest line the Term holds and of the screen's top row: a search
+    /// of everything can be updated from the second after output ([`SearchScope::Since`]).
+    pub fn line_bounds(&self) -> (u64, u64) {
+        self.seq_grid().line_bounds()
+    }
+
+    /// The last cell of the view's bottom row, as a search origin ("above the bottom").
+    pub fn view_bottom(&self) -> SeqPoint {
+        self.seq_grid().view_bottom()
+    }
+
+    /// Scrolls the view so that the first line of `m` is shown and not in the view's bottom
+    /// `covered` rows (something is drawn over them); a line shown already stays where it is,
+    /// another is brought to the middle of the view.
+    pub fn scroll_to_match(&mut self, m: &SearchMatch, covered: u16) {
+        if let Some(delta) = self.seq_grid().scroll_for_match(m, covered) {
+            self.term.scroll_display(Scroll::Delta(delta));
+        }
+    }
+
+    /// The parts of `m` on the view's rows.
+    pub fn view_spans(&self, m: &SearchMatch) -> Vec<ViewSpan> {
+        self.seq_grid().view_spans(m)
+    }
+
+    /// The Term and its line numbers, for the search.
+    fn seq_grid(&self) -> SeqGrid<'_> {
+        SeqGrid { term: &self.term, screen_base: self.seq.screen_base() }
     }
 
     /// The visible screen's rows as text, trailing blank rows removed.

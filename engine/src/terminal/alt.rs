@@ -12,7 +12,7 @@ use alacritty_terminal::grid::{Dimensions, Grid};
 use alacritty_terminal::term::TermMode;
 use alacritty_terminal::Term;
 
-use super::TermListener;
+use super::listener::TermListener;
 
 /// Replaces the inactive alternate grid, while the primary screen is active, with one of
 /// `lines` x `columns`. Does nothing on the alternate screen.

@@ -25,7 +25,7 @@ use alacritty_terminal::vte::ansi::{
 };
 use alacritty_terminal::Term;
 
-use super::TermListener;
+use super::listener::TermListener;
 
 /// History lines allowed past the ring before the oldest are dropped in one go.
 ///
