@@ -128,3 +128,37 @@ fn the_window_reads_the_typed_view_not_the_wire() {
     let found = offenders("app/src/window", &["\"RESUMABLE\"", "\"EXITED\"", "\"needs_input\""]);
     assert!(found.is_empty(), "{found:#?}");
 }
+
+/// ARCHITECTURE.md's codemap names every source file (by its path in its crate or folder, or
+/// its name), so a newcomer finds each one on the map.
+#[test]
+fn the_codemap_names_every_source_file() {
+    let map = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let mut missing = Vec::new();
+    for dir in [
+        "engine/src",
+        "server/src",
+        "app/src",
+        "engine/tests",
+        "engine/benches",
+        "server/benches",
+        "app/tests",
+        "app/examples",
+        "tests",
+    ] {
+        for (path, _) in sources(dir) {
+            let rel = path.strip_prefix(root().join(dir)).expect("under its dir");
+            let rel = rel.to_string_lossy().into_owned();
+            let name = path.file_name().expect("a name").to_string_lossy().into_owned();
+            let parts: Vec<&str> = rel.rsplit('/').take(2).collect();
+            let last_two = parts.iter().rev().copied().collect::<Vec<_>>().join("/");
+            let named = [rel.as_str(), last_two.as_str(), name.as_str()].iter().any(|form| {
+                map.contains(&format!("`{form}`")) || map.contains(&format!("{form}`"))
+            });
+            if !named {
+                missing.push(format!("{dir}/{rel}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "ARCHITECTURE.md does not name: {missing:#?}");
+}
