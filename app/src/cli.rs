@@ -84,6 +84,10 @@ enum Verb {
     Resume {
         /// The pane.
         pane: String,
+        /// Print the whole command line resume would run (and where it came from); run
+        /// nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Record which agent session runs in a pane (for agents' hooks and scripts).
     ReportSession {
@@ -93,9 +97,9 @@ enum Verb {
         /// The agent's session id.
         #[arg(long)]
         session: String,
-        /// The pane; defaults to $BERTH_PANE.
-        #[arg(long, env = "BERTH_PANE")]
-        pane: String,
+        /// The pane; defaults to $BERTH_PANE. Naming another pane than your own takes --pane.
+        #[arg(long)]
+        pane: Option<String>,
     },
     /// Workspace settings.
     #[command(subcommand)]
@@ -403,15 +407,21 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             println!("{}", result["path"].as_str().unwrap_or_default());
             Ok(ExitCode::SUCCESS)
         }
-        Verb::Resume { pane } => {
+        Verb::Resume { pane, dry_run: true } => resume_dry_run(&pane),
+        Verb::Resume { pane, dry_run: false } => {
             let result = connect()?.call("pane.resume", json!({ "pane_id": pane }))?;
             println!("{}", result["state"].as_str().unwrap_or(""));
             Ok(ExitCode::SUCCESS)
         }
         Verb::ReportSession { agent, session, pane } => {
+            let explicit = pane.is_some();
+            let pane = pane
+                .or_else(|| std::env::var("BERTH_PANE").ok().filter(|p| !p.is_empty()))
+                .context("no pane: run this inside a Berth pane, or give --pane")?;
             connect()?.call(
                 "session.report",
-                json!({ "pane_id": pane, "agent": agent, "session_id": session }),
+                json!({ "pane_id": pane, "agent": agent, "session_id": session,
+                        "explicit_pane": explicit }),
             )?;
             Ok(ExitCode::SUCCESS)
         }
@@ -587,9 +597,37 @@ fn ls(as_json: bool) -> Result<ExitCode> {
                     "    {active} {}  {:<9} {}x{}  {}  {}{exit}",
                     pane.id, pane.state, pane.size.cols, pane.size.rows, pane.title, pane.cwd
                 )?;
+                if let Some(plan) = pane.resume.as_ref().filter(|p| p.is_self_reported()) {
+                    writeln!(
+                        out,
+                        "        resume runs `{}` (self-reported by the program, not checked)",
+                        plan.command_line()
+                    )?;
+                }
             }
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `berth resume --dry-run`: the server's resume plan for a pane, as `ls --json` carries it.
+fn resume_dry_run(pane: &str) -> Result<ExitCode> {
+    let value = connect()?.call("workspace.list", json!({}))?;
+    let list: WorkspaceListDto = serde_json::from_value(value).context("reading workspace.list")?;
+    let found = list.workspaces.iter().flat_map(|w| &w.tabs).flat_map(|t| &t.panes);
+    let Some(dto) = found.into_iter().find(|p| p.id == pane) else {
+        bail!("no pane {pane}");
+    };
+    let Some(plan) = &dto.resume else {
+        bail!("pane {pane} is running ({}); there is nothing to resume", dto.state);
+    };
+    println!("{}", plan.command_line());
+    let source = match plan.source.as_str() {
+        "adapter" => "built by Berth from the agent's session id",
+        "self-reported" => "self-reported by a program in the pane: not checked by Berth",
+        _ => "the pane's own command",
+    };
+    eprintln!("berth: would run in {} ({source})", dto.cwd);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -187,6 +187,12 @@ pub enum Command {
         resume_argv: Option<Vec<String>>,
         /// Its model, if known.
         model: Option<String>,
+        /// The caller named the pane on purpose (`berth report-session --pane`): a report for
+        /// another pane than the reporter's own is refused without it.
+        explicit_pane: bool,
+        /// The reporting process's own `BERTH_PANE`, as the socket read it from the peer's
+        /// environment (`None`: not in a pane, or unknown).
+        reporter_pane: Option<String>,
     },
     /// Turn a workspace's automatic resume of agents on or off.
     WorkspaceSetAutoResume {

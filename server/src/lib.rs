@@ -4,6 +4,7 @@
 
 pub mod client;
 pub mod commands;
+pub mod connections;
 pub mod desktop;
 pub mod error;
 pub mod events;
@@ -16,6 +17,7 @@ pub mod persist;
 pub mod persistence;
 pub mod protocol;
 pub mod restore;
+pub mod rlimit;
 pub mod socket;
 pub mod store;
 
@@ -99,6 +101,18 @@ impl Server {
     /// Binds the socket (refusing an unsafe dir or a second server), loads the snapshot and
     /// rebuilds the Store from it.
     pub fn bind(config: &ServerConfig) -> Result<Server, ServerError> {
+        match rlimit::raise_open_file_limit() {
+            Ok(change) if change.after != change.before => {
+                tracing::info!(
+                    before = change.before,
+                    after = change.after,
+                    hard = change.hard,
+                    "raised the open-file limit"
+                );
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "could not raise the open-file limit"),
+        }
         let socket = BoundSocket::bind(&config.socket_path)?;
         let state = Arc::new(StateDir::from_env()?);
         let state_lock = state.lock()?;

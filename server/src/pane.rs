@@ -24,6 +24,13 @@ use tokio::sync::Notify;
 use crate::events::EventBus;
 use crate::notifications::{InboxMessage, Incoming, NotificationInbox};
 
+/// A title a program set (OSC 0/2), made safe to show and to save: no C0 or C1 controls,
+/// DEL or bidi overrides, one line, at most `MAX_TITLE_CHARS` characters (the notifications'
+/// sanitising).
+pub fn clean_title(title: &str) -> String {
+    berth_engine::notify::sanitize(title, berth_engine::notify::MAX_TITLE_CHARS)
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
@@ -329,7 +336,7 @@ impl PtyHandler for PaneIo {
                         let _ = replies.send(&reply);
                     }
                     TerminalEvent::Title(title) => {
-                        meta.program_title = title;
+                        meta.program_title = title.as_deref().map(clean_title);
                         changed = true;
                     }
                     TerminalEvent::Cwd(cwd) => {

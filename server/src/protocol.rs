@@ -51,6 +51,18 @@ pub fn decode_request(line: &[u8]) -> Result<Request, (Option<Value>, CommandErr
         (None, CommandError::InvalidRequest(format!("not a JSON-RPC request object: {e}")))
     })?;
     let id = raw.id;
+    if let Some(Value::Number(n)) = &id {
+        if !n.is_i64() && !n.is_u64() && n.as_f64().is_some_and(|f| f.fract() == 0.0) {
+            // Beyond 64 bits it could only be echoed as a float (`1e20`), not as the client sent
+            // it; refuse it rather than answer under another id.
+            return Err((
+                None,
+                CommandError::InvalidRequest(format!(
+                    "\"id\" {n} is too large: use a string or an integer of at most 64 bits"
+                )),
+            ));
+        }
+    }
     if raw.jsonrpc.as_deref() != Some("2.0") {
         return Err((id, CommandError::InvalidRequest("\"jsonrpc\" must be \"2.0\"".into())));
     }
@@ -236,6 +248,48 @@ pub struct PaneDto {
     /// "working for 2m"); for a tombstone, since the server restored it.
     #[serde(default)]
     pub lifecycle_since: Option<u64>,
+    /// What `pane.resume` would run now (the whole argv, exactly), for a pane that is not
+    /// running; `None` for a live pane.
+    #[serde(default)]
+    pub resume: Option<ResumeDto>,
+}
+
+/// What `pane.resume` would run, and where that command came from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ResumeDto {
+    /// The whole command line that would run.
+    pub argv: Vec<String>,
+    /// `adapter` (built by Berth from the agent's session id), `self-reported` (a command
+    /// a process reported about itself with `session.report`: not checked by Berth) or `argv`
+    /// (the pane's own program again).
+    pub source: String,
+}
+
+impl ResumeDto {
+    /// Whether a process reported this command about itself (Berth has not checked it).
+    pub fn is_self_reported(&self) -> bool {
+        self.source == "self-reported"
+    }
+
+    /// The command line as a shell would read it: every argument, quoted where needed, so
+    /// that what is shown is exactly what runs.
+    pub fn command_line(&self) -> String {
+        shell_words(&self.argv)
+    }
+}
+
+/// `argv` as one line a POSIX shell would split back into the same words.
+pub fn shell_words(argv: &[String]) -> String {
+    let quote = |arg: &String| {
+        let plain = !arg.is_empty()
+            && arg.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c));
+        if plain {
+            arg.clone()
+        } else {
+            format!("'{}'", arg.replace('\'', "'\\''"))
+        }
+    };
+    argv.iter().map(quote).collect::<Vec<_>>().join(" ")
 }
 
 /// A program's progress report (OSC `9;4;state;percent`).
@@ -421,8 +475,8 @@ struct SetLayoutParams {
 #[derive(Deserialize)]
 struct TabResizeParams {
     tab_id: String,
-    cols: u16,
-    rows: u16,
+    cols: u32,
+    rows: u32,
 }
 
 #[derive(Deserialize)]
@@ -458,8 +512,8 @@ struct ReadParams {
 #[derive(Deserialize)]
 struct ResizeParams {
     pane_id: String,
-    cols: u16,
-    rows: u16,
+    cols: u32,
+    rows: u32,
 }
 
 #[derive(Deserialize)]
@@ -477,11 +531,9 @@ struct FocusParams {
     direction: Option<FocusDirDto>,
 }
 
-fn size(cols: u16, rows: u16) -> Result<CellSize, CommandError> {
-    if cols == 0 || rows == 0 {
-        return Err(CommandError::BadParams("cols and rows must be at least 1".into()));
-    }
-    Ok(CellSize { cols, rows })
+/// A size from a request, within the limits of `berth_engine::limits`.
+fn size(cols: u32, rows: u32) -> Result<CellSize, CommandError> {
+    berth_engine::limits::check_size(cols, rows).map_err(|e| CommandError::BadParams(e.to_string()))
 }
 
 fn selector(id: Option<String>, name: Option<String>) -> Result<WorkspaceSelector, CommandError> {
@@ -525,6 +577,8 @@ struct SessionReportParams {
     session_id: String,
     resume_argv: Option<Vec<String>>,
     model: Option<String>,
+    #[serde(default)]
+    explicit_pane: bool,
 }
 
 #[derive(Deserialize)]
@@ -620,6 +674,8 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
                 session_id: p.session_id,
                 resume_argv: p.resume_argv,
                 model: p.model.map(|m| m.chars().filter(|c| !c.is_control()).take(128).collect()),
+                explicit_pane: p.explicit_pane,
+                reporter_pane: None,
             }
         }
         "workspace.set_auto_resume" => {
@@ -873,6 +929,36 @@ mod tests {
         assert!(matches!(decode_request(b"\xff{}"), Err((_, CommandError::Parse(_)))));
     }
 
+    /// Regression: `pane.resize` to 65535×65535 was accepted and allocated until the server
+    /// aborted; sizes beyond the limits are refused with a message naming them.
+    #[test]
+    fn oversized_resizes_are_refused_naming_the_limit() {
+        for method in ["pane.resize", "tab.resize"] {
+            let key = if method == "pane.resize" { "pane_id" } else { "tab_id" };
+            let id = if method == "pane.resize" { "pane_a" } else { "tab_a" };
+            for (cols, rows, want) in [
+                (65535u64, 65535u64, "BAD_REQUEST"),
+                (70000, 24, "BAD_REQUEST"),
+                (4001, 10, "BAD_REQUEST"),
+                (2000, 1001, "BAD_REQUEST"),
+                (1920, 540, "ok"),
+                (80, 24, "ok"),
+            ] {
+                let line = json!({"jsonrpc":"2.0","id":1,"method":method,
+                    "params":{key:id,"cols":cols,"rows":rows}})
+                .to_string();
+                assert_eq!(check(&line), want, "{line}");
+            }
+        }
+        let err =
+            decode_method("pane.resize", json!({"pane_id":"pane_a","cols":65535,"rows":65535}))
+                .unwrap_err();
+        assert!(
+            err.to_string().contains("at most 4000 cols, 2000 rows and 2000000 cells"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn layout_round_trips_through_the_wire_form() {
         let text = r#"{"split":{"dir":"down","ratio":0.25,"first":{"pane":"pane_a"},"second":{"pane":"pane_b"}}}"#;
@@ -880,6 +966,25 @@ mod tests {
         let layout = dto.to_layout().unwrap();
         assert_eq!(LayoutDto::from_layout(&layout), dto);
         assert_eq!(serde_json::to_string(&dto).unwrap(), text);
+    }
+
+    /// Regression: an integer id beyond 64 bits was echoed as a float (`1e20`), which the
+    /// client could not match to its request; it is refused, and 64-bit ids echo exactly.
+    #[test]
+    fn ids_beyond_64_bits_are_refused_and_64_bit_ids_echo_exactly() {
+        let line = r#"{"jsonrpc":"2.0","id":100000000000000000000,"method":"server.info"}"#;
+        match decode_request(line.as_bytes()) {
+            Err((None, e @ CommandError::InvalidRequest(_))) => {
+                assert!(e.to_string().contains("at most 64 bits"), "{e}")
+            }
+            other => panic!("{other:?}"),
+        }
+        for id in ["18446744073709551615", "-9223372036854775808", "1.5", "\"x\""] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"server.info"}}"#);
+            let req = decode_request(line.as_bytes()).expect("decodes");
+            let answer = encode_result(req.id.as_ref().unwrap(), json!({}));
+            assert!(answer.contains(&format!(r#""id":{id}"#)), "{answer}");
+        }
     }
 
     #[test]

@@ -245,6 +245,44 @@ pub fn classify(saved: RestoreState, agent: &AgentInfo) -> RestoreState {
     }
 }
 
+/// Where a resume command comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResumeSource {
+    /// Built by Berth's adapter from the agent's session id.
+    Adapter,
+    /// Reported by a process about itself (`session.report`): Berth has not checked it.
+    Reported,
+    /// The pane's own program again (the user's shell when it named none).
+    Argv,
+}
+
+impl ResumeSource {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResumeSource::Adapter => "adapter",
+            ResumeSource::Reported => "self-reported",
+            ResumeSource::Argv => "argv",
+        }
+    }
+}
+
+/// What resuming a pane would run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResumePlan {
+    /// The whole command line.
+    pub argv: Vec<String>,
+    /// Where it came from.
+    pub source: ResumeSource,
+}
+
+impl ResumePlan {
+    /// The wire form.
+    pub fn to_dto(&self) -> crate::protocol::ResumeDto {
+        crate::protocol::ResumeDto { argv: self.argv.clone(), source: self.source.as_str().into() }
+    }
+}
+
 /// What a restore did, for the log and for auto-resume.
 #[derive(Debug, Default)]
 pub struct RestoreReport {
@@ -374,7 +412,11 @@ impl Store {
                     continue;
                 };
                 layout.clamp_ratios();
-                let size = CellSize { cols: tab.size.cols.max(1), rows: tab.size.rows.max(1) };
+                // The loader resets sizes beyond the limits; clamping keeps that true here.
+                let size = berth_engine::limits::clamp_size(CellSize {
+                    cols: tab.size.cols,
+                    rows: tab.size.rows,
+                });
                 for pane_id in layout.panes() {
                     let Some(record) = records.get(pane_id.as_str()) else { continue };
                     let tail = tails.remove(pane_id.as_str()).unwrap_or_default();
@@ -452,8 +494,37 @@ impl Store {
         self.resume_with(id, true)
     }
 
+    /// What [`Store::resume`] would run for `pane` now: the one answer the window, `berth ls
+    /// --json` and `berth resume --dry-run` show, and the one resume runs. `None` for a live
+    /// pane.
+    pub(crate) fn resume_plan(&self, pane: &Pane) -> Option<ResumePlan> {
+        if pane.tombstone.is_none() && pane.state() == RestoreState::Live {
+            return None;
+        }
+        let own = || {
+            let argv = if pane.argv.is_empty() {
+                vec![self.config.shell.clone()]
+            } else {
+                pane.argv.clone()
+            };
+            ResumePlan { argv, source: ResumeSource::Argv }
+        };
+        if pane.tombstone.is_none() {
+            // An ended live pane restarts its own program.
+            return Some(own());
+        }
+        if let Some(argv) = pane.agent.resume_argv() {
+            return Some(ResumePlan { argv, source: ResumeSource::Adapter });
+        }
+        match &pane.agent.reported_resume_argv {
+            Some(argv) => Some(ResumePlan { argv: argv.clone(), source: ResumeSource::Reported }),
+            None => Some(own()),
+        }
+    }
+
     fn resume_with(&mut self, id: &PaneId, automatic: bool) -> Result<(), CommandError> {
         let pane = self.panes.get(id).ok_or_else(|| CommandError::NoSuchPane(id.to_string()))?;
+        let plan = self.resume_plan(pane);
         let Some(tomb) = pane.tombstone.clone() else {
             if pane.state() == RestoreState::Live {
                 return Err(CommandError::Conflict(format!("pane {id} is already running")));
@@ -461,15 +532,12 @@ impl Store {
             // An ended live pane: restart its argv on this explicit request.
             return self.restart_exited(id);
         };
-        let argv = match (pane.agent.resume_argv(), automatic) {
-            (Some(argv), _) => argv,
-            (None, true) => {
+        let argv = match plan {
+            Some(plan) if !automatic || plan.source == ResumeSource::Adapter => plan.argv,
+            _ => {
                 return Err(CommandError::Conflict(format!(
                     "pane {id} has no adapter-built resume command"
                 )))
-            }
-            (None, false) => {
-                pane.agent.reported_resume_argv.clone().unwrap_or_else(|| pane.argv.clone())
             }
         };
         let (ws_id, tab_id) = (pane.workspace.clone(), pane.tab.clone());
@@ -646,6 +714,28 @@ impl Store {
     }
 }
 
+/// Refuses a `session.report` for another pane than the reporter's own (its `BERTH_PANE`)
+/// unless the caller named the pane explicitly: a process must not plant a resume command in
+/// a pane it does not run in by accident or by default.
+pub fn check_reporter(
+    pane: &PaneId,
+    explicit_pane: bool,
+    reporter_pane: Option<&str>,
+) -> Result<(), CommandError> {
+    if explicit_pane || reporter_pane == Some(pane.as_str()) {
+        return Ok(());
+    }
+    let own = match reporter_pane {
+        Some(own) => format!("runs in pane {own} (its BERTH_PANE)"),
+        None => "does not run in a Berth pane (no BERTH_PANE)".to_owned(),
+    };
+    Err(CommandError::BadParams(format!(
+        "session.report names pane {pane} but the reporting process {own}; to report for \
+         another pane, name it on purpose (berth report-session --pane {pane}, or \
+         \"explicit_pane\": true)"
+    )))
+}
+
 fn env_pairs(agent: &AgentInfo) -> Vec<(String, String)> {
     agent.config_env.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
 }
@@ -676,7 +766,11 @@ fn pane_from_record(
             .collect(),
     };
     let state = classify(parse_state(&record.state), &agent);
-    let size = TermSize { cols: record.size.cols.max(1), rows: record.size.rows.max(1) };
+    let size = berth_engine::limits::clamp_size(CellSize {
+        cols: record.size.cols,
+        rows: record.size.rows,
+    });
+    let size = TermSize { cols: size.cols, rows: size.rows };
     // A tombstone's terminal stays empty: its text lives compactly in `tail` until resumed.
     let shared = PaneShared::new(id.clone(), PaneTerminal::new(size, 0));
     let lifecycle = match state {

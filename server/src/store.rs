@@ -310,7 +310,16 @@ fn check_name(name: &str, what: &str) -> Result<String, CommandError> {
 }
 
 fn term_size(size: CellSize) -> TermSize {
-    TermSize { cols: size.cols.max(1), rows: size.rows.max(1) }
+    // Every size was checked where it entered; clamping again keeps a missed path from making
+    // a terminal allocate without bound.
+    let size = berth_engine::limits::clamp_size(size);
+    TermSize { cols: size.cols, rows: size.rows }
+}
+
+/// A size from a command (the socket's or the window's), within `berth_engine::limits`.
+fn checked_size(size: CellSize) -> Result<CellSize, CommandError> {
+    berth_engine::limits::check_size(u32::from(size.cols), u32::from(size.rows))
+        .map_err(|e| CommandError::BadParams(e.to_string()))
 }
 
 impl Store {
@@ -566,6 +575,7 @@ impl Store {
                 Ok(json!({}))
             }
             Command::TabResize { tab, size } => {
+                let size = checked_size(size)?;
                 self.tab_mut(&tab)?.size = size;
                 self.last_tab_size = size;
                 self.relayout(&tab);
@@ -599,7 +609,7 @@ impl Store {
             }
             Command::PaneRead { pane, spec } => Ok(to_value(self.read(&pane, spec)?)),
             Command::PaneResize { pane, size } => {
-                self.resize_pane(&pane, size)?;
+                self.resize_pane(&pane, checked_size(size)?)?;
                 Ok(json!({}))
             }
             Command::PaneFocus { pane } => {
@@ -610,7 +620,16 @@ impl Store {
                 self.resume(&pane)?;
                 Ok(json!({ "pane_id": pane.as_str(), "state": self.pane(&pane)?.state().as_str() }))
             }
-            Command::SessionReport { pane, kind, session_id, resume_argv, model } => {
+            Command::SessionReport {
+                pane,
+                kind,
+                session_id,
+                resume_argv,
+                model,
+                explicit_pane,
+                reporter_pane,
+            } => {
+                crate::restore::check_reporter(&pane, explicit_pane, reporter_pane.as_deref())?;
                 self.report_session(&pane, kind, session_id, resume_argv, model)?;
                 Ok(json!({ "pane_id": pane.as_str() }))
             }
@@ -1143,6 +1162,7 @@ impl Store {
                 .filter(|_| live)
                 .and_then(|(state, percent)| ProgressDto::from_conemu(state, percent)),
             lifecycle_since: Some(pane.shared.lifecycle_since(lifecycle)),
+            resume: self.resume_plan(pane).map(|plan| plan.to_dto()),
         }
     }
 
@@ -1219,11 +1239,12 @@ impl Store {
 }
 
 fn apply_size(pane: &Pane, size: CellSize) {
+    let size = term_size(size);
     let mut term = pane.shared.term.lock();
-    if term.size() == term_size(size) {
+    if term.size() == size {
         return;
     }
-    term.resize(term_size(size));
+    term.resize(size);
     drop(term);
     if let Some(pty) = &pane.pty {
         if let Err(e) = pty.resize(size.cols, size.rows) {

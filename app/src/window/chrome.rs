@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use berth_server::protocol::{PaneDto, ProgressDto, WorkspaceDto, WorkspaceListDto};
+use berth_server::protocol::{PaneDto, ProgressDto, ResumeDto, WorkspaceDto, WorkspaceListDto};
 
 use super::view::TabView;
 use crate::render::{
@@ -185,37 +185,54 @@ pub fn next_attention(list: &WorkspaceListDto, current: Option<&str>) -> Option<
         .map(|p| p.id.clone())
 }
 
-/// The overlay at the bottom of a tombstone: what Enter does and what the pane was.
+/// The overlay at the bottom of a tombstone: what Enter does (the whole command line that
+/// resume runs, from the server's plan, a self-reported one marked as such) and what the
+/// pane was.
 pub fn overlay_of(
     pane: &PaneDto,
     home: Option<&Path>,
     error: Option<&str>,
 ) -> Option<TombstoneOverlay> {
     let cwd = tilde(&pane.cwd, home);
-    let mut lines = Vec::new();
-    match pane.state.as_str() {
+    // An older server sends no plan: what it would run follows its own rules.
+    let plan = pane.resume.clone().or_else(|| match pane.state.as_str() {
         "RESUMABLE" => {
-            let argv = pane.agent.resume_argv.clone().unwrap_or_default();
-            lines.push(format!("Enter — resume `{}`", argv.join(" ")));
+            pane.agent.resume_argv.clone().map(|argv| ResumeDto { argv, source: "adapter".into() })
         }
-        "RESTORED" => {
-            if is_shell(&pane.argv) {
-                lines.push(format!("Enter — new shell in `{cwd}`"));
-            } else {
-                lines.push(format!("Enter — start `{}` again in `{cwd}`", pane.argv.join(" ")));
-            }
-            if let Some(job) = &pane.was_running {
-                lines.push(format!("was running `{job}`"));
-            }
+        "RESTORED" | "EXITED" => Some(ResumeDto { argv: pane.argv.clone(), source: "argv".into() }),
+        _ => None,
+    });
+    let mut lines = Vec::new();
+    if !matches!(pane.state.as_str(), "RESUMABLE" | "RESTORED" | "EXITED") {
+        return None;
+    }
+    if pane.state == "EXITED" {
+        match pane.exit_code {
+            Some(code) => lines.push(format!("exited with code {code}")),
+            None => lines.push("exited".to_owned()),
         }
-        "EXITED" => {
-            match pane.exit_code {
-                Some(code) => lines.push(format!("exited with code {code}")),
-                None => lines.push("exited".to_owned()),
-            }
-            lines.push("Enter — restart".to_owned());
+    }
+    match &plan {
+        Some(plan) if plan.is_self_reported() => lines.push(format!(
+            "Enter — run `{}`: a command the program reported about itself, not checked by Berth",
+            plan.command_line()
+        )),
+        Some(plan) if plan.source == "adapter" => {
+            lines.push(format!("Enter — resume `{}`", plan.command_line()));
         }
-        _ => return None,
+        Some(plan) if pane.state == "EXITED" => {
+            lines.push(format!("Enter — restart `{}`", plan.command_line()));
+        }
+        Some(plan) if is_shell(&plan.argv) => {
+            lines.push(format!("Enter — new shell `{}` in `{cwd}`", plan.command_line()));
+        }
+        Some(plan) => {
+            lines.push(format!("Enter — start `{}` again in `{cwd}`", plan.command_line()));
+        }
+        None => lines.push("Enter — restart".to_owned()),
+    }
+    if let (Some(job), "RESTORED" | "RESUMABLE") = (&pane.was_running, pane.state.as_str()) {
+        lines.push(format!("was running `{job}`"));
     }
     Some(TombstoneOverlay { lines, error: error.map(str::to_owned) })
 }
@@ -411,6 +428,7 @@ mod tests {
             created_at: 0,
             progress: None,
             lifecycle_since: None,
+            resume: None,
         }
     }
 
@@ -523,9 +541,10 @@ mod tests {
         assert_eq!(o.lines, ["Enter — resume `claude --resume 42`"]);
 
         p.state = "RESTORED".into();
+        p.agent.resume_argv = None;
         p.was_running = Some("cargo test".into());
         let o = overlay_of(&p, Some(home), Some("no such file")).expect("an overlay");
-        assert_eq!(o.lines, ["Enter — new shell in `~/code`", "was running `cargo test`"]);
+        assert_eq!(o.lines, ["Enter — new shell `bash` in `~/code`", "was running `cargo test`"]);
         assert_eq!(o.error.as_deref(), Some("no such file"));
 
         p.argv = vec!["htop".into()];
@@ -536,7 +555,22 @@ mod tests {
         p.state = "EXITED".into();
         p.exit_code = Some(2);
         let o = overlay_of(&p, None, None).expect("an overlay");
-        assert_eq!(o.lines, ["exited with code 2", "Enter — restart"]);
+        assert_eq!(o.lines, ["exited with code 2", "Enter — restart `htop`"]);
+
+        // Regression: a plain shell pane with a planted, self-reported command showed "new
+        // shell" while Enter ran the planted command. The overlay shows the server's plan.
+        p.state = "RESTORED".into();
+        p.argv = vec!["bash".into()];
+        p.resume = Some(ResumeDto {
+            argv: vec!["/bin/sh".into(), "-c".into(), "touch /tmp/planted".into()],
+            source: "self-reported".into(),
+        });
+        let o = overlay_of(&p, None, None).expect("an overlay");
+        assert_eq!(
+            o.lines,
+            ["Enter — run `/bin/sh -c 'touch /tmp/planted'`: a command the program reported \
+              about itself, not checked by Berth"]
+        );
 
         p.state = "LIVE".into();
         assert_eq!(overlay_of(&p, None, None), None);

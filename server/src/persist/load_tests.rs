@@ -605,3 +605,88 @@ fn arbitrary_bytes_never_panic_the_loader() {
         parse_never_panics(&bytes);
     }
 }
+
+/// The partial copies in `dir`.
+fn partial_copies(dir: &Path) -> Vec<String> {
+    entries(dir).into_iter().filter(|n| n.starts_with("snapshot.json.partial-")).collect()
+}
+
+/// Regression: a snapshot whose load skipped entries (`"workspaces":"x"`, a pane with a bad
+/// id, `"size":"big"`) was replaced by the next save, and the skipped panes existed nowhere.
+/// Now the original is kept byte for byte as `snapshot.json.partial-<time>`, and the outcome
+/// says what the file held.
+#[test]
+fn a_load_that_skips_anything_keeps_the_original_as_a_partial_copy() {
+    let rows: &[(&str, fn(&mut Value), usize, usize)] = &[
+        ("workspaces is not a list", |v| v["workspaces"] = json!("x"), 0, 3),
+        ("a pane with a bad id", |v| v["panes"][1]["id"] = json!("../etc/passwd"), 2, 3),
+        ("a pane with a size that is a word", |v| v["panes"][0]["size"] = json!("big"), 2, 3),
+        (
+            "a pane with a huge size",
+            |v| v["panes"][0]["size"] = json!({"cols":65535,"rows":65535}),
+            3,
+            3,
+        ),
+        (
+            "a tab with a huge size",
+            |v| v["workspaces"][0]["tabs"][0]["size"] = json!({"cols":9000,"rows":9000}),
+            3,
+            3,
+        ),
+        ("a title with C1 controls", |v| v["panes"][0]["title"] = json!("a\u{9b}31mb\u{7f}"), 3, 3),
+    ];
+    for &(what, mutate, loaded, held) in rows {
+        let dir = tempfile::tempdir().unwrap();
+        let mut value = sample_json();
+        mutate(&mut value);
+        let original = serde_json::to_vec(&value).unwrap();
+        write_snapshot(dir.path(), &original);
+        let outcome = load_at(&RealFs, dir.path(), NOW).unwrap();
+        check_invariants(&outcome.snapshot);
+        assert_eq!(outcome.snapshot.panes.len(), loaded, "{what}");
+        assert_eq!(outcome.held.panes, held, "{what}: the file held {held} panes");
+        assert_eq!(outcome.held.live, 2, "{what}: two of them were not EXITED");
+        let copies = partial_copies(dir.path());
+        assert_eq!(copies, ["snapshot.json.partial-20261129T231500Z"], "{what}");
+        assert_eq!(std::fs::read(dir.path().join(&copies[0])).unwrap(), original, "{what}");
+        assert_eq!(outcome.kept_partial, Some(dir.path().join(&copies[0])), "{what}");
+        assert!(has_problem(&outcome, "is kept as"), "{what}: {:?}", outcome.problems);
+        assert_eq!(
+            std::fs::read(dir.path().join(SNAPSHOT_FILE)).unwrap(),
+            original,
+            "{what}: snapshot.json itself is left as it is"
+        );
+        // A second load of the same file keeps a second copy rather than replacing the first.
+        load_at(&RealFs, dir.path(), NOW).unwrap();
+        assert_eq!(partial_copies(dir.path()).len(), 2, "{what}");
+    }
+    // A clean load keeps no copy.
+    let dir = tempfile::tempdir().unwrap();
+    write_snapshot(dir.path(), &serde_json::to_vec(&sample_json()).unwrap());
+    let outcome = load_at(&RealFs, dir.path(), NOW).unwrap();
+    assert!(outcome.is_clean() && outcome.kept_partial.is_none(), "{:?}", outcome.problems);
+    assert!(partial_copies(dir.path()).is_empty());
+}
+
+/// Regression: sizes and titles in a snapshot were trusted: 65535×65535 allocated on restore,
+/// and a 60 MiB title with C1 controls loaded as it was.
+#[test]
+fn sizes_beyond_the_limits_and_dirty_titles_are_repaired_on_load() {
+    let mut value = sample_json();
+    value["panes"][0]["size"] = json!({ "cols": 65535, "rows": 65535 });
+    value["panes"][1]["size"] = json!({ "cols": 0, "rows": 10 });
+    value["workspaces"][0]["tabs"][0]["size"] = json!({ "cols": 4000, "rows": 2000 });
+    value["panes"][0]["title"] = json!(format!("evil\u{9b}2J\u{7f}{}", "x".repeat(1 << 20)));
+    value["workspaces"][0]["tabs"][0]["title"] = json!("tab\u{85}\u{1b}]0;x\u{7}");
+    let outcome = load_value(&value);
+    let a = &outcome.snapshot.panes[0];
+    assert_eq!(a.size, SizeRecord::default());
+    assert_eq!(outcome.snapshot.panes[1].size, SizeRecord::default());
+    assert_eq!(tab(&outcome.snapshot, TAB_ONE).unwrap().size, SizeRecord::default());
+    assert!(has_problem(&outcome, "at most 4000 cols, 2000 rows and 2000000 cells"));
+    assert!(a.title.starts_with("evil2J"), "{:?}", &a.title[..20]);
+    assert!(a.title.chars().count() <= berth_engine::notify::MAX_TITLE_CHARS);
+    assert!(!a.title.chars().any(char::is_control));
+    let t = tab(&outcome.snapshot, TAB_ONE).unwrap().title.clone().unwrap();
+    assert!(!t.chars().any(char::is_control), "{t:?}");
+}
