@@ -116,6 +116,17 @@ impl Server {
         let socket = BoundSocket::bind(&config.socket_path)?;
         let state = Arc::new(StateDir::from_env()?);
         let state_lock = state.lock()?;
+        if let Err(e) = nix::unistd::access(state.dir(), nix::unistd::AccessFlags::W_OK) {
+            // Said at start, not at the first failed save minutes later.
+            let reason = std::io::Error::from(e);
+            eprintln!(
+                "berth: WARNING: the state dir {} is not writable ({reason}); nothing will be \
+                 saved until it is (check its owner and mode, or whether its file system is \
+                 mounted read-only)",
+                state.dir().display()
+            );
+            tracing::error!(dir = %state.dir().display(), error = %reason, "state dir not writable");
+        }
         let removed = state.cleanup_temp_files()?;
         if !removed.is_empty() {
             tracing::info!(count = removed.len(), "removed temp files left by a killed server");

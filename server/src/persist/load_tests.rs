@@ -690,3 +690,82 @@ fn sizes_beyond_the_limits_and_dirty_titles_are_repaired_on_load() {
     let t = tab(&outcome.snapshot, TAB_ONE).unwrap().title.clone().unwrap();
     assert!(!t.chars().any(char::is_control), "{t:?}");
 }
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Fields of a pane record and values of the wrong kinds, so decoding meets every shape.
+    fn field_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            Just(json!("x")),
+            Just(json!(-1)),
+            Just(json!(65535)),
+            Just(json!({ "cols": 65535, "rows": 65535 })),
+            Just(json!({ "cols": 0, "rows": 0 })),
+            Just(json!([])),
+            Just(json!({})),
+            Just(json!("a\u{9b}b\u{7f}\u{202e}c")),
+            any::<i64>().prop_map(Value::from),
+            ".{0,20}".prop_map(Value::from),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 500, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// A valid snapshot with any field of any entry replaced by a hostile value: the
+        /// loader never panics, keeps its promises, and sizes and titles come out clean.
+        #[test]
+        fn hostile_fields_never_panic_the_loader(
+            edits in prop::collection::vec(
+                (0usize..4, 0usize..3, prop::sample::select(&["id", "tab_id", "workspace_id",
+                    "size", "title", "state", "argv", "agent", "layout", "tabs", "name",
+                    "active_pane_id", "env", "was_running"][..]), field_value()),
+                0..8),
+            root_edit in prop::option::of((prop::sample::select(&["workspaces", "panes",
+                "notifications", "snapshot_version", "active_workspace_id"][..]), field_value())),
+        ) {
+            let mut value = sample_json();
+            for (kind, index, field, new) in edits {
+                let target = match kind {
+                    0 => value["panes"].get_mut(index),
+                    1 => value["workspaces"][0]["tabs"].get_mut(index),
+                    2 => value["workspaces"].get_mut(index),
+                    _ => value["notifications"].get_mut(index),
+                };
+                if let Some(Value::Object(entry)) = target {
+                    entry.insert(field.to_owned(), new);
+                }
+            }
+            if let Some((key, new)) = root_edit {
+                value[key] = new;
+            }
+            let bytes = serde_json::to_vec(&value).unwrap();
+            parse_never_panics(&bytes);
+            let mut problems = Vec::new();
+            if let Parsed::Loaded { snapshot, .. } = parse(&bytes, &mut problems) {
+                for pane in &snapshot.panes {
+                    prop_assert!(berth_engine::limits::check_size(pane.size.cols.into(), pane.size.rows.into()).is_ok());
+                    prop_assert!(!pane.title.chars().any(char::is_control));
+                }
+            }
+        }
+
+        /// Arbitrary bytes, and a valid file with bytes flipped.
+        #[test]
+        fn arbitrary_bytes_never_panic_the_loader_proptest(
+            noise in prop::collection::vec(any::<u8>(), 0..200),
+            flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..6),
+        ) {
+            parse_never_panics(&noise);
+            let mut valid = encode(&sample_snapshot()).unwrap();
+            for (at, byte) in flips {
+                let i = at.index(valid.len());
+                valid[i] = byte;
+            }
+            parse_never_panics(&valid);
+        }
+    }
+}
