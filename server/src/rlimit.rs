@@ -27,12 +27,12 @@ pub fn raise_open_file_limit() -> std::io::Result<NofileChange> {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    let (before, hard) = (limit.rlim_cur as u64, limit.rlim_max as u64);
+    let (before, hard) = (limit.rlim_cur, limit.rlim_max);
     let want = hard.min(MAX_SOFT_NOFILE);
     if want <= before {
         return Ok(NofileChange { before, after: before, hard });
     }
-    limit.rlim_cur = want as libc::rlim_t;
+    limit.rlim_cur = want;
     // SAFETY: `limit` is a valid rlimit; only the soft value changed, within the hard one.
     if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != 0 {
         return Err(std::io::Error::last_os_error());

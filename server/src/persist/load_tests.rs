@@ -617,7 +617,9 @@ fn partial_copies(dir: &Path) -> Vec<String> {
 /// says what the file held.
 #[test]
 fn a_load_that_skips_anything_keeps_the_original_as_a_partial_copy() {
-    let rows: &[(&str, fn(&mut Value), usize, usize)] = &[
+    /// What the file holds, how it is spoilt, the panes that load, the panes it held.
+    type Row = (&'static str, fn(&mut Value), usize, usize);
+    let rows: &[Row] = &[
         ("workspaces is not a list", |v| v["workspaces"] = json!("x"), 0, 3),
         ("a pane with a bad id", |v| v["panes"][1]["id"] = json!("../etc/passwd"), 2, 3),
         ("a pane with a size that is a word", |v| v["panes"][0]["size"] = json!("big"), 2, 3),
