@@ -144,10 +144,14 @@ fn secrets_on_command_lines_never_reach_the_state_dir() {
 #[test]
 fn idle_connections_never_lock_the_cli_out() {
     let server = TestServer::start();
+    let mut talker = server.client();
+    talker.call("server.info", json!({})).unwrap();
     let idle: Vec<UnixStream> =
         (0..300).map(|_| UnixStream::connect(&server.socket).expect("connect")).collect();
     let ls = server.berth(&["ls", "--json"]);
     assert!(ls.status.success(), "berth ls: {}", String::from_utf8_lossy(&ls.stderr));
+    // A client that has talked keeps its place while silent ones push each other out.
+    talker.call("server.info", json!({})).expect("the talking client kept its connection");
     // The first connections made room and were told why.
     let mut first = BufReader::new(idle.into_iter().next().unwrap());
     first.get_ref().set_read_timeout(Some(Duration::from_secs(20))).unwrap();
@@ -326,4 +330,28 @@ fn connections_pane_churn_and_a_flood_at_once_leave_no_residue() {
         (now.0 <= baseline.0 + 2 && now.1 <= baseline.1 + 2).then_some(now)
     });
     eprintln!("baseline {baseline:?}, after {fds} fds, {threads} threads");
+}
+
+/// Regression: each pane held 5 descriptors (portable-pty's writer and a second clone for
+/// direct writes among them); it holds 3 now: the master, the reader's and one for writes.
+#[test]
+fn a_pane_holds_three_descriptors() {
+    let server = TestServer::start();
+    let pid = server.pid();
+    let mut client = server.client();
+    let warm = client.call("pane.spawn", json!({ "argv": ["sleep", "100"] })).unwrap();
+    client.call("pane.close", json!({ "pane_id": warm["pane_id"] })).unwrap();
+    let before = poll(Duration::from_secs(15), "warm-up to settle", || {
+        (thread_count(pid) <= 8).then(|| fd_count(pid))
+    });
+    let panes: Vec<Value> = (0..20)
+        .map(|_| client.call("pane.spawn", json!({ "argv": ["sleep", "100"] })).unwrap())
+        .collect();
+    let during = fd_count(pid);
+    let per_pane = (during - before) as f64 / 20.0;
+    eprintln!("{before} fds before, {during} with 20 panes: {per_pane} a pane");
+    assert!(per_pane <= 3.0, "{per_pane} descriptors a pane");
+    for p in panes {
+        client.call("pane.close", json!({ "pane_id": p["pane_id"] })).unwrap();
+    }
 }

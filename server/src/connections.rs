@@ -3,8 +3,9 @@
 //!
 //! A client that connects and never sends must not hold a place for ever: a connection without
 //! a subscription that sends nothing for [`idle_timeout`] is closed by its own task, and when
-//! the table is full a new client takes the place of the longest-idle connection without a
-//! subscription, so `berth ls` always gets in. Only when every place is held by a subscriber is
+//! the table is full a new client takes the place of a connection without a subscription:
+//! the oldest one that never sent a request, else the longest idle; so `berth ls` always gets
+//! in, and a flood of silent connections pushes out only each other. Only when every place is held by a subscriber is
 //! a new client answered `BUSY`. This module decides; the socket's tasks do the closing.
 
 use std::collections::HashMap;
@@ -40,6 +41,8 @@ struct Inner {
 
 struct Entry {
     last_active: Instant,
+    /// Whether the client ever sent a request.
+    spoke: bool,
     subscribed: bool,
     evict: Arc<Notify>,
 }
@@ -67,7 +70,7 @@ impl Connections {
                 .open
                 .iter()
                 .filter(|(_, e)| !e.subscribed)
-                .min_by_key(|(_, e)| e.last_active)
+                .min_by_key(|(_, e)| (e.spoke, e.last_active))
                 .map(|(id, _)| *id);
             let Some(victim) = victim else { return Err(Full { max }) };
             if let Some(entry) = inner.open.remove(&victim) {
@@ -80,7 +83,12 @@ impl Connections {
         let evict = Arc::new(Notify::new());
         inner.open.insert(
             id,
-            Entry { last_active: Instant::now(), subscribed: false, evict: evict.clone() },
+            Entry {
+                last_active: Instant::now(),
+                spoke: false,
+                subscribed: false,
+                evict: evict.clone(),
+            },
         );
         Ok(Connection { table: self.clone(), id, evict })
     }
@@ -105,10 +113,11 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Records a request from the client.
+    /// Records a request from the client (or an answer to it).
     pub fn touch(&self) {
         if let Some(e) = self.table.lock().open.get_mut(&self.id) {
             e.last_active = Instant::now();
+            e.spoke = true;
         }
     }
 
@@ -137,16 +146,21 @@ mod tests {
         let b = table.admit(3).unwrap();
         let c = table.admit(3).unwrap();
         a.set_subscribed();
-        std::thread::sleep(Duration::from_millis(2));
         b.touch();
-        // c is the longest idle without a subscription (a subscribed, b just sent).
+        std::thread::sleep(Duration::from_millis(2));
+        // c never sent anything: it goes before b, which spoke (even though b is idle longer).
         let d = table.admit(3).unwrap();
         assert_eq!(table.len(), 3);
         let permit = c.evict.notified();
         tokio_test_block_on(permit);
         drop(c);
         assert_eq!(table.len(), 3, "the evicted connection's place was already given away");
-        b.set_subscribed();
+        // Of connections that all spoke, the longest idle goes.
+        d.touch();
+        let e = table.admit(3).unwrap();
+        tokio_test_block_on(b.evict.notified());
+        drop(b);
+        e.set_subscribed();
         d.set_subscribed();
         assert_eq!(table.admit(3).err(), Some(Full { max: 3 }), "only subscribers: refused");
         drop(d);

@@ -40,8 +40,9 @@ pub struct Services {
     pub ui: Option<crate::UiBridge>,
 }
 
-/// The most clients served at once. A new client past it takes the place of the longest-idle
-/// connection without a subscription; only when all are subscribers is it answered `BUSY`.
+/// The most clients served at once. A new client past it takes the place of a connection
+/// without a subscription (the oldest silent one, else the longest idle); only when all are
+/// subscribers is it answered `BUSY`.
 pub const MAX_CONNECTIONS: usize = 256;
 
 /// Why the socket could not be set up.
@@ -332,7 +333,8 @@ async fn serve_client(
                     if line.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
-                    last_active = tokio::time::Instant::now();
+                    // A request marks the connection as one that talks (never evicted
+                    // before a silent one).
                     slot.touch();
                     let conn = Conn { peer_pid, write: &write };
                     let answered = answer(&line, &services, &mut events, &mut sink.0, conn);
@@ -342,6 +344,9 @@ async fn serve_client(
                     if let Some(answer) = answered {
                         send_answer(&mut write, sink.0.as_deref(), &mut events, &answer).await?;
                     }
+                    // Time spent answering is not idle time.
+                    last_active = tokio::time::Instant::now();
+                    slot.touch();
                 }
             },
             () = idle_deadline(events.is_some(), last_active, idle) => {
@@ -359,7 +364,7 @@ async fn serve_client(
                 let notice = protocol::encode_event(&json!({
                     "type": "connection.closed",
                     "reason": "the server was at its client limit and this connection was the \
-                               longest idle",
+                               longest idle without a subscription",
                 }));
                 send_answer(&mut write, sink.0.as_deref(), &mut events, &notice).await?;
                 return Ok(());

@@ -303,8 +303,10 @@ fn check_name(name: &str, what: &str) -> Result<String, CommandError> {
             "{what} is longer than {MAX_NAME_CHARS} characters"
         )));
     }
-    if name.chars().any(char::is_control) {
-        return Err(CommandError::BadParams(format!("{what} must not hold control characters")));
+    if name.chars().any(char::is_control) || name != crate::pane::clean_title(name) {
+        return Err(CommandError::BadParams(format!(
+            "{what} must not hold control characters or bidirectional overrides"
+        )));
     }
     Ok(name.to_owned())
 }
@@ -1095,8 +1097,9 @@ impl Store {
             .filter(|t| !t.is_empty())
             .or_else(|| pane.given_title.clone())
             .unwrap_or_else(|| {
+                // A program's name is as untrusted as the title it sets.
                 let program = pane.argv.first().map(String::as_str).unwrap_or("");
-                program.rsplit('/').next().unwrap_or(program).to_owned()
+                crate::pane::clean_title(program.rsplit('/').next().unwrap_or(program))
             })
     }
 
