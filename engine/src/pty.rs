@@ -563,7 +563,7 @@ fn write_loop(fd: &OwnedFd, input: PtyInput) {
     'chunks: while let Some(chunk) = input.next_chunk() {
         let mut done = 0;
         while done < chunk.len() {
-            match write_nonblocking(&fd, &chunk[done..]) {
+            match write_nonblocking(fd, &chunk[done..]) {
                 Ok(n) => done += n,
                 Err(_) => {
                     // The PTY is gone; refuse further input instead of queueing it forever.
