@@ -25,7 +25,7 @@ fn call_err(server: &TestServer, method: &str, params: Value) -> (String, String
 #[test]
 fn an_oversized_resize_is_refused_and_every_pane_lives_on() {
     let server = TestServer::start();
-    let pane = server.berth_ok(&["new", "--", "sleep", "300"]);
+    let pane = server.berth_ok(&["new", "--", "sleep", "4301"]);
     let tab = server
         .pane(&pane)
         .map(|_| ())
@@ -113,7 +113,7 @@ fn secrets_on_command_lines_never_reach_the_state_dir() {
         "send",
         &pane,
         "--enter",
-        "bash -c 'sleep 300' deploy --api-key=s3cr3t-typed-2",
+        "bash -c 'sleep 4301' deploy --api-key=s3cr3t-typed-2",
     ]);
     poll(Duration::from_secs(15), "the job to run", || {
         let entry = server.pane(&pane)?;
@@ -186,7 +186,7 @@ fn idle_connections_without_a_subscription_are_closed_after_the_timeout() {
 
     // Well past the timeout, the subscriber still gets its events.
     std::thread::sleep(Duration::from_millis(900));
-    server.berth_ok(&["new", "--", "sleep", "300"]);
+    server.berth_ok(&["new", "--", "sleep", "4301"]);
     line.clear();
     sub.read_line(&mut line).unwrap();
     assert!(line.contains("\"event\""), "{line}");
@@ -202,7 +202,7 @@ fn program_titles_lose_control_characters_before_anyone_sees_them() {
         "--",
         "bash",
         "-c",
-        r"printf '\033]0;safe\302\2332Jtitle\177!\033\\'; sleep 300",
+        r"printf '\033]0;safe\302\2332Jtitle\177!\033\\'; sleep 4301",
     ]);
     let title = poll(Duration::from_secs(15), "the program's title", || {
         let title = server.pane(&pane)?["title"].as_str()?.to_owned();
