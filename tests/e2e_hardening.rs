@@ -355,3 +355,31 @@ fn a_pane_holds_three_descriptors() {
         client.call("pane.close", json!({ "pane_id": p["pane_id"] })).unwrap();
     }
 }
+
+/// Regression: a snapshot the loader had to thin (here a pane with a bad id) was replaced by
+/// the next save and the skipped pane existed nowhere. The server now says where it kept the
+/// original, and that copy outlives the boot.
+#[test]
+fn a_thinned_snapshot_is_kept_as_a_partial_copy_and_said_so() {
+    let mut server = TestServer::start();
+    let a = server.berth_ok(&["new", "--", "sleep", "4302"]);
+    server.berth_ok(&["new", "--", "sleep", "4302"]);
+    server.berth_ok(&["save"]);
+    server.stop();
+    let path = server.state_dir().join("snapshot.json");
+    let text = std::fs::read_to_string(&path).unwrap().replace(&a, "pane_bad id");
+    std::fs::write(&path, &text).unwrap();
+    server.start_again();
+    let log = server.log_text();
+    assert!(log.contains("is kept as"), "{log}");
+    let partial: Vec<_> = std::fs::read_dir(server.state_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("snapshot.json.partial-"))
+        .collect();
+    assert_eq!(partial.len(), 1, "{partial:?}");
+    server.berth_ok(&["new", "--", "sleep", "4302"]);
+    server.berth_ok(&["save"]);
+    server.stop();
+    assert_eq!(std::fs::read_to_string(&partial[0]).unwrap(), text, "the copy is the original");
+}
