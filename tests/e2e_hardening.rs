@@ -383,3 +383,41 @@ fn a_thinned_snapshot_is_kept_as_a_partial_copy_and_said_so() {
     server.stop();
     assert_eq!(std::fs::read_to_string(&partial[0]).unwrap(), text, "the copy is the original");
 }
+
+/// A client that sends requests and never reads its answers blocks its connection's task on
+/// the write. When such a connection is evicted to make room, its socket is shut down, so the
+/// task ends and gives its descriptor back (a place alone would let a client pile up tasks).
+#[test]
+fn an_evicted_connection_that_never_reads_is_shut_down() {
+    let server = TestServer::start();
+    let stuck = UnixStream::connect(&server.socket).unwrap();
+    stuck.set_write_timeout(Some(Duration::from_secs(40))).unwrap();
+    let mut writer = stuck.try_clone().unwrap();
+    let flood = std::thread::spawn(move || {
+        let line = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"workspace.list\"}\n".repeat(100);
+        loop {
+            if let Err(e) = writer.write_all(&line) {
+                return e;
+            }
+        }
+    });
+    // Wait until the server's task is blocked writing answers nobody reads.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!flood.is_finished(), "the flood is still being written");
+    // 256 clients that talked more recently fill the table; one more evicts the stuck one.
+    let clients: Vec<Client> = (0..256)
+        .map(|_| {
+            let mut c = server.client();
+            c.call("server.info", json!({})).unwrap();
+            c
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let err = flood.join().unwrap();
+    assert!(
+        matches!(err.kind(), std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset),
+        "the stuck connection was shut down, not left blocked: {err} after {:?}",
+        started.elapsed()
+    );
+    drop((stuck, clients));
+}

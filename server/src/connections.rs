@@ -9,6 +9,7 @@
 //! a new client answered `BUSY`. This module decides; the socket's tasks do the closing.
 
 use std::collections::HashMap;
+use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -45,6 +46,9 @@ struct Entry {
     spoke: bool,
     subscribed: bool,
     evict: Arc<Notify>,
+    /// The connection's socket, once its task registered it: shut down on eviction, so a task
+    /// blocked writing to a client that does not read ends too (and gives back its descriptor).
+    socket: Option<RawFd>,
 }
 
 /// Why a new connection was not admitted.
@@ -76,6 +80,12 @@ impl Connections {
             if let Some(entry) = inner.open.remove(&victim) {
                 // A stored permit: the task sees it at its next wait even if not waiting now.
                 entry.evict.notify_one();
+                if let Some(fd) = entry.socket {
+                    // SAFETY: a registered descriptor stays open while its entry is in the
+                    // table: the task drops its `Connection` (removing the entry under this
+                    // lock) before it closes the socket. shutdown() only ends the stream.
+                    unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+                }
             }
         }
         let id = inner.next_id;
@@ -88,6 +98,7 @@ impl Connections {
                 spoke: false,
                 subscribed: false,
                 evict: evict.clone(),
+                socket: None,
             },
         );
         Ok(Connection { table: self.clone(), id, evict })
@@ -118,6 +129,14 @@ impl Connection {
         if let Some(e) = self.table.lock().open.get_mut(&self.id) {
             e.last_active = Instant::now();
             e.spoke = true;
+        }
+    }
+
+    /// Registers the connection's socket, to be shut down if the connection is evicted. The
+    /// caller must keep `fd` open until this `Connection` is dropped.
+    pub fn register_socket(&self, fd: RawFd) {
+        if let Some(e) = self.table.lock().open.get_mut(&self.id) {
+            e.socket = Some(fd);
         }
     }
 

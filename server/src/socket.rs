@@ -303,6 +303,8 @@ async fn serve_client(
         write.write_all(protocol::encode_error(None, &err).as_bytes()).await?;
         return Ok(());
     }
+    // Declared after the socket's halves, so dropped before them: the table's shutdown on
+    // eviction never meets a closed descriptor.
     let slot = match admitted {
         Ok(slot) => slot,
         Err(Full { max }) => {
@@ -313,6 +315,11 @@ async fn serve_client(
             return Ok(());
         }
     };
+    {
+        use std::os::fd::AsRawFd as _;
+        let stream: &UnixStream = write.as_ref();
+        slot.register_socket(stream.as_raw_fd());
+    }
     let mut last_active = tokio::time::Instant::now();
     let mut reader = BufReader::with_capacity(64 << 10, read_half);
     let mut buf = Vec::new();
