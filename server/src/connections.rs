@@ -9,7 +9,6 @@
 //! a new client answered `BUSY`. This module decides; the socket's tasks do the closing.
 
 use std::collections::HashMap;
-use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -46,9 +45,6 @@ struct Entry {
     spoke: bool,
     subscribed: bool,
     evict: Arc<Notify>,
-    /// The connection's socket, once its task registered it: shut down on eviction, so a task
-    /// blocked writing to a client that does not read ends too (and gives back its descriptor).
-    socket: Option<RawFd>,
 }
 
 /// Why a new connection was not admitted.
@@ -80,12 +76,6 @@ impl Connections {
             if let Some(entry) = inner.open.remove(&victim) {
                 // A stored permit: the task sees it at its next wait even if not waiting now.
                 entry.evict.notify_one();
-                if let Some(fd) = entry.socket {
-                    // SAFETY: a registered descriptor stays open while its entry is in the
-                    // table: the task drops its `Connection` (removing the entry under this
-                    // lock) before it closes the socket. shutdown() only ends the stream.
-                    unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
-                }
             }
         }
         let id = inner.next_id;
@@ -98,7 +88,6 @@ impl Connections {
                 spoke: false,
                 subscribed: false,
                 evict: evict.clone(),
-                socket: None,
             },
         );
         Ok(Connection { table: self.clone(), id, evict })
@@ -119,7 +108,9 @@ impl Connections {
 pub struct Connection {
     table: Arc<Connections>,
     id: u64,
-    /// Notified when this connection must close to make room for a new client.
+    /// Notified when this connection must close to make room for a new client; its task
+    /// watches it while idle and while writing (a client that does not read must not keep a
+    /// task blocked on a write after giving up its place).
     pub evict: Arc<Notify>,
 }
 
@@ -129,14 +120,6 @@ impl Connection {
         if let Some(e) = self.table.lock().open.get_mut(&self.id) {
             e.last_active = Instant::now();
             e.spoke = true;
-        }
-    }
-
-    /// Registers the connection's socket, to be shut down if the connection is evicted. The
-    /// caller must keep `fd` open until this `Connection` is dropped.
-    pub fn register_socket(&self, fd: RawFd) {
-        if let Some(e) = self.table.lock().open.get_mut(&self.id) {
-            e.socket = Some(fd);
         }
     }
 

@@ -278,6 +278,19 @@ async fn next_event(events: &mut Option<mpsc::Receiver<EncodedEvent>>) -> Option
     }
 }
 
+/// Runs a write to the client unless the connection is evicted first; then the write is
+/// abandoned and the connection ends (a partly written line no longer matters), so a client
+/// that does not read cannot keep a task and a descriptor after giving up its place.
+async fn unless_evicted(
+    evict: &tokio::sync::Notify,
+    write: impl std::future::Future<Output = io::Result<()>>,
+) -> io::Result<()> {
+    tokio::select! {
+        result = write => result,
+        () = evict.notified() => Err(io::Error::other("evicted to make room for a new client")),
+    }
+}
+
 /// Waits until a connection without a subscription has been idle for `timeout`; never for a
 /// subscriber.
 async fn idle_deadline(subscribed: bool, last_active: tokio::time::Instant, timeout: Duration) {
@@ -303,8 +316,6 @@ async fn serve_client(
         write.write_all(protocol::encode_error(None, &err).as_bytes()).await?;
         return Ok(());
     }
-    // Declared after the socket's halves, so dropped before them: the table's shutdown on
-    // eviction never meets a closed descriptor.
     let slot = match admitted {
         Ok(slot) => slot,
         Err(Full { max }) => {
@@ -315,11 +326,6 @@ async fn serve_client(
             return Ok(());
         }
     };
-    {
-        use std::os::fd::AsRawFd as _;
-        let stream: &UnixStream = write.as_ref();
-        slot.register_socket(stream.as_raw_fd());
-    }
     let mut last_active = tokio::time::Instant::now();
     let mut reader = BufReader::with_capacity(64 << 10, read_half);
     let mut buf = Vec::new();
@@ -349,7 +355,8 @@ async fn serve_client(
                         slot.set_subscribed();
                     }
                     if let Some(answer) = answered {
-                        send_answer(&mut write, sink.0.as_deref(), &mut events, &answer).await?;
+                        let sent = send_answer(&mut write, sink.0.as_deref(), &mut events, &answer);
+                        unless_evicted(&slot.evict, sent).await?;
                     }
                     // Time spent answering is not idle time.
                     last_active = tokio::time::Instant::now();
@@ -381,7 +388,7 @@ async fn serve_client(
                     if let Some(sink) = &sink.0 {
                         sink.begin_write();
                     }
-                    let written = write.write_all(line.as_bytes()).await;
+                    let written = unless_evicted(&slot.evict, write.write_all(line.as_bytes())).await;
                     if let Some(sink) = &sink.0 {
                         sink.end_write(true);
                     }
