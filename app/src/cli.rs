@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use berth_engine::agents::AgentKind;
 use berth_engine::ids::{NotificationId, PaneId, TabId, WorkspaceId};
 use berth_engine::layout::SplitDir;
@@ -19,7 +19,7 @@ use berth_server::client::Client;
 use berth_server::commands::{Command, ReadSpec, Reply, SpawnRequest, WorkspaceSelector};
 use berth_server::error::CommandError;
 use berth_server::protocol::{NotificationDto, ReadDto, WorkspaceListDto};
-use berth_server::view::StateView;
+use berth_server::view::{ResumeSource, StateView};
 use berth_server::{Server, ServerConfig};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use serde_json::Value;
@@ -90,6 +90,10 @@ enum Verb {
     Resume {
         /// The pane.
         pane: String,
+        /// Print the whole command line resume would run (and where it came from); run
+        /// nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Record which agent session runs in a pane (for agents' hooks and scripts).
     ReportSession {
@@ -99,9 +103,9 @@ enum Verb {
         /// The agent's session id.
         #[arg(long)]
         session: String,
-        /// The pane; defaults to $BERTH_PANE.
-        #[arg(long, env = "BERTH_PANE")]
-        pane: String,
+        /// The pane; defaults to $BERTH_PANE. Naming another pane than your own takes --pane.
+        #[arg(long)]
+        pane: Option<String>,
     },
     /// Workspace settings.
     #[command(subcommand)]
@@ -410,7 +414,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             println!("{}", shot.path.display());
             Ok(ExitCode::SUCCESS)
         }
-        Verb::Resume { pane } => {
+        Verb::Resume { pane, dry_run: true } => resume_dry_run(&pane),
+        Verb::Resume { pane, dry_run: false } => {
             let pane = pane_id(&pane)?;
             match connect()?.execute(Command::PaneResume { pane })? {
                 Reply::Resumed { state, .. } => println!("{}", state.as_str()),
@@ -419,12 +424,18 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Verb::ReportSession { agent, session, pane } => {
+            let explicit_pane = pane.is_some();
+            let pane = pane
+                .or_else(|| std::env::var("BERTH_PANE").ok().filter(|p| !p.is_empty()))
+                .context("no pane: run this inside a Berth pane, or give --pane")?;
             let cmd = Command::SessionReport {
                 pane: pane_id(&pane)?,
                 kind: agent_kind(&agent)?,
                 session_id: session,
                 resume_argv: None,
                 model: None,
+                explicit_pane,
+                reporter_pane: None,
             };
             connect()?.execute(cmd)?;
             Ok(ExitCode::SUCCESS)
@@ -650,9 +661,37 @@ fn ls(as_json: bool) -> Result<ExitCode> {
                     "    {active} {}  {:<9} {}x{}  {}  {}{exit}",
                     pane.id, pane.state, pane.size.cols, pane.size.rows, pane.title, pane.cwd
                 )?;
+                if let Some(plan) = pane.resume.as_ref().filter(|p| p.is_self_reported()) {
+                    writeln!(
+                        out,
+                        "        resume runs `{}` (self-reported by the program, not checked)",
+                        plan.command_line()
+                    )?;
+                }
             }
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `berth resume --dry-run`: the server's resume plan for a pane, as `ls --json` carries it.
+fn resume_dry_run(pane: &str) -> Result<ExitCode> {
+    let id = pane_id(pane)?;
+    let state = state(&mut connect()?)?;
+    let found = state.workspaces.iter().flat_map(|w| &w.tabs).flat_map(|t| &t.panes);
+    let Some(info) = found.into_iter().find(|p| p.id == id) else {
+        bail!("no pane {pane}");
+    };
+    let Some(plan) = &info.resume else {
+        bail!("pane {pane} is running ({}); there is nothing to resume", info.state.as_str());
+    };
+    println!("{}", plan.command_line());
+    let source = match plan.source {
+        ResumeSource::Adapter => "built by Berth from the agent's session id",
+        ResumeSource::Reported => "self-reported by a program in the pane: not checked by Berth",
+        ResumeSource::Argv => "the pane's own command",
+    };
+    eprintln!("berth: would run in {} ({source})", info.cwd);
     Ok(ExitCode::SUCCESS)
 }
 

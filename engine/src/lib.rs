@@ -7,6 +7,7 @@ pub mod agents;
 pub mod ids;
 pub mod keys;
 pub mod layout;
+pub mod limits;
 pub mod model;
 pub mod notify;
 pub mod osc;

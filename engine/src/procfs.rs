@@ -62,6 +62,16 @@ pub fn cmdline(pid: i32) -> Vec<String> {
         .collect()
 }
 
+/// The value of one variable in a process's initial environment (`/proc/<pid>/environ`),
+/// if the process exists, is readable (same user) and has it.
+pub fn environ_var(pid: i32, name: &str) -> Option<String> {
+    let bytes = fs::read(format!("/proc/{pid}/environ")).ok()?;
+    bytes.split(|&b| b == 0).find_map(|entry| {
+        let rest = entry.strip_prefix(name.as_bytes())?.strip_prefix(b"=")?;
+        Some(String::from_utf8_lossy(rest).into_owned())
+    })
+}
+
 /// The current working directory of a process, if it can be read.
 pub fn cwd(pid: i32) -> Option<std::path::PathBuf> {
     fs::read_link(format!("/proc/{pid}/cwd")).ok()

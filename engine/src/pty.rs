@@ -10,7 +10,6 @@
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -132,12 +131,13 @@ struct InputState {
     closed: bool,
     /// The writer thread took a chunk and is writing it: a direct write now would overtake it.
     in_flight: bool,
-    /// The master, non-blocking, for direct writes; dropped when the queue closes.
-    fd: Option<OwnedFd>,
+    /// The master, non-blocking, for direct writes (the writer thread's descriptor, shared);
+    /// dropped here when the queue closes.
+    fd: Option<Arc<OwnedFd>>,
 }
 
 impl PtyInput {
-    fn new(fd: OwnedFd) -> Self {
+    fn new(fd: Arc<OwnedFd>) -> Self {
         Self {
             shared: Arc::new(InputShared {
                 state: Mutex::new(InputState {
@@ -369,7 +369,6 @@ impl Pty {
         drop(pair.slave);
         let pid = child.process_id().map(|p| p as i32).unwrap_or(-1);
         let master = pair.master;
-        let writer = master.take_writer().map_err(|e| spawn_err(e.to_string()))?;
         let read_fd = master
             .as_raw_fd()
             .ok_or_else(|| spawn_err("the PTY has no file descriptor".into()))
@@ -383,15 +382,17 @@ impl Pty {
         // Every descriptor of the master shares one open file description, so this makes the
         // reader's, the writer's and the direct writes' descriptors non-blocking alike.
         set_nonblocking(&read_fd).map_err(|e| spawn_err(e.to_string()))?;
-        let write_fd = read_fd.try_clone().map_err(|e| spawn_err(e.to_string()))?;
-        let input = PtyInput::new(write_fd.try_clone().map_err(|e| spawn_err(e.to_string()))?);
+        // Three descriptors per pane: the master (resizes), the reader's, and one for writes
+        // shared by the writer thread and direct writes.
+        let write_fd = Arc::new(read_fd.try_clone().map_err(|e| spawn_err(e.to_string()))?);
+        let input = PtyInput::new(write_fd.clone());
         let exit = Arc::new(ExitCell { exit: Mutex::new(None), done: Condvar::new() });
         let stop_reader = Arc::new(AtomicBool::new(false));
 
         let writer_input = input.clone();
         thread::Builder::new()
             .name(format!("pty-writer-{pid}"))
-            .spawn(move || write_loop(writer, write_fd, writer_input))
+            .spawn(move || write_loop(&write_fd, writer_input))
             .map_err(|e| spawn_err(e.to_string()))?;
 
         let waiter_exit = exit.clone();
@@ -555,15 +556,14 @@ fn escalate(pid: i32, exit: &ExitCell, stop_reader: &AtomicBool) {
     stop_reader.store(true, Ordering::Release);
 }
 
-/// Drains the input queue into the (non-blocking) master, waiting for room with `poll`.
-///
-/// `writer` is portable-pty's writer of the master: it is only held, because dropping it
-/// sends the child an end of file, which must happen when the queue closes and not before.
-fn write_loop(writer: Box<dyn Write + Send>, fd: OwnedFd, input: PtyInput) {
+/// Drains the input queue into the (non-blocking) master, waiting for room with `poll`; once
+/// the queue closes, sends the child an end of file, as portable-pty's own writer does when
+/// dropped (Berth does not take that writer: it would cost a descriptor per pane).
+fn write_loop(fd: &OwnedFd, input: PtyInput) {
     'chunks: while let Some(chunk) = input.next_chunk() {
         let mut done = 0;
         while done < chunk.len() {
-            match write_nonblocking(&fd, &chunk[done..]) {
+            match write_nonblocking(fd, &chunk[done..]) {
                 Ok(n) => done += n,
                 Err(_) => {
                     // The PTY is gone; refuse further input instead of queueing it forever.
@@ -582,7 +582,21 @@ fn write_loop(writer: Box<dyn Write + Send>, fd: OwnedFd, input: PtyInput) {
         }
         input.chunk_done();
     }
-    drop(writer);
+    send_eof(fd);
+}
+
+/// Writes a newline and the terminal's EOF character (EOF counts only after a newline), if the
+/// PTY has one set; errors are ignored (the child may be gone).
+fn send_eof(fd: &OwnedFd) {
+    // SAFETY: a zeroed termios is a valid value for tcgetattr to fill in.
+    let mut t: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: `fd` is an open descriptor and `t` a writable termios.
+    if unsafe { libc::tcgetattr(fd.as_raw_fd(), &mut t) } == 0 {
+        let eof = t.c_cc[libc::VEOF];
+        if eof != 0 {
+            let _ = write_nonblocking(fd, &[b'\n', eof]);
+        }
+    }
 }
 
 fn read_loop(

@@ -23,16 +23,18 @@ pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// No server answers on the socket.
-    #[error("cannot connect to the Berth server at {path}: {source} (is `berth server` or the window running?)")]
+    // The OS error is part of each message, and deliberately not a `source`: an error chain
+    // (`{:#}`) would print it a second time.
+    #[error("cannot connect to the Berth server at {path}: {error} (is `berth server` or the window running?)")]
     Connect {
         /// The socket path.
         path: PathBuf,
         /// The OS error.
-        source: io::Error,
+        error: io::Error,
     },
     /// The connection broke.
     #[error("connection to the Berth server failed: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
     /// The server answered with something that is not JSON-RPC.
     #[error("the server sent an answer that could not be read: {0}")]
     Protocol(String),
@@ -49,6 +51,12 @@ pub enum ClientError {
         /// The human message.
         message: String,
     },
+}
+
+impl From<io::Error> for ClientError {
+    fn from(e: io::Error) -> Self {
+        ClientError::Io(e)
+    }
 }
 
 impl ClientError {
@@ -78,7 +86,7 @@ impl Client {
     /// Connects with a limit on how long each call may wait (for hooks that must be quick).
     pub fn connect_with_timeout(path: &Path, timeout: Duration) -> Result<Client, ClientError> {
         let stream = UnixStream::connect(path)
-            .map_err(|source| ClientError::Connect { path: path.to_path_buf(), source })?;
+            .map_err(|error| ClientError::Connect { path: path.to_path_buf(), error })?;
         stream.set_read_timeout(Some(timeout))?;
         stream.set_write_timeout(Some(timeout))?;
         let writer = stream.try_clone()?;

@@ -27,6 +27,10 @@ pub const SPAWN_FAILED: i64 = -32010;
 pub const UNAUTHORIZED: i64 = -32020;
 /// Berth: the server is at its limit (connections, queued input).
 pub const BUSY: i64 = -32030;
+/// Berth: the disk (or the user's quota) is full.
+pub const DISK_FULL: i64 = -32040;
+/// Berth: the file system refused access (permissions, or mounted read-only).
+pub const PERMISSION_DENIED: i64 = -32041;
 
 /// An error that ends a command, with what the client needs to act on it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -84,6 +88,12 @@ pub enum CommandError {
     /// The server is at a limit.
     #[error("server busy: {0}")]
     Busy(String),
+    /// A write failed because the disk or quota is full.
+    #[error("disk full: {0}")]
+    DiskFull(String),
+    /// A file could not be written for lack of permission or on a read-only file system.
+    #[error("permission denied: {0}")]
+    PermissionDenied(String),
     /// Anything else; a bug or an OS failure.
     #[error("internal error: {0}")]
     Internal(String),
@@ -102,6 +112,8 @@ impl CommandError {
             Self::SpawnFailed(_) => SPAWN_FAILED,
             Self::Unauthorized { .. } => UNAUTHORIZED,
             Self::InputQueueFull(_) | Self::Busy(_) => BUSY,
+            Self::DiskFull(_) => DISK_FULL,
+            Self::PermissionDenied(_) => PERMISSION_DENIED,
             Self::Internal(_) => INTERNAL_ERROR,
         }
     }
@@ -125,7 +137,19 @@ impl CommandError {
             Self::InputQueueFull(_) => "INPUT_QUEUE_FULL",
             Self::Unauthorized { .. } => "UNAUTHORIZED",
             Self::Busy(_) => "BUSY",
+            Self::DiskFull(_) => "DISK_FULL",
+            Self::PermissionDenied(_) => "PERMISSION_DENIED",
             Self::Internal(_) => "INTERNAL",
+        }
+    }
+
+    /// The error for a failed file operation: `DISK_FULL` for ENOSPC and EDQUOT,
+    /// `PERMISSION_DENIED` for EACCES, EPERM and EROFS, `INTERNAL` otherwise.
+    pub fn from_os_failure(errno: Option<i32>, message: String) -> Self {
+        match errno {
+            Some(libc::ENOSPC | libc::EDQUOT) => Self::DiskFull(message),
+            Some(libc::EACCES | libc::EPERM | libc::EROFS) => Self::PermissionDenied(message),
+            _ => Self::Internal(message),
         }
     }
 }

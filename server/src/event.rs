@@ -100,6 +100,12 @@ pub enum Event {
         /// The pane it concerns.
         pane: PaneId,
     },
+    /// The server closes this connection (idle without a subscription, or evicted to make
+    /// room); the last line it gets.
+    ConnectionClosed {
+        /// Why.
+        reason: String,
+    },
     /// The bus dropped this subscriber (it did not read fast enough); the last event it gets.
     SubscriberDropped {
         /// Why.

@@ -5,6 +5,7 @@
 pub mod agents;
 pub mod client;
 pub mod commands;
+pub mod connections;
 pub mod dbus;
 pub mod error;
 pub mod event;
@@ -18,6 +19,7 @@ pub mod persistence;
 pub mod process;
 pub mod protocol;
 pub mod restore;
+pub mod rlimit;
 pub mod socket;
 pub mod store;
 pub mod view;
@@ -103,9 +105,32 @@ impl Server {
     /// Binds the socket (refusing an unsafe dir or a second server), loads the snapshot and
     /// rebuilds the Store from it.
     pub fn bind(config: &ServerConfig) -> Result<Server, ServerError> {
+        match rlimit::raise_open_file_limit() {
+            Ok(change) if change.after != change.before => {
+                tracing::info!(
+                    before = change.before,
+                    after = change.after,
+                    hard = change.hard,
+                    "raised the open-file limit"
+                );
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "could not raise the open-file limit"),
+        }
         let socket = BoundSocket::bind(&config.socket_path)?;
         let state = Arc::new(StateDir::from_env()?);
         let state_lock = state.lock()?;
+        if let Err(e) = nix::unistd::access(state.dir(), nix::unistd::AccessFlags::W_OK) {
+            // Said at start, not at the first failed save minutes later.
+            let reason = std::io::Error::from(e);
+            eprintln!(
+                "berth: WARNING: the state dir {} is not writable ({reason}); nothing will be \
+                 saved until it is (check its owner and mode, or whether its file system is \
+                 mounted read-only)",
+                state.dir().display()
+            );
+            tracing::error!(dir = %state.dir().display(), error = %reason, "state dir not writable");
+        }
         let removed = state.cleanup_temp_files()?;
         if !removed.is_empty() {
             tracing::info!(count = removed.len(), "removed temp files left by a killed server");

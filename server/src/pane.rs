@@ -23,6 +23,13 @@ use crate::notifications::reader::PaneNotifications;
 use crate::notifications::NotificationInbox;
 use crate::persist::stamp::now_ms;
 
+/// A title a program set (OSC 0/2), made safe to show and to save: no C0 or C1 controls,
+/// DEL or bidi overrides, one line, at most `MAX_TITLE_CHARS` characters (the notifications'
+/// sanitising).
+pub fn clean_title(title: &str) -> String {
+    berth_engine::notify::sanitize(title, berth_engine::notify::MAX_TITLE_CHARS)
+}
+
 /// What the reader thread learns about a pane, read by the Store when it answers.
 #[derive(Debug, Clone)]
 pub struct PaneMeta {
@@ -273,7 +280,7 @@ impl PtyHandler for PaneIo {
                 match event {
                     TerminalEvent::PtyWrite(reply) => ordered.push(Ordered::Reply(reply)),
                     TerminalEvent::Title(title) => {
-                        meta.program_title = title;
+                        meta.program_title = title.as_deref().map(clean_title);
                         changed = true;
                     }
                     TerminalEvent::Cwd(cwd) => {

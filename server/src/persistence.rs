@@ -39,7 +39,18 @@ pub struct SaveOutcome {
     pub path: String,
 }
 
-type Reply = mpsc::Sender<Result<SaveOutcome, String>>;
+/// Why a save failed: the message, and the OS error behind it (so the socket can answer
+/// `DISK_FULL` or `PERMISSION_DENIED` rather than `INTERNAL`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SaveFailed {
+    /// What went wrong, in words.
+    pub message: String,
+    /// The OS error number, if an OS call failed.
+    pub errno: Option<i32>,
+}
+
+type Reply = mpsc::Sender<Result<SaveOutcome, SaveFailed>>;
 
 struct Control {
     /// When the first change since the last save happened.
@@ -115,11 +126,18 @@ impl Persistence {
 
     /// Saves now and waits for the result.
     pub fn save_now(&self, context: SaveContext) -> Result<SaveOutcome, String> {
+        self.save_now_detailed(context).map_err(|e| e.message)
+    }
+
+    /// [`Persistence::save_now`], with the OS error of a failure.
+    pub fn save_now_detailed(&self, context: SaveContext) -> Result<SaveOutcome, SaveFailed> {
         let (tx, rx) = mpsc::channel();
         self.shared.control().requests.push((context, tx));
         self.shared.wake.notify_one();
-        rx.recv_timeout(EXPLICIT_TIMEOUT)
-            .map_err(|_| "the save did not finish in time".to_owned())?
+        rx.recv_timeout(EXPLICIT_TIMEOUT).map_err(|_| SaveFailed {
+            message: "the save did not finish in time".to_owned(),
+            errno: None,
+        })?
     }
 
     /// Saves for a shutdown, then stops the thread.
@@ -147,8 +165,8 @@ fn run(shared: &Shared) {
         let now = Instant::now();
         if let Some((context, reply)) = control.requests.pop() {
             drop(control);
-            let result =
-                save(shared, context, &mut written, &mut caches).map_err(|e| e.to_string());
+            let result = save(shared, context, &mut written, &mut caches)
+                .map_err(|e| SaveFailed { message: e.to_string(), errno: e.raw_os_error() });
             let _ = reply.send(result);
             control = shared.control();
             control.last_write = Some(Instant::now());

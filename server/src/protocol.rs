@@ -56,6 +56,18 @@ pub fn decode_request(line: &[u8]) -> Result<Request, (Option<Value>, CommandErr
         (None, CommandError::InvalidRequest(format!("not a JSON-RPC request object: {e}")))
     })?;
     let id = raw.id;
+    if let Some(Value::Number(n)) = &id {
+        if !n.is_i64() && !n.is_u64() && n.as_f64().is_some_and(|f| f.fract() == 0.0) {
+            // Beyond 64 bits it could only be echoed as a float (`1e20`), not as the client sent
+            // it; refuse it rather than answer under another id.
+            return Err((
+                None,
+                CommandError::InvalidRequest(format!(
+                    "\"id\" {n} is too large: use a string or an integer of at most 64 bits"
+                )),
+            ));
+        }
+    }
     if raw.jsonrpc.as_deref() != Some("2.0") {
         return Err((id, CommandError::InvalidRequest("\"jsonrpc\" must be \"2.0\"".into())));
     }
@@ -187,8 +199,8 @@ struct SetLayoutParams {
 #[derive(Deserialize)]
 struct TabResizeParams {
     tab_id: String,
-    cols: u16,
-    rows: u16,
+    cols: u32,
+    rows: u32,
 }
 
 #[derive(Deserialize)]
@@ -224,8 +236,8 @@ struct ReadParams {
 #[derive(Deserialize)]
 struct ResizeParams {
     pane_id: String,
-    cols: u16,
-    rows: u16,
+    cols: u32,
+    rows: u32,
 }
 
 #[derive(Deserialize)]
@@ -243,11 +255,9 @@ struct FocusParams {
     direction: Option<FocusDirDto>,
 }
 
-fn size(cols: u16, rows: u16) -> Result<CellSize, CommandError> {
-    if cols == 0 || rows == 0 {
-        return Err(CommandError::BadParams("cols and rows must be at least 1".into()));
-    }
-    Ok(CellSize { cols, rows })
+/// A size from a request, within the limits of `berth_engine::limits`.
+fn size(cols: u32, rows: u32) -> Result<CellSize, CommandError> {
+    berth_engine::limits::check_size(cols, rows).map_err(|e| CommandError::BadParams(e.to_string()))
 }
 
 fn selector(id: Option<String>, name: Option<String>) -> Result<WorkspaceSelector, CommandError> {
@@ -291,6 +301,8 @@ struct SessionReportParams {
     session_id: String,
     resume_argv: Option<Vec<String>>,
     model: Option<String>,
+    #[serde(default)]
+    explicit_pane: bool,
 }
 
 #[derive(Deserialize)]
@@ -386,6 +398,8 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
                 session_id: p.session_id,
                 resume_argv: p.resume_argv,
                 model: p.model.map(|m| m.chars().filter(|c| !c.is_control()).take(128).collect()),
+                explicit_pane: p.explicit_pane,
+                reporter_pane: None,
             }
         }
         "workspace.set_auto_resume" => {
@@ -740,7 +754,16 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
         Command::PaneClearAttention { pane } => {
             ("pane.clear_attention", json!({ "pane_id": pane.as_str() }))
         }
-        Command::SessionReport { pane, kind, session_id, resume_argv, model } => (
+        // `reporter_pane` is the server's own finding (the peer's environment), never sent.
+        Command::SessionReport {
+            pane,
+            kind,
+            session_id,
+            resume_argv,
+            model,
+            explicit_pane,
+            reporter_pane: _,
+        } => (
             "session.report",
             json!({
                 "pane_id": pane.as_str(),
@@ -748,6 +771,7 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
                 "session_id": session_id,
                 "resume_argv": resume_argv,
                 "model": model,
+                "explicit_pane": explicit_pane,
             }),
         ),
         Command::Notify { pane, title, body, source } => (
@@ -881,3 +905,6 @@ mod tests {
 
 #[cfg(test)]
 mod roundtrip_tests;
+
+#[cfg(test)]
+mod hardening_tests;

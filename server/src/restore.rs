@@ -26,6 +26,7 @@ use crate::persist::{
     SplitDirRecord, TabRecord, WorkspaceRecord, SNAPSHOT_VERSION,
 };
 use crate::store::{AgentInfo, Pane, Store, Tab, Tombstone, Workspace};
+use crate::view::{ResumePlan, ResumeSource};
 
 /// The most bytes of scrollback kept as a pane's tail.
 pub const TAIL_BYTES: usize = 64 << 10;
@@ -374,7 +375,11 @@ impl Store {
                     continue;
                 };
                 layout.clamp_ratios();
-                let size = CellSize { cols: tab.size.cols.max(1), rows: tab.size.rows.max(1) };
+                // The loader resets sizes beyond the limits; clamping keeps that true here.
+                let size = berth_engine::limits::clamp_size(CellSize {
+                    cols: tab.size.cols,
+                    rows: tab.size.rows,
+                });
                 for pane_id in layout.panes() {
                     let Some(record) = records.get(pane_id.as_str()) else { continue };
                     let tail = tails.remove(pane_id.as_str()).unwrap_or_default();
@@ -452,8 +457,37 @@ impl Store {
         self.resume_with(id, true)
     }
 
+    /// What [`Store::resume`] would run for `pane` now: the one answer the window, `berth ls
+    /// --json` and `berth resume --dry-run` show, and the one resume runs. `None` for a live
+    /// pane.
+    pub(crate) fn resume_plan(&self, pane: &Pane) -> Option<ResumePlan> {
+        if pane.tombstone.is_none() && pane.state() == RestoreState::Live {
+            return None;
+        }
+        let own = || {
+            let argv = if pane.argv.is_empty() {
+                vec![self.config.shell.clone()]
+            } else {
+                pane.argv.clone()
+            };
+            ResumePlan { argv, source: ResumeSource::Argv }
+        };
+        if pane.tombstone.is_none() {
+            // An ended live pane restarts its own program.
+            return Some(own());
+        }
+        if let Some(argv) = pane.agent.resume_argv() {
+            return Some(ResumePlan { argv, source: ResumeSource::Adapter });
+        }
+        match &pane.agent.reported_resume_argv {
+            Some(argv) => Some(ResumePlan { argv: argv.clone(), source: ResumeSource::Reported }),
+            None => Some(own()),
+        }
+    }
+
     fn resume_with(&mut self, id: &PaneId, automatic: bool) -> Result<(), CommandError> {
         let pane = self.panes.get(id).ok_or_else(|| CommandError::NoSuchPane(id.to_string()))?;
+        let plan = self.resume_plan(pane);
         let Some(tomb) = pane.tombstone.clone() else {
             if pane.state() == RestoreState::Live {
                 return Err(CommandError::Conflict(format!("pane {id} is already running")));
@@ -461,15 +495,12 @@ impl Store {
             // An ended live pane: restart its argv on this explicit request.
             return self.restart_exited(id);
         };
-        let argv = match (pane.agent.resume_argv(), automatic) {
-            (Some(argv), _) => argv,
-            (None, true) => {
+        let argv = match plan {
+            Some(plan) if !automatic || plan.source == ResumeSource::Adapter => plan.argv,
+            _ => {
                 return Err(CommandError::Conflict(format!(
                     "pane {id} has no adapter-built resume command"
                 )))
-            }
-            (None, false) => {
-                pane.agent.reported_resume_argv.clone().unwrap_or_else(|| pane.argv.clone())
             }
         };
         let (ws_id, tab_id) = (pane.workspace.clone(), pane.tab.clone());
@@ -632,7 +663,11 @@ fn pane_from_record(
             .collect(),
     };
     let state = classify(parse_state(&record.state), &agent);
-    let size = TermSize { cols: record.size.cols.max(1), rows: record.size.rows.max(1) };
+    let size = berth_engine::limits::clamp_size(CellSize {
+        cols: record.size.cols,
+        rows: record.size.rows,
+    });
+    let size = TermSize { cols: size.cols, rows: size.rows };
     // A tombstone's terminal stays empty: its text lives compactly in `tail` until resumed.
     let shared = PaneShared::new(id.clone(), PaneTerminal::new(size, 0));
     let lifecycle = match state {

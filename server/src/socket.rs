@@ -9,8 +9,8 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -18,7 +18,10 @@ use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 
+use crate::commands::Command;
+use crate::connections::{idle_timeout, Connection, Connections, Full};
 use crate::error::CommandError;
+use crate::event::Event;
 use crate::events::{DirectSink, EncodedEvent, EventBus};
 use crate::persist::SaveContext;
 use crate::persistence::Persistence;
@@ -38,7 +41,9 @@ pub struct Services {
     pub ui: Option<crate::UiBridge>,
 }
 
-/// The most clients served at once; more are answered `BUSY` and closed.
+/// The most clients served at once. A new client past it takes the place of a connection
+/// without a subscription (the oldest silent one, else the longest idle); only when all are
+/// subscribers is it answered `BUSY`.
 pub const MAX_CONNECTIONS: usize = 256;
 
 /// Why the socket could not be set up.
@@ -112,7 +117,55 @@ pub struct BoundSocket {
     path: PathBuf,
     listener: std::os::unix::net::UnixListener,
     /// Held for the server's lifetime: a second server on the same socket cannot take it.
+    _lock: LockFile,
+}
+
+/// The single-server lock: an flock on `<socket>.lock`, whose file is removed (while still
+/// locked) when this is dropped.
+struct LockFile {
+    path: PathBuf,
     _lock: nix::fcntl::Flock<File>,
+}
+
+impl Drop for LockFile {
+    fn drop(&mut self) {
+        // Removed before the flock is released (when `_lock` drops after this), so a server
+        // that opened the old file before the removal sees, once it gets the lock, that the
+        // path no longer names its file, and tries again (see `take_lock`).
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+/// Takes the exclusive lock on `lock_path`, creating the file. A lock on a file that was
+/// removed meanwhile (its server stopped) is dropped and taken again on the new file.
+fn take_lock(path: &Path, lock_path: &Path) -> Result<nix::fcntl::Flock<File>, SocketError> {
+    const ATTEMPTS: usize = 8;
+    for _ in 0..ATTEMPTS {
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(lock_path)
+            .map_err(io_err("cannot open lock file", lock_path))?;
+        let lock = match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
+        {
+            Ok(lock) => lock,
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => {
+                return Err(SocketError::AlreadyRunning(path.to_path_buf()))
+            }
+            Err((_, errno)) => return Err(io_err("cannot lock", lock_path)(errno.into())),
+        };
+        let ours = lock.metadata().map_err(io_err("cannot inspect", lock_path))?;
+        match fs::metadata(lock_path) {
+            Ok(now) if now.ino() == ours.ino() && now.dev() == ours.dev() => return Ok(lock),
+            // Removed or replaced while we waited for it: try the file that is there now.
+            Ok(_) => continue,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io_err("cannot inspect", lock_path)(e)),
+        }
+    }
+    Err(SocketError::AlreadyRunning(path.to_path_buf()))
 }
 
 impl BoundSocket {
@@ -121,21 +174,10 @@ impl BoundSocket {
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         prepare_socket_dir(dir)?;
         let lock_path = path.with_extension("lock");
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&lock_path)
-            .map_err(io_err("cannot open lock file", &lock_path))?;
-        let lock = match nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusiveNonblock)
-        {
-            Ok(lock) => lock,
-            Err((_, nix::errno::Errno::EWOULDBLOCK)) => {
-                return Err(SocketError::AlreadyRunning(path.to_path_buf()))
-            }
-            Err((_, errno)) => return Err(io_err("cannot lock", &lock_path)(errno.into())),
-        };
+        let lock = take_lock(path, &lock_path)?;
+        // From here on the lock file is ours: it goes when this BoundSocket does (or now, if
+        // the bind fails), so a refused or stopped server leaves none behind.
+        let lock = LockFile { path: lock_path, _lock: lock };
         match fs::symlink_metadata(path) {
             Ok(meta) => {
                 use std::os::unix::fs::FileTypeExt;
@@ -168,7 +210,8 @@ impl BoundSocket {
     /// Accepts clients forever on the current tokio runtime.
     pub async fn serve(&self, services: Services) -> io::Result<()> {
         let listener = UnixListener::from_std(self.listener.try_clone()?)?;
-        let active = Arc::new(AtomicUsize::new(0));
+        let table = Arc::new(Connections::default());
+        let idle = idle_timeout();
         loop {
             let (stream, _) = match listener.accept().await {
                 Ok(conn) => conn,
@@ -179,10 +222,10 @@ impl BoundSocket {
                     continue;
                 }
             };
-            let guard = ConnectionGuard::new(active.clone());
+            let admitted = table.admit(MAX_CONNECTIONS);
             let services = services.clone();
             tokio::spawn(async move {
-                if let Err(e) = serve_client(stream, services, &guard).await {
+                if let Err(e) = serve_client(stream, services, admitted, idle).await {
                     tracing::debug!(error = %e, "client connection ended with an error");
                 }
             });
@@ -192,26 +235,8 @@ impl BoundSocket {
 
 impl Drop for BoundSocket {
     fn drop(&mut self) {
+        // The socket goes first, then (as `_lock` drops) the lock file.
         let _ = fs::remove_file(&self.path);
-    }
-}
-
-/// Counts live connections.
-struct ConnectionGuard {
-    active: Arc<AtomicUsize>,
-    count: usize,
-}
-
-impl ConnectionGuard {
-    fn new(active: Arc<AtomicUsize>) -> Self {
-        let count = active.fetch_add(1, Ordering::AcqRel) + 1;
-        Self { active, count }
-    }
-}
-
-impl Drop for ConnectionGuard {
-    fn drop(&mut self) {
-        self.active.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -254,12 +279,36 @@ async fn next_event(events: &mut Option<mpsc::Receiver<EncodedEvent>>) -> Option
     }
 }
 
+/// Runs a write to the client unless the connection is evicted first; then the write is
+/// abandoned and the connection ends (a partly written line no longer matters), so a client
+/// that does not read cannot keep a task and a descriptor after giving up its place.
+async fn unless_evicted(
+    evict: &tokio::sync::Notify,
+    write: impl std::future::Future<Output = io::Result<()>>,
+) -> io::Result<()> {
+    tokio::select! {
+        result = write => result,
+        () = evict.notified() => Err(io::Error::other("evicted to make room for a new client")),
+    }
+}
+
+/// Waits until a connection without a subscription has been idle for `timeout`; never for a
+/// subscriber.
+async fn idle_deadline(subscribed: bool, last_active: tokio::time::Instant, timeout: Duration) {
+    if subscribed {
+        std::future::pending::<()>().await;
+    }
+    tokio::time::sleep_until(last_active + timeout).await;
+}
+
 async fn serve_client(
     stream: UnixStream,
     services: Services,
-    guard: &ConnectionGuard,
+    admitted: Result<Connection, Full>,
+    idle: Duration,
 ) -> io::Result<()> {
-    let peer = stream.peer_cred()?.uid();
+    let cred = stream.peer_cred()?;
+    let (peer, peer_pid) = (cred.uid(), cred.pid());
     let me = nix::unistd::geteuid().as_raw();
     let (read_half, mut write) = stream.into_split();
     if peer != me {
@@ -268,11 +317,17 @@ async fn serve_client(
         write.write_all(protocol::encode_error(None, &err).as_bytes()).await?;
         return Ok(());
     }
-    if guard.count > MAX_CONNECTIONS {
-        let err = CommandError::Busy(format!("more than {MAX_CONNECTIONS} clients"));
-        write.write_all(protocol::encode_error(None, &err).as_bytes()).await?;
-        return Ok(());
-    }
+    let slot = match admitted {
+        Ok(slot) => slot,
+        Err(Full { max }) => {
+            let err = CommandError::Busy(format!(
+                "{max} clients are connected and all of them subscribed to events"
+            ));
+            write.write_all(protocol::encode_error(None, &err).as_bytes()).await?;
+            return Ok(());
+        }
+    };
+    let mut last_active = tokio::time::Instant::now();
     let mut reader = BufReader::with_capacity(64 << 10, read_half);
     let mut buf = Vec::new();
     let mut events: Option<mpsc::Receiver<EncodedEvent>> = None;
@@ -292,17 +347,48 @@ async fn serve_client(
                     if line.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
-                    if let Some(answer) = answer(&line, &services, &mut events, &mut sink.0, &write) {
-                        send_answer(&mut write, sink.0.as_deref(), &mut events, &answer).await?;
+                    // A request marks the connection as one that talks (never evicted
+                    // before a silent one).
+                    slot.touch();
+                    let conn = Conn { peer_pid, write: &write };
+                    let answered = answer(&line, &services, &mut events, &mut sink.0, conn);
+                    if events.is_some() {
+                        slot.set_subscribed();
                     }
+                    if let Some(answer) = answered {
+                        let sent = send_answer(&mut write, sink.0.as_deref(), &mut events, &answer);
+                        unless_evicted(&slot.evict, sent).await?;
+                    }
+                    // Time spent answering is not idle time.
+                    last_active = tokio::time::Instant::now();
+                    slot.touch();
                 }
             },
+            () = idle_deadline(events.is_some(), last_active, idle) => {
+                let notice = protocol::encode_event(&Event::ConnectionClosed {
+                    reason: format!(
+                        "no request for {} s and no subscription (connect again when needed)",
+                        idle.as_secs_f64()
+                    ),
+                });
+                send_answer(&mut write, sink.0.as_deref(), &mut events, &notice).await?;
+                return Ok(());
+            }
+            () = slot.evict.notified() => {
+                let notice = protocol::encode_event(&Event::ConnectionClosed {
+                    reason: "the server was at its client limit and this connection was the \
+                             longest idle without a subscription"
+                        .into(),
+                });
+                send_answer(&mut write, sink.0.as_deref(), &mut events, &notice).await?;
+                return Ok(());
+            }
             event = next_event(&mut events) => match event {
                 Some(line) => {
                     if let Some(sink) = &sink.0 {
                         sink.begin_write();
                     }
-                    let written = write.write_all(line.as_bytes()).await;
+                    let written = unless_evicted(&slot.evict, write.write_all(line.as_bytes())).await;
                     if let Some(sink) = &sink.0 {
                         sink.end_write(true);
                     }
@@ -319,6 +405,15 @@ async fn serve_client(
             },
         }
     }
+}
+
+/// What a request's answer may need to know about its connection.
+#[derive(Clone, Copy)]
+struct Conn<'a> {
+    /// The peer's pid, from its credentials.
+    peer_pid: Option<i32>,
+    /// The connection's writing half (a subscription duplicates its descriptor).
+    write: &'a OwnedWriteHalf,
 }
 
 /// A connection's direct sink, closed when the connection's task ends (by any path).
@@ -365,8 +460,9 @@ fn answer(
     services: &Services,
     events: &mut Option<mpsc::Receiver<EncodedEvent>>,
     sink: &mut Option<Arc<DirectSink>>,
-    write: &OwnedWriteHalf,
+    conn: Conn<'_>,
 ) -> Option<String> {
+    let write = conn.write;
     let request = match protocol::decode_request(line) {
         Ok(request) => request,
         Err((id, err)) => return Some(protocol::encode_error(id.as_ref(), &err)),
@@ -409,7 +505,11 @@ fn answer(
                 .map_err(|_| CommandError::Internal("the window did not answer in time".into()))?
                 .map_err(CommandError::Internal)?;
                 std::fs::write(&path, &png).map_err(|e| {
-                    CommandError::BadParams(format!("cannot write {}: {e}", path.display()))
+                    let message = format!("cannot write {}: {e}", path.display());
+                    match CommandError::from_os_failure(e.raw_os_error(), message) {
+                        CommandError::Internal(message) => CommandError::BadParams(message),
+                        specific => specific,
+                    }
                 })?;
                 Ok(reply_value(&protocol::ScreenshotReply { path, bytes: png.len() }))
             }
@@ -421,7 +521,7 @@ fn answer(
                 };
                 // The save blocks on fsync; let the runtime move other tasks off this worker.
                 let context = SaveContext::Explicit { user_closed_all: false };
-                match tokio::task::block_in_place(|| persistence.save_now(context)) {
+                match tokio::task::block_in_place(|| persistence.save_now_detailed(context)) {
                     Ok(outcome) => Ok(reply_value(&protocol::SaveReply {
                         saved: true,
                         panes: outcome.panes,
@@ -429,10 +529,18 @@ fn answer(
                         bytes: outcome.bytes,
                         path: outcome.path.into(),
                     })),
-                    Err(e) => Err(CommandError::Internal(format!("save failed: {e}"))),
+                    Err(e) => {
+                        Err(CommandError::from_os_failure(e.errno, format!("save failed: {e}")))
+                    }
                 }
             }
-            Decoded::Command(cmd) => {
+            Decoded::Command(mut cmd) => {
+                if let Command::SessionReport { reporter_pane, .. } = &mut cmd {
+                    // Who reports: the peer's own pane, read from its environment.
+                    *reporter_pane = conn
+                        .peer_pid
+                        .and_then(|pid| berth_engine::procfs::environ_var(pid, "BERTH_PANE"));
+                }
                 // A panic inside a command must not take the server down; the Store's maps stay
                 // usable (each command checks before it changes anything).
                 let mut store = services.store.lock().unwrap_or_else(|p| p.into_inner());
@@ -514,5 +622,35 @@ mod tests {
         drop(again);
         fs::write(&path, b"not a socket").unwrap();
         assert!(matches!(BoundSocket::bind(&path), Err(SocketError::NotASocket(_))));
+    }
+
+    /// Regression: a server refused on an occupied socket (or stopped) left `berth.lock`
+    /// behind; the lock file now lives exactly as long as a bound socket.
+    #[test]
+    fn no_lock_file_outlives_its_server_or_a_refused_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        let path = dir.join("berth.sock");
+        let lock = path.with_extension("lock");
+        let first = BoundSocket::bind(&path).unwrap();
+        assert!(lock.exists());
+        assert!(matches!(BoundSocket::bind(&path), Err(SocketError::AlreadyRunning(_))));
+        assert!(lock.exists(), "the running server keeps its lock file");
+        drop(first);
+        assert!(!lock.exists() && !path.exists(), "{:?}", fs::read_dir(&dir).unwrap().count());
+        // Refused because something that is not a socket sits there: nothing left either.
+        fs::write(&path, b"not a socket").unwrap();
+        assert!(BoundSocket::bind(&path).is_err());
+        assert!(!lock.exists());
+        fs::remove_file(&path).unwrap();
+        // Refused because an older server without the lock answers on the socket.
+        let old = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        assert!(matches!(BoundSocket::bind(&path), Err(SocketError::AlreadyRunning(_))));
+        assert!(!lock.exists());
+        drop(old);
+        // A lock file whose server went away while another waited is taken afresh.
+        let again = BoundSocket::bind(&path).unwrap();
+        assert!(lock.exists());
+        drop(again);
     }
 }

@@ -375,14 +375,25 @@ fn check_name(name: &str, what: &str) -> Result<String, CommandError> {
             "{what} is longer than {MAX_NAME_CHARS} characters"
         )));
     }
-    if name.chars().any(char::is_control) {
-        return Err(CommandError::BadParams(format!("{what} must not hold control characters")));
+    if name.chars().any(char::is_control) || name != crate::pane::clean_title(name) {
+        return Err(CommandError::BadParams(format!(
+            "{what} must not hold control characters or bidirectional overrides"
+        )));
     }
     Ok(name.to_owned())
 }
 
 fn term_size(size: CellSize) -> TermSize {
-    TermSize { cols: size.cols.max(1), rows: size.rows.max(1) }
+    // Every size was checked where it entered; clamping again keeps a missed path from making
+    // a terminal allocate without bound.
+    let size = berth_engine::limits::clamp_size(size);
+    TermSize { cols: size.cols, rows: size.rows }
+}
+
+/// A size from a command (the socket's or the window's), within `berth_engine::limits`.
+fn checked_size(size: CellSize) -> Result<CellSize, CommandError> {
+    berth_engine::limits::check_size(u32::from(size.cols), u32::from(size.rows))
+        .map_err(|e| CommandError::BadParams(e.to_string()))
 }
 
 impl Store {
@@ -678,6 +689,7 @@ impl Store {
                 Ok(Reply::Done)
             }
             Command::TabResize { tab, size } => {
+                let size = checked_size(size)?;
                 self.tab_mut(&tab)?.size = size;
                 self.last_tab_size = size;
                 self.relayout(&tab);
@@ -714,7 +726,7 @@ impl Store {
             }
             Command::PaneRead { pane, spec } => Ok(Reply::Read(self.read(&pane, spec)?)),
             Command::PaneResize { pane, size } => {
-                self.resize_pane(&pane, size)?;
+                self.resize_pane(&pane, checked_size(size)?)?;
                 Ok(Reply::Done)
             }
             Command::PaneFocus { pane } => {
@@ -726,7 +738,16 @@ impl Store {
                 let state = self.pane(&pane)?.state();
                 Ok(Reply::Resumed { pane, state })
             }
-            Command::SessionReport { pane, kind, session_id, resume_argv, model } => {
+            Command::SessionReport {
+                pane,
+                kind,
+                session_id,
+                resume_argv,
+                model,
+                explicit_pane,
+                reporter_pane,
+            } => {
+                crate::commands::check_reporter(&pane, explicit_pane, reporter_pane.as_deref())?;
                 self.report_session(&pane, kind, session_id, resume_argv, model)?;
                 Ok(Reply::Pane { pane })
             }
@@ -1189,8 +1210,9 @@ impl Store {
             .filter(|t| !t.is_empty())
             .or_else(|| pane.given_title.clone())
             .unwrap_or_else(|| {
+                // A program's name is as untrusted as the title it sets.
                 let program = pane.argv.first().map(String::as_str).unwrap_or("");
-                program.rsplit('/').next().unwrap_or(program).to_owned()
+                crate::pane::clean_title(program.rsplit('/').next().unwrap_or(program))
             })
     }
 
@@ -1256,6 +1278,7 @@ impl Store {
                 .filter(|_| live)
                 .and_then(|(state, percent)| Progress::from_conemu(state, percent)),
             lifecycle_since: Some(pane.shared.lifecycle_since(lifecycle)),
+            resume: self.resume_plan(pane),
         }
     }
 
@@ -1329,11 +1352,12 @@ impl Store {
 }
 
 fn apply_size(pane: &Pane, size: CellSize) {
+    let size = term_size(size);
     let mut term = pane.shared.term.lock();
-    if term.size() == term_size(size) {
+    if term.size() == size {
         return;
     }
-    term.resize(term_size(size));
+    term.resize(size);
     drop(term);
     if let Some(pty) = &pane.pty {
         if let Err(e) = pty.resize(size.cols, size.rows) {

@@ -87,6 +87,8 @@ pub struct PaneInfo {
     pub progress: Option<Progress>,
     /// Since when the pane has been in its lifecycle, ms since the Unix epoch.
     pub lifecycle_since: Option<u64>,
+    /// What `pane.resume` would run now, for a pane that is not running.
+    pub resume: Option<ResumePlan>,
 }
 
 impl PaneInfo {
@@ -94,6 +96,67 @@ impl PaneInfo {
     pub fn wants_attention(&self) -> bool {
         self.attention != Attention::None
     }
+}
+
+/// Where a resume command comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResumeSource {
+    /// Built by Berth's adapter from the agent's session id.
+    Adapter,
+    /// Reported by a process about itself (`session.report`): Berth has not checked it.
+    Reported,
+    /// The pane's own program again (the user's shell when it named none).
+    Argv,
+}
+
+impl ResumeSource {
+    /// Every source.
+    pub const ALL: [Self; 3] = [Self::Adapter, Self::Reported, Self::Argv];
+
+    /// The source of a wire name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResumeSource::Adapter => "adapter",
+            ResumeSource::Reported => "self-reported",
+            ResumeSource::Argv => "argv",
+        }
+    }
+}
+
+/// What resuming a pane would run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResumePlan {
+    /// The whole command line.
+    pub argv: Vec<String>,
+    /// Where it came from.
+    pub source: ResumeSource,
+}
+
+impl ResumePlan {
+    /// The command line as a shell would read it: every argument, quoted where needed, so
+    /// that what is shown is exactly what runs.
+    pub fn command_line(&self) -> String {
+        shell_words(&self.argv)
+    }
+}
+
+/// `argv` as one line a POSIX shell would split back into the same words.
+pub fn shell_words(argv: &[String]) -> String {
+    let quote = |arg: &String| {
+        let plain = !arg.is_empty()
+            && arg.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c));
+        if plain {
+            arg.clone()
+        } else {
+            format!("'{}'", arg.replace('\'', "'\\''"))
+        }
+    };
+    argv.iter().map(quote).collect::<Vec<_>>().join(" ")
 }
 
 /// What Berth knows of the agent in a pane.

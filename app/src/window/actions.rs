@@ -103,6 +103,7 @@ mod tests {
             created_at: 0,
             progress: None,
             lifecycle_since: None,
+            resume: None,
         }
     }
 

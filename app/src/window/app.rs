@@ -371,7 +371,11 @@ impl App {
             // Clamped into u16 and at least one cell.
             n.clamp(1.0, f32::from(u16::MAX)) as u16
         };
-        self.grid = CellSize { cols: fit(size.width, cell_w), rows: fit(size.height, cell_h) };
+        // A huge window at a tiny font stays within the terminal size limits.
+        self.grid = berth_engine::limits::clamp_size(CellSize {
+            cols: fit(size.width, cell_w),
+            rows: fit(size.height, cell_h),
+        });
     }
 
     /// Sets the font size (the zoom chords) and reflows.

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use berth_engine::ids::{PaneId, TabId, WorkspaceId};
 use berth_engine::model::{Attention, Lifecycle, RestoreState};
-use berth_server::view::{self as state, PaneInfo, ProgressState, StateView, WorkspaceView};
+use berth_server::view::{
+    self as state, PaneInfo, ProgressState, ResumePlan, ResumeSource, StateView, WorkspaceView,
+};
 
 use super::view::TabView;
 use crate::render::{
@@ -181,37 +183,60 @@ pub fn next_attention(list: &StateView, current: Option<&PaneId>) -> Option<Pane
         .map(|p| p.id.clone())
 }
 
-/// The overlay at the bottom of a tombstone: what Enter does and what the pane was.
+/// The overlay at the bottom of a tombstone: what Enter does (the whole command line that
+/// resume runs, from the server's plan, a self-reported one marked as such) and what the
+/// pane was.
 pub fn overlay_of(
     pane: &PaneInfo,
     home: Option<&Path>,
     error: Option<&str>,
 ) -> Option<TombstoneOverlay> {
     let cwd = tilde(&pane.cwd, home);
+    // A pane without a plan (a test's fixture) follows the server's own rules.
+    let plan = pane.resume.clone().or_else(|| match pane.state {
+        RestoreState::Resumable => pane
+            .agent
+            .resume_argv
+            .clone()
+            .map(|argv| ResumePlan { argv, source: ResumeSource::Adapter }),
+        RestoreState::Restored | RestoreState::Exited => {
+            Some(ResumePlan { argv: pane.argv.clone(), source: ResumeSource::Argv })
+        }
+        RestoreState::Live => None,
+    });
+    if pane.state == RestoreState::Live {
+        return None;
+    }
     let mut lines = Vec::new();
-    match pane.state {
-        RestoreState::Resumable => {
-            let argv = pane.agent.resume_argv.clone().unwrap_or_default();
-            lines.push(format!("Enter — resume `{}`", argv.join(" ")));
+    if pane.state == RestoreState::Exited {
+        match pane.exit_code {
+            Some(code) => lines.push(format!("exited with code {code}")),
+            None => lines.push("exited".to_owned()),
         }
-        RestoreState::Restored => {
-            if is_shell(&pane.argv) {
-                lines.push(format!("Enter — new shell in `{cwd}`"));
-            } else {
-                lines.push(format!("Enter — start `{}` again in `{cwd}`", pane.argv.join(" ")));
-            }
-            if let Some(job) = &pane.was_running {
-                lines.push(format!("was running `{job}`"));
-            }
+    }
+    match &plan {
+        Some(plan) if plan.source == ResumeSource::Reported => lines.push(format!(
+            "Enter — run `{}`: a command the program reported about itself, not checked by Berth",
+            plan.command_line()
+        )),
+        Some(plan) if plan.source == ResumeSource::Adapter => {
+            lines.push(format!("Enter — resume `{}`", plan.command_line()));
         }
-        RestoreState::Exited => {
-            match pane.exit_code {
-                Some(code) => lines.push(format!("exited with code {code}")),
-                None => lines.push("exited".to_owned()),
-            }
-            lines.push("Enter — restart".to_owned());
+        Some(plan) if pane.state == RestoreState::Exited => {
+            lines.push(format!("Enter — restart `{}`", plan.command_line()));
         }
-        RestoreState::Live => return None,
+        Some(plan) if is_shell(&plan.argv) => {
+            lines.push(format!("Enter — new shell `{}` in `{cwd}`", plan.command_line()));
+        }
+        Some(plan) => {
+            lines.push(format!("Enter — start `{}` again in `{cwd}`", plan.command_line()));
+        }
+        None => lines.push("Enter — restart".to_owned()),
+    }
+    if let (Some(job), RestoreState::Restored | RestoreState::Resumable) =
+        (&pane.was_running, pane.state)
+    {
+        lines.push(format!("was running `{job}`"));
     }
     Some(TombstoneOverlay { lines, error: error.map(str::to_owned) })
 }
@@ -417,6 +442,7 @@ mod tests {
             created_at: 0,
             progress: None,
             lifecycle_since: None,
+            resume: None,
         }
     }
 
@@ -540,9 +566,10 @@ mod tests {
         assert_eq!(o.lines, ["Enter — resume `claude --resume 42`"]);
 
         p.state = RestoreState::Restored;
+        p.agent.resume_argv = None;
         p.was_running = Some("cargo test".into());
         let o = overlay_of(&p, Some(home), Some("no such file")).expect("an overlay");
-        assert_eq!(o.lines, ["Enter — new shell in `~/code`", "was running `cargo test`"]);
+        assert_eq!(o.lines, ["Enter — new shell `bash` in `~/code`", "was running `cargo test`"]);
         assert_eq!(o.error.as_deref(), Some("no such file"));
 
         p.argv = vec!["htop".into()];
@@ -553,7 +580,22 @@ mod tests {
         p.state = RestoreState::Exited;
         p.exit_code = Some(2);
         let o = overlay_of(&p, None, None).expect("an overlay");
-        assert_eq!(o.lines, ["exited with code 2", "Enter — restart"]);
+        assert_eq!(o.lines, ["exited with code 2", "Enter — restart `htop`"]);
+
+        // Regression: a plain shell pane with a planted, self-reported command showed "new
+        // shell" while Enter ran the planted command. The overlay shows the server's plan.
+        p.state = RestoreState::Restored;
+        p.argv = vec!["bash".into()];
+        p.resume = Some(ResumePlan {
+            argv: vec!["/bin/sh".into(), "-c".into(), "touch /tmp/planted".into()],
+            source: ResumeSource::Reported,
+        });
+        let o = overlay_of(&p, None, None).expect("an overlay");
+        assert_eq!(
+            o.lines,
+            ["Enter — run `/bin/sh -c 'touch /tmp/planted'`: a command the program reported \
+              about itself, not checked by Berth"]
+        );
 
         p.state = RestoreState::Live;
         assert_eq!(overlay_of(&p, None, None), None);

@@ -5,9 +5,11 @@
 //! The loader hands out a [`Snapshot`] the Store can rebuild without further checks: every id
 //! parses as its kind and is path-safe, every pane's tab and workspace exist, every tab has at
 //! least one pane, and every tab's layout names exactly that tab's panes, once each, with finite,
-//! clamped ratios (layout repair happens here, and each repair is reported). It must not write
-//! anything except the rename that moves a corrupt file aside, and never touches a file from a
-//! newer Berth.
+//! clamped ratios (layout repair happens here, and each repair is reported); sizes are within
+//! `berth_engine::limits` and titles are sanitised and capped. It writes nothing except the
+//! rename that moves a corrupt file aside and, when it skipped or repaired anything, a copy of
+//! the original as `snapshot.json.partial-<time>` (the next save would replace the only record
+//! of what was skipped); it never touches a file from a newer Berth.
 
 use std::collections::{HashMap, HashSet};
 use std::io;
@@ -17,12 +19,14 @@ use berth_engine::ids::{NotificationId, PaneId, TabId, WorkspaceId};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use super::durable::write_atomic;
 use super::fs::StateFs;
+use super::guard::SnapshotSummary;
 use super::migrate::migrate;
 use super::snapshot::{
-    agent_config_env, allowlisted_env, LayoutRecord, NotificationRecord, PaneRecord, Snapshot,
-    SplitDirRecord, TabRecord, WorkspaceRecord, ATTENTIONS, LIFECYCLES, MAX_NOTIFICATIONS,
-    MAX_SNAPSHOT_BYTES, PANE_STATES, SNAPSHOT_FILE, SNAPSHOT_VERSION,
+    agent_config_env, allowlisted_env, LayoutRecord, NotificationRecord, PaneRecord, SizeRecord,
+    Snapshot, SplitDirRecord, TabRecord, WorkspaceRecord, ATTENTIONS, LIFECYCLES,
+    MAX_NOTIFICATIONS, MAX_SNAPSHOT_BYTES, PANE_STATES, SNAPSHOT_FILE, SNAPSHOT_VERSION,
 };
 use super::stamp::{now_ms, utc_stamp};
 use super::PersistError;
@@ -43,6 +47,11 @@ pub struct LoadOutcome {
     pub moved_aside: Option<PathBuf>,
     /// Everything skipped, repaired or moved, in words, for stderr and the log.
     pub problems: Vec<String>,
+    /// What the file held before anything was skipped (its pane entries, those not `EXITED`,
+    /// its workspace entries): the guard compares saves against this, not against what loaded.
+    pub held: SnapshotSummary,
+    /// Where the original was copied when the load skipped or repaired anything.
+    pub kept_partial: Option<PathBuf>,
 }
 
 impl LoadOutcome {
@@ -86,7 +95,7 @@ enum Classified {
 enum Parsed {
     Corrupt(String),
     Future(u32),
-    Loaded { snapshot: Snapshot, migrated_from: Option<u32> },
+    Loaded { snapshot: Snapshot, migrated_from: Option<u32>, held: SnapshotSummary },
 }
 
 /// Loads `dir/snapshot.json`, moving a corrupt one aside under the current time.
@@ -114,9 +123,13 @@ pub fn load_at(fs: &dyn StateFs, dir: &Path, now_ms: u64) -> Result<LoadOutcome,
             return Err(LoadError::FutureVersion { found, supported: SNAPSHOT_VERSION, path })
         }
         Parsed::Corrupt(reason) => move_corrupt(fs, dir, now_ms, &reason, &mut outcome)?,
-        Parsed::Loaded { snapshot, migrated_from } => {
+        Parsed::Loaded { snapshot, migrated_from, held } => {
             outcome.snapshot = snapshot;
             outcome.migrated_from = migrated_from;
+            outcome.held = held;
+            if !outcome.problems.is_empty() {
+                keep_partial(fs, dir, now_ms, &bytes, &mut outcome);
+            }
         }
     }
     cap_problems(&mut outcome.problems);
@@ -141,6 +154,43 @@ pub fn move_aside_future(
     let aside = move_aside(fs, dir, &format!("future-v{found}-{}", utc_stamp(now_ms)))?;
     tracing::warn!(path = %aside.display(), "moved a snapshot from a newer Berth aside");
     Ok(Some(aside))
+}
+
+/// Copies the original bytes of a snapshot that loaded only in part to
+/// `snapshot.json.partial-<time>`, which nothing rotates or removes; a failure is reported as
+/// one more problem (the load itself goes on).
+fn keep_partial(
+    fs: &dyn StateFs,
+    dir: &Path,
+    now_ms: u64,
+    bytes: &[u8],
+    outcome: &mut LoadOutcome,
+) {
+    let base = format!("{SNAPSHOT_FILE}.partial-{}", utc_stamp(now_ms));
+    let free = (0..1000)
+        .map(|n| dir.join(if n == 0 { base.clone() } else { format!("{base}-{n}") }))
+        .find(|p| matches!(fs.metadata(p), Err(e) if e.kind() == io::ErrorKind::NotFound));
+    let result = match free {
+        Some(path) => write_atomic(fs, &path, bytes).map(|()| path),
+        None => Err(PersistError::io(
+            "keep a copy of",
+            &dir.join(SNAPSHOT_FILE),
+            io::Error::new(io::ErrorKind::AlreadyExists, format!("1000 files named {base}* exist")),
+        )),
+    };
+    match result {
+        Ok(path) => {
+            outcome.problems.push(format!(
+                "the original snapshot, with everything that was skipped, is kept as {}",
+                path.display()
+            ));
+            outcome.kept_partial = Some(path);
+        }
+        Err(e) => outcome.problems.push(format!(
+            "could not keep a copy of the original snapshot ({e}); what was skipped will be lost \
+             at the next save"
+        )),
+    }
 }
 
 fn move_corrupt(
@@ -171,7 +221,8 @@ fn parse(bytes: &[u8], problems: &mut Vec<String>) -> Parsed {
                 root = migrate(root, version, problems);
                 migrated_from = Some(version);
             }
-            Parsed::Loaded { snapshot: decode(&root, problems), migrated_from }
+            let held = held_by(&root);
+            Parsed::Loaded { snapshot: decode(&root, problems), migrated_from, held }
         }
     }
 }
@@ -244,6 +295,23 @@ fn cap_problems(problems: &mut Vec<String>) {
         let more = problems.len() - MAX_REPORTED_PROBLEMS;
         problems.truncate(MAX_REPORTED_PROBLEMS);
         problems.push(format!("… and {more} more problems"));
+    }
+}
+
+/// What a current-schema snapshot object holds, counted before anything is skipped.
+fn held_by(root: &Map<String, Value>) -> SnapshotSummary {
+    let items = |key: &str| match root.get(key) {
+        Some(Value::Array(items)) => items.as_slice(),
+        _ => &[],
+    };
+    let panes = items("panes");
+    SnapshotSummary {
+        panes: panes.len(),
+        live: panes
+            .iter()
+            .filter(|p| p.get("state").and_then(Value::as_str) != Some("EXITED"))
+            .count(),
+        workspaces: items("workspaces").len(),
     }
 }
 
@@ -339,8 +407,12 @@ fn decode_tab(
     let Value::Object(obj) = raw else { return Err("it is not an object".into()) };
     let mut obj = obj.clone();
     let raw_layout = obj.remove("layout");
-    let tab: TabRecord = decode_entry(Value::Object(obj))?;
+    let mut tab: TabRecord = decode_entry(Value::Object(obj))?;
     TabId::parse(&tab.id).map_err(|e| e.to_string())?;
+    repair_size(&mut tab.size, label, problems);
+    if let Some(title) = &mut tab.title {
+        repair_title(title, label, problems);
+    }
     let layout = match raw_layout {
         None | Some(Value::Null) => {
             problems.push(format!("{label}: it has no layout; one is built from its panes"));
@@ -386,9 +458,34 @@ fn decode_pane(
             *value = default.to_owned();
         }
     }
+    repair_size(&mut pane.size, label, problems);
+    repair_title(&mut pane.title, label, problems);
     pane.env = allowlisted_env(std::mem::take(&mut pane.env));
     pane.agent.config_env = agent_config_env(std::mem::take(&mut pane.agent.config_env));
     Ok(pane)
+}
+
+/// Resets a size beyond `berth_engine::limits` (or zero) to 80×24, with a problem.
+fn repair_size(size: &mut SizeRecord, label: &str, problems: &mut Vec<String>) {
+    if let Err(e) = berth_engine::limits::check_size(u32::from(size.cols), u32::from(size.rows)) {
+        problems.push(format!("{label}: {e}; it was reset to 80×24"));
+        *size = SizeRecord::default();
+    }
+}
+
+/// Sanitises a title as live titles are (no control characters, one line, capped), with a
+/// problem when that changed it.
+fn repair_title(title: &mut String, label: &str, problems: &mut Vec<String>) {
+    let clean = berth_engine::notify::sanitize(title, berth_engine::notify::MAX_TITLE_CHARS);
+    if clean != *title {
+        let chars = title.chars().count();
+        problems.push(format!(
+            "{label}: its title ({chars} characters) held control characters or was longer than \
+             {} characters; it was cleaned",
+            berth_engine::notify::MAX_TITLE_CHARS
+        ));
+        *title = clean;
+    }
 }
 
 /// Gives every tab a layout naming exactly its loaded panes, drops tabs left without panes, and

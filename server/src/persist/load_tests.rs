@@ -605,3 +605,169 @@ fn arbitrary_bytes_never_panic_the_loader() {
         parse_never_panics(&bytes);
     }
 }
+
+/// The partial copies in `dir`.
+fn partial_copies(dir: &Path) -> Vec<String> {
+    entries(dir).into_iter().filter(|n| n.starts_with("snapshot.json.partial-")).collect()
+}
+
+/// Regression: a snapshot whose load skipped entries (`"workspaces":"x"`, a pane with a bad
+/// id, `"size":"big"`) was replaced by the next save, and the skipped panes existed nowhere.
+/// Now the original is kept byte for byte as `snapshot.json.partial-<time>`, and the outcome
+/// says what the file held.
+#[test]
+fn a_load_that_skips_anything_keeps_the_original_as_a_partial_copy() {
+    /// What the file holds, how it is spoilt, the panes that load, the panes it held.
+    type Row = (&'static str, fn(&mut Value), usize, usize);
+    let rows: &[Row] = &[
+        ("workspaces is not a list", |v| v["workspaces"] = json!("x"), 0, 3),
+        ("a pane with a bad id", |v| v["panes"][1]["id"] = json!("../etc/passwd"), 2, 3),
+        ("a pane with a size that is a word", |v| v["panes"][0]["size"] = json!("big"), 2, 3),
+        (
+            "a pane with a huge size",
+            |v| v["panes"][0]["size"] = json!({"cols":65535,"rows":65535}),
+            3,
+            3,
+        ),
+        (
+            "a tab with a huge size",
+            |v| v["workspaces"][0]["tabs"][0]["size"] = json!({"cols":9000,"rows":9000}),
+            3,
+            3,
+        ),
+        ("a title with C1 controls", |v| v["panes"][0]["title"] = json!("a\u{9b}31mb\u{7f}"), 3, 3),
+    ];
+    for &(what, mutate, loaded, held) in rows {
+        let dir = tempfile::tempdir().unwrap();
+        let mut value = sample_json();
+        mutate(&mut value);
+        let original = serde_json::to_vec(&value).unwrap();
+        write_snapshot(dir.path(), &original);
+        let outcome = load_at(&RealFs, dir.path(), NOW).unwrap();
+        check_invariants(&outcome.snapshot);
+        assert_eq!(outcome.snapshot.panes.len(), loaded, "{what}");
+        assert_eq!(outcome.held.panes, held, "{what}: the file held {held} panes");
+        assert_eq!(outcome.held.live, 2, "{what}: two of them were not EXITED");
+        let copies = partial_copies(dir.path());
+        assert_eq!(copies, ["snapshot.json.partial-20261129T231500Z"], "{what}");
+        assert_eq!(std::fs::read(dir.path().join(&copies[0])).unwrap(), original, "{what}");
+        assert_eq!(outcome.kept_partial, Some(dir.path().join(&copies[0])), "{what}");
+        assert!(has_problem(&outcome, "is kept as"), "{what}: {:?}", outcome.problems);
+        assert_eq!(
+            std::fs::read(dir.path().join(SNAPSHOT_FILE)).unwrap(),
+            original,
+            "{what}: snapshot.json itself is left as it is"
+        );
+        // A second load of the same file keeps a second copy rather than replacing the first.
+        load_at(&RealFs, dir.path(), NOW).unwrap();
+        assert_eq!(partial_copies(dir.path()).len(), 2, "{what}");
+    }
+    // A clean load keeps no copy.
+    let dir = tempfile::tempdir().unwrap();
+    write_snapshot(dir.path(), &serde_json::to_vec(&sample_json()).unwrap());
+    let outcome = load_at(&RealFs, dir.path(), NOW).unwrap();
+    assert!(outcome.is_clean() && outcome.kept_partial.is_none(), "{:?}", outcome.problems);
+    assert!(partial_copies(dir.path()).is_empty());
+}
+
+/// Regression: sizes and titles in a snapshot were trusted: 65535×65535 allocated on restore,
+/// and a 60 MiB title with C1 controls loaded as it was.
+#[test]
+fn sizes_beyond_the_limits_and_dirty_titles_are_repaired_on_load() {
+    let mut value = sample_json();
+    value["panes"][0]["size"] = json!({ "cols": 65535, "rows": 65535 });
+    value["panes"][1]["size"] = json!({ "cols": 0, "rows": 10 });
+    value["workspaces"][0]["tabs"][0]["size"] = json!({ "cols": 4000, "rows": 2000 });
+    value["panes"][0]["title"] = json!(format!("evil\u{9b}2J\u{7f}{}", "x".repeat(1 << 20)));
+    value["workspaces"][0]["tabs"][0]["title"] = json!("tab\u{85}\u{1b}]0;x\u{7}");
+    let outcome = load_value(&value);
+    let a = &outcome.snapshot.panes[0];
+    assert_eq!(a.size, SizeRecord::default());
+    assert_eq!(outcome.snapshot.panes[1].size, SizeRecord::default());
+    assert_eq!(tab(&outcome.snapshot, TAB_ONE).unwrap().size, SizeRecord::default());
+    assert!(has_problem(&outcome, "at most 4000 cols, 2000 rows and 2000000 cells"));
+    assert!(a.title.starts_with("evil2J"), "{:?}", &a.title[..20]);
+    assert!(a.title.chars().count() <= berth_engine::notify::MAX_TITLE_CHARS);
+    assert!(!a.title.chars().any(char::is_control));
+    let t = tab(&outcome.snapshot, TAB_ONE).unwrap().title.clone().unwrap();
+    assert!(!t.chars().any(char::is_control), "{t:?}");
+}
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Fields of a pane record and values of the wrong kinds, so decoding meets every shape.
+    fn field_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            Just(json!("x")),
+            Just(json!(-1)),
+            Just(json!(65535)),
+            Just(json!({ "cols": 65535, "rows": 65535 })),
+            Just(json!({ "cols": 0, "rows": 0 })),
+            Just(json!([])),
+            Just(json!({})),
+            Just(json!("a\u{9b}b\u{7f}\u{202e}c")),
+            any::<i64>().prop_map(Value::from),
+            ".{0,20}".prop_map(Value::from),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 500, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// A valid snapshot with any field of any entry replaced by a hostile value: the
+        /// loader never panics, keeps its promises, and sizes and titles come out clean.
+        #[test]
+        fn hostile_fields_never_panic_the_loader(
+            edits in prop::collection::vec(
+                (0usize..4, 0usize..3, prop::sample::select(&["id", "tab_id", "workspace_id",
+                    "size", "title", "state", "argv", "agent", "layout", "tabs", "name",
+                    "active_pane_id", "env", "was_running"][..]), field_value()),
+                0..8),
+            root_edit in prop::option::of((prop::sample::select(&["workspaces", "panes",
+                "notifications", "snapshot_version", "active_workspace_id"][..]), field_value())),
+        ) {
+            let mut value = sample_json();
+            for (kind, index, field, new) in edits {
+                let target = match kind {
+                    0 => value["panes"].get_mut(index),
+                    1 => value["workspaces"][0]["tabs"].get_mut(index),
+                    2 => value["workspaces"].get_mut(index),
+                    _ => value["notifications"].get_mut(index),
+                };
+                if let Some(Value::Object(entry)) = target {
+                    entry.insert(field.to_owned(), new);
+                }
+            }
+            if let Some((key, new)) = root_edit {
+                value[key] = new;
+            }
+            let bytes = serde_json::to_vec(&value).unwrap();
+            parse_never_panics(&bytes);
+            let mut problems = Vec::new();
+            if let Parsed::Loaded { snapshot, .. } = parse(&bytes, &mut problems) {
+                for pane in &snapshot.panes {
+                    prop_assert!(berth_engine::limits::check_size(pane.size.cols.into(), pane.size.rows.into()).is_ok());
+                    prop_assert!(!pane.title.chars().any(char::is_control));
+                }
+            }
+        }
+
+        /// Arbitrary bytes, and a valid file with bytes flipped.
+        #[test]
+        fn arbitrary_bytes_never_panic_the_loader_proptest(
+            noise in prop::collection::vec(any::<u8>(), 0..200),
+            flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..6),
+        ) {
+            parse_never_panics(&noise);
+            let mut valid = encode(&sample_snapshot()).unwrap();
+            for (at, byte) in flips {
+                let i = at.index(valid.len());
+                valid[i] = byte;
+            }
+            parse_never_panics(&valid);
+        }
+    }
+}

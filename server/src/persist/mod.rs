@@ -18,6 +18,7 @@ pub mod guard;
 pub mod history;
 pub mod load;
 pub mod migrate;
+pub mod redact;
 pub mod snapshot;
 pub mod stamp;
 pub mod tails;
@@ -144,6 +145,16 @@ pub enum PersistError {
 }
 
 impl PersistError {
+    /// The OS error number behind this error, if an OS call failed.
+    pub fn raw_os_error(&self) -> Option<i32> {
+        match self {
+            PersistError::Io { source, .. } | PersistError::NotDurable { source, .. } => {
+                source.raw_os_error()
+            }
+            _ => None,
+        }
+    }
+
     /// A [`PersistError::Io`] for `action` on `path`.
     pub fn io(action: &'static str, path: &Path, source: io::Error) -> Self {
         PersistError::Io { action, path: path.to_owned(), source }
@@ -290,7 +301,14 @@ impl StateDir {
         let result = load::load(&*self.fs, &self.dir);
         *self.on_disk() = match &result {
             Ok(outcome) if outcome.found && outcome.moved_aside.is_none() => {
-                OnDisk::Known(Some(SnapshotSummary::of(&outcome.snapshot)))
+                // What the file held counts, not only what loaded: a shutdown save must not
+                // put fewer panes over entries this load skipped.
+                let loaded = SnapshotSummary::of(&outcome.snapshot);
+                OnDisk::Known(Some(SnapshotSummary {
+                    panes: loaded.panes.max(outcome.held.panes),
+                    live: loaded.live.max(outcome.held.live),
+                    workspaces: loaded.workspaces.max(outcome.held.workspaces),
+                }))
             }
             Ok(_) => OnDisk::Known(None),
             Err(LoadError::FutureVersion { found, .. }) => OnDisk::Future(*found),

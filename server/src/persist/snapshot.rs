@@ -3,7 +3,8 @@
 //!
 //! [`encode`] is the single place that turns a [`Snapshot`] into bytes, so it is where secrets
 //! are kept out (RELIABILITY #12): it re-filters every pane's env and agent config env through
-//! [`allowlisted_env`], whatever the caller passed in. Fields may be added (with
+//! [`allowlisted_env`] and redacts the secrets of command lines, titles and jobs
+//! ([`super::redact`]), whatever the caller passed in. Fields may be added (with
 //! `#[serde(default)]` so older files still load) but never renamed; a change that older Berths
 //! could not read bumps [`SNAPSHOT_VERSION`] and adds a step to `migrate`. This module must not
 //! read files or know about the Store.
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::durable::write_atomic;
 use super::fs::StateFs;
 use super::guard::SnapshotSummary;
+use super::redact::{redact_argv, redact_text};
 use super::PersistError;
 
 /// The snapshot schema this build writes and the newest it reads.
@@ -394,13 +396,30 @@ pub fn sanitized(snapshot: &Snapshot) -> Snapshot {
     for pane in &mut clean.panes {
         pane.env = allowlisted_env(std::mem::take(&mut pane.env));
         pane.agent.config_env = agent_config_env(std::mem::take(&mut pane.agent.config_env));
+        redact_pane(pane);
     }
     for tab in clean.workspaces.iter_mut().flat_map(|w| w.tabs.iter_mut()) {
         tab.layout.normalize_ratios();
+        if let Some(title) = &mut tab.title {
+            *title = redact_text(title);
+        }
+    }
+    for n in &mut clean.notifications {
+        n.title = redact_text(&n.title);
+        n.body = redact_text(&n.body);
     }
     let excess = clean.notifications.len().saturating_sub(MAX_NOTIFICATIONS);
     clean.notifications.drain(..excess);
     clean
+}
+
+/// Redacts the secrets a pane's command lines may hold (see [`super::redact`]).
+fn redact_pane(pane: &mut PaneRecord) {
+    pane.argv = redact_argv(&pane.argv);
+    pane.title = redact_text(&pane.title);
+    pane.was_running = pane.was_running.as_deref().map(redact_text);
+    pane.agent.resume_argv = pane.agent.resume_argv.as_deref().map(redact_argv);
+    pane.agent.reported_resume_argv = pane.agent.reported_resume_argv.as_deref().map(redact_argv);
 }
 
 /// Encodes `snapshot` as the bytes of `snapshot.json`, through [`sanitized`]. This is the only

@@ -223,3 +223,98 @@ fn a_state_dir_that_is_a_symlink_to_a_directory_is_used() {
     state.save(&sample_snapshot(), NORMAL).unwrap();
     assert!(real.join("snapshot.json").is_file());
 }
+
+/// Regression: after a load that skipped panes, the shutdown guard compared against what
+/// loaded, so a SIGTERM save put the thinned state over the file. It now counts what the file
+/// held, and the original stays as a partial copy whatever a normal save does.
+#[test]
+fn the_shutdown_guard_counts_what_the_file_held_not_what_loaded() {
+    let root = tempfile::tempdir().unwrap();
+    let mut value = serde_json::to_value(snapshot::sanitized(&sample_snapshot())).unwrap();
+    value["panes"][1]["id"] = serde_json::json!("bad id");
+    let original = serde_json::to_vec(&value).unwrap();
+    std::fs::write(root.path().join("snapshot.json"), &original).unwrap();
+    let state = open(root.path());
+    let outcome = state.load().unwrap();
+    assert_eq!(outcome.snapshot.panes.len(), 2);
+    let kept = outcome.kept_partial.expect("a partial copy");
+
+    // The restored state as the Store would save it at SIGTERM: the two panes that loaded.
+    let err = state.save(&outcome.snapshot, SaveContext::Shutdown).unwrap_err();
+    assert!(matches!(err, PersistError::Refused(RefusedReason::FewerAtShutdown { .. })), "{err}");
+    assert_eq!(std::fs::read(state.snapshot_path()).unwrap(), original);
+
+    // A normal save may replace it; the partial copy is still there, and history rotation
+    // never removes it.
+    for n in 0..30u64 {
+        let mut next = outcome.snapshot.clone();
+        next.saved_at = 1_795_994_100_000 + n * 3_600_000;
+        state.save(&next, NORMAL).unwrap();
+    }
+    assert_eq!(std::fs::read(&kept).unwrap(), original);
+}
+
+/// Regression: `berth new -- env AWS_SECRET_ACCESS_KEY=… bash` and a typed `deploy
+/// --api-key=…` (saved as `was_running`, and echoed in the tail) reached `snapshot.json`,
+/// `snapshots/` and `history/` verbatim. After a save nothing under the state dir holds them.
+#[test]
+fn no_credential_typed_on_a_command_line_is_anywhere_under_the_state_dir() {
+    let root = tempfile::tempdir().unwrap();
+    let state = open(&root.path().join("berth"));
+    let _lock = state.lock().unwrap();
+    state.load().unwrap();
+    let mut snapshot = sample_snapshot();
+    let secrets = ["AKIA-s3cr3t-1", "sk-live-s3cr3t-2", "hunter2-s3cr3t-3", "pa55-s3cr3t-4"];
+    snapshot.panes[0].argv =
+        ["env", "AWS_SECRET_ACCESS_KEY=AKIA-s3cr3t-1", "bash"].map(String::from).to_vec();
+    snapshot.panes[1].was_running = Some("deploy --api-key=sk-live-s3cr3t-2 --region eu".into());
+    snapshot.panes[1].title = "mysql -phunter2-s3cr3t-3".into();
+    snapshot.panes[2].agent.reported_resume_argv = Some(
+        ["git", "clone", "https://me:pa55-s3cr3t-4@example.com/r.git"].map(String::from).to_vec(),
+    );
+    state.save(&snapshot, SaveContext::Explicit { user_closed_all: false }).unwrap();
+    state
+        .write_tail(PANE_A, b"$ deploy --api-key=sk-live-s3cr3t-2 --region eu\r\ndeployed\r\n")
+        .unwrap();
+
+    let mut files = Vec::new();
+    walk(state.dir(), &mut files);
+    let snapshot_text = std::fs::read_to_string(state.snapshot_path()).unwrap();
+    assert!(snapshot_text.contains("AWS_SECRET_ACCESS_KEY=REDACTED"), "{snapshot_text}");
+    assert!(files.iter().any(|(p, ..)| p.to_string_lossy().contains("snapshots")), "{files:?}");
+    for (path, _, is_dir) in files {
+        if is_dir {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        for secret in secrets {
+            assert!(!text.contains(secret), "{secret} reached {path:?}");
+        }
+    }
+}
+
+/// Regression: a save that failed for a full disk or a permission answered `INTERNAL`
+/// ("internal error"); the OS error now reaches the client as its own code.
+#[test]
+fn a_full_disk_and_a_refused_write_get_their_own_error_codes() {
+    use crate::error::CommandError;
+    for (errno, code, words) in [
+        (libc::ENOSPC, "DISK_FULL", "the disk is full"),
+        (libc::EDQUOT, "DISK_FULL", "the disk is full"),
+        (libc::EACCES, "PERMISSION_DENIED", "permissions"),
+        (libc::EROFS, "PERMISSION_DENIED", "read-only"),
+        (libc::EIO, "INTERNAL", "I/O error"),
+    ] {
+        let root = tempfile::tempdir().unwrap();
+        let fs = Arc::new(FaultyFs::new());
+        let state = StateDir::open(root.path().to_owned(), fs.clone()).unwrap();
+        state.load().unwrap();
+        fs.fail(Trigger::Every(FsOp::Write), errno);
+        let err = state.save(&sample_snapshot(), NORMAL).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(errno), "{err}");
+        let answer =
+            CommandError::from_os_failure(err.raw_os_error(), format!("save failed: {err}"));
+        assert_eq!(answer.code(), code, "{answer}");
+        assert!(answer.to_string().contains(words), "{answer}");
+    }
+}

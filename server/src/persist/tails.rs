@@ -31,8 +31,8 @@ pub fn tail_path(dir: &Path, pane_id: &str) -> Result<PathBuf, PersistError> {
     Ok(dir.join(TAIL_DIR).join(format!("{pane_id}{TAIL_SUFFIX}")))
 }
 
-/// Replaces the tail of `pane_id` with `bytes`, atomically. Refuses a path-unsafe id and a tail
-/// over [`MAX_TAIL_BYTES`].
+/// Replaces the tail of `pane_id` with `bytes` (secrets redacted, see [`super::redact`]),
+/// atomically. Refuses a path-unsafe id and a tail over [`MAX_TAIL_BYTES`].
 pub fn write_tail(
     fs: &dyn StateFs,
     dir: &Path,
@@ -40,6 +40,8 @@ pub fn write_tail(
     bytes: &[u8],
 ) -> Result<(), PersistError> {
     let path = tail_path(dir, pane_id)?;
+    // Typed command lines are in the tail too: secrets go before anything is written.
+    let bytes = &super::redact::redact_tail(bytes)[..];
     if bytes.len() as u64 > MAX_TAIL_BYTES {
         return Err(PersistError::TailTooLarge {
             pane: pane_id.to_owned(),

@@ -15,8 +15,8 @@ use crate::error::CommandError;
 /// The version of this protocol, reported by `server.info`.
 pub const PROTOCOL_VERSION: u32 = 1;
 use crate::view::{
-    AgentView, NotificationView, PaneInfo, Progress, ProgressState, ReadView, ServerInfo,
-    StateView, TabInfo, WorkspaceView,
+    AgentView, NotificationView, PaneInfo, Progress, ProgressState, ReadView, ResumePlan,
+    ResumeSource, ServerInfo, StateView, TabInfo, WorkspaceView,
 };
 
 /// A layout on the wire: `{"pane": "pane_…"}` or `{"split": {dir, ratio, first, second}}`.
@@ -165,7 +165,43 @@ pub struct PaneDto {
     /// "working for 2m"); for a tombstone, since the server restored it.
     #[serde(default)]
     pub lifecycle_since: Option<u64>,
+    /// What `pane.resume` would run now (the whole argv, exactly), for a pane that is not
+    /// running; `None` for a live pane.
+    #[serde(default)]
+    pub resume: Option<ResumeDto>,
 }
+
+/// What `pane.resume` would run, and where that command came from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ResumeDto {
+    /// The whole command line that would run.
+    pub argv: Vec<String>,
+    /// `adapter` (built by Berth from the agent's session id), `self-reported` (a command
+    /// a process reported about itself with `session.report`: not checked by Berth) or `argv`
+    /// (the pane's own program again).
+    pub source: String,
+}
+
+impl ResumeDto {
+    /// Whether a process reported this command about itself (Berth has not checked it).
+    pub fn is_self_reported(&self) -> bool {
+        self.source == ResumeSource::Reported.as_str()
+    }
+
+    /// The command line as a shell would read it: every argument, quoted where needed, so
+    /// that what is shown is exactly what runs.
+    pub fn command_line(&self) -> String {
+        shell_words(&self.argv)
+    }
+}
+
+impl From<&ResumePlan> for ResumeDto {
+    fn from(plan: &ResumePlan) -> Self {
+        ResumeDto { argv: plan.argv.clone(), source: plan.source.as_str().into() }
+    }
+}
+
+pub use crate::view::shell_words;
 
 /// A program's progress report (OSC `9;4;state;percent`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -348,6 +384,7 @@ impl From<&PaneInfo> for PaneDto {
             created_at: p.created_at,
             progress: p.progress.as_ref().map(ProgressDto::from),
             lifecycle_since: p.lifecycle_since,
+            resume: p.resume.as_ref().map(ResumeDto::from),
         }
     }
 }
@@ -469,6 +506,14 @@ impl PaneDto {
             created_at: self.created_at,
             progress,
             lifecycle_since: self.lifecycle_since,
+            resume: match &self.resume {
+                None => None,
+                Some(r) => Some(ResumePlan {
+                    argv: r.argv.clone(),
+                    source: ResumeSource::parse(&r.source)
+                        .ok_or_else(|| bad("resume source", &r.source))?,
+                }),
+            },
         })
     }
 }

@@ -62,6 +62,9 @@ pub fn event_value(event: &Event) -> Value {
         Event::SubscriberDropped { reason } => {
             json!({ "type": "subscriber.dropped", "reason": reason })
         }
+        Event::ConnectionClosed { reason } => {
+            json!({ "type": "connection.closed", "reason": reason })
+        }
     }
 }
 
@@ -132,6 +135,7 @@ pub fn decode_event(v: &Value) -> Result<Event, CommandError> {
             Event::NotificationActivated { id: text(v, "notification_id")?, pane: pane(v)? }
         }
         "subscriber.dropped" => Event::SubscriberDropped { reason: text(v, "reason")? },
+        "connection.closed" => Event::ConnectionClosed { reason: text(v, "reason")? },
         other => return Err(CommandError::BadParams(format!("unknown event type {other:?}"))),
     })
 }

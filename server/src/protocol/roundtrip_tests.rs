@@ -15,8 +15,8 @@ use super::*;
 use crate::commands::Reply;
 use crate::event::Event;
 use crate::view::{
-    AgentView, NotificationView, PaneInfo, Progress, ReadView, ServerInfo, StateView, TabInfo,
-    WorkspaceView,
+    AgentView, NotificationView, PaneInfo, Progress, ReadView, ResumePlan, ResumeSource,
+    ServerInfo, StateView, TabInfo, WorkspaceView,
 };
 
 /// Through the bytes a client writes and the server reads.
@@ -164,9 +164,19 @@ fn command() -> impl Strategy<Value = Command> {
             "[A-Za-z0-9][A-Za-z0-9._:-]{0,40}",
             prop::option::of(prop::collection::vec(text(), 1..4)),
             prop::option::of("[a-z0-9. -]{0,20}"),
+            any::<bool>(),
         )
-            .prop_map(|(pane, kind, session_id, resume_argv, model)| {
-                Command::SessionReport { pane, kind, session_id, resume_argv, model }
+            .prop_map(|(pane, kind, session_id, resume_argv, model, explicit_pane)| {
+                Command::SessionReport {
+                    pane,
+                    kind,
+                    session_id,
+                    resume_argv,
+                    model,
+                    explicit_pane,
+                    // The socket fills it in from the peer; it is not on the wire.
+                    reporter_pane: None,
+                }
             }),
         (workspace(), any::<bool>()).prop_map(|(workspace, enabled)| {
             Command::WorkspaceSetAutoResume { workspace, enabled }
@@ -316,6 +326,10 @@ fn sample_state() -> StateView {
         created_at: 1_700_000_000_000,
         progress,
         lifecycle_since: Some(1_700_000_001_000),
+        resume: (state != RestoreState::Live).then(|| ResumePlan {
+            argv: vec!["/bin/sh".into(), "-c".into(), "it's".into()],
+            source: ResumeSource::Reported,
+        }),
     };
     let tab = TabInfo {
         id: TabId::new(),
@@ -481,6 +495,7 @@ fn every_event_survives_the_wire() {
         Event::Notification(Box::new(sample_notification())),
         Event::NotificationActivated { id: "notif_1".into(), pane: p.clone() },
         Event::SubscriberDropped { reason: "slow".into() },
+        Event::ConnectionClosed { reason: "idle".into() },
     ];
     for event in events {
         let line = encode_event(&event);

@@ -1,0 +1,314 @@
+//! Keeping credentials typed on command lines out of the state dir (RELIABILITY #12), beside
+//! the env allowlist of [`super::snapshot`].
+//!
+//! A pane's argv, title, `was_running` job and resume commands, and its tail, are written to
+//! disk; people put secrets on command lines (`env AWS_SECRET_ACCESS_KEY=… bash`,
+//! `deploy --api-key=…`, `git clone https://user:pass@host/…`). Before anything reaches the
+//! state dir, values are replaced by [`REDACTED`]:
+//!
+//! - `NAME=value` where NAME looks secret ([`is_secret_name`]: `*TOKEN*`, `*SECRET*`,
+//!   `*PASSWORD*`, `*PASSWD*`, `*PASSPHRASE*`, `*APIKEY*`, `*API_KEY*`, `*CREDENTIAL*`,
+//!   `*PRIVATE_KEY*`, `*_KEY`, `*_PAT`);
+//! - the value of a flag with such a name: `--token=…`, `--api-key …`, `--password …`;
+//! - the password of the programs that take one as `-p`: `mysql -p…` (attached) and
+//!   `sshpass -p …`;
+//! - the password in a URL's user info (`https://user:pass@host`), and what follows
+//!   `Bearer ` or an `Authorization:` header.
+//!
+//! The rules work on words, so they cost one pass over the text. A redacted command that is
+//! resumed runs with [`REDACTED`] in place of the secret: losing a credential on restore is the
+//! price of not keeping it on disk. This module must not do I/O.
+
+/// What a secret is replaced by.
+pub const REDACTED: &str = "REDACTED";
+
+/// Programs whose `-p` flag takes a password attached (`-psecret`); a bare `-p` prompts.
+const ATTACHED_P_PROGRAMS: &[&str] =
+    &["mysql", "mysqldump", "mysqladmin", "mysqlimport", "mariadb", "mariadb-dump"];
+
+/// Programs whose `-p` flag takes the password as the next word.
+const SEPARATE_P_PROGRAMS: &[&str] = &["sshpass"];
+
+/// Whether an env variable or flag name (any case, `-` and `_` alike) names a secret.
+pub fn is_secret_name(name: &str) -> bool {
+    let name = name.trim_start_matches('-').to_ascii_uppercase().replace('-', "_");
+    if name.is_empty() {
+        return false;
+    }
+    const PARTS: &[&str] = &[
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "APIKEY",
+        "API_KEY",
+        "CREDENTIAL",
+        "PRIVATE_KEY",
+        "ACCESS_KEY",
+    ];
+    PARTS.iter().any(|p| name.contains(p))
+        || name.ends_with("_KEY")
+        || name.ends_with("_PAT")
+        || name == "PASS"
+}
+
+/// What the next word is, after the word just seen.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Next {
+    /// An ordinary word.
+    Plain,
+    /// The value of a secret flag (`--token VALUE`): redacted unless it is another flag.
+    FlagValue,
+    /// The token after `Bearer`.
+    BearerToken,
+}
+
+/// Redacts words one by one, carrying what a word says about the next one.
+struct Redactor {
+    next: Next,
+    /// The password program seen last, if any (its `-p` rules apply to the words after it).
+    program: Option<&'static str>,
+}
+
+impl Redactor {
+    fn new() -> Self {
+        Redactor { next: Next::Plain, program: None }
+    }
+
+    /// The redacted form of one word (no whitespace in it).
+    fn word(&mut self, word: &str) -> String {
+        let expect = std::mem::replace(&mut self.next, Next::Plain);
+        match expect {
+            Next::FlagValue if !word.starts_with('-') => return REDACTED.to_owned(),
+            Next::BearerToken => {
+                if ["bearer", "basic", "token"].iter().any(|s| word.eq_ignore_ascii_case(s)) {
+                    // `Authorization: Bearer TOKEN`: the scheme stays, the token goes.
+                    self.next = Next::BearerToken;
+                    return word.to_owned();
+                }
+                return REDACTED.to_owned();
+            }
+            _ => {}
+        }
+        let base = word.rsplit('/').next().unwrap_or(word);
+        if let Some(p) = ATTACHED_P_PROGRAMS.iter().chain(SEPARATE_P_PROGRAMS).find(|p| **p == base)
+        {
+            self.program = Some(p);
+            return word.to_owned();
+        }
+        if word.eq_ignore_ascii_case("bearer") {
+            self.next = Next::BearerToken;
+            return word.to_owned();
+        }
+        if word.eq_ignore_ascii_case("authorization:") {
+            self.next = Next::BearerToken;
+            return word.to_owned();
+        }
+        if let Some(program) = self.program {
+            if word == "-p" && SEPARATE_P_PROGRAMS.contains(&program) {
+                self.next = Next::FlagValue;
+                return word.to_owned();
+            }
+            if ATTACHED_P_PROGRAMS.contains(&program) && word.len() > 2 && word.starts_with("-p") {
+                return format!("-p{REDACTED}");
+            }
+        }
+        if let Some((name, value)) = word.split_once('=') {
+            let flag = name.starts_with('-');
+            let env_like = !flag
+                && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if (flag || env_like) && !value.is_empty() && is_secret_name(name) {
+                return format!("{name}={REDACTED}");
+            }
+        } else if word.starts_with("--") && is_secret_name(word) {
+            self.next = Next::FlagValue;
+            return word.to_owned();
+        }
+        redact_url_password(word)
+    }
+}
+
+/// `scheme://user:REDACTED@host…` for a word holding a URL with a password; the word as it is
+/// otherwise.
+fn redact_url_password(word: &str) -> String {
+    let Some(scheme_end) = word.find("://") else { return word.to_owned() };
+    let rest_at = scheme_end + 3;
+    let rest = &word[rest_at..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    let Some(at) = authority.rfind('@') else { return word.to_owned() };
+    let Some(colon) = authority[..at].find(':') else { return word.to_owned() };
+    if colon + 1 == at {
+        return word.to_owned();
+    }
+    format!("{}{REDACTED}{}", &word[..rest_at + colon + 1], &word[rest_at + at..])
+}
+
+/// The redacted form of an argv (see the module header).
+pub fn redact_argv(argv: &[String]) -> Vec<String> {
+    let mut r = Redactor::new();
+    argv.iter()
+        .map(|arg| {
+            // One argument may hold spaces (`-H "Authorization: Bearer x"`): its words are
+            // redacted one by one, and a flag's value is the next argument.
+            if arg.contains(char::is_whitespace) {
+                return redact_text_with(&mut r, arg);
+            }
+            r.word(arg)
+        })
+        .collect()
+}
+
+/// The redacted form of a line of text (a title, a job, a line of a tail), whitespace kept as
+/// it was. Escape sequences (`ESC [ … letter`) around a word do not hide it.
+pub fn redact_text(text: &str) -> String {
+    redact_text_with(&mut Redactor::new(), text)
+}
+
+fn redact_text_with(r: &mut Redactor, text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        let space = rest.find(|c: char| !c.is_whitespace()).unwrap_or(rest.len());
+        out.push_str(&rest[..space]);
+        rest = &rest[space..];
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let (word, after) = rest.split_at(end);
+        let (lead, core, trail) = split_escapes(word);
+        out.push_str(lead);
+        if core.is_empty() {
+            out.push_str(core);
+        } else {
+            out.push_str(&r.word(core));
+        }
+        out.push_str(trail);
+        rest = after;
+    }
+    out
+}
+
+/// Splits CSI sequences (`ESC [ params letter`) off both ends of a word.
+fn split_escapes(word: &str) -> (&str, &str, &str) {
+    let bytes = word.as_bytes();
+    let mut start = 0;
+    while bytes.get(start) == Some(&0x1b) && bytes.get(start + 1) == Some(&b'[') {
+        let Some(len) = bytes[start + 2..].iter().position(|b| (0x40..=0x7e).contains(b)) else {
+            break;
+        };
+        start += len + 3;
+    }
+    let mut end = bytes.len();
+    if let Some(esc) = word[start..].find('\x1b') {
+        // A sequence inside or after the word: everything from it on is kept as it is.
+        end = start + esc;
+    }
+    (&word[..start], &word[start..end], &word[end..])
+}
+
+/// The redacted bytes of a tail file: each line through [`redact_text`]; bytes that are not
+/// UTF-8 are kept as they are.
+pub fn redact_tail(bytes: &[u8]) -> Vec<u8> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.split('\n').map(redact_text).collect::<Vec<_>>().join("\n").into_bytes(),
+        Err(_) => bytes
+            .split(|&b| b == b'\n')
+            .map(|line| match std::str::from_utf8(line) {
+                Ok(line) => redact_text(line).into_bytes(),
+                Err(_) => line.to_vec(),
+            })
+            .collect::<Vec<_>>()
+            .join(&b'\n'),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &str) -> Vec<String> {
+        words.split(' ').map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn secret_names() {
+        for (name, secret) in [
+            ("AWS_SECRET_ACCESS_KEY", true),
+            ("GITHUB_TOKEN", true),
+            ("OPENAI_API_KEY", true),
+            ("DB_PASSWORD", true),
+            ("PGPASSWORD", true),
+            ("STRIPE_APIKEY", true),
+            ("GH_PAT", true),
+            ("--api-key", true),
+            ("--token", true),
+            ("--client-secret", true),
+            ("--password", true),
+            ("PATH", false),
+            ("HOME", false),
+            ("TERM", false),
+            ("KEYBOARD", false),
+            ("--verbose", false),
+            ("--keymap", false),
+            ("", false),
+        ] {
+            assert_eq!(is_secret_name(name), secret, "{name}");
+        }
+    }
+
+    #[test]
+    fn argvs_are_redacted_by_the_table() {
+        let rows = [
+            ("env AWS_SECRET_ACCESS_KEY=abc123 bash", "env AWS_SECRET_ACCESS_KEY=REDACTED bash"),
+            ("deploy --api-key=sk-live-1 --region eu", "deploy --api-key=REDACTED --region eu"),
+            ("deploy --api-key sk-live-1 --region eu", "deploy --api-key REDACTED --region eu"),
+            ("cli --token tok --verbose", "cli --token REDACTED --verbose"),
+            ("mysql --password -h db", "mysql --password -h db"),
+            ("mysql -uroot -phunter2 db", "mysql -uroot -pREDACTED db"),
+            ("mysql -p db", "mysql -p db"),
+            ("sshpass -p hunter2 ssh host", "sshpass -p REDACTED ssh host"),
+            ("ssh -p 2222 host", "ssh -p 2222 host"),
+            ("mkdir -p /tmp/x", "mkdir -p /tmp/x"),
+            (
+                "git clone https://user:pa55@example.com/r.git",
+                "git clone https://user:REDACTED@example.com/r.git",
+            ),
+            ("git clone ssh://git@example.com/r.git", "git clone ssh://git@example.com/r.git"),
+            ("open https://example.com/a:b@c", "open https://example.com/a:b@c"),
+            ("make FOO=bar", "make FOO=bar"),
+            ("cargo test --features=x", "cargo test --features=x"),
+            ("claude --resume 42", "claude --resume 42"),
+        ];
+        for (given, want) in rows {
+            assert_eq!(redact_argv(&argv(given)).join(" "), want, "{given}");
+        }
+        let header = vec![
+            "curl".to_owned(),
+            "-H".to_owned(),
+            "Authorization: Bearer abc.def".to_owned(),
+            "https://x".to_owned(),
+        ];
+        assert_eq!(redact_argv(&header)[2], "Authorization: Bearer REDACTED");
+    }
+
+    #[test]
+    fn text_keeps_its_spacing_and_escapes() {
+        let rows = [
+            ("$ deploy  --api-key=sk1\r", "$ deploy  --api-key=REDACTED\r"),
+            (
+                "\x1b[32m$\x1b[0m GITHUB_TOKEN=ghp_x gh pr",
+                "\x1b[32m$\x1b[0m GITHUB_TOKEN=REDACTED gh pr",
+            ),
+            ("\x1b[1m--password=x\x1b[0m", "\x1b[1m--password=REDACTED\x1b[0m"),
+            ("plain text, nothing here", "plain text, nothing here"),
+            ("", ""),
+        ];
+        for (given, want) in rows {
+            assert_eq!(redact_text(given), want, "{given:?}");
+        }
+        let tail = b"$ mysql -psecret\r\nok\r\n\xff\xfe --token t\r\n";
+        let out = redact_tail(tail);
+        assert_eq!(out, b"$ mysql -pREDACTED\r\nok\r\n\xff\xfe --token t\r\n".to_vec());
+    }
+}

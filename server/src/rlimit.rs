@@ -1,0 +1,41 @@
+//! The open-file limit: every pane holds a few descriptors (the PTY master and its clones), so
+//! the soft limit of 1024 most sessions start with caps a server at about 200 panes.
+//!
+//! At start the server raises its soft `RLIMIT_NOFILE` to the hard limit, as most servers do,
+//! but to at most [`MAX_SOFT_NOFILE`]: children inherit the limit, and some programs loop over
+//! every possible descriptor (a hard limit of 2^30 is not rare in containers).
+
+/// The highest soft limit the server sets (and its children inherit).
+pub const MAX_SOFT_NOFILE: u64 = 1 << 16;
+
+/// What raising the limit did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NofileChange {
+    /// The soft limit before.
+    pub before: u64,
+    /// The soft limit now.
+    pub after: u64,
+    /// The hard limit.
+    pub hard: u64,
+}
+
+/// Raises the soft open-file limit to `min(hard, MAX_SOFT_NOFILE)` when it is lower; never
+/// lowers it.
+pub fn raise_open_file_limit() -> std::io::Result<NofileChange> {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `limit` is a valid, writable rlimit for the call.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let (before, hard) = (limit.rlim_cur, limit.rlim_max);
+    let want = hard.min(MAX_SOFT_NOFILE);
+    if want <= before {
+        return Ok(NofileChange { before, after: before, hard });
+    }
+    limit.rlim_cur = want;
+    // SAFETY: `limit` is a valid rlimit; only the soft value changed, within the hard one.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(NofileChange { before, after: want, hard })
+}
