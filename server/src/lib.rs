@@ -22,6 +22,7 @@ pub mod restore;
 pub mod rlimit;
 pub mod socket;
 pub mod store;
+pub mod ui;
 pub mod view;
 
 use std::collections::HashMap;
@@ -37,6 +38,9 @@ use persist::{LoadError, SaveContext, StateDir, StateLock};
 use persistence::Persistence;
 use socket::{BoundSocket, Services};
 use store::{Internal, Store, StoreConfig};
+use ui::UiWaker;
+
+pub use ui::{UiBridge, UiRequest};
 
 /// How long shutdown waits for the panes' processes to end.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -251,7 +255,7 @@ impl Server {
     pub fn spawn_background(self) -> Result<EmbeddedServer, ServerError> {
         let (ui_tx, ui_rx) = std::sync::mpsc::channel();
         let waker: UiWaker = Arc::new(Mutex::new(None));
-        let bridge = UiBridge { tx: ui_tx, waker: waker.clone() };
+        let bridge = UiBridge::new(ui_tx, waker.clone());
         let waker_on_exit = waker.clone();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let (store, bus) = (self.store.clone(), self.bus.clone());
@@ -394,38 +398,6 @@ fn build_runtime() -> Result<tokio::runtime::Runtime, ServerError> {
         .enable_all()
         .build()
         .map_err(ServerError::Runtime)
-}
-
-/// What the window must do for a client.
-#[derive(Debug)]
-pub enum UiRequest {
-    /// Render a tab (the active one when `None`) and answer with PNG bytes.
-    Screenshot {
-        /// The tab to draw.
-        tab: Option<String>,
-        /// Where the answer goes.
-        reply: std::sync::mpsc::Sender<Result<Vec<u8>, String>>,
-    },
-}
-
-type UiWaker = Arc<Mutex<Option<Box<dyn Fn() + Send>>>>;
-
-/// The socket's way to reach the window: a queue and a function that wakes its event loop.
-#[derive(Clone)]
-pub struct UiBridge {
-    tx: std::sync::mpsc::Sender<UiRequest>,
-    waker: UiWaker,
-}
-
-impl UiBridge {
-    /// Queues a request and wakes the window.
-    pub fn send(&self, request: UiRequest) -> Result<(), String> {
-        self.tx.send(request).map_err(|_| "the window is gone".to_owned())?;
-        if let Some(wake) = self.waker.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-            wake();
-        }
-        Ok(())
-    }
 }
 
 /// A server running on its own thread inside the window's process.

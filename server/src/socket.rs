@@ -27,6 +27,7 @@ use crate::persist::SaveContext;
 use crate::persistence::Persistence;
 use crate::protocol::{self, ConnectionMethod, Decoded, MAX_LINE};
 use crate::store::Store;
+use crate::ui::{UiBridge, UiRequest};
 
 /// What a client connection can reach.
 #[derive(Clone)]
@@ -38,7 +39,7 @@ pub struct Services {
     /// The persistence thread, for `snapshot.save`.
     pub persistence: Option<Persistence>,
     /// The window, when the server runs inside one.
-    pub ui: Option<crate::UiBridge>,
+    pub ui: Option<UiBridge>,
 }
 
 /// The most clients served at once. A new client past it takes the place of a connection
@@ -497,8 +498,7 @@ fn answer(
                     ));
                 };
                 let (reply, answer) = std::sync::mpsc::channel();
-                ui.send(crate::UiRequest::Screenshot { tab, reply })
-                    .map_err(CommandError::Conflict)?;
+                ui.send(UiRequest::Screenshot { tab, reply }).map_err(CommandError::Conflict)?;
                 let png = tokio::task::block_in_place(|| {
                     answer.recv_timeout(std::time::Duration::from_secs(20))
                 })

@@ -10,8 +10,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::error::PersistError;
 use super::fs::{FileKind, StateFs};
-use super::PersistError;
 
 /// The permission bits of every file Berth writes in the state dir.
 pub const FILE_MODE: u32 = 0o600;

@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::durable::write_atomic;
+use super::error::PersistError;
 use super::fs::StateFs;
 use super::snapshot::{MAX_SNAPSHOT_BYTES, SNAPSHOT_FILE};
 use super::stamp::{parse_utc_stamp, utc_stamp};
-use super::PersistError;
 
 /// The history directory's name in the state dir.
 pub const HISTORY_DIR: &str = "snapshots";

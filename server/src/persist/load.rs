@@ -20,6 +20,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::durable::write_atomic;
+use super::error::PersistError;
 use super::fs::StateFs;
 use super::guard::SnapshotSummary;
 use super::migrate::migrate;
@@ -29,7 +30,6 @@ use super::snapshot::{
     MAX_NOTIFICATIONS, MAX_SNAPSHOT_BYTES, PANE_STATES, SNAPSHOT_FILE, SNAPSHOT_VERSION,
 };
 use super::stamp::{now_ms, utc_stamp};
-use super::PersistError;
 
 /// The most problems a load reports one by one; the rest are counted.
 pub const MAX_REPORTED_PROBLEMS: usize = 100;

@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::durable::write_atomic;
+use super::error::PersistError;
 use super::fs::StateFs;
 use super::guard::SnapshotSummary;
 use super::redact::{redact_argv, redact_text};
-use super::PersistError;
 
 /// The snapshot schema this build writes and the newest it reads.
 pub const SNAPSHOT_VERSION: u32 = 1;
@@ -388,6 +388,17 @@ pub struct SaveReport {
     pub history_copy: Option<PathBuf>,
 }
 
+impl SnapshotSummary {
+    /// The summary of `snapshot`.
+    pub fn of(snapshot: &Snapshot) -> Self {
+        SnapshotSummary {
+            panes: snapshot.panes.len(),
+            live: snapshot.panes.iter().filter(|p| p.state != "EXITED").count(),
+            workspaces: snapshot.workspaces.len(),
+        }
+    }
+}
+
 /// The snapshot exactly as it is written: version stamped, env allowlisted, notifications cut
 /// to the last [`MAX_NOTIFICATIONS`], ratios finite and clamped.
 pub fn sanitized(snapshot: &Snapshot) -> Snapshot {
@@ -449,100 +460,5 @@ pub fn save(fs: &dyn StateFs, dir: &Path, snapshot: &Snapshot) -> Result<SaveRep
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::fs::{RealFs, StateFs};
-    use super::super::test_support::{sample_snapshot, PANE_A};
-    use super::*;
-
-    #[test]
-    fn allowlist_keeps_exactly_the_listed_names() {
-        let cases: &[(&str, bool)] = &[
-            ("TERM", true),
-            ("LANG", true),
-            ("LC_ALL", true),
-            ("LC_CTYPE", true),
-            ("BERTH_PANE", true),
-            ("CLAUDE_CONFIG_DIR", true),
-            ("CODEX_HOME", true),
-            ("OPENCODE_CONFIG_DIR", true),
-            ("LC_", false),
-            ("BERTH_", false),
-            ("TERMINFO", false),
-            ("LANGUAGE", false),
-            ("PATH", false),
-            ("HOME", false),
-            ("AWS_SECRET_ACCESS_KEY", false),
-            ("GITHUB_TOKEN", false),
-            ("ANTHROPIC_API_KEY", false),
-            ("term", false),
-        ];
-        for &(name, kept) in cases {
-            assert_eq!(is_allowlisted_env(name), kept, "{name}");
-        }
-    }
-
-    #[test]
-    fn secret_env_never_reaches_the_bytes() {
-        let mut snapshot = sample_snapshot();
-        let pane = snapshot.panes.iter_mut().find(|p| p.id == PANE_A).unwrap();
-        pane.env.insert("AWS_SECRET_ACCESS_KEY".into(), "wJalrXUtnFEMI-secret-1".into());
-        pane.env.insert("GITHUB_TOKEN".into(), "ghp_secret2".into());
-        pane.env.insert("TERM".into(), "xterm-256color".into());
-        pane.agent.config_env.insert("ANTHROPIC_API_KEY".into(), "sk-ant-secret3".into());
-        pane.agent.config_env.insert("BERTH_PANE".into(), "not-a-config-dir".into());
-        pane.agent.config_env.insert("CODEX_HOME".into(), "/home/u/.codex".into());
-        let dir = tempfile::tempdir().unwrap();
-        let report = save(&RealFs, dir.path(), &snapshot).unwrap();
-        let text = String::from_utf8(std::fs::read(&report.path).unwrap()).unwrap();
-        for secret in
-            ["secret1", "secret-1", "ghp_secret2", "sk-ant-secret3", "AWS_SECRET", "GITHUB_TOKEN"]
-        {
-            assert!(!text.contains(secret), "{secret} reached the snapshot");
-        }
-        assert!(text.contains("xterm-256color") && text.contains("/home/u/.codex"));
-        assert!(!text.contains("not-a-config-dir"), "config_env keeps only the config dirs");
-        assert_eq!(RealFs.metadata(&report.path).unwrap().mode, 0o600);
-    }
-
-    #[test]
-    fn encoding_stamps_the_version_keeps_200_notifications_and_fixes_ratios() {
-        let mut snapshot = sample_snapshot();
-        snapshot.snapshot_version = 0;
-        snapshot.notifications = (0..250)
-            .map(|i| NotificationRecord { id: format!("notif_{i}"), ..Default::default() })
-            .collect();
-        if let LayoutRecord::Split(split) = &mut snapshot.workspaces[0].tabs[0].layout {
-            split.ratio = f64::NAN;
-        }
-        let clean: Snapshot = serde_json::from_slice(&encode(&snapshot).unwrap()).unwrap();
-        assert_eq!(clean.snapshot_version, SNAPSHOT_VERSION);
-        assert_eq!(clean.notifications.len(), MAX_NOTIFICATIONS);
-        assert_eq!(clean.notifications[0].id, "notif_50", "the oldest are dropped");
-        let LayoutRecord::Split(split) = &clean.workspaces[0].tabs[0].layout else { panic!() };
-        assert_eq!(split.ratio, 0.5);
-    }
-
-    #[test]
-    fn layout_records_have_the_protocol_shape() {
-        let layout = LayoutRecord::split(
-            SplitDirRecord::Right,
-            0.5,
-            LayoutRecord::Pane("pane_a".into()),
-            LayoutRecord::split(
-                SplitDirRecord::Down,
-                0.25,
-                LayoutRecord::Pane("pane_b".into()),
-                LayoutRecord::Pane("pane_c".into()),
-            ),
-        );
-        let json = serde_json::to_value(&layout).unwrap();
-        assert_eq!(
-            json,
-            serde_json::json!({"split": {"dir": "right", "ratio": 0.5,
-                "first": {"pane": "pane_a"},
-                "second": {"split": {"dir": "down", "ratio": 0.25,
-                    "first": {"pane": "pane_b"}, "second": {"pane": "pane_c"}}}}})
-        );
-        assert_eq!(layout.pane_ids(), ["pane_a", "pane_b", "pane_c"]);
-    }
-}
+#[path = "snapshot_tests.rs"]
+mod tests;

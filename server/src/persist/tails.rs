@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use berth_engine::ids::validate_path_safe;
 
 use super::durable::write_atomic;
+use super::error::PersistError;
 use super::fs::StateFs;
-use super::PersistError;
 
 /// The tails directory's name in the state dir.
 pub const TAIL_DIR: &str = "history";

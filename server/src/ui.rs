@@ -1,0 +1,45 @@
+//! The socket's way to the window: the requests only the window can answer ([`UiRequest`]) and
+//! the [`UiBridge`] that queues them and wakes the window's event loop.
+//!
+//! A leaf: both the server (which makes the bridge) and the socket (which sends on it) import
+//! it, so it must not import either.
+
+use std::sync::{Arc, Mutex};
+
+/// What the window must do for a client.
+#[derive(Debug)]
+pub enum UiRequest {
+    /// Render a tab (the active one when `None`) and answer with PNG bytes.
+    Screenshot {
+        /// The tab to draw.
+        tab: Option<String>,
+        /// Where the answer goes.
+        reply: std::sync::mpsc::Sender<Result<Vec<u8>, String>>,
+    },
+}
+
+/// What wakes the window's event loop, set by the window once it runs.
+pub(crate) type UiWaker = Arc<Mutex<Option<Box<dyn Fn() + Send>>>>;
+
+/// The socket's way to reach the window: a queue and a function that wakes its event loop.
+#[derive(Clone)]
+pub struct UiBridge {
+    tx: std::sync::mpsc::Sender<UiRequest>,
+    waker: UiWaker,
+}
+
+impl UiBridge {
+    /// A bridge that queues on `tx` and wakes the window with `waker`.
+    pub(crate) fn new(tx: std::sync::mpsc::Sender<UiRequest>, waker: UiWaker) -> Self {
+        UiBridge { tx, waker }
+    }
+
+    /// Queues a request and wakes the window.
+    pub fn send(&self, request: UiRequest) -> Result<(), String> {
+        self.tx.send(request).map_err(|_| "the window is gone".to_owned())?;
+        if let Some(wake) = self.waker.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            wake();
+        }
+        Ok(())
+    }
+}
