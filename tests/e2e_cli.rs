@@ -180,7 +180,7 @@ fn named_keys_reach_the_program() {
     let server = TestServer::start();
     let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
     server.berth_ok(&["send", &pane, "--enter", "sleep 300; echo after-sleep"]);
-    poll(WAIT, "sleep to start", || (!pids_matching("sleep 300").is_empty()).then_some(()));
+    poll(WAIT, "sleep to start", || (!server.pids_matching("sleep 300").is_empty()).then_some(()));
     // C-c interrupts the sleep (and the `; echo` with it); the shell lives on.
     let lifecycle = |server: &TestServer| server.pane(&pane).unwrap()["lifecycle"].clone();
     assert_eq!(lifecycle(&server), "working", "a foreground job means working");

@@ -33,7 +33,7 @@ fn closing_a_shell_with_a_background_job_ends_the_job_too() {
     server.berth_ok(&["send", &pane, "--enter", "trap '' HUP; sleep 4244 & echo started-$((1+1))"]);
     server.wait_text(&pane, "started-2", Duration::from_secs(15));
     let job = poll(Duration::from_secs(10), "the background job", || {
-        pids_matching("sleep 4244").first().copied()
+        server.pids_matching("sleep 4244").first().copied()
     });
     server.berth_ok(&["close", &pane]);
     poll(Duration::from_secs(8), "the background job to end", || (!alive(job)).then_some(()));
@@ -58,6 +58,12 @@ fn opening_and_closing_200_panes_returns_fds_and_threads_to_baseline() {
             panes.push(r["pane_id"].as_str().unwrap().to_owned());
         }
         assert!(fd_count(pid) > baseline.0, "round {round}: panes hold no fds?");
+        if round == 0 {
+            // The lookup below sees this server's children (so "none left" means something).
+            poll(Duration::from_secs(15), "the first round's children to run", || {
+                (server.pids_matching("sleep 100").len() >= 20).then_some(())
+            });
+        }
         for pane in panes {
             client.call("pane.close", json!({ "pane_id": pane })).unwrap();
         }
@@ -68,11 +74,11 @@ fn opening_and_closing_200_panes_returns_fds_and_threads_to_baseline() {
     let settled =
         poll(Duration::from_secs(30), "fds, threads and children back to baseline", || {
             let now = (fd_count(pid), thread_count(pid));
-            let children = pids_matching("sleep 100").len();
+            let children = server.pids_matching("sleep 100").len();
             (now.0 <= baseline.0 && now.1 <= baseline.1 && children == 0).then_some(now)
         });
     eprintln!("baseline {baseline:?}, after 200 panes {settled:?}");
-    assert!(pids_matching("sleep 100").is_empty(), "children left behind");
+    assert!(server.pids_matching("sleep 100").is_empty(), "children left behind");
     assert_eq!(server.list()["workspaces"], json!([]));
 }
 
@@ -146,6 +152,9 @@ fn output_flood_keeps_the_server_responsive_and_bounded() {
 fn a_huge_paste_into_a_child_that_never_reads_is_capped() {
     let server = TestServer::start();
     let pane = server.berth_ok(&["new", "--", "sleep", "300"]);
+    let child = poll(Duration::from_secs(10), "sleep to start", || {
+        server.pids_matching("sleep 300").first().copied()
+    });
     let mut client = server.client();
     let chunk = "x".repeat(900 * 1024);
     let mut refused = None;
@@ -166,6 +175,6 @@ fn a_huge_paste_into_a_child_that_never_reads_is_capped() {
     server.call("workspace.list", json!({}));
     server.berth_ok(&["close", &pane]);
     poll(Duration::from_secs(10), "sleep to end", || {
-        pids_matching("sleep 300").is_empty().then_some(())
+        (!alive(child) && server.pids_matching("sleep 300").is_empty()).then_some(())
     });
 }

@@ -47,7 +47,9 @@ fn sigkill_restart_classifies_every_pane_and_reruns_nothing() {
 
     let busy = server.berth_ok(&["split", &shell, "--down", "--", "bash", "--norc", "-i"]);
     server.berth_ok(&["send", &busy, "--enter", "sleep 777"]);
-    poll(WAIT, "sleep 777 to run", || (!pids_matching("sleep 777").is_empty()).then_some(()));
+    poll(WAIT, "sleep 777 to run", || {
+        (!server.pids_matching("sleep 777").is_empty()).then_some(())
+    });
 
     let agent = server.berth_ok(&["split", &shell, "--right", "--", "bash", "--norc"]);
     server.berth_ok(&[
@@ -65,7 +67,9 @@ fn sigkill_restart_classifies_every_pane_and_reruns_nothing() {
     let before = server.list();
     server.kill();
     // The PTYs' hangup ends the old children; the check below proves none starts again.
-    poll(WAIT, "the old sleep to end", || pids_matching("sleep 777").is_empty().then_some(()));
+    poll(WAIT, "the old sleep to end", || {
+        server.pids_matching("sleep 777").is_empty().then_some(())
+    });
 
     server.start_again();
     let list: Value = serde_json::from_str(&server.berth_ok(&["ls", "--json"])).unwrap();
@@ -94,7 +98,7 @@ fn sigkill_restart_classifies_every_pane_and_reruns_nothing() {
     // The old output reads back from the tail; nothing was started again.
     assert!(server.berth_ok(&["read", &shell]).contains("marker-out-3"));
     std::thread::sleep(Duration::from_millis(300));
-    assert!(pids_matching("sleep 777").is_empty(), "sleep 777 was started again");
+    assert!(server.pids_matching("sleep 777").is_empty(), "sleep 777 was started again");
     assert_eq!(find_pane(&server.list(), &busy)["pid"], Value::Null);
 
     // Sending to a tombstone is refused; resuming the shell starts it in the saved cwd.

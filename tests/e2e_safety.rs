@@ -202,11 +202,11 @@ fn sigterm_stops_the_server_and_its_children() {
     let mut server = TestServer::start();
     let pane = server.berth_ok(&["new", "--", "sh", "-c", "trap '' HUP; exec sleep 4243"]);
     poll(Duration::from_secs(10), "sleep to start", || {
-        (!pids_matching("sleep 4243").is_empty()).then_some(())
+        (!server.pids_matching("sleep 4243").is_empty()).then_some(())
     });
     let _ = pane;
     let status = server.stop().expect("server exits");
     assert!(status.success(), "{status}");
-    assert!(pids_matching("sleep 4243").is_empty(), "the child outlived the server");
+    assert!(server.pids_matching("sleep 4243").is_empty(), "the child outlived the server");
     assert!(!server.socket.exists(), "the socket was not removed");
 }

@@ -266,6 +266,17 @@ impl TestServer {
         assert!(self.child.is_none(), "server still running");
         self.spawn_server();
     }
+
+    /// Every live pid of this server's world whose command line holds `needle`'s words as
+    /// whole, consecutive arguments: a pane's child, or anything it started, since each pane
+    /// gets `BERTH_SOCKET=<this server's socket>` and passes it on. The environment a process
+    /// started with stays in `/proc/PID/environ` after its parent is gone, so children that
+    /// outlived the server (or a server that was killed) are found too; the same command run
+    /// by anyone else on the machine is not.
+    pub fn pids_matching(&self, needle: &str) -> Vec<i32> {
+        let marker = format!("BERTH_SOCKET={}", self.socket.display());
+        pids_with_args(needle).into_iter().filter(|&pid| environ_has(pid, &marker)).collect()
+    }
 }
 
 impl Drop for TestServer {
@@ -302,8 +313,10 @@ pub fn alive(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
-/// Every live pid whose command line holds `needle`'s words as whole, consecutive arguments.
-pub fn pids_matching(needle: &str) -> Vec<i32> {
+/// Every live pid whose command line holds `needle`'s words as whole, consecutive arguments,
+/// on the whole machine. Tests use [`TestServer::pids_matching`], which keeps only the
+/// processes of their own server: another test run or a user's `sleep 300` matches this too.
+fn pids_with_args(needle: &str) -> Vec<i32> {
     let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
@@ -319,6 +332,13 @@ pub fn pids_matching(needle: &str) -> Vec<i32> {
         })
         .filter(|&pid| alive(pid))
         .collect()
+}
+
+/// Whether the environment a process started with holds `entry` (`KEY=value`) exactly.
+/// False when it cannot be read (another user's process, or one that has ended).
+fn environ_has(pid: i32, entry: &str) -> bool {
+    fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|&b| b == 0).any(|e| e == entry.as_bytes()))
 }
 
 /// Writes raw bytes to the socket and reads one answer line (or EOF → empty string).
