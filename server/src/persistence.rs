@@ -164,13 +164,15 @@ fn run(shared: &Shared) {
         }
         let now = Instant::now();
         if let Some((context, reply)) = control.requests.pop() {
+            // The save takes the Store's state from here on: a change reported while it runs
+            // marks the state dirty again and gets a save of its own.
+            control.dirty_since = None;
             drop(control);
             let result = save(shared, context, &mut written, &mut caches)
                 .map_err(|e| SaveFailed { message: e.to_string(), errno: e.raw_os_error() });
             let _ = reply.send(result);
             control = shared.control();
             control.last_write = Some(Instant::now());
-            control.dirty_since = None;
             continue;
         }
         let due = control.settled.then_some(()).and(control.dirty_since).map(|since| {
@@ -181,6 +183,7 @@ fn run(shared: &Shared) {
         if due.is_some_and(|d| d <= now) || (control.settled && periodic_due <= now) {
             let periodic = due.is_none_or(|d| d > now);
             control.last_periodic = now;
+            let dirty_since = control.dirty_since.take();
             drop(control);
             if !periodic || output_changed(shared, &written) {
                 let user_closed_all = lock_store(shared).user_closed_all;
@@ -198,9 +201,12 @@ fn run(shared: &Shared) {
                 }
                 control = shared.control();
                 control.last_write = Some(Instant::now());
-                control.dirty_since = None;
             } else {
                 control = shared.control();
+                // Nothing was saved: a change noted before still waits for its save.
+                if let Some(since) = dirty_since {
+                    control.dirty_since.get_or_insert(since);
+                }
             }
             continue;
         }
@@ -266,4 +272,126 @@ fn save(
         bytes: report.bytes,
         path: report.path.display().to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+    use std::fs::File;
+    use std::io;
+    use std::path::Path;
+    use std::sync::{Arc, Condvar, Mutex};
+    use std::time::{Duration, Instant};
+
+    use super::Persistence;
+    use crate::events::EventBus;
+    use crate::pane::OutputPulse;
+    use crate::persist::fs::{FileInfo, RealFs, StateFs};
+    use crate::persist::StateDir;
+    use crate::process::testing::FakeSpawner;
+    use crate::store::{Store, StoreConfig};
+
+    /// The real file system, except that the first snapshot rename waits until the test
+    /// opens the gate: a save that is still running.
+    #[derive(Debug, Default)]
+    struct GatedFs {
+        /// (snapshot renames so far, gate open)
+        state: Mutex<(usize, bool)>,
+        changed: Condvar,
+    }
+
+    impl GatedFs {
+        fn renames(&self) -> usize {
+            self.state.lock().unwrap().0
+        }
+
+        fn wait_for(&self, what: &str, check: impl Fn(&(usize, bool)) -> bool) {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let mut state = self.state.lock().unwrap();
+            while !check(&state) {
+                let left = deadline.saturating_duration_since(Instant::now());
+                assert!(!left.is_zero(), "timed out waiting for {what}");
+                state = self.changed.wait_timeout(state, left).unwrap().0;
+            }
+        }
+
+        fn open(&self) {
+            self.state.lock().unwrap().1 = true;
+            self.changed.notify_all();
+        }
+    }
+
+    impl StateFs for GatedFs {
+        fn create_new(&self, path: &Path, mode: u32) -> io::Result<File> {
+            RealFs.create_new(path, mode)
+        }
+        fn write_all(&self, file: &mut File, bytes: &[u8]) -> io::Result<()> {
+            RealFs.write_all(file, bytes)
+        }
+        fn sync_file(&self, file: &File) -> io::Result<()> {
+            RealFs.sync_file(file)
+        }
+        fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+            if to.file_name().is_some_and(|n| n == "snapshot.json") {
+                let mut state = self.state.lock().unwrap();
+                state.0 += 1;
+                self.changed.notify_all();
+                while state.0 == 1 && !state.1 {
+                    state = self.changed.wait(state).unwrap();
+                }
+            }
+            RealFs.rename(from, to)
+        }
+        fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+            RealFs.sync_dir(dir)
+        }
+        fn remove_file(&self, path: &Path) -> io::Result<()> {
+            RealFs.remove_file(path)
+        }
+        fn read(&self, path: &Path, max_len: u64) -> io::Result<Vec<u8>> {
+            RealFs.read(path, max_len)
+        }
+        fn list_dir(&self, dir: &Path) -> io::Result<Vec<OsString>> {
+            RealFs.list_dir(dir)
+        }
+        fn create_dir_all(&self, dir: &Path, mode: u32) -> io::Result<()> {
+            RealFs.create_dir_all(dir, mode)
+        }
+        fn set_mode(&self, path: &Path, mode: u32) -> io::Result<()> {
+            RealFs.set_mode(path, mode)
+        }
+        fn metadata(&self, path: &Path) -> io::Result<FileInfo> {
+            RealFs.metadata(path)
+        }
+    }
+
+    /// Regression: a change reported while a save was running was forgotten when that save
+    /// ended (its "dirty" mark was cleared after the write), so it waited for some later
+    /// change, or for ever.
+    #[test]
+    fn a_change_during_a_save_gets_a_save_of_its_own() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let fs = Arc::new(GatedFs::default());
+        let state = Arc::new(StateDir::open(dir.path().join("state"), fs.clone()).expect("open"));
+        state.load().expect("an empty state loads");
+        let config = StoreConfig {
+            socket_path: dir.path().join("berth.sock"),
+            home: dir.path().to_path_buf(),
+            shell: "/bin/sh".into(),
+        };
+        let store = Store::with_spawner(
+            config,
+            EventBus::default(),
+            OutputPulse::default(),
+            Arc::new(FakeSpawner::default()),
+        );
+        let persistence = Persistence::start(state, Arc::new(Mutex::new(store)), true);
+        persistence.notify_change();
+        fs.wait_for("the first save to reach its rename", |s| s.0 == 1);
+        // The first save is under way; a change now must not be lost when it ends.
+        persistence.notify_change();
+        fs.open();
+        fs.wait_for("a second save", |s| s.0 >= 2);
+        assert!(fs.renames() >= 2);
+    }
 }
