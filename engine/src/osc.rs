@@ -7,7 +7,10 @@
 //! string past [`MAX_STRING_BYTES`] (past [`MAX_SHORT_OSC_BYTES`] for titles and hyperlinks),
 //! keeping the terminator so the parser leaves the string where it would have anyway. Second, it
 //! extracts the OSC payloads Berth acts on but alacritty ignores: 7 (working directory), 9, 99
-//! and 777 (notifications), reported as [`OscEvent`]s.
+//! and 777 (notifications), reported as [`OscEvent`]s. Third, it recognises the few CSI and
+//! DCS queries alacritty ignores (XTVERSION, DA3, the kitty keyboard query, XTWINOPS 19,
+//! DECXCPR, DECDSR 15 and DECRQSS, see [`Query`]) and reports them as events in their place in
+//! the stream, so the terminal answers them in order with alacritty's own replies.
 //!
 //! It must not interpret anything else (titles, colours and hyperlinks stay with alacritty),
 //! buffer more than [`MAX_CAPTURE_BYTES`] of its own, or do any I/O.
@@ -59,6 +62,47 @@ pub enum OscEvent {
         /// The bytes after the number and its `;`, without the terminator.
         payload: Vec<u8>,
     },
+    /// A query alacritty leaves unanswered, complete; the terminal answers it.
+    Query(Query),
+}
+
+/// The queries the scanner recognises for the terminal to answer (alacritty ignores them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Query {
+    /// XTVERSION, `CSI > q` or `CSI > 0 q`.
+    Version,
+    /// DA3 (tertiary device attributes), `CSI = c` or `CSI = 0 c`.
+    TertiaryAttributes,
+    /// The kitty keyboard protocol's flags query, `CSI ? u`.
+    KeyboardFlags,
+    /// XTWINOPS 19, `CSI 19 t`: the screen size in characters.
+    ScreenSizeChars,
+    /// DECXCPR, `CSI ? 6 n`: the cursor position with its page.
+    ExtendedCursorPosition,
+    /// DECDSR printer status, `CSI ? 15 n`.
+    PrinterStatus,
+    /// DECRQSS, `DCS $ q Pt ST`, with `Pt` (cut at [`MAX_DECRQSS_BYTES`]; longer is unknown).
+    Setting(Vec<u8>),
+}
+
+/// The most bytes of a CSI sequence the scanner keeps to recognise a query.
+const MAX_CSI_BYTES: usize = 16;
+
+/// The most bytes of a DECRQSS request kept; every setting Berth answers is shorter.
+pub const MAX_DECRQSS_BYTES: usize = 8;
+
+/// The query a complete CSI sequence (parameters, intermediates and final byte) asks, if it
+/// is one the terminal answers beyond alacritty.
+fn csi_query(body: &[u8]) -> Option<Query> {
+    Some(match body {
+        b">q" | b">0q" => Query::Version,
+        b"=c" | b"=0c" => Query::TertiaryAttributes,
+        b"?u" => Query::KeyboardFlags,
+        b"19t" => Query::ScreenSizeChars,
+        b"?6n" => Query::ExtendedCursorPosition,
+        b"?15n" => Query::PrinterStatus,
+        _ => return None,
+    })
 }
 
 /// The parser states of vte 0.15 that the scanner needs to tell apart.
@@ -214,6 +258,17 @@ pub struct OscScanner {
     awaiting_st: bool,
     /// Events found since the last [`OscScanner::take_events`].
     events: Vec<OscEvent>,
+    /// The current CSI sequence's bytes after `ESC [` (C0 controls, which vte executes, left
+    /// out), at most [`MAX_CSI_BYTES`].
+    csi: Vec<u8>,
+    /// Whether the current CSI sequence outgrew [`MAX_CSI_BYTES`] (it is then no query).
+    csi_overflow: bool,
+    /// The current DCS header (parameters and intermediates) while it is read.
+    dcs_header: Vec<u8>,
+    /// The request of the current DECRQSS string, while its passthrough is read.
+    decrqss: Option<Vec<u8>>,
+    /// Whether a DECRQSS string just ended with ESC, so a `\` completes its ST.
+    awaiting_dcs_st: bool,
 }
 
 impl Default for OscScanner {
@@ -235,6 +290,11 @@ impl OscScanner {
             capture_overflow: false,
             awaiting_st: false,
             events: Vec::new(),
+            csi: Vec::new(),
+            csi_overflow: false,
+            dcs_header: Vec::new(),
+            decrqss: None,
+            awaiting_dcs_st: false,
         }
     }
 
@@ -360,6 +420,18 @@ impl OscScanner {
             self.capture.clear();
         }
 
+        if before == State::Escape && self.awaiting_dcs_st {
+            self.awaiting_dcs_st = false;
+            if byte == b'\\' {
+                if let Some(request) = self.decrqss.take() {
+                    self.events.push(OscEvent::Query(Query::Setting(request)));
+                }
+            }
+            self.decrqss = None;
+        }
+
+        self.scan_queries(before, after, byte);
+
         if before == State::Osc {
             match byte {
                 0x07 => {
@@ -381,6 +453,61 @@ impl OscScanner {
             }
         }
         self.state = after;
+    }
+
+    /// Follows CSI sequences and DCS strings closely enough to report the queries in them.
+    fn scan_queries(&mut self, before: State, after: State, byte: u8) {
+        if before == State::Csi {
+            if (0x20..=0x7E).contains(&byte) {
+                if self.csi.len() < MAX_CSI_BYTES {
+                    self.csi.push(byte);
+                } else {
+                    self.csi_overflow = true;
+                }
+                if after == State::Ground && !self.csi_overflow {
+                    if let Some(query) = csi_query(&self.csi) {
+                        self.events.push(OscEvent::Query(query));
+                    }
+                }
+            }
+        } else if after == State::Csi {
+            self.csi.clear();
+            self.csi_overflow = false;
+        }
+
+        match (before, after) {
+            (State::Escape, State::DcsEntry) => {
+                self.dcs_header.clear();
+                self.decrqss = None;
+            }
+            (State::DcsEntry | State::DcsParam | State::DcsIntermediate, _) => {
+                if after == State::DcsPassthrough {
+                    if self.dcs_header == b"$" && byte == b'q' {
+                        self.decrqss = Some(Vec::new());
+                    }
+                } else if (0x20..=0x3F).contains(&byte) && self.dcs_header.len() < MAX_CSI_BYTES {
+                    self.dcs_header.push(byte);
+                }
+            }
+            (State::DcsPassthrough, _) => match byte {
+                0x1B => self.awaiting_dcs_st = self.decrqss.is_some(),
+                0x9C => {
+                    if let Some(request) = self.decrqss.take() {
+                        self.events.push(OscEvent::Query(Query::Setting(request)));
+                    }
+                }
+                0x18 | 0x1A => self.decrqss = None,
+                0x20..=0x7E => {
+                    if let Some(request) = &mut self.decrqss {
+                        if request.len() <= MAX_DECRQSS_BYTES {
+                            request.push(byte);
+                        }
+                    }
+                }
+                _ => (),
+            },
+            _ => (),
+        }
     }
 
     /// Resets the per-string bookkeeping when a control string starts.

@@ -27,6 +27,7 @@
 //! misses output after a resize (it may see some lines twice).
 
 mod alt;
+mod answers;
 mod listener;
 mod render;
 mod search;
@@ -581,6 +582,10 @@ impl PaneTerminal {
                 OscEvent::PromptMark(mark) => self.push_event(TerminalEvent::PromptMark(mark)),
                 OscEvent::Notify { kind, payload } => {
                     self.push_event(TerminalEvent::Notify { kind, payload });
+                }
+                OscEvent::Query(query) => {
+                    let reply = answers::answer(&self.term, &query);
+                    self.push_event(TerminalEvent::PtyWrite(reply));
                 }
             }
         }
