@@ -8,7 +8,7 @@ use alacritty_terminal::Term;
 
 use crate::osc::Query;
 
-use super::TermListener;
+use super::listener::TermListener;
 
 /// The bytes to write back to the PTY for `query`.
 pub(super) fn answer(term: &Term<TermListener>, query: &Query) -> Vec<u8> {
