@@ -18,7 +18,7 @@ use berth_engine::layout::SplitDir;
 use berth_server::client::Client;
 use berth_server::commands::{Command, ReadSpec, Reply, SpawnRequest, WorkspaceSelector};
 use berth_server::error::CommandError;
-use berth_server::protocol::{NotificationDto, ReadDto, WorkspaceListDto};
+use berth_server::protocol::{ReadDto, WorkspaceListDto};
 use berth_server::view::{ResumeSource, StateView};
 use berth_server::{Server, ServerConfig};
 use clap::{Args, CommandFactory, Parser, Subcommand};
@@ -536,8 +536,7 @@ fn notifications(
         other => return Err(unexpected(&other)),
     };
     if as_json {
-        let notifications: Vec<NotificationDto> = list.iter().map(NotificationDto::from).collect();
-        print_json(&serde_json::json!({ "notifications": notifications }))?;
+        print_json(&serde_json::json!({ "notifications": list }))?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = std::io::stdout().lock();

@@ -20,8 +20,7 @@ use crate::persist::stamp::now_ms;
 use crate::persist::Snapshot;
 use crate::process::{PaneProcess, PtySpawner, Spawner};
 use crate::view::{
-    AgentView, NotificationView, PaneInfo, Progress, ReadView, ServerInfo, StateView, TabInfo,
-    WorkspaceView,
+    AgentView, PaneInfo, Progress, ReadView, ServerInfo, StateView, TabInfo, WorkspaceView,
 };
 use alacritty_terminal::vte::ansi::CursorStyle;
 use berth_engine::agents::{self, AgentKind};
@@ -768,7 +767,7 @@ impl Store {
                     .notifications
                     .iter()
                     .filter(|n| !unread_only || n.read_at.is_none())
-                    .map(NotificationView::from)
+                    .map(|n| n.record.clone())
                     .collect();
                 Ok(Reply::Notifications(items))
             }

@@ -256,26 +256,6 @@ pub struct ServerInfo {
     pub started_at: u64,
 }
 
-/// One kept notification. Its ids are kept as text: a notification outlives its pane and
-/// may name one that no longer exists.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotificationView {
-    /// Its id (`notif_…`).
-    pub id: String,
-    /// The pane it came from.
-    pub pane_id: Option<String>,
-    /// That pane's workspace.
-    pub workspace_id: Option<String>,
-    /// Its title.
-    pub title: String,
-    /// Its body.
-    pub body: String,
-    /// `info | warning | error`.
-    pub severity: String,
-    /// Where it came from (`osc9`, `cli`, `hook:<agent>` …).
-    pub source: String,
-    /// When it arrived, ms since the epoch.
-    pub created_at: u64,
-    /// When it was read, if it was.
-    pub read_at: Option<u64>,
-}
+/// One kept notification: the record the snapshot saves is also what clients see, on the
+/// wire and in the view (one type, one shape).
+pub type NotificationView = crate::persist::NotificationRecord;

@@ -19,7 +19,6 @@ use crate::event::Event;
 use crate::persist::stamp::now_ms;
 use crate::persist::NotificationRecord;
 use crate::store::{Internal, Store};
-use crate::view::NotificationView;
 
 /// Drains the inbox into the Store until every sender is gone.
 pub async fn run_inbox(mut rx: mpsc::Receiver<InboxMessage>, store: Arc<Mutex<Store>>) {
@@ -77,7 +76,7 @@ impl Store {
             }
         }
         let id = stored.id.clone();
-        self.bus.publish(Event::Notification(Box::new(NotificationView::from(&stored))));
+        self.bus.publish(Event::Notification(Box::new(stored.record.clone())));
         if let Some(pane) = &pane {
             self.bus.publish(Event::PaneChanged { pane: pane.clone() });
         }

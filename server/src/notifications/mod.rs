@@ -120,22 +120,6 @@ impl From<&NotificationRecord> for StoredNotification {
     }
 }
 
-impl From<&StoredNotification> for crate::view::NotificationView {
-    fn from(n: &StoredNotification) -> Self {
-        crate::view::NotificationView {
-            id: n.id.clone(),
-            pane_id: n.pane_id.clone(),
-            workspace_id: n.workspace_id.clone(),
-            title: n.title.clone(),
-            body: n.body.clone(),
-            severity: n.severity.clone(),
-            source: n.source.clone(),
-            created_at: n.created_at,
-            read_at: n.read_at,
-        }
-    }
-}
-
 /// The kept notifications, oldest first.
 #[derive(Debug, Default)]
 pub struct NotificationLog {

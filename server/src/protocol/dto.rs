@@ -15,8 +15,8 @@ use crate::error::CommandError;
 /// The version of this protocol, reported by `server.info`.
 pub const PROTOCOL_VERSION: u32 = 1;
 use crate::view::{
-    AgentView, NotificationView, PaneInfo, Progress, ProgressState, ReadView, ResumePlan,
-    ResumeSource, ServerInfo, StateView, TabInfo, WorkspaceView,
+    AgentView, PaneInfo, Progress, ProgressState, ReadView, ResumePlan, ResumeSource, ServerInfo,
+    StateView, TabInfo, WorkspaceView,
 };
 
 /// A layout on the wire: `{"pane": "pane_…"}` or `{"split": {dir, ratio, first, second}}`.
@@ -289,28 +289,8 @@ pub struct ServerInfoDto {
     pub started_at: u64,
 }
 
-/// A kept notification on the wire.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct NotificationDto {
-    /// Its id.
-    pub id: String,
-    /// The pane it came from.
-    pub pane_id: Option<String>,
-    /// That pane's workspace.
-    pub workspace_id: Option<String>,
-    /// Its title.
-    pub title: String,
-    /// Its body.
-    pub body: String,
-    /// `info | warning | error`.
-    pub severity: String,
-    /// Where it came from.
-    pub source: String,
-    /// When it arrived, ms since the epoch.
-    pub created_at: u64,
-    /// When it was read, if it was.
-    pub read_at: Option<u64>,
-}
+/// A kept notification on the wire: the same record the snapshot saves.
+pub type NotificationDto = crate::persist::NotificationRecord;
 
 // ---- view → wire ----
 
@@ -323,22 +303,6 @@ impl From<&ServerInfo> for ServerInfoDto {
             pid: info.pid,
             socket: info.socket.clone(),
             started_at: info.started_at,
-        }
-    }
-}
-
-impl From<&NotificationView> for NotificationDto {
-    fn from(n: &NotificationView) -> Self {
-        NotificationDto {
-            id: n.id.clone(),
-            pane_id: n.pane_id.clone(),
-            workspace_id: n.workspace_id.clone(),
-            title: n.title.clone(),
-            body: n.body.clone(),
-            severity: n.severity.clone(),
-            source: n.source.clone(),
-            created_at: n.created_at,
-            read_at: n.read_at,
         }
     }
 }
@@ -438,23 +402,6 @@ impl ServerInfoDto {
             pid: self.pid,
             socket: self.socket.clone(),
             started_at: self.started_at,
-        }
-    }
-}
-
-impl NotificationDto {
-    /// The typed form.
-    pub fn to_view(&self) -> NotificationView {
-        NotificationView {
-            id: self.id.clone(),
-            pane_id: self.pane_id.clone(),
-            workspace_id: self.workspace_id.clone(),
-            title: self.title.clone(),
-            body: self.body.clone(),
-            severity: self.severity.clone(),
-            source: self.source.clone(),
-            created_at: self.created_at,
-            read_at: self.read_at,
         }
     }
 }

@@ -52,7 +52,7 @@ pub fn event_value(event: &Event) -> Value {
             "workspace_id": workspace.as_str(),
         }),
         Event::Notification(n) => {
-            json!({ "type": "notification", "notification": NotificationDto::from(n.as_ref()) })
+            json!({ "type": "notification", "notification": n.as_ref() })
         }
         Event::NotificationActivated { id, pane } => json!({
             "type": "notification.activated",
@@ -129,7 +129,7 @@ pub fn decode_event(v: &Value) -> Result<Event, CommandError> {
         }
         "notification" => {
             let n: NotificationDto = number(v, "notification")?;
-            Event::Notification(Box::new(n.to_view()))
+            Event::Notification(Box::new(n))
         }
         "notification.activated" => {
             Event::NotificationActivated { id: text(v, "notification_id")?, pane: pane(v)? }

@@ -72,7 +72,6 @@ pub fn encode_reply(reply: &Reply) -> Value {
         Reply::AutoResume { enabled } => json!({ "auto_resume": enabled }),
         Reply::Notified { id } => json!({ "notification_id": id }),
         Reply::Notifications(list) => {
-            let list: Vec<NotificationDto> = list.iter().map(NotificationDto::from).collect();
             json!({ "notifications": list })
         }
         Reply::Marked { count } => json!({ "marked": count }),
@@ -158,8 +157,7 @@ pub fn decode_reply(cmd: &Command, result: Value) -> Result<Reply, CommandError>
         }
         Command::Notify { .. } => Reply::Notified { id: field(r, "notification_id")? },
         Command::NotificationsList { .. } => {
-            let list: Vec<NotificationDto> = field(r, "notifications")?;
-            Reply::Notifications(list.iter().map(NotificationDto::to_view).collect())
+            Reply::Notifications(field::<Vec<NotificationDto>>(r, "notifications")?)
         }
         Command::NotificationsMarkRead { .. } | Command::PaneClearAttention { .. } => {
             Reply::Marked { count: field(r, "marked")? }
