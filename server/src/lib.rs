@@ -187,8 +187,9 @@ impl Server {
                 }
             }
         }
+        let saved_at = outcome.snapshot.saved_at;
         let report = match store
-            .execute(Internal::Restore { snapshot: Box::new(outcome.snapshot.clone()), tails })
+            .execute(Internal::Restore { snapshot: Box::new(outcome.snapshot), tails })
         {
             Ok(Reply::Restored { panes, resumable, auto_resume_candidates }) => {
                 restore::RestoreReport { panes, resumable, auto_resume_candidates }
@@ -198,8 +199,7 @@ impl Server {
         if report.panes > 0 {
             tracing::info!(panes = report.panes, resumable = report.resumable, "state restored");
         }
-        let auto_resume =
-            plan_auto_resume(&state, report.auto_resume_candidates, outcome.snapshot.saved_at);
+        let auto_resume = plan_auto_resume(&state, report.auto_resume_candidates, saved_at);
         let store = Arc::new(Mutex::new(store));
         let persistence =
             Persistence::start(state.clone(), store.clone(), auto_resume.0.is_empty());
