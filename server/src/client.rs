@@ -201,6 +201,16 @@ impl Client {
     }
 }
 
+/// An event line as the bus or the socket carries it, decoded to its typed [`Event`]; `None`
+/// for a line that is not an event this build knows (a newer server's, or not JSON).
+pub fn decode_event_line(line: &str) -> Option<Event> {
+    let message: Value = serde_json::from_str(line).ok()?;
+    if message.get("method") != Some(&json!("event")) {
+        return None;
+    }
+    protocol::decode_event(&message["params"]).ok()
+}
+
 fn decode_answer(message: Value) -> Result<Value, ClientError> {
     if let Some(err) = message.get("error") {
         return Err(ClientError::Rpc {

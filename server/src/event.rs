@@ -99,6 +99,9 @@ pub enum Event {
         id: String,
         /// The pane it concerns.
         pane: PaneId,
+        /// The notification server's token for raising the window (xdg-activation), if it sent
+        /// one.
+        activation_token: Option<String>,
     },
     /// The server closes this connection (idle without a subscription, or evicted to make
     /// room); the last line it gets.

@@ -336,9 +336,9 @@ impl Server {
         let clicked = self.store.clone();
         let desktop = notifications::desktop::DesktopNotifier::spawn(
             notifications::desktop::DesktopConfig::from_env(notifications::desktop::ENV_SWITCH),
-            Arc::new(move |key: String| {
+            Arc::new(move |key: String, token: Option<String>| {
                 let mut store = clicked.lock().unwrap_or_else(|p| p.into_inner());
-                let _ = store.execute(Internal::ActivateNotification { id: key });
+                let _ = store.execute(Internal::ActivateNotification { id: key, token });
             }),
         );
         store.set_desktop(notifications::DesktopHandle(desktop));

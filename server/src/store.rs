@@ -263,6 +263,8 @@ pub enum Internal {
     ActivateNotification {
         /// The notification's id.
         id: String,
+        /// The notification server's activation token, for the window to raise itself with.
+        token: Option<String>,
     },
     /// Rebuild the state from a snapshot (into an empty Store); nothing is started.
     Restore {
@@ -595,7 +597,7 @@ impl Store {
             Internal::CloseKittyNotification { pane, kitty_id } => {
                 self.close_kitty_notification(&pane, &kitty_id)
             }
-            Internal::ActivateNotification { id } => self.activate_notification(&id),
+            Internal::ActivateNotification { id, token } => self.activate_notification(&id, token),
             Internal::Restore { snapshot, tails } => {
                 let report = self.restore(&snapshot, tails);
                 return Ok(Reply::Restored {

@@ -115,7 +115,19 @@ trait Notifications {
     /// A notification went away (1 expired, 2 dismissed, 3 closed by a call, 4 other).
     #[zbus(signal)]
     fn notification_closed(&self, id: u32, reason: u32) -> zbus::Result<()>;
+
+    /// The token that lets the invoked notification's program raise its window (xdg-activation
+    /// on Wayland, startup notification on X11); sent just before `ActionInvoked` (spec 1.2).
+    #[zbus(signal)]
+    fn activation_token(&self, id: u32, activation_token: String) -> zbus::Result<()>;
 }
+
+/// Activation tokens kept for notifications not invoked yet; a server sends one just before
+/// the `ActionInvoked` it belongs to, so a few are plenty.
+const MAX_TOKENS: usize = 16;
+
+/// The most bytes of an activation token passed on (tokens are short; a huge one is dropped).
+const MAX_TOKEN_BYTES: usize = 4096;
 
 /// How urgent a notification is, as the freedesktop `urgency` hint says it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -155,9 +167,10 @@ pub struct DesktopNote {
     pub replaces_key: Option<String>,
 }
 
-/// Called with a notification's key when the user clicks it. It runs on the notifier's task and
-/// must return quickly: send a command, don't do the work there.
-pub type OnActivate = Arc<dyn Fn(String) + Send + Sync>;
+/// Called with a notification's key when the user clicks it, and the activation token the
+/// notification server handed over for it, if any (the window raises itself with it). It runs
+/// on the notifier's task and must return quickly: send a command, don't do the work there.
+pub type OnActivate = Arc<dyn Fn(String, Option<String>) + Send + Sync>;
 
 /// Whether and where desktop notifications go: `address` `None` is the session bus, and
 /// [`BusConfig::from_env`] reads [`ENV_SWITCH`].
@@ -587,6 +600,8 @@ struct Worker {
     shared: Arc<Shared>,
     config: DesktopConfig,
     on_activate: OnActivate,
+    /// Activation tokens by notification id, oldest first (at most [`MAX_TOKENS`]).
+    tokens: VecDeque<(u32, String)>,
     link: Option<Link>,
     /// Known after a successful `GetCapabilities` on this link.
     capabilities: Option<Capabilities>,
@@ -611,6 +626,7 @@ impl Worker {
             shared,
             config,
             on_activate,
+            tokens: VecDeque::new(),
             link: None,
             capabilities: None,
             available: false,
@@ -810,7 +826,18 @@ impl Worker {
     }
 
     fn signal(&mut self, message: zbus::Message) {
-        if let Some(signal) = ActionInvoked::from_message(message.clone()) {
+        if let Some(signal) = ActivationToken::from_message(message.clone()) {
+            match signal.args() {
+                Ok(args) if args.activation_token().len() <= MAX_TOKEN_BYTES => {
+                    if self.tokens.len() >= MAX_TOKENS {
+                        self.tokens.pop_front();
+                    }
+                    self.tokens.push_back((*args.id(), args.activation_token().clone()));
+                }
+                Ok(_) => tracing::debug!("ignoring an oversized activation token"),
+                Err(error) => tracing::debug!(%error, "ignoring a malformed ActivationToken"),
+            }
+        } else if let Some(signal) = ActionInvoked::from_message(message.clone()) {
             self.action_invoked(&signal);
         } else if let Some(signal) = NotificationClosed::from_message(message) {
             self.notification_closed(&signal);
@@ -833,10 +860,17 @@ impl Worker {
             return;
         };
         let key = key.to_owned();
+        let token = self.take_token(*args.id());
         let on_activate = self.on_activate.clone();
-        if std::panic::catch_unwind(AssertUnwindSafe(|| on_activate(key))).is_err() {
+        if std::panic::catch_unwind(AssertUnwindSafe(|| on_activate(key, token))).is_err() {
             tracing::error!("the handler for a click on a desktop notification panicked");
         }
+    }
+
+    /// The activation token the server sent for notification `id`, if any.
+    fn take_token(&mut self, id: u32) -> Option<String> {
+        let at = self.tokens.iter().rposition(|(of, _)| *of == id)?;
+        self.tokens.remove(at).map(|(_, token)| token)
     }
 
     fn notification_closed(&mut self, signal: &NotificationClosed) {

@@ -54,10 +54,11 @@ pub fn event_value(event: &Event) -> Value {
         Event::Notification(n) => {
             json!({ "type": "notification", "notification": n.as_ref() })
         }
-        Event::NotificationActivated { id, pane } => json!({
+        Event::NotificationActivated { id, pane, activation_token } => json!({
             "type": "notification.activated",
             "notification_id": id,
             "pane_id": pane.as_str(),
+            "activation_token": activation_token,
         }),
         Event::SubscriberDropped { reason } => {
             json!({ "type": "subscriber.dropped", "reason": reason })
@@ -131,9 +132,11 @@ pub fn decode_event(v: &Value) -> Result<Event, CommandError> {
             let n: NotificationDto = number(v, "notification")?;
             Event::Notification(Box::new(n))
         }
-        "notification.activated" => {
-            Event::NotificationActivated { id: text(v, "notification_id")?, pane: pane(v)? }
-        }
+        "notification.activated" => Event::NotificationActivated {
+            id: text(v, "notification_id")?,
+            pane: pane(v)?,
+            activation_token: v["activation_token"].as_str().map(str::to_owned),
+        },
         "subscriber.dropped" => Event::SubscriberDropped { reason: text(v, "reason")? },
         "connection.closed" => Event::ConnectionClosed { reason: text(v, "reason")? },
         other => return Err(CommandError::BadParams(format!("unknown event type {other:?}"))),

@@ -493,7 +493,16 @@ fn every_event_survives_the_wire() {
         Event::PaneExited { pane: p.clone(), exit_code: -1, signal: Some("SIGKILL".into()) },
         Event::FocusChanged { pane: p.clone(), tab: t.clone(), workspace: w.clone() },
         Event::Notification(Box::new(sample_notification())),
-        Event::NotificationActivated { id: "notif_1".into(), pane: p.clone() },
+        Event::NotificationActivated {
+            id: "notif_1".into(),
+            pane: p.clone(),
+            activation_token: None,
+        },
+        Event::NotificationActivated {
+            id: "notif_2".into(),
+            pane: p.clone(),
+            activation_token: Some("sway-token-1".into()),
+        },
         Event::SubscriberDropped { reason: "slow".into() },
         Event::ConnectionClosed { reason: "idle".into() },
     ];
