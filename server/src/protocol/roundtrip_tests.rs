@@ -327,6 +327,7 @@ fn sample_state() -> StateView {
         progress,
         lifecycle_since: Some(1_700_000_001_000),
         resume: (state != RestoreState::Live).then(|| ResumePlan {
+            turn: Default::default(),
             argv: vec!["/bin/sh".into(), "-c".into(), "it's".into()],
             source: ResumeSource::Reported,
         }),
