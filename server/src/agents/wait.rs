@@ -118,6 +118,7 @@ pub fn start(
 {
     let shared =
         lock(store).pane_shared(&id).ok_or_else(|| CommandError::NoSuchPane(id.to_string()))?;
+    tracing::debug!("pane {id} is waited on until {}", until.as_str());
     let store = store.clone();
     let deadline = timeout.and_then(|t| tokio::time::Instant::now().checked_add(t));
     Ok(async move {
