@@ -489,6 +489,63 @@ mod tests {
         assert_eq!(out.notification.unwrap().1, "hi");
     }
 
+    /// Which events acknowledge a submitted prompt (the adapter's `ack_event` moving the pane
+    /// to `working`) and which carry the turn's last message.
+    #[test]
+    fn prompt_acknowledgements_and_last_messages() {
+        let rows = [
+            (
+                AgentKind::Claude,
+                json!({"hook_event_name":"UserPromptSubmit","prompt":"x"}),
+                true,
+                None,
+            ),
+            (AgentKind::Claude, json!({"hook_event_name":"PreToolUse"}), false, None),
+            (
+                AgentKind::Claude,
+                json!({"hook_event_name":"Stop","last_assistant_message":"m"}),
+                false,
+                Some("m"),
+            ),
+            (
+                AgentKind::Claude,
+                json!({"hook_event_name":"Stop","last_assistant_message":""}),
+                false,
+                None,
+            ),
+            (AgentKind::Codex, json!({"hook_event_name":"UserPromptSubmit"}), true, None),
+            (
+                AgentKind::Codex,
+                json!({"type":"agent-turn-complete","last-assistant-message":"n"}),
+                false,
+                Some("n"),
+            ),
+            (AgentKind::Cursor, json!({"hook_event_name":"beforeSubmitPrompt"}), true, None),
+            (AgentKind::Cursor, json!({"hook_event_name":"beforeShellExecution"}), false, None),
+            (
+                AgentKind::Opencode,
+                json!({"type":"session.status","properties":{"status":{"type":"busy"}}}),
+                true,
+                None,
+            ),
+            (
+                AgentKind::Opencode,
+                json!({"type":"session.status","properties":{"status":{"type":"idle"}}}),
+                false,
+                None,
+            ),
+            (AgentKind::Generic, json!({"hook_event_name":"UserPromptSubmit"}), false, None),
+        ];
+        for (kind, payload, ack, message) in rows {
+            let out = map_hook(kind, &payload);
+            assert_eq!(out.prompt_ack, ack, "{kind:?} {payload}");
+            assert_eq!(out.last_message.as_deref(), message, "{kind:?} {payload}");
+        }
+        // A subagent's end is not the turn's (regression: it made the pane `done` mid-turn).
+        let out = map_hook(AgentKind::Claude, &json!({"hook_event_name":"SubagentStop"}));
+        assert_eq!((out.lifecycle, out.notification), (None, None));
+    }
+
     /// Regression (issue #20, defect 6): claude's snippet opened with a `//` comment, so saved
     /// as `settings.json` claude skipped the whole file. Every config is the file's exact
     /// content now, subscribed to the events Berth maps.
