@@ -197,12 +197,11 @@ mod tests {
     /// One step: the lifecycle reached, its source, the time, a message.
     type Step = (Lifecycle, LifecycleSource, u64, Option<&'static str>);
 
-    /// Runs steps on a fresh log and returns the last turn as (start, end, ended as, source,
-    /// message), and whether a turn is running.
-    #[allow(clippy::type_complexity)]
-    fn run(
-        steps: &[Step],
-    ) -> (Option<(Option<u64>, u64, Lifecycle, LifecycleSource, Option<String>)>, bool) {
+    /// A finished turn as (start, end, ended as, source, message).
+    type Turn = (Option<u64>, u64, Lifecycle, LifecycleSource, Option<String>);
+
+    /// Runs steps on a fresh log and returns the last turn and whether a turn is running.
+    fn run(steps: &[Step]) -> (Option<Turn>, bool) {
         let mut log = TurnLog::default();
         for (to, source, now, message) in steps {
             log.note(*to, *source, *now, message.map(str::to_owned));
@@ -216,12 +215,7 @@ mod tests {
     #[test]
     fn turns_start_and_end_with_the_lifecycle() {
         use Lifecycle::{Blocked, Done, Exited, Idle, Working};
-        let rows: Vec<(
-            &str,
-            Vec<Step>,
-            Option<(Option<u64>, u64, Lifecycle, LifecycleSource, Option<String>)>,
-            bool,
-        )> = vec![
+        let rows: Vec<(&str, Vec<Step>, Option<Turn>, bool)> = vec![
             (
                 "prompt then stop",
                 vec![
