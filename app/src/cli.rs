@@ -15,7 +15,7 @@ use anyhow::{bail, Context, Result};
 use berth_engine::agents::AgentKind;
 use berth_engine::ids::{NotificationId, PaneId, TabId, WorkspaceId};
 use berth_engine::layout::SplitDir;
-use berth_server::agents::wait::WaitUntil;
+use berth_server::agents::work::WaitUntil;
 use berth_server::client::Client;
 use berth_server::commands::{Command, ReadSpec, Reply, SpawnRequest, WorkspaceSelector};
 use berth_server::error::CommandError;

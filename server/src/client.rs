@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use berth_engine::ids::PaneId;
 
-use crate::agents::wait::WaitUntil;
+use crate::agents::work::WaitUntil;
 use crate::commands::{Command, Reply};
 use crate::error::CommandError;
 use crate::event::Event;

@@ -303,7 +303,7 @@ pub enum ConnectionMethod {
         /// The pane.
         pane: PaneId,
         /// The state.
-        until: crate::agents::wait::WaitUntil,
+        until: crate::agents::work::WaitUntil,
         /// Give up (`TIMEOUT`) after this many ms; `None`: wait as long as the client does.
         timeout_ms: Option<u64>,
     },
@@ -416,7 +416,7 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         }
         "pane.submit" => {
             let p: SubmitParams = params(p)?;
-            crate::agents::submit::check_prompt(&p.text)?;
+            crate::agents::work::check_prompt(&p.text)?;
             let pane = PaneId::parse(&p.pane_id)?;
             return Ok(Decoded::Connection(ConnectionMethod::Submit {
                 pane,
@@ -426,7 +426,7 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         }
         "pane.wait" => {
             let p: WaitParams = params(p)?;
-            let until = crate::agents::wait::WaitUntil::parse(&p.until).ok_or_else(|| {
+            let until = crate::agents::work::WaitUntil::parse(&p.until).ok_or_else(|| {
                 CommandError::BadParams(format!(
                     "unknown state {:?} to wait for (idle, blocked, done, exited)",
                     p.until

@@ -348,7 +348,8 @@ async fn submit_pastes_then_presses_enter_and_refuses_a_turn_in_progress() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_ends_on_the_state_the_pane_exiting_or_its_deadline() {
-    use crate::agents::wait::{self, WaitUntil};
+    use crate::agents::wait;
+    use crate::agents::work::WaitUntil;
     use berth_engine::model::Lifecycle;
     use serde_json::json;
     use std::time::Duration;

@@ -13,48 +13,15 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use berth_engine::agents::submit::{enter_bytes, paste_bytes, MAX_PROMPT_BYTES};
+use berth_engine::agents::submit::{enter_bytes, paste_bytes};
 use berth_engine::agents::submit_profile;
 use berth_engine::ids::PaneId;
 use berth_engine::model::Lifecycle;
 
+use super::work::{check_prompt, SubmitOutcome};
 use crate::error::CommandError;
 use crate::pane::PaneShared;
 use crate::store::{Pane, Store};
-
-/// What a submit did (the answer of `pane.submit`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SubmitOutcome {
-    /// The pane.
-    pub pane: PaneId,
-    /// Bytes of prompt text delivered.
-    pub bytes: usize,
-    /// Whether it went as a bracketed paste (the program asked for bracketed paste).
-    pub bracketed: bool,
-    /// Milliseconds between the paste and Enter (the agent's settle delay).
-    pub enter_delay_ms: u64,
-    /// Whether Berth waited for the agent's acknowledgement (its hooks are wired and it has
-    /// an acknowledging event).
-    pub awaited_ack: bool,
-    /// Whether the acknowledgement came (always false when not awaited).
-    pub confirmed: bool,
-    /// Whether Enter was pressed a second time because the first drew no acknowledgement.
-    pub enter_retried: bool,
-}
-
-/// Checks a prompt before anything is written: not empty, at most [`MAX_PROMPT_BYTES`].
-pub fn check_prompt(text: &str) -> Result<(), CommandError> {
-    if text.is_empty() {
-        return Err(CommandError::BadParams("the prompt is empty".into()));
-    }
-    if text.len() > MAX_PROMPT_BYTES {
-        return Err(CommandError::BadParams(format!(
-            "the prompt is {} bytes; at most {MAX_PROMPT_BYTES} bytes (32 KiB) can be submitted",
-            text.len()
-        )));
-    }
-    Ok(())
-}
 
 /// A pasted prompt still to be completed.
 struct Pasted {

@@ -13,79 +13,10 @@ use std::time::Duration;
 use berth_engine::ids::PaneId;
 use berth_engine::model::{Lifecycle, RestoreState};
 
-use super::turns::{LifecycleSource, TurnInfo};
+use super::turns::TurnInfo;
+use super::work::{WaitOutcome, WaitUntil, PROBE_INTERVAL};
 use crate::error::CommandError;
 use crate::store::Store;
-
-/// How often a wait looks at what no event reports (a plain program's foreground job).
-pub const PROBE_INTERVAL: Duration = Duration::from_millis(200);
-
-/// The state a wait ends on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum WaitUntil {
-    /// Not in a turn: `idle` or `done` (a turn that ended, read or not).
-    Idle,
-    /// Waiting for a permission or an answer.
-    Blocked,
-    /// A turn finished (`done`; an interrupted turn ends `idle`, not `done`).
-    Done,
-    /// The process ended.
-    Exited,
-}
-
-impl WaitUntil {
-    /// Every value.
-    pub const ALL: [Self; 4] = [Self::Idle, Self::Blocked, Self::Done, Self::Exited];
-
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Idle => "idle",
-            Self::Blocked => "blocked",
-            Self::Done => "done",
-            Self::Exited => "exited",
-        }
-    }
-
-    /// The value of a wire name.
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.as_str() == name)
-    }
-
-    /// Whether `lifecycle` is this state.
-    pub fn reached_by(self, lifecycle: Lifecycle) -> bool {
-        match self {
-            Self::Idle => matches!(lifecycle, Lifecycle::Idle | Lifecycle::Done),
-            Self::Blocked => lifecycle == Lifecycle::Blocked,
-            Self::Done => lifecycle == Lifecycle::Done,
-            Self::Exited => lifecycle == Lifecycle::Exited,
-        }
-    }
-}
-
-/// How a wait ended (the answer of `pane.wait`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WaitOutcome {
-    /// The pane.
-    pub pane: PaneId,
-    /// Whether the state was reached; false when the pane exited (or closed) first.
-    pub reached: bool,
-    /// The pane's lifecycle at the end.
-    pub lifecycle: Lifecycle,
-    /// The pane's turns then: how the lifecycle was learned, the last turn (its message and
-    /// length).
-    pub turn: TurnInfo,
-    /// The exit code, once the pane's process has ended.
-    pub exit_code: Option<i32>,
-}
-
-impl WaitOutcome {
-    /// How the state was learned (the pane's last lifecycle change; `process` when nothing
-    /// better told).
-    pub fn learned_from(&self) -> LifecycleSource {
-        self.turn.learned_from.unwrap_or(LifecycleSource::Process)
-    }
-}
 
 /// What a look at the pane found: its lifecycle (`exited` for a pane without a process), its
 /// turns and exit code; `None` when the pane is gone.

@@ -66,8 +66,8 @@ pub struct SubmitReply {
     pub enter_retried: bool,
 }
 
-impl From<&crate::agents::submit::SubmitOutcome> for SubmitReply {
-    fn from(o: &crate::agents::submit::SubmitOutcome) -> Self {
+impl From<&crate::agents::work::SubmitOutcome> for SubmitReply {
+    fn from(o: &crate::agents::work::SubmitOutcome) -> Self {
         SubmitReply {
             pane_id: o.pane.to_string(),
             bytes: o.bytes,
@@ -99,8 +99,8 @@ pub struct WaitReply {
     pub exit_code: Option<i32>,
 }
 
-impl From<&crate::agents::wait::WaitOutcome> for WaitReply {
-    fn from(o: &crate::agents::wait::WaitOutcome) -> Self {
+impl From<&crate::agents::work::WaitOutcome> for WaitReply {
+    fn from(o: &crate::agents::work::WaitOutcome) -> Self {
         let last = o.turn.last.as_ref();
         WaitReply {
             pane_id: o.pane.to_string(),

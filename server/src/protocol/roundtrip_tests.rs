@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::*;
 use crate::agents::turns::{LifecycleSource, TurnInfo, TurnRecord};
-use crate::agents::wait::WaitUntil;
+use crate::agents::work::WaitUntil;
 use crate::commands::Reply;
 use crate::event::Event;
 use crate::view::{
@@ -300,7 +300,7 @@ fn submit_and_wait_answers_survive_the_wire() {
     };
     let text = serde_json::to_string(&submit).unwrap();
     assert_eq!(serde_json::from_str::<SubmitReply>(&text).unwrap(), submit);
-    let outcome = crate::agents::wait::WaitOutcome {
+    let outcome = crate::agents::work::WaitOutcome {
         pane: PaneId::new(),
         reached: true,
         lifecycle: Lifecycle::Done,
