@@ -337,7 +337,7 @@ Berth waits up to 3 s for its acknowledgement (UserPromptSubmit; cursor: beforeS
 and presses Enter once more if it does not come. A pane whose program is working or blocked
 is refused unless --force. At most 32 KiB.
 
-Prints `confirmed`, `not confirmed (Enter pressed twice)` or `sent (hooks not wired)`.
+Prints `confirmed`, `not confirmed (Enter pressed twice)` or `sent (hooks not wired: …)`.
 
 Exit codes:
   0  submitted (confirmed or not: see the output, or `confirmed` with --json)
