@@ -11,10 +11,15 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use berth_engine::ids::PaneId;
+
+use crate::agents::work::WaitUntil;
 use crate::commands::{Command, Reply};
 use crate::error::CommandError;
 use crate::event::Event;
-use crate::protocol::{self, ConnectionMethod, Decoded, SaveReply, ScreenshotReply};
+use crate::protocol::{
+    self, ConnectionMethod, Decoded, SaveReply, ScreenshotReply, SubmitReply, WaitReply,
+};
 
 /// How long a call waits for its answer.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -121,6 +126,36 @@ impl Client {
         let what = Decoded::Connection(ConnectionMethod::Screenshot { tab, path });
         let result = self.request(&what)?;
         serde_json::from_value(result).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// Submits a prompt to a pane (`pane.submit`): pasted, then Enter, acknowledged or not.
+    pub fn submit(
+        &mut self,
+        pane: PaneId,
+        text: String,
+        force: bool,
+    ) -> Result<SubmitReply, ClientError> {
+        let result =
+            self.request(&Decoded::Connection(ConnectionMethod::Submit { pane, text, force }))?;
+        serde_json::from_value(result).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// Waits until a pane's lifecycle reaches `until` (`pane.wait`), giving up after `timeout`
+    /// (`None`: as long as it takes); a timeout is the server's `TIMEOUT` error.
+    pub fn wait_until(
+        &mut self,
+        pane: PaneId,
+        until: WaitUntil,
+        timeout: Option<Duration>,
+    ) -> Result<WaitReply, ClientError> {
+        let timeout_ms = timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
+        // The answer comes when the server's deadline passes at the latest.
+        let read = timeout.map(|t| t.saturating_add(CALL_TIMEOUT));
+        self.reader.get_ref().set_read_timeout(read)?;
+        let what = Decoded::Connection(ConnectionMethod::Wait { pane, until, timeout_ms });
+        let result = self.request(&what);
+        self.reader.get_ref().set_read_timeout(Some(CALL_TIMEOUT))?;
+        serde_json::from_value(result?).map_err(|e| ClientError::Protocol(e.to_string()))
     }
 
     /// Sends one request and waits for its JSON result.

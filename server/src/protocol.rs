@@ -20,7 +20,9 @@ mod reply;
 
 pub use dto::*;
 pub use event::{decode_event, encode_event, event_value};
-pub use reply::{decode_reply, encode_reply, SaveReply, ScreenshotReply, SubscribeReply};
+pub use reply::{
+    decode_reply, encode_reply, SaveReply, ScreenshotReply, SubmitReply, SubscribeReply, WaitReply,
+};
 
 /// The longest request line accepted, in bytes (newline excluded).
 pub const MAX_LINE: usize = 1 << 20;
@@ -286,6 +288,42 @@ pub enum ConnectionMethod {
         /// An absolute path for the PNG.
         path: PathBuf,
     },
+    /// `pane.submit`: a prompt pasted into a pane, then Enter (answered once Enter is written
+    /// and acknowledged, or not).
+    Submit {
+        /// The pane.
+        pane: PaneId,
+        /// The prompt, at most 32 KiB.
+        text: String,
+        /// Submit even while the pane's agent is in the middle of a turn.
+        force: bool,
+    },
+    /// `pane.wait`: answered when the pane's lifecycle reaches a state.
+    Wait {
+        /// The pane.
+        pane: PaneId,
+        /// The state.
+        until: crate::agents::work::WaitUntil,
+        /// Give up (`TIMEOUT`) after this many ms; `None`: wait as long as the client does.
+        timeout_ms: Option<u64>,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubmitParams {
+    pane_id: String,
+    text: String,
+    #[serde(default)]
+    force: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WaitParams {
+    pane_id: String,
+    until: String,
+    timeout_ms: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -375,6 +413,31 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         "snapshot.save" => {
             params::<Empty>(p)?;
             return Ok(Decoded::Connection(ConnectionMethod::SaveSnapshot));
+        }
+        "pane.submit" => {
+            let p: SubmitParams = params(p)?;
+            crate::agents::work::check_prompt(&p.text)?;
+            let pane = PaneId::parse(&p.pane_id)?;
+            return Ok(Decoded::Connection(ConnectionMethod::Submit {
+                pane,
+                text: p.text,
+                force: p.force,
+            }));
+        }
+        "pane.wait" => {
+            let p: WaitParams = params(p)?;
+            let until = crate::agents::work::WaitUntil::parse(&p.until).ok_or_else(|| {
+                CommandError::BadParams(format!(
+                    "unknown state {:?} to wait for (idle, blocked, done, exited)",
+                    p.until
+                ))
+            })?;
+            let pane = PaneId::parse(&p.pane_id)?;
+            return Ok(Decoded::Connection(ConnectionMethod::Wait {
+                pane,
+                until,
+                timeout_ms: p.timeout_ms,
+            }));
         }
         "pane.resume" => {
             let p: PaneRef = params(p)?;
@@ -602,6 +665,8 @@ pub const METHODS: &[&str] = &[
     "pane.focus",
     "pane.resume",
     "pane.clear_attention",
+    "pane.submit",
+    "pane.wait",
     "session.report",
     "notify",
     "notifications.list",
@@ -660,6 +725,22 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
         }
         Decoded::Connection(ConnectionMethod::Screenshot { tab, path }) => {
             return Ok(("window.screenshot", json!({ "tab_id": tab, "path": path_text(path)? })))
+        }
+        Decoded::Connection(ConnectionMethod::Submit { pane, text, force }) => {
+            return Ok((
+                "pane.submit",
+                json!({ "pane_id": pane.as_str(), "text": text, "force": force }),
+            ))
+        }
+        Decoded::Connection(ConnectionMethod::Wait { pane, until, timeout_ms }) => {
+            return Ok((
+                "pane.wait",
+                json!({
+                    "pane_id": pane.as_str(),
+                    "until": until.as_str(),
+                    "timeout_ms": timeout_ms,
+                }),
+            ))
         }
         Decoded::Command(cmd) => cmd,
     };

@@ -1236,22 +1236,32 @@ impl Store {
         if let Some(at_prompt) = pane.shared.meta().at_prompt {
             return if at_prompt { Lifecycle::Idle } else { Lifecycle::Working };
         }
-        match pane.pty.as_ref().and_then(|p| p.foreground_job()) {
+        let lifecycle = match pane.pty.as_ref().and_then(|p| p.foreground_job()) {
             Some(_) => Lifecycle::Working,
             None => Lifecycle::Idle,
+        };
+        // The process heuristic is learned here, when it is read (`pane.wait` polls it).
+        pane.shared.meta().turns.probe(lifecycle, now_ms());
+        lifecycle
+    }
+
+    /// A pane's lifecycle as its view shows it: a tombstone's saved one, a live pane's (see
+    /// `live_lifecycle`), else `exited`.
+    pub(crate) fn pane_lifecycle(&self, pane: &Pane) -> Lifecycle {
+        let reported = pane.shared.meta().lifecycle;
+        match &pane.tombstone {
+            Some(tomb) => tomb.lifecycle,
+            None if pane.state() == RestoreState::Live => self.live_lifecycle(pane, reported),
+            None => Lifecycle::Exited,
         }
     }
 
     fn pane_info(&self, pane: &Pane) -> PaneInfo {
-        let meta = pane.shared.meta().clone();
         let size = pane.shared.term.lock().size();
         let state = pane.state();
         let live = state == RestoreState::Live;
-        let lifecycle = match &pane.tombstone {
-            Some(tomb) => tomb.lifecycle,
-            None if live => self.live_lifecycle(pane, meta.lifecycle),
-            None => Lifecycle::Exited,
-        };
+        let lifecycle = self.pane_lifecycle(pane);
+        let meta = pane.shared.meta().clone();
         let exit_code = match &pane.tombstone {
             Some(tomb) => tomb.exit_code,
             None => pane.exit().map(|e| e.code),
@@ -1280,6 +1290,7 @@ impl Store {
                 .and_then(|(state, percent)| Progress::from_conemu(state, percent)),
             lifecycle_since: Some(pane.shared.lifecycle_since(lifecycle)),
             resume: self.resume_plan(pane),
+            turn: meta.turns.info(),
         }
     }
 

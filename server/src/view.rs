@@ -89,6 +89,8 @@ pub struct PaneInfo {
     pub lifecycle_since: Option<u64>,
     /// What `pane.resume` would run now, for a pane that is not running.
     pub resume: Option<ResumePlan>,
+    /// Its turns: how the lifecycle was learned, the running turn, the last one.
+    pub turn: crate::agents::turns::TurnInfo,
 }
 
 impl PaneInfo {
