@@ -328,3 +328,29 @@ fn a_plain_shell_gets_the_text_and_enter() {
     assert!(child.wait().unwrap().success());
     server.wait_text(&pane, "stdin-42", Duration::from_secs(10));
 }
+
+#[test]
+fn a_submit_whose_client_hangs_up_still_presses_enter() {
+    let server = TestServer::start();
+    // The first Enter joins the paste (the window is longer than the settle delay); the second
+    // comes after the 3 s acknowledgement wait, long after the client is gone.
+    let stub = Stub::start(&server, "hang-up", &["--paste-window", "1500"]);
+    let mut client = server
+        .command()
+        .args(["submit", &stub.pane, "finish me"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    stub.wait_for("joined", 1);
+    client.kill().unwrap();
+    client.wait().unwrap();
+    assert_eq!(stub.wait_for("submit", 1)[0]["text"], "finish me\n");
+    // The pane takes the next prompt: the submit's mark was cleared when it ended.
+    let (code, _, stderr) = wait_until(&server, &stub.pane, "idle", "30");
+    assert_eq!(code, 0, "{stderr}");
+    poll(Duration::from_secs(10), "the submit to end", || {
+        let out = server.berth(&["submit", &stub.pane, "--force", "again"]);
+        out.status.success().then_some(())
+    });
+}
