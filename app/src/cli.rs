@@ -183,6 +183,9 @@ enum Verb {
     /// Wait until TEXT appears in a pane, or until its lifecycle reaches a state.
     #[command(after_help = WAIT_HELP)]
     Wait(WaitArgs),
+    /// Tasks: agents working in parallel, each on a contract in its own git worktree.
+    #[command(subcommand)]
+    Task(crate::task_cli::TaskVerb),
     /// Close a workspace, tab or pane by id.
     Close {
         /// A `ws_…`, `tab_…` or `pane_…` id.
@@ -537,6 +540,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Verb::Read(args) => read(args),
         Verb::Submit(args) => submit(args),
         Verb::Wait(args) => wait(args),
+        Verb::Task(verb) => crate::task_cli::run(connect()?, verb),
         Verb::Close { id } => close(&id),
         Verb::Focus { pane } => {
             let pane = pane_id(&pane)?;

@@ -12,6 +12,7 @@ mod logs;
 #[allow(dead_code, unused_imports)]
 mod render;
 mod shell_init;
+mod task_cli;
 mod window;
 
 use std::process::ExitCode;

@@ -158,6 +158,19 @@ impl Client {
         serde_json::from_value(result?).map_err(|e| ClientError::Protocol(e.to_string()))
     }
 
+    /// A `task.*` request; its JSON answer (a task's record, or `{tasks: [...]}`). Starts,
+    /// finishes and waits take as long as they take: `timeout` bounds the read (`None`: none).
+    pub fn task(
+        &mut self,
+        request: crate::tasks::request::TaskRequest,
+        timeout: Option<Duration>,
+    ) -> Result<Value, ClientError> {
+        self.reader.get_ref().set_read_timeout(timeout)?;
+        let result = self.request(&Decoded::Connection(ConnectionMethod::Task(request)));
+        self.reader.get_ref().set_read_timeout(Some(CALL_TIMEOUT))?;
+        result
+    }
+
     /// Sends one request and waits for its JSON result.
     fn request(&mut self, what: &Decoded) -> Result<Value, ClientError> {
         let id = self.next_id;

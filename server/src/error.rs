@@ -64,6 +64,9 @@ pub enum CommandError {
     /// No such pane.
     #[error("no pane {0}")]
     NoSuchPane(String),
+    /// No such task.
+    #[error("no task {0} (berth task ls lists them)")]
+    NoSuchTask(String),
     /// A layout or layout operation was refused.
     #[error("invalid layout: {0}")]
     InvalidLayout(String),
@@ -115,7 +118,10 @@ impl CommandError {
             Self::LineTooLong(_) | Self::InvalidRequest(_) => INVALID_REQUEST,
             Self::UnknownMethod(_) => METHOD_NOT_FOUND,
             Self::BadParams(_) | Self::InvalidId(_) | Self::InvalidLayout(_) => INVALID_PARAMS,
-            Self::NoSuchWorkspace(_) | Self::NoSuchTab(_) | Self::NoSuchPane(_) => NOT_FOUND,
+            Self::NoSuchWorkspace(_)
+            | Self::NoSuchTab(_)
+            | Self::NoSuchPane(_)
+            | Self::NoSuchTask(_) => NOT_FOUND,
             Self::PaneNotLive(_) | Self::Conflict(_) | Self::MidTurn(_) => CONFLICT,
             Self::Timeout(_) => TIMED_OUT,
             Self::SpawnFailed(_) => SPAWN_FAILED,
@@ -139,6 +145,7 @@ impl CommandError {
             Self::NoSuchWorkspace(_) => "NO_SUCH_WORKSPACE",
             Self::NoSuchTab(_) => "NO_SUCH_TAB",
             Self::NoSuchPane(_) => "NO_SUCH_PANE",
+            Self::NoSuchTask(_) => "NO_SUCH_TASK",
             Self::InvalidLayout(_) => "INVALID_LAYOUT",
             Self::PaneNotLive(_) => "PANE_NOT_LIVE",
             Self::Conflict(_) => "CONFLICT",

@@ -114,4 +114,11 @@ pub enum Event {
         /// Why.
         reason: String,
     },
+    /// A task changed (state, pane, result, disposition).
+    TaskChanged {
+        /// The task.
+        task: berth_engine::ids::TaskId,
+        /// Its state now (`pending`, `working` … the wire name).
+        state: String,
+    },
 }

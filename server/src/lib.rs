@@ -22,6 +22,7 @@ pub mod restore;
 pub mod rlimit;
 pub mod socket;
 pub mod store;
+pub mod tasks;
 pub mod ui;
 pub mod view;
 

@@ -307,6 +307,8 @@ pub enum ConnectionMethod {
         /// Give up (`TIMEOUT`) after this many ms; `None`: wait as long as the client does.
         timeout_ms: Option<u64>,
     },
+    /// `task.*`: tasks in worktrees, served by `tasks::serve` (git and waits: answered later).
+    Task(crate::tasks::request::TaskRequest),
 }
 
 #[derive(Deserialize)]
@@ -438,6 +440,21 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
                 until,
                 timeout_ms: p.timeout_ms,
             }));
+        }
+        "task.start" | "task.report" | "task.finish" | "task.list" | "task.show"
+        | "task.cancel" | "task.wait" => {
+            use crate::tasks::request::TaskRequest as T;
+            let request = match method {
+                "task.start" => T::Start(params(p)?),
+                "task.report" => T::Report(params(p)?),
+                "task.finish" => T::Finish(params(p)?),
+                "task.list" => T::List(params(p)?),
+                "task.show" => T::Show(params(p)?),
+                "task.cancel" => T::Cancel(params(p)?),
+                _ => T::Wait(params(p)?),
+            };
+            request.check()?;
+            return Ok(Decoded::Connection(ConnectionMethod::Task(request)));
         }
         "pane.resume" => {
             let p: PaneRef = params(p)?;
@@ -675,6 +692,13 @@ pub const METHODS: &[&str] = &[
     "events.subscribe",
     "snapshot.save",
     "window.screenshot",
+    "task.start",
+    "task.report",
+    "task.finish",
+    "task.list",
+    "task.show",
+    "task.cancel",
+    "task.wait",
 ];
 
 /// A path as wire text; the wire carries UTF-8 only.
@@ -741,6 +765,21 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
                     "timeout_ms": timeout_ms,
                 }),
             ))
+        }
+        Decoded::Connection(ConnectionMethod::Task(request)) => {
+            use crate::tasks::request::TaskRequest as T;
+            let json = |v: Result<Value, serde_json::Error>| {
+                v.map_err(|e| CommandError::BadParams(format!("task params: {e}")))
+            };
+            return Ok(match request {
+                T::Start(p) => ("task.start", json(serde_json::to_value(p))?),
+                T::Report(p) => ("task.report", json(serde_json::to_value(p))?),
+                T::Finish(p) => ("task.finish", json(serde_json::to_value(p))?),
+                T::List(p) => ("task.list", json(serde_json::to_value(p))?),
+                T::Show(p) => ("task.show", json(serde_json::to_value(p))?),
+                T::Cancel(p) => ("task.cancel", json(serde_json::to_value(p))?),
+                T::Wait(p) => ("task.wait", json(serde_json::to_value(p))?),
+            });
         }
         Decoded::Command(cmd) => cmd,
     };

@@ -312,6 +312,7 @@ impl Store {
             active_workspace_id: self.active_workspace.as_ref().map(ToString::to_string),
             panes,
             notifications: self.notifications.iter().map(NotificationRecord::from).collect(),
+            tasks: self.task_records(None),
         };
         (snapshot, jobs)
     }
@@ -440,6 +441,7 @@ impl Store {
             .or_else(|| self.workspaces.first().map(|w| w.id.clone()));
         candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
         self.notifications.restore(snapshot.notifications.iter().map(StoredNotification::from));
+        self.restore_tasks(&snapshot.tasks);
         report.auto_resume_candidates = candidates.into_iter().map(|(_, id)| id).collect();
         report
     }

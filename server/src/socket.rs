@@ -594,6 +594,17 @@ fn answer(
                 Err(err) => now(Err(err)),
             }
         }
+        Decoded::Connection(ConnectionMethod::Task(request)) => {
+            // Who asks: a worker reports for its own task and pane, read from its environment.
+            let env =
+                |name| conn.peer_pid.and_then(|pid| berth_engine::procfs::environ_var(pid, name));
+            let reporter =
+                crate::tasks::serve::Reporter { task: env("BERTH_TASK"), pane: env("BERTH_PANE") };
+            match crate::tasks::serve::serve(&services.store, request, reporter) {
+                Ok(answer) => Some(Answer::Later(id, answer)),
+                Err(err) => now(Err(err)),
+            }
+        }
         Decoded::Command(cmd) => now(command(services, cmd, conn)),
     }
 }

@@ -278,6 +278,8 @@ pub enum Internal {
         /// Which pane.
         pane: PaneId,
     },
+    /// A change to the tasks (`tasks::ops`).
+    Task(crate::tasks::ops::TaskOp),
 }
 
 /// Everything [`Store::execute`] runs: a client's command or an internal one.
@@ -339,6 +341,9 @@ pub struct Store {
     pub(crate) desktop_policy: DesktopPolicy,
     /// Starts pane programs (real PTYs, or a fake in the Store's unit tests).
     spawner: Arc<dyn Spawner>,
+    /// The tasks (`tasks/`), by id.
+    pub(crate) tasks:
+        std::collections::BTreeMap<berth_engine::ids::TaskId, crate::tasks::model::Task>,
 }
 
 /// What the window shows: which panes are on screen, which one has the keyboard, and
@@ -434,6 +439,7 @@ impl Store {
             terminal_defaults: None,
             desktop_policy: DesktopPolicy::default(),
             spawner,
+            tasks: Default::default(),
         }
     }
 
@@ -609,6 +615,10 @@ impl Store {
             Internal::AutoResume { pane } => {
                 self.auto_resume(&pane)?;
                 return Ok(Reply::Pane { pane });
+            }
+            Internal::Task(op) => {
+                self.execute_task_op(op)?;
+                self.touch();
             }
         }
         Ok(Reply::Done)
@@ -982,6 +992,21 @@ impl Store {
         self.publish(Event::TabCreated { tab: tab_id.clone(), workspace: ws_id.clone() });
         self.publish(Event::PaneCreated { pane: pane_id.clone(), tab: tab_id.clone() });
         Ok((tab_id, pane_id))
+    }
+
+    /// A tab for a task's worker (`tasks::ops`), as `tab.create` makes one, in the workspace
+    /// whose directory is the repo (made for it when there is none).
+    pub(crate) fn open_task_tab(
+        &mut self,
+        repo: &Path,
+        title: &str,
+        spawn: SpawnRequest,
+    ) -> Result<(TabId, PaneId), CommandError> {
+        let ws = match self.workspaces.iter().find(|w| w.cwd == repo) {
+            Some(ws) => ws.id.clone(),
+            None => self.create_workspace(default_workspace_name(repo), repo.to_path_buf()),
+        };
+        self.create_tab(WorkspaceSelector::Id(ws), Some(title.to_owned()), spawn)
     }
 
     fn insert_pane(

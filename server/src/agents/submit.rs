@@ -53,8 +53,21 @@ fn live_pty(pane: &Pane) -> Result<&dyn crate::process::PaneProcess, CommandErro
 
 impl Store {
     /// Checks that `id` can take a prompt now and pastes it.
-    fn submit_paste(&self, id: &PaneId, text: &str, force: bool) -> Result<Pasted, CommandError> {
-        check_prompt(text)?;
+    fn submit_paste(
+        &self,
+        id: &PaneId,
+        text: &str,
+        force: bool,
+        max_bytes: usize,
+    ) -> Result<Pasted, CommandError> {
+        if max_bytes == berth_engine::agents::submit::MAX_PROMPT_BYTES {
+            check_prompt(text)?;
+        } else if text.is_empty() || text.len() > max_bytes {
+            return Err(CommandError::BadParams(format!(
+                "the prompt is {} bytes; 1 to {max_bytes} bytes can be submitted",
+                text.len()
+            )));
+        }
         let pane = self.panes.get(id).ok_or_else(|| CommandError::NoSuchPane(id.to_string()))?;
         let pty = live_pty(pane)?;
         let lifecycle = self.pane_lifecycle(pane);
@@ -122,7 +135,20 @@ pub fn start(
     force: bool,
 ) -> Result<impl Future<Output = Result<SubmitOutcome, CommandError>> + Send + 'static, CommandError>
 {
-    let pasted = lock(store).submit_paste(&pane, text, force)?;
+    start_limited(store, pane, text, force, berth_engine::agents::submit::MAX_PROMPT_BYTES)
+}
+
+/// [`start`] with another limit on the prompt's size: a task's composed prompt may be its
+/// 32 KiB contract plus the task's preamble (`tasks::model::MAX_TASK_PROMPT_BYTES`).
+pub(crate) fn start_limited(
+    store: &Arc<Mutex<Store>>,
+    pane: PaneId,
+    text: &str,
+    force: bool,
+    max_bytes: usize,
+) -> Result<impl Future<Output = Result<SubmitOutcome, CommandError>> + Send + 'static, CommandError>
+{
+    let pasted = lock(store).submit_paste(&pane, text, force, max_bytes)?;
     let task = tokio::spawn(finish(store.clone(), pane, pasted));
     Ok(async move {
         task.await.map_err(|e| CommandError::Internal(format!("the submit task failed: {e}")))?

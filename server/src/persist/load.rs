@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use berth_engine::ids::{NotificationId, PaneId, TabId, WorkspaceId};
+use berth_engine::ids::{NotificationId, PaneId, TabId, TaskId, WorkspaceId};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -30,6 +30,7 @@ use super::snapshot::{
     MAX_NOTIFICATIONS, MAX_SNAPSHOT_BYTES, PANE_STATES, SNAPSHOT_FILE, SNAPSHOT_VERSION,
 };
 use super::stamp::{now_ms, utc_stamp};
+use super::task_record::{TaskRecord, TASK_STATES};
 
 /// The most problems a load reports one by one; the rest are counted.
 pub const MAX_REPORTED_PROBLEMS: usize = 100;
@@ -359,7 +360,34 @@ fn decode(root: &Map<String, Value>, problems: &mut Vec<String>) -> Snapshot {
         problems,
     );
     snapshot.notifications = decode_notifications(root, problems);
+    snapshot.tasks = decode_tasks(root, problems);
     snapshot
+}
+
+/// The saved tasks; one with an unreadable id or state, or an id seen before, is skipped.
+fn decode_tasks(root: &Map<String, Value>, problems: &mut Vec<String>) -> Vec<TaskRecord> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for (i, raw) in list(root, "tasks", problems).iter().enumerate() {
+        let label = entry_label("task", i, raw);
+        let task: TaskRecord = match decode_entry(raw.clone()) {
+            Ok(t) => t,
+            Err(e) => {
+                problems.push(format!("{label} skipped: {e}"));
+                continue;
+            }
+        };
+        if let Err(e) = TaskId::parse(&task.id) {
+            problems.push(format!("{label} skipped: {e}"));
+        } else if !TASK_STATES.contains(&task.state.as_str()) {
+            problems.push(format!("{label} skipped: unknown state {:?}", task.state));
+        } else if !seen.insert(task.id.clone()) {
+            problems.push(format!("{label} skipped: the id appears twice"));
+        } else {
+            out.push(task);
+        }
+    }
+    out
 }
 
 fn decode_workspace(

@@ -771,3 +771,34 @@ mod fuzz {
         }
     }
 }
+
+/// Tasks load: an old snapshot has none; a task with a bad id or an unknown state is skipped
+/// (and reported), the others kept.
+#[test]
+fn tasks_load_and_bad_ones_are_skipped() {
+    use crate::persist::task_record::TaskRecord;
+    let good = TaskRecord {
+        id: "task_0123abcd".into(),
+        state: "working".into(),
+        branch: "berth/x".into(),
+        ..TaskRecord::default()
+    };
+    let mut value = sample_json();
+    value["tasks"] = serde_json::to_value(vec![
+        good.clone(),
+        TaskRecord { id: "../x".into(), ..good.clone() },
+        TaskRecord { id: "task_2".into(), state: "sleeping".into(), ..good.clone() },
+    ])
+    .unwrap();
+    let loaded = load_value(&value);
+    assert_eq!(loaded.snapshot.tasks, vec![good]);
+    assert!(
+        has_problem(&loaded, "task 1") || has_problem(&loaded, "task"),
+        "{:?}",
+        loaded.problems
+    );
+    assert!(has_problem(&loaded, "unknown state \"sleeping\""), "{:?}", loaded.problems);
+    // A snapshot from before tasks.
+    value.as_object_mut().unwrap().remove("tasks");
+    assert!(load_value(&value).snapshot.tasks.is_empty());
+}

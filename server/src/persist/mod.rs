@@ -27,6 +27,7 @@ pub mod redact;
 pub mod snapshot;
 pub mod stamp;
 pub mod tails;
+pub mod task_record;
 
 #[cfg(test)]
 mod test_support;

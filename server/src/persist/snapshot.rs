@@ -94,6 +94,8 @@ pub struct Snapshot {
     pub panes: Vec<PaneRecord>,
     /// The most recent notifications, oldest first.
     pub notifications: Vec<NotificationRecord>,
+    /// The tasks (agents in their own worktrees); a snapshot from before tasks has none.
+    pub tasks: Vec<super::task_record::TaskRecord>,
 }
 
 /// A saved workspace.

@@ -96,5 +96,6 @@ pub fn sample_snapshot() -> Snapshot {
             created_at: 5_000,
             read_at: None,
         }],
+        tasks: Vec::new(),
     }
 }

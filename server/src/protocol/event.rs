@@ -66,6 +66,9 @@ pub fn event_value(event: &Event) -> Value {
         Event::ConnectionClosed { reason } => {
             json!({ "type": "connection.closed", "reason": reason })
         }
+        Event::TaskChanged { task, state } => {
+            json!({ "type": "task.changed", "task_id": task.as_str(), "state": state })
+        }
     }
 }
 
@@ -139,6 +142,10 @@ pub fn decode_event(v: &Value) -> Result<Event, CommandError> {
         },
         "subscriber.dropped" => Event::SubscriberDropped { reason: text(v, "reason")? },
         "connection.closed" => Event::ConnectionClosed { reason: text(v, "reason")? },
+        "task.changed" => Event::TaskChanged {
+            task: berth_engine::ids::TaskId::parse(&text(v, "task_id")?)?,
+            state: text(v, "state")?,
+        },
         other => return Err(CommandError::BadParams(format!("unknown event type {other:?}"))),
     })
 }

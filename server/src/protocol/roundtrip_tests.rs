@@ -334,6 +334,35 @@ fn submit_and_wait_answers_survive_the_wire() {
     assert_eq!(serde_json::from_value::<WaitReply>(value).unwrap(), wait);
 }
 
+/// Bad task input is refused where it is decoded, before anything is made.
+#[test]
+fn task_params_are_checked() {
+    let start = |objective: String, agent: &str, repo: &str| json!({ "repo": repo, "agent": agent, "contract": { "objective": objective } });
+    let cases = [
+        ("task.start", start(String::new(), "claude", "/r"), "BAD_REQUEST"),
+        ("task.start", start("x".repeat(33 * 1024), "claude", "/r"), "BAD_REQUEST"),
+        ("task.start", start("x".into(), "emacs", "/r"), "BAD_REQUEST"),
+        ("task.start", start("x".into(), "claude", "rel/dir"), "BAD_REQUEST"),
+        ("task.start", start("x".into(), "generic", "/r"), "BAD_REQUEST"),
+        ("task.report", json!({ "status": "done", "summary": "x" }), "BAD_REQUEST"),
+        ("task.report", json!({ "status": "completed", "summary": "" }), "BAD_REQUEST"),
+        ("task.finish", json!({ "task_id": "task_1" }), "BAD_REQUEST"),
+        (
+            "task.finish",
+            json!({ "task_id": "task_1", "merge": true, "discard": true }),
+            "BAD_REQUEST",
+        ),
+        ("task.finish", json!({ "task_id": "pane_1", "merge": true }), "INVALID_ID"),
+        ("task.show", json!({ "task_id": "../x" }), "INVALID_ID"),
+        ("task.wait", json!({ "task_id": "task_1", "until": "done" }), "BAD_REQUEST"),
+        ("task.list", json!({ "repo": "/r", "x": 1 }), "BAD_REQUEST"),
+    ];
+    for (method, params, code) in cases {
+        let err = decode_method(method, params.clone()).expect_err("refused");
+        assert_eq!(err.code(), code, "{method} {params}: {err}");
+    }
+}
+
 #[test]
 fn a_path_that_is_not_utf8_is_refused_before_sending() {
     use std::os::unix::ffi::OsStrExt;
@@ -345,6 +374,7 @@ fn a_path_that_is_not_utf8_is_refused_before_sending() {
 /// One case per method name: the name decodes to the variant that encodes back to it.
 #[test]
 fn every_method_name_has_one_variant_both_ways() {
+    let task = berth_engine::ids::TaskId::new();
     let p = PaneId::new();
     let t = TabId::new();
     let w = WorkspaceId::new();
@@ -384,6 +414,20 @@ fn every_method_name_has_one_variant_both_ways() {
         ("events.subscribe", json!({})),
         ("snapshot.save", json!({})),
         ("window.screenshot", json!({ "path": "/tmp/s.png" })),
+        (
+            "task.start",
+            json!({
+                "repo": "/tmp/r", "agent": "claude", "command": ["python3", "stub.py"],
+                "contract": { "objective": "Add a file", "constraints": ["no deps"] },
+                "base": "main", "label": "x", "request_id": "k1", "silence_s": 5,
+            }),
+        ),
+        ("task.report", json!({ "status": "completed", "summary": "done" })),
+        ("task.finish", json!({ "task_id": task.as_str(), "merge": true, "squash": true })),
+        ("task.list", json!({ "repo": "/tmp/r" })),
+        ("task.show", json!({ "task_id": task.as_str() })),
+        ("task.cancel", json!({ "task_id": task.as_str() })),
+        ("task.wait", json!({ "task_id": task.as_str(), "until": "input_required" })),
     ];
     let names: Vec<&str> = cases.iter().map(|(m, _)| *m).collect();
     assert_eq!(names, METHODS, "one case per method, in the table's order");
@@ -619,6 +663,7 @@ fn every_event_survives_the_wire() {
         },
         Event::SubscriberDropped { reason: "slow".into() },
         Event::ConnectionClosed { reason: "idle".into() },
+        Event::TaskChanged { task: berth_engine::ids::TaskId::new(), state: "working".into() },
     ];
     for event in events {
         let line = encode_event(&event);

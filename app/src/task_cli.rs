@@ -1,0 +1,332 @@
+//! `berth task …`: tasks in git worktrees (start, report, finish, ls, show, wait, cancel), each
+//! one `task.*` request on the socket; the server does the git work.
+//!
+//! Exit codes: 0 success, 1 error (a refusal, or a task that failed to start), 3 `task wait`
+//! timed out.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use berth_server::client::Client;
+use berth_server::error::CommandError;
+use berth_server::persist::task_record::ArtifactRecord;
+use berth_server::tasks::model::Contract;
+use berth_server::tasks::request::{
+    FinishParams, ListParams, ReportParams, StartParams, TaskRef, TaskRequest, WaitParams,
+};
+use clap::{Args, Subcommand};
+use serde_json::Value;
+
+/// The exit code of a wait that timed out.
+const EXIT_TIMEOUT: u8 = 3;
+
+/// The task verbs.
+#[derive(Subcommand, Debug)]
+pub enum TaskVerb {
+    /// Start an agent on a contract in its own worktree and branch, in a tab of the repo's
+    /// workspace; prints the task once the agent has its prompt.
+    #[command(after_help = START_HELP)]
+    Start(StartArgs),
+    /// From inside a task's worker pane (reads BERTH_TASK): report the task's result, once.
+    Report(ReportArgs),
+    /// Merge the task's branch into the target branch, or discard it; then remove the
+    /// worktree and the branch Berth created.
+    Finish(FinishArgs),
+    /// List the tasks.
+    Ls {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Only the tasks of this repo.
+        #[arg(long)]
+        repo: Option<PathBuf>,
+    },
+    /// Show one task.
+    Show {
+        /// The task.
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Wait until a task is terminal (or needs input).
+    Wait {
+        /// The task.
+        id: String,
+        /// What to wait for.
+        #[arg(long, default_value = "terminal", value_parser = ["terminal", "input_required"])]
+        until: String,
+        /// Give up after this many seconds (exit 3); default: as long as it takes.
+        #[arg(long)]
+        timeout: Option<f64>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel a task: its worker stops; its worktree stays (finish --discard removes it).
+    Cancel {
+        /// The task.
+        id: String,
+    },
+}
+
+const START_HELP: &str = "\
+The worktree goes under $XDG_DATA_HOME/berth/worktrees/<repo>-<hash>/<slug> on a new branch
+berth/<slug> cut from --base (default HEAD). The agent gets a prompt naming the task, its
+branch and base, and the contract; it reports with `berth task report`.
+
+Examples:
+  berth task start --repo . --agent claude --objective 'Fix the flaky parser test' \\
+      --accept 'cargo test passes' --request-id fix-parser-1
+  berth task start --repo ~/code/api --agent codex --objective-file task.md --base origin/main";
+
+#[derive(Args, Debug)]
+pub struct StartArgs {
+    /// The source checkout (any directory inside it).
+    #[arg(long, default_value = ".")]
+    repo: PathBuf,
+    /// The agent kind: claude, codex, opencode, cursor or generic.
+    #[arg(long)]
+    agent: String,
+    /// What the worker should do (1 byte to 32 KiB).
+    #[arg(long, required_unless_present = "objective_file")]
+    objective: Option<String>,
+    /// Read the objective from a file.
+    #[arg(long, conflicts_with = "objective")]
+    objective_file: Option<PathBuf>,
+    /// A constraint (repeatable).
+    #[arg(long = "constraint")]
+    constraints: Vec<String>,
+    /// An acceptance criterion (repeatable).
+    #[arg(long = "accept")]
+    acceptance: Vec<String>,
+    /// The expected output format.
+    #[arg(long)]
+    format: Option<String>,
+    /// The commit to start from (default HEAD).
+    #[arg(long)]
+    base: Option<String>,
+    /// Work on this branch instead of a new berth/<slug> (an existing one is never deleted).
+    #[arg(long)]
+    branch: Option<String>,
+    /// A label.
+    #[arg(long)]
+    label: Option<String>,
+    /// An idempotency key: the same key answers the same task, also after a restart.
+    #[arg(long)]
+    request_id: Option<String>,
+    /// Seconds without output or hook before the task needs input (default 600; 0 off).
+    #[arg(long)]
+    silence: Option<u64>,
+    /// Seconds to wait for the agent to be ready (default 30).
+    #[arg(long)]
+    ready_timeout: Option<u64>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+    /// The agent's command (default: the kind's own program), after `--`.
+    #[arg(last = true)]
+    command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// completed, failed or rejected.
+    #[arg(long, value_parser = ["completed", "failed", "rejected"])]
+    status: String,
+    /// What was done (1 byte to 8 KiB).
+    #[arg(long)]
+    summary: String,
+    /// NAME=PATH (repeatable).
+    #[arg(long = "artifact")]
+    artifacts: Vec<String>,
+    /// Evidence (test output, a link).
+    #[arg(long)]
+    evidence: Option<String>,
+    /// The task, when not reporting from its worker pane.
+    #[arg(long)]
+    task: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct FinishArgs {
+    /// The task.
+    id: String,
+    /// Merge the task branch into the target.
+    #[arg(long, required_unless_present = "discard", conflicts_with = "discard")]
+    merge: bool,
+    /// Throw the work away.
+    #[arg(long)]
+    discard: bool,
+    /// The branch to merge into (default: the source's branch when the task started).
+    #[arg(long)]
+    target: Option<String>,
+    /// One squashed commit instead of a merge commit.
+    #[arg(long)]
+    squash: bool,
+    /// Remove a dirty or locked worktree; merge a task that is not completed.
+    #[arg(long)]
+    force: bool,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs a task verb against `client`.
+pub fn run(client: Client, verb: TaskVerb) -> Result<ExitCode> {
+    let mut client = client;
+    match verb {
+        TaskVerb::Start(a) => {
+            let objective = match (a.objective, a.objective_file) {
+                (Some(o), _) => o,
+                (None, Some(f)) => std::fs::read_to_string(&f)
+                    .with_context(|| format!("cannot read {}", f.display()))?,
+                (None, None) => bail!("give --objective or --objective-file"),
+            };
+            let repo = std::path::absolute(&a.repo)
+                .with_context(|| format!("--repo {}", a.repo.display()))?;
+            let params = StartParams {
+                repo,
+                agent: a.agent,
+                command: a.command,
+                contract: Contract {
+                    objective,
+                    constraints: a.constraints,
+                    acceptance: a.acceptance,
+                    output_format: a.format,
+                },
+                base: a.base,
+                branch: a.branch,
+                label: a.label,
+                request_id: a.request_id,
+                silence_s: a.silence,
+                ready_timeout_s: a.ready_timeout,
+            };
+            let task = client.task(TaskRequest::Start(params), None)?;
+            show(&task, a.json)?;
+            Ok(if task["state"] == "failed" { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+        }
+        TaskVerb::Report(a) => {
+            let artifacts = a
+                .artifacts
+                .iter()
+                .map(|s| match s.split_once('=') {
+                    Some((name, path)) if !name.is_empty() => {
+                        Ok(ArtifactRecord { name: name.into(), path: path.into() })
+                    }
+                    _ => bail!("--artifact {s:?}: give NAME=PATH"),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let params = ReportParams {
+                task_id: a.task,
+                status: a.status,
+                summary: a.summary,
+                artifacts,
+                evidence: a.evidence,
+            };
+            let task = client.task(TaskRequest::Report(params), Some(Duration::from_secs(30)))?;
+            show(&task, a.json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        TaskVerb::Finish(a) => {
+            let params = FinishParams {
+                task_id: a.id,
+                merge: a.merge,
+                discard: a.discard,
+                target: a.target,
+                squash: a.squash,
+                force: a.force,
+            };
+            let task = client.task(TaskRequest::Finish(params), None)?;
+            show(&task, a.json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        TaskVerb::Ls { json, repo } => {
+            let repo = repo.map(std::path::absolute).transpose()?;
+            let answer = client.task(TaskRequest::List(ListParams { repo }), None)?;
+            let tasks = answer["tasks"].as_array().cloned().unwrap_or_default();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&answer)?);
+            } else {
+                for t in &tasks {
+                    println!(
+                        "{}  {:<14} {:<9} {}  {}",
+                        text(&t["id"]),
+                        text(&t["state"]),
+                        text(&t["disposition"]["outcome"]),
+                        text(&t["branch"]),
+                        text(&t["label"])
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        TaskVerb::Show { id, json } => {
+            let task = client.task(TaskRequest::Show(TaskRef { task_id: id }), None)?;
+            show(&task, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        TaskVerb::Wait { id, until, timeout, json } => {
+            let timeout_ms = match timeout {
+                Some(t) if t.is_finite() && t >= 0.0 => Some((t.min(1e6) * 1000.0) as u64),
+                Some(_) => bail!("--timeout must be a number of seconds"),
+                None => None,
+            };
+            let params = WaitParams { task_id: id, until: Some(until), timeout_ms };
+            match client.task(TaskRequest::Wait(params), None) {
+                Ok(task) => {
+                    show(&task, json)?;
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) if e.code() == Some(CommandError::Timeout(String::new()).code()) => {
+                    eprintln!("berth: {e}");
+                    Ok(ExitCode::from(EXIT_TIMEOUT))
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+        TaskVerb::Cancel { id } => {
+            let task = client.task(TaskRequest::Cancel(TaskRef { task_id: id }), None)?;
+            show(&task, false)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn text(v: &Value) -> &str {
+    v.as_str().unwrap_or("-")
+}
+
+/// Prints a task: JSON, or a few lines.
+fn show(task: &Value, json: bool) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(task)?);
+        return Ok(());
+    }
+    println!("{}  {}", text(&task["id"]), text(&task["state"]));
+    println!("  branch    {} (base {})", text(&task["branch"]), text(&task["base_sha"]));
+    println!("  worktree  {}", text(&task["worktree_path"]));
+    if let Some(pane) = task["pane_id"].as_str() {
+        println!("  pane      {pane}");
+    }
+    if !task["status_reason"].is_null() {
+        println!("  reason    {}", task["status_reason"]);
+    }
+    if let Some(summary) = task["result"]["summary"].as_str() {
+        println!("  result    {}: {summary}", text(&task["result"]["status"]));
+    }
+    let outcome = text(&task["disposition"]["outcome"]);
+    if outcome != "none" {
+        let sha = task["disposition"]["merged_sha"].as_str().unwrap_or("");
+        println!("  finished  {outcome} {sha}");
+    }
+    if !task["finish_error"].is_null() {
+        println!("  error     {}", task["finish_error"]);
+    }
+    Ok(())
+}

@@ -1,0 +1,307 @@
+//! `task.finish`: `--merge` (the task branch into the target branch, in the source checkout)
+//! or `--discard`, then the worktree removed and the branch deleted if Berth created it.
+//!
+//! Every refusal comes before anything changes: a source checkout on another branch or with
+//! uncommitted changes, a dirty or locked worktree (unless forced), a task not completed
+//! (merge, unless forced). A merge that conflicts is aborted, leaving the source checkout as
+//! it was, and answers the conflicting files; the task keeps its worktree. The disposition is
+//! recorded before the cleanup; a cleanup that fails is recorded as `finish_error` and a later
+//! finish retries it. Git runs on the blocking pool, never under the Store's lock.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use berth_engine::ids::{PaneId, TaskId};
+use serde_json::json;
+
+use super::git;
+use super::model::TaskState;
+use super::ops::TaskOp;
+use super::request::FinishParams;
+use super::start::{apply, lock};
+use crate::commands::Command;
+use crate::error::CommandError;
+use crate::persist::stamp::now_ms;
+use crate::persist::task_record::{DispositionRecord, TaskRecord};
+use crate::store::Store;
+
+/// Finishes a task; the future yields its record, or the refusal.
+pub fn finish(
+    store: &Arc<Mutex<Store>>,
+    params: FinishParams,
+) -> impl std::future::Future<Output = Result<TaskRecord, CommandError>> + Send + 'static {
+    let work = tokio::spawn(run(store.clone(), params));
+    async move { work.await.map_err(|e| CommandError::Internal(format!("the finish failed: {e}")))? }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, CommandError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| CommandError::Internal(format!("a git step failed to run: {e}")))
+}
+
+/// Why a merge did not happen.
+enum MergeFailure {
+    /// Refused before anything changed.
+    Refused(String),
+    /// Conflicts: the merge was aborted; the files.
+    Conflicts(Vec<String>),
+}
+
+async fn run(store: Arc<Mutex<Store>>, p: FinishParams) -> Result<TaskRecord, CommandError> {
+    let id = TaskId::parse(&p.task_id)?;
+    let record = lock(&store).task_record(&id)?;
+    let state = TaskState::parse(&record.state).unwrap_or(TaskState::Failed);
+    let wt = PathBuf::from(&record.worktree_path);
+    let repo = PathBuf::from(&record.source_repo);
+    if record.disposition.outcome != "none" {
+        if !wt.exists() {
+            return Err(CommandError::Conflict(format!(
+                "task {id} is {} already and its worktree is gone",
+                record.disposition.outcome
+            )));
+        }
+        // A finish whose cleanup failed: retry it.
+        return cleanup(&store, &id, &record, p.force).await;
+    }
+    // Checks on the worktree, for both ways.
+    if wt.exists() && !p.force {
+        let wt2 = wt.clone();
+        let repo2 = repo.clone();
+        let problem = blocking(move || worktree_problem(&repo2, &wt2)).await?;
+        if let Some(problem) = problem {
+            return Err(CommandError::Conflict(format!(
+                "{problem}; pass --force to remove it anyway"
+            )));
+        }
+    }
+    let disposition = if p.merge {
+        if state != TaskState::Completed && !p.force {
+            return Err(CommandError::Conflict(format!(
+                "task {id} is {}, not completed; merge it with --force, or wait for its report \
+                 (berth task wait {id})",
+                state.as_str()
+            )));
+        }
+        let target =
+            p.target.clone().or_else(|| record.target_branch.clone()).ok_or_else(|| {
+                CommandError::BadParams(format!(
+                "the source checkout {} was on a detached HEAD when the task started; name the \
+                 branch to merge into with --target",
+                repo.display()
+            ))
+            })?;
+        let (repo2, branch, target2, squash) =
+            (repo.clone(), record.branch.clone(), target.clone(), p.squash);
+        let message = format!("Merge task {id}: {}", record.label);
+        let merged = blocking(move || merge(&repo2, &branch, &target2, squash, &message)).await?;
+        match merged {
+            Ok(sha) => DispositionRecord {
+                outcome: "merged".into(),
+                target_ref: Some(target),
+                merged_sha: Some(sha),
+                branch_deleted: false,
+                at: Some(now_ms()),
+            },
+            Err(MergeFailure::Refused(why)) => return Err(CommandError::Conflict(why)),
+            Err(MergeFailure::Conflicts(files)) => {
+                apply(
+                    &store,
+                    TaskOp::Finished {
+                        task: id.clone(),
+                        disposition: None,
+                        finish_error: Some(json!({ "conflicts": files })),
+                    },
+                )?;
+                return Err(CommandError::Conflict(format!(
+                    "merging {} into {target} conflicts in: {}; the merge was aborted and {} is \
+                     as it was; resolve it in the task's worktree {} (rebase on {target}), then \
+                     finish again",
+                    record.branch,
+                    files.join(", "),
+                    repo.display(),
+                    wt.display()
+                )));
+            }
+        }
+    } else {
+        if !state.is_terminal() {
+            apply(
+                &store,
+                TaskOp::Transition {
+                    task: id.clone(),
+                    to: TaskState::Canceled,
+                    reason: Some(json!({ "reason": "discarded" })),
+                },
+            )?;
+        }
+        DispositionRecord {
+            outcome: "discarded".into(),
+            at: Some(now_ms()),
+            ..DispositionRecord::default()
+        }
+    };
+    apply(
+        &store,
+        TaskOp::Finished { task: id.clone(), disposition: Some(disposition), finish_error: None },
+    )?;
+    let record = lock(&store).task_record(&id)?;
+    cleanup(&store, &id, &record, p.force).await
+}
+
+/// Why a worktree may not be removed: uncommitted changes or a lock.
+fn worktree_problem(repo: &Path, wt: &Path) -> Option<String> {
+    match git::dirty_paths(wt) {
+        Ok(paths) if !paths.is_empty() => {
+            return Some(format!(
+                "the task's worktree {} has uncommitted changes ({})",
+                wt.display(),
+                paths.join(", ")
+            ))
+        }
+        Ok(_) => {}
+        Err(e) => return Some(format!("cannot read the worktree {}: {e}", wt.display())),
+    }
+    if let Ok(list) = git::git_ok(repo, &["worktree", "list", "--porcelain"]) {
+        let mut this = false;
+        for line in list.lines() {
+            if let Some(path) = line.strip_prefix("worktree ") {
+                this = Path::new(path) == wt;
+            } else if this && (line == "locked" || line.starts_with("locked ")) {
+                return Some(format!(
+                    "the task's worktree {} is locked (git worktree lock)",
+                    wt.display()
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Merges `branch` into `target` in the source checkout; the merge's commit.
+fn merge(
+    repo: &Path,
+    branch: &str,
+    target: &str,
+    squash: bool,
+    message: &str,
+) -> Result<String, MergeFailure> {
+    let refused = MergeFailure::Refused;
+    match git::current_branch(repo) {
+        Some(b) if b == target => {}
+        Some(b) => {
+            return Err(refused(format!(
+                "the source checkout {} is on branch {b}, not {target}; check out {target} there \
+                 first, or merge into {b} with --target {b}",
+                repo.display()
+            )))
+        }
+        None => {
+            return Err(refused(format!(
+                "the source checkout {} is on a detached HEAD, not {target}; check out {target} \
+                 there first",
+                repo.display()
+            )))
+        }
+    }
+    let dirty =
+        git::git_ok(repo, &["status", "--porcelain", "--untracked-files=no"]).map_err(refused)?;
+    if !dirty.is_empty() {
+        let files: Vec<&str> = dirty.lines().map(|l| l.get(3..).unwrap_or(l)).collect();
+        return Err(refused(format!(
+            "the source checkout {} has uncommitted changes ({}); commit or stash them first",
+            repo.display(),
+            files.join(", ")
+        )));
+    }
+    let out = if squash {
+        git::git(repo, &["merge", "--squash", "--end-of-options", branch]).map_err(refused)?
+    } else {
+        git::git(
+            repo,
+            &["merge", "--no-ff", "--no-edit", "-m", message, "--end-of-options", branch],
+        )
+        .map_err(refused)?
+    };
+    if !out.ok {
+        let files =
+            git::git_ok(repo, &["diff", "--name-only", "--diff-filter=U"]).unwrap_or_default();
+        let files: Vec<String> = files.lines().map(str::to_owned).collect();
+        let abort: &[&str] = if squash { &["reset", "--merge"] } else { &["merge", "--abort"] };
+        let _ = git::git(repo, abort);
+        if files.is_empty() {
+            return Err(refused(format!("git merge failed: {} {}", out.stdout, out.stderr)));
+        }
+        return Err(MergeFailure::Conflicts(files));
+    }
+    if squash {
+        let staged = git::git(repo, &["diff", "--cached", "--quiet"]).map_err(refused)?;
+        if !staged.ok {
+            git::git_ok(repo, &["commit", "--no-verify", "-m", message]).map_err(|e| {
+                let _ = git::git(repo, &["reset", "--merge"]);
+                refused(e)
+            })?;
+        }
+    }
+    git::git_ok(repo, &["rev-parse", "HEAD"]).map_err(refused)
+}
+
+/// Closes the worker pane, removes the worktree and the branch Berth made; records the outcome.
+async fn cleanup(
+    store: &Arc<Mutex<Store>>,
+    id: &TaskId,
+    record: &TaskRecord,
+    force: bool,
+) -> Result<TaskRecord, CommandError> {
+    if let Some(pane) = record.pane_id.as_deref().and_then(|p| PaneId::parse(p).ok()) {
+        let _ = lock(store).execute(Command::PaneClose { pane });
+    }
+    let (repo, wt, branch, pre) = (
+        PathBuf::from(&record.source_repo),
+        PathBuf::from(&record.worktree_path),
+        record.branch.clone(),
+        record.preexisting_branch,
+    );
+    let removed = blocking(move || remove(&repo, &wt, &branch, pre, force)).await?;
+    let mut disposition = record.disposition.clone();
+    let finish_error = match removed {
+        Ok(deleted) => {
+            disposition.branch_deleted = deleted;
+            None
+        }
+        Err(e) => Some(json!({ "cleanup_error": e })),
+    };
+    apply(
+        store,
+        TaskOp::Finished { task: id.clone(), disposition: Some(disposition), finish_error },
+    )?;
+    lock(store).task_record(id)
+}
+
+/// Removes the worktree (forced when asked: twice for a locked one) and the branch when Berth
+/// created it; whether the branch was deleted.
+fn remove(
+    repo: &Path,
+    wt: &Path,
+    branch: &str,
+    preexisting: bool,
+    force: bool,
+) -> Result<bool, String> {
+    if wt.exists() {
+        let wt_text = wt.to_str().ok_or("the worktree path is not UTF-8")?;
+        let mut args = vec!["worktree", "remove"];
+        if force {
+            args.extend(["--force", "--force"]);
+        }
+        args.extend(["--end-of-options", wt_text]);
+        git::git_ok(repo, &args)?;
+    }
+    let _ = git::git(repo, &["worktree", "prune"]);
+    if preexisting || !git::branch_exists(repo, branch) {
+        return Ok(false);
+    }
+    git::git_ok(repo, &["branch", "-D", "--end-of-options", branch])?;
+    Ok(true)
+}

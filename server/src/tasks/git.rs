@@ -1,0 +1,124 @@
+//! Git, run as a program: `git -C <dir> <args…>` without a shell, with a timeout, its output
+//! captured. The only place tasks start a process other than a pane's.
+//!
+//! Blocking: callers on the runtime run these through `spawn_blocking`, never under the
+//! Store's lock.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long one git command may run.
+pub const GIT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What one git command did.
+#[derive(Debug, Clone)]
+pub struct GitOutput {
+    /// Whether it exited 0.
+    pub ok: bool,
+    /// Its standard output, trimmed.
+    pub stdout: String,
+    /// Its standard error, trimmed.
+    pub stderr: String,
+}
+
+/// Runs `git -C dir args…` with [`GIT_TIMEOUT`]; an error when it cannot start or runs too
+/// long (it is killed then).
+pub fn git(dir: &Path, args: &[&str]) -> Result<GitOutput, String> {
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    // Drain both pipes on threads so a chatty git cannot fill one and stall.
+    let mut out = child.stdout.take().expect("stdout is piped above");
+    let mut err = child.stderr.take().expect("stderr is piped above");
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + GIT_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "git {} ran longer than {} s and was stopped",
+                    args.join(" "),
+                    GIT_TIMEOUT.as_secs()
+                ));
+            }
+            Err(e) => return Err(format!("git {}: {e}", args.join(" "))),
+        }
+    };
+    Ok(GitOutput {
+        ok: status.success(),
+        stdout: out.join().unwrap_or_default().trim().to_owned(),
+        stderr: err.join().unwrap_or_default().trim().to_owned(),
+    })
+}
+
+/// Runs git and returns its output, or its error text when it failed.
+pub fn git_ok(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out = git(dir, args)?;
+    if out.ok {
+        Ok(out.stdout)
+    } else {
+        Err(format!("git {} failed: {}", args.join(" "), out.stderr))
+    }
+}
+
+/// The top of the work tree holding `dir`, or why it is not a git checkout.
+pub fn toplevel(dir: &Path) -> Result<PathBuf, String> {
+    if !dir.is_dir() {
+        return Err(format!("{} is not a directory", dir.display()));
+    }
+    git_ok(dir, &["rev-parse", "--show-toplevel"])
+        .map(PathBuf::from)
+        .map_err(|_| format!("{} is not inside a git repository", dir.display()))
+}
+
+/// The full SHA of a commit-ish, or why it does not resolve.
+pub fn resolve_commit(repo: &Path, rev: &str) -> Result<String, String> {
+    if rev.starts_with('-') || rev.is_empty() {
+        return Err(format!("the base {rev:?} is not a revision"));
+    }
+    git_ok(
+        repo,
+        &["rev-parse", "--verify", "--quiet", "--end-of-options", &format!("{rev}^{{commit}}")],
+    )
+    .map_err(|_| format!("the base {rev:?} does not resolve to a commit in {}", repo.display()))
+}
+
+/// The checked-out branch's short name; `None` on a detached HEAD.
+pub fn current_branch(repo: &Path) -> Option<String> {
+    git_ok(repo, &["symbolic-ref", "--quiet", "--short", "HEAD"]).ok().filter(|b| !b.is_empty())
+}
+
+/// Whether `branch` exists as a local branch.
+pub fn branch_exists(repo: &Path, branch: &str) -> bool {
+    git(repo, &["show-ref", "--verify", "--quiet", &format!("refs/heads/{branch}")])
+        .is_ok_and(|o| o.ok)
+}
+
+/// The paths with changes (tracked or untracked) in a checkout; empty when clean.
+pub fn dirty_paths(dir: &Path) -> Result<Vec<String>, String> {
+    let out = git_ok(dir, &["status", "--porcelain", "--untracked-files=normal"])?;
+    Ok(out.lines().map(|l| l.get(3..).unwrap_or(l).to_owned()).collect())
+}

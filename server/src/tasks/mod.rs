@@ -1,0 +1,19 @@
+//! Tasks: one agent working on one contract in its own git worktree, cut from a recorded base
+//! SHA on its own branch (`../shared/DESIGN.md` §10).
+//!
+//! [`model`]: states, the one transition function, the contract and its checks, the composed
+//! prompt, the typed `Task`. [`request`]: what the `task.*` methods ask (wire DTOs, checked
+//! before anything runs). [`ops`]: `TaskOp`, how tasks change the Store (through
+//! `Store::execute`). [`git`]: git run as a program, without a shell, with a timeout.
+//! [`start`], [`finish`]: the slow requests, run as tasks of their own off the Store's lock.
+//! [`watch`]: a working task's worker pane watched (turn without report, silence, death).
+//! [`serve`]: each request turned into the socket's deferred answer.
+
+pub mod finish;
+pub mod git;
+pub mod model;
+pub mod ops;
+pub mod request;
+pub mod serve;
+pub mod start;
+pub mod watch;

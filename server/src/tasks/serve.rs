@@ -1,0 +1,165 @@
+//! The `task.*` requests served: each becomes a future the socket awaits as a deferred answer
+//! (git and waits never hold a runtime worker or the Store's lock). Reads look at the Store
+//! under its lock; changes go through `Store::execute` (`TaskOp`).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use berth_engine::ids::{PaneId, TaskId};
+use serde_json::{json, Value};
+
+use super::model::TaskState;
+use super::ops::TaskOp;
+use super::request::{ReportParams, TaskRequest, WaitParams};
+use super::start::{apply, lock};
+use crate::commands::Command;
+use crate::error::CommandError;
+use crate::persist::task_record::{TaskRecord, TaskResultRecord};
+use crate::store::Store;
+
+/// A `task.*` answer to come.
+pub type TaskAnswer = Pin<Box<dyn Future<Output = Result<Value, CommandError>> + Send + 'static>>;
+
+/// Who sent a request, as the socket read it from the peer's environment.
+#[derive(Debug, Clone, Default)]
+pub struct Reporter {
+    /// The peer's `BERTH_TASK`.
+    pub task: Option<String>,
+    /// The peer's `BERTH_PANE`.
+    pub pane: Option<String>,
+}
+
+fn record_value(record: &TaskRecord) -> Value {
+    serde_json::to_value(record).unwrap_or(Value::Null)
+}
+
+/// Serves one request: refused now, or answered by the returned future.
+pub fn serve(
+    store: &Arc<Mutex<Store>>,
+    request: TaskRequest,
+    reporter: Reporter,
+) -> Result<TaskAnswer, CommandError> {
+    request.check()?;
+    let store = store.clone();
+    Ok(match request {
+        TaskRequest::Start(p) => {
+            let start = super::start::start(&store, p);
+            Box::pin(async move { start.await.map(|r| record_value(&r)) })
+        }
+        TaskRequest::Finish(p) => {
+            let finish = super::finish::finish(&store, p);
+            Box::pin(async move { finish.await.map(|r| record_value(&r)) })
+        }
+        TaskRequest::Report(p) => {
+            let answer = report(&store, p, &reporter);
+            Box::pin(async move { answer })
+        }
+        TaskRequest::List(p) => {
+            let repo = match p.repo {
+                // Any directory inside a repo names it; a path that is not one matches as given.
+                Some(dir) => Some(super::git::toplevel(&dir).unwrap_or(dir)),
+                None => None,
+            };
+            let tasks = lock(&store).task_records(repo.as_deref());
+            Box::pin(async move { Ok(json!({ "tasks": tasks })) })
+        }
+        TaskRequest::Show(r) => {
+            let answer = TaskId::parse(&r.task_id)
+                .map_err(CommandError::from)
+                .and_then(|id| lock(&store).task_record(&id))
+                .map(|r| record_value(&r));
+            Box::pin(async move { answer })
+        }
+        TaskRequest::Cancel(r) => {
+            let answer = cancel(&store, &r.task_id);
+            Box::pin(async move { answer })
+        }
+        TaskRequest::Wait(p) => wait(store, p)?,
+    })
+}
+
+fn report(
+    store: &Mutex<Store>,
+    p: ReportParams,
+    reporter: &Reporter,
+) -> Result<Value, CommandError> {
+    let id = match p.task_id.as_deref().or(reporter.task.as_deref()) {
+        Some(id) => TaskId::parse(id)?,
+        None => {
+            return Err(CommandError::BadParams(
+                "this process is not in a task's worker pane (no BERTH_TASK); name the task \
+                 with --task"
+                    .into(),
+            ))
+        }
+    };
+    if p.task_id.is_none() {
+        // The task came from BERTH_TASK: the pane must be the task's own worker.
+        let record = lock(store).task_record(&id)?;
+        if let (Some(own), Some(worker)) = (&reporter.pane, &record.pane_id) {
+            if own != worker {
+                return Err(CommandError::BadParams(format!(
+                    "BERTH_TASK names task {id} but this pane ({own}) is not its worker \
+                     ({worker}); name the task with --task to report for it"
+                )));
+            }
+        }
+    }
+    let result = TaskResultRecord {
+        status: p.status,
+        summary: p.summary,
+        artifacts: p.artifacts,
+        evidence: p.evidence,
+        reported_at: 0,
+    };
+    apply(store, TaskOp::Report { task: id.clone(), result })?;
+    lock(store).task_record(&id).map(|r| record_value(&r))
+}
+
+fn cancel(store: &Mutex<Store>, id: &str) -> Result<Value, CommandError> {
+    let id = TaskId::parse(id)?;
+    apply(
+        store,
+        TaskOp::Transition {
+            task: id.clone(),
+            to: TaskState::Canceled,
+            reason: Some(json!({ "reason": "canceled" })),
+        },
+    )?;
+    // The worker stops; its worktree stays for `task finish --discard` (or a look).
+    let record = lock(store).task_record(&id)?;
+    if let Some(pane) = record.pane_id.as_deref().and_then(|p| PaneId::parse(p).ok()) {
+        let _ = lock(store).execute(Command::PaneClose { pane });
+    }
+    Ok(record_value(&record))
+}
+
+/// `task.wait`: polls the task every 200 ms until it is terminal (or `input_required`, when
+/// asked), answering its record, or `TIMEOUT`.
+fn wait(store: Arc<Mutex<Store>>, p: WaitParams) -> Result<TaskAnswer, CommandError> {
+    let id = TaskId::parse(&p.task_id)?;
+    lock(&store).task_record(&id)?;
+    let for_input = p.until.as_deref() == Some("input_required");
+    let deadline = p
+        .timeout_ms
+        .and_then(|ms| tokio::time::Instant::now().checked_add(Duration::from_millis(ms)));
+    Ok(Box::pin(async move {
+        loop {
+            let record = lock(&store).task_record(&id)?;
+            let state = TaskState::parse(&record.state).unwrap_or(TaskState::Failed);
+            if state.is_terminal() || (for_input && state == TaskState::InputRequired) {
+                return Ok(record_value(&record));
+            }
+            if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+                return Err(CommandError::Timeout(format!(
+                    "task {id} is still {} after {} ms",
+                    state.as_str(),
+                    p.timeout_ms.unwrap_or_default()
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }))
+}

@@ -1,0 +1,214 @@
+//! The watch on a working task's worker pane, one tokio task per task until it is terminal:
+//!
+//! - a turn that ends (the pane's `TurnLog`, from the agent's `Stop` hook) with no report →
+//!   `input_required` with `turn_ended_without_report` and the agent's last message;
+//! - no output and no hook for the task's `silence_s` (0: off) → `input_required` with
+//!   `worker_silent`;
+//! - a new turn while `input_required` (a follow-up `berth submit`, an answered prompt) →
+//!   `working`;
+//! - the pane closed or its process gone → `failed` with `worker_exited`, once.
+//!
+//! It wakes on the pane's `changed` notify and every second; it locks the Store only to look
+//! and to execute one `TaskOp`, and each change is conditional on the state it saw, so a report
+//! that lands in between wins. A pending decision on the worker pane (#14) is meant to enter
+//! through [`decision_changed`].
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use berth_engine::ids::{PaneId, TaskId};
+use serde_json::json;
+
+use super::model::TaskState;
+use super::ops::TaskOp;
+use super::start::{apply, lock};
+use crate::persist::stamp::now_ms;
+use crate::store::Store;
+
+/// How often the watch looks when nothing wakes it.
+const TICK: Duration = Duration::from_secs(1);
+
+/// Starts the watch of `task` on `pane`; `turn_seen` is the end of the pane's last turn
+/// before the task's prompt (a turn that ended then is not the task's).
+pub(crate) fn spawn(store: Arc<Mutex<Store>>, task: TaskId, pane: PaneId, turn_seen: Option<u64>) {
+    tokio::spawn(watch(store, task, pane, turn_seen));
+}
+
+/// What one look found.
+enum Seen {
+    /// The task is terminal: the watch ends.
+    Done,
+    /// The pane is gone or its process ended.
+    Exited(Option<i32>),
+    /// The pane lives.
+    Live {
+        state: TaskState,
+        silence_s: u64,
+        turn_end: Option<(u64, Option<String>)>,
+        turn_running_since: Option<u64>,
+        activity: (u64, u64),
+    },
+}
+
+fn look(store: &Store, task: &TaskId, pane: &PaneId) -> Seen {
+    let Some(t) = store.tasks.get(task) else { return Seen::Done };
+    if t.state().is_terminal() {
+        return Seen::Done;
+    }
+    let Some(p) = store.panes.get(pane) else { return Seen::Exited(None) };
+    if let Some(exit) = p.exit() {
+        return Seen::Exited(Some(exit.code));
+    }
+    if p.tombstone.is_some() {
+        return Seen::Exited(None);
+    }
+    let meta = p.shared.meta();
+    Seen::Live {
+        state: t.state(),
+        silence_s: t.record.silence_s,
+        turn_end: meta.turns.last.as_ref().map(|l| (l.ended_at, l.last_message.clone())),
+        turn_running_since: meta.turns.started_at,
+        activity: (meta.last_activity_ms, meta.turns.hook_events),
+    }
+}
+
+async fn watch(store: Arc<Mutex<Store>>, task: TaskId, pane: PaneId, mut turn_seen: Option<u64>) {
+    let Some(shared) = lock(&store).pane_shared(&pane) else {
+        let reason = json!({ "reason": "worker_exited", "stage": "watch", "error": "the worker pane is gone" });
+        let _ = fail_live(&store, &task, reason);
+        return;
+    };
+    let mut activity = (0, 0);
+    let mut active_at = now_ms();
+    let mut asked_at = 0;
+    loop {
+        let changed = shared.changed.notified();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
+        let seen = look(&lock(&store), &task, &pane);
+        let now = now_ms();
+        match seen {
+            Seen::Done => return,
+            Seen::Exited(code) => {
+                let reason = json!({
+                    "reason": "worker_exited",
+                    "exit_code": code,
+                    "error": "the worker's pane closed or its program ended without a report",
+                });
+                let _ = fail_live(&store, &task, reason);
+                return;
+            }
+            Seen::Live {
+                state,
+                silence_s,
+                turn_end,
+                turn_running_since,
+                activity: now_activity,
+            } => {
+                if now_activity != activity {
+                    activity = now_activity;
+                    active_at = now;
+                }
+                let ended = turn_end.filter(|(at, _)| Some(*at) > turn_seen);
+                if let Some((at, message)) = ended {
+                    turn_seen = Some(at);
+                    if state == TaskState::Working {
+                        let reason = json!({
+                            "reason": "turn_ended_without_report",
+                            "last_message": message,
+                        });
+                        to_input_required(&store, &task, reason);
+                        asked_at = now;
+                    }
+                } else if state == TaskState::InputRequired
+                    && turn_running_since.is_some_and(|since| since >= asked_at)
+                {
+                    let _ = apply(
+                        &store,
+                        TaskOp::TransitionIf {
+                            task: task.clone(),
+                            from: TaskState::InputRequired,
+                            to: TaskState::Working,
+                            reason: None,
+                        },
+                    );
+                } else if state == TaskState::Working
+                    && silence_s > 0
+                    && now.saturating_sub(active_at) >= silence_s.saturating_mul(1000)
+                {
+                    let reason = json!({ "reason": "worker_silent", "timeout_s": silence_s });
+                    to_input_required(&store, &task, reason);
+                    asked_at = now;
+                    active_at = now;
+                }
+            }
+        }
+        tokio::select! {
+            () = &mut changed => {}
+            () = tokio::time::sleep(TICK) => {}
+        }
+    }
+}
+
+fn to_input_required(store: &Mutex<Store>, task: &TaskId, reason: serde_json::Value) {
+    let _ = apply(
+        store,
+        TaskOp::TransitionIf {
+            task: task.clone(),
+            from: TaskState::Working,
+            to: TaskState::InputRequired,
+            reason: Some(reason),
+        },
+    );
+}
+
+/// Fails a task that is not terminal (pending, working or input_required), once.
+fn fail_live(
+    store: &Mutex<Store>,
+    task: &TaskId,
+    reason: serde_json::Value,
+) -> Result<(), crate::error::CommandError> {
+    let state = lock(store).tasks.get(task).map(super::model::Task::state);
+    match state {
+        Some(s) if !s.is_terminal() => apply(
+            store,
+            TaskOp::TransitionIf {
+                task: task.clone(),
+                from: s,
+                to: TaskState::Failed,
+                reason: Some(reason),
+            },
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// The hook for #14's decisions: the Store calls this when a pane's pending decision appears
+/// (`Some(id)`) or clears (`None`). A worker pane's task moves to `input_required` with
+/// `decision_required` and the decision's id, and back to `working` when it clears.
+pub fn decision_changed(store: &mut Store, pane: &PaneId, decision: Option<&str>) {
+    let Some((task, state)) = store.task_of_pane(pane) else { return };
+    let asked_for_decision = store.tasks.get(&task).is_some_and(|t| {
+        t.record.status_reason.as_ref().and_then(|r| r.get("reason")).and_then(|r| r.as_str())
+            == Some("decision_required")
+    });
+    if decision.is_none() && !asked_for_decision {
+        return;
+    }
+    let op = match (decision, state) {
+        (Some(id), TaskState::Working) => TaskOp::TransitionIf {
+            task,
+            from: TaskState::Working,
+            to: TaskState::InputRequired,
+            reason: Some(json!({ "reason": "decision_required", "decision_id": id })),
+        },
+        (None, TaskState::InputRequired) => TaskOp::TransitionIf {
+            task,
+            from: TaskState::InputRequired,
+            to: TaskState::Working,
+            reason: None,
+        },
+        _ => return,
+    };
+    let _ = store.execute(crate::store::Internal::Task(op));
+}
