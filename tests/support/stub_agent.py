@@ -11,6 +11,8 @@ does (see ../shared/AGENT-CHANNELS.md, "Prompt submit") and reports through the 
   `Stop` hook with `last_assistant_message` = --message. An Enter with nothing typed does
   nothing. Ctrl-C or a lone Escape during a turn cancels it and, like claude, fires no hook.
 - At start, the `SessionStart` hook (so the pane's hooks are wired), then "stub ready".
+- With --on-submit CMD, each submitted prompt also runs CMD through `sh -c` in the stub's cwd
+  (a task's worktree: commit a file, run `berth task report`), during the turn.
 
 Everything it sees goes to --log as JSON lines: {"event": "paste"|"enter"|"submit"|
 "joined"|"empty_enter"|"interrupt"|"hook", ...}.
@@ -38,6 +40,7 @@ def main():
     parser.add_argument("--turn-ms", type=float, default=200.0)
     parser.add_argument("--message", default="stub finished")
     parser.add_argument("--no-ack", action="store_true")
+    parser.add_argument("--on-submit", default=None)
     args = parser.parse_args()
 
     log = open(args.log, "a", buffering=1)
@@ -130,6 +133,12 @@ def run(args, record, hook, fd):
                     text, prompt = prompt, ""
                     if not args.no_ack:
                         hook({"hook_event_name": "UserPromptSubmit", "prompt": text})
+                    if args.on_submit:
+                        done = subprocess.run(["sh", "-c", args.on_submit], stdin=subprocess.DEVNULL,
+                                              capture_output=True, timeout=60)
+                        record("on_submit", rc=done.returncode,
+                               stdout=done.stdout.decode(errors="replace"),
+                               stderr=done.stderr.decode(errors="replace"))
                     turn_end = time.monotonic() + args.turn_ms / 1000.0
                 paste_end = None
             elif byte in (b"\x03", b"\x1b"):

@@ -235,29 +235,13 @@ async fn run(store: Arc<Mutex<Store>>, p: StartParams) -> Result<TaskRecord, Com
         .await;
     };
 
-    // Ready: the agent waits for input.
+    // Ready: the agent is known as the kind asked for (its hook, or its command line) and
+    // waits for input.
     let ready_timeout = p.ready_timeout_s.map_or(DEFAULT_READY_TIMEOUT, Duration::from_secs);
-    let ready = match crate::agents::wait::start(
-        &store,
-        pane.clone(),
-        WaitUntil::Idle,
-        Some(ready_timeout),
-    ) {
-        Ok(wait) => wait.await,
-        Err(e) => Err(e),
-    };
-    match ready {
-        Ok(outcome) if outcome.reached => {}
-        Ok(outcome) => {
-            let why =
-                format!("the agent exited before it was ready (exit code {:?})", outcome.exit_code);
-            return fail(&store, &id, "ready_timeout", why, Some(pane), &prepared, &worktree).await;
-        }
-        Err(e) => {
-            let why =
-                format!("{e}; is the agent's hook set up? (berth hooks {} prints it)", p.agent);
-            return fail(&store, &id, "ready_timeout", why, Some(pane), &prepared, &worktree).await;
-        }
+    let kind = berth_engine::agents::AgentKind::parse(&p.agent);
+    if let Err(why) = ready(&store, &pane, kind, ready_timeout).await {
+        let why = format!("{why}; is the agent's hook set up? (berth hooks {} prints it)", p.agent);
+        return fail(&store, &id, "ready_timeout", why, Some(pane), &prepared, &worktree).await;
     }
 
     // The prompt. A turn that ended before it is not the task's.
@@ -299,6 +283,43 @@ async fn run(store: Arc<Mutex<Store>>, p: StartParams) -> Result<TaskRecord, Com
     )?;
     super::watch::spawn(store.clone(), id.clone(), pane, turn_seen);
     lock(&store).task_record(&id)
+}
+
+/// Waits until the pane's agent is of `kind` (any, for `generic`) and idle, within `limit`.
+async fn ready(
+    store: &Arc<Mutex<Store>>,
+    pane: &PaneId,
+    kind: Option<berth_engine::agents::AgentKind>,
+    limit: Duration,
+) -> Result<(), String> {
+    use berth_engine::agents::AgentKind;
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let wait = crate::agents::wait::start(store, pane.clone(), WaitUntil::Idle, Some(left))
+            .map_err(|e| e.to_string())?;
+        let outcome = wait.await.map_err(|e| e.to_string())?;
+        if !outcome.reached {
+            return Err(format!(
+                "the agent exited before it was ready (exit code {:?})",
+                outcome.exit_code
+            ));
+        }
+        let known = lock(store).panes.get(pane).map(|p| p.agent.kind);
+        match (kind, known) {
+            (Some(AgentKind::Generic) | None, _) => return Ok(()),
+            (Some(want), Some(have)) if want == have => return Ok(()),
+            _ => {}
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(format!(
+                "the pane's program was not known as {} within {} s",
+                kind.map_or("the agent", |k| k.as_str()),
+                limit.as_secs_f64()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// `git worktree add`: a new branch at the base, or the existing branch as it is.

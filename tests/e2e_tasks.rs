@@ -1,0 +1,447 @@
+//! Tasks (issue 15): `berth task start | report | finish | ls | show | wait | cancel` against
+//! real git repos in temp dirs and the stub agent (`support/stub_agent.py`, which reports
+//! through the real `berth hook claude` and, with `--on-submit`, commits and runs the real
+//! `berth task report` from inside its worker pane).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use support::*;
+
+fn python() -> &'static str {
+    if Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    }
+}
+
+/// Runs git in `dir`; panics with its output when it fails.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A repo on `main` with one commit holding `a.txt`.
+fn repo(server: &TestServer, name: &str) -> PathBuf {
+    let dir = server.root.path().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q", "-b", "main"]);
+    git(&dir, &["config", "user.name", "Test"]);
+    git(&dir, &["config", "user.email", "test@example.com"]);
+    std::fs::write(dir.join("a.txt"), "one\ntwo\n").unwrap();
+    git(&dir, &["add", "a.txt"]);
+    git(&dir, &["commit", "-qm", "first"]);
+    dir
+}
+
+/// A server whose worktrees go under its own temp `XDG_DATA_HOME`.
+fn server() -> TestServer {
+    let server = TestServer::prepare();
+    let data = server.root.path().join("data");
+    server.with_env("XDG_DATA_HOME", &data.display().to_string()).launch()
+}
+
+fn berth(server: &TestServer, args: &[&str]) -> Output {
+    server.command().args(args).stdin(Stdio::null()).output().expect("run berth")
+}
+
+fn json_of(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON output")
+}
+
+/// Starts a task on `repo` with the stub agent; `on_submit` is what the stub runs in its
+/// worktree when it gets the prompt; returns the task's JSON and the stub's log path.
+fn start(
+    server: &TestServer,
+    repo: &Path,
+    name: &str,
+    extra: &[&str],
+    stub_extra: &[&str],
+) -> (Value, PathBuf) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/stub_agent.py");
+    let log = server.root.path().join(format!("{name}.log"));
+    let bin = berth_bin().display().to_string();
+    let (repo, script, log_arg) =
+        (repo.display().to_string(), script.display().to_string(), log.display().to_string());
+    let mut args = vec![
+        "task",
+        "start",
+        "--json",
+        "--repo",
+        &repo,
+        "--agent",
+        "claude",
+        "--objective",
+        "Add the file new.txt",
+        "--accept",
+        "new.txt is committed",
+        "--label",
+        name,
+    ];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--", python(), &script, "--berth", &bin, "--log", &log_arg]);
+    args.extend_from_slice(stub_extra);
+    let task = json_of(&berth(server, &args));
+    (task, log)
+}
+
+fn show(server: &TestServer, id: &str) -> Value {
+    json_of(&berth(server, &["task", "show", id, "--json"]))
+}
+
+fn wait_state(server: &TestServer, id: &str, state: &str) -> Value {
+    poll(Duration::from_secs(30), &format!("task {id} to be {state}"), || {
+        let task = show(server, id);
+        (task["state"] == state).then_some(task)
+    })
+}
+
+fn stub_events(log: &Path, name: &str) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["event"] == name)
+        .collect()
+}
+
+/// What the stub runs to do the work and report: commit `file` with `text`, then report.
+fn commit_and_report(file: &str, text: &str) -> String {
+    format!(
+        "printf '{text}' > {file} && git add {file} && git commit -qm 'task work' && \
+         {} task report --status completed --summary 'wrote {file}' --artifact file={file}",
+        berth_bin().display()
+    )
+}
+
+/// Start → working in its own worktree at the base SHA with the composed prompt delivered;
+/// the stub commits and reports → completed; finish --merge → the file on main, worktree and
+/// branch gone, disposition merged with the SHA.
+#[test]
+fn a_task_runs_reports_and_merges() {
+    let server = server();
+    let repo = repo(&server, "app");
+    let base = git(&repo, &["rev-parse", "HEAD"]);
+    let work = commit_and_report("new.txt", "hello\\n");
+    let (task, log) = start(&server, &repo, "add-file", &[], &["--on-submit", &work]);
+    let id = task["id"].as_str().unwrap().to_owned();
+    assert!(id.starts_with("task_"), "{task}");
+    assert!(matches!(task["state"].as_str(), Some("working" | "completed")), "{task}");
+    let wt = PathBuf::from(task["worktree_path"].as_str().unwrap());
+    let branch = task["branch"].as_str().unwrap().to_owned();
+    assert!(branch.starts_with("berth/add-file-"), "{branch}");
+    assert_eq!(task["base_sha"], base);
+    assert_eq!(task["target_branch"], "main");
+    assert!(wt.starts_with(server.root.path().join("data/berth/worktrees")), "{}", wt.display());
+    assert!(!wt.starts_with(&repo));
+    // The prompt the stub received, read back from its log.
+    let submits = poll(Duration::from_secs(20), "the stub's submit", || {
+        let s = stub_events(&log, "submit");
+        (!s.is_empty()).then_some(s)
+    });
+    let prompt = submits[0]["text"].as_str().unwrap();
+    for part in
+        [id.as_str(), branch.as_str(), base.as_str(), "## Objective", "Add the file new.txt"]
+    {
+        assert!(prompt.contains(part), "{part:?} not in the prompt: {prompt}");
+    }
+    assert!(prompt.contains("## Acceptance Criteria\n\n- new.txt is committed"), "{prompt}");
+    let done = wait_state(&server, &id, "completed");
+    assert_eq!(done["result"]["summary"], "wrote new.txt", "{done}");
+    assert_eq!(done["result"]["artifacts"][0]["name"], "file");
+    assert_eq!(git(&wt, &["rev-parse", "--abbrev-ref", "HEAD"]), branch);
+    assert_eq!(git(&wt, &["rev-parse", "HEAD~1"]), base);
+    // A second report is refused: the result is set once.
+    let again = berth(
+        &server,
+        &["task", "report", "--task", &id, "--status", "failed", "--summary", "again"],
+    );
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("once"), "{again:?}");
+
+    let finished = json_of(&berth(&server, &["task", "finish", &id, "--merge", "--json"]));
+    assert_eq!(finished["disposition"]["outcome"], "merged", "{finished}");
+    let sha = finished["disposition"]["merged_sha"].as_str().unwrap();
+    assert_eq!(git(&repo, &["rev-parse", "HEAD"]), sha);
+    assert_eq!(git(&repo, &["rev-parse", "--abbrev-ref", "HEAD"]), "main");
+    assert_eq!(std::fs::read_to_string(repo.join("new.txt")).unwrap(), "hello\n");
+    assert!(!wt.exists(), "the worktree is removed");
+    assert_eq!(git(&repo, &["branch", "--list", &branch]), "", "the branch is deleted");
+    assert_eq!(finished["disposition"]["branch_deleted"], true);
+    assert!(!git(&repo, &["worktree", "list"]).contains(wt.to_str().unwrap()));
+    // The listing shows it.
+    let ls = json_of(&berth(&server, &["task", "ls", "--json", "--repo", repo.to_str().unwrap()]));
+    assert_eq!(ls["tasks"].as_array().unwrap().len(), 1);
+}
+
+/// The source branch changed the same line: finish reports the file, the source checkout is
+/// clean and unchanged, the task keeps its worktree.
+#[test]
+fn a_conflicting_merge_is_aborted_and_reported() {
+    let server = server();
+    let repo = repo(&server, "app");
+    let work = commit_and_report("a.txt", "one\\nTASK\\n");
+    let (task, _) = start(&server, &repo, "edit-a", &[], &["--on-submit", &work]);
+    let id = task["id"].as_str().unwrap().to_owned();
+    let wt = PathBuf::from(task["worktree_path"].as_str().unwrap());
+    wait_state(&server, &id, "completed");
+    std::fs::write(repo.join("a.txt"), "one\nMAIN\n").unwrap();
+    git(&repo, &["commit", "-qam", "main changes a"]);
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let out = berth(&server, &["task", "finish", &id, "--merge"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("conflicts in: a.txt"), "{err}");
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "", "the source checkout is clean");
+    assert_eq!(git(&repo, &["rev-parse", "HEAD"]), head, "and unchanged");
+    assert_eq!(std::fs::read_to_string(repo.join("a.txt")).unwrap(), "one\nMAIN\n");
+    assert!(wt.exists(), "the task keeps its worktree");
+    let after = show(&server, &id);
+    assert_eq!(after["disposition"]["outcome"], "none");
+    assert_eq!(after["finish_error"]["conflicts"][0], "a.txt", "{after}");
+    // A checkout on another branch or with changes is refused with the reason.
+    git(&repo, &["checkout", "-qb", "other"]);
+    let out = berth(&server, &["task", "finish", &id, "--merge"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is on branch other"), "{out:?}");
+    git(&repo, &["checkout", "-q", "main"]);
+    std::fs::write(repo.join("a.txt"), "dirty\n").unwrap();
+    let out = berth(&server, &["task", "finish", &id, "--merge"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("uncommitted changes"), "{out:?}");
+}
+
+/// Discard removes worktree and branch; a pre-existing branch is kept; a dirty worktree is
+/// refused without --force.
+#[test]
+fn discard_removes_only_what_berth_made() {
+    let server = server();
+    let repo = repo(&server, "app");
+    let (plain, _) = start(&server, &repo, "plain", &[], &[]);
+    let id = plain["id"].as_str().unwrap();
+    let wt = PathBuf::from(plain["worktree_path"].as_str().unwrap());
+    let branch = plain["branch"].as_str().unwrap();
+    let gone = json_of(&berth(&server, &["task", "finish", id, "--discard", "--json"]));
+    assert_eq!(gone["state"], "canceled", "{gone}");
+    assert_eq!(gone["disposition"]["outcome"], "discarded");
+    assert!(!wt.exists());
+    assert_eq!(git(&repo, &["branch", "--list", branch]), "");
+
+    git(&repo, &["branch", "feature"]);
+    let dirty = format!(
+        "echo scratch > dirty.txt && {} task report --status completed --summary 'left a file'",
+        berth_bin().display()
+    );
+    let (kept, _) =
+        start(&server, &repo, "kept", &["--branch", "feature"], &["--on-submit", &dirty]);
+    let id = kept["id"].as_str().unwrap().to_owned();
+    assert_eq!(kept["preexisting_branch"], true, "{kept}");
+    assert_eq!(kept["branch"], "feature");
+    let wt = PathBuf::from(kept["worktree_path"].as_str().unwrap());
+    wait_state(&server, &id, "completed");
+    let out = berth(&server, &["task", "finish", &id, "--discard"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dirty.txt"), "{out:?}");
+    assert!(wt.exists());
+    let gone = json_of(&berth(&server, &["task", "finish", &id, "--discard", "--force", "--json"]));
+    assert_eq!(gone["disposition"]["outcome"], "discarded");
+    assert_eq!(gone["disposition"]["branch_deleted"], false);
+    assert!(!wt.exists());
+    assert_eq!(
+        git(&repo, &["branch", "--list", "feature"]),
+        "feature",
+        "a pre-existing branch stays"
+    );
+}
+
+/// Idempotent start across a restart; a working task fails once with restart evidence and
+/// keeps its worktree.
+#[test]
+fn a_restart_fails_working_tasks_once_and_keeps_request_ids() {
+    let mut server = server();
+    let repo = repo(&server, "app");
+    let (task, _) =
+        start(&server, &repo, "long", &["--request-id", "job-1"], &["--turn-ms", "60000"]);
+    let id = task["id"].as_str().unwrap().to_owned();
+    let wt = PathBuf::from(task["worktree_path"].as_str().unwrap());
+    assert_eq!(task["state"], "working");
+    let (same, _) = start(&server, &repo, "long", &["--request-id", "job-1"], &[]);
+    assert_eq!(same["id"], id.as_str(), "the same request id answers the same task");
+    assert!(berth(&server, &["save"]).status.success());
+    server.restart();
+    let after = show(&server, &id);
+    assert_eq!(after["state"], "failed", "{after}");
+    assert_eq!(after["status_reason"]["reason"], "restart");
+    assert_eq!(after["status_reason"]["was"], "working");
+    assert!(wt.exists(), "the worktree stays");
+    let again = berth(
+        &server,
+        &["task", "start", "--json", "--repo", repo.to_str().unwrap(), "--agent", "claude"],
+    );
+    assert_eq!(again.status.code(), Some(2), "the objective is required");
+    let again = berth(
+        &server,
+        &[
+            "task",
+            "start",
+            "--json",
+            "--repo",
+            repo.to_str().unwrap(),
+            "--agent",
+            "claude",
+            "--objective",
+            "x",
+            "--request-id",
+            "job-1",
+            "--",
+            "true",
+        ],
+    );
+    // The answer is the failed task: exit 1, its JSON on stdout.
+    assert_eq!(again.status.code(), Some(1));
+    let again: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(again["id"], id.as_str(), "also after a restart");
+    assert!(berth(&server, &["save"]).status.success());
+    server.restart();
+    let twice = show(&server, &id);
+    assert_eq!(twice["updated_at"], after["updated_at"], "failed once, not again");
+    let ls = json_of(&berth(&server, &["task", "ls", "--json"]));
+    assert_eq!(ls["tasks"].as_array().unwrap().len(), 1);
+}
+
+/// A turn that ends without a report and a silent worker each reach input_required; a
+/// follow-up submit brings the task back to working.
+#[test]
+fn the_watch_asks_for_input() {
+    let server = server();
+    let repo = repo(&server, "app");
+    let (task, _) = start(&server, &repo, "talker", &["--silence", "0"], &[]);
+    let id = task["id"].as_str().unwrap().to_owned();
+    let asked = wait_state(&server, &id, "input_required");
+    assert_eq!(asked["status_reason"]["reason"], "turn_ended_without_report", "{asked}");
+    assert_eq!(asked["status_reason"]["last_message"], "stub finished");
+    let waited =
+        json_of(&berth(&server, &["task", "wait", &id, "--until", "input_required", "--json"]));
+    assert_eq!(waited["state"], "input_required");
+    let pane = asked["pane_id"].as_str().unwrap();
+    server.berth_ok(&["submit", pane, "go on"]);
+    poll(Duration::from_secs(20), "the task to work again", || {
+        let t = show(&server, &id);
+        // The follow-up turn is short: it may already have ended and asked again.
+        (t["state"] == "working" || t["updated_at"] != asked["updated_at"]).then_some(())
+    });
+
+    let (quiet, _) = start(&server, &repo, "quiet", &["--silence", "1"], &["--turn-ms", "60000"]);
+    let id = quiet["id"].as_str().unwrap().to_owned();
+    let asked = wait_state(&server, &id, "input_required");
+    assert_eq!(asked["status_reason"]["reason"], "worker_silent", "{asked}");
+    assert_eq!(asked["status_reason"]["timeout_s"], 1);
+    // The worker's pane closes: the task fails, once.
+    server.berth_ok(&["close", asked["pane_id"].as_str().unwrap()]);
+    let failed = wait_state(&server, &id, "failed");
+    assert_eq!(failed["status_reason"]["reason"], "worker_exited", "{failed}");
+    let out = berth(&server, &["task", "wait", &id, "--timeout", "5"]);
+    assert!(out.status.success());
+}
+
+/// Bad input is a clear error and creates nothing.
+#[test]
+fn bad_input_creates_nothing() {
+    let server = server();
+    let repo = repo(&server, "app");
+    let not_repo = server.root.path().join("plain");
+    std::fs::create_dir_all(&not_repo).unwrap();
+    let big = "x".repeat(33 * 1024);
+    let (r, n) = (repo.to_str().unwrap(), not_repo.to_str().unwrap());
+    let cases: [(Vec<&str>, &str); 5] = [
+        (vec!["--repo", r, "--agent", "claude", "--objective", ""], "objective is empty"),
+        (vec!["--repo", r, "--agent", "claude", "--objective", &big], "32 KiB"),
+        (vec!["--repo", n, "--agent", "claude", "--objective", "x"], "not inside a git repository"),
+        (
+            vec!["--repo", r, "--agent", "claude", "--objective", "x", "--base", "nope"],
+            "does not resolve",
+        ),
+        (vec!["--repo", r, "--agent", "emacs", "--objective", "x"], "unknown agent"),
+    ];
+    for (args, want) in cases {
+        let mut all = vec!["task", "start"];
+        all.extend(args.iter());
+        all.extend(["--", "true"]);
+        let out = berth(&server, &all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{want}: {err}");
+        assert!(err.contains(want), "{want:?} not in {err}");
+    }
+    let ls = json_of(&berth(&server, &["task", "ls", "--json"]));
+    assert_eq!(ls["tasks"], json!([]));
+    assert!(!server.root.path().join("data/berth/worktrees").exists());
+    assert_eq!(git(&repo, &["branch", "--format=%(refname:short)"]), "main");
+    assert_eq!(server.list()["workspaces"], json!([]));
+}
+
+/// Five tasks started at once on one repo get distinct worktrees and branches; the server
+/// keeps answering meanwhile (`berth ls` times are printed, not asserted).
+#[test]
+fn five_tasks_at_once() {
+    let server = server();
+    let repo = repo(&server, "app");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/stub_agent.py");
+    let bin = berth_bin().display().to_string();
+    let children: Vec<_> = (0..5)
+        .map(|i| {
+            let log = server.root.path().join(format!("stub{i}.log"));
+            server
+                .command()
+                .args(["task", "start", "--json", "--repo", repo.to_str().unwrap()])
+                .args(["--agent", "claude", "--objective", &format!("Task number {i}")])
+                .args(["--", python(), script.to_str().unwrap(), "--berth", &bin])
+                .args(["--log", log.to_str().unwrap(), "--turn-ms", "60000"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("berth task start")
+        })
+        .collect();
+    let mut ls_ms = Vec::new();
+    let began = Instant::now();
+    while began.elapsed() < Duration::from_secs(3) {
+        let t = Instant::now();
+        server.berth_ok(&["ls"]);
+        ls_ms.push(t.elapsed().as_millis());
+    }
+    let tasks: Vec<Value> =
+        children.into_iter().map(|c| json_of(&c.wait_with_output().unwrap())).collect();
+    eprintln!("berth ls while five tasks started: {} calls, ms {:?}", ls_ms.len(), ls_ms);
+    let mut worktrees: Vec<&str> =
+        tasks.iter().map(|t| t["worktree_path"].as_str().unwrap()).collect();
+    let mut branches: Vec<&str> = tasks.iter().map(|t| t["branch"].as_str().unwrap()).collect();
+    worktrees.sort_unstable();
+    worktrees.dedup();
+    branches.sort_unstable();
+    branches.dedup();
+    assert_eq!((worktrees.len(), branches.len()), (5, 5));
+    for t in &tasks {
+        assert_eq!(t["state"], "working", "{t}");
+        assert!(Path::new(t["worktree_path"].as_str().unwrap()).is_dir());
+    }
+    // One workspace for the repo, five tabs in it.
+    let list = server.list();
+    let ws = list["workspaces"].as_array().unwrap();
+    assert_eq!(ws.len(), 1, "{list}");
+    assert_eq!(ws[0]["tabs"].as_array().unwrap().len(), 5);
+}
