@@ -389,13 +389,31 @@ fn bad_input_creates_nothing() {
     }
     let ls = json_of(&berth(&server, &["task", "ls", "--json"]));
     assert_eq!(ls["tasks"], json!([]));
+    assert_eq!(server.list()["workspaces"], json!([]));
     assert!(!server.root.path().join("data/berth/worktrees").exists());
     assert_eq!(git(&repo, &["branch", "--format=%(refname:short)"]), "main");
-    assert_eq!(server.list()["workspaces"], json!([]));
+    // An agent that exits before it is ready: the task fails at that stage and what the start
+    // made (pane, worktree, branch) is gone.
+    let out = berth(
+        &server,
+        &["task", "start", "--json", "--repo", r, "--agent", "claude", "--objective", "x"]
+            .into_iter()
+            .chain(["--ready-timeout", "5", "--", "sh", "-c", "exit 3"])
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let failed: Value = serde_json::from_slice(&out.stdout).expect("the failed task");
+    assert_eq!(failed["state"], "failed", "{failed}");
+    assert_eq!(failed["status_reason"]["stage"], "ready_timeout", "{failed}");
+    assert!(!Path::new(failed["worktree_path"].as_str().unwrap()).exists());
+    assert_eq!(git(&repo, &["branch", "--format=%(refname:short)"]), "main");
+    assert!(server.list()["workspaces"][0]["tabs"].as_array().is_none_or(|t| t.is_empty()));
 }
 
 /// Five tasks started at once on one repo get distinct worktrees and branches; the server
-/// keeps answering meanwhile (`berth ls` times are printed, not asserted).
+/// keeps answering meanwhile (`berth ls` times are printed, not asserted). Regression: two
+/// `git worktree add` at once in one repo failed ("failed to read .git/worktrees/…/commondir");
+/// worktree changes are now serialised per repo.
 #[test]
 fn five_tasks_at_once() {
     let server = server();
@@ -426,7 +444,14 @@ fn five_tasks_at_once() {
     }
     let tasks: Vec<Value> =
         children.into_iter().map(|c| json_of(&c.wait_with_output().unwrap())).collect();
-    eprintln!("berth ls while five tasks started: {} calls, ms {:?}", ls_ms.len(), ls_ms);
+    ls_ms.sort_unstable();
+    eprintln!(
+        "berth ls while five tasks started: {} calls, median {} ms, p95 {} ms, max {} ms",
+        ls_ms.len(),
+        ls_ms[ls_ms.len() / 2],
+        ls_ms[ls_ms.len() * 95 / 100],
+        ls_ms[ls_ms.len() - 1]
+    );
     let mut worktrees: Vec<&str> =
         tasks.iter().map(|t| t["worktree_path"].as_str().unwrap()).collect();
     let mut branches: Vec<&str> = tasks.iter().map(|t| t["branch"].as_str().unwrap()).collect();

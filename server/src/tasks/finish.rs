@@ -96,7 +96,10 @@ async fn run(store: Arc<Mutex<Store>>, p: FinishParams) -> Result<TaskRecord, Co
         let (repo2, branch, target2, squash) =
             (repo.clone(), record.branch.clone(), target.clone(), p.squash);
         let message = format!("Merge task {id}: {}", record.label);
-        let merged = blocking(move || merge(&repo2, &branch, &target2, squash, &message)).await?;
+        let merged = blocking(move || {
+            git::with_repo_lock(&repo2, || merge(&repo2, &branch, &target2, squash, &message))
+        })
+        .await?;
         match merged {
             Ok(sha) => DispositionRecord {
                 outcome: "merged".into(),
@@ -264,7 +267,9 @@ async fn cleanup(
         record.branch.clone(),
         record.preexisting_branch,
     );
-    let removed = blocking(move || remove(&repo, &wt, &branch, pre, force)).await?;
+    let removed =
+        blocking(move || git::with_repo_lock(&repo, || remove(&repo, &wt, &branch, pre, force)))
+            .await?;
     let mut disposition = record.disposition.clone();
     let finish_error = match removed {
         Ok(deleted) => {

@@ -74,6 +74,24 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<GitOutput, String> {
     })
 }
 
+/// One lock per repo, held across the steps that change its worktrees, branches or checkout
+/// (add, remove, prune, merge): git itself does not expect two `git worktree add` at once in
+/// one repo (one reads the other's half-made admin dir and fails).
+pub fn repo_lock(repo: &Path) -> std::sync::Arc<std::sync::Mutex<()>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>> = OnceLock::new();
+    let mut locks = LOCKS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    locks.entry(repo.to_path_buf()).or_default().clone()
+}
+
+/// Runs `f` holding `repo`'s lock (see [`repo_lock`]); blocking, so never on a runtime worker.
+pub fn with_repo_lock<T>(repo: &Path, f: impl FnOnce() -> T) -> T {
+    let lock = repo_lock(repo);
+    let _held = lock.lock().unwrap_or_else(|p| p.into_inner());
+    f()
+}
+
 /// Runs git and returns its output, or its error text when it failed.
 pub fn git_ok(dir: &Path, args: &[&str]) -> Result<String, String> {
     let out = git(dir, args)?;

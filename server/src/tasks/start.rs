@@ -198,7 +198,10 @@ async fn run(store: Arc<Mutex<Store>>, p: StartParams) -> Result<TaskRecord, Com
             prepared.base_sha.clone(),
             prepared.preexisting,
         );
-        blocking(move || add_worktree(&repo, &wt, &branch, &sha, pre)).await?
+        blocking(move || {
+            git::with_repo_lock(&repo, || add_worktree(&repo, &wt, &branch, &sha, pre))
+        })
+        .await?
     };
     if let Err(e) = made {
         return fail(&store, &id, "worktree", e, None, &prepared, &worktree).await;
@@ -363,7 +366,9 @@ async fn fail(
         prepared.branch.clone(),
         prepared.preexisting,
     );
-    let cleanup = blocking(move || remove_made(&repo, &wt, &branch, pre)).await?;
+    let cleanup =
+        blocking(move || git::with_repo_lock(&repo, || remove_made(&repo, &wt, &branch, pre)))
+            .await?;
     let mut evidence = stage_evidence(stage, error);
     if let Err(e) = cleanup {
         evidence["cleanup_error"] = e.into();
