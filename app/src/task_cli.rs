@@ -28,7 +28,7 @@ pub enum TaskVerb {
     /// Start an agent on a contract in its own worktree and branch, in a tab of the repo's
     /// workspace; prints the task once the agent has its prompt.
     #[command(after_help = START_HELP)]
-    Start(StartArgs),
+    Start(Box<StartArgs>),
     /// From inside a task's worker pane (reads BERTH_TASK): report the task's result, once.
     Report(ReportArgs),
     /// Merge the task's branch into the target branch, or discard it; then remove the
@@ -182,6 +182,7 @@ pub fn run(client: Client, verb: TaskVerb) -> Result<ExitCode> {
     let mut client = client;
     match verb {
         TaskVerb::Start(a) => {
+            let a = *a;
             let objective = match (a.objective, a.objective_file) {
                 (Some(o), _) => o,
                 (None, Some(f)) => std::fs::read_to_string(&f)

@@ -166,7 +166,7 @@ impl Client {
         timeout: Option<Duration>,
     ) -> Result<Value, ClientError> {
         self.reader.get_ref().set_read_timeout(timeout)?;
-        let result = self.request(&Decoded::Connection(ConnectionMethod::Task(request)));
+        let result = self.request(&Decoded::Connection(ConnectionMethod::Task(Box::new(request))));
         self.reader.get_ref().set_read_timeout(Some(CALL_TIMEOUT))?;
         result
     }

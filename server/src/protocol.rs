@@ -308,7 +308,7 @@ pub enum ConnectionMethod {
         timeout_ms: Option<u64>,
     },
     /// `task.*`: tasks in worktrees, served by `tasks::serve` (git and waits: answered later).
-    Task(crate::tasks::request::TaskRequest),
+    Task(Box<crate::tasks::request::TaskRequest>),
 }
 
 #[derive(Deserialize)]
@@ -454,7 +454,7 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
                 _ => T::Wait(params(p)?),
             };
             request.check()?;
-            return Ok(Decoded::Connection(ConnectionMethod::Task(request)));
+            return Ok(Decoded::Connection(ConnectionMethod::Task(Box::new(request))));
         }
         "pane.resume" => {
             let p: PaneRef = params(p)?;
@@ -771,7 +771,7 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
             let json = |v: Result<Value, serde_json::Error>| {
                 v.map_err(|e| CommandError::BadParams(format!("task params: {e}")))
             };
-            return Ok(match request {
+            return Ok(match request.as_ref() {
                 T::Start(p) => ("task.start", json(serde_json::to_value(p))?),
                 T::Report(p) => ("task.report", json(serde_json::to_value(p))?),
                 T::Finish(p) => ("task.finish", json(serde_json::to_value(p))?),

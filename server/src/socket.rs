@@ -600,7 +600,7 @@ fn answer(
                 |name| conn.peer_pid.and_then(|pid| berth_engine::procfs::environ_var(pid, name));
             let reporter =
                 crate::tasks::serve::Reporter { task: env("BERTH_TASK"), pane: env("BERTH_PANE") };
-            match crate::tasks::serve::serve(&services.store, request, reporter) {
+            match crate::tasks::serve::serve(&services.store, *request, reporter) {
                 Ok(answer) => Some(Answer::Later(id, answer)),
                 Err(err) => now(Err(err)),
             }

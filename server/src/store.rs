@@ -279,7 +279,7 @@ pub enum Internal {
         pane: PaneId,
     },
     /// A change to the tasks (`tasks::ops`).
-    Task(crate::tasks::ops::TaskOp),
+    Task(crate::tasks::op::TaskOp),
 }
 
 /// Everything [`Store::execute`] runs: a client's command or an internal one.

@@ -16,9 +16,8 @@ use serde_json::json;
 
 use super::git;
 use super::model::TaskState;
-use super::ops::TaskOp;
+use super::ops::{apply, lock, TaskOp};
 use super::request::FinishParams;
-use super::start::{apply, lock};
 use crate::commands::Command;
 use crate::error::CommandError;
 use crate::persist::stamp::now_ms;

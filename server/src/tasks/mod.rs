@@ -3,8 +3,9 @@
 //!
 //! [`model`]: states, the one transition function, the contract and its checks, the composed
 //! prompt, the typed `Task`. [`request`]: what the `task.*` methods ask (wire DTOs, checked
-//! before anything runs). [`ops`]: `TaskOp`, how tasks change the Store (through
-//! `Store::execute`). [`git`]: git run as a program, without a shell, with a timeout.
+//! before anything runs). [`op`]: `TaskOp`, the changes to tasks (an `Internal` op); [`ops`]:
+//! the Store's side of each (through `Store::execute`) and the reads. [`git`]: git run as a
+//! program, without a shell, with a timeout, one repo's worktree changes at a time.
 //! [`start`], [`finish`]: the slow requests, run as tasks of their own off the Store's lock.
 //! [`watch`]: a working task's worker pane watched (turn without report, silence, death).
 //! [`serve`]: each request turned into the socket's deferred answer.
@@ -12,6 +13,7 @@
 pub mod finish;
 pub mod git;
 pub mod model;
+pub mod op;
 pub mod ops;
 pub mod request;
 pub mod serve;

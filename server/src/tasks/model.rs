@@ -84,12 +84,13 @@ impl TaskState {
     /// | canceled | rejected`; a terminal state never changes, and no state moves to itself.
     pub fn can_transition_to(self, to: Self) -> bool {
         use TaskState::*;
-        match (self, to) {
-            (Pending, Working) => true,
-            (Working, InputRequired) | (InputRequired, Working) => true,
-            (Pending | Working | InputRequired, Completed | Failed | Canceled | Rejected) => true,
-            _ => false,
-        }
+        matches!(
+            (self, to),
+            (Pending, Working)
+                | (Working, InputRequired)
+                | (InputRequired, Working)
+                | (Pending | Working | InputRequired, Completed | Failed | Canceled | Rejected)
+        )
     }
 }
 

@@ -1,75 +1,22 @@
-//! How tasks change the Store: [`TaskOp`], the internal ops the task code (start, finish,
-//! watch) hands to `Store::execute`, and the Store's side of each. Every state change goes
+//! How tasks change the Store: the Store's side of each `TaskOp` (`tasks/op.rs`), which the
+//! task code (start, finish, watch) hands to `Store::execute`, and the reads of tasks. Every state change goes
 //! through `Task::transition`, and every change publishes `task.changed`.
 //!
 //! Nothing here runs git or waits: the callers do that outside the Store's lock.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use berth_engine::ids::{PaneId, TaskId, WorkspaceId};
-use serde_json::Value;
+
+use std::sync::{Mutex, MutexGuard};
 
 use super::model::{Task, TaskState};
-use crate::commands::SpawnRequest;
+pub use super::op::TaskOp;
 use crate::error::CommandError;
 use crate::event::Event;
 use crate::persist::stamp::now_ms;
-use crate::persist::task_record::{DispositionRecord, TaskRecord, TaskResultRecord};
-use crate::store::Store;
-
-/// A change to the Store's tasks (an `Internal` op).
-#[derive(Debug, Clone, PartialEq)]
-pub enum TaskOp {
-    /// Records a new pending task (refused when its request id is taken: the answer names
-    /// the existing task then).
-    Register(Box<Task>),
-    /// Opens the worker's tab in the repo's workspace and starts the agent there.
-    OpenTab {
-        /// The task.
-        task: TaskId,
-        /// The agent's command, cwd (the worktree) and environment (`BERTH_TASK`).
-        spawn: SpawnRequest,
-        /// The source repo, whose workspace gets the tab.
-        repo: PathBuf,
-    },
-    /// Moves a task to another state, with the reason (`None` clears it).
-    Transition {
-        /// The task.
-        task: TaskId,
-        /// The new state.
-        to: TaskState,
-        /// Why.
-        reason: Option<Value>,
-    },
-    /// Moves a task to `to` only if it is in `from` now (the watcher's changes, which must
-    /// not undo a report that came in between).
-    TransitionIf {
-        /// The task.
-        task: TaskId,
-        /// The state it must be in.
-        from: TaskState,
-        /// The new state.
-        to: TaskState,
-        /// Why.
-        reason: Option<Value>,
-    },
-    /// The worker's report: sets the result once and moves to its status.
-    Report {
-        /// The task.
-        task: TaskId,
-        /// The report.
-        result: TaskResultRecord,
-    },
-    /// A finish's outcome: the disposition (when one is reached) and the error, if any.
-    Finished {
-        /// The task.
-        task: TaskId,
-        /// The disposition now.
-        disposition: Option<DispositionRecord>,
-        /// What went wrong (conflicts, cleanup), or `None`.
-        finish_error: Option<Value>,
-    },
-}
+use crate::persist::task_record::{TaskRecord, TaskResultRecord};
+use crate::store::{Internal, Store};
 
 impl Store {
     /// The saved form of every task, oldest first, optionally only those of one repo.
@@ -227,4 +174,14 @@ fn no_such_task(id: &TaskId) -> CommandError {
 
 fn bad_transition(e: super::model::BadTransition) -> CommandError {
     CommandError::Conflict(e.to_string())
+}
+
+/// The Store, locked (a panic elsewhere does not make it unusable).
+pub(crate) fn lock(store: &Mutex<Store>) -> MutexGuard<'_, Store> {
+    store.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Executes one task op under the lock.
+pub(crate) fn apply(store: &Mutex<Store>, op: TaskOp) -> Result<(), CommandError> {
+    lock(store).execute(Internal::Task(op)).map(|_| ())
 }

@@ -11,9 +11,8 @@ use berth_engine::ids::{PaneId, TaskId};
 use serde_json::{json, Value};
 
 use super::model::TaskState;
-use super::ops::TaskOp;
+use super::ops::{apply, lock, TaskOp};
 use super::request::{ReportParams, TaskRequest, WaitParams};
-use super::start::{apply, lock};
 use crate::commands::Command;
 use crate::error::CommandError;
 use crate::persist::task_record::{TaskRecord, TaskResultRecord};
@@ -57,11 +56,8 @@ pub fn serve(
             Box::pin(async move { answer })
         }
         TaskRequest::List(p) => {
-            let repo = match p.repo {
-                // Any directory inside a repo names it; a path that is not one matches as given.
-                Some(dir) => Some(super::git::toplevel(&dir).unwrap_or(dir)),
-                None => None,
-            };
+            // Any directory inside a repo names it; a path that is not one matches as given.
+            let repo = p.repo.map(|dir| super::git::toplevel(&dir).unwrap_or(dir));
             let tasks = lock(&store).task_records(repo.as_deref());
             Box::pin(async move { Ok(json!({ "tasks": tasks })) })
         }

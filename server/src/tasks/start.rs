@@ -9,35 +9,26 @@
 //! runs as a task of its own, so a client that hangs up does not leave it half done.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use berth_engine::ids::{PaneId, TaskId};
 
 use super::git;
 use super::model::{compose_prompt, no_disposition, slug, stage_evidence, Task, TaskState};
-use super::ops::TaskOp;
+use super::ops::{apply, lock, TaskOp};
 use super::request::StartParams;
 use crate::agents::work::WaitUntil;
 use crate::commands::{Command, SpawnRequest};
 use crate::error::CommandError;
 use crate::persist::stamp::now_ms;
 use crate::persist::task_record::TaskRecord;
-use crate::store::{Internal, Store};
+use crate::store::Store;
 
 /// How long a start waits for the agent to be ready, unless told.
 pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Seconds of worker silence before `input_required`, unless told.
 pub const DEFAULT_SILENCE_S: u64 = 600;
-
-pub(crate) fn lock(store: &Mutex<Store>) -> MutexGuard<'_, Store> {
-    store.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Executes one task op under the lock.
-pub(crate) fn apply(store: &Mutex<Store>, op: TaskOp) -> Result<(), CommandError> {
-    lock(store).execute(Internal::Task(op)).map(|_| ())
-}
 
 /// Where tasks' worktrees live: `$XDG_DATA_HOME/berth/worktrees` (`~/.local/share/…`).
 pub fn worktrees_root(home: &Path) -> PathBuf {

@@ -20,8 +20,7 @@ use berth_engine::ids::{PaneId, TaskId};
 use serde_json::json;
 
 use super::model::TaskState;
-use super::ops::TaskOp;
-use super::start::{apply, lock};
+use super::ops::{apply, lock, TaskOp};
 use crate::persist::stamp::now_ms;
 use crate::store::Store;
 
