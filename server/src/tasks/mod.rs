@@ -19,3 +19,6 @@ pub mod request;
 pub mod serve;
 pub mod start;
 pub mod watch;
+
+#[cfg(test)]
+mod ops_tests;
