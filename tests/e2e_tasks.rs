@@ -186,9 +186,43 @@ fn a_task_runs_reports_and_merges() {
     assert_eq!(git(&repo, &["branch", "--list", &branch]), "", "the branch is deleted");
     assert_eq!(finished["disposition"]["branch_deleted"], true);
     assert!(!git(&repo, &["worktree", "list"]).contains(wt.to_str().unwrap()));
-    // The listing shows it.
+    // A squashed merge: one ordinary commit on main.
+    let work = commit_and_report("b.txt", "bee\\n");
+    let (task, _) = start(&server, &repo, "add-b", &[], &["--on-submit", &work]);
+    let id = task["id"].as_str().unwrap().to_owned();
+    wait_state(&server, &id, "completed");
+    let finished =
+        json_of(&berth(&server, &["task", "finish", &id, "--merge", "--squash", "--json"]));
+    let sha = finished["disposition"]["merged_sha"].as_str().unwrap();
+    assert_eq!(git(&repo, &["rev-parse", "HEAD"]), sha);
+    assert_eq!(git(&repo, &["rev-list", "--parents", "-n1", "HEAD"]).split(' ').count(), 2);
+    assert_eq!(std::fs::read_to_string(repo.join("b.txt")).unwrap(), "bee\n");
+    // The listing shows both, the text form too.
     let ls = json_of(&berth(&server, &["task", "ls", "--json", "--repo", repo.to_str().unwrap()]));
-    assert_eq!(ls["tasks"].as_array().unwrap().len(), 1);
+    assert_eq!(ls["tasks"].as_array().unwrap().len(), 2);
+    let text = server.berth_ok(&["task", "ls"]);
+    assert!(text.contains(&id) && text.contains("merged"), "{text}");
+}
+
+/// A source checkout on a detached HEAD at start leaves the target unset: finish needs
+/// --target, and merges into it once the checkout is on that branch.
+#[test]
+fn a_detached_source_needs_a_target() {
+    let server = server();
+    let repo = repo(&server, "app");
+    git(&repo, &["checkout", "-q", "--detach"]);
+    let work = commit_and_report("new.txt", "x\\n");
+    let (task, _) = start(&server, &repo, "detached", &[], &["--on-submit", &work]);
+    let id = task["id"].as_str().unwrap().to_owned();
+    assert_eq!(task["target_branch"], Value::Null, "{task}");
+    wait_state(&server, &id, "completed");
+    let out = berth(&server, &["task", "finish", &id, "--merge"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--target"), "{out:?}");
+    git(&repo, &["checkout", "-q", "main"]);
+    let done =
+        json_of(&berth(&server, &["task", "finish", &id, "--merge", "--target", "main", "--json"]));
+    assert_eq!(done["disposition"]["target_ref"], "main");
+    assert!(repo.join("new.txt").exists());
 }
 
 /// The source branch changed the same line: finish reports the file, the source checkout is
@@ -257,6 +291,11 @@ fn discard_removes_only_what_berth_made() {
     let out = berth(&server, &["task", "finish", &id, "--discard"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("dirty.txt"), "{out:?}");
+    std::fs::remove_file(wt.join("dirty.txt")).unwrap();
+    git(&repo, &["worktree", "lock", wt.to_str().unwrap()]);
+    let out = berth(&server, &["task", "finish", &id, "--discard"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is locked"), "{out:?}");
+    std::fs::write(wt.join("dirty.txt"), "again").unwrap();
     assert!(wt.exists());
     let gone = json_of(&berth(&server, &["task", "finish", &id, "--discard", "--force", "--json"]));
     assert_eq!(gone["disposition"]["outcome"], "discarded");
@@ -339,12 +378,19 @@ fn the_watch_asks_for_input() {
         json_of(&berth(&server, &["task", "wait", &id, "--until", "input_required", "--json"]));
     assert_eq!(waited["state"], "input_required");
     let pane = asked["pane_id"].as_str().unwrap();
+    let mut events = server.client();
+    events.subscribe().unwrap();
     server.berth_ok(&["submit", pane, "go on"]);
-    poll(Duration::from_secs(20), "the task to work again", || {
-        let t = show(&server, &id);
-        // The follow-up turn is short: it may already have ended and asked again.
-        (t["state"] == "working" || t["updated_at"] != asked["updated_at"]).then_some(())
-    });
+    // The follow-up turn is short: its `working` is seen on the event stream.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        assert!(Instant::now() < deadline, "no task.changed to working after the follow-up");
+        let Ok(event) = events.next_event(Some(Duration::from_secs(1))) else { continue };
+        let e = &event;
+        if e["type"] == "task.changed" && e["task_id"] == id.as_str() && e["state"] == "working" {
+            break;
+        }
+    }
 
     let (quiet, _) = start(&server, &repo, "quiet", &["--silence", "1"], &["--turn-ms", "60000"]);
     let id = quiet["id"].as_str().unwrap().to_owned();
@@ -355,6 +401,10 @@ fn the_watch_asks_for_input() {
     server.berth_ok(&["close", asked["pane_id"].as_str().unwrap()]);
     let failed = wait_state(&server, &id, "failed");
     assert_eq!(failed["status_reason"]["reason"], "worker_exited", "{failed}");
+    assert!(
+        Path::new(failed["worktree_path"].as_str().unwrap()).is_dir(),
+        "closing a task's pane never removes its checkout"
+    );
     let out = berth(&server, &["task", "wait", &id, "--timeout", "5"]);
     assert!(out.status.success());
 }
@@ -469,4 +519,18 @@ fn five_tasks_at_once() {
     let ws = list["workspaces"].as_array().unwrap();
     assert_eq!(ws.len(), 1, "{list}");
     assert_eq!(ws[0]["tabs"].as_array().unwrap().len(), 5);
+    // Cancel one: its worker stops, its worktree stays, a wait returns at once.
+    let id = tasks[0]["id"].as_str().unwrap();
+    server.berth_ok(&["task", "cancel", id]);
+    let waited = json_of(&berth(&server, &["task", "wait", id, "--timeout", "5", "--json"]));
+    assert_eq!(waited["state"], "canceled");
+    assert!(Path::new(tasks[0]["worktree_path"].as_str().unwrap()).is_dir());
+    poll(Duration::from_secs(10), "the canceled worker's tab to close", || {
+        let tabs = server.list()["workspaces"][0]["tabs"].as_array().map_or(0, Vec::len);
+        (tabs == 4).then_some(())
+    });
+    // Another is still working: a wait with a short timeout says so (exit 3).
+    let out =
+        berth(&server, &["task", "wait", tasks[1]["id"].as_str().unwrap(), "--timeout", "0.3"]);
+    assert_eq!(out.status.code(), Some(3));
 }
