@@ -421,9 +421,27 @@ pub fn sanitized(snapshot: &Snapshot) -> Snapshot {
         n.title = redact_text(&n.title);
         n.body = redact_text(&n.body);
     }
+    for task in &mut clean.tasks {
+        redact_task(task);
+    }
     let excess = clean.notifications.len().saturating_sub(MAX_NOTIFICATIONS);
     clean.notifications.drain(..excess);
     clean
+}
+
+/// Redacts the secrets a task's text may hold (its contract, label and report), as titles'.
+fn redact_task(task: &mut super::task_record::TaskRecord) {
+    task.label = redact_text(&task.label);
+    let c = &mut task.contract;
+    c.objective = redact_text(&c.objective);
+    for item in c.constraints.iter_mut().chain(c.acceptance.iter_mut()) {
+        *item = redact_text(item);
+    }
+    c.output_format = c.output_format.as_deref().map(redact_text);
+    if let Some(result) = &mut task.result {
+        result.summary = redact_text(&result.summary);
+        result.evidence = result.evidence.as_deref().map(redact_text);
+    }
 }
 
 /// Redacts the secrets a pane's command lines may hold (see [`super::redact`]).

@@ -128,3 +128,29 @@ fn restored_tombstones_count_as_kept_at_shutdown() {
         "{next:?}"
     );
 }
+
+/// A secret pasted into a task's contract or report is written as `REDACTED`, like a title's.
+#[test]
+fn secrets_in_tasks_never_reach_the_bytes() {
+    use crate::persist::task_record::{ContractRecord, TaskRecord, TaskResultRecord};
+    let mut snapshot = sample_snapshot();
+    snapshot.tasks.push(TaskRecord {
+        id: "task_1".into(),
+        state: "completed".into(),
+        contract: ContractRecord {
+            objective: "Deploy with GITHUB_TOKEN=ghp_objective1 set".into(),
+            constraints: vec!["use --password hunter2constraint".into()],
+            ..ContractRecord::default()
+        },
+        result: Some(TaskResultRecord {
+            summary: "ran curl -H 'Authorization: Bearer sk-summary123456'".into(),
+            ..TaskResultRecord::default()
+        }),
+        ..TaskRecord::default()
+    });
+    let bytes = String::from_utf8(encode(&snapshot).unwrap()).unwrap();
+    for secret in ["ghp_objective1", "hunter2constraint", "sk-summary123456"] {
+        assert!(!bytes.contains(secret), "{secret} was written");
+    }
+    assert!(bytes.contains("Deploy with"));
+}
