@@ -184,7 +184,7 @@ enum Verb {
     #[command(after_help = WAIT_HELP)]
     Wait(WaitArgs),
     /// Tasks: agents working in parallel, each on a contract in its own git worktree.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = crate::task_cli::TASK_HELP)]
     Task(crate::task_cli::TaskVerb),
     /// Close a workspace, tab or pane by id.
     Close {

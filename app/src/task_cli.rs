@@ -19,6 +19,19 @@ use berth_server::tasks::request::{
 use clap::{Args, Subcommand};
 use serde_json::Value;
 
+/// `berth task --help`'s end.
+pub const TASK_HELP: &str = "\
+Exit codes:
+  0  success
+  1  error, or a task that failed to start (its JSON says at which stage)
+  3  `task wait`: timeout
+
+Examples:
+  berth task start --repo . --agent claude --objective 'Fix the flaky parser test'
+  berth task wait task_3f… && berth task show task_3f…
+  berth task finish task_3f… --merge        # or --discard
+  berth task report --status completed --summary 'Parser fixed; tests pass'   # in the worker";
+
 /// The exit code of a wait that timed out.
 const EXIT_TIMEOUT: u8 = 3;
 
@@ -30,9 +43,15 @@ pub enum TaskVerb {
     #[command(after_help = START_HELP)]
     Start(Box<StartArgs>),
     /// From inside a task's worker pane (reads BERTH_TASK): report the task's result, once.
+    #[command(
+        after_help = "Example:\n  berth task report --status completed --summary 'Added the parser test' --artifact test=tests/parse.rs"
+    )]
     Report(ReportArgs),
     /// Merge the task's branch into the target branch, or discard it; then remove the
     /// worktree and the branch Berth created.
+    #[command(
+        after_help = "A merge is refused when the source checkout is on another branch or has uncommitted\nchanges, or the task's worktree is dirty or locked (--force removes it anyway); a conflict\nis aborted and the files named.\n\nExamples:\n  berth task finish task_3f… --merge --squash\n  berth task finish task_3f… --discard"
+    )]
     Finish(FinishArgs),
     /// List the tasks.
     Ls {
