@@ -529,6 +529,14 @@ fn five_tasks_at_once() {
         let tabs = server.list()["workspaces"][0]["tabs"].as_array().map_or(0, Vec::len);
         (tabs == 4).then_some(())
     });
+    // A working task merges only with --force; it is canceled then (the user took it over).
+    let id = tasks[2]["id"].as_str().unwrap();
+    let out = berth(&server, &["task", "finish", id, "--merge"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not completed"), "{out:?}");
+    let merged = json_of(&berth(&server, &["task", "finish", id, "--merge", "--force", "--json"]));
+    assert_eq!(merged["state"], "canceled", "{merged}");
+    assert_eq!(merged["status_reason"]["reason"], "merged_before_report");
+    assert_eq!(merged["disposition"]["outcome"], "merged");
     // Another is still working: a wait with a short timeout says so (exit 3).
     let out =
         berth(&server, &["task", "wait", tasks[1]["id"].as_str().unwrap(), "--timeout", "0.3"]);

@@ -99,6 +99,17 @@ async fn run(store: Arc<Mutex<Store>>, p: FinishParams) -> Result<TaskRecord, Co
             git::with_repo_lock(&repo2, || merge(&repo2, &branch, &target2, squash, &message))
         })
         .await?;
+        if merged.is_ok() && !state.is_terminal() {
+            // Merged before its report (--force): the user took the work over.
+            apply(
+                &store,
+                TaskOp::Transition {
+                    task: id.clone(),
+                    to: TaskState::Canceled,
+                    reason: Some(json!({ "reason": "merged_before_report" })),
+                },
+            )?;
+        }
         match merged {
             Ok(sha) => DispositionRecord {
                 outcome: "merged".into(),

@@ -30,6 +30,11 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<GitOutput, String> {
         .arg("-C")
         .arg(dir)
         .args(args)
+        // The server's own environment must not point git elsewhere than `-C`.
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_COMMON_DIR")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("LC_ALL", "C")
         .stdin(Stdio::null())

@@ -132,9 +132,12 @@ async fn run(store: Arc<Mutex<Store>>, p: StartParams) -> Result<TaskRecord, Com
             .unwrap_or("task")
             .trim()
             .chars()
+            .filter(|c| !c.is_control())
             .take(80)
             .collect(),
     };
+    // A label (and the tab's title) shows no bidirectional overrides.
+    let label = crate::pane::clean_title(&label);
     let prepared = {
         let (p, id, label) = (p.clone(), id.clone(), label.clone());
         blocking(move || prepare(&p, &id, &label)).await??
