@@ -542,3 +542,46 @@ fn five_tasks_at_once() {
         berth(&server, &["task", "wait", tasks[1]["id"].as_str().unwrap(), "--timeout", "0.3"]);
     assert_eq!(out.status.code(), Some(3));
 }
+
+/// The largest objective (32 KiB) reaches the worker whole, with the task's preamble around it
+/// (a prompt over `berth submit`'s own 32 KiB).
+#[test]
+fn a_32_kib_objective_reaches_the_worker() {
+    let server = server();
+    let repo = repo(&server, "app");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/stub_agent.py");
+    let log = server.root.path().join("big.log");
+    let objective = "y".repeat(32 * 1024);
+    let out = berth(
+        &server,
+        &[
+            "task",
+            "start",
+            "--json",
+            "--repo",
+            repo.to_str().unwrap(),
+            "--agent",
+            "claude",
+            "--objective",
+            &objective,
+            "--silence",
+            "0",
+            "--",
+            python(),
+            script.to_str().unwrap(),
+            "--berth",
+            &berth_bin().display().to_string(),
+            "--log",
+            log.to_str().unwrap(),
+        ],
+    );
+    let task = json_of(&out);
+    assert_eq!(task["state"], "working", "{task}");
+    let submits = poll(Duration::from_secs(20), "the stub's submit", || {
+        let s = stub_events(&log, "submit");
+        (!s.is_empty()).then_some(s)
+    });
+    let text = submits[0]["text"].as_str().unwrap();
+    assert!(text.len() > 32 * 1024, "{}", text.len());
+    assert!(text.contains(&objective));
+}

@@ -352,6 +352,14 @@ mod tests {
         let mut blank = ok("x");
         blank.output_format = Some(String::new());
         assert!(check_contract(&blank).is_err());
+        // The largest contract accepted still makes a prompt `pane.submit` takes for a task.
+        let mut largest = ok(&"x".repeat(MAX_BODY_BYTES - 2 * MAX_ITEMS - 1));
+        largest.constraints = vec!["c".into(); MAX_ITEMS];
+        largest.acceptance = vec!["a".into(); MAX_ITEMS];
+        largest.output_format = Some("f".into());
+        check_contract(&largest).unwrap();
+        let prompt = compose_prompt(&TaskId::new(), &"b".repeat(256), &"0".repeat(64), &largest);
+        assert!(prompt.len() <= MAX_TASK_PROMPT_BYTES, "{}", prompt.len());
     }
 
     #[test]
