@@ -23,9 +23,9 @@ fn typed_command_runs_and_its_output_reads_back() {
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
     assert!(server.berth_ok(&["read", &pane]).contains("hi-42"));
 
-    // `wait` gives up with exit 1 on text that never comes.
+    // `wait` gives up with exit 3 (timeout) on text that never comes.
     let missing = server.berth(&["wait", &pane, "--for", "never-printed", "--timeout", "0.3"]);
-    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(missing.status.code(), Some(3));
 }
 
 #[test]

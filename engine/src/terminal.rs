@@ -346,6 +346,17 @@ impl PaneTerminal {
         self.term.mode().contains(TermMode::APP_CURSOR)
     }
 
+    /// Whether the program asked for bracketed paste (DECSET 2004).
+    pub fn bracketed_paste(&self) -> bool {
+        self.term.mode().contains(TermMode::BRACKETED_PASTE)
+    }
+
+    /// Whether the program asked the kitty keyboard protocol to report every key, Enter
+    /// included, as an escape code (flag 8); with the protocol off this is always false.
+    pub fn kitty_all_keys_as_escapes(&self) -> bool {
+        self.term.mode().contains(TermMode::REPORT_ALL_KEYS_AS_ESC)
+    }
+
     /// Whether the alternate screen is active.
     pub fn alt_screen(&self) -> bool {
         self.term.mode().contains(TermMode::ALT_SCREEN)

@@ -99,6 +99,9 @@ pub enum Event {
         id: String,
         /// The pane it concerns.
         pane: PaneId,
+        /// The notification server's token for raising the window (xdg-activation), if it sent
+        /// one.
+        activation_token: Option<String>,
     },
     /// A pane's pending decision was set, changed (e.g. it became not answerable) or cleared
     /// (`None`: answered, retracted or gone).

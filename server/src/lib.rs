@@ -338,9 +338,9 @@ impl Server {
         let acted = self.store.clone();
         let desktop = notifications::desktop::DesktopNotifier::spawn_with_actions(
             notifications::desktop::DesktopConfig::from_env(notifications::desktop::ENV_SWITCH),
-            Arc::new(move |key: String| {
+            Arc::new(move |key: String, token: Option<String>| {
                 let mut store = clicked.lock().unwrap_or_else(|p| p.into_inner());
-                let _ = store.execute(Internal::ActivateNotification { id: key });
+                let _ = store.execute(Internal::ActivateNotification { id: key, token });
             }),
             Some(Arc::new(move |key: String, action: String| {
                 let mut store = acted.lock().unwrap_or_else(|p| p.into_inner());

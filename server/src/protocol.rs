@@ -21,7 +21,8 @@ mod reply;
 pub use dto::*;
 pub use event::{decode_event, encode_event, event_value};
 pub use reply::{
-    decode_reply, encode_reply, DecisionOutcomeReply, SaveReply, ScreenshotReply, SubscribeReply,
+    decode_reply, encode_reply, DecisionOutcomeReply, SaveReply, ScreenshotReply, SubmitReply,
+    SubscribeReply, WaitReply,
 };
 
 /// The longest request line accepted, in bytes (newline excluded).
@@ -300,6 +301,25 @@ pub enum ConnectionMethod {
         /// How long to wait, in milliseconds.
         wait_ms: u64,
     },
+    /// `pane.submit`: a prompt pasted into a pane, then Enter (answered once Enter is written
+    /// and acknowledged, or not).
+    Submit {
+        /// The pane.
+        pane: PaneId,
+        /// The prompt, at most 32 KiB.
+        text: String,
+        /// Submit even while the pane's agent is in the middle of a turn.
+        force: bool,
+    },
+    /// `pane.wait`: answered when the pane's lifecycle reaches a state.
+    Wait {
+        /// The pane.
+        pane: PaneId,
+        /// The state.
+        until: crate::agents::work::WaitUntil,
+        /// Give up (`TIMEOUT`) after this many ms; `None`: wait as long as the client does.
+        timeout_ms: Option<u64>,
+    },
 }
 
 #[derive(Deserialize)]
@@ -308,6 +328,23 @@ struct DecisionRequestParams {
     agent: String,
     payload: Value,
     wait_ms: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubmitParams {
+    pane_id: String,
+    text: String,
+    #[serde(default)]
+    force: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WaitParams {
+    pane_id: String,
+    until: String,
+    timeout_ms: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -416,6 +453,31 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
                 kind: agent_kind(&p.agent)?,
                 payload: p.payload,
                 wait_ms: p.wait_ms,
+            }));
+        }
+        "pane.submit" => {
+            let p: SubmitParams = params(p)?;
+            crate::agents::work::check_prompt(&p.text)?;
+            let pane = PaneId::parse(&p.pane_id)?;
+            return Ok(Decoded::Connection(ConnectionMethod::Submit {
+                pane,
+                text: p.text,
+                force: p.force,
+            }));
+        }
+        "pane.wait" => {
+            let p: WaitParams = params(p)?;
+            let until = crate::agents::work::WaitUntil::parse(&p.until).ok_or_else(|| {
+                CommandError::BadParams(format!(
+                    "unknown state {:?} to wait for (idle, blocked, done, exited)",
+                    p.until
+                ))
+            })?;
+            let pane = PaneId::parse(&p.pane_id)?;
+            return Ok(Decoded::Connection(ConnectionMethod::Wait {
+                pane,
+                until,
+                timeout_ms: p.timeout_ms,
             }));
         }
         "pane.resume" => {
@@ -672,6 +734,8 @@ pub const METHODS: &[&str] = &[
     "pane.focus",
     "pane.resume",
     "pane.clear_attention",
+    "pane.submit",
+    "pane.wait",
     "session.report",
     "notify",
     "notifications.list",
@@ -742,6 +806,22 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
                     "agent": kind.as_str(),
                     "payload": payload,
                     "wait_ms": wait_ms,
+                }),
+            ))
+        }
+        Decoded::Connection(ConnectionMethod::Submit { pane, text, force }) => {
+            return Ok((
+                "pane.submit",
+                json!({ "pane_id": pane.as_str(), "text": text, "force": force }),
+            ))
+        }
+        Decoded::Connection(ConnectionMethod::Wait { pane, until, timeout_ms }) => {
+            return Ok((
+                "pane.wait",
+                json!({
+                    "pane_id": pane.as_str(),
+                    "until": until.as_str(),
+                    "timeout_ms": timeout_ms,
                 }),
             ))
         }

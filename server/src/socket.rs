@@ -590,6 +590,29 @@ fn answer(
                 Err(err) => now(Err(err)),
             }
         }
+        Decoded::Connection(ConnectionMethod::Submit { pane, text, force }) => {
+            match crate::agents::submit::start(&services.store, pane, &text, force) {
+                Ok(submit) => Some(Answer::Later(
+                    id,
+                    Box::pin(async move {
+                        submit.await.map(|o| reply_value(&protocol::SubmitReply::from(&o)))
+                    }),
+                )),
+                Err(err) => now(Err(err)),
+            }
+        }
+        Decoded::Connection(ConnectionMethod::Wait { pane, until, timeout_ms }) => {
+            let timeout = timeout_ms.map(Duration::from_millis);
+            match crate::agents::wait::start(&services.store, pane, until, timeout) {
+                Ok(wait) => Some(Answer::Later(
+                    id,
+                    Box::pin(async move {
+                        wait.await.map(|o| reply_value(&protocol::WaitReply::from(&o)))
+                    }),
+                )),
+                Err(err) => now(Err(err)),
+            }
+        }
         Decoded::Command(cmd) => now(command(services, cmd, conn)),
     }
 }

@@ -263,6 +263,8 @@ pub enum Internal {
     ActivateNotification {
         /// The notification's id.
         id: String,
+        /// The notification server's activation token, for the window to raise itself with.
+        token: Option<String>,
     },
     /// Rebuild the state from a snapshot (into an empty Store); nothing is started.
     Restore {
@@ -627,7 +629,7 @@ impl Store {
             Internal::CloseKittyNotification { pane, kitty_id } => {
                 self.close_kitty_notification(&pane, &kitty_id)
             }
-            Internal::ActivateNotification { id } => self.activate_notification(&id),
+            Internal::ActivateNotification { id, token } => self.activate_notification(&id, token),
             Internal::Restore { snapshot, tails } => {
                 let report = self.restore(&snapshot, tails);
                 return Ok(Reply::Restored {
@@ -1280,22 +1282,32 @@ impl Store {
         if let Some(at_prompt) = pane.shared.meta().at_prompt {
             return if at_prompt { Lifecycle::Idle } else { Lifecycle::Working };
         }
-        match pane.pty.as_ref().and_then(|p| p.foreground_job()) {
+        let lifecycle = match pane.pty.as_ref().and_then(|p| p.foreground_job()) {
             Some(_) => Lifecycle::Working,
             None => Lifecycle::Idle,
+        };
+        // The process heuristic is learned here, when it is read (`pane.wait` polls it).
+        pane.shared.meta().turns.probe(lifecycle, now_ms());
+        lifecycle
+    }
+
+    /// A pane's lifecycle as its view shows it: a tombstone's saved one, a live pane's (see
+    /// `live_lifecycle`), else `exited`.
+    pub(crate) fn pane_lifecycle(&self, pane: &Pane) -> Lifecycle {
+        let reported = pane.shared.meta().lifecycle;
+        match &pane.tombstone {
+            Some(tomb) => tomb.lifecycle,
+            None if pane.state() == RestoreState::Live => self.live_lifecycle(pane, reported),
+            None => Lifecycle::Exited,
         }
     }
 
     fn pane_info(&self, pane: &Pane) -> PaneInfo {
-        let meta = pane.shared.meta().clone();
         let size = pane.shared.term.lock().size();
         let state = pane.state();
         let live = state == RestoreState::Live;
-        let lifecycle = match &pane.tombstone {
-            Some(tomb) => tomb.lifecycle,
-            None if live => self.live_lifecycle(pane, meta.lifecycle),
-            None => Lifecycle::Exited,
-        };
+        let lifecycle = self.pane_lifecycle(pane);
+        let meta = pane.shared.meta().clone();
         let exit_code = match &pane.tombstone {
             Some(tomb) => tomb.exit_code,
             None => pane.exit().map(|e| e.code),
@@ -1325,6 +1337,7 @@ impl Store {
             lifecycle_since: Some(pane.shared.lifecycle_since(lifecycle)),
             resume: self.resume_plan(pane),
             pending_decision: self.pending_decision(&pane.id),
+            turn: meta.turns.info(),
         }
     }
 

@@ -93,6 +93,8 @@ pub struct PaneInfo {
     pub resume: Option<ResumePlan>,
     /// The permission request its agent is waiting on, if any (the oldest, when several).
     pub pending_decision: Option<PendingDecision>,
+    /// Its turns: how the lifecycle was learned, the running turn, the last one.
+    pub turn: crate::agents::turns::TurnInfo,
 }
 
 impl PaneInfo {

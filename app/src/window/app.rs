@@ -21,7 +21,9 @@ use berth_engine::ids::{PaneId, TabId};
 use berth_engine::layout::CellSize;
 use berth_engine::model::RestoreState;
 use berth_engine::terminal::PaneTerminal;
+use berth_server::client::decode_event_line;
 use berth_server::commands::{Command, Reply, SpawnRequest, WorkspaceSelector};
+use berth_server::event::Event;
 use berth_server::store::{Internal, Store, WindowView};
 use berth_server::view::StateView;
 use berth_server::{EmbeddedServer, Server, UiRequest};
@@ -97,7 +99,7 @@ pub struct App {
     /// The workspace switcher (`window/switcher.rs`).
     pub(super) switcher: WorkspaceSwitcher,
     /// Set when a desktop notification was clicked: the window comes to the front.
-    raise_requested: Arc<AtomicBool>,
+    raise_requested: RaiseRequest,
     /// Renaming a tab in the tab bar (`window/rename.rs`).
     pub(super) renaming: TabRenamer,
     /// The user's home directory, for `~` in the chrome.
@@ -148,7 +150,7 @@ impl App {
             tombstones: Tombstones::default(),
             switcher: WorkspaceSwitcher::default(),
             renaming: TabRenamer::default(),
-            raise_requested: Arc::new(AtomicBool::new(false)),
+            raise_requested: RaiseRequest::default(),
             home: std::env::var_os("HOME").map(PathBuf::from),
             config,
             config_path,
@@ -761,12 +763,17 @@ fn sizes_match(view: &TabView) -> bool {
 /// Forwards the server's events to the event loop: any event means "look again".
 /// A clicked desktop notification (`notification.activated`) also sets `raise`, so the
 /// window comes to the front on the pane the Store focused.
-fn spawn_bus_forwarder(embedded: &EmbeddedServer, waker: Waker, raise: Arc<AtomicBool>) {
+fn spawn_bus_forwarder(embedded: &EmbeddedServer, waker: Waker, raise: RaiseRequest) {
     let mut events = embedded.bus.subscribe();
     let spawned = std::thread::Builder::new().name("berth-window-events".into()).spawn(move || {
         while let Some(line) = events.blocking_recv() {
+            // A cheap test first: most events are output and need no decoding here.
             if line.contains("\"notification.activated\"") {
-                raise.store(true, Ordering::Release);
+                if let Some(Event::NotificationActivated { activation_token, .. }) =
+                    decode_event_line(&line)
+                {
+                    raise.request(activation_token);
+                }
             }
             if !waker.wake() {
                 break;
@@ -775,6 +782,23 @@ fn spawn_bus_forwarder(embedded: &EmbeddedServer, waker: Waker, raise: Arc<Atomi
     });
     if let Err(e) = spawned {
         tracing::error!(error = %e, "cannot start the event forwarder: the window will not follow output");
+    }
+}
+
+/// A click on a desktop notification asks the window to raise itself, with the notification
+/// server's activation token when it sent one (the event forwarder sets it, the event loop
+/// takes it).
+#[derive(Clone, Default)]
+struct RaiseRequest(Arc<Mutex<Option<Option<String>>>>);
+
+impl RaiseRequest {
+    fn request(&self, token: Option<String>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(token);
+    }
+
+    /// The pending request (with its token, if any), once.
+    fn take(&self) -> Option<Option<String>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 }
 
@@ -795,11 +819,10 @@ impl ApplicationHandler<UserEvent> for App {
             self.reload_config();
         }
         self.serve_ui_requests();
-        if self.raise_requested.swap(false, Ordering::AcqRel) {
+        if let Some(token) = self.raise_requested.take() {
             if let Some(window) = &self.window {
                 // A click on a desktop notification: show the window, on its pane.
-                window.set_minimized(false);
-                window.focus_window();
+                super::activation::raise(window, token.as_deref());
             }
         }
         if let Some(window) = &self.window {

@@ -444,6 +444,7 @@ mod tests {
             lifecycle_since: None,
             resume: None,
             pending_decision: None,
+            turn: Default::default(),
         }
     }
 

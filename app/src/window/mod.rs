@@ -9,6 +9,7 @@
 //! not draw by itself: `render` does that.
 
 mod actions;
+mod activation;
 mod app;
 pub mod backend;
 pub mod chrome;

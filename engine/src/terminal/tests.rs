@@ -125,6 +125,17 @@ fn app_cursor_follows_decckm() {
     assert!(!term.app_cursor());
 }
 
+/// `pane.submit` brackets a prompt only for a program that asked (DECSET 2004).
+#[test]
+fn bracketed_paste_follows_decset_2004() {
+    let mut term = terminal();
+    assert!(!term.bracketed_paste());
+    term.feed(b"\x1b[?2004h");
+    assert!(term.bracketed_paste());
+    term.feed(b"\x1b[?2004l");
+    assert!(!term.bracketed_paste());
+}
+
 #[test]
 fn ansi_text_has_sgr_only_where_the_style_changes() {
     let cases: &[(&[u8], &str, &str)] = &[

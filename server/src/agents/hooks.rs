@@ -4,7 +4,7 @@
 //! The mapping is a table per agent over the payload's JSON; it never reads screen text. It
 //! owns no state: the Store applies a [`HookOutcome`].
 
-use berth_engine::agents::{validate_session_id, AgentKind};
+use berth_engine::agents::{submit_profile, validate_session_id, AgentKind};
 use berth_engine::model::{Attention, Lifecycle};
 use serde_json::Value;
 
@@ -25,6 +25,12 @@ pub struct HookOutcome {
     /// The event is claude's reminder of a permission dialog (`permission_prompt`): no second
     /// notification when Berth already holds the request as a decision.
     pub permission_prompt: bool,
+    /// The agent's last message at a turn's end (`Stop`'s `last_assistant_message`, codex's
+    /// `notify`), for `pane.wait` and the pane's last turn.
+    pub last_message: Option<String>,
+    /// The event acknowledges a submitted prompt: it is the adapter's `ack_event`
+    /// (`UserPromptSubmit`, cursor's `beforeSubmitPrompt`…) and moves the pane to `working`.
+    pub prompt_ack: bool,
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {
@@ -41,6 +47,15 @@ fn bounded(s: &str, max: usize) -> String {
 
 /// Maps an agent's hook payload. Unknown events still yield the session id they carry.
 pub fn map_hook(kind: AgentKind, payload: &Value) -> HookOutcome {
+    let mut out = map_event(kind, payload);
+    let event = text(payload, "hook_event_name").or_else(|| text(payload, "type"));
+    out.prompt_ack = out.lifecycle == Some(Lifecycle::Working)
+        && event.is_some()
+        && event.as_deref() == submit_profile(kind).ack_event;
+    out
+}
+
+fn map_event(kind: AgentKind, payload: &Value) -> HookOutcome {
     match kind {
         AgentKind::Claude => claude(payload),
         AgentKind::Codex => codex(payload),
@@ -83,10 +98,12 @@ fn claude(p: &Value) -> HookOutcome {
             let message = text(p, "message").unwrap_or_else(|| "Claude needs your input".into());
             out.notification = Some(("Claude needs your input".into(), bounded(&message, 2048)));
         }
-        Some("Stop" | "SubagentStop") => {
+        // `SubagentStop` ends a subagent's work, not the turn: it changes nothing.
+        Some("Stop") => {
             out.lifecycle = Some(Lifecycle::Done);
             out.attention = Some(Attention::Unread);
             out.notification = Some(("Claude is done".into(), String::new()));
+            out.last_message = text(p, "last_assistant_message").filter(|m| !m.is_empty());
         }
         Some("StopFailure") => turn_failed(&mut out, p, "Claude's turn failed"),
         Some("SessionEnd") => out.lifecycle = Some(Lifecycle::Idle),
@@ -134,6 +151,7 @@ fn codex(p: &Value) -> HookOutcome {
                 .or_else(|| text(p, "last_assistant_message"))
                 .unwrap_or_default();
             out.notification = Some(("Codex finished a turn".into(), bounded(&body, 2048)));
+            out.last_message = Some(body).filter(|m| !m.is_empty());
         }
         Some("UserPromptSubmit") => out.lifecycle = Some(Lifecycle::Working),
         Some("SessionStart") => out.lifecycle = Some(Lifecycle::Idle),
@@ -634,6 +652,63 @@ mod tests {
         );
         assert_eq!(out.lifecycle, Some(Lifecycle::Done));
         assert_eq!(out.notification.unwrap().1, "hi");
+    }
+
+    /// Which events acknowledge a submitted prompt (the adapter's `ack_event` moving the pane
+    /// to `working`) and which carry the turn's last message.
+    #[test]
+    fn prompt_acknowledgements_and_last_messages() {
+        let rows = [
+            (
+                AgentKind::Claude,
+                json!({"hook_event_name":"UserPromptSubmit","prompt":"x"}),
+                true,
+                None,
+            ),
+            (AgentKind::Claude, json!({"hook_event_name":"PreToolUse"}), false, None),
+            (
+                AgentKind::Claude,
+                json!({"hook_event_name":"Stop","last_assistant_message":"m"}),
+                false,
+                Some("m"),
+            ),
+            (
+                AgentKind::Claude,
+                json!({"hook_event_name":"Stop","last_assistant_message":""}),
+                false,
+                None,
+            ),
+            (AgentKind::Codex, json!({"hook_event_name":"UserPromptSubmit"}), true, None),
+            (
+                AgentKind::Codex,
+                json!({"type":"agent-turn-complete","last-assistant-message":"n"}),
+                false,
+                Some("n"),
+            ),
+            (AgentKind::Cursor, json!({"hook_event_name":"beforeSubmitPrompt"}), true, None),
+            (AgentKind::Cursor, json!({"hook_event_name":"beforeShellExecution"}), false, None),
+            (
+                AgentKind::Opencode,
+                json!({"type":"session.status","properties":{"status":{"type":"busy"}}}),
+                true,
+                None,
+            ),
+            (
+                AgentKind::Opencode,
+                json!({"type":"session.status","properties":{"status":{"type":"idle"}}}),
+                false,
+                None,
+            ),
+            (AgentKind::Generic, json!({"hook_event_name":"UserPromptSubmit"}), false, None),
+        ];
+        for (kind, payload, ack, message) in rows {
+            let out = map_hook(kind, &payload);
+            assert_eq!(out.prompt_ack, ack, "{kind:?} {payload}");
+            assert_eq!(out.last_message.as_deref(), message, "{kind:?} {payload}");
+        }
+        // A subagent's end is not the turn's (regression: it made the pane `done` mid-turn).
+        let out = map_hook(AgentKind::Claude, &json!({"hook_event_name":"SubagentStop"}));
+        assert_eq!((out.lifecycle, out.notification), (None, None));
     }
 
     /// Regression (issue #20, defect 6): claude's snippet opened with a `//` comment, so saved

@@ -18,6 +18,7 @@ use serde_json::Value;
 use super::decide::{
     request_of, DecisionRoute, OpenDecision, Resolution, MAX_OPEN_PER_PANE, MAX_WAIT,
 };
+use super::turns::LifecycleSource;
 use crate::decisions::{DecisionAnswer, DecisionOutcome, OutcomeReason, PendingDecision};
 use crate::error::CommandError;
 use crate::event::Event;
@@ -70,7 +71,7 @@ impl Store {
             received_at: now_ms(),
         };
         if let Some(p) = self.panes.get(pane) {
-            p.shared.set_lifecycle(Lifecycle::Blocked);
+            p.shared.set_lifecycle(Lifecycle::Blocked, LifecycleSource::Hook);
         }
         let mut incoming = Incoming::new(
             Some(pane.clone()),
@@ -164,7 +165,7 @@ impl Store {
             if p.attention == Attention::NeedsInput {
                 p.attention = Attention::None;
             }
-            p.shared.set_lifecycle(Lifecycle::Working);
+            p.shared.set_lifecycle(Lifecycle::Working, LifecycleSource::Hook);
         }
         self.publish_decision(pane);
         Ok(current)

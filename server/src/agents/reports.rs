@@ -79,9 +79,7 @@ impl Store {
             pane.agent.kind = kind;
         }
         if let Some(pane) = self.panes.get(id) {
-            if let Some(lifecycle) = outcome.lifecycle {
-                pane.shared.set_lifecycle(lifecycle);
-            }
+            pane.shared.note_hook(outcome.lifecycle, outcome.last_message, outcome.prompt_ack);
         }
         if let Some((title, body)) = outcome.notification {
             let mut incoming =

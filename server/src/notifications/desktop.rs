@@ -115,7 +115,19 @@ trait Notifications {
     /// A notification went away (1 expired, 2 dismissed, 3 closed by a call, 4 other).
     #[zbus(signal)]
     fn notification_closed(&self, id: u32, reason: u32) -> zbus::Result<()>;
+
+    /// The token that lets the invoked notification's program raise its window (xdg-activation
+    /// on Wayland, startup notification on X11); sent just before `ActionInvoked` (spec 1.2).
+    #[zbus(signal)]
+    fn activation_token(&self, id: u32, activation_token: String) -> zbus::Result<()>;
 }
+
+/// Activation tokens kept for notifications not invoked yet; a server sends one just before
+/// the `ActionInvoked` it belongs to, so a few are plenty.
+const MAX_TOKENS: usize = 16;
+
+/// The most bytes of an activation token passed on (tokens are short; a huge one is dropped).
+const MAX_TOKEN_BYTES: usize = 4096;
 
 /// How urgent a notification is, as the freedesktop `urgency` hint says it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -158,9 +170,10 @@ pub struct DesktopNote {
     pub actions: Vec<(String, String)>,
 }
 
-/// Called with a notification's key when the user clicks it. It runs on the notifier's task and
-/// must return quickly: send a command, don't do the work there.
-pub type OnActivate = Arc<dyn Fn(String) + Send + Sync>;
+/// Called with a notification's key when the user clicks it, and the activation token the
+/// notification server handed over for it, if any (the window raises itself with it). It runs
+/// on the notifier's task and must return quickly: send a command, don't do the work there.
+pub type OnActivate = Arc<dyn Fn(String, Option<String>) + Send + Sync>;
 
 /// Called with a notification's key and an action's key when the user invokes one of the
 /// note's own [`DesktopNote::actions`]. Like [`OnActivate`], it must return quickly.
@@ -605,6 +618,8 @@ struct Worker {
     config: DesktopConfig,
     on_activate: OnActivate,
     on_action: Option<OnAction>,
+    /// Activation tokens by notification id, oldest first (at most [`MAX_TOKENS`]).
+    tokens: VecDeque<(u32, String)>,
     link: Option<Link>,
     /// Known after a successful `GetCapabilities` on this link.
     capabilities: Option<Capabilities>,
@@ -630,6 +645,7 @@ impl Worker {
             config,
             on_activate,
             on_action: None,
+            tokens: VecDeque::new(),
             link: None,
             capabilities: None,
             available: false,
@@ -833,7 +849,18 @@ impl Worker {
     }
 
     fn signal(&mut self, message: zbus::Message) {
-        if let Some(signal) = ActionInvoked::from_message(message.clone()) {
+        if let Some(signal) = ActivationToken::from_message(message.clone()) {
+            match signal.args() {
+                Ok(args) if args.activation_token().len() <= MAX_TOKEN_BYTES => {
+                    if self.tokens.len() >= MAX_TOKENS {
+                        self.tokens.pop_front();
+                    }
+                    self.tokens.push_back((*args.id(), args.activation_token().clone()));
+                }
+                Ok(_) => tracing::debug!("ignoring an oversized activation token"),
+                Err(error) => tracing::debug!(%error, "ignoring a malformed ActivationToken"),
+            }
+        } else if let Some(signal) = ActionInvoked::from_message(message.clone()) {
             self.action_invoked(&signal);
         } else if let Some(signal) = NotificationClosed::from_message(message) {
             self.notification_closed(&signal);
@@ -853,6 +880,7 @@ impl Worker {
             return;
         };
         let key = key.to_owned();
+        let token = self.take_token(*args.id());
         if args.action_key() != DEFAULT_ACTION {
             let Some(on_action) = self.on_action.clone() else { return };
             let action = args.action_key().to_owned();
@@ -862,9 +890,15 @@ impl Worker {
             return;
         }
         let on_activate = self.on_activate.clone();
-        if std::panic::catch_unwind(AssertUnwindSafe(|| on_activate(key))).is_err() {
+        if std::panic::catch_unwind(AssertUnwindSafe(|| on_activate(key, token))).is_err() {
             tracing::error!("the handler for a click on a desktop notification panicked");
         }
+    }
+
+    /// The activation token the server sent for notification `id`, if any.
+    fn take_token(&mut self, id: u32) -> Option<String> {
+        let at = self.tokens.iter().rposition(|(of, _)| *of == id)?;
+        self.tokens.remove(at).map(|(_, token)| token)
     }
 
     fn notification_closed(&mut self, signal: &NotificationClosed) {

@@ -54,10 +54,11 @@ pub fn event_value(event: &Event) -> Value {
         Event::Notification(n) => {
             json!({ "type": "notification", "notification": n.as_ref() })
         }
-        Event::NotificationActivated { id, pane } => json!({
+        Event::NotificationActivated { id, pane, activation_token } => json!({
             "type": "notification.activated",
             "notification_id": id,
             "pane_id": pane.as_str(),
+            "activation_token": activation_token,
         }),
         Event::Decision { pane, decision } => json!({
             "type": "pane.decision",
@@ -136,9 +137,11 @@ pub fn decode_event(v: &Value) -> Result<Event, CommandError> {
             let n: NotificationDto = number(v, "notification")?;
             Event::Notification(Box::new(n))
         }
-        "notification.activated" => {
-            Event::NotificationActivated { id: text(v, "notification_id")?, pane: pane(v)? }
-        }
+        "notification.activated" => Event::NotificationActivated {
+            id: text(v, "notification_id")?,
+            pane: pane(v)?,
+            activation_token: v["activation_token"].as_str().map(str::to_owned),
+        },
         "pane.decision" => Event::Decision {
             pane: pane(v)?,
             decision: number::<Option<DecisionDto>>(v, "decision")?

@@ -74,6 +74,40 @@ impl From<&DecisionOutcome> for DecisionOutcomeReply {
     }
 }
 
+/// The answer of `pane.submit`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SubmitReply {
+    /// The pane.
+    pub pane_id: String,
+    /// Bytes of prompt text delivered.
+    pub bytes: usize,
+    /// Whether it went as a bracketed paste (the program had asked for bracketed paste).
+    pub bracketed: bool,
+    /// Milliseconds between the paste and Enter (the agent's settle delay).
+    pub enter_delay_ms: u64,
+    /// Whether Berth waited for the agent's acknowledgement (its hooks are wired).
+    pub awaited_ack: bool,
+    /// Whether the agent acknowledged the prompt (`UserPromptSubmit`, cursor's
+    /// `beforeSubmitPrompt`…); false when not awaited.
+    pub confirmed: bool,
+    /// Whether Enter was pressed a second time because the first drew no acknowledgement.
+    pub enter_retried: bool,
+}
+
+impl From<&crate::agents::work::SubmitOutcome> for SubmitReply {
+    fn from(o: &crate::agents::work::SubmitOutcome) -> Self {
+        SubmitReply {
+            pane_id: o.pane.to_string(),
+            bytes: o.bytes,
+            bracketed: o.bracketed,
+            enter_delay_ms: o.enter_delay_ms,
+            awaited_ack: o.awaited_ack,
+            confirmed: o.confirmed,
+            enter_retried: o.enter_retried,
+        }
+    }
+}
+
 impl DecisionOutcomeReply {
     /// The typed form.
     pub fn to_outcome(&self) -> Result<DecisionOutcome, CommandError> {
@@ -91,6 +125,40 @@ impl DecisionOutcomeReply {
             reason: OutcomeReason::parse(&self.reason)
                 .ok_or_else(|| answer_error(format!("unknown reason {:?}", self.reason)))?,
         })
+    }
+}
+
+/// The answer of `pane.wait`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct WaitReply {
+    /// The pane.
+    pub pane_id: String,
+    /// Whether the state was reached; false when the pane exited (or closed) first.
+    pub reached: bool,
+    /// The pane's lifecycle at the end.
+    pub lifecycle: String,
+    /// How it was learned: `hook`, `osc133`, `process` or `interrupt`.
+    pub learned_from: String,
+    /// The last turn's last message from the agent, if any.
+    pub last_message: Option<String>,
+    /// The last turn's length in ms, when its start is known.
+    pub turn_ms: Option<u64>,
+    /// The exit code, once the pane's process has ended.
+    pub exit_code: Option<i32>,
+}
+
+impl From<&crate::agents::work::WaitOutcome> for WaitReply {
+    fn from(o: &crate::agents::work::WaitOutcome) -> Self {
+        let last = o.turn.last.as_ref();
+        WaitReply {
+            pane_id: o.pane.to_string(),
+            reached: o.reached,
+            lifecycle: o.lifecycle.as_str().to_owned(),
+            learned_from: o.learned_from().as_str().to_owned(),
+            last_message: last.and_then(|t| t.last_message.clone()),
+            turn_ms: last.and_then(|t| t.duration_ms()),
+            exit_code: o.exit_code,
+        }
     }
 }
 

@@ -12,6 +12,8 @@ use proptest::prelude::*;
 use serde_json::json;
 
 use super::*;
+use crate::agents::turns::{LifecycleSource, TurnInfo, TurnRecord};
+use crate::agents::work::WaitUntil;
 use crate::commands::Reply;
 use crate::event::Event;
 use crate::view::{
@@ -249,10 +251,108 @@ fn connection_methods_survive_the_wire() {
             payload: json!({ "hook_event_name": "beforeShellExecution", "command": "ls" }),
             wait_ms: 30_000,
         },
+        ConnectionMethod::Wait { pane: PaneId::new(), until: WaitUntil::Exited, timeout_ms: None },
     ] {
         let what = Decoded::Connection(what);
         assert_eq!(through_the_wire(&what), what);
     }
+}
+
+fn until() -> impl Strategy<Value = WaitUntil> {
+    prop::sample::select(WaitUntil::ALL.to_vec())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Any prompt (escapes, line ends, any scalar value) and any wait survive the wire.
+    #[test]
+    fn submits_and_waits_survive_the_wire(
+        pane in pane(),
+        text in "(?s).{1,200}",
+        force in any::<bool>(),
+        until in until(),
+        timeout_ms in proptest::option::of(any::<u64>()),
+    ) {
+        let submit = Decoded::Connection(ConnectionMethod::Submit { pane: pane.clone(), text, force });
+        prop_assert_eq!(through_the_wire(&submit), submit);
+        let wait = Decoded::Connection(ConnectionMethod::Wait { pane, until, timeout_ms });
+        prop_assert_eq!(through_the_wire(&wait), wait);
+    }
+}
+
+#[test]
+fn submit_and_wait_params_are_checked() {
+    let p = PaneId::new();
+    let long = "x".repeat(berth_engine::agents::submit::MAX_PROMPT_BYTES + 1);
+    let cases = [
+        ("pane.submit", json!({ "pane_id": p.as_str(), "text": "" }), "BAD_REQUEST"),
+        ("pane.submit", json!({ "pane_id": p.as_str(), "text": long }), "BAD_REQUEST"),
+        ("pane.submit", json!({ "pane_id": p.as_str() }), "BAD_REQUEST"),
+        ("pane.submit", json!({ "pane_id": "../x", "text": "hi" }), "INVALID_ID"),
+        ("pane.submit", json!({ "pane_id": p.as_str(), "text": "hi", "x": 1 }), "BAD_REQUEST"),
+        ("pane.wait", json!({ "pane_id": p.as_str(), "until": "asleep" }), "BAD_REQUEST"),
+        (
+            "pane.wait",
+            json!({ "pane_id": p.as_str(), "until": "idle", "timeout_ms": -1 }),
+            "BAD_REQUEST",
+        ),
+        ("pane.wait", json!({ "pane_id": p.as_str() }), "BAD_REQUEST"),
+    ];
+    for (method, params, code) in cases {
+        let err = decode_method(method, params.clone()).expect_err("refused");
+        assert_eq!(err.code(), code, "{method} {params}: {err}");
+    }
+    let long =
+        decode_method("pane.submit", json!({ "pane_id": p.as_str(), "text": "x".repeat(40_000) }));
+    assert!(long.unwrap_err().to_string().contains("32 KiB"));
+}
+
+#[test]
+fn submit_and_wait_answers_survive_the_wire() {
+    let submit = SubmitReply {
+        pane_id: PaneId::new().to_string(),
+        bytes: 32768,
+        bracketed: true,
+        enter_delay_ms: 200,
+        awaited_ack: true,
+        confirmed: false,
+        enter_retried: true,
+    };
+    let text = serde_json::to_string(&submit).unwrap();
+    assert_eq!(serde_json::from_str::<SubmitReply>(&text).unwrap(), submit);
+    let outcome = crate::agents::work::WaitOutcome {
+        pane: PaneId::new(),
+        reached: true,
+        lifecycle: Lifecycle::Done,
+        turn: TurnInfo {
+            learned_from: Some(LifecycleSource::Hook),
+            running_since: None,
+            last: Some(TurnRecord {
+                started_at: Some(1000),
+                ended_at: 4500,
+                ended_as: Lifecycle::Done,
+                learned_from: LifecycleSource::Hook,
+                last_message: Some("All tests pass".into()),
+            }),
+            hooks_wired: true,
+        },
+        exit_code: None,
+    };
+    let wait = WaitReply::from(&outcome);
+    assert_eq!(wait.learned_from, "hook");
+    assert_eq!(wait.turn_ms, Some(3500));
+    assert_eq!(wait.last_message.as_deref(), Some("All tests pass"));
+    let value = serde_json::to_value(&wait).unwrap();
+    assert_eq!(
+        value,
+        json!({
+            "pane_id": outcome.pane.as_str(), "reached": true, "lifecycle": "done",
+            "learned_from": "hook", "last_message": "All tests pass", "turn_ms": 3500,
+            "exit_code": null,
+        })
+    );
+    assert_eq!(serde_json::from_value::<WaitReply>(value).unwrap(), wait);
 }
 
 #[test]
@@ -292,6 +392,8 @@ fn every_method_name_has_one_variant_both_ways() {
         ("pane.focus", json!({ "pane_id": p.as_str() })),
         ("pane.resume", json!({ "pane_id": p.as_str() })),
         ("pane.clear_attention", json!({ "pane_id": p.as_str() })),
+        ("pane.submit", json!({ "pane_id": p.as_str(), "text": "hi\nthere", "force": true })),
+        ("pane.wait", json!({ "pane_id": p.as_str(), "until": "idle", "timeout_ms": 5000 })),
         (
             "session.report",
             json!({ "pane_id": p.as_str(), "agent": "claude", "session_id": "abc-1" }),
@@ -358,6 +460,18 @@ fn sample_state() -> StateView {
             source: ResumeSource::Reported,
         }),
         pending_decision: (state == RestoreState::Live).then(sample_decision),
+        turn: TurnInfo {
+            learned_from: Some(LifecycleSource::Osc133),
+            running_since: Some(1_700_000_002_000),
+            last: Some(TurnRecord {
+                started_at: (state == RestoreState::Live).then_some(1_700_000_000_500),
+                ended_at: 1_700_000_001_000,
+                ended_as: Lifecycle::Done,
+                learned_from: LifecycleSource::Interrupt,
+                last_message: Some("line 1\nline 2 ✓".into()),
+            }),
+            hooks_wired: state == RestoreState::Live,
+        },
     };
     let tab = TabInfo {
         id: TabId::new(),
@@ -548,7 +662,16 @@ fn every_event_survives_the_wire() {
         Event::PaneExited { pane: p.clone(), exit_code: -1, signal: Some("SIGKILL".into()) },
         Event::FocusChanged { pane: p.clone(), tab: t.clone(), workspace: w.clone() },
         Event::Notification(Box::new(sample_notification())),
-        Event::NotificationActivated { id: "notif_1".into(), pane: p.clone() },
+        Event::NotificationActivated {
+            id: "notif_1".into(),
+            pane: p.clone(),
+            activation_token: None,
+        },
+        Event::NotificationActivated {
+            id: "notif_2".into(),
+            pane: p.clone(),
+            activation_token: Some("sway-token-1".into()),
+        },
         Event::Decision { pane: p.clone(), decision: Some(sample_decision()) },
         Event::Decision { pane: p.clone(), decision: None },
         Event::SubscriberDropped { reason: "slow".into() },

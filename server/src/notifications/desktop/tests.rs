@@ -45,18 +45,25 @@ fn note(key: &str, title: &str, body: &str) -> DesktopNote {
     }
 }
 
-/// Records the keys `on_activate` is called with.
+/// A key `on_activate` was called with, and its activation token.
+type Activation = (String, Option<String>);
+
+/// Records the keys (and activation tokens) `on_activate` is called with.
 #[derive(Clone, Default)]
-struct Activations(Arc<Mutex<Vec<String>>>);
+struct Activations(Arc<Mutex<Vec<Activation>>>);
 
 impl Activations {
     fn callback(&self) -> OnActivate {
         let keys = self.0.clone();
-        Arc::new(move |key| keys.lock().unwrap().push(key))
+        Arc::new(move |key, token| keys.lock().unwrap().push((key, token)))
     }
 
     fn keys(&self) -> Vec<String> {
-        self.0.lock().unwrap().clone()
+        self.0.lock().unwrap().iter().map(|(key, _)| key.clone()).collect()
+    }
+
+    fn tokens(&self) -> Vec<Option<String>> {
+        self.0.lock().unwrap().iter().map(|(_, token)| token.clone()).collect()
     }
 }
 
@@ -173,6 +180,27 @@ fn clicking_a_notification_activates_its_key() {
     assert_eq!(harness.activations.keys(), vec!["notif_b".to_owned()]);
     // The click also closed it, so the notifier forgets its id.
     wait_for("the closed notification to be forgotten", || harness.notifier.status().tracked == 1);
+}
+
+/// The server's `ActivationToken` for a notification travels with its click (the window raises
+/// itself with it); a token for another notification does not.
+#[test]
+fn a_click_carries_the_servers_activation_token() {
+    let harness = Harness::start();
+    harness.notifier.notify(note("notif_a", "one", ""));
+    harness.notifier.notify(note("notif_b", "two", ""));
+    let (first, second) = (harness.nth_call(1), harness.nth_call(2));
+    harness.wait_sent(2);
+    harness
+        .fake
+        .invoke_action_with_token(second.id, DEFAULT_ACTION, Some("token-of-b"))
+        .expect("a click with a token");
+    wait_for("the activation", || !harness.activations.keys().is_empty());
+    assert_eq!(harness.activations.tokens(), vec![Some("token-of-b".to_owned())]);
+    harness.fake.invoke_action(first.id, DEFAULT_ACTION).expect("a click without one");
+    wait_for("the second activation", || harness.activations.keys().len() == 2);
+    assert_eq!(harness.activations.keys(), vec!["notif_b".to_owned(), "notif_a".to_owned()]);
+    assert_eq!(harness.activations.tokens()[1], None, "b's token is not reused for a");
 }
 
 #[test]
