@@ -532,8 +532,8 @@ const srv = http.createServer((req, res) => {
 srv.listen(0, "127.0.0.1", async () => {
   const url = new URL(`http://127.0.0.1:${srv.address().port}/`);
   const hooks = await Berth({ serverUrl: url });
-  await hooks.event({ event: { type: "permission.asked", properties: {
-    id: "per_1", sessionID: "ses_1", permission: "bash", patterns: ["ls -la"], metadata: {}, always: ["ls *"] } } });
+  await hooks.event({ event: { type: process.argv[3], properties: {
+    id: process.argv[4], sessionID: "ses_1", permission: "bash", patterns: ["ls -la"], metadata: {}, always: ["ls *"] } } });
   console.error("asked");
 });
 setTimeout(() => { console.error("no reply"); process.exit(3); }, 20000);
@@ -542,31 +542,50 @@ setTimeout(() => { console.error("no reply"); process.exit(3); }, 20000);
     .unwrap();
     let bin_dir = support::berth_bin().parent().unwrap().to_path_buf();
     let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
-    let mut node = std::process::Command::new("node");
-    for (key, value) in server.env() {
-        node.env(key, value);
+    // v1 `permission.asked` replies on /permission/ID/reply, v2 on its session's API.
+    for (event, id, answer, url, body) in [
+        (
+            "permission.asked",
+            "per_1",
+            "always",
+            "/permission/per_1/reply",
+            json!({ "reply": "always" }),
+        ),
+        (
+            "permission.v2.asked",
+            "per_2",
+            "deny",
+            "/api/session/ses_1/permission/per_2/reply",
+            json!({ "reply": "reject" }),
+        ),
+    ] {
+        let mut node = std::process::Command::new("node");
+        for (key, value) in server.env() {
+            node.env(key, value);
+        }
+        let child = node
+            .arg(&harness)
+            .arg(format!("file://{}", plugin.display()))
+            .args([event, id])
+            .env("PATH", &path)
+            .env("BERTH_PANE", &pane)
+            .env("BERTH_SOCKET", &server.socket)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let node = Hook { child };
+        let decision = pending(&server, &pane);
+        assert_eq!(decision["agent"], "opencode");
+        assert_eq!(decision["prompt"], "bash: ls -la");
+        server.berth_ok(&["decide", &pane, answer]);
+        let (status, stdout) = node.finish();
+        assert!(status.success(), "node exited with {status}");
+        let request: Value = serde_json::from_str(stdout.trim()).unwrap();
+        assert_eq!(request["method"], "POST");
+        assert_eq!(request["url"], url);
+        assert_eq!(request["body"], body);
     }
-    let child = node
-        .arg(&harness)
-        .arg(format!("file://{}", plugin.display()))
-        .env("PATH", path)
-        .env("BERTH_PANE", &pane)
-        .env("BERTH_SOCKET", &server.socket)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let node = Hook { child };
-    let decision = pending(&server, &pane);
-    assert_eq!(decision["agent"], "opencode");
-    assert_eq!(decision["prompt"], "bash: ls -la");
-    server.berth_ok(&["decide", &pane, "always"]);
-    let (status, stdout) = node.finish();
-    assert!(status.success(), "node exited with {status}");
-    let request: Value = serde_json::from_str(stdout.trim()).unwrap();
-    assert_eq!(request["method"], "POST");
-    assert_eq!(request["url"], "/permission/per_1/reply");
-    assert_eq!(request["body"], json!({ "reply": "always" }));
 }
 
 #[test]
