@@ -278,6 +278,34 @@ pub enum Internal {
         /// Which pane.
         pane: PaneId,
     },
+    /// A hook holds a permission request open: the pane's pending decision, answered down
+    /// `route` (`agents::decide`).
+    OpenDecision {
+        /// The pane the agent runs in.
+        pane: PaneId,
+        /// The agent.
+        kind: AgentKind,
+        /// The hook's payload.
+        payload: serde_json::Value,
+        /// The decision's id.
+        id: berth_engine::ids::DecisionId,
+        /// The way back to the waiting hook.
+        route: crate::agents::decide::DecisionRoute,
+    },
+    /// A decision's hook went away or timed out: it is no longer answerable.
+    DecisionRouteLost {
+        /// Its pane.
+        pane: PaneId,
+        /// The decision.
+        id: berth_engine::ids::DecisionId,
+    },
+    /// The user invoked a desktop notification's action (a decision's option).
+    NotificationAction {
+        /// The notification's id.
+        id: String,
+        /// The action's key (`allow`, `always`, `deny`).
+        action: String,
+    },
 }
 
 /// Everything [`Store::execute`] runs: a client's command or an internal one.
@@ -339,6 +367,8 @@ pub struct Store {
     pub(crate) desktop_policy: DesktopPolicy,
     /// Starts pane programs (real PTYs, or a fake in the Store's unit tests).
     spawner: Arc<dyn Spawner>,
+    /// The permission requests agents' hooks wait on, by pane.
+    pub(crate) decisions: crate::agents::decide::Decisions,
 }
 
 /// What the window shows: which panes are on screen, which one has the keyboard, and
@@ -434,6 +464,7 @@ impl Store {
             terminal_defaults: None,
             desktop_policy: DesktopPolicy::default(),
             spawner,
+            decisions: Default::default(),
         }
     }
 
@@ -564,6 +595,7 @@ impl Store {
                 | Command::PaneRead { .. }
                 | Command::PaneSend { .. }
                 | Command::NotificationsList { .. }
+                | Command::Decisions
         );
         let closes = matches!(
             cmd,
@@ -610,6 +642,11 @@ impl Store {
                 self.auto_resume(&pane)?;
                 return Ok(Reply::Pane { pane });
             }
+            Internal::OpenDecision { pane, kind, payload, id, route } => {
+                self.open_decision(&pane, kind, &payload, id, route)?;
+            }
+            Internal::DecisionRouteLost { pane, id } => self.lose_decision(&pane, &id),
+            Internal::NotificationAction { id, action } => self.notification_action(&id, &action),
         }
         Ok(Reply::Done)
     }
@@ -793,6 +830,11 @@ impl Store {
                 self.apply_hook(&pane, kind, outcome)?;
                 Ok(Reply::Pane { pane })
             }
+            Command::Decide { pane, answer, message, id } => {
+                let id = self.decide(&pane, answer, message, id.as_ref())?;
+                Ok(Reply::Decided { pane, id })
+            }
+            Command::Decisions => Ok(Reply::Decisions(self.pending_decisions())),
             Command::PaneFocusDirection { pane, dir } => {
                 let tab = self.tab(&self.pane(&pane)?.tab)?;
                 let target = tab.layout.neighbour(&pane, dir, tab.size).unwrap_or(pane);
@@ -915,7 +957,9 @@ impl Store {
         env.push(("BERTH_WORKSPACE".into(), workspace.to_string()));
         let agent = AgentInfo::detect(&argv, &env);
         let spec = SpawnSpec {
-            argv: argv.clone(),
+            // The agent's hooks through its own flag (claude `--settings`), so they work
+            // without an install; what the pane records (and resumes) stays `argv`.
+            argv: crate::agents::inject::with_hooks(&argv, agent.kind, &env, &cwd),
             cwd: cwd.clone(),
             env,
             cols: size.cols,
@@ -1093,6 +1137,8 @@ impl Store {
     /// Removes a pane from the maps and ends its process (asynchronously).
     fn drop_pane(&mut self, id: &PaneId) {
         if let Some(pane) = self.panes.remove(id) {
+            // Its hooks' routes drop with it: they end with no decision.
+            self.decisions.remove_pane(id);
             if let Some(pty) = &pane.pty {
                 pty.close();
             }
@@ -1290,6 +1336,7 @@ impl Store {
                 .and_then(|(state, percent)| Progress::from_conemu(state, percent)),
             lifecycle_since: Some(pane.shared.lifecycle_since(lifecycle)),
             resume: self.resume_plan(pane),
+            pending_decision: self.pending_decision(&pane.id),
             turn: meta.turns.info(),
         }
     }
