@@ -1,0 +1,352 @@
+//! A decision card: a panel across the top of a pane's screen (under its header) with what the
+//! pane's agent asks permission for and the answers as buttons, or a note saying where to
+//! answer when Berth cannot.
+//!
+//! It owns the card's layout ([`card_layout`], the one place that decides where each line and
+//! button goes, so the window's clicks hit what is drawn) and its drawing, on the modal layer
+//! so that the pane's own text does not show through it. It must not decide what the card says
+//! or what a button does: the window fills [`DecisionCard`] and answers.
+//!
+//! The card sits at the top, not the bottom like a tombstone's overlay, because an agent draws
+//! its own permission prompt at the bottom of its screen and that prompt stays usable.
+
+use super::palette::Palette;
+use super::place::{clip_of, col_x, ellipsize, put_text, row_y, str_width, text_width, Placement};
+use super::quads::Quad;
+use super::scene::{ButtonTone, CellRectU16, CellView, DecisionCard};
+use super::text::{CellMetrics, TextSystem};
+
+/// The most rows the request's text takes on a card.
+pub const MAX_DETAIL_ROWS: usize = 4;
+
+/// Where each part of a card goes on the window's cells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardLayout {
+    /// The whole card (its closing rule included).
+    pub rect: CellRectU16,
+    /// The title's row, if there is room for it.
+    pub title: Option<u16>,
+    /// The request's rows with their text, wrapped and cut to fit.
+    pub detail: Vec<(u16, String)>,
+    /// The row of the buttons (or of the note when there are none).
+    pub action_row: u16,
+    /// Each button's cells and its text, in the card's order.
+    pub buttons: Vec<(CellRectU16, String)>,
+    /// The row whose middle has the line that closes the card, if there is room.
+    pub rule: Option<u16>,
+}
+
+/// What a cell of a card is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CardHit {
+    /// The button at this index of [`DecisionCard::buttons`].
+    Button(usize),
+    /// The card, not a button.
+    Card,
+}
+
+/// The layout of `card` in a pane at `pane` on the window's cells (its first row is the
+/// header); `None` when the pane is too small to show one. With little room the request's
+/// rows go first, then the closing rule, then the title; the buttons stay.
+pub fn card_layout(card: &DecisionCard, pane: CellRectU16) -> Option<CardLayout> {
+    let avail = pane.rows.checked_sub(1).filter(|a| *a > 0)?;
+    if pane.cols < 4 {
+        return None;
+    }
+    let width = usize::from(pane.cols) - 2;
+    let wrapped = wrap(&card.detail, width, MAX_DETAIL_ROWS);
+    let avail = usize::from(avail);
+    let detail_rows = wrapped.len().min(MAX_DETAIL_ROWS).min(avail.saturating_sub(3));
+    let has_rule = avail >= 3;
+    let has_title = avail >= 2;
+    let top = pane.row + 1;
+    let mut row = top;
+    let title = has_title.then(|| {
+        row += 1;
+        row - 1
+    });
+    let mut detail = Vec::new();
+    let mut lines = wrapped.into_iter();
+    for i in 0..detail_rows {
+        let Some(mut text) = lines.next() else { break };
+        // The last row shown says when there was more.
+        if i + 1 == detail_rows && lines.len() > 0 {
+            text = if str_width(&text) < width {
+                format!("{text}…")
+            } else {
+                ellipsize(&format!("{text}…"), width)
+            };
+        }
+        detail.push((row, text));
+        row += 1;
+    }
+    let action_row = row;
+    row += 1;
+    let rule = has_rule.then_some(row);
+    if has_rule {
+        row += 1;
+    }
+    let buttons = button_cells(card, pane.col, action_row, usize::from(pane.cols));
+    Some(CardLayout {
+        rect: CellRectU16::new(pane.col, top, pane.cols, row - top),
+        title,
+        detail,
+        action_row,
+        buttons,
+        rule,
+    })
+}
+
+/// The buttons of `card` on row `row` of a pane starting at column `col`, `cols` wide: each
+/// " label  keys ", one blank column apart from the second column on; without the keys when
+/// they do not all fit, and cut short when even the labels do not.
+fn button_cells(
+    card: &DecisionCard,
+    col: u16,
+    row: u16,
+    cols: usize,
+) -> Vec<(CellRectU16, String)> {
+    let n = card.buttons.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let room = cols.saturating_sub(1);
+    let fits = |texts: &[String]| texts.iter().map(|t| str_width(t) + 1).sum::<usize>() <= room;
+    let with_keys: Vec<String> = card
+        .buttons
+        .iter()
+        .map(|b| match &b.keys {
+            Some(keys) => format!(" {}  {keys} ", b.label),
+            None => format!(" {} ", b.label),
+        })
+        .collect();
+    let texts = if fits(&with_keys) {
+        with_keys
+    } else {
+        let plain: Vec<String> = card.buttons.iter().map(|b| format!(" {} ", b.label)).collect();
+        if fits(&plain) {
+            plain
+        } else {
+            let each = (room / n).saturating_sub(1).max(1);
+            plain.iter().map(|t| ellipsize(t, each)).collect()
+        }
+    };
+    let mut at = col + 1;
+    texts
+        .into_iter()
+        .map(|text| {
+            let w = u16::try_from(str_width(&text)).unwrap_or(u16::MAX);
+            let rect = CellRectU16::new(at, row, w, 1);
+            at = at.saturating_add(w + 1);
+            (rect, text)
+        })
+        .collect()
+}
+
+/// `lines` wrapped at `width` cells (by width, not at spaces: a command is not prose), at most
+/// `max` rows and one more to tell that there was more.
+fn wrap(lines: &[String], width: usize, max: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in lines {
+        let mut row = String::new();
+        let mut used = 0;
+        for c in line.chars().filter(|c| !c.is_control()) {
+            let w = text_width(c);
+            if used + w > width && used > 0 {
+                out.push(std::mem::take(&mut row));
+                used = 0;
+                if out.len() > max {
+                    return out;
+                }
+            }
+            row.push(c);
+            used += w;
+        }
+        out.push(row);
+        if out.len() > max {
+            return out;
+        }
+    }
+    out
+}
+
+/// What the window cell (`col`, `row`) is on a card laid out as `layout`, if it is on it.
+pub fn card_hit(layout: &CardLayout, col: u16, row: u16) -> Option<CardHit> {
+    let inside = |r: CellRectU16| {
+        col >= r.col && col < r.col + r.cols && row >= r.row && row < r.row + r.rows
+    };
+    if !inside(layout.rect) {
+        return None;
+    }
+    let button = layout.buttons.iter().position(|(r, _)| inside(*r));
+    Some(button.map_or(CardHit::Card, CardHit::Button))
+}
+
+/// Draws the card of a pane at `pane` onto the modal layer (`quads`, `texts`).
+pub(super) fn card(
+    card: &DecisionCard,
+    pane: CellRectU16,
+    palette: &Palette,
+    m: CellMetrics,
+    text: &mut TextSystem,
+    quads: &mut Vec<Quad>,
+    texts: &mut Vec<Placement>,
+) {
+    let Some(layout) = card_layout(card, pane) else { return };
+    let r = layout.rect;
+    let (x, w) = (col_x(m, r.col), f32::from(r.cols) * m.cell_w);
+    let accent = palette.ring_needs_input;
+    quads.push(Quad::fill(x, row_y(m, r.row), w, f32::from(r.rows) * m.cell_h, palette.overlay_bg));
+    // A bar in the accent colour down the card's left edge, the closing line along its bottom.
+    let bar = m.stroke.max(2.0).round();
+    quads.push(Quad::fill(x, row_y(m, r.row), bar, f32::from(r.rows) * m.cell_h, accent));
+    if let Some(rule) = layout.rule {
+        let y = row_y(m, rule) + ((m.cell_h - bar) / 2.0).round();
+        quads.push(Quad::fill(x, y, w, bar, accent));
+    }
+    let clip = clip_of(m, r);
+    let cols = usize::from(r.cols);
+    let mut row_of = |cells: Vec<CellView>, row: u16, texts: &mut Vec<Placement>| {
+        let key = text.row(&cells, None);
+        texts.push(Placement { key, x, y: row_y(m, row), clip });
+    };
+    let blank = |fg| vec![CellView::blank(fg, palette.overlay_bg); cols];
+    if let Some(row) = layout.title {
+        let mut cells = blank(accent);
+        put_text(&mut cells, 1, cols - 1, &card.title, accent, true);
+        row_of(cells, row, texts);
+    }
+    for (row, line) in &layout.detail {
+        let mut cells = blank(palette.overlay_fg);
+        put_text(&mut cells, 1, cols - 1, line, palette.overlay_fg, false);
+        row_of(cells, *row, texts);
+    }
+    let mut cells = blank(palette.overlay_fg);
+    if layout.buttons.is_empty() {
+        let note = card.note.as_deref().unwrap_or_default();
+        put_text(&mut cells, 1, cols - 1, note, palette.overlay_fg, false);
+    }
+    for ((rect, label), button) in layout.buttons.iter().zip(&card.buttons) {
+        let bg = match button.tone {
+            ButtonTone::Allow => palette.badge_live,
+            ButtonTone::Always => palette.badge_resumable,
+            ButtonTone::Deny => palette.badge_exited,
+        };
+        quads.push(Quad::fill(
+            col_x(m, rect.col),
+            row_y(m, rect.row),
+            f32::from(rect.cols) * m.cell_w,
+            m.cell_h,
+            bg,
+        ));
+        let from = usize::from(rect.col - r.col);
+        put_text(&mut cells, from, from + usize::from(rect.cols), label, palette.badge_fg, true);
+    }
+    row_of(cells, layout.action_row, texts);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::scene::CardButton;
+
+    fn button(label: &str, keys: &str, tone: ButtonTone) -> CardButton {
+        CardButton { label: label.into(), keys: Some(keys.into()), tone }
+    }
+
+    fn card(detail: &[&str], buttons: usize) -> DecisionCard {
+        let all = [
+            button("Allow", "Ctrl+Shift+Y", ButtonTone::Allow),
+            button("Always allow", "Ctrl+Shift+U", ButtonTone::Always),
+            button("Deny", "Ctrl+Shift+N", ButtonTone::Deny),
+        ];
+        DecisionCard {
+            title: "claude asks to use Bash".into(),
+            detail: detail.iter().map(|s| (*s).to_owned()).collect(),
+            buttons: all.into_iter().take(buttons).collect(),
+            note: None,
+        }
+    }
+
+    #[test]
+    fn a_card_takes_title_detail_buttons_and_a_rule_under_the_header() {
+        let pane = CellRectU16::new(10, 1, 80, 20);
+        let layout = card_layout(&card(&["rm -rf build"], 3), pane).expect("room for a card");
+        assert_eq!(layout.rect, CellRectU16::new(10, 2, 80, 4));
+        assert_eq!(layout.title, Some(2));
+        assert_eq!(layout.detail, [(3, "rm -rf build".to_owned())]);
+        assert_eq!(layout.action_row, 4);
+        assert_eq!(layout.rule, Some(5));
+        let texts: Vec<&str> = layout.buttons.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(
+            texts,
+            [" Allow  Ctrl+Shift+Y ", " Always allow  Ctrl+Shift+U ", " Deny  Ctrl+Shift+N "]
+        );
+        // Buttons start at the pane's second column, one blank apart.
+        let rects: Vec<CellRectU16> = layout.buttons.iter().map(|(r, _)| *r).collect();
+        assert_eq!(rects[0], CellRectU16::new(11, 4, 21, 1));
+        assert_eq!(rects[1].col, 11 + 21 + 1);
+        assert_eq!(rects[2].col, rects[1].col + rects[1].cols + 1);
+    }
+
+    #[test]
+    fn long_requests_wrap_and_stop_at_the_most_rows() {
+        let pane = CellRectU16::new(0, 0, 12, 30);
+        let layout = card_layout(&card(&["abcdefghijklmnopqrstu", "second"], 1), pane).unwrap();
+        let rows: Vec<&str> = layout.detail.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(rows, ["abcdefghij", "klmnopqrst", "u", "second"]);
+        let many: Vec<String> = (0..9).map(|i| format!("line {i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let layout = card_layout(&card(&many, 1), pane).unwrap();
+        let rows: Vec<&str> = layout.detail.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(rows, ["line 0", "line 1", "line 2", "line 3…"]);
+    }
+
+    #[test]
+    fn a_short_pane_drops_detail_then_rule_then_title() {
+        let c = card(&["one", "two"], 3);
+        let at = |rows| card_layout(&c, CellRectU16::new(0, 0, 100, rows));
+        let shape = |l: CardLayout| (l.title.is_some(), l.detail.len(), l.rule.is_some());
+        assert_eq!(at(6).map(shape), Some((true, 2, true)));
+        assert_eq!(at(5).map(shape), Some((true, 1, true)));
+        assert_eq!(at(4).map(shape), Some((true, 0, true)));
+        assert_eq!(at(3).map(shape), Some((true, 0, false)));
+        assert_eq!(at(2).map(shape), Some((false, 0, false)));
+        assert_eq!(at(1), None);
+        assert_eq!(card_layout(&c, CellRectU16::new(0, 0, 3, 10)), None);
+    }
+
+    #[test]
+    fn narrow_panes_drop_the_keys_then_cut_the_labels() {
+        let c = card(&[], 3);
+        let texts = |cols| -> Vec<String> {
+            let l = card_layout(&c, CellRectU16::new(0, 0, cols, 10)).unwrap();
+            assert!(l.buttons.iter().all(|(r, _)| r.col + r.cols <= cols), "inside at {cols}");
+            l.buttons.into_iter().map(|(_, t)| t).collect()
+        };
+        assert_eq!(texts(40), [" Allow ", " Always allow ", " Deny "]);
+        assert_eq!(texts(20), [" All…", " Alw…", " Den…"]);
+    }
+
+    #[test]
+    fn hits_name_the_button_under_the_cell() {
+        let layout = card_layout(&card(&["ls"], 3), CellRectU16::new(0, 1, 100, 20)).unwrap();
+        let row = layout.action_row;
+        let (first, _) = layout.buttons[0];
+        let (third, _) = layout.buttons[2];
+        let cases = [
+            ((first.col, row), Some(CardHit::Button(0))),
+            ((first.col + first.cols - 1, row), Some(CardHit::Button(0))),
+            ((first.col + first.cols, row), Some(CardHit::Card)),
+            ((third.col + 2, row), Some(CardHit::Button(2))),
+            ((0, row), Some(CardHit::Card)),
+            ((5, layout.title.unwrap()), Some(CardHit::Card)),
+            ((5, 1), None),
+            ((5, layout.rect.row + layout.rect.rows), None),
+            ((100, row), None),
+        ];
+        for ((col, row), want) in cases {
+            assert_eq!(card_hit(&layout, col, row), want, "cell {col},{row}");
+        }
+    }
+}
