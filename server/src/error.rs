@@ -71,6 +71,10 @@ pub enum CommandError {
     /// The action does not fit the object's current state.
     #[error("{0}")]
     Conflict(String),
+    /// No decision can take this answer: none is pending, its id is another one, or its
+    /// route to the agent is lost (the hook is gone, timed out, or the server restarted).
+    #[error("{0}")]
+    NoDecision(String),
     /// Starting the process failed.
     #[error("{0}")]
     SpawnFailed(String),
@@ -108,7 +112,7 @@ impl CommandError {
             Self::UnknownMethod(_) => METHOD_NOT_FOUND,
             Self::BadParams(_) | Self::InvalidId(_) | Self::InvalidLayout(_) => INVALID_PARAMS,
             Self::NoSuchWorkspace(_) | Self::NoSuchTab(_) | Self::NoSuchPane(_) => NOT_FOUND,
-            Self::PaneNotLive(_) | Self::Conflict(_) => CONFLICT,
+            Self::PaneNotLive(_) | Self::Conflict(_) | Self::NoDecision(_) => CONFLICT,
             Self::SpawnFailed(_) => SPAWN_FAILED,
             Self::Unauthorized { .. } => UNAUTHORIZED,
             Self::InputQueueFull(_) | Self::Busy(_) => BUSY,
@@ -133,6 +137,7 @@ impl CommandError {
             Self::InvalidLayout(_) => "INVALID_LAYOUT",
             Self::PaneNotLive(_) => "PANE_NOT_LIVE",
             Self::Conflict(_) => "CONFLICT",
+            Self::NoDecision(_) => "NO_DECISION",
             Self::SpawnFailed(_) => "SPAWN_FAILED",
             Self::InputQueueFull(_) => "INPUT_QUEUE_FULL",
             Self::Unauthorized { .. } => "UNAUTHORIZED",

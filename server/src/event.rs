@@ -100,6 +100,14 @@ pub enum Event {
         /// The pane it concerns.
         pane: PaneId,
     },
+    /// A pane's pending decision was set, changed (e.g. it became not answerable) or cleared
+    /// (`None`: answered, retracted or gone).
+    Decision {
+        /// Which pane.
+        pane: PaneId,
+        /// The decision now, if any.
+        decision: Option<crate::decisions::PendingDecision>,
+    },
     /// The server closes this connection (idle without a subscription, or evicted to make
     /// room); the last line it gets.
     ConnectionClosed {

@@ -7,6 +7,7 @@ pub mod client;
 pub mod commands;
 pub mod connections;
 pub mod dbus;
+pub mod decisions;
 pub mod error;
 pub mod event;
 pub mod events;

@@ -343,6 +343,17 @@ fn agent_kind(name: &str) -> Result<berth_engine::agents::AgentKind, CommandErro
 }
 
 #[derive(Deserialize)]
+struct DecideParams {
+    pane_id: String,
+    answer: String,
+    message: Option<String>,
+    decision_id: Option<String>,
+}
+
+/// The longest message a denial carries to the agent, in characters.
+pub const MAX_DECISION_MESSAGE: usize = 2048;
+
+#[derive(Deserialize)]
 struct AutoResumeParams {
     workspace_id: String,
     enabled: bool,
@@ -453,6 +464,34 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
                 kind: agent_kind(&p.agent)?,
                 payload: p.payload,
             }
+        }
+        "pane.decide" => {
+            let p: DecideParams = params(p)?;
+            let answer = crate::decisions::DecisionAnswer::parse(&p.answer).ok_or_else(|| {
+                CommandError::BadParams(format!(
+                    "unknown answer {:?} (allow, always or deny)",
+                    p.answer
+                ))
+            })?;
+            if p.message.as_ref().is_some_and(|m| m.chars().count() > MAX_DECISION_MESSAGE) {
+                return Err(CommandError::BadParams(format!(
+                    "message is longer than {MAX_DECISION_MESSAGE} characters"
+                )));
+            }
+            Command::Decide {
+                pane: PaneId::parse(&p.pane_id)?,
+                answer,
+                message: p.message,
+                id: p
+                    .decision_id
+                    .as_deref()
+                    .map(berth_engine::ids::DecisionId::parse)
+                    .transpose()?,
+            }
+        }
+        "decision.list" => {
+            params::<Empty>(p)?;
+            Command::Decisions
         }
         "server.info" => {
             params::<Empty>(p)?;
@@ -607,6 +646,8 @@ pub const METHODS: &[&str] = &[
     "notifications.list",
     "notifications.mark_read",
     "hook.event",
+    "pane.decide",
+    "decision.list",
     "events.subscribe",
     "snapshot.save",
     "window.screenshot",
@@ -797,6 +838,16 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
             "hook.event",
             json!({ "pane_id": pane.as_str(), "agent": kind.as_str(), "payload": payload }),
         ),
+        Command::Decide { pane, answer, message, id } => (
+            "pane.decide",
+            json!({
+                "pane_id": pane.as_str(),
+                "answer": answer.as_str(),
+                "message": message,
+                "decision_id": id.as_ref().map(|id| id.as_str()),
+            }),
+        ),
+        Command::Decisions => ("decision.list", json!({})),
     })
 }
 

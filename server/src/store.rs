@@ -562,6 +562,7 @@ impl Store {
                 | Command::PaneRead { .. }
                 | Command::PaneSend { .. }
                 | Command::NotificationsList { .. }
+                | Command::Decisions
         );
         let closes = matches!(
             cmd,
@@ -791,6 +792,11 @@ impl Store {
                 self.apply_hook(&pane, kind, outcome)?;
                 Ok(Reply::Pane { pane })
             }
+            Command::Decide { pane, .. } => {
+                self.pane(&pane)?;
+                Err(CommandError::NoDecision(format!("pane {pane} has no pending decision")))
+            }
+            Command::Decisions => Ok(Reply::Decisions(Vec::new())),
             Command::PaneFocusDirection { pane, dir } => {
                 let tab = self.tab(&self.pane(&pane)?.tab)?;
                 let target = tab.layout.neighbour(&pane, dir, tab.size).unwrap_or(pane);
@@ -1278,6 +1284,7 @@ impl Store {
                 .and_then(|(state, percent)| Progress::from_conemu(state, percent)),
             lifecycle_since: Some(pane.shared.lifecycle_since(lifecycle)),
             resume: self.resume_plan(pane),
+            pending_decision: None,
         }
     }
 

@@ -104,6 +104,7 @@ mod tests {
             progress: None,
             lifecycle_since: None,
             resume: None,
+            pending_decision: None,
         }
     }
 

@@ -4,7 +4,7 @@
 use berth_engine::ids::{PaneId, TabId, WorkspaceId};
 use serde_json::{json, Value};
 
-use super::dto::NotificationDto;
+use super::dto::{DecisionDto, NotificationDto};
 use crate::error::CommandError;
 use crate::event::Event;
 
@@ -58,6 +58,11 @@ pub fn event_value(event: &Event) -> Value {
             "type": "notification.activated",
             "notification_id": id,
             "pane_id": pane.as_str(),
+        }),
+        Event::Decision { pane, decision } => json!({
+            "type": "pane.decision",
+            "pane_id": pane.as_str(),
+            "decision": decision.as_ref().map(DecisionDto::from),
         }),
         Event::SubscriberDropped { reason } => {
             json!({ "type": "subscriber.dropped", "reason": reason })
@@ -134,6 +139,12 @@ pub fn decode_event(v: &Value) -> Result<Event, CommandError> {
         "notification.activated" => {
             Event::NotificationActivated { id: text(v, "notification_id")?, pane: pane(v)? }
         }
+        "pane.decision" => Event::Decision {
+            pane: pane(v)?,
+            decision: number::<Option<DecisionDto>>(v, "decision")?
+                .map(|d| d.to_view())
+                .transpose()?,
+        },
         "subscriber.dropped" => Event::SubscriberDropped { reason: text(v, "reason")? },
         "connection.closed" => Event::ConnectionClosed { reason: text(v, "reason")? },
         other => return Err(CommandError::BadParams(format!("unknown event type {other:?}"))),

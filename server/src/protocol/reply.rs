@@ -5,13 +5,15 @@
 
 use std::path::PathBuf;
 
-use berth_engine::ids::{PaneId, TabId, WorkspaceId};
+use berth_engine::ids::{DecisionId, PaneId, TabId, WorkspaceId};
 use berth_engine::model::RestoreState;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::dto::{NotificationDto, ReadDto, ServerInfoDto, WorkspaceListDto};
+use super::dto::{
+    DecisionDto, NotificationDto, PaneDecisionDto, ReadDto, ServerInfoDto, WorkspaceListDto,
+};
 use crate::commands::{Command, Reply};
 use crate::error::CommandError;
 
@@ -75,6 +77,19 @@ pub fn encode_reply(reply: &Reply) -> Value {
             json!({ "notifications": list })
         }
         Reply::Marked { count } => json!({ "marked": count }),
+        Reply::Decided { pane, id } => {
+            json!({ "pane_id": pane.as_str(), "decision_id": id.as_str() })
+        }
+        Reply::Decisions(list) => {
+            let list: Vec<PaneDecisionDto> = list
+                .iter()
+                .map(|(pane, d)| PaneDecisionDto {
+                    pane_id: pane.to_string(),
+                    decision: DecisionDto::from(d),
+                })
+                .collect();
+            json!({ "decisions": to_value(&list) })
+        }
         // Internal answers never go on the wire; a plain form for logs.
         Reply::Restored { panes, resumable, auto_resume_candidates } => json!({
             "panes": panes,
@@ -162,5 +177,15 @@ pub fn decode_reply(cmd: &Command, result: Value) -> Result<Reply, CommandError>
         Command::NotificationsMarkRead { .. } | Command::PaneClearAttention { .. } => {
             Reply::Marked { count: field(r, "marked")? }
         }
+        Command::Decide { .. } => Reply::Decided {
+            pane: pane(r)?,
+            id: DecisionId::parse(&field::<String>(r, "decision_id")?)?,
+        },
+        Command::Decisions => Reply::Decisions(
+            field::<Vec<PaneDecisionDto>>(r, "decisions")?
+                .iter()
+                .map(|e| Ok((PaneId::parse(&e.pane_id)?, e.decision.to_view()?)))
+                .collect::<Result<_, CommandError>>()?,
+        ),
     })
 }
