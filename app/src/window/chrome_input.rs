@@ -1,10 +1,11 @@
 //! Input that lands on the window's chrome: clicks, drags and the wheel on the tab bar (a
-//! click while the switcher is open goes to it), scrolling a tombstone's tail, and the one key
-//! that resumes a tombstone.
+//! click while the switcher is open goes to it), clicks on a decision card's buttons,
+//! scrolling a tombstone's tail, and the one key that resumes a tombstone.
 //!
 //! It owns turning those into Store commands (`pane.focus`, `tab.move`, `tab.close`,
-//! `pane.resume`) and window-local changes (a tail's scroll, a tombstone's resume error). It
-//! must not draw: `chrome.rs` says what the chrome shows, the renderer draws it.
+//! `pane.decide`, `pane.resume`) and window-local changes (a tail's scroll, a tombstone's
+//! resume error). It must not draw: `chrome.rs` and `decisions.rs` say what the chrome shows,
+//! the renderer draws it.
 
 use std::time::{Duration, Instant};
 
@@ -14,7 +15,9 @@ use winit::event::MouseButton;
 
 use super::app::App;
 use super::chrome::{self, TabBarHit, TAB_BAR_ROWS};
+use super::decisions;
 use super::view::{self, Hit, TabView};
+use crate::render::{self, CardHit, CellRectU16};
 
 /// Two clicks on the same tab within this long are a double click (rename).
 const DOUBLE_CLICK: Duration = Duration::from_millis(400);
@@ -44,7 +47,7 @@ impl App {
             return true;
         }
         if row >= TAB_BAR_ROWS {
-            return false;
+            return self.card_press(col, row, button);
         }
         let Some(view) = self.view() else { return true };
         let list = self.lock_store().view();
@@ -85,6 +88,33 @@ impl App {
         }
         self.redraw();
         true
+    }
+
+    /// A button press at window cell (`col`, `row`) on a pane's decision card: a left click on
+    /// a button answers the decision shown; any press on the card is the card's (the program
+    /// under it gets no click). Whether it was on a card.
+    fn card_press(&mut self, col: u16, row: u16, button: MouseButton) -> bool {
+        let Some(view) = self.view() else { return false };
+        let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.clone());
+        for (pane, rect) in view.placements(zoomed.as_ref()) {
+            let Some(info) = view.pane(&pane) else { continue };
+            let Some(decision) = &info.pending_decision else { continue };
+            // The same card and layout the frame draws.
+            let card = decisions::card_of(decision, &self.config.keymap);
+            let placed = CellRectU16::new(rect.col, rect.row + TAB_BAR_ROWS, rect.cols, rect.rows);
+            let Some(layout) = render::card_layout(&card, placed) else { continue };
+            match render::card_hit(&layout, col, row) {
+                None => continue,
+                Some(CardHit::Button(index)) if button == MouseButton::Left => {
+                    let intents = decisions::press(info, index);
+                    self.apply(intents);
+                    self.redraw();
+                }
+                Some(_) => {}
+            }
+            return true;
+        }
+        false
     }
 
     /// The end of a tab drag that started on the tab at `from`: the tab moves to where the

@@ -22,6 +22,7 @@ use super::actions;
 use super::app::{App, Zoom};
 use super::chrome::TAB_BAR_ROWS;
 use super::clipboard::{paste_bytes, Selection};
+use super::decisions;
 use super::input::{Drag, KeyRoute, KeyTakers};
 use super::intent::{Intent, UiAction};
 use super::keys::{self, KeyModes, KeyPress};
@@ -75,6 +76,17 @@ impl App {
             KeyRoute::Rename => {
                 let intents = self.renaming.key(key, text, self.input.mods);
                 self.apply(intents);
+            }
+            // A decision chord answers the focused pane's card; with no card to answer it is
+            // the program's key like any unbound chord.
+            KeyRoute::Action(action) if decisions::answer_of(action).is_some() => {
+                let command = self.focused().and_then(|(view, pane)| {
+                    actions::store_command(action, &view, &pane, || self.lock_store().view())
+                });
+                match command {
+                    Some(command) => self.apply(vec![Intent::Store(command)]),
+                    None => self.key_to_pane(event),
+                }
             }
             KeyRoute::Action(action) => self.run_action(action),
             KeyRoute::Pane => self.key_to_pane(event),
@@ -211,6 +223,10 @@ impl App {
             | Action::NextTab
             | Action::PrevTab
             | Action::NextAttention
+            | Action::NextDecision
+            | Action::DecisionAllow
+            | Action::DecisionAlways
+            | Action::DecisionDeny
             | Action::MoveTabLeft
             | Action::MoveTabRight
             | Action::CloseTab => {}

@@ -13,6 +13,7 @@ mod app;
 pub mod chrome;
 mod chrome_input;
 pub mod clipboard;
+mod decisions;
 mod dispatch;
 mod frames;
 mod input;
