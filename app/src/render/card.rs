@@ -28,8 +28,10 @@ pub struct CardLayout {
     pub title: Option<u16>,
     /// The request's rows with their text, wrapped and cut to fit.
     pub detail: Vec<(u16, String)>,
-    /// The row of the buttons (or of the note when there are none).
+    /// The row of the buttons (or of the note's first row when there are none).
     pub action_row: u16,
+    /// The note's rows with their text, wrapped, when there are no buttons.
+    pub note: Vec<(u16, String)>,
     /// Each button's cells and its text, in the card's order.
     pub buttons: Vec<(CellRectU16, String)>,
     /// The row whose middle has the line that closes the card, if there is room.
@@ -82,6 +84,20 @@ pub fn card_layout(card: &DecisionCard, pane: CellRectU16) -> Option<CardLayout>
     }
     let action_row = row;
     row += 1;
+    // Without buttons the note takes the action row, and a second row when it needs and has
+    // one.
+    let mut note = Vec::new();
+    if card.buttons.is_empty() {
+        let spare = avail.saturating_sub(usize::from(row - top) + usize::from(has_rule));
+        let note_lines = wrap_words(card.note.as_deref().unwrap_or_default(), width);
+        for (i, text) in note_lines.into_iter().enumerate().take(1 + spare.min(1)) {
+            let at = action_row + u16::try_from(i).unwrap_or(0);
+            note.push((at, text));
+            if i > 0 {
+                row += 1;
+            }
+        }
+    }
     let rule = has_rule.then_some(row);
     if has_rule {
         row += 1;
@@ -92,6 +108,7 @@ pub fn card_layout(card: &DecisionCard, pane: CellRectU16) -> Option<CardLayout>
         title,
         detail,
         action_row,
+        note,
         buttons,
         rule,
     })
@@ -120,8 +137,19 @@ fn button_cells(
             None => format!(" {} ", b.label),
         })
         .collect();
+    // Short chords first (`C-S-Y`), then none.
+    let short_keys: Vec<String> = card
+        .buttons
+        .iter()
+        .map(|b| match &b.keys {
+            Some(keys) => format!(" {}  {} ", b.label, short_chord(keys)),
+            None => format!(" {} ", b.label),
+        })
+        .collect();
     let texts = if fits(&with_keys) {
         with_keys
+    } else if fits(&short_keys) {
+        short_keys
     } else {
         let plain: Vec<String> = card.buttons.iter().map(|b| format!(" {} ", b.label)).collect();
         if fits(&plain) {
@@ -141,6 +169,11 @@ fn button_cells(
             (rect, text)
         })
         .collect()
+}
+
+/// A chord as `Ctrl+Shift+Y` written short, as Emacs would: `C-S-Y` (`M-` for Alt).
+fn short_chord(keys: &str) -> String {
+    keys.replace("Ctrl+", "C-").replace("Shift+", "S-").replace("Alt+", "M-")
 }
 
 /// `lines` wrapped at `width` cells (by width, not at spaces: a command is not prose), at most
@@ -168,6 +201,33 @@ fn wrap(lines: &[String], width: usize, max: usize) -> Vec<String> {
         }
     }
     out
+}
+
+/// Prose (a note) in at most two rows of `width` cells, broken at a space where there is one;
+/// the second row is cut short with `…` when it does not fit.
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let text: String = text.chars().filter(|c| !c.is_control()).collect();
+    if str_width(&text) <= width {
+        return vec![text];
+    }
+    let mut used = 0;
+    let mut cut = 0;
+    let mut space = None;
+    for (i, c) in text.char_indices() {
+        used += text_width(c);
+        if used > width {
+            break;
+        }
+        if c == ' ' {
+            space = Some(i);
+        }
+        cut = i + c.len_utf8();
+    }
+    let (first, rest) = match space {
+        Some(at) => (&text[..at], &text[at + 1..]),
+        None => (&text[..cut], &text[cut..]),
+    };
+    vec![first.to_owned(), ellipsize(rest, width)]
 }
 
 /// What the window cell (`col`, `row`) is on a card laid out as `layout`, if it is on it.
@@ -221,11 +281,15 @@ pub(super) fn card(
         put_text(&mut cells, 1, cols - 1, line, palette.overlay_fg, false);
         row_of(cells, *row, texts);
     }
-    let mut cells = blank(palette.overlay_fg);
-    if layout.buttons.is_empty() {
-        let note = card.note.as_deref().unwrap_or_default();
-        put_text(&mut cells, 1, cols - 1, note, palette.overlay_fg, false);
+    for (row, line) in &layout.note {
+        let mut cells = blank(palette.overlay_fg);
+        put_text(&mut cells, 1, cols - 1, line, palette.overlay_fg, true);
+        row_of(cells, *row, texts);
     }
+    if layout.buttons.is_empty() {
+        return;
+    }
+    let mut cells = blank(palette.overlay_fg);
     for ((rect, label), button) in layout.buttons.iter().zip(&card.buttons) {
         let bg = match button.tone {
             ButtonTone::Allow => palette.badge_live,
@@ -324,8 +388,29 @@ mod tests {
             assert!(l.buttons.iter().all(|(r, _)| r.col + r.cols <= cols), "inside at {cols}");
             l.buttons.into_iter().map(|(_, t)| t).collect()
         };
+        assert_eq!(texts(60), [" Allow  C-S-Y ", " Always allow  C-S-U ", " Deny  C-S-N "]);
         assert_eq!(texts(40), [" Allow ", " Always allow ", " Deny "]);
         assert_eq!(texts(20), [" All…", " Alw…", " Den…"]);
+    }
+
+    #[test]
+    fn without_buttons_the_note_takes_the_action_row_and_wraps_once() {
+        let mut c = card(&["ls"], 0);
+        c.note = Some("answer in the agent's own prompt".into());
+        let layout = card_layout(&c, CellRectU16::new(0, 0, 20, 10)).unwrap();
+        assert!(layout.buttons.is_empty());
+        let action = layout.action_row;
+        assert_eq!(
+            layout.note,
+            [(action, "answer in the".to_owned()), (action + 1, "agent's own prompt".to_owned())]
+        );
+        assert_eq!(layout.rule, Some(action + 2));
+        assert_eq!(layout.rect.rows, 5);
+        // No spare row: the note's first row only.
+        let layout = card_layout(&c, CellRectU16::new(0, 0, 20, 5)).unwrap();
+        assert_eq!(layout.note.len(), 1);
+        assert_eq!(layout.rect.rows, 4);
+        assert_eq!(card_hit(&layout, 3, layout.action_row), Some(CardHit::Card));
     }
 
     #[test]
