@@ -824,6 +824,162 @@ fn attention_ring_and_jump_key(w: &World) {
     });
 }
 
+/// A `berth hook claude` process fed a PermissionRequest, as claude runs it (its JSON on stdin,
+/// `BERTH_PANE` naming its pane), waiting for its answer; its output is collected by a thread.
+struct WaitingHook {
+    child: Killed,
+    stdout: std::sync::mpsc::Receiver<String>,
+}
+
+impl WaitingHook {
+    fn start(w: &World, pane: &str, command: &str) -> WaitingHook {
+        use std::io::Write as _;
+        let payload = json!({
+            "session_id": "s-card",
+            "transcript_path": "/tmp/none.jsonl",
+            "cwd": w.server.home,
+            "permission_mode": "default",
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash",
+            "tool_input": { "command": command, "description": "Say that the card works" },
+            "permission_suggestions": [{
+                "type": "addRules",
+                "rules": [{ "toolName": "Bash", "ruleContent": "echo:*" }],
+                "behavior": "allow",
+                "destination": "localSettings"
+            }]
+        });
+        let mut child = w
+            .server
+            .command()
+            .args(["hook", "claude"])
+            .env("BERTH_PANE", pane)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start berth hook claude");
+        let mut stdin = child.stdin.take().expect("the hook's stdin");
+        stdin.write_all(payload.to_string().as_bytes()).expect("write the hook's payload");
+        drop(stdin);
+        let mut out = child.stdout.take().expect("the hook's stdout");
+        let (tx, stdout) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = out.read_to_string(&mut text);
+            let _ = tx.send(text);
+        });
+        WaitingHook { child: Killed { name: "berth hook", child }, stdout }
+    }
+
+    /// Waits for the hook to exit: its status and what it printed.
+    fn finish(mut self) -> (std::process::ExitStatus, String) {
+        let out = self.stdout.recv_timeout(WAIT).expect("the hook to answer and exit within 30 s");
+        let status = poll(WAIT, "the hook to exit", || self.child.child.try_wait().ok().flatten());
+        (status, out)
+    }
+}
+
+/// The window cell size of the suite's font (15 px): 9 × 20 pixels.
+const CELL_PX: (u32, u32) = (9, 20);
+
+/// Where tesseract reads `word` in `image` (scaled up 3 times first): the centre of the first
+/// such word in window pixels, with the whole text read.
+fn ocr_word(image: &Image, dir: &Path, name: &str, word: &str) -> (Option<(u32, u32)>, String) {
+    let scaled = dir.join(format!("{name}.x3.png"));
+    image.write_scaled(&scaled, 3, u32::MAX);
+    let out = Command::new("timeout")
+        .args(["60", "tesseract"])
+        .arg(&scaled)
+        .args(["stdout", "--psm", "11", "tsv"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run tesseract (apt-get install tesseract-ocr)");
+    assert!(out.status.success(), "tesseract failed: {}", String::from_utf8_lossy(&out.stderr));
+    let tsv = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut words = Vec::new();
+    let mut at = None;
+    for line in tsv.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() < 12 || f[11].trim().is_empty() {
+            continue;
+        }
+        words.push(f[11].trim().to_owned());
+        let num = |i: usize| f[i].parse::<u32>().unwrap_or(0);
+        if at.is_none() && f[11].trim() == word {
+            at = Some(((num(6) + num(8) / 2) / 3, (num(7) + num(9) / 2) / 3));
+        }
+    }
+    (at, words.join(" "))
+}
+
+/// A permission request of a pane's agent: the jump key (Ctrl+Shift+D) focuses the pane with
+/// it; its card shows the command and the answers (read by OCR); a click on "Allow" answers,
+/// and the waiting `berth hook claude` prints claude's allow; the card goes. A second request
+/// is denied with its chord (Ctrl+Shift+N), and the hook prints deny.
+fn decision_card_click_and_jump_key(w: &World) {
+    let panes = w.panes();
+    assert!(panes.len() >= 2, "the split case left two panes: {panes:?}");
+    let a = panes[0]["id"].as_str().unwrap().to_owned();
+    let b = panes[1]["id"].as_str().unwrap().to_owned();
+    // Room for the card's buttons with their chords in each half.
+    let size_of = || w.panes()[1]["size"]["cols"].as_u64().unwrap_or(0);
+    w.xdotool(&["windowsize", &w.window_id, "1264", "700"]);
+    poll(WAIT, "the window to grow", || (size_of() >= 65).then_some(()));
+    w.server.berth_ok(&["focus", &a]);
+    poll(WAIT, "pane a focused", || (w.active_pane() == a).then_some(()));
+    w.server.berth_ok(&["send", &b, "--enter", "clear"]);
+    let decision = || w.server.pane(&b).map(|p| p["pending_decision"].clone());
+    let hook = WaitingHook::start(w, &b, "echo decision card works");
+    let pending = poll(WAIT, "pane b's pending decision in ls --json", || {
+        decision().filter(|d| !d.is_null())
+    });
+    assert_eq!(pending["answerable"], true, "{pending}");
+    w.xdotool(&["windowfocus", "--sync", &w.window_id]);
+    w.xdotool(&["key", "ctrl+shift+d"]);
+    poll(WAIT, "the jump key to focus pane b", || (w.active_pane() == b).then_some(()));
+    let dir = w.server.root.path();
+    let deadline = Instant::now() + WAIT;
+    let (allow, text) = loop {
+        let image = w.screenshot("decision.png");
+        w.keep("decision.png");
+        let (allow, text) = ocr_word(&image, dir, "decision", "Allow");
+        if (allow.is_some() && text.contains("card works")) || Instant::now() > deadline {
+            break (allow, text);
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert!(text.contains("decision card works"), "OCR found no command on the card: {text:?}");
+    let (x, y) = allow.unwrap_or_else(|| panic!("OCR found no Allow button: {text:?}"));
+    // The button is right of the divider, below the tab bar and the header.
+    assert!(x > 35 * CELL_PX.0 && y > 2 * CELL_PX.1, "Allow at {x},{y}: {text}");
+    w.xdotool(&["mousemove", "--window", &w.window_id, &x.to_string(), &y.to_string()]);
+    w.xdotool(&["click", "1"]);
+    let (status, out) = hook.finish();
+    assert!(status.success(), "the hook exited with {status}: {out}");
+    let answer: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "PermissionRequest", "{out}");
+    assert_eq!(answer["hookSpecificOutput"]["decision"]["behavior"], "allow", "{out}");
+    poll(WAIT, "the decision cleared", || decision().filter(Value::is_null));
+    poll(WAIT, "the card gone from the screenshot", || {
+        let image = w.screenshot("decision-gone.png");
+        let (allow, _) = ocr_word(&image, dir, "decision-gone", "Allow");
+        allow.is_none().then_some(())
+    });
+    // The deny chord, on the focused pane's card.
+    let hook = WaitingHook::start(w, &b, "echo deny me");
+    poll(WAIT, "the second decision", || decision().filter(|d| !d.is_null()));
+    w.xdotool(&["mousemove", "--window", &w.window_id, "300", "300"]);
+    w.xdotool(&["key", "ctrl+shift+n"]);
+    let (status, out) = hook.finish();
+    assert!(status.success(), "the hook exited with {status}: {out}");
+    let answer: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(answer["hookSpecificOutput"]["decision"]["behavior"], "deny", "{out}");
+    poll(WAIT, "the second decision cleared", || decision().filter(Value::is_null));
+    w.xdotool(&["windowsize", &w.window_id, "640", "420"]);
+    poll(WAIT, "the window back to its size", || (size_of() < 65).then_some(()));
+}
+
 /// The workspace switcher (Ctrl+Shift+Space, type, Enter) shows another workspace and back;
 /// a click on a tab in the tab bar shows it, a middle click closes it.
 fn switcher_and_tab_bar(w: &World) {
@@ -987,6 +1143,7 @@ fn main() -> ExitCode {
         ("ctrl_click_opens_a_link", ctrl_click_opens_a_link),
         ("no_display_is_one_line_and_an_error", no_display_is_one_line_and_an_error),
         ("attention_ring_and_jump_key", attention_ring_and_jump_key),
+        ("decision_card_click_and_jump_key", decision_card_click_and_jump_key),
         ("switcher_and_tab_bar", switcher_and_tab_bar),
         ("tabs_are_renamed_in_the_tab_bar", tabs_are_renamed_in_the_tab_bar),
     ];
