@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use berth_engine::ids::PaneId;
 use berth_server::commands::Command;
+use berth_server::view::PaneInfo;
 use winit::event::MouseButton;
 
 use super::app::App;
@@ -90,31 +91,41 @@ impl App {
         true
     }
 
+    /// The decision card of the shown tab `view` under window cell (`col`, `row`), if any: its
+    /// pane and what on the card the cell is. The card and its layout are the ones the frame
+    /// draws.
+    pub(super) fn card_under(
+        &self,
+        view: &TabView,
+        col: u16,
+        row: u16,
+    ) -> Option<(PaneInfo, CardHit)> {
+        if self.switcher.is_open() {
+            // Cards wait under the switcher (they are not drawn while it is open).
+            return None;
+        }
+        let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.clone());
+        view.placements(zoomed.as_ref()).into_iter().find_map(|(pane, rect)| {
+            let info = view.pane(&pane)?;
+            let card = decisions::card_of(info.pending_decision.as_ref()?, &self.config.keymap);
+            let placed = CellRectU16::new(rect.col, rect.row + TAB_BAR_ROWS, rect.cols, rect.rows);
+            let layout = render::card_layout(&card, placed)?;
+            render::card_hit(&layout, col, row).map(|hit| (info.clone(), hit))
+        })
+    }
+
     /// A button press at window cell (`col`, `row`) on a pane's decision card: a left click on
     /// a button answers the decision shown; any press on the card is the card's (the program
     /// under it gets no click). Whether it was on a card.
     fn card_press(&mut self, col: u16, row: u16, button: MouseButton) -> bool {
         let Some(view) = self.view() else { return false };
-        let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.clone());
-        for (pane, rect) in view.placements(zoomed.as_ref()) {
-            let Some(info) = view.pane(&pane) else { continue };
-            let Some(decision) = &info.pending_decision else { continue };
-            // The same card and layout the frame draws.
-            let card = decisions::card_of(decision, &self.config.keymap);
-            let placed = CellRectU16::new(rect.col, rect.row + TAB_BAR_ROWS, rect.cols, rect.rows);
-            let Some(layout) = render::card_layout(&card, placed) else { continue };
-            match render::card_hit(&layout, col, row) {
-                None => continue,
-                Some(CardHit::Button(index)) if button == MouseButton::Left => {
-                    let intents = decisions::press(info, index);
-                    self.apply(intents);
-                    self.redraw();
-                }
-                Some(_) => {}
-            }
-            return true;
+        let Some((pane, hit)) = self.card_under(&view, col, row) else { return false };
+        if let (CardHit::Button(index), MouseButton::Left) = (hit, button) {
+            let intents = decisions::press(&pane, index);
+            self.apply(intents);
+            self.redraw();
         }
-        false
+        true
     }
 
     /// The end of a tab drag that started on the tab at `from`: the tab moves to where the

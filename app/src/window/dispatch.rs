@@ -31,6 +31,7 @@ use super::mouse::{self, MouseModes, MouseReport, ReportButton, ReportKind, Repo
 use super::selection::{PaneSelection, ScreenCell};
 use super::view::{self, Hit, TabView};
 use crate::config::keymap::Action;
+use crate::render::CardHit;
 
 /// Arrow keys sent per wheel step in the alternate screen (alacritty's default multiplier).
 const WHEEL_ARROWS: usize = 3;
@@ -337,6 +338,15 @@ impl App {
             None if row < 0 => self.set_pointer_icon(&Hit::Nothing),
             None => {
                 let (c, r) = (col.max(0) as u16, row.max(0) as u16);
+                // Over a decision card: a hand on its buttons, and nothing for the program.
+                if let Some((_, hit)) = self.card_under(&view, c, r + TAB_BAR_ROWS) {
+                    let icon = match hit {
+                        CardHit::Button(_) => CursorIcon::Pointer,
+                        CardHit::Card => CursorIcon::Default,
+                    };
+                    self.apply(vec![Intent::Ui(UiAction::PointerIcon(icon))]);
+                    return;
+                }
                 let hit = view::hit(&view, zoomed.as_ref(), c, r);
                 self.set_pointer_icon(&hit);
                 self.hover_link(&hit);
