@@ -335,12 +335,17 @@ impl Server {
             tokio::spawn(notifications::intake::run_inbox(rx, self.store.clone()));
         }
         let clicked = self.store.clone();
-        let desktop = notifications::desktop::DesktopNotifier::spawn(
+        let acted = self.store.clone();
+        let desktop = notifications::desktop::DesktopNotifier::spawn_with_actions(
             notifications::desktop::DesktopConfig::from_env(notifications::desktop::ENV_SWITCH),
             Arc::new(move |key: String| {
                 let mut store = clicked.lock().unwrap_or_else(|p| p.into_inner());
                 let _ = store.execute(Internal::ActivateNotification { id: key });
             }),
+            Some(Arc::new(move |key: String, action: String| {
+                let mut store = acted.lock().unwrap_or_else(|p| p.into_inner());
+                let _ = store.execute(Internal::NotificationAction { id: key, action });
+            })),
         );
         store.set_desktop(notifications::DesktopHandle(desktop));
     }

@@ -20,7 +20,9 @@ mod reply;
 
 pub use dto::*;
 pub use event::{decode_event, encode_event, event_value};
-pub use reply::{decode_reply, encode_reply, SaveReply, ScreenshotReply, SubscribeReply};
+pub use reply::{
+    decode_reply, encode_reply, DecisionOutcomeReply, SaveReply, ScreenshotReply, SubscribeReply,
+};
 
 /// The longest request line accepted, in bytes (newline excluded).
 pub const MAX_LINE: usize = 1 << 20;
@@ -286,6 +288,26 @@ pub enum ConnectionMethod {
         /// An absolute path for the PNG.
         path: PathBuf,
     },
+    /// `decision.request`: a hook holds an agent's permission request open until it is
+    /// answered (`pane.decide`), taken back, or `wait_ms` passes; the answer waits.
+    DecisionRequest {
+        /// The pane the agent runs in.
+        pane: PaneId,
+        /// The agent.
+        kind: berth_engine::agents::AgentKind,
+        /// The hook's payload, as the agent sent it.
+        payload: Value,
+        /// How long to wait, in milliseconds.
+        wait_ms: u64,
+    },
+}
+
+#[derive(Deserialize)]
+struct DecisionRequestParams {
+    pane_id: String,
+    agent: String,
+    payload: Value,
+    wait_ms: u64,
 }
 
 #[derive(Deserialize)]
@@ -386,6 +408,15 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         "snapshot.save" => {
             params::<Empty>(p)?;
             return Ok(Decoded::Connection(ConnectionMethod::SaveSnapshot));
+        }
+        "decision.request" => {
+            let p: DecisionRequestParams = params(p)?;
+            return Ok(Decoded::Connection(ConnectionMethod::DecisionRequest {
+                pane: PaneId::parse(&p.pane_id)?,
+                kind: agent_kind(&p.agent)?,
+                payload: p.payload,
+                wait_ms: p.wait_ms,
+            }));
         }
         "pane.resume" => {
             let p: PaneRef = params(p)?;
@@ -648,6 +679,7 @@ pub const METHODS: &[&str] = &[
     "hook.event",
     "pane.decide",
     "decision.list",
+    "decision.request",
     "events.subscribe",
     "snapshot.save",
     "window.screenshot",
@@ -701,6 +733,17 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
         }
         Decoded::Connection(ConnectionMethod::Screenshot { tab, path }) => {
             return Ok(("window.screenshot", json!({ "tab_id": tab, "path": path_text(path)? })))
+        }
+        Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms }) => {
+            return Ok((
+                "decision.request",
+                json!({
+                    "pane_id": pane.as_str(),
+                    "agent": kind.as_str(),
+                    "payload": payload,
+                    "wait_ms": wait_ms,
+                }),
+            ))
         }
         Decoded::Command(cmd) => cmd,
     };

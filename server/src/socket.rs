@@ -571,6 +571,25 @@ fn answer(
             }
         }
         Decoded::Connection(ConnectionMethod::SaveSnapshot) => now(save(services)),
+        Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms }) => {
+            let wait = Duration::from_millis(wait_ms);
+            match crate::agents::decide::wait_for_answer(
+                services.store.clone(),
+                pane,
+                kind,
+                payload,
+                wait,
+            ) {
+                Ok(outcome) => Some(Answer::Later(
+                    id,
+                    Box::pin(async move {
+                        let outcome = outcome.await;
+                        Ok(reply_value(&protocol::DecisionOutcomeReply::from(&outcome)))
+                    }),
+                )),
+                Err(err) => now(Err(err)),
+            }
+        }
         Decoded::Command(cmd) => now(command(services, cmd, conn)),
     }
 }

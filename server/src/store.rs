@@ -276,6 +276,34 @@ pub enum Internal {
         /// Which pane.
         pane: PaneId,
     },
+    /// A hook holds a permission request open: the pane's pending decision, answered down
+    /// `route` (`agents::decide`).
+    OpenDecision {
+        /// The pane the agent runs in.
+        pane: PaneId,
+        /// The agent.
+        kind: AgentKind,
+        /// The hook's payload.
+        payload: serde_json::Value,
+        /// The decision's id.
+        id: berth_engine::ids::DecisionId,
+        /// The way back to the waiting hook.
+        route: crate::agents::decide::DecisionRoute,
+    },
+    /// A decision's hook went away or timed out: it is no longer answerable.
+    DecisionRouteLost {
+        /// Its pane.
+        pane: PaneId,
+        /// The decision.
+        id: berth_engine::ids::DecisionId,
+    },
+    /// The user invoked a desktop notification's action (a decision's option).
+    NotificationAction {
+        /// The notification's id.
+        id: String,
+        /// The action's key (`allow`, `always`, `deny`).
+        action: String,
+    },
 }
 
 /// Everything [`Store::execute`] runs: a client's command or an internal one.
@@ -337,6 +365,8 @@ pub struct Store {
     pub(crate) desktop_policy: DesktopPolicy,
     /// Starts pane programs (real PTYs, or a fake in the Store's unit tests).
     spawner: Arc<dyn Spawner>,
+    /// The permission requests agents' hooks wait on, by pane.
+    pub(crate) decisions: crate::agents::decide::Decisions,
 }
 
 /// What the window shows: which panes are on screen, which one has the keyboard, and
@@ -432,6 +462,7 @@ impl Store {
             terminal_defaults: None,
             desktop_policy: DesktopPolicy::default(),
             spawner,
+            decisions: Default::default(),
         }
     }
 
@@ -609,6 +640,11 @@ impl Store {
                 self.auto_resume(&pane)?;
                 return Ok(Reply::Pane { pane });
             }
+            Internal::OpenDecision { pane, kind, payload, id, route } => {
+                self.open_decision(&pane, kind, &payload, id, route)?;
+            }
+            Internal::DecisionRouteLost { pane, id } => self.lose_decision(&pane, &id),
+            Internal::NotificationAction { id, action } => self.notification_action(&id, &action),
         }
         Ok(Reply::Done)
     }
@@ -792,11 +828,11 @@ impl Store {
                 self.apply_hook(&pane, kind, outcome)?;
                 Ok(Reply::Pane { pane })
             }
-            Command::Decide { pane, .. } => {
-                self.pane(&pane)?;
-                Err(CommandError::NoDecision(format!("pane {pane} has no pending decision")))
+            Command::Decide { pane, answer, message, id } => {
+                let id = self.decide(&pane, answer, message, id.as_ref())?;
+                Ok(Reply::Decided { pane, id })
             }
-            Command::Decisions => Ok(Reply::Decisions(Vec::new())),
+            Command::Decisions => Ok(Reply::Decisions(self.pending_decisions())),
             Command::PaneFocusDirection { pane, dir } => {
                 let tab = self.tab(&self.pane(&pane)?.tab)?;
                 let target = tab.layout.neighbour(&pane, dir, tab.size).unwrap_or(pane);
@@ -1097,6 +1133,8 @@ impl Store {
     /// Removes a pane from the maps and ends its process (asynchronously).
     fn drop_pane(&mut self, id: &PaneId) {
         if let Some(pane) = self.panes.remove(id) {
+            // Its hooks' routes drop with it: they end with no decision.
+            self.decisions.remove_pane(id);
             if let Some(pty) = &pane.pty {
                 pty.close();
             }
@@ -1284,7 +1322,7 @@ impl Store {
                 .and_then(|(state, percent)| Progress::from_conemu(state, percent)),
             lifecycle_since: Some(pane.shared.lifecycle_since(lifecycle)),
             resume: self.resume_plan(pane),
-            pending_decision: None,
+            pending_decision: self.pending_decision(&pane.id),
         }
     }
 

@@ -19,6 +19,9 @@ pub struct HookOutcome {
     pub attention: Option<Attention>,
     /// A notification to raise: title and body.
     pub notification: Option<(String, String)>,
+    /// The agent's turn moved on: a permission request still open in the pane was answered
+    /// elsewhere (claude's own dialog) or is moot, so its card is taken back.
+    pub retracts_decisions: bool,
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {
@@ -50,9 +53,23 @@ pub fn map_hook(kind: AgentKind, payload: &Value) -> HookOutcome {
 fn claude(p: &Value) -> HookOutcome {
     let mut out =
         HookOutcome { session_id: session(text(p, "session_id")), ..HookOutcome::default() };
-    match text(p, "hook_event_name").as_deref() {
+    let event = text(p, "hook_event_name");
+    // Claude shows its own dialog beside Berth's card and fires no event when it is answered
+    // there: the next event of the turn says the request is settled.
+    out.retracts_decisions = matches!(
+        event.as_deref(),
+        Some(
+            "PostToolUse"
+                | "PostToolUseFailure"
+                | "Stop"
+                | "StopFailure"
+                | "UserPromptSubmit"
+                | "SessionEnd"
+        )
+    );
+    match event.as_deref() {
         Some("SessionStart") => out.lifecycle = Some(Lifecycle::Idle),
-        Some("UserPromptSubmit" | "PreToolUse" | "PostToolUse") => {
+        Some("UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure") => {
             out.lifecycle = Some(Lifecycle::Working);
         }
         Some("Notification") => {
@@ -100,6 +117,10 @@ fn codex(p: &Value) -> HookOutcome {
         text(p, "thread-id").or_else(|| text(p, "thread_id")).or_else(|| text(p, "session_id"));
     let mut out = HookOutcome { session_id: session(id), ..HookOutcome::default() };
     let event = text(p, "type").or_else(|| text(p, "hook_event_name"));
+    out.retracts_decisions = matches!(
+        event.as_deref(),
+        Some("agent-turn-complete" | "Stop" | "UserPromptSubmit" | "Interrupt")
+    );
     match event.as_deref() {
         Some("agent-turn-complete" | "Stop") => {
             out.lifecycle = Some(Lifecycle::Done);
@@ -133,6 +154,11 @@ fn opencode(p: &Value) -> HookOutcome {
     let props = p.get("properties").unwrap_or(&Value::Null);
     let id = text(props, "sessionID").or_else(|| text(p, "sessionID"));
     let mut out = HookOutcome { session_id: session(id), ..HookOutcome::default() };
+    // `permission.replied`: answered in opencode's own dialog.
+    out.retracts_decisions = matches!(
+        text(p, "type").as_deref(),
+        Some("session.idle" | "permission.replied" | "permission.v2.replied" | "session.error")
+    );
     match text(p, "type").as_deref() {
         Some("session.idle") => {
             out.lifecycle = Some(Lifecycle::Done);
@@ -166,6 +192,8 @@ fn opencode(p: &Value) -> HookOutcome {
 fn cursor(p: &Value) -> HookOutcome {
     let mut out =
         HookOutcome { session_id: session(text(p, "conversation_id")), ..HookOutcome::default() };
+    out.retracts_decisions =
+        matches!(text(p, "hook_event_name").as_deref(), Some("stop" | "beforeSubmitPrompt"));
     match text(p, "hook_event_name").as_deref() {
         Some(
             "beforeSubmitPrompt" | "beforeShellExecution" | "beforeMCPExecution" | "afterFileEdit",
@@ -239,11 +267,14 @@ pub fn print_config(kind: AgentKind) -> Option<&'static str> {
 
 const CLAUDE_CONFIG: &str = r#"{
   "hooks": {
-    "SessionStart":     [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
-    "UserPromptSubmit": [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
-    "Notification":     [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
-    "Stop":             [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
-    "StopFailure":      [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }]
+    "SessionStart":       [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "UserPromptSubmit":   [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "Notification":       [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "Stop":               [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "StopFailure":        [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "PermissionRequest":  [{ "hooks": [{ "type": "command", "command": "berth hook claude", "timeout": 600 }] }],
+    "PostToolUse":        [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "PostToolUseFailure": [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }]
   }
 }
 "#;
@@ -267,10 +298,68 @@ hooks = [{ type = "command", command = "berth hook codex" }]
 hooks = [{ type = "command", command = "berth hook codex" }]
 "#;
 
-const OPENCODE_CONFIG: &str = r#"export const Berth = async ({ $ }) => ({
+const OPENCODE_CONFIG: &str = r#"// Berth's opencode plugin (`berth hook install opencode` writes it): tells Berth what
+// opencode does, and holds opencode's permission requests in Berth until they are answered
+// there (`berth decide`, the window, a desktop action); the answer goes back over opencode's
+// HTTP API. opencode's own dialog stays live meanwhile: the first answer wins.
+import { spawn } from "node:child_process";
+
+const berth = process.env.BERTH_BIN || "berth";
+const ASKED = ["permission.asked", "permission.v2.asked", "permission.updated"];
+
+function run(args, input) {
+  return new Promise((resolve) => {
+    let out = "";
+    let child;
+    try {
+      child = spawn(berth, args, { stdio: ["pipe", "pipe", "ignore"] });
+    } catch (_) {
+      return resolve("");
+    }
+    child.on("error", () => resolve(""));
+    child.stdout.on("data", (d) => { out += d; });
+    child.on("close", () => resolve(out));
+    child.stdin.on("error", () => {});
+    child.stdin.end(input);
+  });
+}
+
+async function reply(base, event, answer) {
+  const p = event.properties || event.data || {};
+  const id = p.id || p.requestID || p.permissionID;
+  const session = p.sessionID;
+  if (!id) return;
+  const body = answer.message ? { reply: answer.reply, message: answer.message } : { reply: answer.reply };
+  const tries = [];
+  if (event.type === "permission.v2.asked") tries.push([`/api/session/${session}/permission/${id}/reply`, body]);
+  if (event.type !== "permission.updated") tries.push([`/permission/${id}/reply`, body]);
+  tries.push([`/session/${session}/permissions/${id}`, { response: answer.reply }]);
+  for (const [path, json] of tries) {
+    try {
+      const res = await fetch(new URL(path, base), {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(json),
+      });
+      if (res.ok) return;
+    } catch (_) {}
+  }
+}
+
+export const Berth = async ({ serverUrl }) => ({
   event: async ({ event }) => {
     if (!process.env.BERTH_PANE) return;
-    await $`berth hook opencode ${JSON.stringify(event)}`.quiet().nothrow();
+    const payload = JSON.stringify(event);
+    if (ASKED.includes(event.type)) {
+      // Not awaited: opencode goes on (and shows its dialog) while Berth waits.
+      run(["hook", "opencode"], payload).then((out) => {
+        let answer;
+        try { answer = JSON.parse(out); } catch (_) { return; }
+        if (answer && answer.reply && serverUrl) return reply(serverUrl, event, answer);
+      });
+      return;
+    }
+    await run(["hook", "opencode"], payload);
   },
 });
 "#;
@@ -278,8 +367,10 @@ const OPENCODE_CONFIG: &str = r#"export const Berth = async ({ $ }) => ({
 const CURSOR_CONFIG: &str = r#"{
   "version": 1,
   "hooks": {
-    "beforeSubmitPrompt": [{ "command": "berth hook cursor" }],
-    "stop":               [{ "command": "berth hook cursor" }]
+    "beforeSubmitPrompt":   [{ "command": "berth hook cursor" }],
+    "stop":                 [{ "command": "berth hook cursor" }],
+    "beforeShellExecution": [{ "command": "berth hook cursor", "timeout": 120 }],
+    "beforeMCPExecution":   [{ "command": "berth hook cursor", "timeout": 120 }]
   }
 }
 "#;
@@ -478,7 +569,16 @@ mod tests {
     fn every_hook_config_is_exactly_a_valid_file() {
         let claude: Value = serde_json::from_str(print_config(AgentKind::Claude).unwrap())
             .expect("claude's settings.json is JSON");
-        for event in ["SessionStart", "UserPromptSubmit", "Notification", "Stop", "StopFailure"] {
+        for event in [
+            "SessionStart",
+            "UserPromptSubmit",
+            "Notification",
+            "Stop",
+            "StopFailure",
+            "PermissionRequest",
+            "PostToolUse",
+            "PostToolUseFailure",
+        ] {
             assert_eq!(
                 claude["hooks"][event][0]["hooks"][0]["command"], "berth hook claude",
                 "{event}"
@@ -497,7 +597,8 @@ mod tests {
             .expect("cursor's hooks.json is JSON");
         assert_eq!(cursor["hooks"]["stop"][0]["command"], "berth hook cursor");
         let opencode = print_config(AgentKind::Opencode).unwrap();
-        assert!(opencode.starts_with("export const Berth"), "{opencode}");
+        assert!(opencode.contains("export const Berth = async"), "{opencode}");
+        assert!(opencode.contains("permission.asked"), "{opencode}");
         for kind in [AgentKind::Claude, AgentKind::Codex, AgentKind::Opencode, AgentKind::Cursor] {
             let config = hook_config(kind).unwrap();
             assert!(config.content.ends_with('\n') && !config.note.is_empty(), "{kind:?}");

@@ -65,6 +65,9 @@ impl Store {
         if !self.panes.contains_key(id) {
             return Err(CommandError::NoSuchPane(id.to_string()));
         }
+        if outcome.retracts_decisions {
+            self.retract_decisions(id);
+        }
         if let Some(session) = outcome.session_id {
             self.report_session(id, kind, session, None, None)?;
         } else if let Some(pane) = self.panes.get_mut(id) {

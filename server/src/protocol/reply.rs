@@ -14,7 +14,9 @@ use serde_json::{json, Value};
 use super::dto::{
     DecisionDto, NotificationDto, PaneDecisionDto, ReadDto, ServerInfoDto, WorkspaceListDto,
 };
+use crate::agents::decide::{DecisionOutcome, OutcomeReason};
 use crate::commands::{Command, Reply};
+use crate::decisions::DecisionAnswer;
 use crate::error::CommandError;
 
 /// The answer of `events.subscribe`.
@@ -46,6 +48,50 @@ pub struct ScreenshotReply {
     pub path: PathBuf,
     /// Its size in bytes.
     pub bytes: usize,
+}
+
+/// The answer of `decision.request`: how the hook's wait ended.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DecisionOutcomeReply {
+    /// The decision (`dec_…`).
+    pub decision_id: String,
+    /// `allow | always | deny`, or null when nobody answered.
+    pub answer: Option<String>,
+    /// The message given with the answer.
+    pub message: Option<String>,
+    /// `answered | retracted | timeout | lost`.
+    pub reason: String,
+}
+
+impl From<&DecisionOutcome> for DecisionOutcomeReply {
+    fn from(o: &DecisionOutcome) -> Self {
+        DecisionOutcomeReply {
+            decision_id: o.id.to_string(),
+            answer: o.answer.map(|a| a.as_str().to_owned()),
+            message: o.message.clone(),
+            reason: o.reason.as_str().to_owned(),
+        }
+    }
+}
+
+impl DecisionOutcomeReply {
+    /// The typed form.
+    pub fn to_outcome(&self) -> Result<DecisionOutcome, CommandError> {
+        let answer = match &self.answer {
+            None => None,
+            Some(a) => Some(
+                DecisionAnswer::parse(a)
+                    .ok_or_else(|| answer_error(format!("unknown answer {a:?}")))?,
+            ),
+        };
+        Ok(DecisionOutcome {
+            id: DecisionId::parse(&self.decision_id)?,
+            answer,
+            message: self.message.clone(),
+            reason: OutcomeReason::parse(&self.reason)
+                .ok_or_else(|| answer_error(format!("unknown reason {:?}", self.reason)))?,
+        })
+    }
 }
 
 /// The JSON result of a reply.

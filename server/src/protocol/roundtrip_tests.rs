@@ -243,6 +243,12 @@ fn connection_methods_survive_the_wire() {
         ConnectionMethod::SaveSnapshot,
         ConnectionMethod::Screenshot { tab: None, path: "/tmp/x.png".into() },
         ConnectionMethod::Screenshot { tab: Some(TabId::new().to_string()), path: "/a b".into() },
+        ConnectionMethod::DecisionRequest {
+            pane: PaneId::new(),
+            kind: AgentKind::Cursor,
+            payload: json!({ "hook_event_name": "beforeShellExecution", "command": "ls" }),
+            wait_ms: 30_000,
+        },
     ] {
         let what = Decoded::Connection(what);
         assert_eq!(through_the_wire(&what), what);
@@ -296,6 +302,10 @@ fn every_method_name_has_one_variant_both_ways() {
         ("hook.event", json!({ "pane_id": p.as_str(), "agent": "codex", "payload": {} })),
         ("pane.decide", json!({ "pane_id": p.as_str(), "answer": "deny", "message": "no" })),
         ("decision.list", json!({})),
+        (
+            "decision.request",
+            json!({ "pane_id": p.as_str(), "agent": "claude", "payload": {}, "wait_ms": 1000 }),
+        ),
         ("events.subscribe", json!({})),
         ("snapshot.save", json!({})),
         ("window.screenshot", json!({ "path": "/tmp/s.png" })),

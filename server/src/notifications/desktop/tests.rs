@@ -41,6 +41,7 @@ fn note(key: &str, title: &str, body: &str) -> DesktopNote {
         body: body.to_owned(),
         urgency: Urgency::Normal,
         replaces_key: None,
+        actions: Vec::new(),
     }
 }
 
