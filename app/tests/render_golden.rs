@@ -394,9 +394,9 @@ fn decision_cards() {
     }
     let mut left = pane(&text, CellRectU16::new(0, 0, 59, 20), "claude", Badge::Live, true);
     left.decision = Some(DecisionCard {
-        title: "claude asks to use Bash".into(),
+        title: "claude asks to run Bash".into(),
         detail: vec![
-            "Bash: cargo test --workspace -- --include-ignored".into(),
+            "cargo test --workspace -- --include-ignored".into(),
             "Run every test, the slow ones too".into(),
         ],
         buttons: vec![
@@ -408,7 +408,7 @@ fn decision_cards() {
     });
     let mut right = pane(&text, CellRectU16::new(60, 0, 40, 20), "codex", Badge::Live, false);
     right.decision = Some(DecisionCard {
-        title: "codex asks to use apply_patch".into(),
+        title: "codex asks to run apply_patch".into(),
         detail: vec!["Edit: src/main.rs".into()],
         buttons: Vec::new(),
         note: Some("Berth can no longer answer this request: answer in codex's own prompt".into()),

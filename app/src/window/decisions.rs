@@ -48,23 +48,19 @@ fn agent_name(agent: AgentKind) -> &'static str {
 /// gets no buttons but a note sending the user to the agent's own prompt.
 pub fn card_of(decision: &PendingDecision, keymap: &Keymap) -> DecisionCard {
     let agent = agent_name(decision.agent);
+    // The same words as the desktop notification's title.
     let title = if decision.tool.is_empty() {
         format!("{agent} asks for permission")
     } else {
-        format!("{agent} asks to use {}", decision.tool)
+        format!("{agent} asks to run {}", decision.tool)
     };
-    let mut detail: Vec<String> = Vec::new();
-    let prompt = decision.prompt.trim();
-    if !prompt.is_empty() {
-        detail.push(prompt.to_owned());
-    }
-    // The detail says more than the prompt's one line; a line the prompt already showed is
-    // not repeated.
-    for line in decision.detail.lines().map(str::trim_end) {
-        if !line.trim().is_empty() && line.trim() != prompt {
-            detail.push(line.to_owned());
-        }
-    }
+    // The detail holds the whole command or file (and the agent's description of it); the
+    // prompt is its first line after the tool's name, shown only when there is no detail.
+    let detail: Vec<String> = if decision.detail.trim().is_empty() {
+        vec![decision.prompt.trim().to_owned()]
+    } else {
+        decision.detail.lines().map(|l| l.trim_end().to_owned()).collect()
+    };
     if !decision.answerable {
         return DecisionCard {
             title,
@@ -180,8 +176,8 @@ mod tests {
     #[test]
     fn the_card_shows_the_request_and_each_option_with_its_chord() {
         let card = card_of(&decision(&ALL, true), &Keymap::default());
-        assert_eq!(card.title, "claude asks to use Bash");
-        assert_eq!(card.detail, ["Bash: rm -rf build", "rm -rf build", "Delete the build folder"]);
+        assert_eq!(card.title, "claude asks to run Bash");
+        assert_eq!(card.detail, ["rm -rf build", "Delete the build folder"]);
         let buttons: Vec<(&str, Option<&str>, ButtonTone)> =
             card.buttons.iter().map(|b| (b.label.as_str(), b.keys.as_deref(), b.tone)).collect();
         assert_eq!(
@@ -214,7 +210,11 @@ mod tests {
             card.note.as_deref(),
             Some("Berth can no longer answer this request: answer in claude's own prompt")
         );
-        assert_eq!(card.title, "claude asks to use Bash");
+        assert_eq!(card.title, "claude asks to run Bash");
+        // No detail: the prompt's one line.
+        let mut d = decision(&ALL, true);
+        d.detail = String::new();
+        assert_eq!(card_of(&d, &Keymap::default()).detail, ["Bash: rm -rf build"]);
     }
 
     #[test]
