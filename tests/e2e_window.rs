@@ -818,7 +818,7 @@ fn attention_ring_and_jump_key(w: &World) {
     w.keep("ring.png");
     assert!(after > before + 400, "{before} → {after} amber pixels");
     w.xdotool(&["key", "ctrl+shift+a"]);
-    poll(WAIT, "the jump key to focus pane b", || (w.active_pane() == b).then_some(()));
+    poll(WAIT, "the jump key to show pane b's tab", || (w.active_pane() == b).then_some(()));
     poll(WAIT, "pane b's attention cleared", || {
         (w.server.pane(&b)?["attention"] == "none").then_some(())
     });
@@ -880,55 +880,77 @@ impl WaitingHook {
     }
 }
 
-/// The window cell size of the suite's font (15 px): 9 × 20 pixels.
-const CELL_PX: (u32, u32) = (9, 20);
+/// The window cell height of the suite's font (15 px) in pixels.
+const CELL_PX_HIGH: u32 = 20;
 
-/// Where tesseract reads `word` in `image` (scaled up 3 times first): the centre of the first
-/// such word in window pixels, with the whole text read.
-fn ocr_word(image: &Image, dir: &Path, name: &str, word: &str) -> (Option<(u32, u32)>, String) {
+/// The smallest box (left, top, right, bottom; pixels, inclusive) around the pixels of `image`
+/// from row `min_y` down that `pick` picks, if any.
+fn bounding_box(
+    image: &Image,
+    min_y: u32,
+    pick: impl Fn([u8; 3]) -> bool,
+) -> Option<(u32, u32, u32, u32)> {
+    let mut found: Option<(u32, u32, u32, u32)> = None;
+    for y in min_y..image.height {
+        for x in 0..image.width {
+            if pick(image.pixels[(y * image.width + x) as usize]) {
+                found = Some(match found {
+                    None => (x, y, x, y),
+                    Some((l, t, r, b)) => (l.min(x), t.min(y), r.max(x), b.max(y)),
+                });
+            }
+        }
+    }
+    found
+}
+
+/// The text tesseract reads in the box `(left, top, right, bottom)` of `image`, as one line:
+/// the box is cut out, made black on white by its luminance (light text on a dark ground or
+/// dark text on a light one) and scaled up 3 times first.
+fn ocr_box(image: &Image, dir: &Path, name: &str, (l, t, r, b): (u32, u32, u32, u32)) -> String {
+    let luma = |[r, g, b]: [u8; 3]| (u32::from(r) * 3 + u32::from(g) * 6 + u32::from(b)) / 10;
+    let pixels: Vec<[u8; 3]> = (t..=b)
+        .flat_map(|y| (l..=r).map(move |x| (x, y)))
+        .map(|(x, y)| image.pixels[(y * image.width + x) as usize])
+        .collect();
+    // The ground is the box's most common luminance side; text is the other side.
+    let mean = pixels.iter().map(|p| luma(*p)).sum::<u32>() / pixels.len().max(1) as u32;
+    let light_ground = mean > 110;
+    let mapped = pixels
+        .iter()
+        .map(|p| {
+            let ink = if light_ground { luma(*p) < 90 } else { luma(*p) > 130 };
+            if ink {
+                [0, 0, 0]
+            } else {
+                [255, 255, 255]
+            }
+        })
+        .collect();
+    let crop = Image { width: r - l + 1, height: b - t + 1, pixels: mapped };
     let scaled = dir.join(format!("{name}.x3.png"));
-    image.write_scaled(&scaled, 3, u32::MAX);
+    crop.write_scaled(&scaled, 3, u32::MAX);
     let out = Command::new("timeout")
         .args(["60", "tesseract"])
         .arg(&scaled)
-        .args(["stdout", "--psm", "11", "tsv"])
+        .args(["stdout", "--psm", "7"])
         .stdin(Stdio::null())
         .output()
         .expect("run tesseract (apt-get install tesseract-ocr)");
     assert!(out.status.success(), "tesseract failed: {}", String::from_utf8_lossy(&out.stderr));
-    let tsv = String::from_utf8_lossy(&out.stdout).into_owned();
-    let mut words = Vec::new();
-    let mut at = None;
-    for line in tsv.lines().skip(1) {
-        let f: Vec<&str> = line.split('\t').collect();
-        if f.len() < 12 || f[11].trim().is_empty() {
-            continue;
-        }
-        words.push(f[11].trim().to_owned());
-        let num = |i: usize| f[i].parse::<u32>().unwrap_or(0);
-        if at.is_none() && f[11].trim() == word {
-            at = Some(((num(6) + num(8) / 2) / 3, (num(7) + num(9) / 2) / 3));
-        }
-    }
-    (at, words.join(" "))
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
-/// A permission request of a pane's agent: the jump key (Ctrl+Shift+D) focuses the pane with
-/// it; its card shows the command and the answers (read by OCR); a click on "Allow" answers,
-/// and the waiting `berth hook claude` prints claude's allow; the card goes. A second request
-/// is denied with its chord (Ctrl+Shift+N), and the hook prints deny.
+/// A permission request of an agent in another tab: the jump key (Ctrl+Shift+D) shows that
+/// tab and focuses the pane; its card shows the command and the answers (read by OCR); a click
+/// on "Allow" answers, and the waiting `berth hook claude` prints claude's allow; the card goes.
+/// A second request is denied with its chord (Ctrl+Shift+N), and the hook prints deny. The
+/// pane (its own tab) is closed at the end, so later cases find the tab they left.
 fn decision_card_click_and_jump_key(w: &World) {
-    let panes = w.panes();
-    assert!(panes.len() >= 2, "the split case left two panes: {panes:?}");
-    let a = panes[0]["id"].as_str().unwrap().to_owned();
-    let b = panes[1]["id"].as_str().unwrap().to_owned();
-    // Room for the card's buttons with their chords in each half.
-    let size_of = || w.panes()[1]["size"]["cols"].as_u64().unwrap_or(0);
-    w.xdotool(&["windowsize", &w.window_id, "1264", "700"]);
-    poll(WAIT, "the window to grow", || (size_of() >= 65).then_some(()));
+    let a = w.active_pane();
+    let b = w.server.berth_ok(&["new", "--", "bash", "--norc"]).trim().to_owned();
     w.server.berth_ok(&["focus", &a]);
     poll(WAIT, "pane a focused", || (w.active_pane() == a).then_some(()));
-    w.server.berth_ok(&["send", &b, "--enter", "clear"]);
     let decision = || w.server.pane(&b).map(|p| p["pending_decision"].clone());
     let hook = WaitingHook::start(w, &b, "echo decision card works");
     let pending = poll(WAIT, "pane b's pending decision in ls --json", || {
@@ -937,22 +959,32 @@ fn decision_card_click_and_jump_key(w: &World) {
     assert_eq!(pending["answerable"], true, "{pending}");
     w.xdotool(&["windowfocus", "--sync", &w.window_id]);
     w.xdotool(&["key", "ctrl+shift+d"]);
-    poll(WAIT, "the jump key to focus pane b", || (w.active_pane() == b).then_some(()));
+    poll(WAIT, "the jump key to show pane b's tab", || (w.active_pane() == b).then_some(()));
+    // The card: its text read by OCR, and its Allow button found by its colour (the dark
+    // theme's green, #5fbf5f, which below the header rows only the button has).
     let dir = w.server.root.path();
+    let green = |p: [u8; 3]| p == [0x5f, 0xbf, 0x5f];
+    let below_headers = 2 * CELL_PX_HIGH;
     let deadline = Instant::now() + WAIT;
-    let (allow, text) = loop {
+    let (text, button) = loop {
         let image = w.screenshot("decision.png");
         w.keep("decision.png");
-        let (allow, text) = ocr_word(&image, dir, "decision", "Allow");
-        if (allow.is_some() && text.contains("card works")) || Instant::now() > deadline {
-            break (allow, text);
+        let text = ocr(&image, dir, "decision", u32::MAX, "11");
+        let button = bounding_box(&image, below_headers, green)
+            .map(|found| (found, ocr_box(&image, dir, "decision-allow", found)));
+        let done = text.contains("decision card works")
+            && button.as_ref().is_some_and(|(_, label)| label.contains("Allow"));
+        if done || Instant::now() > deadline {
+            break (text, button);
         }
         std::thread::sleep(Duration::from_millis(500));
     };
     assert!(text.contains("decision card works"), "OCR found no command on the card: {text:?}");
-    let (x, y) = allow.unwrap_or_else(|| panic!("OCR found no Allow button: {text:?}"));
-    // The button is right of the divider, below the tab bar and the header.
-    assert!(x > 35 * CELL_PX.0 && y > 2 * CELL_PX.1, "Allow at {x},{y}: {text}");
+    let ((left, top, right, bottom), label) =
+        button.unwrap_or_else(|| panic!("no Allow button: {text:?}"));
+    assert!(label.contains("Allow"), "OCR read {label:?} on the green button");
+    let (x, y) = ((left + right) / 2, (top + bottom) / 2);
+    assert!(y > below_headers, "Allow at {x},{y}");
     w.xdotool(&["mousemove", "--window", &w.window_id, &x.to_string(), &y.to_string()]);
     w.xdotool(&["click", "1"]);
     let (status, out) = hook.finish();
@@ -963,8 +995,7 @@ fn decision_card_click_and_jump_key(w: &World) {
     poll(WAIT, "the decision cleared", || decision().filter(Value::is_null));
     poll(WAIT, "the card gone from the screenshot", || {
         let image = w.screenshot("decision-gone.png");
-        let (allow, _) = ocr_word(&image, dir, "decision-gone", "Allow");
-        allow.is_none().then_some(())
+        bounding_box(&image, below_headers, green).is_none().then_some(())
     });
     // The deny chord, on the focused pane's card.
     let hook = WaitingHook::start(w, &b, "echo deny me");
@@ -976,8 +1007,8 @@ fn decision_card_click_and_jump_key(w: &World) {
     let answer: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
     assert_eq!(answer["hookSpecificOutput"]["decision"]["behavior"], "deny", "{out}");
     poll(WAIT, "the second decision cleared", || decision().filter(Value::is_null));
-    w.xdotool(&["windowsize", &w.window_id, "640", "420"]);
-    poll(WAIT, "the window back to its size", || (size_of() < 65).then_some(()));
+    w.server.berth_ok(&["close", &b]);
+    poll(WAIT, "pane a shown again", || (w.active_pane() == a).then_some(()));
 }
 
 /// The workspace switcher (Ctrl+Shift+Space, type, Enter) shows another workspace and back;
