@@ -955,7 +955,9 @@ impl Store {
         env.push(("BERTH_WORKSPACE".into(), workspace.to_string()));
         let agent = AgentInfo::detect(&argv, &env);
         let spec = SpawnSpec {
-            argv: argv.clone(),
+            // The agent's hooks through its own flag (claude `--settings`), so they work
+            // without an install; what the pane records (and resumes) stays `argv`.
+            argv: crate::agents::inject::with_hooks(&argv, agent.kind, &env, &cwd),
             cwd: cwd.clone(),
             env,
             cols: size.cols,

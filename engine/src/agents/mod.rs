@@ -10,7 +10,7 @@
 mod adapters;
 mod kind;
 
-pub use adapters::{detect_kind, resume_argv, session_from_argv, Adapter, ADAPTERS};
+pub use adapters::{detect_kind, program_index, resume_argv, session_from_argv, Adapter, ADAPTERS};
 pub use kind::{validate_session_id, AgentKind, SessionIdError, AGENT_CONFIG_ENV, MAX_SESSION_ID};
 
 #[cfg(test)]

@@ -260,6 +260,75 @@ pub fn hook_config(kind: AgentKind) -> Option<HookConfig> {
     })
 }
 
+/// The hook events Berth subscribes an agent to, each with the hook timeout Berth sets (in
+/// seconds; `None` keeps the agent's default). `berth hook install` merges these; the config
+/// files [`hook_config`] prints hold the same events.
+pub fn hook_events(kind: AgentKind) -> &'static [(&'static str, Option<u32>)] {
+    match kind {
+        AgentKind::Claude => &[
+            ("SessionStart", None),
+            ("UserPromptSubmit", None),
+            ("Notification", None),
+            ("Stop", None),
+            ("StopFailure", None),
+            ("PermissionRequest", Some(600)),
+            ("PostToolUse", None),
+            ("PostToolUseFailure", None),
+        ],
+        AgentKind::Codex => &[
+            ("SessionStart", None),
+            ("UserPromptSubmit", None),
+            ("Stop", None),
+            ("PermissionRequest", None),
+            ("Interrupt", None),
+        ],
+        AgentKind::Cursor => &[
+            ("beforeSubmitPrompt", None),
+            ("stop", None),
+            ("beforeShellExecution", Some(120)),
+            ("beforeMCPExecution", Some(120)),
+        ],
+        AgentKind::Opencode | AgentKind::Generic | AgentKind::None => &[],
+    }
+}
+
+/// One hook entry as claude and codex (`hooks.json`) write it: `{"hooks": [{"type":
+/// "command", "command": …, "timeout"?}]}`; cursor's entries are the inner object alone.
+pub fn hook_entry(kind: AgentKind, command: &str, timeout: Option<u32>) -> Value {
+    let mut hook = serde_json::json!({ "command": command });
+    if kind != AgentKind::Cursor {
+        hook["type"] = Value::from("command");
+    }
+    if let Some(timeout) = timeout {
+        hook["timeout"] = Value::from(timeout);
+    }
+    match kind {
+        AgentKind::Cursor => hook,
+        _ => serde_json::json!({ "hooks": [hook] }),
+    }
+}
+
+/// The settings claude gets with `--settings` in a pane Berth starts: every hook of
+/// [`hook_events`] calling `berth` (an absolute path to this binary) as `BERTH hook claude`.
+pub fn claude_settings(berth: &str) -> String {
+    let quoted = if berth.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c)) {
+        berth.to_owned()
+    } else {
+        format!("'{}'", berth.replace('\'', "'\\''"))
+    };
+    let command = format!("{quoted} hook claude");
+    let hooks: serde_json::Map<String, Value> = hook_events(AgentKind::Claude)
+        .iter()
+        .map(|(event, timeout)| {
+            (
+                (*event).to_owned(),
+                Value::Array(vec![hook_entry(AgentKind::Claude, &command, *timeout)]),
+            )
+        })
+        .collect();
+    serde_json::json!({ "hooks": hooks }).to_string()
+}
+
 /// The content of the settings file for an agent's hooks (see [`hook_config`]).
 pub fn print_config(kind: AgentKind) -> Option<&'static str> {
     hook_config(kind).map(|c| c.content)
@@ -604,5 +673,40 @@ mod tests {
             assert!(config.content.ends_with('\n') && !config.note.is_empty(), "{kind:?}");
         }
         assert!(print_config(AgentKind::None).is_none());
+        for (event, timeout) in hook_events(AgentKind::Claude) {
+            let entry = &claude["hooks"][event][0];
+            assert_eq!(
+                entry,
+                &hook_entry(AgentKind::Claude, "berth hook claude", *timeout),
+                "{event}"
+            );
+        }
+        for (event, timeout) in hook_events(AgentKind::Cursor) {
+            let entry = &cursor["hooks"][event][0];
+            assert_eq!(
+                entry,
+                &hook_entry(AgentKind::Cursor, "berth hook cursor", *timeout),
+                "{event}"
+            );
+        }
+        let codex_events: Vec<&str> =
+            codex["hooks"].as_table().unwrap().keys().map(String::as_str).collect();
+        let mut table: Vec<&str> = hook_events(AgentKind::Codex).iter().map(|e| e.0).collect();
+        table.sort_unstable();
+        assert_eq!(codex_events, table);
+    }
+
+    #[test]
+    fn claude_settings_call_this_binary_for_every_event() {
+        let settings: Value =
+            serde_json::from_str(&claude_settings("/opt/my berth/berth")).unwrap();
+        for (event, _) in hook_events(AgentKind::Claude) {
+            assert_eq!(
+                settings["hooks"][event][0]["hooks"][0]["command"],
+                "'/opt/my berth/berth' hook claude",
+                "{event}"
+            );
+        }
+        assert_eq!(settings["hooks"]["PermissionRequest"][0]["hooks"][0]["timeout"], 600);
     }
 }

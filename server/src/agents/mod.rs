@@ -8,4 +8,5 @@
 
 pub mod decide;
 pub mod hooks;
+pub mod inject;
 pub mod reports;
