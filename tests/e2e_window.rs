@@ -1099,7 +1099,12 @@ fn tabs_end_of_first(list: &Value) -> u32 {
 /// from the screenshot); Enter runs the `claude` on PATH (a stub printing its argv) with
 /// `--resume <id>` and the pane turns LIVE.
 fn resumable_agent_resumes_with_enter(w: &mut World) {
-    w.write_stub("claude", "#!/bin/sh\necho \"stub-claude argv: $*\"\nexec sleep 600\n");
+    // Berth gives the claude panes it starts its hooks with `--settings JSON` first; the stub
+    // leaves that pair out of what it prints, so the screen shows the rest of its argv.
+    w.write_stub(
+        "claude",
+        "#!/bin/sh\n[ \"$1\" = --settings ] && shift 2\necho \"stub-claude argv: $*\"\nexec sleep 600\n",
+    );
     w.launch("RESTORED").expect("the window starts again");
     let out = w.server.berth_ok(&["new", "--", "claude"]);
     let pane = out.trim().to_owned();
