@@ -883,6 +883,11 @@ impl WaitingHook {
 /// The window cell height of the suite's font (15 px) in pixels.
 const CELL_PX_HIGH: u32 = 20;
 
+/// `text` with every run of white space (line breaks too) made one space.
+fn words(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// The smallest box (left, top, right, bottom; pixels, inclusive) around the pixels of `image`
 /// from row `min_y` down that `pick` picks, if any.
 fn bounding_box(
@@ -944,11 +949,23 @@ fn ocr_box(image: &Image, dir: &Path, name: &str, (l, t, r, b): (u32, u32, u32, 
 /// A permission request of an agent in another tab: the jump key (Ctrl+Shift+D) shows that
 /// tab and focuses the pane; its card shows the command and the answers (read by OCR); a click
 /// on "Allow" answers, and the waiting `berth hook claude` prints claude's allow; the card goes.
-/// A second request is denied with its chord (Ctrl+Shift+N), and the hook prints deny. The
-/// pane (its own tab) is closed at the end, so later cases find the tab they left.
+/// A second request is denied with its chord (Ctrl+Shift+N), and the hook prints deny. A third
+/// one whose hook is killed keeps its card without buttons, with a note naming claude's own
+/// prompt. The pane (its own tab) is closed at the end, so later cases find the tab they left.
 fn decision_card_click_and_jump_key(w: &World) {
     let a = w.active_pane();
     let b = w.server.berth_ok(&["new", "--", "bash", "--norc"]).trim().to_owned();
+    // The tab goes whatever happens, so a failure here does not fail the cases after it.
+    let result = catch_unwind(AssertUnwindSafe(|| decision_card_steps(w, &a, &b)));
+    w.server.berth_ok(&["close", &b]);
+    poll(WAIT, "pane a shown again", || (w.active_pane() == a).then_some(()));
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+fn decision_card_steps(w: &World, a: &str, b: &str) {
+    let (a, b) = (a.to_owned(), b.to_owned());
     w.server.berth_ok(&["focus", &a]);
     poll(WAIT, "pane a focused", || (w.active_pane() == a).then_some(()));
     let decision = || w.server.pane(&b).map(|p| p["pending_decision"].clone());
@@ -969,7 +986,7 @@ fn decision_card_click_and_jump_key(w: &World) {
     let (text, button) = loop {
         let image = w.screenshot("decision.png");
         w.keep("decision.png");
-        let text = ocr(&image, dir, "decision", u32::MAX, "11");
+        let text = words(&ocr(&image, dir, "decision", u32::MAX, "11"));
         let button = bounding_box(&image, below_headers, green)
             .map(|found| (found, ocr_box(&image, dir, "decision-allow", found)));
         let done = text.contains("decision card works")
@@ -1007,8 +1024,25 @@ fn decision_card_click_and_jump_key(w: &World) {
     let answer: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
     assert_eq!(answer["hookSpecificOutput"]["decision"]["behavior"], "deny", "{out}");
     poll(WAIT, "the second decision cleared", || decision().filter(Value::is_null));
-    w.server.berth_ok(&["close", &b]);
-    poll(WAIT, "pane a shown again", || (w.active_pane() == a).then_some(()));
+    // A hook that goes away: the card stays, without buttons, and sends the user to claude's
+    // own prompt.
+    let mut hook = WaitingHook::start(w, &b, "echo lost route");
+    poll(WAIT, "the third decision", || decision().filter(|d| !d.is_null()));
+    let _ = hook.child.child.kill();
+    let _ = hook.child.child.wait();
+    poll(WAIT, "the third decision not answerable", || {
+        decision().filter(|d| d["answerable"] == false)
+    });
+    let text = poll(WAIT, "the card's note in the screenshot", || {
+        let image = w.screenshot("decision-lost.png");
+        w.keep("decision-lost.png");
+        let text = words(&ocr(&image, dir, "decision-lost", u32::MAX, "11"));
+        let buttonless = bounding_box(&image, below_headers, green).is_none();
+        (buttonless && text.contains("own prompt")).then_some(text)
+    });
+    // OCR reads this font's l as L now and then.
+    let lower = text.to_lowercase();
+    assert!(lower.contains("lost route"), "the request stays on the card: {text}");
 }
 
 /// The workspace switcher (Ctrl+Shift+Space, type, Enter) shows another workspace and back;
