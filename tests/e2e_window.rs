@@ -969,10 +969,12 @@ fn decision_card_steps(w: &World, a: &str, b: &str) {
     w.server.berth_ok(&["focus", &a]);
     poll(WAIT, "pane a focused", || (w.active_pane() == a).then_some(()));
     let decision = || w.server.pane(&b).map(|p| p["pending_decision"].clone());
+    let asked = Instant::now();
     let hook = WaitingHook::start(w, &b, "echo decision card works");
     let pending = poll(WAIT, "pane b's pending decision in ls --json", || {
         decision().filter(|d| !d.is_null())
     });
+    let pending_after = asked.elapsed();
     assert_eq!(pending["answerable"], true, "{pending}");
     w.xdotool(&["windowfocus", "--sync", &w.window_id]);
     w.xdotool(&["key", "ctrl+shift+d"]);
@@ -1003,8 +1005,15 @@ fn decision_card_steps(w: &World, a: &str, b: &str) {
     let (x, y) = ((left + right) / 2, (top + bottom) / 2);
     assert!(y > below_headers, "Allow at {x},{y}");
     w.xdotool(&["mousemove", "--window", &w.window_id, &x.to_string(), &y.to_string()]);
+    let clicked = Instant::now();
     w.xdotool(&["click", "1"]);
     let (status, out) = hook.finish();
+    println!(
+        "decision_card: pending in ls --json {} ms after the hook started; the hook printed its \
+         answer {} ms after the click",
+        pending_after.as_millis(),
+        clicked.elapsed().as_millis()
+    );
     assert!(status.success(), "the hook exited with {status}: {out}");
     let answer: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
     assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "PermissionRequest", "{out}");
