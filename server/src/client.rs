@@ -132,7 +132,7 @@ impl Client {
         kind: berth_engine::agents::AgentKind,
         payload: Value,
         wait: Duration,
-    ) -> Result<crate::agents::decide::DecisionOutcome, ClientError> {
+    ) -> Result<crate::decisions::DecisionOutcome, ClientError> {
         let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
         let what =
             Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms });

@@ -87,6 +87,53 @@ impl PendingDecision {
     }
 }
 
+/// How a hook's wait for an answer ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutcomeReason {
+    /// Someone answered.
+    Answered,
+    /// The turn moved on without an answer through Berth (claude answered in its own dialog):
+    /// the card was taken back.
+    Retracted,
+    /// Nobody answered in time.
+    Timeout,
+    /// The decision went away without an answer (its pane closed, the server stopped).
+    Lost,
+}
+
+impl OutcomeReason {
+    /// Every reason.
+    pub const ALL: [Self; 4] = [Self::Answered, Self::Retracted, Self::Timeout, Self::Lost];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Answered => "answered",
+            Self::Retracted => "retracted",
+            Self::Timeout => "timeout",
+            Self::Lost => "lost",
+        }
+    }
+
+    /// The reason of a wire name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == name)
+    }
+}
+
+/// What the waiting hook gets back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecisionOutcome {
+    /// The decision.
+    pub id: DecisionId,
+    /// The answer, when there is one.
+    pub answer: Option<DecisionAnswer>,
+    /// The message given with it.
+    pub message: Option<String>,
+    /// How the wait ended.
+    pub reason: OutcomeReason,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

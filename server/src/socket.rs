@@ -573,7 +573,7 @@ fn answer(
         Decoded::Connection(ConnectionMethod::SaveSnapshot) => now(save(services)),
         Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms }) => {
             let wait = Duration::from_millis(wait_ms);
-            match crate::agents::decide::wait_for_answer(
+            match crate::agents::pending::wait_for_answer(
                 services.store.clone(),
                 pane,
                 kind,

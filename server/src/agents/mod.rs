@@ -9,4 +9,5 @@
 pub mod decide;
 pub mod hooks;
 pub mod inject;
+pub mod pending;
 pub mod reports;

@@ -14,9 +14,9 @@ use serde_json::{json, Value};
 use super::dto::{
     DecisionDto, NotificationDto, PaneDecisionDto, ReadDto, ServerInfoDto, WorkspaceListDto,
 };
-use crate::agents::decide::{DecisionOutcome, OutcomeReason};
 use crate::commands::{Command, Reply};
 use crate::decisions::DecisionAnswer;
+use crate::decisions::{DecisionOutcome, OutcomeReason};
 use crate::error::CommandError;
 
 /// The answer of `events.subscribe`.
