@@ -78,14 +78,17 @@ impl App {
                 let intents = self.renaming.key(key, text, self.input.mods);
                 self.apply(intents);
             }
-            // A decision chord answers the focused pane's card; with no card to answer it is
-            // the program's key like any unbound chord.
+            // A decision chord answers the focused pane's card (one for an answer the card does
+            // not offer does nothing); with no card it is the program's key like any unbound
+            // chord.
             KeyRoute::Action(action) if decisions::answer_of(action).is_some() => {
-                let command = self.focused().and_then(|(view, pane)| {
-                    actions::store_command(action, &view, &pane, || self.lock_store().view())
-                });
+                let Some((view, pane)) = self.focused() else { return };
+                let has_card = view.pane(&pane).is_some_and(|p| p.pending_decision.is_some());
+                let command =
+                    actions::store_command(action, &view, &pane, || self.lock_store().view());
                 match command {
                     Some(command) => self.apply(vec![Intent::Store(command)]),
+                    None if has_card => {}
                     None => self.key_to_pane(event),
                 }
             }
