@@ -101,6 +101,27 @@ pub fn answer(pane: &PaneInfo, answer: DecisionAnswer) -> Option<Command> {
     })
 }
 
+/// What a decision chord does on the focused pane.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChordOutcome {
+    /// Answers its card.
+    Answer(Command),
+    /// Nothing: the card does not offer that answer, or cannot be answered any more.
+    Nothing,
+    /// The pane has no card: the key is the program's, like any unbound chord.
+    ToProgram,
+}
+
+/// What the chord for the answer `given` does on the focused pane `pane` (if there is one).
+pub fn chord(pane: Option<&PaneInfo>, given: DecisionAnswer) -> ChordOutcome {
+    match pane {
+        Some(p) if p.pending_decision.is_some() => {
+            answer(p, given).map_or(ChordOutcome::Nothing, ChordOutcome::Answer)
+        }
+        _ => ChordOutcome::ToProgram,
+    }
+}
+
 /// A click on the button at `index` of `pane`'s card: the answer it stands for, as an intent.
 pub fn press(pane: &PaneInfo, index: usize) -> Vec<Intent> {
     let command = button_answer(pane, index).and_then(|a| answer(pane, a));
@@ -242,6 +263,13 @@ mod tests {
             assert_eq!(answer_of(action_of(a)), Some(a));
         }
         assert_eq!(answer_of(Action::NextDecision), None);
+        // The chords: an answer, nothing (not offered, or lost), or the program's key.
+        assert!(matches!(chord(Some(&p), DecisionAnswer::Deny), ChordOutcome::Answer(_)));
+        assert_eq!(chord(Some(&p), DecisionAnswer::Always), ChordOutcome::Nothing);
+        assert_eq!(chord(Some(&gone), DecisionAnswer::Allow), ChordOutcome::Nothing);
+        let plain = pane("pane_2", None);
+        assert_eq!(chord(Some(&plain), DecisionAnswer::Allow), ChordOutcome::ToProgram);
+        assert_eq!(chord(None, DecisionAnswer::Allow), ChordOutcome::ToProgram);
     }
 
     #[test]

@@ -22,7 +22,7 @@ use super::actions;
 use super::app::{App, Zoom};
 use super::chrome::TAB_BAR_ROWS;
 use super::clipboard::{paste_bytes, Selection};
-use super::decisions;
+use super::decisions::{self, ChordOutcome};
 use super::input::{Drag, KeyRoute, KeyTakers};
 use super::intent::{Intent, UiAction};
 use super::keys::{self, KeyModes, KeyPress};
@@ -82,14 +82,12 @@ impl App {
             // not offer does nothing); with no card it is the program's key like any unbound
             // chord.
             KeyRoute::Action(action) if decisions::answer_of(action).is_some() => {
+                let Some(answer) = decisions::answer_of(action) else { return };
                 let Some((view, pane)) = self.focused() else { return };
-                let has_card = view.pane(&pane).is_some_and(|p| p.pending_decision.is_some());
-                let command =
-                    actions::store_command(action, &view, &pane, || self.lock_store().view());
-                match command {
-                    Some(command) => self.apply(vec![Intent::Store(command)]),
-                    None if has_card => {}
-                    None => self.key_to_pane(event),
+                match decisions::chord(view.pane(&pane), answer) {
+                    ChordOutcome::Answer(command) => self.apply(vec![Intent::Store(command)]),
+                    ChordOutcome::Nothing => {}
+                    ChordOutcome::ToProgram => self.key_to_pane(event),
                 }
             }
             KeyRoute::Action(action) => self.run_action(action),
