@@ -569,3 +569,38 @@ setTimeout(() => { console.error("no reply"); process.exit(3); }, 20000);
     assert_eq!(request["url"], "/permission/per_1/reply");
     assert_eq!(request["body"], json!({ "reply": "always" }));
 }
+
+#[test]
+fn an_agent_cannot_answer_its_own_request_and_claudes_reminder_adds_no_second_note() {
+    let server = TestServer::start();
+    let pane = pane(&server);
+    let hook = Hook::start(&server, "claude", &pane, &claude_request(), &[]);
+    pending(&server, &pane);
+    // From inside the pane (its BERTH_PANE): refused, nothing granted.
+    let out = server
+        .command()
+        .args(["decide", &pane, "allow"])
+        .env("BERTH_PANE", &pane)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot answer"), "{out:?}");
+    assert_eq!(pending(&server, &pane)["answerable"], true);
+    // Claude's own reminder of its dialog, ~6 s later: the decision's note is the only one.
+    let reminder = json!({"session_id":"s-1","hook_event_name":"Notification",
+        "notification_type":"permission_prompt","message":"Claude needs your permission to use Bash"});
+    let (status, _) = Hook::start(&server, "claude", &pane, &reminder, &[]).finish();
+    assert!(status.success());
+    let notes: Value =
+        serde_json::from_str(&server.berth_ok(&["notifications", "--json"])).unwrap();
+    let titles: Vec<&str> = notes["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["title"].as_str())
+        .collect();
+    assert_eq!(titles, ["Claude asks to run Bash"]);
+    server.berth_ok(&["decide", &pane, "deny"]);
+    let (_, stdout) = hook.finish();
+    assert!(stdout.contains("\"deny\""), "{stdout}");
+}

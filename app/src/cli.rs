@@ -738,6 +738,10 @@ fn ls(as_json: bool) -> Result<ExitCode> {
                     "    {active} {}  {:<9} {}x{}  {}  {}{exit}",
                     pane.id, pane.state, pane.size.cols, pane.size.rows, pane.title, pane.cwd
                 )?;
+                if let Some(d) = &pane.pending_decision {
+                    let state = if d.answerable { "waits" } else { "can no longer be answered" };
+                    writeln!(out, "        decision {} {state}: {}", d.id, d.prompt)?;
+                }
                 if let Some(plan) = pane.resume.as_ref().filter(|p| p.is_self_reported()) {
                     writeln!(
                         out,

@@ -620,6 +620,18 @@ fn command(services: &Services, mut cmd: Command, conn: Conn<'_>) -> Result<Valu
         *reporter_pane =
             conn.peer_pid.and_then(|pid| berth_engine::procfs::environ_var(pid, "BERTH_PANE"));
     }
+    if let Command::Decide { pane, .. } = &cmd {
+        // An agent must not grant its own permission request: a process running in the
+        // pane (its `BERTH_PANE`) cannot answer the pane's decision.
+        let own =
+            conn.peer_pid.and_then(|pid| berth_engine::procfs::environ_var(pid, "BERTH_PANE"));
+        if own.as_deref() == Some(pane.as_str()) {
+            return Err(CommandError::Conflict(format!(
+                "a process inside pane {pane} cannot answer that pane's permission request \
+                 (answer from another terminal, the window or the desktop notification)"
+            )));
+        }
+    }
     // A panic inside a command must not take the server down; the Store's maps stay usable
     // (each command checks before it changes anything).
     let mut store = services.store.lock().unwrap_or_else(|p| p.into_inner());

@@ -22,6 +22,9 @@ pub struct HookOutcome {
     /// The agent's turn moved on: a permission request still open in the pane was answered
     /// elsewhere (claude's own dialog) or is moot, so its card is taken back.
     pub retracts_decisions: bool,
+    /// The event is claude's reminder of a permission dialog (`permission_prompt`): no second
+    /// notification when Berth already holds the request as a decision.
+    pub permission_prompt: bool,
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {
@@ -73,6 +76,8 @@ fn claude(p: &Value) -> HookOutcome {
             out.lifecycle = Some(Lifecycle::Working);
         }
         Some("Notification") => {
+            out.permission_prompt =
+                text(p, "notification_type").as_deref() == Some("permission_prompt");
             out.lifecycle = Some(Lifecycle::Blocked);
             out.attention = Some(Attention::NeedsInput);
             let message = text(p, "message").unwrap_or_else(|| "Claude needs your input".into());

@@ -320,3 +320,156 @@ pub fn wait_for_answer(
         DecisionOutcome { id, answer, message, reason }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use berth_engine::agents::AgentKind;
+    use berth_engine::ids::PaneId;
+    use serde_json::json;
+
+    use super::wait_for_answer;
+    use crate::commands::{Command, Reply, SpawnRequest, WorkspaceSelector};
+    use crate::decisions::{DecisionAnswer, OutcomeReason};
+    use crate::error::CommandError;
+    use crate::events::EventBus;
+    use crate::pane::OutputPulse;
+    use crate::process::testing::FakeSpawner;
+    use crate::store::{Store, StoreConfig};
+
+    fn store_with_pane() -> (Arc<Mutex<Store>>, PaneId, tempfile::TempDir) {
+        let home = tempfile::tempdir().expect("a temp dir");
+        let config = StoreConfig {
+            socket_path: home.path().join("berth.sock"),
+            home: home.path().to_path_buf(),
+            shell: "/bin/sh".into(),
+        };
+        let mut store = Store::with_spawner(
+            config,
+            EventBus::default(),
+            OutputPulse::default(),
+            Arc::new(FakeSpawner::default()),
+        );
+        let spawn = SpawnRequest { argv: vec!["sleep".into()], ..Default::default() };
+        let Ok(Reply::Spawned { pane, .. }) =
+            store.execute(Command::PaneSpawn { workspace: WorkspaceSelector::Active, spawn })
+        else {
+            panic!("no pane")
+        };
+        (Arc::new(Mutex::new(store)), pane, home)
+    }
+
+    fn request() -> serde_json::Value {
+        json!({"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}})
+    }
+
+    fn decide(store: &Arc<Mutex<Store>>, pane: &PaneId) -> Result<Reply, CommandError> {
+        store.lock().unwrap().execute(Command::Decide {
+            pane: pane.clone(),
+            answer: DecisionAnswer::Allow,
+            message: None,
+            id: None,
+        })
+    }
+
+    #[tokio::test]
+    async fn an_answer_reaches_the_waiting_future_once() {
+        let (store, pane, _home) = store_with_pane();
+        let wait = wait_for_answer(
+            store.clone(),
+            pane.clone(),
+            AgentKind::Claude,
+            request(),
+            Duration::from_secs(30),
+        )
+        .expect("opens");
+        let shown = store.lock().unwrap().pending_decision(&pane).expect("pending");
+        assert!(shown.answerable);
+        assert!(matches!(decide(&store, &pane), Ok(Reply::Decided { id, .. }) if id == shown.id));
+        let outcome = wait.await;
+        assert_eq!(
+            (outcome.answer, outcome.reason),
+            (Some(DecisionAnswer::Allow), OutcomeReason::Answered)
+        );
+        assert!(store.lock().unwrap().pending_decision(&pane).is_none());
+        assert!(matches!(decide(&store, &pane), Err(CommandError::NoDecision(_))));
+    }
+
+    #[tokio::test]
+    async fn a_dropped_or_timed_out_wait_grants_nothing() {
+        let (store, pane, _home) = store_with_pane();
+        let wait = wait_for_answer(
+            store.clone(),
+            pane.clone(),
+            AgentKind::Codex,
+            request(),
+            Duration::from_secs(30),
+        )
+        .expect("opens");
+        drop(wait);
+        let shown = store.lock().unwrap().pending_decision(&pane).expect("kept as history");
+        assert!(!shown.answerable);
+        let Err(CommandError::NoDecision(message)) = decide(&store, &pane) else {
+            panic!("answered")
+        };
+        assert!(message.contains("can no longer be answered"), "{message}");
+
+        let wait = wait_for_answer(
+            store.clone(),
+            pane.clone(),
+            AgentKind::Codex,
+            request(),
+            Duration::from_millis(10),
+        )
+        .expect("opens");
+        let outcome = wait.await;
+        assert_eq!((outcome.answer, outcome.reason), (None, OutcomeReason::Timeout));
+        assert!(!store.lock().unwrap().pending_decision(&pane).unwrap().answerable);
+    }
+
+    #[tokio::test]
+    async fn the_turns_next_event_takes_the_card_back() {
+        let (store, pane, _home) = store_with_pane();
+        let wait = wait_for_answer(
+            store.clone(),
+            pane.clone(),
+            AgentKind::Claude,
+            request(),
+            Duration::from_secs(30),
+        )
+        .expect("opens");
+        store
+            .lock()
+            .unwrap()
+            .execute(Command::HookEvent {
+                pane: pane.clone(),
+                kind: AgentKind::Claude,
+                payload: json!({"hook_event_name":"PostToolUse","tool_name":"Bash"}),
+            })
+            .unwrap();
+        assert_eq!(wait.await.reason, OutcomeReason::Retracted);
+        assert!(store.lock().unwrap().pending_decision(&pane).is_none());
+        // A payload that is not a request, or a pane that is not there, opens nothing.
+        let stop = json!({"hook_event_name":"Stop"});
+        assert!(wait_for_answer(
+            store.clone(),
+            pane.clone(),
+            AgentKind::Claude,
+            stop,
+            Duration::from_secs(1)
+        )
+        .is_err());
+        assert!(matches!(
+            wait_for_answer(
+                store.clone(),
+                PaneId::new(),
+                AgentKind::Claude,
+                request(),
+                Duration::from_secs(1)
+            ),
+            Err(CommandError::NoSuchPane(_))
+        ));
+    }
+}
