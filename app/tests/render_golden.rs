@@ -376,9 +376,10 @@ fn badges_and_tombstone_overlays() {
 }
 
 /// The workspace switcher drawn over a pane full of text: nothing of the text shows through.
-/// Two agents asking permission: on the left a card with the three answers and their chords
-/// over the agent's text (none of which shows through it), on the right one Berth can no longer
-/// answer, with its note and no buttons.
+/// Agents asking permission: on the left a card with the three answers and their chords over
+/// the agent's text (none of which shows through it), in the middle one Berth can no longer
+/// answer, with its note and no buttons, on the right the first card in a narrow pane, its
+/// buttons one under the other.
 #[test]
 fn decision_cards() {
     let button = |label: &str, keys: &str, tone| CardButton {
@@ -413,8 +414,11 @@ fn decision_cards() {
         buttons: Vec::new(),
         note: Some("Berth can no longer answer this request: answer in codex's own prompt".into()),
     });
-    let divider = CellRectU16::new(59, 0, 1, 20);
-    check("decision_cards", &scene(100, 20, vec![left, right], vec![divider]));
+    // A narrow pane: the buttons one under the other.
+    let mut narrow = pane(&text, CellRectU16::new(101, 0, 27, 20), "claude", Badge::Live, false);
+    narrow.decision = left.decision.clone();
+    let dividers = vec![CellRectU16::new(59, 0, 1, 20), CellRectU16::new(100, 0, 1, 20)];
+    check("decision_cards", &scene(128, 20, vec![left, right, narrow], dividers));
 }
 
 #[test]

@@ -48,19 +48,38 @@ pub enum CardHit {
 }
 
 /// The layout of `card` in a pane at `pane` on the window's cells (its first row is the
-/// header); `None` when the pane is too small to show one. With little room the request's
-/// rows go first, then the closing rule, then the title; the buttons stay.
+/// header); `None` when the pane is too small to show one.
+///
+/// The buttons go side by side on one row when they fit (with their chords, their chords
+/// written short, or their labels alone), else one under the other when the pane has the rows,
+/// else side by side cut short. With little room the buttons (or the note's first row) stay,
+/// then come the title, the closing rule, the request's rows and the note's second row.
 pub fn card_layout(card: &DecisionCard, pane: CellRectU16) -> Option<CardLayout> {
-    let avail = pane.rows.checked_sub(1).filter(|a| *a > 0)?;
+    let avail = usize::from(pane.rows.checked_sub(1).filter(|a| *a > 0)?);
     if pane.cols < 4 {
         return None;
     }
-    let width = usize::from(pane.cols) - 2;
+    let cols = usize::from(pane.cols);
+    let width = cols - 2;
+    let button_rows = button_texts(card, cols, avail);
+    let note_lines = if card.buttons.is_empty() {
+        wrap_words(card.note.as_deref().unwrap_or_default(), width)
+    } else {
+        Vec::new()
+    };
+    // Rows that must be there, then the rest in the order they are given up.
+    let action_rows = button_rows.len().max(1).min(avail);
+    let mut spare = avail - action_rows;
+    let mut take = |want: usize| {
+        let got = want.min(spare);
+        spare -= got;
+        got
+    };
+    let has_title = take(1) == 1;
+    let has_rule = take(1) == 1;
     let wrapped = wrap(&card.detail, width, MAX_DETAIL_ROWS);
-    let avail = usize::from(avail);
-    let detail_rows = wrapped.len().min(MAX_DETAIL_ROWS).min(avail.saturating_sub(3));
-    let has_rule = avail >= 3;
-    let has_title = avail >= 2;
+    let detail_rows = take(wrapped.len().min(MAX_DETAIL_ROWS));
+    let note_rows = 1 + take(note_lines.len().saturating_sub(1));
     let top = pane.row + 1;
     let mut row = top;
     let title = has_title.then(|| {
@@ -83,26 +102,28 @@ pub fn card_layout(card: &DecisionCard, pane: CellRectU16) -> Option<CardLayout>
         row += 1;
     }
     let action_row = row;
-    row += 1;
-    // Without buttons the note takes the action row, and a second row when it needs and has
-    // one.
     let mut note = Vec::new();
-    if card.buttons.is_empty() {
-        let spare = avail.saturating_sub(usize::from(row - top) + usize::from(has_rule));
-        let note_lines = wrap_words(card.note.as_deref().unwrap_or_default(), width);
-        for (i, text) in note_lines.into_iter().enumerate().take(1 + spare.min(1)) {
-            let at = action_row + u16::try_from(i).unwrap_or(0);
-            note.push((at, text));
-            if i > 0 {
-                row += 1;
-            }
+    for text in note_lines.into_iter().take(note_rows) {
+        note.push((row, text));
+        row += 1;
+    }
+    let mut buttons = Vec::new();
+    for texts in button_rows.into_iter().take(action_rows) {
+        let mut at = pane.col + 1;
+        for text in texts {
+            let w = u16::try_from(str_width(&text)).unwrap_or(u16::MAX);
+            buttons.push((CellRectU16::new(at, row, w, 1), text));
+            at = at.saturating_add(w + 1);
         }
+        row += 1;
+    }
+    if buttons.is_empty() && note.is_empty() {
+        row += 1;
     }
     let rule = has_rule.then_some(row);
     if has_rule {
         row += 1;
     }
-    let buttons = button_cells(card, pane.col, action_row, usize::from(pane.cols));
     Some(CardLayout {
         rect: CellRectU16::new(pane.col, top, pane.cols, row - top),
         title,
@@ -114,61 +135,45 @@ pub fn card_layout(card: &DecisionCard, pane: CellRectU16) -> Option<CardLayout>
     })
 }
 
-/// The buttons of `card` on row `row` of a pane starting at column `col`, `cols` wide: each
-/// " label  keys ", one blank column apart from the second column on; without the keys when
-/// they do not all fit, and cut short when even the labels do not.
-fn button_cells(
-    card: &DecisionCard,
-    col: u16,
-    row: u16,
-    cols: usize,
-) -> Vec<(CellRectU16, String)> {
+/// The texts of `card`'s buttons in a pane `cols` wide with `rows` rows to spare, by row:
+/// each " label  keys ", side by side one blank apart from the second column on when they fit
+/// (with the chords, the chords written short, or the labels alone), else one per row when
+/// there are the rows, else side by side cut short.
+fn button_texts(card: &DecisionCard, cols: usize, rows: usize) -> Vec<Vec<String>> {
     let n = card.buttons.len();
     if n == 0 {
         return Vec::new();
     }
     let room = cols.saturating_sub(1);
     let fits = |texts: &[String]| texts.iter().map(|t| str_width(t) + 1).sum::<usize>() <= room;
-    let with_keys: Vec<String> = card
-        .buttons
-        .iter()
-        .map(|b| match &b.keys {
-            Some(keys) => format!(" {}  {keys} ", b.label),
-            None => format!(" {} ", b.label),
-        })
-        .collect();
-    // Short chords first (`C-S-Y`), then none.
-    let short_keys: Vec<String> = card
-        .buttons
-        .iter()
-        .map(|b| match &b.keys {
-            Some(keys) => format!(" {}  {} ", b.label, short_chord(keys)),
-            None => format!(" {} ", b.label),
-        })
-        .collect();
-    let texts = if fits(&with_keys) {
-        with_keys
-    } else if fits(&short_keys) {
-        short_keys
-    } else {
-        let plain: Vec<String> = card.buttons.iter().map(|b| format!(" {} ", b.label)).collect();
-        if fits(&plain) {
-            plain
-        } else {
-            let each = (room / n).saturating_sub(1).max(1);
-            plain.iter().map(|t| ellipsize(t, each)).collect()
-        }
+    let texts = |keys: fn(&str) -> String| -> Vec<String> {
+        card.buttons
+            .iter()
+            .map(|b| match &b.keys {
+                Some(k) => format!(" {}  {} ", b.label, keys(k)),
+                None => format!(" {} ", b.label),
+            })
+            .collect()
     };
-    let mut at = col + 1;
-    texts
-        .into_iter()
-        .map(|text| {
-            let w = u16::try_from(str_width(&text)).unwrap_or(u16::MAX);
-            let rect = CellRectU16::new(at, row, w, 1);
-            at = at.saturating_add(w + 1);
-            (rect, text)
-        })
-        .collect()
+    let full = texts(str::to_owned);
+    let short = texts(short_chord);
+    let plain: Vec<String> = card.buttons.iter().map(|b| format!(" {} ", b.label)).collect();
+    for tier in [&full, &short, &plain] {
+        if fits(tier) {
+            return vec![tier.clone()];
+        }
+    }
+    if n > 1 && rows >= n {
+        // One per row, all written the same way: the first way each fits in, else cut short.
+        let tier = [&full, &short, &plain]
+            .into_iter()
+            .find(|tier| tier.iter().all(|t| str_width(t) < room))
+            .cloned()
+            .unwrap_or_else(|| plain.iter().map(|t| ellipsize(t, room - 1)).collect());
+        return tier.into_iter().map(|text| vec![text]).collect();
+    }
+    let each = (room / n).saturating_sub(1).max(1);
+    vec![plain.iter().map(|t| ellipsize(t, each)).collect()]
 }
 
 /// A chord as `Ctrl+Shift+Y` written short, as Emacs would: `C-S-Y` (`M-` for Alt).
@@ -286,27 +291,30 @@ pub(super) fn card(
         put_text(&mut cells, 1, cols - 1, line, palette.overlay_fg, true);
         row_of(cells, *row, texts);
     }
-    if layout.buttons.is_empty() {
-        return;
+    let mut rows: Vec<u16> = layout.buttons.iter().map(|(r, _)| r.row).collect();
+    rows.dedup();
+    for row in rows {
+        let mut cells = blank(palette.overlay_fg);
+        let on_row = layout.buttons.iter().zip(&card.buttons).filter(|((r, _), _)| r.row == row);
+        for ((rect, label), button) in on_row {
+            let bg = match button.tone {
+                ButtonTone::Allow => palette.badge_live,
+                ButtonTone::Always => palette.badge_resumable,
+                ButtonTone::Deny => palette.badge_exited,
+            };
+            quads.push(Quad::fill(
+                col_x(m, rect.col),
+                row_y(m, rect.row),
+                f32::from(rect.cols) * m.cell_w,
+                m.cell_h,
+                bg,
+            ));
+            let from = usize::from(rect.col - r.col);
+            let to = from + usize::from(rect.cols);
+            put_text(&mut cells, from, to, label, palette.badge_fg, true);
+        }
+        row_of(cells, row, texts);
     }
-    let mut cells = blank(palette.overlay_fg);
-    for ((rect, label), button) in layout.buttons.iter().zip(&card.buttons) {
-        let bg = match button.tone {
-            ButtonTone::Allow => palette.badge_live,
-            ButtonTone::Always => palette.badge_resumable,
-            ButtonTone::Deny => palette.badge_exited,
-        };
-        quads.push(Quad::fill(
-            col_x(m, rect.col),
-            row_y(m, rect.row),
-            f32::from(rect.cols) * m.cell_w,
-            m.cell_h,
-            bg,
-        ));
-        let from = usize::from(rect.col - r.col);
-        put_text(&mut cells, from, from + usize::from(rect.cols), label, palette.badge_fg, true);
-    }
-    row_of(cells, layout.action_row, texts);
 }
 
 #[cfg(test)]
@@ -381,16 +389,34 @@ mod tests {
     }
 
     #[test]
-    fn narrow_panes_drop_the_keys_then_cut_the_labels() {
-        let c = card(&[], 3);
-        let texts = |cols| -> Vec<String> {
-            let l = card_layout(&c, CellRectU16::new(0, 0, cols, 10)).unwrap();
-            assert!(l.buttons.iter().all(|(r, _)| r.col + r.cols <= cols), "inside at {cols}");
-            l.buttons.into_iter().map(|(_, t)| t).collect()
+    fn narrow_panes_shorten_the_keys_then_stack_the_buttons_then_cut_them() {
+        let c = card(&["ls"], 3);
+        let at = |cols, rows| -> Vec<(u16, String)> {
+            let l = card_layout(&c, CellRectU16::new(0, 0, cols, rows)).unwrap();
+            for (r, _) in &l.buttons {
+                assert!(
+                    r.col + r.cols <= cols && r.row < l.rect.row + l.rect.rows,
+                    "{cols}x{rows}"
+                );
+            }
+            l.buttons.into_iter().map(|(r, t)| (r.row, t)).collect()
         };
-        assert_eq!(texts(60), [" Allow  C-S-Y ", " Always allow  C-S-U ", " Deny  C-S-N "]);
-        assert_eq!(texts(40), [" Allow ", " Always allow ", " Deny "]);
-        assert_eq!(texts(20), [" All…", " Alw…", " Den…"]);
+        let texts =
+            |cols, rows| -> Vec<String> { at(cols, rows).into_iter().map(|(_, t)| t).collect() };
+        assert_eq!(texts(60, 10), [" Allow  C-S-Y ", " Always allow  C-S-U ", " Deny  C-S-N "]);
+        assert_eq!(texts(40, 10), [" Allow ", " Always allow ", " Deny "]);
+        // Too narrow for one row: one per row, all written the way each fits (here: no chords).
+        let stacked = at(20, 10);
+        assert_eq!(
+            stacked,
+            [(3, " Allow ".to_owned()), (4, " Always allow ".to_owned()), (5, " Deny ".to_owned())]
+        );
+        // The buttons keep their rows before the request's and the rule's: with four rows under
+        // the header, the title and the three buttons.
+        let l = card_layout(&c, CellRectU16::new(0, 0, 20, 5)).unwrap();
+        assert_eq!((l.title, l.detail.len(), l.rule, l.buttons.len()), (Some(1), 0, None, 3));
+        // Not enough rows for one each: side by side, cut short.
+        assert_eq!(texts(20, 3), [" All…", " Alw…", " Den…"]);
     }
 
     #[test]
