@@ -402,7 +402,7 @@ fn decision_cards() {
         ],
         buttons: vec![
             button("Allow once", "Ctrl+Shift+Y", ButtonTone::Allow),
-            button("Always allow", "Ctrl+Shift+U", ButtonTone::Always),
+            button("Always allow", "Ctrl+Shift+L", ButtonTone::Always),
             button("Deny", "Ctrl+Shift+N", ButtonTone::Deny),
         ],
         note: None,

@@ -162,8 +162,10 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(CTRL_SHIFT, Char('q'), Action::CloseTab, "Ctrl+Shift+Q"),
     bind(CTRL_SHIFT, Named(NamedKey::F5), Action::ReloadConfig, "Ctrl+Shift+F5"),
     bind(CTRL_SHIFT, Char('r'), Action::RenameTab, "Ctrl+Shift+R"),
+    // Answers on a decision card: Y(es), (a)L(ways), N(o). Not Ctrl+Shift+U: input methods
+    // (IBus) take it for typing a character by its code point.
     bind(CTRL_SHIFT, Char('y'), Action::DecisionAllow, "Ctrl+Shift+Y"),
-    bind(CTRL_SHIFT, Char('u'), Action::DecisionAlways, "Ctrl+Shift+U"),
+    bind(CTRL_SHIFT, Char('l'), Action::DecisionAlways, "Ctrl+Shift+L"),
     bind(CTRL_SHIFT, Char('n'), Action::DecisionDeny, "Ctrl+Shift+N"),
     bind(CTRL_SHIFT, Char('d'), Action::NextDecision, "Ctrl+Shift+D"),
 ];

@@ -329,7 +329,7 @@ mod tests {
     fn card(detail: &[&str], buttons: usize) -> DecisionCard {
         let all = [
             button("Allow", "Ctrl+Shift+Y", ButtonTone::Allow),
-            button("Always allow", "Ctrl+Shift+U", ButtonTone::Always),
+            button("Always allow", "Ctrl+Shift+L", ButtonTone::Always),
             button("Deny", "Ctrl+Shift+N", ButtonTone::Deny),
         ];
         DecisionCard {
@@ -352,7 +352,7 @@ mod tests {
         let texts: Vec<&str> = layout.buttons.iter().map(|(_, t)| t.as_str()).collect();
         assert_eq!(
             texts,
-            [" Allow  Ctrl+Shift+Y ", " Always allow  Ctrl+Shift+U ", " Deny  Ctrl+Shift+N "]
+            [" Allow  Ctrl+Shift+Y ", " Always allow  Ctrl+Shift+L ", " Deny  Ctrl+Shift+N "]
         );
         // Buttons start at the pane's second column, one blank apart.
         let rects: Vec<CellRectU16> = layout.buttons.iter().map(|(r, _)| *r).collect();
@@ -403,7 +403,7 @@ mod tests {
         };
         let texts =
             |cols, rows| -> Vec<String> { at(cols, rows).into_iter().map(|(_, t)| t).collect() };
-        assert_eq!(texts(60, 10), [" Allow  C-S-Y ", " Always allow  C-S-U ", " Deny  C-S-N "]);
+        assert_eq!(texts(60, 10), [" Allow  C-S-Y ", " Always allow  C-S-L ", " Deny  C-S-N "]);
         assert_eq!(texts(40, 10), [" Allow ", " Always allow ", " Deny "]);
         // Too narrow for one row: one per row, all written the way each fits (here: no chords).
         let stacked = at(20, 10);

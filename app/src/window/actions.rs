@@ -270,7 +270,7 @@ mod tests {
             let action = keymap.action_for(Key::Character(key), ctrl_shift).expect("a chord");
             store_command(action, &view, &a, || list.clone())
         };
-        for key in ["Y", "U", "N", "D"] {
+        for key in ["Y", "L", "N", "D"] {
             assert_eq!(run(&list, key), None, "ctrl+shift+{key} with no decision");
         }
         let decision = |answerable| PendingDecision {
@@ -297,7 +297,7 @@ mod tests {
         assert_eq!(run(&list, "Y"), decide(DecisionAnswer::Allow));
         assert_eq!(run(&list, "N"), decide(DecisionAnswer::Deny));
         // Not offered (codex has no "always").
-        assert_eq!(run(&list, "U"), None);
+        assert_eq!(run(&list, "L"), None);
         assert_eq!(run(&list, "D"), Some(Command::PaneFocus { pane: c.clone() }));
     }
 }

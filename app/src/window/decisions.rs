@@ -205,7 +205,7 @@ mod tests {
             buttons,
             [
                 ("Allow once", Some("Ctrl+Shift+Y"), ButtonTone::Allow),
-                ("Always allow", Some("Ctrl+Shift+U"), ButtonTone::Always),
+                ("Always allow", Some("Ctrl+Shift+L"), ButtonTone::Always),
                 ("Deny", Some("Ctrl+Shift+N"), ButtonTone::Deny),
             ]
         );
