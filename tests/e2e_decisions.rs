@@ -401,9 +401,8 @@ fn claude_panes_get_berths_hooks_through_settings() {
         std::fs::read_to_string(&args).ok().filter(|a| a.lines().count() >= 4)
     });
     let lines: Vec<&str> = recorded.lines().collect();
-    assert_eq!(lines[0], "--settings");
-    assert_eq!(&lines[2..], ["--resume", "s-1"]);
-    let settings: Value = serde_json::from_str(lines[1]).unwrap();
+    assert_eq!(&lines[..3], ["--resume", "s-1", "--settings"]);
+    let settings: Value = serde_json::from_str(lines[3]).unwrap();
     let command =
         settings["hooks"]["PermissionRequest"][0]["hooks"][0]["command"].as_str().unwrap();
     // The pane keeps the argv it was given: resume commands never carry the flag.

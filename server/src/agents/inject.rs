@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 
 use berth_engine::agents::{program_index, AgentKind};
 
-/// The argv to start: `argv` with `--settings <json>` after the program for claude, else
-/// `argv` unchanged.
+/// The argv to start: for claude, `argv` with `--settings <json>` after its own arguments (before
+/// a `--` that ends its options), so what the user gave reads the same first (`claude --resume
+/// ID --settings …`); else `argv` unchanged.
 pub fn with_hooks(
     argv: &[String],
     kind: AgentKind,
@@ -30,7 +31,9 @@ pub fn with_hooks(
     };
     let mut out = argv.to_vec();
     let settings = super::hooks::claude_settings(&berth);
-    out.splice(index + 1..index + 1, ["--settings".to_owned(), settings]);
+    let at =
+        argv.iter().skip(index + 1).position(|a| a == "--").map_or(argv.len(), |i| index + 1 + i);
+    out.splice(at..at, ["--settings".to_owned(), settings]);
     out
 }
 
@@ -79,11 +82,16 @@ mod tests {
         let cwd = home.path();
         let argv = words("env FOO=1 claude --resume s-1");
         let out = with_hooks(&argv, AgentKind::Claude, &env, cwd);
-        assert_eq!(&out[..3], &argv[..3]);
-        assert_eq!(out[3], "--settings");
-        let settings: serde_json::Value = serde_json::from_str(&out[4]).unwrap();
+        assert_eq!(&out[..5], &argv[..], "the resume command reads as it was");
+        assert_eq!(out[5], "--settings");
+        let settings: serde_json::Value = serde_json::from_str(&out[6]).unwrap();
         assert!(settings["hooks"]["PermissionRequest"].is_array());
-        assert_eq!(&out[5..], &argv[3..], "the resume arguments are kept as they were");
+        assert_eq!(out.len(), 7);
+        // Before a `--` that ends claude's options.
+        let out = with_hooks(&words("claude -- fix it"), AgentKind::Claude, &env, cwd);
+        assert_eq!(out[0], "claude");
+        assert_eq!(out[1], "--settings");
+        assert_eq!(&out[3..], ["--", "fix", "it"]);
 
         for (argv, kind) in [
             (words("codex"), AgentKind::Codex),
