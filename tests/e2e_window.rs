@@ -1142,11 +1142,21 @@ fn tabs_end_of_first(list: &Value) -> u32 {
 /// from the screenshot); Enter runs the `claude` on PATH (a stub printing its argv) with
 /// `--resume <id>` and the pane turns LIVE.
 fn resumable_agent_resumes_with_enter(w: &mut World) {
-    // Berth gives the claude panes it starts its hooks with `--settings JSON` first; the stub
-    // leaves that pair out of what it prints, so the screen shows the rest of its argv.
+    // Berth gives the claude panes it starts its hooks with `--settings JSON`; the stub leaves
+    // that pair out of what it prints, so the screen shows the rest of its argv (the hooks'
+    // JSON filled the screen and OCR missed the badge over it).
     w.write_stub(
         "claude",
-        "#!/bin/sh\n[ \"$1\" = --settings ] && shift 2\necho \"stub-claude argv: $*\"\nexec sleep 600\n",
+        r#"#!/bin/sh
+out=""
+while [ $# -gt 0 ]; do
+    if [ "$1" = --settings ]; then shift 2; continue; fi
+    out="$out $1"
+    shift
+done
+echo "stub-claude argv:$out"
+exec sleep 600
+"#,
     );
     w.launch("RESTORED").expect("the window starts again");
     let out = w.server.berth_ok(&["new", "--", "claude"]);
