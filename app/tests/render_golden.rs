@@ -395,7 +395,7 @@ fn decision_cards() {
     }
     let mut left = pane(&text, CellRectU16::new(0, 0, 59, 20), "claude", Badge::Live, true);
     left.decision = Some(DecisionCard {
-        title: "claude asks to run Bash".into(),
+        title: "Claude asks to run Bash".into(),
         detail: vec![
             "cargo test --workspace -- --include-ignored".into(),
             "Run every test, the slow ones too".into(),
@@ -409,10 +409,10 @@ fn decision_cards() {
     });
     let mut right = pane(&text, CellRectU16::new(60, 0, 40, 20), "codex", Badge::Live, false);
     right.decision = Some(DecisionCard {
-        title: "codex asks to run apply_patch".into(),
+        title: "Codex asks to run apply_patch".into(),
         detail: vec!["Edit: src/main.rs".into()],
         buttons: Vec::new(),
-        note: Some("Berth can no longer answer this request: answer in codex's own prompt".into()),
+        note: Some("Berth can no longer answer this request: answer in Codex's own prompt".into()),
     });
     // A narrow pane: the buttons one under the other.
     let mut narrow = pane(&text, CellRectU16::new(101, 0, 27, 20), "claude", Badge::Live, false);

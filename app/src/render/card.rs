@@ -333,7 +333,7 @@ mod tests {
             button("Deny", "Ctrl+Shift+N", ButtonTone::Deny),
         ];
         DecisionCard {
-            title: "claude asks to run Bash".into(),
+            title: "Claude asks to run Bash".into(),
             detail: detail.iter().map(|s| (*s).to_owned()).collect(),
             buttons: all.into_iter().take(buttons).collect(),
             note: None,

@@ -131,7 +131,7 @@ pub struct PaneScene {
 /// buttons (`render/card.rs` lays it out).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct DecisionCard {
-    /// The first line: who asks for what ("claude asks to run Bash").
+    /// The first line: who asks for what ("Claude asks to run Bash").
     pub title: String,
     /// The request itself (a command, a file), one entry per line; long lines wrap.
     pub detail: Vec<String>,

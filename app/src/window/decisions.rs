@@ -35,11 +35,15 @@ pub const fn answer_of(action: Action) -> Option<DecisionAnswer> {
     }
 }
 
-/// How the card names the agent.
+/// How the card names the agent: as the desktop notification does (the server's
+/// `agents/pending.rs`), the product's own name.
 fn agent_name(agent: AgentKind) -> &'static str {
     match agent {
-        AgentKind::Generic | AgentKind::None => "the agent",
-        other => other.as_str(),
+        AgentKind::Claude => "Claude",
+        AgentKind::Codex => "Codex",
+        AgentKind::Opencode => "opencode",
+        AgentKind::Cursor => "Cursor agent",
+        AgentKind::Generic | AgentKind::None => "The agent",
     }
 }
 
@@ -67,7 +71,8 @@ pub fn card_of(decision: &PendingDecision, keymap: &Keymap) -> DecisionCard {
             detail,
             buttons: Vec::new(),
             note: Some(format!(
-                "Berth can no longer answer this request: answer in {agent}'s own prompt"
+                "Berth can no longer answer this request: answer in {}'s own prompt",
+                if agent == "The agent" { "the agent" } else { agent }
             )),
         };
     }
@@ -197,7 +202,7 @@ mod tests {
     #[test]
     fn the_card_shows_the_request_and_each_option_with_its_chord() {
         let card = card_of(&decision(&ALL, true), &Keymap::default());
-        assert_eq!(card.title, "claude asks to run Bash");
+        assert_eq!(card.title, "Claude asks to run Bash");
         assert_eq!(card.detail, ["rm -rf build", "Delete the build folder"]);
         let buttons: Vec<(&str, Option<&str>, ButtonTone)> =
             card.buttons.iter().map(|b| (b.label.as_str(), b.keys.as_deref(), b.tone)).collect();
@@ -229,9 +234,9 @@ mod tests {
         assert!(card.buttons.is_empty());
         assert_eq!(
             card.note.as_deref(),
-            Some("Berth can no longer answer this request: answer in claude's own prompt")
+            Some("Berth can no longer answer this request: answer in Claude's own prompt")
         );
-        assert_eq!(card.title, "claude asks to run Bash");
+        assert_eq!(card.title, "Claude asks to run Bash");
         // No detail: the prompt's one line.
         let mut d = decision(&ALL, true);
         d.detail = String::new();

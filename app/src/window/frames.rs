@@ -186,7 +186,7 @@ mod tests {
     fn a_decision_card_costs_a_frame_only_when_it_changes() {
         use crate::render::{ButtonTone, CardButton, DecisionCard, PaneScene};
         let card = DecisionCard {
-            title: "claude asks to run Bash".into(),
+            title: "Claude asks to run Bash".into(),
             detail: vec!["ls".into()],
             buttons: vec![CardButton { label: "Deny".into(), keys: None, tone: ButtonTone::Deny }],
             note: None,
