@@ -22,6 +22,7 @@ use super::actions;
 use super::app::{App, Zoom};
 use super::chrome::TAB_BAR_ROWS;
 use super::clipboard::{paste_bytes, Selection};
+use super::decisions::{self, ChordOutcome};
 use super::input::{Drag, KeyRoute, KeyTakers};
 use super::intent::{Intent, UiAction};
 use super::keys::{self, KeyModes, KeyPress};
@@ -30,6 +31,7 @@ use super::mouse::{self, MouseModes, MouseReport, ReportButton, ReportKind, Repo
 use super::selection::{PaneSelection, ScreenCell};
 use super::view::{self, Hit, TabView};
 use crate::config::keymap::Action;
+use crate::render::CardHit;
 
 /// Arrow keys sent per wheel step in the alternate screen (alacritty's default multiplier).
 const WHEEL_ARROWS: usize = 3;
@@ -75,6 +77,18 @@ impl App {
             KeyRoute::Rename => {
                 let intents = self.renaming.key(key, text, self.input.mods);
                 self.apply(intents);
+            }
+            // A decision chord answers the focused pane's card (one for an answer the card does
+            // not offer does nothing); with no card it is the program's key like any unbound
+            // chord.
+            KeyRoute::Action(action) if decisions::answer_of(action).is_some() => {
+                let Some(answer) = decisions::answer_of(action) else { return };
+                let Some((view, pane)) = self.focused() else { return };
+                match decisions::chord(view.pane(&pane), answer) {
+                    ChordOutcome::Answer(command) => self.apply(vec![Intent::Store(command)]),
+                    ChordOutcome::Nothing => {}
+                    ChordOutcome::ToProgram => self.key_to_pane(event),
+                }
             }
             KeyRoute::Action(action) => self.run_action(action),
             KeyRoute::Pane => self.key_to_pane(event),
@@ -211,6 +225,10 @@ impl App {
             | Action::NextTab
             | Action::PrevTab
             | Action::NextAttention
+            | Action::NextDecision
+            | Action::DecisionAllow
+            | Action::DecisionAlways
+            | Action::DecisionDeny
             | Action::MoveTabLeft
             | Action::MoveTabRight
             | Action::CloseTab => {}
@@ -321,6 +339,15 @@ impl App {
             None if row < 0 => self.set_pointer_icon(&Hit::Nothing),
             None => {
                 let (c, r) = (col.max(0) as u16, row.max(0) as u16);
+                // Over a decision card: a hand on its buttons, and nothing for the program.
+                if let Some((_, hit)) = self.card_under(&view, c, r + TAB_BAR_ROWS) {
+                    let icon = match hit {
+                        CardHit::Button(_) => CursorIcon::Pointer,
+                        CardHit::Card => CursorIcon::Default,
+                    };
+                    self.apply(vec![Intent::Ui(UiAction::PointerIcon(icon))]);
+                    return;
+                }
                 let hit = view::hit(&view, zoomed.as_ref(), c, r);
                 self.set_pointer_icon(&hit);
                 self.hover_link(&hit);
