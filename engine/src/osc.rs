@@ -8,9 +8,9 @@
 //! keeping the terminator so the parser leaves the string where it would have anyway. Second, it
 //! extracts the OSC payloads Berth acts on but alacritty ignores: 7 (working directory), 9, 99
 //! and 777 (notifications), reported as [`OscEvent`]s. Third, it recognises the few CSI and
-//! DCS queries alacritty ignores (XTVERSION, DA3, the kitty keyboard query, XTWINOPS 19,
-//! DECXCPR, DECDSR 15 and DECRQSS, see [`Query`]) and reports them as events in their place in
-//! the stream, so the terminal answers them in order with alacritty's own replies.
+//! DCS queries vte does not parse (XTVERSION, DA3, XTWINOPS 16 and 19, DECXCPR, DECDSR 15,
+//! DECRQSS and DECRQCRA, see [`Query`]) and reports them as events in their place in the
+//! stream, so the terminal answers them in order with alacritty's own replies.
 //!
 //! It must not interpret anything else (titles, colours and hyperlinks stay with alacritty),
 //! buffer more than [`MAX_CAPTURE_BYTES`] of its own, or do any I/O.
@@ -73,8 +73,8 @@ pub enum Query {
     Version,
     /// DA3 (tertiary device attributes), `CSI = c` or `CSI = 0 c`.
     TertiaryAttributes,
-    /// The kitty keyboard protocol's flags query, `CSI ? u`.
-    KeyboardFlags,
+    /// XTWINOPS 16, `CSI 16 t`: the size of a character cell in pixels.
+    CellSizePixels,
     /// XTWINOPS 19, `CSI 19 t`: the screen size in characters.
     ScreenSizeChars,
     /// DECXCPR, `CSI ? 6 n`: the cursor position with its page.
@@ -83,10 +83,18 @@ pub enum Query {
     PrinterStatus,
     /// DECRQSS, `DCS $ q Pt ST`, with `Pt` (cut at [`MAX_DECRQSS_BYTES`]; longer is unknown).
     Setting(Vec<u8>),
+    /// DECRQCRA, `CSI Pid ; Pp ; Pt ; Pl ; Pb ; Pr * y`: the checksum of a rectangle.
+    RectChecksum {
+        /// The request's id, echoed in the reply.
+        id: u16,
+        /// Top, left, bottom and right (1-based; 0 for the default). The page is ignored.
+        rect: [u16; 4],
+    },
 }
 
-/// The most bytes of a CSI sequence the scanner keeps to recognise a query.
-const MAX_CSI_BYTES: usize = 16;
+/// The most bytes of a CSI sequence the scanner keeps to recognise a query (a DECRQCRA with
+/// six five-digit parameters fits).
+const MAX_CSI_BYTES: usize = 40;
 
 /// The most bytes of a DECRQSS request kept; every setting Berth answers is shorter.
 pub const MAX_DECRQSS_BYTES: usize = 8;
@@ -97,12 +105,29 @@ fn csi_query(body: &[u8]) -> Option<Query> {
     Some(match body {
         b">q" | b">0q" => Query::Version,
         b"=c" | b"=0c" => Query::TertiaryAttributes,
-        b"?u" => Query::KeyboardFlags,
+        b"16t" => Query::CellSizePixels,
         b"19t" => Query::ScreenSizeChars,
         b"?6n" => Query::ExtendedCursorPosition,
         b"?15n" => Query::PrinterStatus,
+        [params @ .., b'*', b'y'] => rect_checksum(params)?,
         _ => return None,
     })
+}
+
+/// DECRQCRA from its parameters (`Pid ; Pp ; Pt ; Pl ; Pb ; Pr`, each may be empty); `None`
+/// when they are not numbers. Values past `u16::MAX` saturate.
+fn rect_checksum(params: &[u8]) -> Option<Query> {
+    let mut values = [0u16; 6];
+    for (i, param) in params.split(|&b| b == b';').enumerate() {
+        if !param.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let value = param.iter().fold(0u32, |n, &d| (n * 10 + u32::from(d - b'0')).min(65535));
+        if let Some(slot) = values.get_mut(i) {
+            *slot = value as u16;
+        }
+    }
+    Some(Query::RectChecksum { id: values[0], rect: [values[2], values[3], values[4], values[5]] })
 }
 
 /// The parser states of vte 0.15 that the scanner needs to tell apart.

@@ -52,6 +52,7 @@ use alacritty_terminal::Term;
 
 use crate::osc::{OscEvent, OscScanner};
 
+use self::answers::AnswerState;
 use self::search::SeqGrid;
 use self::seq::{history_cap, SeqHandler, SeqTracker};
 
@@ -169,6 +170,8 @@ pub struct PaneTerminal {
     /// Reused buffer for output the scanner had to shorten.
     scratch: Vec<u8>,
     seq: SeqTracker,
+    /// What the answers to queries mirror of the Term's private state.
+    answers: AnswerState,
     /// The readable scrollback given at creation (the Term's history cap derives from it).
     scrollback: usize,
     /// The window's theme, reported to programs that ask (OSC 4/10/11/12) for a colour they
@@ -199,6 +202,9 @@ fn term_config(scrollback: usize, default_cursor_style: CursorStyle) -> Config {
         scrolling_history: history_cap(scrollback),
         default_cursor_style,
         osc52: Osc52::Disabled,
+        // Programs may push, pop, set and query the kitty keyboard protocol's flags per screen;
+        // the window's key encoder and `pane.send` follow them.
+        kitty_keyboard: true,
         ..Config::default()
     }
 }
@@ -220,6 +226,7 @@ impl PaneTerminal {
             scanner: OscScanner::new(),
             scratch: Vec::new(),
             seq: SeqTracker::new(scrollback),
+            answers: AnswerState::default(),
             scrollback,
             theme: None,
             size,
@@ -259,7 +266,12 @@ impl PaneTerminal {
         let mut rest = bytes;
         while !rest.is_empty() {
             let (used, filtered) = self.scanner.filter_to_event(rest, &mut self.scratch);
-            let mut handler = SeqHandler { term: &mut self.term, seq: &mut self.seq };
+            let mut handler = SeqHandler {
+                term: &mut self.term,
+                seq: &mut self.seq,
+                listener: &self.listener,
+                answers: &mut self.answers,
+            };
             self.processor.advance(&mut handler, filtered);
             self.collect_events();
             rest = &rest[used..];
@@ -281,7 +293,12 @@ impl PaneTerminal {
             return;
         }
         self.revision = self.revision.wrapping_add(1);
-        let mut handler = SeqHandler { term: &mut self.term, seq: &mut self.seq };
+        let mut handler = SeqHandler {
+            term: &mut self.term,
+            seq: &mut self.seq,
+            listener: &self.listener,
+            answers: &mut self.answers,
+        };
         self.processor.stop_sync(&mut handler);
         self.collect_events();
     }
@@ -309,6 +326,8 @@ impl PaneTerminal {
         let before = self.cursor_seq();
         self.revision = self.revision.wrapping_add(1);
         self.term.resize(GridSize(size));
+        // alacritty resets the scrolling region on a resize.
+        self.answers.region = None;
         // The resize gave the unused alternate screen a full-size grid again.
         alt::release(&mut self.term);
         self.size = size;
@@ -344,6 +363,13 @@ impl PaneTerminal {
     /// Whether the program asked for application cursor keys (DECCKM), for key encoding.
     pub fn app_cursor(&self) -> bool {
         self.term.mode().contains(TermMode::APP_CURSOR)
+    }
+
+    /// The kitty keyboard protocol's flags the program set (0 when it set none: legacy keys),
+    /// for key encoding: 1 disambiguate, 2 report event types, 4 report alternate keys, 8
+    /// report all keys as escape codes, 16 report associated text.
+    pub fn keyboard_flags(&self) -> u8 {
+        answers::keyboard_flags(&self.term)
     }
 
     /// Whether the alternate screen is active.
@@ -584,7 +610,7 @@ impl PaneTerminal {
                     self.push_event(TerminalEvent::Notify { kind, payload });
                 }
                 OscEvent::Query(query) => {
-                    let reply = answers::answer(&self.term, &query);
+                    let reply = answers::answer(&self.term, &self.answers, &query);
                     self.push_event(TerminalEvent::PtyWrite(reply));
                 }
             }

@@ -1,8 +1,22 @@
-//! Replies to the queries alacritty leaves unanswered and the OSC scanner recognises
-//! ([`crate::osc::Query`]): XTVERSION, DA3, the kitty keyboard flags, XTWINOPS 19, DECXCPR,
-//! the printer status and DECRQSS. Pure functions of the Term's state; no I/O.
+//! Replies to the queries alacritty leaves unanswered or answers incompletely.
+//!
+//! Two kinds: the queries the OSC scanner recognises because vte does not parse them
+//! ([`crate::osc::Query`]: XTVERSION, DA3, XTWINOPS 16 and 19, DECXCPR, the printer status,
+//! DECRQSS, DECRQCRA), answered by [`answer`]; and those vte parses but alacritty answers
+//! wrongly or not at all (DA1, DECRQM for the modes it does not know, the kitty keyboard flags,
+//! XTWINOPS 14), answered by the forwarding handler (`super::seq::SeqHandler`) with the
+//! functions here. Pure functions of the Term's state and of [`AnswerState`], which mirrors the
+//! little that alacritty keeps private (the scrolling region, the depth of the kitty keyboard
+//! stacks); no I/O.
+//!
+//! Not answered, on purpose: XTWINOPS 21 (report the title): a title is text any program (or a
+//! file that is `cat`ed) can set, and echoing it back as input is a known injection route, so
+//! Berth, like xterm's default configuration, stays silent.
 
+use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::Flags;
+use alacritty_terminal::term::TermMode;
 use alacritty_terminal::vte::ansi::{Color, CursorShape, NamedColor};
 use alacritty_terminal::Term;
 
@@ -10,15 +24,101 @@ use crate::osc::Query;
 
 use super::listener::TermListener;
 
+#[cfg(test)]
+mod tests;
+
+/// The cell size in pixels reported to programs that ask (XTWINOPS 14 and 16): the engine does
+/// not know the window's font (a headless server has none), so it reports this fixed size, a
+/// common monospace cell at 96 DPI.
+pub const REPORTED_CELL_PIXELS: (u32, u32) = (10, 20);
+
+/// The primary device attributes (DA1): a VT220-class terminal (62) with ANSI colour (22), the
+/// attributes of xterm's list that Berth really implements.
+pub(super) const PRIMARY_ATTRIBUTES: &str = "\x1b[?62;22c";
+
+/// The deepest the kitty keyboard stack of one screen may grow; a push past it is ignored.
+///
+/// alacritty's own limit (4096) is reached through a bug that removes an entry of the *title*
+/// stack instead and panics when that one is empty, so the handler stops one short of it.
+pub(super) const MAX_KEYBOARD_STACK: usize = 4095;
+
+/// What the answers need that alacritty keeps private, mirrored from the handler calls that
+/// change it.
+#[derive(Debug, Default)]
+pub(super) struct AnswerState {
+    /// The scrolling region DECSTBM set (1-based, inclusive), `None` for the whole screen.
+    pub(super) region: Option<(usize, usize)>,
+    /// Entries on the kitty keyboard stacks of the primary and the alternate screen.
+    pub(super) keyboard_depth: [usize; 2],
+}
+
+impl AnswerState {
+    /// A DECSTBM as alacritty applies it: ignored when empty, clamped to the screen.
+    pub(super) fn set_region(&mut self, top: usize, bottom: Option<usize>, lines: usize) {
+        let bottom = bottom.unwrap_or(lines);
+        if top >= bottom {
+            return;
+        }
+        let top = top.max(1).min(lines + 1);
+        let bottom = bottom.min(lines);
+        self.region = (top > 1 || bottom < lines).then_some((top, bottom));
+    }
+
+    /// The scrolling region, 1-based and inclusive, on a screen of `lines` rows.
+    fn region_or_screen(&self, lines: usize) -> (usize, usize) {
+        self.region.unwrap_or((1, lines))
+    }
+
+    /// The kitty keyboard stack depth of the screen shown now.
+    pub(super) fn keyboard_depth(&mut self, term: &Term<TermListener>) -> &mut usize {
+        &mut self.keyboard_depth[usize::from(term.mode().contains(TermMode::ALT_SCREEN))]
+    }
+}
+
+/// The kitty keyboard protocol flags in force (the sum of 1 disambiguate, 2 event types, 4
+/// alternate keys, 8 all keys as escapes, 16 associated text).
+pub fn keyboard_flags(term: &Term<TermListener>) -> u8 {
+    // TermMode keeps the five flags in this order from DISAMBIGUATE_ESC_CODES up.
+    let bits = term.mode().intersection(TermMode::KITTY_KEYBOARD_PROTOCOL).bits();
+    (bits / TermMode::DISAMBIGUATE_ESC_CODES.bits()) as u8
+}
+
+/// DECRQM for an ANSI mode alacritty does not know: the modes of ECMA-48 that xterm reports as
+/// permanently reset (Berth implements none of them either); `None` leaves it to alacritty.
+pub(super) fn ansi_mode(mode: u16) -> Option<String> {
+    matches!(mode, 1 | 5 | 7 | 10 | 11 | 13..=19).then(|| format!("\x1b[{mode};4$y"))
+}
+
+/// DECRQM for a DEC private mode alacritty does not report: DECNKM (66, the numeric keypad
+/// mode that `ESC =` and `ESC >` also set) and DECHCCM (60, permanently reset as in xterm);
+/// `None` leaves it to alacritty.
+pub(super) fn private_mode(term: &Term<TermListener>, mode: u16) -> Option<String> {
+    let state = match mode {
+        66 => 2 - u8::from(term.mode().contains(TermMode::APP_KEYPAD)),
+        60 => 4,
+        _ => return None,
+    };
+    Some(format!("\x1b[?{mode};{state}$y"))
+}
+
+/// XTWINOPS 14: the text area in pixels, from [`REPORTED_CELL_PIXELS`].
+pub(super) fn text_area_pixels(term: &Term<TermListener>) -> String {
+    let (width, height) = REPORTED_CELL_PIXELS;
+    let height = term.screen_lines() as u32 * height;
+    let width = term.columns() as u32 * width;
+    format!("\x1b[4;{height};{width}t")
+}
+
 /// The bytes to write back to the PTY for `query`.
-pub(super) fn answer(term: &Term<TermListener>, query: &Query) -> Vec<u8> {
-    use alacritty_terminal::grid::Dimensions;
+pub(super) fn answer(term: &Term<TermListener>, state: &AnswerState, query: &Query) -> Vec<u8> {
     match query {
         Query::Version => format!("\x1bP>|Berth {}\x1b\\", env!("CARGO_PKG_VERSION")).into_bytes(),
         // A unit id of zeros, as xterm sends.
         Query::TertiaryAttributes => b"\x1bP!|00000000\x1b\\".to_vec(),
-        // The engine runs with the kitty keyboard protocol off: no flags are ever set.
-        Query::KeyboardFlags => b"\x1b[?0u".to_vec(),
+        Query::CellSizePixels => {
+            let (width, height) = REPORTED_CELL_PIXELS;
+            format!("\x1b[6;{height};{width}t").into_bytes()
+        }
         Query::ScreenSizeChars => {
             format!("\x1b[9;{};{}t", term.screen_lines(), term.columns()).into_bytes()
         }
@@ -29,17 +129,68 @@ pub(super) fn answer(term: &Term<TermListener>, query: &Query) -> Vec<u8> {
         }
         // No printer.
         Query::PrinterStatus => b"\x1b[?13n".to_vec(),
-        Query::Setting(request) => match setting(term, request) {
+        Query::Setting(request) => match setting(term, state, request) {
             Some(value) => format!("\x1bP1$r{value}\x1b\\").into_bytes(),
             None => b"\x1bP0$r\x1b\\".to_vec(),
         },
+        Query::RectChecksum { id, rect } => {
+            let sum = rect_checksum(term, state, *rect);
+            format!("\x1bP{id}!~{sum:04X}\x1b\\").into_bytes()
+        }
     }
 }
 
+/// DECRQCRA's checksum of the rectangle `[top, left, bottom, right]` (1-based, inclusive, 0 for
+/// the default: the screen's edge), computed as xterm does by default: the sum of each cell's
+/// character (an empty cell counts as a space) plus 0x10 for underline, 0x20 for inverse and
+/// 0x80 for bold, and of its combining characters, negated, in 16 bits. In origin mode the rows
+/// count from the scrolling region's top. A rectangle that is empty once clipped sums to 0.
+fn rect_checksum(term: &Term<TermListener>, state: &AnswerState, rect: [u16; 4]) -> u16 {
+    let lines = term.screen_lines();
+    let columns = term.columns();
+    let or = |value: u16, default: usize| if value == 0 { default } else { usize::from(value) };
+    let (mut top, left) = (or(rect[0], 1), or(rect[1], 1));
+    let (mut bottom, right) = (or(rect[2], lines), or(rect[3], columns));
+    if term.mode().contains(TermMode::ORIGIN) {
+        let offset = state.region_or_screen(lines).0 - 1;
+        top += offset;
+        bottom += offset;
+    }
+    let (bottom, right) = (bottom.min(lines), right.min(columns));
+    let mut sum: u32 = 0;
+    for line in top..=bottom {
+        let row = &term.grid()[Line(line as i32 - 1)];
+        for column in left..=right {
+            let cell = &row[Column(column - 1)];
+            if cell.flags.intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER) {
+                continue;
+            }
+            let c = if cell.c == '\0' { ' ' } else { cell.c };
+            sum = sum.wrapping_add(c as u32);
+            for (flag, weight) in
+                [(Flags::UNDERLINE, 0x10), (Flags::INVERSE, 0x20), (Flags::BOLD, 0x80)]
+            {
+                if cell.flags.contains(flag) {
+                    sum = sum.wrapping_add(weight);
+                }
+            }
+            for c in cell.zerowidth().unwrap_or_default() {
+                sum = sum.wrapping_add(*c as u32);
+            }
+        }
+    }
+    // Truncation to 16 bits is the checksum's definition.
+    (sum as u16).wrapping_neg()
+}
+
 /// The DECRQSS answer for `request` (the setting's final bytes), or `None` when unknown.
-fn setting(term: &Term<TermListener>, request: &[u8]) -> Option<String> {
+fn setting(term: &Term<TermListener>, state: &AnswerState, request: &[u8]) -> Option<String> {
     match request {
         b"m" => Some(format!("{}m", sgr(term))),
+        b"r" => {
+            let (top, bottom) = state.region_or_screen(term.screen_lines());
+            Some(format!("{top};{bottom}r"))
+        }
         b" q" => {
             let style = term.cursor_style();
             let base = match style.shape {

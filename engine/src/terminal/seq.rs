@@ -2,9 +2,13 @@
 //!
 //! It owns the [`SeqTracker`] (the numbering of rendered lines) and [`SeqHandler`], the vte
 //! `Handler` that forwards every call to alacritty's `Term` and then updates the tracker. It
-//! must not change what the terminal does: every method forwards unchanged, and the only
-//! grid changes it makes are dropping the oldest history lines once the history outgrows the
-//! ring, and allocating the alternate screen's grid only around its use (`super::alt`).
+//! must not change what the terminal does beyond four things: it drops the oldest history lines
+//! once the history outgrows the ring; it allocates the alternate screen's grid only around its
+//! use (`super::alt`); it answers itself the queries alacritty answers wrongly or not at all
+//! (DA1, DECRQM of modes alacritty does not know, the kitty keyboard flags, XTWINOPS 14; the
+//! replies come from `super::answers`); and it takes DECNKM (`CSI ? 66 h/l`) as the keypad
+//! mode `ESC =`/`ESC >` set, and ignores a kitty keyboard push past
+//! [`super::answers::MAX_KEYBOARD_STACK`] (alacritty panics there).
 //!
 //! Why a forwarding handler: alacritty does not count lines that scroll into its history, and
 //! once the history is at its cap the oldest lines silently fall out, so the history size alone
@@ -25,6 +29,7 @@ use alacritty_terminal::vte::ansi::{
 };
 use alacritty_terminal::Term;
 
+use super::answers::{self, AnswerState};
 use super::listener::TermListener;
 
 /// History lines allowed past the ring before the oldest are dropped in one go.
@@ -155,6 +160,10 @@ pub(super) struct SeqHandler<'a> {
     pub(super) term: &'a mut Term<TermListener>,
     /// The numbering to keep up to date.
     pub(super) seq: &'a mut SeqTracker,
+    /// Where the handler's own replies go, in order with the Term's.
+    pub(super) listener: &'a TermListener,
+    /// What the answers mirror of the Term's private state.
+    pub(super) answers: &'a mut AnswerState,
 }
 
 impl SeqHandler<'_> {
@@ -216,6 +225,10 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn identify_terminal(&mut self, intermediate: Option<char>) {
+        if intermediate.is_none() {
+            self.listener.reply(answers::PRIMARY_ATTRIBUTES.to_owned());
+            return;
+        }
         Handler::identify_terminal(&mut *self.term, intermediate);
         self.after_call();
     }
@@ -357,6 +370,7 @@ impl Handler for SeqHandler<'_> {
 
     fn reset_state(&mut self) {
         Handler::reset_state(&mut *self.term);
+        *self.answers = AnswerState::default();
         // A reset leaves the alternate screen, keeping its grid; let it go again.
         super::alt::release(self.term);
         self.after_call();
@@ -383,7 +397,10 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn report_mode(&mut self, mode: Mode) {
-        Handler::report_mode(&mut *self.term, mode);
+        match answers::ansi_mode(mode.raw()) {
+            Some(reply) => self.listener.reply(reply),
+            None => Handler::report_mode(&mut *self.term, mode),
+        }
         self.after_call();
     }
 
@@ -391,11 +408,17 @@ impl Handler for SeqHandler<'_> {
         if is_alt_screen(mode) {
             super::alt::prepare(self.term);
         }
+        if mode.raw() == DECNKM {
+            Handler::set_keypad_application_mode(&mut *self.term);
+        }
         Handler::set_private_mode(&mut *self.term, mode);
         self.after_call();
     }
 
     fn unset_private_mode(&mut self, mode: PrivateMode) {
+        if mode.raw() == DECNKM {
+            Handler::unset_keypad_application_mode(&mut *self.term);
+        }
         Handler::unset_private_mode(&mut *self.term, mode);
         if is_alt_screen(mode) {
             super::alt::release(self.term);
@@ -404,11 +427,15 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn report_private_mode(&mut self, mode: PrivateMode) {
-        Handler::report_private_mode(&mut *self.term, mode);
+        match answers::private_mode(self.term, mode.raw()) {
+            Some(reply) => self.listener.reply(reply),
+            None => Handler::report_private_mode(&mut *self.term, mode),
+        }
         self.after_call();
     }
 
     fn set_scrolling_region(&mut self, top: usize, bottom: Option<usize>) {
+        self.answers.set_region(top, bottom, self.term.screen_lines());
         Handler::set_scrolling_region(&mut *self.term, top, bottom);
         self.after_call();
     }
@@ -474,7 +501,8 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn text_area_size_pixels(&mut self) {
-        Handler::text_area_size_pixels(&mut *self.term);
+        // alacritty asks its window for the size; a pane has none, so answer from the engine.
+        self.listener.reply(answers::text_area_pixels(self.term));
         self.after_call();
     }
 
@@ -494,16 +522,24 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn report_keyboard_mode(&mut self) {
-        Handler::report_keyboard_mode(&mut *self.term);
+        // alacritty reports the top of the stack, which `CSI = flags ; mode u` does not change:
+        // report the flags in force instead, as the protocol asks.
+        self.listener.reply(format!("\x1b[?{}u", answers::keyboard_flags(self.term)));
         self.after_call();
     }
 
     fn push_keyboard_mode(&mut self, mode: KeyboardModes) {
-        Handler::push_keyboard_mode(&mut *self.term, mode);
+        let depth = self.answers.keyboard_depth(self.term);
+        if *depth < answers::MAX_KEYBOARD_STACK {
+            *depth += 1;
+            Handler::push_keyboard_mode(&mut *self.term, mode);
+        }
         self.after_call();
     }
 
     fn pop_keyboard_modes(&mut self, to_pop: u16) {
+        let depth = self.answers.keyboard_depth(self.term);
+        *depth = depth.saturating_sub(usize::from(to_pop));
         Handler::pop_keyboard_modes(&mut *self.term, to_pop);
         self.after_call();
     }
@@ -528,6 +564,9 @@ impl Handler for SeqHandler<'_> {
         self.after_call();
     }
 }
+
+/// DECNKM, the numeric keypad mode: set is application keypad (as `ESC =`), reset numeric.
+const DECNKM: u16 = 66;
 
 /// Whether `mode` is the alternate screen (`?1049`, the only one alacritty implements).
 fn is_alt_screen(mode: PrivateMode) -> bool {
