@@ -13,6 +13,8 @@
 
 use thiserror::Error;
 
+pub mod kitty;
+
 /// Why a key name could not be encoded.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum KeyError {
