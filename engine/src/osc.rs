@@ -8,9 +8,10 @@
 //! keeping the terminator so the parser leaves the string where it would have anyway. Second, it
 //! extracts the OSC payloads Berth acts on but alacritty ignores: 7 (working directory), 9, 99
 //! and 777 (notifications), reported as [`OscEvent`]s. Third, it recognises the few CSI and
-//! DCS queries vte does not parse (XTVERSION, DA3, XTWINOPS 16 and 19, DECXCPR, DECDSR 15,
-//! DECRQSS and DECRQCRA, see [`Query`]) and reports them as events in their place in the
-//! stream, so the terminal answers them in order with alacritty's own replies.
+//! DCS queries vte does not parse (XTVERSION, DA3, XTWINOPS 16 and 19, DECXCPR and the other
+//! DEC status reports, DECRQSS and DECRQCRA, see [`Query`]) and DECSTR (soft reset), and
+//! reports them as events in their place in the stream, so the terminal answers or applies
+//! them in order with alacritty's own replies.
 //!
 //! It must not interpret anything else (titles, colours and hyperlinks stay with alacritty),
 //! buffer more than [`MAX_CAPTURE_BYTES`] of its own, or do any I/O.
@@ -64,6 +65,8 @@ pub enum OscEvent {
     },
     /// A query alacritty leaves unanswered, complete; the terminal answers it.
     Query(Query),
+    /// DECSTR, `CSI ! p`: a soft reset, which vte does not parse; the terminal applies it.
+    SoftReset,
 }
 
 /// The queries the scanner recognises for the terminal to answer (alacritty ignores them).
@@ -81,6 +84,14 @@ pub enum Query {
     ExtendedCursorPosition,
     /// DECDSR printer status, `CSI ? 15 n`.
     PrinterStatus,
+    /// Another DEC status report, `CSI ? Ps n` or `CSI ? Ps ; Pid n` (DECCKSR): its number
+    /// and the id (0 when absent).
+    DecStatus {
+        /// The report asked for (`Ps`).
+        code: u16,
+        /// The request's id, for the reports that echo one.
+        id: u16,
+    },
     /// DECRQSS, `DCS $ q Pt ST`, with `Pt` (cut at [`MAX_DECRQSS_BYTES`]; longer is unknown).
     Setting(Vec<u8>),
     /// DECRQCRA, `CSI Pid ; Pp ; Pt ; Pl ; Pb ; Pr * y`: the checksum of a rectangle.
@@ -110,22 +121,37 @@ fn csi_query(body: &[u8]) -> Option<Query> {
         b"?6n" => Query::ExtendedCursorPosition,
         b"?15n" => Query::PrinterStatus,
         [params @ .., b'*', b'y'] => rect_checksum(params)?,
+        [b'?', params @ .., b'n'] => {
+            let values = numbers(params)?;
+            match values.as_slice() {
+                [code] => Query::DecStatus { code: *code, id: 0 },
+                [code, id] => Query::DecStatus { code: *code, id: *id },
+                _ => return None,
+            }
+        }
         _ => return None,
     })
+}
+
+/// Parameters separated by `;` as numbers (an empty one is 0; past `u16::MAX` saturates);
+/// `None` when one is not a number.
+fn numbers(params: &[u8]) -> Option<Vec<u16>> {
+    params
+        .split(|&b| b == b';')
+        .map(|param| {
+            param.iter().all(u8::is_ascii_digit).then(|| {
+                param.iter().fold(0u32, |n, &d| (n * 10 + u32::from(d - b'0')).min(65535)) as u16
+            })
+        })
+        .collect()
 }
 
 /// DECRQCRA from its parameters (`Pid ; Pp ; Pt ; Pl ; Pb ; Pr`, each may be empty); `None`
 /// when they are not numbers. Values past `u16::MAX` saturate.
 fn rect_checksum(params: &[u8]) -> Option<Query> {
     let mut values = [0u16; 6];
-    for (i, param) in params.split(|&b| b == b';').enumerate() {
-        if !param.iter().all(u8::is_ascii_digit) {
-            return None;
-        }
-        let value = param.iter().fold(0u32, |n, &d| (n * 10 + u32::from(d - b'0')).min(65535));
-        if let Some(slot) = values.get_mut(i) {
-            *slot = value as u16;
-        }
+    for (slot, value) in values.iter_mut().zip(numbers(params)?) {
+        *slot = value;
     }
     Some(Query::RectChecksum { id: values[0], rect: [values[2], values[3], values[4], values[5]] })
 }
@@ -490,7 +516,9 @@ impl OscScanner {
                     self.csi_overflow = true;
                 }
                 if after == State::Ground && !self.csi_overflow {
-                    if let Some(query) = csi_query(&self.csi) {
+                    if self.csi == b"!p" {
+                        self.events.push(OscEvent::SoftReset);
+                    } else if let Some(query) = csi_query(&self.csi) {
                         self.events.push(OscEvent::Query(query));
                     }
                 }

@@ -611,10 +611,45 @@ impl PaneTerminal {
                 }
                 OscEvent::Query(query) => {
                     let reply = answers::answer(&self.term, &self.answers, &query);
-                    self.push_event(TerminalEvent::PtyWrite(reply));
+                    if !reply.is_empty() {
+                        self.push_event(TerminalEvent::PtyWrite(reply));
+                    }
                 }
+                OscEvent::SoftReset => self.soft_reset(),
             }
         }
+    }
+
+    /// DECSTR, as xterm does it: the cursor shown, insert mode, origin mode, application
+    /// cursor keys and keypad off, the scrolling region the whole screen, normal rendition,
+    /// the character sets ASCII, and the saved cursor at home; the cursor stays where it is,
+    /// and the screen, autowrap and everything else are kept.
+    fn soft_reset(&mut self) {
+        use alacritty_terminal::vte::ansi::{
+            Attr, CharsetIndex, Handler, Mode, NamedMode, NamedPrivateMode, PrivateMode,
+            StandardCharset,
+        };
+        let point = self.term.grid().cursor.point;
+        let mut handler = SeqHandler {
+            term: &mut self.term,
+            seq: &mut self.seq,
+            listener: &self.listener,
+            answers: &mut self.answers,
+        };
+        handler.set_private_mode(PrivateMode::Named(NamedPrivateMode::ShowCursor));
+        handler.unset_mode(Mode::Named(NamedMode::Insert));
+        handler.unset_private_mode(PrivateMode::Named(NamedPrivateMode::Origin));
+        handler.unset_private_mode(PrivateMode::Named(NamedPrivateMode::CursorKeys));
+        handler.unset_keypad_application_mode();
+        // DECSTBM homes the cursor: put it back.
+        handler.set_scrolling_region(1, None);
+        handler.goto(point.line.0, point.column.0);
+        handler.terminal_attribute(Attr::Reset);
+        for index in [CharsetIndex::G0, CharsetIndex::G1, CharsetIndex::G2, CharsetIndex::G3] {
+            handler.configure_charset(index, StandardCharset::Ascii);
+        }
+        handler.set_active_charset(CharsetIndex::G0);
+        self.term.grid_mut().saved_cursor = Default::default();
     }
 
     fn push_event(&mut self, event: TerminalEvent) {

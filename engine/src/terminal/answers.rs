@@ -123,12 +123,14 @@ pub(super) fn answer(term: &Term<TermListener>, state: &AnswerState, query: &Que
             format!("\x1b[9;{};{}t", term.screen_lines(), term.columns()).into_bytes()
         }
         Query::ExtendedCursorPosition => {
-            // Absolute, like alacritty's answer to `CSI 6 n`; page 1.
+            // Absolute, like alacritty's answer to `CSI 6 n`. No page: that is a VT400
+            // field, and Berth reports itself as a VT220 (DA1) and a VT100 (alacritty's DA2).
             let point = term.grid().cursor.point;
-            format!("\x1b[?{};{};1R", point.line.0 + 1, point.column.0 + 1).into_bytes()
+            format!("\x1b[?{};{}R", point.line.0 + 1, point.column.0 + 1).into_bytes()
         }
         // No printer.
         Query::PrinterStatus => b"\x1b[?13n".to_vec(),
+        Query::DecStatus { code, id } => dec_status(*code, *id).into_bytes(),
         Query::Setting(request) => match setting(term, state, request) {
             Some(value) => format!("\x1bP1$r{value}\x1b\\").into_bytes(),
             None => b"\x1bP0$r\x1b\\".to_vec(),
@@ -137,6 +139,27 @@ pub(super) fn answer(term: &Term<TermListener>, state: &AnswerState, query: &Que
             let sum = rect_checksum(term, state, *rect);
             format!("\x1bP{id}!~{sum:04X}\x1b\\").into_bytes()
         }
+    }
+}
+
+/// A DEC status report (DECDSR `CSI ? Ps n`) about hardware Berth does not have, answered
+/// with what is true of it; an unknown report gets no answer (empty).
+fn dec_status(code: u16, id: u16) -> String {
+    match code {
+        // User-defined keys: locked (Berth has none to define).
+        25 => "\x1b[?21n".to_owned(),
+        // Keyboard: language unknown (the layout is the desktop's business).
+        26 => "\x1b[?27;0n".to_owned(),
+        // Locator (DEC and xterm): none; its type: unknown.
+        53 | 55 => "\x1b[?50n".to_owned(),
+        56 => "\x1b[?57;0n".to_owned(),
+        // Macro space: none; the macros' checksum: of nothing.
+        62 => "\x1b[0*{".to_owned(),
+        63 => format!("\x1bP{id}!~0000\x1b\\"),
+        // Data integrity: no errors; multiple sessions: not configured.
+        75 => "\x1b[?70n".to_owned(),
+        85 => "\x1b[?83n".to_owned(),
+        _ => String::new(),
     }
 }
 
@@ -202,6 +225,10 @@ fn setting(term: &Term<TermListener>, state: &AnswerState, request: &[u8]) -> Op
         }
         // Berth protects no characters (DECSCA is not implemented): every one is erasable.
         b"\"q" => Some("0\"q".to_owned()),
+        // No status line: the main display is the active one (DECSASD), and the status
+        // display is none (DECSSDT).
+        b"$}" => Some("0$}".to_owned()),
+        b"$~" => Some("0$~".to_owned()),
         _ => None,
     }
 }

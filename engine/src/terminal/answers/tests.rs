@@ -153,6 +153,8 @@ fn decrqss_reports_settings() {
         (b"\x1b[5;10r\x1b[9;3r\x1bP$qr\x1b\\", b"\x1bP1$r5;10r\x1b\\"),
         (b"\x1b[5;10r\x1bc\x1bP$qr\x1b\\", b"\x1bP1$r1;24r\x1b\\"),
         (b"\x1b[2;99r\x1bP$qr\x1b\\", b"\x1bP1$r2;24r\x1b\\"),
+        (b"\x1bP$q$}\x1b\\", b"\x1bP1$r0$}\x1b\\"),
+        (b"\x1bP$q$~\x1b\\", b"\x1bP1$r0$~\x1b\\"),
         (b"\x1bP$qz\x1b\\", b"\x1bP0$r\x1b\\"),
         (b"\x1bP$qmmmmmmmmmmmmm\x1b\\", b"\x1bP0$r\x1b\\"),
     ]);
@@ -204,9 +206,21 @@ fn xtwinops_and_dsr_report_sizes_and_status() {
         (b"\x1b[16t", b"\x1b[6;20;10t"),
         (b"\x1b[18t", b"\x1b[8;24;80t"),
         (b"\x1b[19t", b"\x1b[9;24;80t"),
-        (b"ab\r\n\x1b[?6n", b"\x1b[?2;1;1R"),
+        (b"ab\r\n\x1b[?6n", b"\x1b[?2;1R"),
         (b"\x1b[?15n", b"\x1b[?13n"),
+        (b"\x1b[?25n", b"\x1b[?21n"),
+        (b"\x1b[?26n", b"\x1b[?27;0n"),
+        (b"\x1b[?53n", b"\x1b[?50n"),
+        (b"\x1b[?55n", b"\x1b[?50n"),
+        (b"\x1b[?56n", b"\x1b[?57;0n"),
+        (b"\x1b[?62n", b"\x1b[0*{"),
+        (b"\x1b[?63;123n", b"\x1bP123!~0000\x1b\\"),
+        (b"\x1b[?75n", b"\x1b[?70n"),
+        (b"\x1b[?85n", b"\x1b[?83n"),
     ]);
+    // An unknown status report gets no answer.
+    let mut term = fed(b"\x1b[?99n\x1b[?1;2;3n");
+    assert_eq!(term.take_events(), vec![]);
     // The title is never reported back (XTWINOPS 21).
     let mut term = fed(b"\x1b]2;rm -rf ~\x07\x1b[21t");
     assert!(!term.take_events().iter().any(|e| matches!(e, TerminalEvent::PtyWrite(_))));
@@ -237,4 +251,33 @@ fn new_answers_keep_query_order() {
         }
         assert_eq!(events, expected, "chunks of {chunk}");
     }
+}
+
+#[test]
+fn decstr_resets_modes_margins_and_the_saved_cursor_but_not_the_cursor() {
+    use alacritty_terminal::term::TermMode;
+    let mut term = fed(
+        b"\x1b[5;6H\x1b7\x1b[3;10r\x1b[?6h\x1b[4h\x1b[?1h\x1b=\x1b[?25l\x1b[1;31m\x1b(0\x1b[7;8H",
+    );
+    let before = term.term().grid().cursor.point;
+    term.feed(b"\x1b[!p");
+    let mode = *term.term().mode();
+    for gone in [TermMode::ORIGIN, TermMode::INSERT, TermMode::APP_CURSOR, TermMode::APP_KEYPAD] {
+        assert!(!mode.contains(gone), "{gone:?} still set after DECSTR");
+    }
+    assert!(mode.contains(TermMode::SHOW_CURSOR));
+    assert!(mode.contains(TermMode::LINE_WRAP), "DECSTR keeps autowrap, as xterm does");
+    assert_eq!(term.term().grid().cursor.point, before, "the cursor stays put");
+    term.feed(b"\x1bP$qr\x1b\\\x1bP$qm\x1b\\\x1b8\x1b[6nq");
+    assert_eq!(
+        term.take_events(),
+        vec![
+            TerminalEvent::PtyWrite(b"\x1bP1$r1;24r\x1b\\".to_vec()),
+            TerminalEvent::PtyWrite(b"\x1bP1$r0m\x1b\\".to_vec()),
+            // The saved cursor went home.
+            TerminalEvent::PtyWrite(b"\x1b[1;1R".to_vec()),
+        ]
+    );
+    // The line-drawing set is gone: `q` is a `q`, not a horizontal line.
+    assert_eq!(term.screen_lines(false)[0], "q");
 }
