@@ -199,6 +199,35 @@ fn named_keys_reach_the_program() {
     assert!(String::from_utf8_lossy(&err.stderr).contains("NoSuchKey"));
 }
 
+/// `berth send --keys S-Enter` is refused for a legacy program (no encoding) and reaches a
+/// program that pushed kitty keyboard flag 1 as `CSI 13 ; 2 u`.
+#[test]
+fn named_keys_follow_the_kitty_keyboard_flags() {
+    const READER: &str = r#"
+import os, select, termios, time, tty
+tty.setraw(0)
+os.write(1, b"\x1b[>1u")
+os.write(1, b"kitty-ready\r\n")
+got = b""
+end = time.monotonic() + 60
+while time.monotonic() < end and not got.endswith(b"u"):
+    if select.select([0], [], [], 0.2)[0]:
+        got += os.read(0, 64)
+os.write(1, b"kitty-got " + got.hex().encode() + b"\r\n")
+time.sleep(600)
+"#;
+    let server = TestServer::start();
+    let legacy = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    let err = server.berth(&["send", legacy.trim(), "--keys", "S-Enter"]);
+    assert_eq!(err.status.code(), Some(1), "S-Enter has no legacy encoding");
+    let pane = server.berth_ok(&["new", "--", "python3", "-c", READER]);
+    let pane = pane.trim();
+    server.wait_text(pane, "kitty-ready", WAIT);
+    server.berth_ok(&["send", pane, "--keys", "S-Enter"]);
+    // ESC [ 1 3 ; 2 u
+    server.wait_text(pane, "kitty-got 1b5b31333b3275", WAIT);
+}
+
 #[test]
 fn read_since_returns_only_new_lines() {
     let server = TestServer::start();
