@@ -228,6 +228,11 @@ fn setting(term: &Term<TermListener>, state: &AnswerState, request: &[u8]) -> Op
         // No status line: the main display is the active one (DECSASD), and the status
         // display is none (DECSSDT).
         b"$}" => Some("0$}".to_owned()),
+        // VT220 level (as DA1 says), 7-bit controls (8-bit C1 bytes are UTF-8 to Berth).
+        b"\"p" => Some("62;1\"p".to_owned()),
+        // Lines per page and per screen (DECSLPP, DECSNLS): the pane's rows.
+        b"t" => Some(format!("{}t", term.screen_lines())),
+        b"*|" => Some(format!("{}*|", term.screen_lines())),
         b"$~" => Some("0$~".to_owned()),
         _ => None,
     }
