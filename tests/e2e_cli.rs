@@ -203,24 +203,15 @@ fn named_keys_reach_the_program() {
 /// program that pushed kitty keyboard flag 1 as `CSI 13 ; 2 u`.
 #[test]
 fn named_keys_follow_the_kitty_keyboard_flags() {
-    const READER: &str = r#"
-import os, select, termios, time, tty
-tty.setraw(0)
-os.write(1, b"\x1b[>1u")
-os.write(1, b"kitty-ready\r\n")
-got = b""
-end = time.monotonic() + 60
-while time.monotonic() < end and not got.endswith(b"u"):
-    if select.select([0], [], [], 0.2)[0]:
-        got += os.read(0, 64)
-os.write(1, b"kitty-got " + got.hex().encode() + b"\r\n")
-time.sleep(600)
-"#;
+    // The reader (coreutils only): raw mode, flag 1 pushed, then the next 7 bytes in hex.
+    const READER: &str = "stty raw -echo; printf '\\033[>1u'; printf 'kitty-ready\\r\\n'; \
+        got=$(timeout --foreground 60 head -c 7 | od -An -tx1 | tr -d ' \\n'); printf '\\033[<u'; \
+        stty sane; echo \"kitty-got $got\"; exec sleep 600";
     let server = TestServer::start();
     let legacy = server.berth_ok(&["new", "--", "bash", "--norc"]);
     let err = server.berth(&["send", legacy.trim(), "--keys", "S-Enter"]);
     assert_eq!(err.status.code(), Some(1), "S-Enter has no legacy encoding");
-    let pane = server.berth_ok(&["new", "--", "python3", "-c", READER]);
+    let pane = server.berth_ok(&["new", "--", "sh", "-c", READER]);
     let pane = pane.trim();
     server.wait_text(pane, "kitty-ready", WAIT);
     server.berth_ok(&["send", pane, "--keys", "S-Enter"]);

@@ -912,24 +912,12 @@ fn tabs_end_of_first(list: &Value) -> u32 {
 /// Shift+Enter, pressed in the window, as `CSI 13 ; 2 u`; a legacy terminal would send a
 /// plain CR. The program prints the bytes it read in hex and `berth read` finds them.
 fn shift_enter_reaches_a_kitty_program_as_csi_u(w: &World) {
-    const READER: &str = r#"
-import os, select, termios, time, tty
-old = termios.tcgetattr(0)
-tty.setraw(0)
-os.write(1, b"\x1b[>1u")
-os.write(1, b"kitty-ready\r\n")
-got = b""
-end = time.monotonic() + 60
-while time.monotonic() < end and not got.endswith(b"u"):
-    if select.select([0], [], [], 0.2)[0]:
-        got += os.read(0, 64)
-os.write(1, b"\x1b[<u")
-termios.tcsetattr(0, termios.TCSADRAIN, old)
-print("kitty-got " + got.hex(), flush=True)
-time.sleep(600)
-"#;
+    // The reader (coreutils only): raw mode, flag 1 pushed, then the next 7 bytes in hex.
+    const READER: &str = "stty raw -echo; printf '\\033[>1u'; printf 'kitty-ready\\r\\n'; \
+        got=$(timeout --foreground 60 head -c 7 | od -An -tx1 | tr -d ' \\n'); printf '\\033[<u'; \
+        stty sane; echo \"kitty-got $got\"; exec sleep 600";
     let shown_before = w.active_pane();
-    let pane = w.server.berth_ok(&["new", "--", "python3", "-c", READER]).trim().to_owned();
+    let pane = w.server.berth_ok(&["new", "--", "sh", "-c", READER]).trim().to_owned();
     w.server.wait_text(&pane, "kitty-ready", WAIT);
     w.server.berth_ok(&["focus", &pane]);
     poll(WAIT, "the reader's pane shown", || (w.active_pane() == pane).then_some(()));
