@@ -9,9 +9,10 @@
 //! extracts the OSC payloads Berth acts on but alacritty ignores: 7 (working directory), 9, 99
 //! and 777 (notifications), reported as [`OscEvent`]s. Third, it recognises the few CSI and
 //! DCS queries vte does not parse (XTVERSION, DA3, XTWINOPS 16 and 19, DECXCPR and the other
-//! DEC status reports, DECRQSS and DECRQCRA, see [`Query`]) and DECSTR (soft reset), and
-//! reports them as events in their place in the stream, so the terminal answers or applies
-//! them in order with alacritty's own replies.
+//! DEC status reports, DECRQSS and DECRQCRA, see [`Query`]) and controls (DECSTR and the
+//! VT420 rectangle and column edits, see [`Control`]), and reports them as events in their
+//! place in the stream, so the terminal answers or applies them in order with alacritty's own
+//! replies.
 //!
 //! It must not interpret anything else (titles, colours and hyperlinks stay with alacritty),
 //! buffer more than [`MAX_CAPTURE_BYTES`] of its own, or do any I/O.
@@ -65,8 +66,68 @@ pub enum OscEvent {
     },
     /// A query alacritty leaves unanswered, complete; the terminal answers it.
     Query(Query),
-    /// DECSTR, `CSI ! p`: a soft reset, which vte does not parse; the terminal applies it.
+    /// A control vte does not parse, complete; the terminal applies it.
+    Control(Control),
+}
+
+/// The controls the scanner recognises for the terminal to apply (vte does not parse them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Control {
+    /// DECSTR, `CSI ! p`: a soft reset.
     SoftReset,
+    /// DECFRA, `CSI Pch ; Pt ; Pl ; Pb ; Pr $ x`: fill a rectangle with a character.
+    Fill {
+        /// The character's code.
+        ch: u16,
+        /// Top, left, bottom and right (1-based; 0 for the default).
+        rect: [u16; 4],
+    },
+    /// DECERA (`CSI Pt ; Pl ; Pb ; Pr $ z`) or DECSERA (`… $ {`): erase a rectangle.
+    Erase {
+        /// Top, left, bottom and right (1-based; 0 for the default).
+        rect: [u16; 4],
+    },
+    /// DECCRA, `CSI Pts ; Pls ; Pbs ; Prs ; Pps ; Ptd ; Pld ; Ppd $ v`: copy a rectangle.
+    Copy {
+        /// The source's top, left, bottom and right (1-based; 0 for the default).
+        source: [u16; 4],
+        /// The destination's top row (1-based; 0 for 1).
+        top: u16,
+        /// The destination's left column (1-based; 0 for 1).
+        left: u16,
+    },
+    /// DECIC, `CSI Pn ' }`: insert columns at the cursor.
+    InsertColumns(u16),
+    /// DECDC, `CSI Pn ' ~`: delete columns at the cursor.
+    DeleteColumns(u16),
+}
+
+/// The control a complete CSI sequence (parameters, intermediates and final byte) is, if it
+/// is one the terminal applies beyond alacritty.
+fn csi_control(body: &[u8]) -> Option<Control> {
+    let at = |values: &[u16], i: usize| values.get(i).copied().unwrap_or(0);
+    Some(match body {
+        b"!p" => Control::SoftReset,
+        [params @ .., b'$', b'x'] => {
+            let v = numbers(params)?;
+            Control::Fill { ch: at(&v, 0), rect: [at(&v, 1), at(&v, 2), at(&v, 3), at(&v, 4)] }
+        }
+        [params @ .., b'$', b'z' | b'{'] => {
+            let v = numbers(params)?;
+            Control::Erase { rect: [at(&v, 0), at(&v, 1), at(&v, 2), at(&v, 3)] }
+        }
+        [params @ .., b'$', b'v'] => {
+            let v = numbers(params)?;
+            Control::Copy {
+                source: [at(&v, 0), at(&v, 1), at(&v, 2), at(&v, 3)],
+                top: at(&v, 5),
+                left: at(&v, 6),
+            }
+        }
+        [params @ .., b'\'', b'}'] => Control::InsertColumns(at(&numbers(params)?, 0)),
+        [params @ .., b'\'', b'~'] => Control::DeleteColumns(at(&numbers(params)?, 0)),
+        _ => return None,
+    })
 }
 
 /// The queries the scanner recognises for the terminal to answer (alacritty ignores them).
@@ -516,8 +577,8 @@ impl OscScanner {
                     self.csi_overflow = true;
                 }
                 if after == State::Ground && !self.csi_overflow {
-                    if self.csi == b"!p" {
-                        self.events.push(OscEvent::SoftReset);
+                    if let Some(control) = csi_control(&self.csi) {
+                        self.events.push(OscEvent::Control(control));
                     } else if let Some(query) = csi_query(&self.csi) {
                         self.events.push(OscEvent::Query(query));
                     }

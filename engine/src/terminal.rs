@@ -29,6 +29,7 @@
 mod alt;
 mod answers;
 mod listener;
+mod rect;
 mod render;
 mod search;
 mod seq;
@@ -50,7 +51,7 @@ use alacritty_terminal::term::{Config, Osc52, TermMode};
 use alacritty_terminal::vte::ansi::{CursorStyle, Processor, Rgb};
 use alacritty_terminal::Term;
 
-use crate::osc::{OscEvent, OscScanner};
+use crate::osc::{Control, OscEvent, OscScanner};
 
 use self::answers::AnswerState;
 use self::search::SeqGrid;
@@ -615,7 +616,11 @@ impl PaneTerminal {
                         self.push_event(TerminalEvent::PtyWrite(reply));
                     }
                 }
-                OscEvent::SoftReset => self.soft_reset(),
+                OscEvent::Control(Control::SoftReset) => self.soft_reset(),
+                OscEvent::Control(control) => {
+                    rect::apply(&mut self.term, &self.answers, &control);
+                    self.seq.observe(&mut self.term);
+                }
             }
         }
     }

@@ -65,7 +65,7 @@ impl AnswerState {
     }
 
     /// The scrolling region, 1-based and inclusive, on a screen of `lines` rows.
-    fn region_or_screen(&self, lines: usize) -> (usize, usize) {
+    pub(super) fn region_or_screen(&self, lines: usize) -> (usize, usize) {
         self.region.unwrap_or((1, lines))
     }
 
@@ -169,22 +169,12 @@ fn dec_status(code: u16, id: u16) -> String {
 /// 0x80 for bold, and of its combining characters, negated, in 16 bits. In origin mode the rows
 /// count from the scrolling region's top. A rectangle that is empty once clipped sums to 0.
 fn rect_checksum(term: &Term<TermListener>, state: &AnswerState, rect: [u16; 4]) -> u16 {
-    let lines = term.screen_lines();
-    let columns = term.columns();
-    let or = |value: u16, default: usize| if value == 0 { default } else { usize::from(value) };
-    let (mut top, left) = (or(rect[0], 1), or(rect[1], 1));
-    let (mut bottom, right) = (or(rect[2], lines), or(rect[3], columns));
-    if term.mode().contains(TermMode::ORIGIN) {
-        let offset = state.region_or_screen(lines).0 - 1;
-        top += offset;
-        bottom += offset;
-    }
-    let (bottom, right) = (bottom.min(lines), right.min(columns));
+    let Some(rect) = super::rect::resolve(term, state, rect) else { return 0 };
     let mut sum: u32 = 0;
-    for line in top..=bottom {
-        let row = &term.grid()[Line(line as i32 - 1)];
-        for column in left..=right {
-            let cell = &row[Column(column - 1)];
+    for line in rect.top..=rect.bottom {
+        let row = &term.grid()[Line(line as i32)];
+        for column in rect.left..=rect.right {
+            let cell = &row[Column(column)];
             if cell.flags.intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER) {
                 continue;
             }
