@@ -96,6 +96,14 @@ pub enum Control {
         /// The destination's left column (1-based; 0 for 1).
         left: u16,
     },
+    /// DECSED (`CSI ? Ps J`, `line` false) or DECSEL (`CSI ? Ps K`, `line` true): erase
+    /// the characters not protected by DECSCA in the display or the line, `Ps` as ED and EL.
+    SelectiveErase {
+        /// DECSEL rather than DECSED.
+        line: bool,
+        /// Which part: 0 from the cursor, 1 up to it, 2 all (3, for the display, the history).
+        mode: u16,
+    },
     /// DECIC, `CSI Pn ' }`: insert columns at the cursor.
     InsertColumns(u16),
     /// DECDC, `CSI Pn ' ~`: delete columns at the cursor.
@@ -108,6 +116,9 @@ fn csi_control(body: &[u8]) -> Option<Control> {
     let at = |values: &[u16], i: usize| values.get(i).copied().unwrap_or(0);
     Some(match body {
         b"!p" => Control::SoftReset,
+        [b'?', params @ .., end @ (b'J' | b'K')] => {
+            Control::SelectiveErase { line: *end == b'K', mode: at(&numbers(params)?, 0) }
+        }
         [params @ .., b'$', b'x'] => {
             let v = numbers(params)?;
             Control::Fill { ch: at(&v, 0), rect: [at(&v, 1), at(&v, 2), at(&v, 3), at(&v, 4)] }

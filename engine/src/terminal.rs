@@ -617,6 +617,9 @@ impl PaneTerminal {
                     }
                 }
                 OscEvent::Control(Control::SoftReset) => self.soft_reset(),
+                OscEvent::Control(Control::SelectiveErase { line, mode }) => {
+                    self.selective_erase(line, mode);
+                }
                 OscEvent::Control(control) => {
                     rect::apply(&mut self.term, &self.answers, &control);
                     self.seq.observe(&mut self.term);
@@ -655,6 +658,28 @@ impl PaneTerminal {
         }
         handler.set_active_charset(CharsetIndex::G0);
         self.term.grid_mut().saved_cursor = Default::default();
+    }
+
+    /// DECSED and DECSEL: Berth protects no characters (DECSCA is not implemented), so they
+    /// erase as ED and EL do.
+    fn selective_erase(&mut self, line: bool, mode: u16) {
+        use alacritty_terminal::vte::ansi::{ClearMode, Handler, LineClearMode};
+        let mut handler = SeqHandler {
+            term: &mut self.term,
+            seq: &mut self.seq,
+            listener: &self.listener,
+            answers: &mut self.answers,
+        };
+        match (line, mode) {
+            (true, 0) => handler.clear_line(LineClearMode::Right),
+            (true, 1) => handler.clear_line(LineClearMode::Left),
+            (true, 2) => handler.clear_line(LineClearMode::All),
+            (false, 0) => handler.clear_screen(ClearMode::Below),
+            (false, 1) => handler.clear_screen(ClearMode::Above),
+            (false, 2) => handler.clear_screen(ClearMode::All),
+            (false, 3) => handler.clear_screen(ClearMode::Saved),
+            _ => (),
+        }
     }
 
     fn push_event(&mut self, event: TerminalEvent) {

@@ -58,7 +58,8 @@ pub(super) fn resolve(
     })
 }
 
-/// Applies `control` (any but [`Control::SoftReset`], which the terminal applies itself).
+/// Applies `control` (any but [`Control::SoftReset`] and [`Control::SelectiveErase`], which
+/// the terminal applies itself).
 pub(super) fn apply(term: &mut Term<TermListener>, state: &AnswerState, control: &Control) {
     // Erased cells take the current background, as alacritty's own erases do.
     let blank = Cell { bg: term.grid().cursor.template.bg, ..Cell::default() };
@@ -102,7 +103,7 @@ pub(super) fn apply(term: &mut Term<TermListener>, state: &AnswerState, control:
         Control::DeleteColumns(n) => {
             shift_columns(term, state, usize::from(n.max(1)), false, &blank)
         }
-        Control::SoftReset => (),
+        Control::SoftReset | Control::SelectiveErase { .. } => (),
     }
 }
 

@@ -42,6 +42,13 @@ fn fill_erase_and_copy_change_exactly_their_rectangle() {
         ),
         // In origin mode rows count from the scrolling region's top.
         (b"\x1b[3;10r\x1b[?6h\x1b[33;1;1;1;1$x", &["abcdefgh", "ijklmnop", "!rstuvwx"]),
+        // DECSED and DECSEL erase as ED and EL (nothing is protected).
+        (b"\x1b[2;3H\x1b[?K", &["abcdefgh", "ij", "qrstuvwx"]),
+        (b"\x1b[2;3H\x1b[?1K", &["abcdefgh", "   lmnop", "qrstuvwx"]),
+        (b"\x1b[2;3H\x1b[?2K", &["abcdefgh", "", "qrstuvwx"]),
+        (b"\x1b[2;3H\x1b[?J", &["abcdefgh", "ij"]),
+        // (From the third row: alacritty's ED 1 on the second row leaves the first.)
+        (b"\x1b[3;3H\x1b[?1J", &["", "", "   tuvwx", "yz012345"]),
         // DECIC and DECDC at the cursor, on the scrolling region's rows.
         (b"\x1b[1;3H\x1b[2'}", &["ab  cdefgh", "ij  klmnop", "qr  stuvwx"]),
         (b"\x1b[1;3H\x1b[2'~", &["abefgh", "ijmnop", "qruvwx"]),
