@@ -171,20 +171,17 @@ fn shift_columns(
     let grid = term.grid_mut();
     for line in top - 1..bottom {
         let row = &mut grid[Line(line as i32)];
-        let mut cells: Vec<Cell> = (at..columns).map(|c| row[Column(c)].clone()).collect();
-        if insert {
-            cells.truncate(cells.len() - n);
-            for _ in 0..n {
-                cells.insert(0, blank.clone());
-            }
-        } else {
-            cells.drain(..n);
-            cells.extend(std::iter::repeat_n(blank.clone(), n));
-        }
-        for (i, cell) in cells.into_iter().enumerate() {
-            row[Column(at + i)] = cell;
-        }
+        // The row's soft wrap ends: its last cell no longer continues on the next row.
         row[Column(columns - 1)].flags.remove(Flags::WRAPLINE);
+        let cells = &mut row[Column(at)..Column(columns)];
+        if insert {
+            cells.rotate_right(n);
+            cells[..n].fill(blank.clone());
+        } else {
+            cells.rotate_left(n);
+            let len = cells.len();
+            cells[len - n..].fill(blank.clone());
+        }
     }
     repair_wide(term, top - 1, bottom - 1);
 }
