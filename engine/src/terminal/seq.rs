@@ -2,12 +2,12 @@
 //!
 //! It owns the [`SeqTracker`] (the numbering of rendered lines) and [`SeqHandler`], the vte
 //! `Handler` that forwards every call to alacritty's `Term` and then updates the tracker. It
-//! must not change what the terminal does beyond four things: it drops the oldest history lines
-//! once the history outgrows the ring; it allocates the alternate screen's grid only around its
-//! use (`super::alt`); it answers itself the queries alacritty answers wrongly or not at all
-//! (DA1, DECRQM of modes alacritty does not know, the kitty keyboard flags, XTWINOPS 14; the
-//! replies come from `super::answers`); and it takes DECNKM (`CSI ? 66 h/l`) as the keypad
-//! mode `ESC =`/`ESC >` set, and ignores a kitty keyboard push past
+//! must not change what the terminal does beyond these: it drops the oldest history lines once
+//! the history outgrows the ring; it allocates the alternate screen's grid only around its use
+//! (`super::alt`); it answers itself the queries alacritty answers wrongly or not at all (DA1,
+//! DECRQM of modes alacritty does not know, the kitty keyboard flags, XTWINOPS 14; the replies
+//! come from `super::answers`); it takes DECNKM (`CSI ? 66 h/l`) as the keypad mode that
+//! `ESC =`/`ESC >` set; and it ignores a kitty keyboard push past
 //! [`super::answers::MAX_KEYBOARD_STACK`] (alacritty panics there).
 //!
 //! Why a forwarding handler: alacritty does not count lines that scroll into its history, and
@@ -152,9 +152,9 @@ impl SeqTracker {
 
 /// The vte handler that feeds alacritty's `Term` and keeps [`SeqTracker`] exact.
 ///
-/// Every method forwards to `Term`'s own implementation and then observes the history. All 71
-/// methods of vte 0.15's `Handler` are forwarded: one left out would silently fall back to the
-/// trait's empty default.
+/// Every method forwards to `Term`'s own implementation (or answers in its place, see the
+/// module documentation) and then observes the history. All 71 methods of vte 0.15's `Handler`
+/// are implemented: one left out would silently fall back to the trait's empty default.
 pub(super) struct SeqHandler<'a> {
     /// The terminal that does the work.
     pub(super) term: &'a mut Term<TermListener>,
@@ -225,11 +225,10 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn identify_terminal(&mut self, intermediate: Option<char>) {
-        if intermediate.is_none() {
-            self.listener.reply(answers::PRIMARY_ATTRIBUTES.to_owned());
-            return;
+        match intermediate {
+            None => self.listener.reply(answers::PRIMARY_ATTRIBUTES.to_owned()),
+            Some(_) => Handler::identify_terminal(&mut *self.term, intermediate),
         }
-        Handler::identify_terminal(&mut *self.term, intermediate);
         self.after_call();
     }
 
