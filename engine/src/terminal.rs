@@ -373,6 +373,12 @@ impl PaneTerminal {
         answers::keyboard_flags(&self.term)
     }
 
+    /// Whether the program set DECBKM (`CSI ? 67 h`): Backspace then sends BS (0x08) and
+    /// Ctrl+Backspace DEL, the other way round from the default.
+    pub fn backarrow_sends_bs(&self) -> bool {
+        self.answers.backarrow_sends_bs
+    }
+
     /// Whether the alternate screen is active.
     pub fn alt_screen(&self) -> bool {
         self.term.mode().contains(TermMode::ALT_SCREEN)

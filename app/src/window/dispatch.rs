@@ -112,6 +112,7 @@ impl App {
                 app_cursor: t.app_cursor(),
                 app_keypad: t.term().mode().contains(TermMode::APP_KEYPAD),
                 kitty_flags: t.keyboard_flags(),
+                backarrow_bs: t.backarrow_sends_bs(),
             })
             .unwrap_or_default();
         let unmodified = event.key_without_modifiers();

@@ -24,6 +24,8 @@ pub struct KeyModes {
     pub app_keypad: bool,
     /// The kitty keyboard protocol's flags in force (0: legacy encoding).
     pub kitty_flags: u8,
+    /// DECBKM: Backspace sends BS (0x08) and Ctrl+Backspace DEL, instead of the reverse.
+    pub backarrow_bs: bool,
 }
 
 /// One key press as the encoder needs it (built from a winit `KeyEvent`).
@@ -65,6 +67,11 @@ pub fn encode(press: &KeyPress<'_>, modes: KeyModes) -> Option<Vec<u8>> {
         return kitty::encode(&kitty_event(press)?, modes.kitty_flags);
     }
     let mods = press.mods;
+    if modes.backarrow_bs && press.key == Key::Named(NamedKey::Backspace) {
+        // DECBKM swaps what Backspace and Ctrl+Backspace send.
+        let byte = if mods.control_key() { 0x7f } else { 0x08 };
+        return Some(with_alt(mods, &[byte]));
+    }
     if press.location == KeyLocation::Numpad && modes.app_keypad && !has_any(mods) {
         if let Some(bytes) = keypad_application(&press.key) {
             return Some(bytes);
@@ -358,9 +365,11 @@ mod tests {
     const SHIFT: ModifiersState = ModifiersState::SHIFT;
     const CTRL: ModifiersState = ModifiersState::CONTROL;
     const ALT: ModifiersState = ModifiersState::ALT;
-    const NORMAL: KeyModes = KeyModes { app_cursor: false, app_keypad: false, kitty_flags: 0 };
-    const APP_CURSOR: KeyModes = KeyModes { app_cursor: true, app_keypad: false, kitty_flags: 0 };
-    const APP_KEYPAD: KeyModes = KeyModes { app_cursor: false, app_keypad: true, kitty_flags: 0 };
+    const NORMAL: KeyModes =
+        KeyModes { app_cursor: false, app_keypad: false, kitty_flags: 0, backarrow_bs: false };
+    const APP_CURSOR: KeyModes = KeyModes { app_cursor: true, ..NORMAL };
+    const APP_KEYPAD: KeyModes = KeyModes { app_keypad: true, ..NORMAL };
+    const BACKARROW_BS: KeyModes = KeyModes { backarrow_bs: true, ..NORMAL };
 
     fn named(key: NamedKey) -> Key<&'static str> {
         Key::Named(key)
@@ -410,6 +419,9 @@ mod tests {
             (named(NamedKey::Tab), SHIFT, NORMAL, Some(b"\x1b[Z")),
             (named(NamedKey::Backspace), NONE, NORMAL, Some(b"\x7f")),
             (named(NamedKey::Backspace), CTRL, NORMAL, Some(b"\x08")),
+            (named(NamedKey::Backspace), NONE, BACKARROW_BS, Some(b"\x08")),
+            (named(NamedKey::Backspace), CTRL, BACKARROW_BS, Some(b"\x7f")),
+            (named(NamedKey::Backspace), ALT, BACKARROW_BS, Some(b"\x1b\x08")),
             (named(NamedKey::Escape), NONE, NORMAL, Some(b"\x1b")),
             (named(NamedKey::Insert), NONE, NORMAL, Some(b"\x1b[2~")),
             (named(NamedKey::Delete), NONE, NORMAL, Some(b"\x1b[3~")),

@@ -43,13 +43,15 @@ pub(super) const PRIMARY_ATTRIBUTES: &str = "\x1b[?62;22c";
 pub(super) const MAX_KEYBOARD_STACK: usize = 4095;
 
 /// What the answers need that alacritty keeps private, mirrored from the handler calls that
-/// change it.
+/// change it, and the one mode Berth keeps beside the Term (DECBKM).
 #[derive(Debug, Default)]
 pub(super) struct AnswerState {
     /// The scrolling region DECSTBM set (1-based, inclusive), `None` for the whole screen.
     pub(super) region: Option<(usize, usize)>,
     /// Entries on the kitty keyboard stacks of the primary and the alternate screen.
     pub(super) keyboard_depth: [usize; 2],
+    /// DECBKM (`CSI ? 67 h`), which alacritty does not know: Backspace sends BS, not DEL.
+    pub(super) backarrow_sends_bs: bool,
 }
 
 impl AnswerState {
@@ -90,11 +92,16 @@ pub(super) fn ansi_mode(mode: u16) -> Option<String> {
 }
 
 /// DECRQM for a DEC private mode alacritty does not report: DECNKM (66, the numeric keypad
-/// mode that `ESC =` and `ESC >` also set) and DECHCCM (60, permanently reset as in xterm);
-/// `None` leaves it to alacritty.
-pub(super) fn private_mode(term: &Term<TermListener>, mode: u16) -> Option<String> {
+/// mode that `ESC =` and `ESC >` also set), DECBKM (67, Berth's own) and DECHCCM (60,
+/// permanently reset as in xterm); `None` leaves it to alacritty.
+pub(super) fn private_mode(
+    term: &Term<TermListener>,
+    state: &AnswerState,
+    mode: u16,
+) -> Option<String> {
     let state = match mode {
         66 => 2 - u8::from(term.mode().contains(TermMode::APP_KEYPAD)),
+        67 => 2 - u8::from(state.backarrow_sends_bs),
         60 => 4,
         _ => return None,
     };
@@ -163,13 +170,49 @@ fn dec_status(code: u16, id: u16) -> String {
     }
 }
 
+/// A rectangle of the screen, 0-based and inclusive: what DECRQCRA sums and the edits of
+/// `super::rect` change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Rect {
+    pub(super) top: usize,
+    pub(super) left: usize,
+    pub(super) bottom: usize,
+    pub(super) right: usize,
+}
+
+/// The screen rectangle that `[top, left, bottom, right]` (as a control gives it) names, or
+/// `None` when it is empty once clipped.
+pub(super) fn resolve(
+    term: &Term<TermListener>,
+    state: &AnswerState,
+    rect: [u16; 4],
+) -> Option<Rect> {
+    let lines = term.screen_lines();
+    let columns = term.columns();
+    let or = |value: u16, default: usize| if value == 0 { default } else { usize::from(value) };
+    let (mut top, left) = (or(rect[0], 1), or(rect[1], 1));
+    let (mut bottom, right) = (or(rect[2], lines), or(rect[3], columns));
+    if term.mode().contains(TermMode::ORIGIN) {
+        let offset = state.region_or_screen(lines).0 - 1;
+        top += offset;
+        bottom += offset;
+    }
+    let (bottom, right) = (bottom.min(lines), right.min(columns));
+    (top <= bottom && left <= right).then(|| Rect {
+        top: top - 1,
+        left: left - 1,
+        bottom: bottom - 1,
+        right: right - 1,
+    })
+}
+
 /// DECRQCRA's checksum of the rectangle `[top, left, bottom, right]` (1-based, inclusive, 0 for
 /// the default: the screen's edge), computed as xterm does by default: the sum of each cell's
 /// character (an empty cell counts as a space) plus 0x10 for underline, 0x20 for inverse and
 /// 0x80 for bold, and of its combining characters, negated, in 16 bits. In origin mode the rows
 /// count from the scrolling region's top. A rectangle that is empty once clipped sums to 0.
 fn rect_checksum(term: &Term<TermListener>, state: &AnswerState, rect: [u16; 4]) -> u16 {
-    let Some(rect) = super::rect::resolve(term, state, rect) else { return 0 };
+    let Some(rect) = resolve(term, state, rect) else { return 0 };
     let mut sum: u32 = 0;
     for line in rect.top..=rect.bottom {
         let row = &term.grid()[Line(line as i32)];

@@ -12,51 +12,15 @@
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::{Cell, Flags};
-use alacritty_terminal::term::TermMode;
 use alacritty_terminal::Term;
 
 use crate::osc::Control;
 
-use super::answers::AnswerState;
+use super::answers::{resolve, AnswerState, Rect};
 use super::listener::TermListener;
 
 #[cfg(test)]
 mod tests;
-
-/// A rectangle of the screen, 0-based and inclusive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Rect {
-    pub(super) top: usize,
-    pub(super) left: usize,
-    pub(super) bottom: usize,
-    pub(super) right: usize,
-}
-
-/// The screen rectangle that `[top, left, bottom, right]` (as a control gives it) names, or
-/// `None` when it is empty once clipped.
-pub(super) fn resolve(
-    term: &Term<TermListener>,
-    state: &AnswerState,
-    rect: [u16; 4],
-) -> Option<Rect> {
-    let lines = term.screen_lines();
-    let columns = term.columns();
-    let or = |value: u16, default: usize| if value == 0 { default } else { usize::from(value) };
-    let (mut top, left) = (or(rect[0], 1), or(rect[1], 1));
-    let (mut bottom, right) = (or(rect[2], lines), or(rect[3], columns));
-    if term.mode().contains(TermMode::ORIGIN) {
-        let offset = state.region_or_screen(lines).0 - 1;
-        top += offset;
-        bottom += offset;
-    }
-    let (bottom, right) = (bottom.min(lines), right.min(columns));
-    (top <= bottom && left <= right).then(|| Rect {
-        top: top - 1,
-        left: left - 1,
-        bottom: bottom - 1,
-        right: right - 1,
-    })
-}
 
 /// Applies `control` (any but [`Control::SoftReset`] and [`Control::SelectiveErase`], which
 /// the terminal applies itself).

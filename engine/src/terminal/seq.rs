@@ -7,7 +7,7 @@
 //! (`super::alt`); it answers itself the queries alacritty answers wrongly or not at all (DA1,
 //! DECRQM of modes alacritty does not know, the kitty keyboard flags, XTWINOPS 14; the replies
 //! come from `super::answers`); it takes DECNKM (`CSI ? 66 h/l`) as the keypad mode that
-//! `ESC =`/`ESC >` set; and it ignores a kitty keyboard push past
+//! `ESC =`/`ESC >` set, and keeps DECBKM (`CSI ? 67 h/l`) for the key encoder; and it ignores a kitty keyboard push past
 //! [`super::answers::MAX_KEYBOARD_STACK`] (alacritty panics there).
 //!
 //! Why a forwarding handler: alacritty does not count lines that scroll into its history, and
@@ -407,16 +407,20 @@ impl Handler for SeqHandler<'_> {
         if is_alt_screen(mode) {
             super::alt::prepare(self.term);
         }
-        if mode.raw() == DECNKM {
-            Handler::set_keypad_application_mode(&mut *self.term);
+        match mode.raw() {
+            DECNKM => Handler::set_keypad_application_mode(&mut *self.term),
+            DECBKM => self.answers.backarrow_sends_bs = true,
+            _ => (),
         }
         Handler::set_private_mode(&mut *self.term, mode);
         self.after_call();
     }
 
     fn unset_private_mode(&mut self, mode: PrivateMode) {
-        if mode.raw() == DECNKM {
-            Handler::unset_keypad_application_mode(&mut *self.term);
+        match mode.raw() {
+            DECNKM => Handler::unset_keypad_application_mode(&mut *self.term),
+            DECBKM => self.answers.backarrow_sends_bs = false,
+            _ => (),
         }
         Handler::unset_private_mode(&mut *self.term, mode);
         if is_alt_screen(mode) {
@@ -426,7 +430,7 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn report_private_mode(&mut self, mode: PrivateMode) {
-        match answers::private_mode(self.term, mode.raw()) {
+        match answers::private_mode(self.term, self.answers, mode.raw()) {
             Some(reply) => self.listener.reply(reply),
             None => Handler::report_private_mode(&mut *self.term, mode),
         }
@@ -566,6 +570,9 @@ impl Handler for SeqHandler<'_> {
 
 /// DECNKM, the numeric keypad mode: set is application keypad (as `ESC =`), reset numeric.
 const DECNKM: u16 = 66;
+
+/// DECBKM, the backarrow key mode: set, Backspace sends BS; reset (the default), DEL.
+const DECBKM: u16 = 67;
 
 /// Whether `mode` is the alternate screen (`?1049`, the only one alacritty implements).
 fn is_alt_screen(mode: PrivateMode) -> bool {

@@ -77,6 +77,10 @@ fn decrqm_reports_every_mode_berth_knows() {
         (b"\x1b=\x1b[?66$p", b"\x1b[?66;1$y"),
         (b"\x1b[?66h\x1b[?66l\x1b[?66$p", b"\x1b[?66;2$y"),
         (b"\x1b[?60$p", b"\x1b[?60;4$y"),
+        (b"\x1b[?67$p", b"\x1b[?67;2$y"),
+        (b"\x1b[?67h\x1b[?67$p", b"\x1b[?67;1$y"),
+        (b"\x1b[?67h\x1b[?67l\x1b[?67$p", b"\x1b[?67;2$y"),
+        (b"\x1b[?67h\x1bc\x1b[?67$p", b"\x1b[?67;2$y"),
         (b"\x1b[4$p", b"\x1b[4;2$y"),
         (b"\x1b[4h\x1b[4$p", b"\x1b[4;1$y"),
         (b"\x1b[20$p", b"\x1b[20;2$y"),
@@ -90,9 +94,11 @@ fn decrqm_reports_every_mode_berth_knows() {
         (b"\x1b[19$p", b"\x1b[19;4$y"),
         (b"\x1b[2$p", b"\x1b[2;0$y"),
     ]);
-    // DECNKM changes what the keypad sends.
+    // DECNKM changes what the keypad sends, DECBKM what Backspace sends.
     let term = fed(b"\x1b[?66h");
     assert!(term.term().mode().contains(alacritty_terminal::term::TermMode::APP_KEYPAD));
+    assert!(!term.backarrow_sends_bs());
+    assert!(fed(b"\x1b[?67h").backarrow_sends_bs());
 }
 
 #[test]
