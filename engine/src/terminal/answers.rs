@@ -92,8 +92,9 @@ pub(super) fn ansi_mode(mode: u16) -> Option<String> {
 }
 
 /// DECRQM for a DEC private mode alacritty does not report: DECNKM (66, the numeric keypad
-/// mode that `ESC =` and `ESC >` also set), DECBKM (67, Berth's own) and DECHCCM (60,
-/// permanently reset as in xterm); `None` leaves it to alacritty.
+/// mode that `ESC =` and `ESC >` also set), DECBKM (67, Berth's own), the alternate screen
+/// by 47 or 1047 (the handler's own) and DECHCCM (60, permanently reset as in xterm); `None`
+/// leaves it to alacritty.
 pub(super) fn private_mode(
     term: &Term<TermListener>,
     state: &AnswerState,
@@ -102,6 +103,7 @@ pub(super) fn private_mode(
     let state = match mode {
         66 => 2 - u8::from(term.mode().contains(TermMode::APP_KEYPAD)),
         67 => 2 - u8::from(state.backarrow_sends_bs),
+        47 | 1047 => 2 - u8::from(term.mode().contains(TermMode::ALT_SCREEN)),
         60 => 4,
         _ => return None,
     };

@@ -7,7 +7,10 @@
 //! (`super::alt`); it answers itself the queries alacritty answers wrongly or not at all (DA1,
 //! DECRQM of modes alacritty does not know, the kitty keyboard flags, XTWINOPS 14; the replies
 //! come from `super::answers`); it takes DECNKM (`CSI ? 66 h/l`) as the keypad mode that
-//! `ESC =`/`ESC >` set, and keeps DECBKM (`CSI ? 67 h/l`) for the key encoder; and it ignores a kitty keyboard push past
+//! `ESC =`/`ESC >` set, and keeps DECBKM (`CSI ? 67 h/l`) for the key encoder; it implements
+//! xterm's older alternate-screen modes 47 and 1047 and the cursor save of 1048, which
+//! alacritty does not know (entering the alternate screen, alacritty's `swap_alt` also sets the
+//! primary screen's saved cursor to the cursor, as 1049 does); and it ignores a kitty keyboard push past
 //! [`super::answers::MAX_KEYBOARD_STACK`] (alacritty panics there).
 //!
 //! Why a forwarding handler: alacritty does not count lines that scroll into its history, and
@@ -407,9 +410,12 @@ impl Handler for SeqHandler<'_> {
         if is_alt_screen(mode) {
             super::alt::prepare(self.term);
         }
+        let in_alt = self.term.mode().contains(TermMode::ALT_SCREEN);
         match mode.raw() {
             DECNKM => Handler::set_keypad_application_mode(&mut *self.term),
             DECBKM => self.answers.backarrow_sends_bs = true,
+            SAVE_CURSOR => Handler::save_cursor_position(&mut *self.term),
+            ALT_SCREEN | ALT_SCREEN_CLEARED if !in_alt => self.term.swap_alt(),
             _ => (),
         }
         Handler::set_private_mode(&mut *self.term, mode);
@@ -417,9 +423,17 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn unset_private_mode(&mut self, mode: PrivateMode) {
+        let in_alt = self.term.mode().contains(TermMode::ALT_SCREEN);
         match mode.raw() {
             DECNKM => Handler::unset_keypad_application_mode(&mut *self.term),
             DECBKM => self.answers.backarrow_sends_bs = false,
+            SAVE_CURSOR => Handler::restore_cursor_position(&mut *self.term),
+            ALT_SCREEN if in_alt => self.term.swap_alt(),
+            ALT_SCREEN_CLEARED if in_alt => {
+                // 1047 clears the alternate screen as it leaves it.
+                self.term.grid_mut().reset_region(..);
+                self.term.swap_alt();
+            }
             _ => (),
         }
         Handler::unset_private_mode(&mut *self.term, mode);
@@ -574,7 +588,20 @@ const DECNKM: u16 = 66;
 /// DECBKM, the backarrow key mode: set, Backspace sends BS; reset (the default), DEL.
 const DECBKM: u16 = 67;
 
-/// Whether `mode` is the alternate screen (`?1049`, the only one alacritty implements).
+/// xterm's alternate screen without saving the cursor (`?47`), which alacritty does not
+/// know: the handler swaps screens itself.
+const ALT_SCREEN: u16 = 47;
+
+/// The alternate screen, cleared as it is left (`?1047`), which alacritty does not know.
+const ALT_SCREEN_CLEARED: u16 = 1047;
+
+/// Save (set) and restore (reset) the cursor as DECSC and DECRC do (`?1048`), which alacritty
+/// does not know.
+const SAVE_CURSOR: u16 = 1048;
+
+/// Whether `mode` switches to the alternate screen (`?1049`, which alacritty implements, and
+/// `?47` and `?1047`, which the handler does).
 fn is_alt_screen(mode: PrivateMode) -> bool {
     matches!(mode, PrivateMode::Named(NamedPrivateMode::SwapScreenAndSetRestoreCursor))
+        || matches!(mode.raw(), ALT_SCREEN | ALT_SCREEN_CLEARED)
 }

@@ -606,3 +606,36 @@ fn events_keep_the_order_of_the_queries_in_every_chunking() {
         assert_eq!(events, expected, "chunks of {chunk}");
     }
 }
+
+/// xterm's older alternate-screen modes, which alacritty does not know: 47 and 1047 switch
+/// screens (1047 clearing the alternate one as it leaves), 1048 saves and restores the cursor.
+#[test]
+fn the_older_alternate_screen_modes_switch_screens_and_save_the_cursor() {
+    let mut term = terminal();
+    let alt_cells = |t: &mut PaneTerminal| {
+        t.term.swap_alt();
+        let cells = t.term.grid().columns() * t.term.grid().screen_lines();
+        t.term.swap_alt();
+        cells
+    };
+    term.feed(b"primary\x1b[?1047h\x1b[2;1Hon the alternate screen");
+    assert!(term.alt_screen());
+    assert_eq!(term.screen_lines(false), ["", "on the alternate screen"]);
+    term.feed(b"\x1b[?1047l");
+    assert!(!term.alt_screen());
+    assert_eq!(term.screen_lines(false), ["primary"]);
+    assert_eq!(alt_cells(&mut term), 2, "the alternate grid is released after 1047");
+    term.feed(b"\x1b[?47h");
+    assert!(term.alt_screen());
+    assert_eq!(term.screen_lines(false), Vec::<String>::new(), "entered blank");
+    term.feed(b"x\x1b[?47l");
+    assert!(!term.alt_screen());
+    assert_eq!(term.screen_lines(false), ["primary"]);
+    assert_eq!(alt_cells(&mut term), 2, "the alternate grid is released after 47");
+    // 1048 is DECSC/DECRC.
+    term.feed(b"\x1b[3;4H\x1b[?1048h\x1b[H\x1b[?1048l");
+    assert_eq!(cursor(&term), (2, 3));
+    // Setting a mode already in force changes nothing.
+    term.feed(b"\x1b[?1047h\x1b[?47h\x1b[?1047l\x1b[?47l");
+    assert!(!term.alt_screen());
+}
