@@ -104,6 +104,10 @@ pub enum Control {
         /// Which part: 0 from the cursor, 1 up to it, 2 all (3, for the display, the history).
         mode: u16,
     },
+    /// XTSAVE, `CSI ? Pm s`: remember the state of these DEC private modes.
+    SaveModes(Vec<u16>),
+    /// XTRESTORE, `CSI ? Pm r`: put these DEC private modes back as XTSAVE remembered them.
+    RestoreModes(Vec<u16>),
     /// DECIC, `CSI Pn ' }`: insert columns at the cursor.
     InsertColumns(u16),
     /// DECDC, `CSI Pn ' ~`: delete columns at the cursor.
@@ -116,6 +120,8 @@ fn csi_control(body: &[u8]) -> Option<Control> {
     let at = |values: &[u16], i: usize| values.get(i).copied().unwrap_or(0);
     Some(match body {
         b"!p" => Control::SoftReset,
+        [b'?', params @ .., b's'] => Control::SaveModes(numbers(params)?),
+        [b'?', params @ .., b'r'] => Control::RestoreModes(numbers(params)?),
         [b'?', params @ .., end @ (b'J' | b'K')] => {
             Control::SelectiveErase { line: *end == b'K', mode: at(&numbers(params)?, 0) }
         }

@@ -626,6 +626,10 @@ impl PaneTerminal {
                 OscEvent::Control(Control::SelectiveErase { line, mode }) => {
                     self.selective_erase(line, mode);
                 }
+                OscEvent::Control(Control::SaveModes(modes)) => {
+                    self.answers.save_modes(&self.term, &modes);
+                }
+                OscEvent::Control(Control::RestoreModes(modes)) => self.restore_modes(&modes),
                 OscEvent::Control(control) => {
                     rect::apply(&mut self.term, &self.answers, &control);
                     self.seq.observe(&mut self.term);
@@ -664,6 +668,30 @@ impl PaneTerminal {
         }
         handler.set_active_charset(CharsetIndex::G0);
         self.term.grid_mut().saved_cursor = Default::default();
+    }
+
+    /// XTRESTORE: each of `modes` that XTSAVE remembered is set or reset as it was then.
+    fn restore_modes(&mut self, modes: &[u16]) {
+        use alacritty_terminal::vte::ansi::Handler;
+        for &mode in modes {
+            let Some(&(_, on)) = self.answers.saved_modes.iter().find(|(m, _)| *m == mode) else {
+                continue;
+            };
+            let Some((private, _)) = answers::saveable_mode(&self.term, &self.answers, mode) else {
+                continue;
+            };
+            let mut handler = SeqHandler {
+                term: &mut self.term,
+                seq: &mut self.seq,
+                listener: &self.listener,
+                answers: &mut self.answers,
+            };
+            if on {
+                handler.set_private_mode(private);
+            } else {
+                handler.unset_private_mode(private);
+            }
+        }
     }
 
     /// DECSED and DECSEL: Berth protects no characters (DECSCA is not implemented), so they

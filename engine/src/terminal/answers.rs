@@ -17,7 +17,9 @@ use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::Flags;
 use alacritty_terminal::term::TermMode;
-use alacritty_terminal::vte::ansi::{Color, CursorShape, NamedColor};
+use alacritty_terminal::vte::ansi::{
+    Color, CursorShape, NamedColor, NamedPrivateMode, PrivateMode,
+};
 use alacritty_terminal::Term;
 
 use crate::osc::Query;
@@ -52,6 +54,9 @@ pub(super) struct AnswerState {
     pub(super) keyboard_depth: [usize; 2],
     /// DECBKM (`CSI ? 67 h`), which alacritty does not know: Backspace sends BS, not DEL.
     pub(super) backarrow_sends_bs: bool,
+    /// The DEC private modes XTSAVE remembered, and whether each was set (at most one entry
+    /// per mode [`saveable_mode`] knows).
+    pub(super) saved_modes: Vec<(u16, bool)>,
 }
 
 impl AnswerState {
@@ -69,6 +74,16 @@ impl AnswerState {
     /// The scrolling region, 1-based and inclusive, on a screen of `lines` rows.
     pub(super) fn region_or_screen(&self, lines: usize) -> (usize, usize) {
         self.region.unwrap_or((1, lines))
+    }
+
+    /// XTSAVE: remembers the state of each of `modes` that [`saveable_mode`] knows.
+    pub(super) fn save_modes(&mut self, term: &Term<TermListener>, modes: &[u16]) {
+        for &mode in modes {
+            if let Some((_, on)) = saveable_mode(term, self, mode) {
+                self.saved_modes.retain(|&(saved, _)| saved != mode);
+                self.saved_modes.push((mode, on));
+            }
+        }
     }
 
     /// The kitty keyboard stack depth of the screen shown now.
@@ -108,6 +123,37 @@ pub(super) fn private_mode(
         _ => return None,
     };
     Some(format!("\x1b[?{mode};{state}$y"))
+}
+
+/// A DEC private mode XTSAVE and XTRESTORE keep, as the handler's mode and whether it is set
+/// now; `None` for another. The alternate screens are left out: restoring one would switch
+/// screens under the program.
+pub(super) fn saveable_mode(
+    term: &Term<TermListener>,
+    state: &AnswerState,
+    mode: u16,
+) -> Option<(PrivateMode, bool)> {
+    use NamedPrivateMode as Named;
+    let flag = |named: Named, flag: TermMode| Some((named.into(), term.mode().contains(flag)));
+    match mode {
+        1 => flag(Named::CursorKeys, TermMode::APP_CURSOR),
+        6 => flag(Named::Origin, TermMode::ORIGIN),
+        7 => flag(Named::LineWrap, TermMode::LINE_WRAP),
+        12 => Some((Named::BlinkingCursor.into(), term.cursor_style().blinking)),
+        25 => flag(Named::ShowCursor, TermMode::SHOW_CURSOR),
+        66 => Some((PrivateMode::Unknown(66), term.mode().contains(TermMode::APP_KEYPAD))),
+        67 => Some((PrivateMode::Unknown(67), state.backarrow_sends_bs)),
+        1000 => flag(Named::ReportMouseClicks, TermMode::MOUSE_REPORT_CLICK),
+        1002 => flag(Named::ReportCellMouseMotion, TermMode::MOUSE_DRAG),
+        1003 => flag(Named::ReportAllMouseMotion, TermMode::MOUSE_MOTION),
+        1004 => flag(Named::ReportFocusInOut, TermMode::FOCUS_IN_OUT),
+        1005 => flag(Named::Utf8Mouse, TermMode::UTF8_MOUSE),
+        1006 => flag(Named::SgrMouse, TermMode::SGR_MOUSE),
+        1007 => flag(Named::AlternateScroll, TermMode::ALTERNATE_SCROLL),
+        1042 => flag(Named::UrgencyHints, TermMode::URGENCY_HINTS),
+        2004 => flag(Named::BracketedPaste, TermMode::BRACKETED_PASTE),
+        _ => None,
+    }
 }
 
 /// XTWINOPS 14: the text area in pixels, from [`REPORTED_CELL_PIXELS`].

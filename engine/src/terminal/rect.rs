@@ -22,8 +22,8 @@ use super::listener::TermListener;
 #[cfg(test)]
 mod tests;
 
-/// Applies `control` (any but [`Control::SoftReset`] and [`Control::SelectiveErase`], which
-/// the terminal applies itself).
+/// Applies a rectangle or column edit; the other controls (soft reset, selective erase, saved
+/// modes) the terminal applies itself.
 pub(super) fn apply(term: &mut Term<TermListener>, state: &AnswerState, control: &Control) {
     // Erased cells take the current background, as alacritty's own erases do.
     let blank = Cell { bg: term.grid().cursor.template.bg, ..Cell::default() };
@@ -67,7 +67,10 @@ pub(super) fn apply(term: &mut Term<TermListener>, state: &AnswerState, control:
         Control::DeleteColumns(n) => {
             shift_columns(term, state, usize::from(n.max(1)), false, &blank)
         }
-        Control::SoftReset | Control::SelectiveErase { .. } => (),
+        Control::SoftReset
+        | Control::SelectiveErase { .. }
+        | Control::SaveModes(_)
+        | Control::RestoreModes(_) => (),
     }
 }
 

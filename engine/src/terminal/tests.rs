@@ -639,3 +639,23 @@ fn the_older_alternate_screen_modes_switch_screens_and_save_the_cursor() {
     term.feed(b"\x1b[?1047h\x1b[?47h\x1b[?1047l\x1b[?47l");
     assert!(!term.alt_screen());
 }
+
+/// XTSAVE and XTRESTORE (`CSI ? Pm s`, `CSI ? Pm r`) put modes back as they were saved.
+#[test]
+fn xtsave_and_xtrestore_put_modes_back() {
+    use alacritty_terminal::term::TermMode;
+    let mode = |bytes: &[u8]| *fed(bytes).term().mode();
+    assert!(mode(b"\x1b[?7h\x1b[?7s\x1b[?7l\x1b[?7r").contains(TermMode::LINE_WRAP));
+    assert!(!mode(b"\x1b[?7l\x1b[?7s\x1b[?7h\x1b[?7r").contains(TermMode::LINE_WRAP));
+    let both = mode(b"\x1b[?1;2004h\x1b[?1;2004s\x1b[?1;2004l\x1b[?1;2004r");
+    assert!(both.contains(TermMode::APP_CURSOR | TermMode::BRACKETED_PASTE));
+    // Only the modes asked for come back; one never saved, or unknown, stays as it is.
+    let some = mode(b"\x1b[?1;2004h\x1b[?1;2004s\x1b[?1;2004l\x1b[?2004;9999r");
+    assert!(some.contains(TermMode::BRACKETED_PASTE) && !some.contains(TermMode::APP_CURSOR));
+    assert!(
+        !mode(b"\x1b[?2004h\x1b[?2004r\x1b[?2004l\x1b[?2004r").contains(TermMode::BRACKETED_PASTE)
+    );
+    // Berth's own DECBKM too; a reset forgets what was saved.
+    assert!(fed(b"\x1b[?67h\x1b[?67s\x1b[?67l\x1b[?67r").backarrow_sends_bs());
+    assert!(mode(b"\x1b[?7l\x1b[?7s\x1bc\x1b[?7h\x1b[?7r").contains(TermMode::LINE_WRAP));
+}
