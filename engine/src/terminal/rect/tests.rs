@@ -98,3 +98,26 @@ fn a_wide_character_cut_by_an_edit_is_blanked_whole() {
     term.feed(b"\x1b[1;6H\x1b['}");
     assert_eq!(term.screen_lines(false), Vec::<String>::new());
 }
+
+/// Every edit with extreme parameters, on the smallest screens and with odd regions, in
+/// origin mode or not: nothing panics.
+#[test]
+fn edits_with_extreme_parameters_do_not_panic() {
+    let values = ["", "0", "1", "2", "3", "65535", "99999999"];
+    let finals = ["$x", "$z", "${", "$v", "'}", "'~", "*y"];
+    for (cols, rows) in [(2, 1), (3, 2), (80, 24)] {
+        for setup in ["", "\x1b[2;3r", "\x1b[2;3r\x1b[?6h", "\x1b[5;99r\x1b[?6h", "日本"] {
+            let mut term = PaneTerminal::new(TermSize { cols, rows }, 100);
+            term.feed(setup.as_bytes());
+            for a in values {
+                for b in values {
+                    for end in finals {
+                        let params = format!("{a};{b};{a};{b};{a};{b};{a};{b}");
+                        term.feed(format!("\x1b[{a}{end}\x1b[33;{params}{end}").as_bytes());
+                    }
+                }
+            }
+            term.take_events();
+        }
+    }
+}
