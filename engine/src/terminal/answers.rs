@@ -1,17 +1,19 @@
 //! Replies to the queries alacritty leaves unanswered or answers incompletely.
 //!
 //! Two kinds: the queries the OSC scanner recognises because vte does not parse them
-//! ([`crate::osc::Query`]: XTVERSION, DA3, XTWINOPS 16 and 19, DECXCPR, the printer status,
-//! DECRQSS, DECRQCRA), answered by [`answer`]; and those vte parses but alacritty answers
-//! wrongly or not at all (DA1, DECRQM for the modes it does not know, the kitty keyboard flags,
-//! XTWINOPS 14), answered by the forwarding handler (`super::seq::SeqHandler`) with the
-//! functions here. Pure functions of the Term's state and of [`AnswerState`], which mirrors the
-//! little that alacritty keeps private (the scrolling region, the depth of the kitty keyboard
-//! stacks); no I/O.
+//! ([`crate::osc::Query`]: XTVERSION, DA3, XTWINOPS 16 and 19, DECXCPR and the other DEC
+//! status reports, DECRQSS, DECRQCRA), answered by [`answer`]; and those vte parses but
+//! alacritty answers wrongly or not at all (DA1, DECRQM for the modes it does not know, the
+//! kitty keyboard flags, XTWINOPS 14), answered by the forwarding handler
+//! (`super::seq::SeqHandler`) with the functions here. Pure functions of the Term's state and
+//! of [`AnswerState`], which mirrors the little that alacritty keeps private (the scrolling
+//! region, the depth of the kitty keyboard stacks) and keeps the modes Berth adds (DECBKM, the
+//! modes XTSAVE saved); no I/O. The rectangle rules ([`resolve`]) are shared with the edits of
+//! `super::rect`.
 //!
-//! Not answered, on purpose: XTWINOPS 21 (report the title): a title is text any program (or a
-//! file that is `cat`ed) can set, and echoing it back as input is a known injection route, so
-//! Berth, like xterm's default configuration, stays silent.
+//! Not answered, on purpose: XTWINOPS 20 and 21 (report the icon label and the title): a title
+//! is text any program (or a file that is `cat`ed) can set, and echoing it back as input is a
+//! known injection route, so Berth, like xterm's default configuration, stays silent.
 
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::{Column, Line};
