@@ -1028,6 +1028,29 @@ fn tabs_end_of_first(list: &Value) -> u32 {
     (format!(" 1 {shown}").chars().count() + 1 + 2) as u32
 }
 
+/// A program that turns on the kitty keyboard protocol's flag 1 (`CSI > 1 u`) reads
+/// Shift+Enter, pressed in the window, as `CSI 13 ; 2 u`; a legacy terminal would send a
+/// plain CR. The program prints the bytes it read in hex and `berth read` finds them.
+fn shift_enter_reaches_a_kitty_program_as_csi_u(w: &World) {
+    // The reader (coreutils only): raw mode, flag 1 pushed, then the next 7 bytes in hex.
+    const READER: &str = "stty raw -echo; printf '\\033[>1u'; printf 'kitty-ready\\r\\n'; \
+        got=$(timeout --foreground 60 head -c 7 | od -An -tx1 | tr -d ' \\n'); printf '\\033[<u'; \
+        stty sane; echo \"kitty-got $got\"; exec sleep 600";
+    let shown_before = w.active_pane();
+    let pane = w.server.berth_ok(&["new", "--", "sh", "-c", READER]).trim().to_owned();
+    w.server.wait_text(&pane, "kitty-ready", WAIT);
+    w.server.berth_ok(&["focus", &pane]);
+    poll(WAIT, "the reader's pane shown", || (w.active_pane() == pane).then_some(()));
+    w.xdotool(&["windowfocus", "--sync", &w.window_id]);
+    w.xdotool(&["key", "shift+Return"]);
+    // ESC [ 1 3 ; 2 u
+    w.server.wait_text(&pane, "kitty-got 1b5b31333b3275", WAIT);
+    // The later cases expect the tab shown before this one.
+    w.server.berth_ok(&["close", &pane]);
+    w.server.berth_ok(&["focus", &shown_before]);
+    poll(WAIT, "the earlier pane shown again", || (w.active_pane() == shown_before).then_some(()));
+}
+
 /// After a restart, a pane whose claude session was reported shows RESUMABLE (read by OCR
 /// from the screenshot); Enter runs the `claude` on PATH (a stub printing its argv) with
 /// `--resume <id>` and the pane turns LIVE.
@@ -1125,6 +1148,10 @@ fn main() -> ExitCode {
         ("decision_card_click_and_jump_key", decision_card_click_and_jump_key),
         ("switcher_and_tab_bar", switcher_and_tab_bar),
         ("tabs_are_renamed_in_the_tab_bar", tabs_are_renamed_in_the_tab_bar),
+        (
+            "shift_enter_reaches_a_kitty_program_as_csi_u",
+            shift_enter_reaches_a_kitty_program_as_csi_u,
+        ),
     ];
     let (mut passed, mut failed) = (0, 0);
     let mut record = |name: &str, ok: bool| {

@@ -25,7 +25,7 @@ use crate::view::{
 use alacritty_terminal::vte::ansi::CursorStyle;
 use berth_engine::agents::{self, AgentKind};
 use berth_engine::ids::{PaneId, TabId, WorkspaceId};
-use berth_engine::keys::encode_key;
+use berth_engine::keys::encode_key_with;
 use berth_engine::layout::{CellSize, Layout, SplitDir};
 use berth_engine::model::{Attention, Lifecycle, RestoreState};
 use berth_engine::procfs;
@@ -749,10 +749,13 @@ impl Store {
                     _ => return Err(CommandError::PaneNotLive(pane.to_string())),
                 };
                 let mut bytes = text.map(String::into_bytes).unwrap_or_default();
-                let app_cursor = p.shared.term.lock().app_cursor();
+                let (app_cursor, kitty_flags) = {
+                    let term = p.shared.term.lock();
+                    (term.app_cursor(), term.keyboard_flags())
+                };
                 for key in &keys {
                     bytes.extend(
-                        encode_key(key, app_cursor)
+                        encode_key_with(key, app_cursor, kitty_flags)
                             .map_err(|e| CommandError::BadParams(e.to_string()))?,
                     );
                 }

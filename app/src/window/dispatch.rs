@@ -13,10 +13,12 @@ use berth_engine::model::RestoreState;
 use berth_server::commands::Command;
 use winit::dpi::PhysicalPosition;
 use winit::event::{ElementState, Ime, KeyEvent, MouseButton, MouseScrollDelta};
-use winit::keyboard::{Key, ModifiersState, NamedKey};
+use winit::keyboard::{Key, ModifiersState, NamedKey, PhysicalKey};
+use winit::platform::modifier_supplement::KeyEventExtModifierSupplement;
 use winit::window::CursorIcon;
 
 use alacritty_terminal::term::TermMode;
+use berth_engine::keys::kitty::KeyKind;
 
 use super::actions;
 use super::app::{App, Zoom};
@@ -91,22 +93,30 @@ impl App {
                 }
             }
             KeyRoute::Action(action) => self.run_action(action),
-            KeyRoute::Pane => self.key_to_pane(event),
+            KeyRoute::Pane | KeyRoute::Release => self.key_to_pane(event),
         }
     }
 
-    /// A key for the focused pane: its program's bytes, or on a tombstone the key that
+    /// A key event for the focused pane: its program's bytes, or on a tombstone the key that
     /// resumes it.
     fn key_to_pane(&mut self, event: &KeyEvent) {
         let key = event.logical_key.as_ref();
         let Some((_, pane)) = self.focused() else { return };
+        let kind = match (event.state, event.repeat) {
+            (ElementState::Released, _) => KeyKind::Release,
+            (ElementState::Pressed, true) => KeyKind::Repeat,
+            (ElementState::Pressed, false) => KeyKind::Press,
+        };
         // One key resumes a tombstone: Enter on a restored or ended pane asks the Store to
         // start it (an agent's official resume command, a fresh shell in its cwd, or its
         // program again); any other key does nothing there.
         let tombstone =
             self.lock_store().pane_state(&pane).is_some_and(|s| s != RestoreState::Live);
         if tombstone {
-            if key == Key::Named(NamedKey::Enter) && !self.input.mods.control_key() {
+            if kind != KeyKind::Release
+                && key == Key::Named(NamedKey::Enter)
+                && !self.input.mods.control_key()
+            {
                 self.resume_tombstone(pane);
             }
             return;
@@ -115,19 +125,30 @@ impl App {
             .with_term(&pane, |t| KeyModes {
                 app_cursor: t.app_cursor(),
                 app_keypad: t.term().mode().contains(TermMode::APP_KEYPAD),
+                kitty_flags: t.keyboard_flags(),
+                backarrow_bs: t.backarrow_sends_bs(),
             })
             .unwrap_or_default();
+        let unmodified = event.key_without_modifiers();
         let press = KeyPress {
-            key,
-            location: event.location,
-            text: event.text.as_deref(),
-            mods: self.input.mods,
+            kind,
+            unmodified: match &unmodified {
+                Key::Character(s) => Some(s.as_str()),
+                _ => None,
+            },
+            physical: match event.physical_key {
+                PhysicalKey::Code(code) => Some(code),
+                PhysicalKey::Unidentified(_) => None,
+            },
+            ..KeyPress::new(key, event.location, event.text.as_deref(), self.input.mods)
         };
         if let Some(bytes) = keys::encode(&press, modes) {
-            self.reset_blink();
-            // The selection does not follow the text as it moves: typing ends it.
-            if self.selection.take().is_some() {
-                self.redraw();
+            if kind != KeyKind::Release {
+                self.reset_blink();
+                // The selection does not follow the text as it moves: typing ends it.
+                if self.selection.take().is_some() {
+                    self.redraw();
+                }
             }
             self.send_bytes(&pane, bytes);
         }
