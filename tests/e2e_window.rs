@@ -11,6 +11,7 @@
 mod support;
 
 use std::fs;
+use std::io::Read as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};

@@ -374,7 +374,7 @@ impl PaneTerminal {
     /// Whether the program asked the kitty keyboard protocol to report every key, Enter
     /// included, as an escape code (flag 8); with the protocol off this is always false.
     pub fn kitty_all_keys_as_escapes(&self) -> bool {
-        self.term.mode().contains(TermMode::REPORT_ALL_KEYS_AS_ESC)
+        self.keyboard_flags() & 8 != 0
     }
 
     /// The kitty keyboard protocol's flags the program set (0 when it set none: legacy keys),

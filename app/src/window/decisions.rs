@@ -194,6 +194,7 @@ mod tests {
             lifecycle_since: None,
             resume: None,
             pending_decision: decision,
+            turn: Default::default(),
         }
     }
 
