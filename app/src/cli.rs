@@ -140,16 +140,56 @@ enum Verb {
         pane: Option<String>,
     },
     /// Called by an agent's hooks: reads the hook's JSON (argument or stdin) and tells Berth.
-    /// Always exits 0 and returns within a second, so it never fails the agent.
+    /// Always exits 0 and never fails the agent; a permission request waits for an answer
+    /// (`berth decide`, the window, a desktop action) and prints it in the agent's format.
+    #[command(
+        args_conflicts_with_subcommands = true,
+        after_help = "Examples:\n  berth hook install claude            wire claude's hooks (kept idempotent)\n  berth hook claude --print-config      print the settings file's content"
+    )]
     Hook {
+        /// Install or remove Berth's hooks in an agent's settings.
+        #[command(subcommand)]
+        install: Option<HookVerb>,
         /// claude, codex, opencode or cursor.
-        agent: String,
+        #[arg(required = true)]
+        agent: Option<String>,
         /// The payload; read from stdin when absent (codex passes it as an argument).
         payload: Option<String>,
         /// Print the agent's settings file instead: its exact content on stdout, where it goes
         /// and what to know on stderr.
         #[arg(long)]
         print_config: bool,
+        /// For a permission request: seconds to wait for an answer before the agent's own
+        /// prompt takes over (default per agent: claude 570, codex 30, cursor 110, opencode
+        /// 600; also BERTH_DECISION_WAIT).
+        #[arg(long, value_name = "SECONDS")]
+        wait: Option<f64>,
+    },
+    /// Answer the permission request an agent in a pane is waiting on.
+    #[command(
+        after_help = "Examples:\n  berth decide pane_1 allow\n  berth decide pane_1 deny --message 'use the test database'\n\nAn answer is taken only while the agent's hook still waits (exit 1 with the reason\notherwise: nothing pending, another decision, or the route to the agent lost)."
+    )]
+    Decide {
+        /// The pane.
+        pane: String,
+        /// allow (once), always (claude and opencode) or deny.
+        #[arg(value_parser = ["allow", "always", "deny"])]
+        answer: String,
+        /// A message for the agent (with deny).
+        #[arg(long)]
+        message: Option<String>,
+        /// The decision meant (`dec_…`); refused if it is no longer the pane's current one.
+        #[arg(long)]
+        id: Option<String>,
+    },
+    /// List the permission requests agents are waiting on.
+    #[command(
+        after_help = "Example:\n  berth decisions --json | jq '.decisions[].decision.prompt'"
+    )]
+    Decisions {
+        /// Print them as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// List workspaces, tabs and panes.
     #[command(
@@ -250,6 +290,22 @@ enum Verb {
     /// process, so a driver that crashes or hangs cannot take the doctor with it).
     #[command(name = "__gpu-probe", hide = true)]
     GpuProbe,
+}
+
+#[derive(Subcommand, Debug)]
+enum HookVerb {
+    /// Merge Berth's hooks into an agent's settings (a backup beside it; a second install
+    /// changes nothing); with --uninstall, take them out again.
+    Install {
+        /// claude, codex, opencode or cursor.
+        agent: String,
+        /// Wire this project's settings instead of your own (e.g. DIR/.claude/settings.json).
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        /// Remove Berth's hooks, leaving every other entry as it was.
+        #[arg(long)]
+        uninstall: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -525,7 +581,17 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Verb::Notifications { json: as_json, unread, mark_read, pane } => {
             notifications(as_json, unread, mark_read, pane)
         }
-        Verb::Hook { agent, payload, print_config } => Ok(hook(&agent, payload, print_config)),
+        Verb::Hook { install: Some(HookVerb::Install { agent, project, uninstall }), .. } => {
+            let project = absolute(project)?;
+            crate::hook_install::run(&agent, project.as_deref(), uninstall)
+        }
+        Verb::Hook { agent, payload, print_config, wait, .. } => {
+            Ok(hook(agent.as_deref().unwrap_or_default(), payload, print_config, wait))
+        }
+        Verb::Decide { pane, answer, message, id } => {
+            crate::decide::decide(socket(), &pane, &answer, message, id.as_deref())
+        }
+        Verb::Decisions { json } => crate::decide::list(socket(), json),
         Verb::Workspace(WorkspaceVerb::AutoResume { workspace, state }) => {
             let mut client = connect()?;
             let workspace = resolve_workspace(&mut client, &workspace)?;
@@ -629,8 +695,9 @@ fn notifications(
 /// The most payload bytes `berth hook` reads.
 const MAX_HOOK_PAYLOAD: u64 = 1 << 20;
 
-/// `berth hook`: never fails the agent (exit 0), bounded in time.
-fn hook(agent: &str, payload: Option<String>, print_config: bool) -> ExitCode {
+/// `berth hook`: never fails the agent (exit 0), bounded in time (a permission request by its
+/// wait).
+fn hook(agent: &str, payload: Option<String>, print_config: bool, wait: Option<f64>) -> ExitCode {
     use std::io::Read;
     let Some(kind) = berth_engine::agents::AgentKind::parse(agent) else {
         eprintln!("berth hook: unknown agent {agent:?} (claude, codex, opencode, cursor)");
@@ -647,10 +714,7 @@ fn hook(agent: &str, payload: Option<String>, print_config: bool) -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let Ok(pane) = std::env::var("BERTH_PANE") else {
-        // Not inside a Berth pane (another app sharing the agent's hooks): nothing to do.
-        return ExitCode::SUCCESS;
-    };
+    let pane = std::env::var("BERTH_PANE");
     let payload = match payload {
         Some(p) => p,
         None => {
@@ -663,16 +727,30 @@ fn hook(agent: &str, payload: Option<String>, print_config: bool) -> ExitCode {
         Ok(v) => v,
         Err(e) => {
             eprintln!("berth hook: the payload is not JSON: {e}");
-            return ExitCode::SUCCESS;
+            return crate::decide::fallback(kind, &Value::Null);
         }
+    };
+    let is_request = berth_server::agents::decide::request_of(kind, &payload).is_some();
+    let Ok(pane) = pane else {
+        // Not inside a Berth pane (another app sharing the agent's hooks): nothing to tell,
+        // and a permission request gets the agent's own fallback (never a grant).
+        return if is_request {
+            crate::decide::fallback(kind, &payload)
+        } else {
+            ExitCode::SUCCESS
+        };
     };
     let pane = match PaneId::parse(&pane) {
         Ok(pane) => pane,
         Err(e) => {
             eprintln!("berth hook: BERTH_PANE: {}", CommandError::from(e));
-            return ExitCode::SUCCESS;
+            return crate::decide::fallback(kind, &payload);
         }
     };
+    if is_request {
+        let wait = crate::decide::wait_for(kind, wait);
+        return crate::decide::hook_decision(socket(), kind, pane, payload, wait);
+    }
     let result = Client::connect_with_timeout(socket(), Duration::from_millis(800))
         .and_then(|mut c| c.execute(Command::HookEvent { pane, kind, payload }));
     if let Err(e) = result {
@@ -731,6 +809,10 @@ fn ls(as_json: bool) -> Result<ExitCode> {
                     "    {active} {}  {:<9} {}x{}  {}  {}{exit}",
                     pane.id, pane.state, pane.size.cols, pane.size.rows, pane.title, pane.cwd
                 )?;
+                if let Some(d) = &pane.pending_decision {
+                    let state = if d.answerable { "waits" } else { "can no longer be answered" };
+                    writeln!(out, "        decision {} {state}: {}", d.id, d.prompt)?;
+                }
                 if let Some(plan) = pane.resume.as_ref().filter(|p| p.is_self_reported()) {
                     writeln!(
                         out,

@@ -128,6 +128,26 @@ impl Client {
         serde_json::from_value(result).map_err(|e| ClientError::Protocol(e.to_string()))
     }
 
+    /// Holds an agent's permission request open in its pane until it is answered, taken
+    /// back or `wait` passes (`berth hook`). The connection's read timeout is raised to cover
+    /// the wait.
+    pub fn request_decision(
+        &mut self,
+        pane: berth_engine::ids::PaneId,
+        kind: berth_engine::agents::AgentKind,
+        payload: Value,
+        wait: Duration,
+    ) -> Result<crate::decisions::DecisionOutcome, ClientError> {
+        let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
+        let what =
+            Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms });
+        self.reader.get_ref().set_read_timeout(Some(wait + Duration::from_secs(10)))?;
+        let result = self.request(&what)?;
+        let reply: protocol::DecisionOutcomeReply =
+            serde_json::from_value(result).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        reply.to_outcome().map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
     /// Submits a prompt to a pane (`pane.submit`): pasted, then Enter, acknowledged or not.
     pub fn submit(
         &mut self,

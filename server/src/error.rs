@@ -76,6 +76,10 @@ pub enum CommandError {
     /// The action does not fit the object's current state.
     #[error("{0}")]
     Conflict(String),
+    /// No decision can take this answer: none is pending, its id is another one, or its
+    /// route to the agent is lost (the hook is gone, timed out, or the server restarted).
+    #[error("{0}")]
+    NoDecision(String),
     /// Starting the process failed.
     #[error("{0}")]
     SpawnFailed(String),
@@ -122,7 +126,9 @@ impl CommandError {
             | Self::NoSuchTab(_)
             | Self::NoSuchPane(_)
             | Self::NoSuchTask(_) => NOT_FOUND,
-            Self::PaneNotLive(_) | Self::Conflict(_) | Self::MidTurn(_) => CONFLICT,
+            Self::PaneNotLive(_) | Self::Conflict(_) | Self::MidTurn(_) | Self::NoDecision(_) => {
+                CONFLICT
+            }
             Self::Timeout(_) => TIMED_OUT,
             Self::SpawnFailed(_) => SPAWN_FAILED,
             Self::Unauthorized { .. } => UNAUTHORIZED,
@@ -149,6 +155,7 @@ impl CommandError {
             Self::InvalidLayout(_) => "INVALID_LAYOUT",
             Self::PaneNotLive(_) => "PANE_NOT_LIVE",
             Self::Conflict(_) => "CONFLICT",
+            Self::NoDecision(_) => "NO_DECISION",
             Self::SpawnFailed(_) => "SPAWN_FAILED",
             Self::InputQueueFull(_) => "INPUT_QUEUE_FULL",
             Self::MidTurn(_) => "MID_TURN",

@@ -21,7 +21,8 @@ mod reply;
 pub use dto::*;
 pub use event::{decode_event, encode_event, event_value};
 pub use reply::{
-    decode_reply, encode_reply, SaveReply, ScreenshotReply, SubmitReply, SubscribeReply, WaitReply,
+    decode_reply, encode_reply, DecisionOutcomeReply, SaveReply, ScreenshotReply, SubmitReply,
+    SubscribeReply, WaitReply,
 };
 
 /// The longest request line accepted, in bytes (newline excluded).
@@ -288,6 +289,18 @@ pub enum ConnectionMethod {
         /// An absolute path for the PNG.
         path: PathBuf,
     },
+    /// `decision.request`: a hook holds an agent's permission request open until it is
+    /// answered (`pane.decide`), taken back, or `wait_ms` passes; the answer waits.
+    DecisionRequest {
+        /// The pane the agent runs in.
+        pane: PaneId,
+        /// The agent.
+        kind: berth_engine::agents::AgentKind,
+        /// The hook's payload, as the agent sent it.
+        payload: Value,
+        /// How long to wait, in milliseconds.
+        wait_ms: u64,
+    },
     /// `pane.submit`: a prompt pasted into a pane, then Enter (answered once Enter is written
     /// and acknowledged, or not).
     Submit {
@@ -309,6 +322,14 @@ pub enum ConnectionMethod {
     },
     /// `task.*`: tasks in worktrees, served by `tasks::serve` (git and waits: answered later).
     Task(Box<crate::tasks::request::TaskRequest>),
+}
+
+#[derive(Deserialize)]
+struct DecisionRequestParams {
+    pane_id: String,
+    agent: String,
+    payload: Value,
+    wait_ms: u64,
 }
 
 #[derive(Deserialize)]
@@ -383,6 +404,17 @@ fn agent_kind(name: &str) -> Result<berth_engine::agents::AgentKind, CommandErro
 }
 
 #[derive(Deserialize)]
+struct DecideParams {
+    pane_id: String,
+    answer: String,
+    message: Option<String>,
+    decision_id: Option<String>,
+}
+
+/// The longest message a denial carries to the agent, in characters.
+pub const MAX_DECISION_MESSAGE: usize = 2048;
+
+#[derive(Deserialize)]
 struct AutoResumeParams {
     workspace_id: String,
     enabled: bool,
@@ -415,6 +447,15 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         "snapshot.save" => {
             params::<Empty>(p)?;
             return Ok(Decoded::Connection(ConnectionMethod::SaveSnapshot));
+        }
+        "decision.request" => {
+            let p: DecisionRequestParams = params(p)?;
+            return Ok(Decoded::Connection(ConnectionMethod::DecisionRequest {
+                pane: PaneId::parse(&p.pane_id)?,
+                kind: agent_kind(&p.agent)?,
+                payload: p.payload,
+                wait_ms: p.wait_ms,
+            }));
         }
         "pane.submit" => {
             let p: SubmitParams = params(p)?;
@@ -533,6 +574,34 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
                 kind: agent_kind(&p.agent)?,
                 payload: p.payload,
             }
+        }
+        "pane.decide" => {
+            let p: DecideParams = params(p)?;
+            let answer = crate::decisions::DecisionAnswer::parse(&p.answer).ok_or_else(|| {
+                CommandError::BadParams(format!(
+                    "unknown answer {:?} (allow, always or deny)",
+                    p.answer
+                ))
+            })?;
+            if p.message.as_ref().is_some_and(|m| m.chars().count() > MAX_DECISION_MESSAGE) {
+                return Err(CommandError::BadParams(format!(
+                    "message is longer than {MAX_DECISION_MESSAGE} characters"
+                )));
+            }
+            Command::Decide {
+                pane: PaneId::parse(&p.pane_id)?,
+                answer,
+                message: p.message,
+                id: p
+                    .decision_id
+                    .as_deref()
+                    .map(berth_engine::ids::DecisionId::parse)
+                    .transpose()?,
+            }
+        }
+        "decision.list" => {
+            params::<Empty>(p)?;
+            Command::Decisions
         }
         "server.info" => {
             params::<Empty>(p)?;
@@ -689,6 +758,9 @@ pub const METHODS: &[&str] = &[
     "notifications.list",
     "notifications.mark_read",
     "hook.event",
+    "pane.decide",
+    "decision.list",
+    "decision.request",
     "events.subscribe",
     "snapshot.save",
     "window.screenshot",
@@ -749,6 +821,17 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
         }
         Decoded::Connection(ConnectionMethod::Screenshot { tab, path }) => {
             return Ok(("window.screenshot", json!({ "tab_id": tab, "path": path_text(path)? })))
+        }
+        Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms }) => {
+            return Ok((
+                "decision.request",
+                json!({
+                    "pane_id": pane.as_str(),
+                    "agent": kind.as_str(),
+                    "payload": payload,
+                    "wait_ms": wait_ms,
+                }),
+            ))
         }
         Decoded::Connection(ConnectionMethod::Submit { pane, text, force }) => {
             return Ok((
@@ -917,6 +1000,16 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
             "hook.event",
             json!({ "pane_id": pane.as_str(), "agent": kind.as_str(), "payload": payload }),
         ),
+        Command::Decide { pane, answer, message, id } => (
+            "pane.decide",
+            json!({
+                "pane_id": pane.as_str(),
+                "answer": answer.as_str(),
+                "message": message,
+                "decision_id": id.as_ref().map(|id| id.as_str()),
+            }),
+        ),
+        Command::Decisions => ("decision.list", json!({})),
     })
 }
 

@@ -25,7 +25,7 @@ use crate::view::{
 use alacritty_terminal::vte::ansi::CursorStyle;
 use berth_engine::agents::{self, AgentKind};
 use berth_engine::ids::{PaneId, TabId, WorkspaceId};
-use berth_engine::keys::encode_key;
+use berth_engine::keys::encode_key_with;
 use berth_engine::layout::{CellSize, Layout, SplitDir};
 use berth_engine::model::{Attention, Lifecycle, RestoreState};
 use berth_engine::procfs;
@@ -280,6 +280,34 @@ pub enum Internal {
     },
     /// A change to the tasks (`tasks::ops`).
     Task(crate::tasks::op::TaskOp),
+    /// A hook holds a permission request open: the pane's pending decision, answered down
+    /// `route` (`agents::decide`).
+    OpenDecision {
+        /// The pane the agent runs in.
+        pane: PaneId,
+        /// The agent.
+        kind: AgentKind,
+        /// The hook's payload.
+        payload: serde_json::Value,
+        /// The decision's id.
+        id: berth_engine::ids::DecisionId,
+        /// The way back to the waiting hook.
+        route: crate::agents::decide::DecisionRoute,
+    },
+    /// A decision's hook went away or timed out: it is no longer answerable.
+    DecisionRouteLost {
+        /// Its pane.
+        pane: PaneId,
+        /// The decision.
+        id: berth_engine::ids::DecisionId,
+    },
+    /// The user invoked a desktop notification's action (a decision's option).
+    NotificationAction {
+        /// The notification's id.
+        id: String,
+        /// The action's key (`allow`, `always`, `deny`).
+        action: String,
+    },
 }
 
 /// Everything [`Store::execute`] runs: a client's command or an internal one.
@@ -344,6 +372,8 @@ pub struct Store {
     /// The tasks (`tasks/`), by id.
     pub(crate) tasks:
         std::collections::BTreeMap<berth_engine::ids::TaskId, crate::tasks::model::Task>,
+    /// The permission requests agents' hooks wait on, by pane.
+    pub(crate) decisions: crate::agents::decide::Decisions,
 }
 
 /// What the window shows: which panes are on screen, which one has the keyboard, and
@@ -440,6 +470,7 @@ impl Store {
             desktop_policy: DesktopPolicy::default(),
             spawner,
             tasks: Default::default(),
+            decisions: Default::default(),
         }
     }
 
@@ -570,6 +601,7 @@ impl Store {
                 | Command::PaneRead { .. }
                 | Command::PaneSend { .. }
                 | Command::NotificationsList { .. }
+                | Command::Decisions
         );
         let closes = matches!(
             cmd,
@@ -620,6 +652,11 @@ impl Store {
                 self.execute_task_op(op)?;
                 self.touch();
             }
+            Internal::OpenDecision { pane, kind, payload, id, route } => {
+                self.open_decision(&pane, kind, &payload, id, route)?;
+            }
+            Internal::DecisionRouteLost { pane, id } => self.lose_decision(&pane, &id),
+            Internal::NotificationAction { id, action } => self.notification_action(&id, &action),
         }
         Ok(Reply::Done)
     }
@@ -722,10 +759,13 @@ impl Store {
                     _ => return Err(CommandError::PaneNotLive(pane.to_string())),
                 };
                 let mut bytes = text.map(String::into_bytes).unwrap_or_default();
-                let app_cursor = p.shared.term.lock().app_cursor();
+                let (app_cursor, kitty_flags) = {
+                    let term = p.shared.term.lock();
+                    (term.app_cursor(), term.keyboard_flags())
+                };
                 for key in &keys {
                     bytes.extend(
-                        encode_key(key, app_cursor)
+                        encode_key_with(key, app_cursor, kitty_flags)
                             .map_err(|e| CommandError::BadParams(e.to_string()))?,
                     );
                 }
@@ -803,6 +843,11 @@ impl Store {
                 self.apply_hook(&pane, kind, outcome)?;
                 Ok(Reply::Pane { pane })
             }
+            Command::Decide { pane, answer, message, id } => {
+                let id = self.decide(&pane, answer, message, id.as_ref())?;
+                Ok(Reply::Decided { pane, id })
+            }
+            Command::Decisions => Ok(Reply::Decisions(self.pending_decisions())),
             Command::PaneFocusDirection { pane, dir } => {
                 let tab = self.tab(&self.pane(&pane)?.tab)?;
                 let target = tab.layout.neighbour(&pane, dir, tab.size).unwrap_or(pane);
@@ -925,7 +970,9 @@ impl Store {
         env.push(("BERTH_WORKSPACE".into(), workspace.to_string()));
         let agent = AgentInfo::detect(&argv, &env);
         let spec = SpawnSpec {
-            argv: argv.clone(),
+            // The agent's hooks through its own flag (claude `--settings`), so they work
+            // without an install; what the pane records (and resumes) stays `argv`.
+            argv: crate::agents::inject::with_hooks(&argv, agent.kind, &env, &cwd),
             cwd: cwd.clone(),
             env,
             cols: size.cols,
@@ -1118,6 +1165,8 @@ impl Store {
     /// Removes a pane from the maps and ends its process (asynchronously).
     fn drop_pane(&mut self, id: &PaneId) {
         if let Some(pane) = self.panes.remove(id) {
+            // Its hooks' routes drop with it: they end with no decision.
+            self.decisions.remove_pane(id);
             if let Some(pty) = &pane.pty {
                 pty.close();
             }
@@ -1315,6 +1364,7 @@ impl Store {
                 .and_then(|(state, percent)| Progress::from_conemu(state, percent)),
             lifecycle_since: Some(pane.shared.lifecycle_since(lifecycle)),
             resume: self.resume_plan(pane),
+            pending_decision: self.pending_decision(&pane.id),
             turn: meta.turns.info(),
         }
     }

@@ -36,6 +36,7 @@ use winit::platform::x11::WindowAttributesExtX11;
 use winit::window::{Window, WindowId};
 
 use super::chrome::{self, TAB_BAR_ROWS};
+use super::decisions;
 use super::frames::FrameSchedule;
 use super::input::InputState;
 use super::links::LinkState;
@@ -573,6 +574,9 @@ impl App {
             };
             let placed = CellRectU16::new(rect.col, rect.row + TAB_BAR_ROWS, rect.cols, rect.rows);
             let ring = chrome::ring_of(info.attention);
+            // An agent's permission request: a card across the top of the pane.
+            let decision =
+                info.pending_decision.as_ref().map(|d| decisions::card_of(d, &self.config.keymap));
             // A tombstone has no live terminal: its saved tail is what the user left, above an
             // overlay that says what Enter does.
             let rows = rect.rows.saturating_sub(HEADER_ROWS).max(1);
@@ -595,6 +599,7 @@ impl App {
                     focused,
                     ring,
                     overlay,
+                    decision,
                     ..PaneScene::default()
                 });
                 continue;
@@ -620,6 +625,7 @@ impl App {
                 ring,
                 search,
                 link,
+                decision,
                 ..PaneScene::default()
             });
         }

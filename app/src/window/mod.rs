@@ -15,6 +15,7 @@ pub mod backend;
 pub mod chrome;
 mod chrome_input;
 pub mod clipboard;
+mod decisions;
 mod dispatch;
 mod frames;
 mod input;

@@ -138,7 +138,7 @@ fn basename(arg: &str) -> &str {
 
 /// The index in `argv` of the program that actually runs, looking through wrappers such as
 /// `env`, `node` or `npx` (and `env`'s `VAR=value` assignments).
-fn program_index(argv: &[String]) -> Option<usize> {
+pub fn program_index(argv: &[String]) -> Option<usize> {
     let mut i = 0;
     while let Some(arg) = argv.get(i) {
         let name = basename(arg);

@@ -19,6 +19,12 @@ pub struct HookOutcome {
     pub attention: Option<Attention>,
     /// A notification to raise: title and body.
     pub notification: Option<(String, String)>,
+    /// The agent's turn moved on: a permission request still open in the pane was answered
+    /// elsewhere (claude's own dialog) or is moot, so its card is taken back.
+    pub retracts_decisions: bool,
+    /// The event is claude's reminder of a permission dialog (`permission_prompt`): no second
+    /// notification when Berth already holds the request as a decision.
+    pub permission_prompt: bool,
     /// The agent's last message at a turn's end (`Stop`'s `last_assistant_message`, codex's
     /// `notify`), for `pane.wait` and the pane's last turn.
     pub last_message: Option<String>,
@@ -65,12 +71,28 @@ fn map_event(kind: AgentKind, payload: &Value) -> HookOutcome {
 fn claude(p: &Value) -> HookOutcome {
     let mut out =
         HookOutcome { session_id: session(text(p, "session_id")), ..HookOutcome::default() };
-    match text(p, "hook_event_name").as_deref() {
+    let event = text(p, "hook_event_name");
+    // Claude shows its own dialog beside Berth's card and fires no event when it is answered
+    // there: the next event of the turn says the request is settled.
+    out.retracts_decisions = matches!(
+        event.as_deref(),
+        Some(
+            "PostToolUse"
+                | "PostToolUseFailure"
+                | "Stop"
+                | "StopFailure"
+                | "UserPromptSubmit"
+                | "SessionEnd"
+        )
+    );
+    match event.as_deref() {
         Some("SessionStart") => out.lifecycle = Some(Lifecycle::Idle),
-        Some("UserPromptSubmit" | "PreToolUse" | "PostToolUse") => {
+        Some("UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure") => {
             out.lifecycle = Some(Lifecycle::Working);
         }
         Some("Notification") => {
+            out.permission_prompt =
+                text(p, "notification_type").as_deref() == Some("permission_prompt");
             out.lifecycle = Some(Lifecycle::Blocked);
             out.attention = Some(Attention::NeedsInput);
             let message = text(p, "message").unwrap_or_else(|| "Claude needs your input".into());
@@ -117,6 +139,10 @@ fn codex(p: &Value) -> HookOutcome {
         text(p, "thread-id").or_else(|| text(p, "thread_id")).or_else(|| text(p, "session_id"));
     let mut out = HookOutcome { session_id: session(id), ..HookOutcome::default() };
     let event = text(p, "type").or_else(|| text(p, "hook_event_name"));
+    out.retracts_decisions = matches!(
+        event.as_deref(),
+        Some("agent-turn-complete" | "Stop" | "UserPromptSubmit" | "Interrupt")
+    );
     match event.as_deref() {
         Some("agent-turn-complete" | "Stop") => {
             out.lifecycle = Some(Lifecycle::Done);
@@ -151,6 +177,11 @@ fn opencode(p: &Value) -> HookOutcome {
     let props = p.get("properties").unwrap_or(&Value::Null);
     let id = text(props, "sessionID").or_else(|| text(p, "sessionID"));
     let mut out = HookOutcome { session_id: session(id), ..HookOutcome::default() };
+    // `permission.replied`: answered in opencode's own dialog.
+    out.retracts_decisions = matches!(
+        text(p, "type").as_deref(),
+        Some("session.idle" | "permission.replied" | "permission.v2.replied" | "session.error")
+    );
     match text(p, "type").as_deref() {
         Some("session.idle") => {
             out.lifecycle = Some(Lifecycle::Done);
@@ -184,6 +215,8 @@ fn opencode(p: &Value) -> HookOutcome {
 fn cursor(p: &Value) -> HookOutcome {
     let mut out =
         HookOutcome { session_id: session(text(p, "conversation_id")), ..HookOutcome::default() };
+    out.retracts_decisions =
+        matches!(text(p, "hook_event_name").as_deref(), Some("stop" | "beforeSubmitPrompt"));
     match text(p, "hook_event_name").as_deref() {
         Some(
             "beforeSubmitPrompt" | "beforeShellExecution" | "beforeMCPExecution" | "afterFileEdit",
@@ -250,6 +283,75 @@ pub fn hook_config(kind: AgentKind) -> Option<HookConfig> {
     })
 }
 
+/// The hook events Berth subscribes an agent to, each with the hook timeout Berth sets (in
+/// seconds; `None` keeps the agent's default). `berth hook install` merges these; the config
+/// files [`hook_config`] prints hold the same events.
+pub fn hook_events(kind: AgentKind) -> &'static [(&'static str, Option<u32>)] {
+    match kind {
+        AgentKind::Claude => &[
+            ("SessionStart", None),
+            ("UserPromptSubmit", None),
+            ("Notification", None),
+            ("Stop", None),
+            ("StopFailure", None),
+            ("PermissionRequest", Some(600)),
+            ("PostToolUse", None),
+            ("PostToolUseFailure", None),
+        ],
+        AgentKind::Codex => &[
+            ("SessionStart", None),
+            ("UserPromptSubmit", None),
+            ("Stop", None),
+            ("PermissionRequest", None),
+            ("Interrupt", None),
+        ],
+        AgentKind::Cursor => &[
+            ("beforeSubmitPrompt", None),
+            ("stop", None),
+            ("beforeShellExecution", Some(120)),
+            ("beforeMCPExecution", Some(120)),
+        ],
+        AgentKind::Opencode | AgentKind::Generic | AgentKind::None => &[],
+    }
+}
+
+/// One hook entry as claude and codex (`hooks.json`) write it: `{"hooks": [{"type":
+/// "command", "command": …, "timeout"?}]}`; cursor's entries are the inner object alone.
+pub fn hook_entry(kind: AgentKind, command: &str, timeout: Option<u32>) -> Value {
+    let mut hook = serde_json::json!({ "command": command });
+    if kind != AgentKind::Cursor {
+        hook["type"] = Value::from("command");
+    }
+    if let Some(timeout) = timeout {
+        hook["timeout"] = Value::from(timeout);
+    }
+    match kind {
+        AgentKind::Cursor => hook,
+        _ => serde_json::json!({ "hooks": [hook] }),
+    }
+}
+
+/// The settings claude gets with `--settings` in a pane Berth starts: every hook of
+/// [`hook_events`] calling `berth` (an absolute path to this binary) as `BERTH hook claude`.
+pub fn claude_settings(berth: &str) -> String {
+    let quoted = if berth.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c)) {
+        berth.to_owned()
+    } else {
+        format!("'{}'", berth.replace('\'', "'\\''"))
+    };
+    let command = format!("{quoted} hook claude");
+    let hooks: serde_json::Map<String, Value> = hook_events(AgentKind::Claude)
+        .iter()
+        .map(|(event, timeout)| {
+            (
+                (*event).to_owned(),
+                Value::Array(vec![hook_entry(AgentKind::Claude, &command, *timeout)]),
+            )
+        })
+        .collect();
+    serde_json::json!({ "hooks": hooks }).to_string()
+}
+
 /// The content of the settings file for an agent's hooks (see [`hook_config`]).
 pub fn print_config(kind: AgentKind) -> Option<&'static str> {
     hook_config(kind).map(|c| c.content)
@@ -257,11 +359,14 @@ pub fn print_config(kind: AgentKind) -> Option<&'static str> {
 
 const CLAUDE_CONFIG: &str = r#"{
   "hooks": {
-    "SessionStart":     [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
-    "UserPromptSubmit": [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
-    "Notification":     [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
-    "Stop":             [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
-    "StopFailure":      [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }]
+    "SessionStart":       [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "UserPromptSubmit":   [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "Notification":       [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "Stop":               [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "StopFailure":        [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "PermissionRequest":  [{ "hooks": [{ "type": "command", "command": "berth hook claude", "timeout": 600 }] }],
+    "PostToolUse":        [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "PostToolUseFailure": [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }]
   }
 }
 "#;
@@ -285,10 +390,68 @@ hooks = [{ type = "command", command = "berth hook codex" }]
 hooks = [{ type = "command", command = "berth hook codex" }]
 "#;
 
-const OPENCODE_CONFIG: &str = r#"export const Berth = async ({ $ }) => ({
+const OPENCODE_CONFIG: &str = r#"// Berth's opencode plugin (`berth hook install opencode` writes it): tells Berth what
+// opencode does, and holds opencode's permission requests in Berth until they are answered
+// there (`berth decide`, the window, a desktop action); the answer goes back over opencode's
+// HTTP API. opencode's own dialog stays live meanwhile: the first answer wins.
+import { spawn } from "node:child_process";
+
+const berth = process.env.BERTH_BIN || "berth";
+const ASKED = ["permission.asked", "permission.v2.asked", "permission.updated"];
+
+function run(args, input) {
+  return new Promise((resolve) => {
+    let out = "";
+    let child;
+    try {
+      child = spawn(berth, args, { stdio: ["pipe", "pipe", "ignore"] });
+    } catch (_) {
+      return resolve("");
+    }
+    child.on("error", () => resolve(""));
+    child.stdout.on("data", (d) => { out += d; });
+    child.on("close", () => resolve(out));
+    child.stdin.on("error", () => {});
+    child.stdin.end(input);
+  });
+}
+
+async function reply(base, event, answer) {
+  const p = event.properties || event.data || {};
+  const id = p.id || p.requestID || p.permissionID;
+  const session = p.sessionID;
+  if (!id) return;
+  const body = answer.message ? { reply: answer.reply, message: answer.message } : { reply: answer.reply };
+  const tries = [];
+  if (event.type === "permission.v2.asked") tries.push([`/api/session/${session}/permission/${id}/reply`, body]);
+  if (event.type !== "permission.updated") tries.push([`/permission/${id}/reply`, body]);
+  tries.push([`/session/${session}/permissions/${id}`, { response: answer.reply }]);
+  for (const [path, json] of tries) {
+    try {
+      const res = await fetch(new URL(path, base), {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(json),
+      });
+      if (res.ok) return;
+    } catch (_) {}
+  }
+}
+
+export const Berth = async ({ serverUrl }) => ({
   event: async ({ event }) => {
     if (!process.env.BERTH_PANE) return;
-    await $`berth hook opencode ${JSON.stringify(event)}`.quiet().nothrow();
+    const payload = JSON.stringify(event);
+    if (ASKED.includes(event.type)) {
+      // Not awaited: opencode goes on (and shows its dialog) while Berth waits.
+      run(["hook", "opencode"], payload).then((out) => {
+        let answer;
+        try { answer = JSON.parse(out); } catch (_) { return; }
+        if (answer && answer.reply && serverUrl) return reply(serverUrl, event, answer);
+      });
+      return;
+    }
+    await run(["hook", "opencode"], payload);
   },
 });
 "#;
@@ -296,8 +459,10 @@ const OPENCODE_CONFIG: &str = r#"export const Berth = async ({ $ }) => ({
 const CURSOR_CONFIG: &str = r#"{
   "version": 1,
   "hooks": {
-    "beforeSubmitPrompt": [{ "command": "berth hook cursor" }],
-    "stop":               [{ "command": "berth hook cursor" }]
+    "beforeSubmitPrompt":   [{ "command": "berth hook cursor" }],
+    "stop":                 [{ "command": "berth hook cursor" }],
+    "beforeShellExecution": [{ "command": "berth hook cursor", "timeout": 120 }],
+    "beforeMCPExecution":   [{ "command": "berth hook cursor", "timeout": 120 }]
   }
 }
 "#;
@@ -553,7 +718,16 @@ mod tests {
     fn every_hook_config_is_exactly_a_valid_file() {
         let claude: Value = serde_json::from_str(print_config(AgentKind::Claude).unwrap())
             .expect("claude's settings.json is JSON");
-        for event in ["SessionStart", "UserPromptSubmit", "Notification", "Stop", "StopFailure"] {
+        for event in [
+            "SessionStart",
+            "UserPromptSubmit",
+            "Notification",
+            "Stop",
+            "StopFailure",
+            "PermissionRequest",
+            "PostToolUse",
+            "PostToolUseFailure",
+        ] {
             assert_eq!(
                 claude["hooks"][event][0]["hooks"][0]["command"], "berth hook claude",
                 "{event}"
@@ -572,11 +746,47 @@ mod tests {
             .expect("cursor's hooks.json is JSON");
         assert_eq!(cursor["hooks"]["stop"][0]["command"], "berth hook cursor");
         let opencode = print_config(AgentKind::Opencode).unwrap();
-        assert!(opencode.starts_with("export const Berth"), "{opencode}");
+        assert!(opencode.contains("export const Berth = async"), "{opencode}");
+        assert!(opencode.contains("permission.asked"), "{opencode}");
         for kind in [AgentKind::Claude, AgentKind::Codex, AgentKind::Opencode, AgentKind::Cursor] {
             let config = hook_config(kind).unwrap();
             assert!(config.content.ends_with('\n') && !config.note.is_empty(), "{kind:?}");
         }
         assert!(print_config(AgentKind::None).is_none());
+        for (event, timeout) in hook_events(AgentKind::Claude) {
+            let entry = &claude["hooks"][event][0];
+            assert_eq!(
+                entry,
+                &hook_entry(AgentKind::Claude, "berth hook claude", *timeout),
+                "{event}"
+            );
+        }
+        for (event, timeout) in hook_events(AgentKind::Cursor) {
+            let entry = &cursor["hooks"][event][0];
+            assert_eq!(
+                entry,
+                &hook_entry(AgentKind::Cursor, "berth hook cursor", *timeout),
+                "{event}"
+            );
+        }
+        let codex_events: Vec<&str> =
+            codex["hooks"].as_table().unwrap().keys().map(String::as_str).collect();
+        let mut table: Vec<&str> = hook_events(AgentKind::Codex).iter().map(|e| e.0).collect();
+        table.sort_unstable();
+        assert_eq!(codex_events, table);
+    }
+
+    #[test]
+    fn claude_settings_call_this_binary_for_every_event() {
+        let settings: Value =
+            serde_json::from_str(&claude_settings("/opt/my berth/berth")).unwrap();
+        for (event, _) in hook_events(AgentKind::Claude) {
+            assert_eq!(
+                settings["hooks"][event][0]["hooks"][0]["command"],
+                "'/opt/my berth/berth' hook claude",
+                "{event}"
+            );
+        }
+        assert_eq!(settings["hooks"]["PermissionRequest"][0]["hooks"][0]["timeout"], 600);
     }
 }

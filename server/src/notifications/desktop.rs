@@ -165,12 +165,19 @@ pub struct DesktopNote {
     pub urgency: Urgency,
     /// The key of an earlier notification this one updates in place (kitty's `i=`).
     pub replaces_key: Option<String>,
+    /// Actions (key, label) shown beside the click (a decision's options); invoking one is
+    /// reported through [`OnAction`].
+    pub actions: Vec<(String, String)>,
 }
 
 /// Called with a notification's key when the user clicks it, and the activation token the
 /// notification server handed over for it, if any (the window raises itself with it). It runs
 /// on the notifier's task and must return quickly: send a command, don't do the work there.
 pub type OnActivate = Arc<dyn Fn(String, Option<String>) + Send + Sync>;
+
+/// Called with a notification's key and an action's key when the user invokes one of the
+/// note's own [`DesktopNote::actions`]. Like [`OnActivate`], it must return quickly.
+pub type OnAction = Arc<dyn Fn(String, String) + Send + Sync>;
 
 /// Whether and where desktop notifications go: `address` `None` is the session bus, and
 /// [`BusConfig::from_env`] reads [`ENV_SWITCH`].
@@ -220,6 +227,15 @@ impl DesktopNotifier {
     /// It never blocks startup and is never fatal: it connects in the background, and outside a
     /// runtime it logs a warning and returns a notifier that does nothing.
     pub fn spawn(config: DesktopConfig, on_activate: OnActivate) -> DesktopNotifier {
+        Self::spawn_with_actions(config, on_activate, None)
+    }
+
+    /// [`DesktopNotifier::spawn`], and invoked actions of a note's own go to `on_action`.
+    pub fn spawn_with_actions(
+        config: DesktopConfig,
+        on_activate: OnActivate,
+        on_action: Option<OnAction>,
+    ) -> DesktopNotifier {
         if !config.enabled {
             tracing::info!("{ENV_SWITCH}=0: desktop notifications are off");
             return DesktopNotifier::idle();
@@ -232,7 +248,8 @@ impl DesktopNotifier {
             }
         };
         let shared = Arc::new(Shared::new(true));
-        let worker = Worker::new(shared.clone(), config, on_activate);
+        let mut worker = Worker::new(shared.clone(), config, on_activate);
+        worker.on_action = on_action;
         let task = runtime.spawn(worker.run());
         DesktopNotifier { shared, _task: Arc::new(TaskGuard(Some(task))) }
     }
@@ -600,6 +617,7 @@ struct Worker {
     shared: Arc<Shared>,
     config: DesktopConfig,
     on_activate: OnActivate,
+    on_action: Option<OnAction>,
     /// Activation tokens by notification id, oldest first (at most [`MAX_TOKENS`]).
     tokens: VecDeque<(u32, String)>,
     link: Option<Link>,
@@ -626,6 +644,7 @@ impl Worker {
             shared,
             config,
             on_activate,
+            on_action: None,
             tokens: VecDeque::new(),
             link: None,
             capabilities: None,
@@ -747,7 +766,7 @@ impl Worker {
         let known = self.capabilities;
         let replaces_id =
             note.replaces_key.as_deref().and_then(|key| self.ids.id_of(key)).unwrap_or(0);
-        let DesktopNote { key, title, body, urgency, .. } = note;
+        let DesktopNote { key, title, body, urgency, actions, .. } = note;
         let title = bound(&title, TITLE_MAX_CHARS);
         let body = bound(&body, BODY_MAX_CHARS);
         self.in_flight = Some(Box::pin(async move {
@@ -767,6 +786,10 @@ impl Worker {
             let body = if capabilities.body_markup { escape_markup(&body) } else { body };
             let mut hints = HashMap::new();
             hints.insert("urgency", zbus::Variant::U8(urgency.hint_value()));
+            let mut action_list = vec![DEFAULT_ACTION, DEFAULT_ACTION_LABEL];
+            for (action, label) in &actions {
+                action_list.extend([action.as_str(), label.as_str()]);
+            }
             let result = proxy
                 .notify(
                     APP_NAME,
@@ -774,7 +797,7 @@ impl Worker {
                     "",
                     &title,
                     &body,
-                    &[DEFAULT_ACTION, DEFAULT_ACTION_LABEL],
+                    &action_list,
                     hints,
                     EXPIRE_DEFAULT,
                 )
@@ -852,15 +875,20 @@ impl Worker {
                 return;
             }
         };
-        if args.action_key() != DEFAULT_ACTION {
-            return;
-        }
         let Some(key) = self.ids.key_of(*args.id()) else {
             tracing::debug!(id = args.id(), "a click on a notification Berth no longer tracks");
             return;
         };
         let key = key.to_owned();
         let token = self.take_token(*args.id());
+        if args.action_key() != DEFAULT_ACTION {
+            let Some(on_action) = self.on_action.clone() else { return };
+            let action = args.action_key().to_owned();
+            if std::panic::catch_unwind(AssertUnwindSafe(|| on_action(key, action))).is_err() {
+                tracing::error!("the handler for a desktop notification's action panicked");
+            }
+            return;
+        }
         let on_activate = self.on_activate.clone();
         if std::panic::catch_unwind(AssertUnwindSafe(|| on_activate(key, token))).is_err() {
             tracing::error!("the handler for a click on a desktop notification panicked");

@@ -58,6 +58,7 @@ impl Store {
             },
             kitty_id: incoming.kitty_id,
             report_activation: incoming.report_activation,
+            actions: incoming.actions,
         };
         // The user is looking at this pane: nothing to draw attention to, nothing for the
         // desktop unless the program asked for it always.

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use berth_engine::agents::AgentKind;
-use berth_engine::ids::{PaneId, TabId, WorkspaceId};
+use berth_engine::ids::{DecisionId, PaneId, TabId, WorkspaceId};
 use berth_engine::layout::{CellSize, Layout, SplitDir};
 use berth_engine::model::{Attention, Lifecycle, RestoreState};
 use serde::{Deserialize, Serialize};
@@ -16,8 +16,8 @@ use crate::error::CommandError;
 /// The version of this protocol, reported by `server.info`.
 pub const PROTOCOL_VERSION: u32 = 1;
 use crate::view::{
-    AgentView, PaneInfo, Progress, ProgressState, ReadView, ResumePlan, ResumeSource, ServerInfo,
-    StateView, TabInfo, WorkspaceView,
+    AgentView, DecisionAnswer, DecisionOption, PaneInfo, PendingDecision, Progress, ProgressState,
+    ReadView, ResumePlan, ResumeSource, ServerInfo, StateView, TabInfo, WorkspaceView,
 };
 
 /// A layout on the wire: `{"pane": "pane_…"}` or `{"split": {dir, ratio, first, second}}`.
@@ -173,6 +173,96 @@ pub struct PaneDto {
     /// Its turns: how the lifecycle was learned, the running turn, the last one.
     #[serde(default)]
     pub turn: TurnDto,
+    /// The permission request the pane's agent is waiting on (`berth decide` answers it).
+    #[serde(default)]
+    pub pending_decision: Option<DecisionDto>,
+}
+
+/// A pending decision on the wire (`pending_decision` of a pane, `decision.list`,
+/// `pane.decision` events).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DecisionDto {
+    /// Its id (`dec_…`): `pane.decide` may name it.
+    pub id: String,
+    /// The agent asking (`claude | codex | opencode | cursor`).
+    pub agent: String,
+    /// The tool it wants to use.
+    pub tool: String,
+    /// One line: the tool and its command or file.
+    pub prompt: String,
+    /// More of the request (a few bounded lines).
+    pub detail: String,
+    /// What can be answered, in order.
+    pub options: Vec<DecisionOptionDto>,
+    /// Whether an answer can still reach the agent (false once its route is lost).
+    pub answerable: bool,
+    /// When the request came, ms since the Unix epoch.
+    pub received_at: u64,
+}
+
+/// One option of a decision on the wire.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DecisionOptionDto {
+    /// The answer it gives: `allow | always | deny` (what `pane.decide` takes).
+    pub id: String,
+    /// What to show.
+    pub label: String,
+}
+
+/// One entry of `decision.list`: a pane and its pending decision.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PaneDecisionDto {
+    /// The pane.
+    pub pane_id: String,
+    /// Its decision.
+    pub decision: DecisionDto,
+}
+
+impl From<&PendingDecision> for DecisionDto {
+    fn from(d: &PendingDecision) -> Self {
+        DecisionDto {
+            id: d.id.to_string(),
+            agent: d.agent.as_str().to_owned(),
+            tool: d.tool.clone(),
+            prompt: d.prompt.clone(),
+            detail: d.detail.clone(),
+            options: d
+                .options
+                .iter()
+                .map(|o| DecisionOptionDto {
+                    id: o.answer.as_str().to_owned(),
+                    label: o.label.clone(),
+                })
+                .collect(),
+            answerable: d.answerable,
+            received_at: d.received_at,
+        }
+    }
+}
+
+impl DecisionDto {
+    /// The typed form.
+    pub fn to_view(&self) -> Result<PendingDecision, CommandError> {
+        Ok(PendingDecision {
+            id: DecisionId::parse(&self.id)?,
+            agent: AgentKind::parse(&self.agent).ok_or_else(|| bad("agent", &self.agent))?,
+            tool: self.tool.clone(),
+            prompt: self.prompt.clone(),
+            detail: self.detail.clone(),
+            options: self
+                .options
+                .iter()
+                .map(|o| {
+                    Ok(DecisionOption {
+                        answer: DecisionAnswer::parse(&o.id).ok_or_else(|| bad("answer", &o.id))?,
+                        label: o.label.clone(),
+                    })
+                })
+                .collect::<Result<_, CommandError>>()?,
+            answerable: self.answerable,
+            received_at: self.received_at,
+        })
+    }
 }
 
 /// A pane's turns on the wire.
@@ -442,6 +532,7 @@ impl From<&PaneInfo> for PaneDto {
             lifecycle_since: p.lifecycle_since,
             resume: p.resume.as_ref().map(ResumeDto::from),
             turn: TurnDto::from(&p.turn),
+            pending_decision: p.pending_decision.as_ref().map(DecisionDto::from),
         }
     }
 }
@@ -555,6 +646,11 @@ impl PaneDto {
                 }),
             },
             turn: self.turn.to_view()?,
+            pending_decision: self
+                .pending_decision
+                .as_ref()
+                .map(DecisionDto::to_view)
+                .transpose()?,
         })
     }
 }

@@ -5,14 +5,18 @@
 
 use std::path::PathBuf;
 
-use berth_engine::ids::{PaneId, TabId, WorkspaceId};
+use berth_engine::ids::{DecisionId, PaneId, TabId, WorkspaceId};
 use berth_engine::model::RestoreState;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::dto::{NotificationDto, ReadDto, ServerInfoDto, WorkspaceListDto};
+use super::dto::{
+    DecisionDto, NotificationDto, PaneDecisionDto, ReadDto, ServerInfoDto, WorkspaceListDto,
+};
 use crate::commands::{Command, Reply};
+use crate::decisions::DecisionAnswer;
+use crate::decisions::{DecisionOutcome, OutcomeReason};
 use crate::error::CommandError;
 
 /// The answer of `events.subscribe`.
@@ -46,6 +50,30 @@ pub struct ScreenshotReply {
     pub bytes: usize,
 }
 
+/// The answer of `decision.request`: how the hook's wait ended.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DecisionOutcomeReply {
+    /// The decision (`dec_…`).
+    pub decision_id: String,
+    /// `allow | always | deny`, or null when nobody answered.
+    pub answer: Option<String>,
+    /// The message given with the answer.
+    pub message: Option<String>,
+    /// `answered | retracted | timeout | lost`.
+    pub reason: String,
+}
+
+impl From<&DecisionOutcome> for DecisionOutcomeReply {
+    fn from(o: &DecisionOutcome) -> Self {
+        DecisionOutcomeReply {
+            decision_id: o.id.to_string(),
+            answer: o.answer.map(|a| a.as_str().to_owned()),
+            message: o.message.clone(),
+            reason: o.reason.as_str().to_owned(),
+        }
+    }
+}
+
 /// The answer of `pane.submit`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct SubmitReply {
@@ -77,6 +105,26 @@ impl From<&crate::agents::work::SubmitOutcome> for SubmitReply {
             confirmed: o.confirmed,
             enter_retried: o.enter_retried,
         }
+    }
+}
+
+impl DecisionOutcomeReply {
+    /// The typed form.
+    pub fn to_outcome(&self) -> Result<DecisionOutcome, CommandError> {
+        let answer = match &self.answer {
+            None => None,
+            Some(a) => Some(
+                DecisionAnswer::parse(a)
+                    .ok_or_else(|| answer_error(format!("unknown answer {a:?}")))?,
+            ),
+        };
+        Ok(DecisionOutcome {
+            id: DecisionId::parse(&self.decision_id)?,
+            answer,
+            message: self.message.clone(),
+            reason: OutcomeReason::parse(&self.reason)
+                .ok_or_else(|| answer_error(format!("unknown reason {:?}", self.reason)))?,
+        })
     }
 }
 
@@ -143,6 +191,19 @@ pub fn encode_reply(reply: &Reply) -> Value {
             json!({ "notifications": list })
         }
         Reply::Marked { count } => json!({ "marked": count }),
+        Reply::Decided { pane, id } => {
+            json!({ "pane_id": pane.as_str(), "decision_id": id.as_str() })
+        }
+        Reply::Decisions(list) => {
+            let list: Vec<PaneDecisionDto> = list
+                .iter()
+                .map(|(pane, d)| PaneDecisionDto {
+                    pane_id: pane.to_string(),
+                    decision: DecisionDto::from(d),
+                })
+                .collect();
+            json!({ "decisions": to_value(&list) })
+        }
         // Internal answers never go on the wire; a plain form for logs.
         Reply::Restored { panes, resumable, auto_resume_candidates } => json!({
             "panes": panes,
@@ -230,5 +291,15 @@ pub fn decode_reply(cmd: &Command, result: Value) -> Result<Reply, CommandError>
         Command::NotificationsMarkRead { .. } | Command::PaneClearAttention { .. } => {
             Reply::Marked { count: field(r, "marked")? }
         }
+        Command::Decide { .. } => Reply::Decided {
+            pane: pane(r)?,
+            id: DecisionId::parse(&field::<String>(r, "decision_id")?)?,
+        },
+        Command::Decisions => Reply::Decisions(
+            field::<Vec<PaneDecisionDto>>(r, "decisions")?
+                .iter()
+                .map(|e| Ok((PaneId::parse(&e.pane_id)?, e.decision.to_view()?)))
+                .collect::<Result<_, CommandError>>()?,
+        ),
     })
 }

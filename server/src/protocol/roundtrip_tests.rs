@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use berth_engine::agents::AgentKind;
-use berth_engine::ids::{NotificationId, PaneId, TabId, WorkspaceId};
+use berth_engine::ids::{DecisionId, NotificationId, PaneId, TabId, WorkspaceId};
 use berth_engine::layout::{CellSize, FocusDir, Layout, Side, SplitDir};
 use berth_engine::model::{Attention, Lifecycle, RestoreState};
 use proptest::prelude::*;
@@ -17,8 +17,8 @@ use crate::agents::work::WaitUntil;
 use crate::commands::Reply;
 use crate::event::Event;
 use crate::view::{
-    AgentView, NotificationView, PaneInfo, Progress, ReadView, ResumePlan, ResumeSource,
-    ServerInfo, StateView, TabInfo, WorkspaceView,
+    AgentView, DecisionAnswer, DecisionOption, NotificationView, PaneInfo, PendingDecision,
+    Progress, ReadView, ResumePlan, ResumeSource, ServerInfo, StateView, TabInfo, WorkspaceView,
 };
 
 /// Through the bytes a client writes and the server reads.
@@ -210,7 +210,22 @@ fn command() -> impl Strategy<Value = Command> {
             }
         }),
     ];
-    prop_oneof![some, more, agents]
+    let decisions = prop_oneof![
+        (
+            pane(),
+            prop::sample::select(DecisionAnswer::ALL.to_vec()),
+            prop::option::of(text()),
+            any::<bool>()
+        )
+            .prop_map(|(pane, answer, message, named)| Command::Decide {
+                pane,
+                answer,
+                message,
+                id: named.then(DecisionId::new),
+            }),
+        Just(Command::Decisions),
+    ];
+    prop_oneof![some, more, agents, decisions]
 }
 
 proptest! {
@@ -230,6 +245,12 @@ fn connection_methods_survive_the_wire() {
         ConnectionMethod::SaveSnapshot,
         ConnectionMethod::Screenshot { tab: None, path: "/tmp/x.png".into() },
         ConnectionMethod::Screenshot { tab: Some(TabId::new().to_string()), path: "/a b".into() },
+        ConnectionMethod::DecisionRequest {
+            pane: PaneId::new(),
+            kind: AgentKind::Cursor,
+            payload: json!({ "hook_event_name": "beforeShellExecution", "command": "ls" }),
+            wait_ms: 30_000,
+        },
         ConnectionMethod::Wait { pane: PaneId::new(), until: WaitUntil::Exited, timeout_ms: None },
     ] {
         let what = Decoded::Connection(what);
@@ -411,6 +432,12 @@ fn every_method_name_has_one_variant_both_ways() {
         ("notifications.list", json!({})),
         ("notifications.mark_read", json!({})),
         ("hook.event", json!({ "pane_id": p.as_str(), "agent": "codex", "payload": {} })),
+        ("pane.decide", json!({ "pane_id": p.as_str(), "answer": "deny", "message": "no" })),
+        ("decision.list", json!({})),
+        (
+            "decision.request",
+            json!({ "pane_id": p.as_str(), "agent": "claude", "payload": {}, "wait_ms": 1000 }),
+        ),
         ("events.subscribe", json!({})),
         ("snapshot.save", json!({})),
         ("window.screenshot", json!({ "path": "/tmp/s.png" })),
@@ -476,6 +503,7 @@ fn sample_state() -> StateView {
             argv: vec!["/bin/sh".into(), "-c".into(), "it's".into()],
             source: ResumeSource::Reported,
         }),
+        pending_decision: (state == RestoreState::Live).then(sample_decision),
         turn: TurnInfo {
             learned_from: Some(LifecycleSource::Osc133),
             running_since: Some(1_700_000_002_000),
@@ -509,6 +537,22 @@ fn sample_state() -> StateView {
         tabs: vec![tab],
     };
     StateView { active_workspace: Some(ws.id.clone()), workspaces: vec![ws] }
+}
+
+fn sample_decision() -> PendingDecision {
+    PendingDecision {
+        id: DecisionId::new(),
+        agent: AgentKind::Claude,
+        tool: "Bash".into(),
+        prompt: "Bash: cargo test ✓".into(),
+        detail: "cargo test\n--workspace".into(),
+        options: DecisionAnswer::ALL
+            .into_iter()
+            .map(|answer| DecisionOption { answer, label: answer.label().into() })
+            .collect(),
+        answerable: true,
+        received_at: 1_700_000_002_000,
+    }
 }
 
 fn sample_notification() -> NotificationView {
@@ -609,6 +653,17 @@ fn every_reply_survives_the_wire() {
             Reply::Notifications(vec![sample_notification()]),
         ),
         (Command::PaneClearAttention { pane: p.clone() }, Reply::Marked { count: 4 }),
+        (
+            Command::Decide {
+                pane: p.clone(),
+                answer: DecisionAnswer::Always,
+                message: None,
+                id: None,
+            },
+            Reply::Decided { pane: p.clone(), id: DecisionId::new() },
+        ),
+        (Command::Decisions, Reply::Decisions(vec![(p.clone(), sample_decision())])),
+        (Command::Decisions, Reply::Decisions(vec![])),
     ];
     for (cmd, reply) in cases {
         let value = encode_reply(&reply);
@@ -661,6 +716,8 @@ fn every_event_survives_the_wire() {
             pane: p.clone(),
             activation_token: Some("sway-token-1".into()),
         },
+        Event::Decision { pane: p.clone(), decision: Some(sample_decision()) },
+        Event::Decision { pane: p.clone(), decision: None },
         Event::SubscriberDropped { reason: "slow".into() },
         Event::ConnectionClosed { reason: "idle".into() },
         Event::TaskChanged { task: berth_engine::ids::TaskId::new(), state: "working".into() },
@@ -704,11 +761,17 @@ fn the_state_keeps_its_documented_field_names() {
         "created_at",
         "progress",
         "lifecycle_since",
+        "pending_decision",
     ] {
         assert!(pane.get(key).is_some(), "pane.{key}");
     }
     assert_eq!(pane["progress"], json!({ "state": "indeterminate", "percent": null }));
     assert_eq!(pane["agent"]["kind"], "claude");
     assert_eq!(pane["state"], "LIVE");
+    let decision = &pane["pending_decision"];
+    for key in ["id", "agent", "tool", "prompt", "detail", "options", "answerable", "received_at"] {
+        assert!(decision.get(key).is_some(), "pending_decision.{key}");
+    }
+    assert_eq!(decision["options"][0], json!({ "id": "allow", "label": "Allow once" }));
     assert!(value.get("active_workspace_id").is_some());
 }

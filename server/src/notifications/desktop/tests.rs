@@ -41,6 +41,7 @@ fn note(key: &str, title: &str, body: &str) -> DesktopNote {
         body: body.to_owned(),
         urgency: Urgency::Normal,
         replaces_key: None,
+        actions: Vec::new(),
     }
 }
 
@@ -229,6 +230,39 @@ fn other_actions_do_not_activate() {
     // forgotten the action has been handled too.
     wait_for("the notification to be forgotten", || harness.notifier.status().tracked == 0);
     assert!(harness.activations.keys().is_empty());
+}
+
+/// A decision's notification carries its options as actions; invoking one reports the
+/// notification's key and the action, and is not a click.
+#[test]
+fn a_notes_own_actions_are_offered_and_reported() {
+    let bus = PrivateBus::start().expect("a private dbus-daemon");
+    let fake = FakeNotificationServer::start(bus.address()).expect("the fake notification server");
+    let runtime = runtime();
+    let activations = Activations::default();
+    let acted: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let on_action: OnAction = {
+        let acted = acted.clone();
+        Arc::new(move |key, action| acted.lock().unwrap().push((key, action)))
+    };
+    let config = DesktopConfig::for_address(bus.address()).with_backoff(FAST);
+    let notifier = {
+        let _entered = runtime.enter();
+        DesktopNotifier::spawn_with_actions(config, activations.callback(), Some(on_action))
+    };
+    notifier.notify(DesktopNote {
+        actions: vec![("allow".into(), "Allow once".into()), ("deny".into(), "Deny".into())],
+        ..note("notif_d", "Claude asks to run Bash", "Bash: ls")
+    });
+    wait_for("the Notify call", || fake.call_count() >= 1);
+    let call = fake.calls()[0].clone();
+    assert_eq!(call.actions, ["default", "Show", "allow", "Allow once", "deny", "Deny"]);
+    wait_for("sent", || notifier.status().sent >= 1);
+    fake.invoke_action(call.id, "deny").expect("an action");
+    wait_for("the action", || !acted.lock().unwrap().is_empty());
+    assert_eq!(acted.lock().unwrap().clone(), [("notif_d".to_owned(), "deny".to_owned())]);
+    assert!(activations.keys().is_empty(), "an action is not a click");
+    drop(notifier);
 }
 
 #[test]
