@@ -585,3 +585,37 @@ fn a_32_kib_objective_reaches_the_worker() {
     assert!(text.len() > 32 * 1024, "{}", text.len());
     assert!(text.contains(&objective));
 }
+
+/// A permission request from the worker (the real `berth hook claude`, waiting) makes the task
+/// `input_required` with the decision's id; answering it (`berth decide`) puts the task back
+/// to work, and the worker goes on to report.
+#[test]
+fn a_pending_decision_asks_for_input_and_its_answer_resumes_work() {
+    let server = server();
+    let repo = repo(&server, "app");
+    let request = r#"{"session_id":"s-1","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"cargo test","description":"Run the tests"}}"#;
+    let work = format!(
+        "printf '%s' '{request}' | {} hook claude > hook.out && {}",
+        berth_bin().display(),
+        commit_and_report("new.txt", "ok\\\\n")
+    );
+    let (task, _) = start(&server, &repo, "asks", &["--silence", "0"], &["--on-submit", &work]);
+    let id = task["id"].as_str().unwrap().to_owned();
+    let asked = wait_state(&server, &id, "input_required");
+    assert_eq!(asked["status_reason"]["reason"], "decision_required", "{asked}");
+    let decision = asked["status_reason"]["decision_id"].as_str().unwrap();
+    assert!(decision.starts_with("dec_"), "{decision}");
+    let mut events = server.client();
+    events.subscribe().unwrap();
+    server.berth_ok(&["decide", asked["pane_id"].as_str().unwrap(), "allow"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        assert!(Instant::now() < deadline, "no task.changed to working after the answer");
+        let Ok(e) = events.next_event(Some(Duration::from_secs(1))) else { continue };
+        if e["type"] == "task.changed" && e["task_id"] == id.as_str() && e["state"] == "working" {
+            break;
+        }
+    }
+    let done = wait_state(&server, &id, "completed");
+    assert_eq!(done["result"]["summary"], "wrote new.txt");
+}

@@ -242,10 +242,13 @@ impl Store {
         }
     }
 
-    fn publish_decision(&self, pane: &PaneId) {
-        self.bus
-            .publish(Event::Decision { pane: pane.clone(), decision: self.pending_decision(pane) });
+    fn publish_decision(&mut self, pane: &PaneId) {
+        let decision = self.pending_decision(pane);
+        let id = decision.as_ref().map(|d| d.id.to_string());
+        self.bus.publish(Event::Decision { pane: pane.clone(), decision });
         self.bus.publish(Event::PaneChanged { pane: pane.clone() });
+        // A task's worker waiting on a decision needs input; its answer puts it back to work.
+        crate::tasks::watch::decision_changed(self, pane, id.as_deref());
     }
 }
 

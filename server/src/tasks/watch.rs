@@ -10,8 +10,8 @@
 //!
 //! It wakes on the pane's `changed` notify and every second; it locks the Store only to look
 //! and to execute one `TaskOp`, and each change is conditional on the state it saw, so a report
-//! that lands in between wins. A pending decision on the worker pane (#14) is meant to enter
-//! through [`decision_changed`].
+//! that lands in between wins. A pending decision on the worker pane (#14) enters through
+//! [`decision_changed`], which the Store calls whenever a pane's decision opens or clears.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -46,6 +46,9 @@ enum Seen {
         turn_end: Option<(u64, Option<String>)>,
         turn_running_since: Option<u64>,
         activity: (u64, u64),
+        /// Why it waits, when it does, and since when (its last change).
+        reason: Option<String>,
+        since: u64,
     },
 }
 
@@ -68,6 +71,14 @@ fn look(store: &Store, task: &TaskId, pane: &PaneId) -> Seen {
         turn_end: meta.turns.last.as_ref().map(|l| (l.ended_at, l.last_message.clone())),
         turn_running_since: meta.turns.started_at,
         activity: (meta.last_activity_ms, meta.turns.hook_events),
+        reason: t
+            .record
+            .status_reason
+            .as_ref()
+            .and_then(|r| r.get("reason"))
+            .and_then(|r| r.as_str())
+            .map(str::to_owned),
+        since: t.record.updated_at,
     }
 }
 
@@ -79,12 +90,17 @@ async fn watch(store: Arc<Mutex<Store>>, task: TaskId, pane: PaneId, mut turn_se
     };
     let mut activity = (0, 0);
     let mut active_at = now_ms();
-    let mut asked_at = 0;
     loop {
         let changed = shared.changed.notified();
         tokio::pin!(changed);
         changed.as_mut().enable();
-        let seen = look(&lock(&store), &task, &pane);
+        let seen = {
+            let mut store = lock(&store);
+            // A decision that opened before the task was working (the start's last step) is
+            // caught here; later ones come through `decision_changed` as they change.
+            reconcile_decision(&mut store, &pane);
+            look(&store, &task, &pane)
+        };
         let now = now_ms();
         match seen {
             Seen::Done => return,
@@ -103,6 +119,8 @@ async fn watch(store: Arc<Mutex<Store>>, task: TaskId, pane: PaneId, mut turn_se
                 turn_end,
                 turn_running_since,
                 activity: now_activity,
+                reason,
+                since,
             } => {
                 if now_activity != activity {
                     activity = now_activity;
@@ -117,10 +135,11 @@ async fn watch(store: Arc<Mutex<Store>>, task: TaskId, pane: PaneId, mut turn_se
                             "last_message": message,
                         });
                         to_input_required(&store, &task, reason);
-                        asked_at = now;
                     }
                 } else if state == TaskState::InputRequired
-                    && turn_running_since.is_some_and(|since| since >= asked_at)
+                    // A decision's answer (or its end) resumes that one, in `decision_changed`.
+                    && reason.as_deref() != Some("decision_required")
+                    && turn_running_since.is_some_and(|started| started >= since)
                 {
                     let _ = apply(
                         &store,
@@ -137,7 +156,6 @@ async fn watch(store: Arc<Mutex<Store>>, task: TaskId, pane: PaneId, mut turn_se
                 {
                     let reason = json!({ "reason": "worker_silent", "timeout_s": silence_s });
                     to_input_required(&store, &task, reason);
-                    asked_at = now;
                     active_at = now;
                 }
             }
@@ -180,6 +198,12 @@ fn fail_live(
         ),
         _ => Ok(()),
     }
+}
+
+/// Applies the pane's pending decision now (or its absence) to its task.
+fn reconcile_decision(store: &mut Store, pane: &PaneId) {
+    let id = store.pending_decision(pane).map(|d| d.id.to_string());
+    decision_changed(store, pane, id.as_deref());
 }
 
 /// The hook for #14's decisions: the Store calls this when a pane's pending decision appears
