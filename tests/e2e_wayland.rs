@@ -33,6 +33,8 @@ const OUTPUT: &str = "HEADLESS-1";
 /// the compositor, then the temp dirs.
 struct World {
     window: Option<Killed>,
+    /// A virtual keyboard held for the whole test (see [`World::hold_keyboard`]).
+    _keyboard: Option<Killed>,
     /// The desktop's notification service on a private session bus.
     notifications: FakeNotificationServer,
     _bus: PrivateBus,
@@ -156,6 +158,7 @@ impl World {
             FakeNotificationServer::start(bus.address()).expect("start the notification server");
         let mut world = World {
             window: None,
+            _keyboard: None,
             notifications,
             _bus: bus,
             _sway: sway,
@@ -165,8 +168,31 @@ impl World {
             window_log: root.join("window.log"),
         };
         world.wait_for_output();
+        world.hold_keyboard();
         world.launch();
         world
+    }
+
+    /// Keeps a keyboard on the seat, as a desktop always has: each `wtype` adds one and takes
+    /// it away when done, and a seat whose last keyboard goes away sends the window no focus
+    /// change at all, so the window could keep believing it has the focus (and keep a pane's
+    /// notifications off the desktop) after sway moved it to a hidden workspace.
+    fn hold_keyboard(&mut self) {
+        let child = Command::new("wtype")
+            .args(["-s", "600000"])
+            .env("XDG_RUNTIME_DIR", &self.server.runtime)
+            .env("WAYLAND_DISPLAY", &self.display)
+            .env_remove("DISPLAY")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start a held wtype");
+        self._keyboard = Some(Killed { name: "wtype", child });
+        poll(WAIT, "the held keyboard on the seat", || {
+            let seats = self.swaymsg(&["-t", "get_seats"]).ok()?;
+            seats.contains("virtual_keyboard").then_some(())
+        });
     }
 
     /// Waits until sway answers on its IPC socket with its output.
@@ -578,21 +604,28 @@ fn the_window_is_a_native_wayland_client() {
     // an activation the compositor honours brings it back and focuses it.
     w.run("swaymsg", &["workspace", "2"]);
     poll(WAIT, "the window to lose focus", || (w.window_node()?["visible"] == false).then_some(()));
-    // The window learns it lost focus a moment after sway hides it, and until then a
-    // notification for the pane it shows stays off the desktop: print again every 3 s until
-    // one arrives.
+    // The window tells the Store it lost the focus when sway hides it (a hidden Wayland
+    // window gets no frames, so this cannot wait for the next one); it learns of it a moment
+    // later, so the pane prints again every 3 s until the desktop gets a notification.
     let calls = w.notifications.call_count();
     let mut sent_at: Option<Instant> = None;
-    poll(WAIT, "a desktop notification", || {
-        if w.notifications.call_count() > calls {
-            return Some(());
+    let deadline = Instant::now() + WAIT;
+    while w.notifications.call_count() <= calls {
+        if Instant::now() > deadline {
+            let log = w.log();
+            let tail: Vec<&str> = log.lines().rev().take(60).collect();
+            panic!(
+                "no desktop notification within 30 s; notifications: {}; the window's log ends:\n{}",
+                w.server.berth_ok(&["notifications", "--json"]),
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
         }
         if sent_at.is_none_or(|at| at.elapsed() > Duration::from_secs(3)) {
             w.server.berth_ok(&["send", &pane, "--enter", r"printf '\e]9;wake up\a'"]);
             sent_at = Some(Instant::now());
         }
-        None
-    });
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let call = w.notifications.calls().last().cloned().expect("the notification");
     assert!(call.body.contains("wake up") || call.summary.contains("wake up"), "{call:?}");
     let token = activation::token(Path::new(&w.display));

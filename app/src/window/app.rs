@@ -541,7 +541,7 @@ impl App {
 
     /// Tells the Store which panes are on screen and which has the keyboard, so that
     /// notifications for a pane the user is looking at stay off the desktop and unread marks.
-    fn report_view(&self, view: &TabView) {
+    pub(super) fn report_view(&self, view: &TabView) {
         let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| &z.pane);
         let visible = view.placements(zoomed).into_iter().map(|(id, _)| id).collect();
         let _ = self.lock_store().execute(Internal::SetWindowView(WindowView {

@@ -176,6 +176,13 @@ impl App {
     /// The window gained or lost focus: redraw the cursor, tell programs that asked (1004).
     pub(super) fn on_focus(&mut self, focused: bool) {
         self.input.window_focused = focused;
+        // Tell the Store at once, not with the next frame: a compositor sends a hidden
+        // window no frames (Wayland), and until the Store knows, a notification for a pane on
+        // screen counts as seen and stays off the desktop.
+        let list = self.lock_store().view();
+        if let Some(view) = TabView::active(&list) {
+            self.report_view(&view);
+        }
         if let Some((_, pane)) = self.focused() {
             if self.with_term(&pane, |t| t.term().mode().contains(TermMode::FOCUS_IN_OUT))
                 == Some(true)
