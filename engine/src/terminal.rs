@@ -35,6 +35,8 @@ mod search;
 mod seq;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod vendor_tests;
 
 pub use self::listener::TermListener;
 pub use self::search::{

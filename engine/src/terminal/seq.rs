@@ -504,6 +504,8 @@ impl Handler for SeqHandler<'_> {
 
     fn decaln(&mut self) {
         Handler::decaln(&mut *self.term);
+        // alacritty (vendored) resets the scrolling region with it.
+        self.answers.region = None;
         self.after_call();
     }
 

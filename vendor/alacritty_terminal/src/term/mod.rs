@@ -1025,6 +1025,30 @@ impl<T> Term<T> {
         self.damage.damage_point(point);
     }
 
+    /// Move the cursor `lines` up or down, stopping at the scrolling region's edge when the
+    /// cursor starts inside the region, else at the screen's edge (Berth: vendor/BERTH.md).
+    fn move_cursor_vertically(&mut self, up: bool, lines: usize) {
+        let lines = cmp::min(lines, self.screen_lines());
+        let line = self.grid.cursor.point.line;
+        let new_line = if up {
+            let top =
+                if line >= self.scroll_region.start { self.scroll_region.start } else { Line(0) };
+            cmp::max(line - lines, top)
+        } else {
+            let bottom = if line < self.scroll_region.end {
+                self.scroll_region.end - 1
+            } else {
+                self.bottommost_line()
+            };
+            cmp::min(line + lines, bottom)
+        };
+
+        self.damage_cursor();
+        self.grid.cursor.point.line = new_line;
+        self.damage_cursor();
+        self.grid.cursor.input_needs_wrap = false;
+    }
+
     #[inline]
     fn set_keyboard_mode(&mut self, mode: TermMode, apply: KeyboardModesApplyBehavior) {
         let active_mode = self.mode & TermMode::KITTY_KEYBOARD_PROTOCOL;
@@ -1149,6 +1173,11 @@ impl<T: EventListener> Handler for Term<T> {
             }
         }
 
+        // Like xterm: the margins are reset and the cursor goes home.
+        self.scroll_region = Line(0)..Line(self.screen_lines() as i32);
+        self.grid.cursor.point = Point::new(Line(0), Column(0));
+        self.grid.cursor.input_needs_wrap = false;
+
         self.mark_fully_damaged();
     }
 
@@ -1215,18 +1244,14 @@ impl<T: EventListener> Handler for Term<T> {
     fn move_up(&mut self, lines: usize) {
         trace!("Moving up: {lines}");
 
-        let line = self.grid.cursor.point.line - lines;
-        let column = self.grid.cursor.point.column;
-        self.goto(line.0, column.0)
+        self.move_cursor_vertically(true, lines);
     }
 
     #[inline]
     fn move_down(&mut self, lines: usize) {
         trace!("Moving down: {lines}");
 
-        let line = self.grid.cursor.point.line + lines;
-        let column = self.grid.cursor.point.column;
-        self.goto(line.0, column.0)
+        self.move_cursor_vertically(false, lines);
     }
 
     #[inline]
@@ -1349,16 +1374,16 @@ impl<T: EventListener> Handler for Term<T> {
     fn move_down_and_cr(&mut self, lines: usize) {
         trace!("Moving down and cr: {lines}");
 
-        let line = self.grid.cursor.point.line + lines;
-        self.goto(line.0, 0)
+        self.move_cursor_vertically(false, lines);
+        self.grid.cursor.point.column = Column(0);
     }
 
     #[inline]
     fn move_up_and_cr(&mut self, lines: usize) {
         trace!("Moving up and cr: {lines}");
 
-        let line = self.grid.cursor.point.line - lines;
-        self.goto(line.0, 0)
+        self.move_cursor_vertically(true, lines);
+        self.grid.cursor.point.column = Column(0);
     }
 
     /// Insert tab at cursor position.
@@ -1429,6 +1454,11 @@ impl<T: EventListener> Handler for Term<T> {
             self.damage_cursor();
             self.grid.cursor.point.line += 1;
             self.damage_cursor();
+        }
+
+        // LNM: a line feed also returns the carriage (vte sends LF, VT, FF and IND here).
+        if self.mode.contains(TermMode::LINE_FEED_NEW_LINE) {
+            self.carriage_return();
         }
     }
 
@@ -1758,7 +1788,7 @@ impl<T: EventListener> Handler for Term<T> {
                 let cursor = self.grid.cursor.point;
 
                 // If clearing more than one line.
-                if cursor.line > 1 {
+                if cursor.line > 0 {
                     // Fully clear all lines before the current line.
                     self.grid.reset_region(..cursor.line);
                 }

@@ -1,0 +1,67 @@
+//! Tests of the fixes made to the vendored alacritty_terminal (vendor/alacritty_terminal,
+//! each listed in its BERTH.md): bytes fed to a pane's terminal, the grid and cursor checked.
+
+use super::*;
+
+fn fed(bytes: &[u8]) -> PaneTerminal {
+    let mut term = PaneTerminal::new(TermSize { cols: 80, rows: 24 }, DEFAULT_SCROLLBACK);
+    term.feed(bytes);
+    term
+}
+
+/// The cursor, 1-based (row, column) as the sequences name it.
+fn cursor(term: &PaneTerminal) -> (i32, usize) {
+    let point = term.term().grid().cursor.point;
+    (point.line.0 + 1, point.column.0 + 1)
+}
+
+#[test]
+fn cuu_and_cud_stop_at_the_scrolling_margins_from_inside_them() {
+    // Region rows 5..10; from row 7, CUU 10 stops at 5 and CUD 10 at 10.
+    let mut term = fed(b"\x1b[5;10r\x1b[7;3H\x1b[10A");
+    assert_eq!(cursor(&term), (5, 3));
+    term.feed(b"\x1b[7;3H\x1b[10B");
+    assert_eq!(cursor(&term), (10, 3));
+    // From outside the region they go on to the screen's edge.
+    term.feed(b"\x1b[3;1H\x1b[10A");
+    assert_eq!(cursor(&term), (1, 1));
+    term.feed(b"\x1b[12;1H\x1b[99B");
+    assert_eq!(cursor(&term), (24, 1));
+    // CNL and CPL too, and they return the carriage.
+    term.feed(b"\x1b[7;3H\x1b[10E");
+    assert_eq!(cursor(&term), (10, 1));
+    term.feed(b"\x1b[7;3H\x1b[10F");
+    assert_eq!(cursor(&term), (5, 1));
+}
+
+#[test]
+fn cuu_in_origin_mode_moves_up_not_down() {
+    // Upstream added the region's top to the absolute row in origin mode.
+    let term = fed(b"\x1b[5;20r\x1b[?6h\x1b[6;1H\x1b[2A");
+    assert_eq!(cursor(&term), (8, 1));
+}
+
+#[test]
+fn ed_1_on_the_second_row_clears_the_first() {
+    let term = fed(b"aaaa\r\nbbbb\x1b[2;2H\x1b[1J");
+    assert_eq!(term.screen_lines(false)[..2], ["".to_owned(), "  bb".to_owned()]);
+}
+
+#[test]
+fn decaln_fills_the_screen_resets_the_margins_and_moves_home() {
+    let mut term = fed(b"\x1b[4;5r\x1b[5;5H\x1b#8");
+    assert_eq!(cursor(&term), (1, 1));
+    assert!(term.screen_lines(false).iter().all(|line| line == &"E".repeat(80)));
+    // With no region left, CUD from row 5 goes past row 5.
+    term.feed(b"\x1b[5;1H\x1b[B");
+    assert_eq!(cursor(&term), (6, 1));
+}
+
+#[test]
+fn lnm_makes_a_line_feed_return_the_carriage() {
+    let mut term = fed(b"\x1b[20hab\ncd");
+    assert_eq!(term.screen_lines(false)[..2], ["ab".to_owned(), "cd".to_owned()]);
+    // Reset, a line feed only moves down.
+    term.feed(b"\x1b[20l\ngh");
+    assert_eq!(term.screen_lines(false)[2], "  gh");
+}
