@@ -9,8 +9,8 @@
 //! come from `super::answers`); it takes DECNKM (`CSI ? 66 h/l`) as the keypad mode that
 //! `ESC =`/`ESC >` set, and keeps DECBKM (`CSI ? 67 h/l`) for the key encoder; it implements
 //! xterm's older alternate-screen modes 47 and 1047 and the cursor save of 1048, which
-//! alacritty does not know (entering the alternate screen, alacritty's `swap_alt` also sets the
-//! primary screen's saved cursor to the cursor, as 1049 does); and it ignores a kitty keyboard push past
+//! alacritty does not know (the vendored `swap_alt` leaves both screens' saved cursors alone;
+//! only 1049 saves the cursor); and it ignores a kitty keyboard push past
 //! [`super::answers::MAX_KEYBOARD_STACK`] (alacritty panics there).
 //!
 //! Why a forwarding handler: alacritty does not count lines that scroll into its history, and

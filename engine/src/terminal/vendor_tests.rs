@@ -65,3 +65,27 @@ fn lnm_makes_a_line_feed_return_the_carriage() {
     term.feed(b"\x1b[20l\ngh");
     assert_eq!(term.screen_lines(false)[2], "  gh");
 }
+
+#[test]
+fn each_screen_keeps_its_own_saved_cursor() {
+    for mode in ["47", "1047", "1049"] {
+        let mut term =
+            fed(format!("\x1b[3;2H\x1b7\x1b[?{mode}h\x1b[7;6H\x1b7\x1b[?{mode}l").as_bytes());
+        term.feed(b"\x1b8");
+        assert_eq!(cursor(&term), (3, 2), "primary after {mode}");
+        term.feed(format!("\x1b[?{mode}h\x1b8").as_bytes());
+        assert_eq!(cursor(&term), (7, 6), "alternate after {mode}");
+    }
+}
+
+#[test]
+fn entering_47_or_1047_keeps_the_primary_saved_cursor() {
+    for mode in ["47", "1047"] {
+        let term =
+            fed(format!("\x1b[3;2H\x1b7\x1b[10;10H\x1b[?{mode}h\x1b[?{mode}l\x1b8").as_bytes());
+        assert_eq!(cursor(&term), (3, 2), "after {mode}");
+    }
+    // 1049 saves the cursor as it enters, and puts it back as it leaves.
+    let term = fed(b"\x1b[3;2H\x1b7\x1b[10;10H\x1b[?1049h\x1b[5;5H\x1b[?1049l");
+    assert_eq!(cursor(&term), (10, 10));
+}

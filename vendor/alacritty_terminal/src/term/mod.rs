@@ -716,9 +716,6 @@ impl<T> Term<T> {
             // Set alt screen cursor to the current primary screen cursor.
             self.inactive_grid.cursor = self.grid.cursor.clone();
 
-            // Drop information about the primary screens saved cursor.
-            self.grid.saved_cursor = self.grid.cursor.clone();
-
             // Reset alternate screen contents.
             self.inactive_grid.reset_region(..);
         }
@@ -1975,6 +1972,8 @@ impl<T: EventListener> Handler for Term<T> {
             NamedPrivateMode::UrgencyHints => self.mode.insert(TermMode::URGENCY_HINTS),
             NamedPrivateMode::SwapScreenAndSetRestoreCursor => {
                 if !self.mode.contains(TermMode::ALT_SCREEN) {
+                    // Only 1049 saves the cursor; `swap_alt` keeps the saved cursors.
+                    self.save_cursor_position();
                     self.swap_alt();
                 }
             },
