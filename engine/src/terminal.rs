@@ -651,8 +651,8 @@ impl PaneTerminal {
         }
     }
 
-    /// DECSTR, as xterm does it: the cursor shown, insert mode, origin mode, application
-    /// cursor keys and keypad off, the scrolling region the whole screen, normal rendition,
+    /// DECSTR, as xterm does it: the cursor shown, insert mode, origin mode, reverse
+    /// wraparound, application cursor keys and keypad off, the scrolling region the whole screen, normal rendition,
     /// the character sets ASCII, and the saved cursor at home; the cursor stays where it is,
     /// and the screen, autowrap and everything else are kept.
     fn soft_reset(&mut self) {
@@ -672,6 +672,8 @@ impl PaneTerminal {
         handler.unset_private_mode(PrivateMode::Named(NamedPrivateMode::Origin));
         handler.unset_private_mode(PrivateMode::Named(NamedPrivateMode::CursorKeys));
         handler.unset_keypad_application_mode();
+        // Reverse wraparound (45), which the vendored alacritty implements.
+        handler.unset_private_mode(PrivateMode::Unknown(45));
         // DECSTBM homes the cursor: put it back.
         handler.set_scrolling_region(1, None);
         handler.goto(point.line.0, point.column.0);

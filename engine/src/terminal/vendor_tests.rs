@@ -89,3 +89,34 @@ fn entering_47_or_1047_keeps_the_primary_saved_cursor() {
     let term = fed(b"\x1b[3;2H\x1b7\x1b[10;10H\x1b[?1049h\x1b[5;5H\x1b[?1049l");
     assert_eq!(cursor(&term), (10, 10));
 }
+
+#[test]
+fn reverse_wraparound_backspaces_onto_the_line_above() {
+    // Off by default: a backspace at column 1 stays.
+    let mut term = fed(b"\x1b[3;1H\x08");
+    assert_eq!(cursor(&term), (3, 1));
+    // On (with DECAWM, the default): to the last column of the line above.
+    term.feed(b"\x1b[?45h\x1b[3;1H\x08");
+    assert_eq!(cursor(&term), (2, 80));
+    // From the region's top to its bottom.
+    term.feed(b"\x1b[2;5r\x1b[2;1H\x08");
+    assert_eq!(cursor(&term), (5, 80));
+    // In the last column with a wrap pending, it only cancels the wrap.
+    term.feed(b"\x1b[r\x1b[1;79Hab\x08X");
+    assert_eq!(term.screen_lines(false)[0], format!("{}aX", " ".repeat(78)));
+    // DECRQM reports it; without DECAWM it does nothing; DECSTR resets it.
+    term.take_events();
+    term.feed(b"\x1b[?45$p\x1b[?7l\x1b[3;1H\x08");
+    assert_eq!(cursor(&term), (3, 1));
+    term.feed(b"\x1b[?7h\x1b[!p\x1b[3;1H\x08");
+    assert_eq!(cursor(&term), (3, 1));
+    let replies: Vec<_> = term
+        .take_events()
+        .into_iter()
+        .filter_map(|event| match event {
+            TerminalEvent::PtyWrite(reply) => Some(reply),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(replies, [b"\x1b[?45;1$y".to_vec()]);
+}

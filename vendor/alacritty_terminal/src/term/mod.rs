@@ -77,6 +77,7 @@ bitflags! {
         const REPORT_ALTERNATE_KEYS   = 1 << 20;
         const REPORT_ALL_KEYS_AS_ESC  = 1 << 21;
         const REPORT_ASSOCIATED_TEXT  = 1 << 22;
+        const REVERSE_WRAP            = 1 << 23;
         const MOUSE_MODE              = Self::MOUSE_REPORT_CLICK.bits() | Self::MOUSE_MOTION.bits() | Self::MOUSE_DRAG.bits();
         const KITTY_KEYBOARD_PROTOCOL = Self::DISAMBIGUATE_ESC_CODES.bits()
                                       | Self::REPORT_EVENT_TYPES.bits()
@@ -86,6 +87,9 @@ bitflags! {
          const ANY                    = u32::MAX;
     }
 }
+
+/// xterm's reverse wraparound mode (`CSI ? 45 h`), which vte does not name.
+const REVERSE_WRAP_MODE: u16 = 45;
 
 impl From<KeyboardModes> for TermMode {
     fn from(value: KeyboardModes) -> Self {
@@ -1420,6 +1424,29 @@ impl<T: EventListener> Handler for Term<T> {
     fn backspace(&mut self) {
         trace!("Backspace");
 
+        // Reverse wraparound (private mode 45, with DECAWM), as xterm before patch 383 does it.
+        if self.mode.contains(TermMode::REVERSE_WRAP | TermMode::LINE_WRAP) {
+            if self.grid.cursor.input_needs_wrap {
+                self.grid.cursor.input_needs_wrap = false;
+                return;
+            }
+
+            if self.grid.cursor.point.column == Column(0) {
+                let line = self.grid.cursor.point.line;
+                let new_line = if line == self.scroll_region.start {
+                    self.scroll_region.end - 1
+                } else if line == Line(0) {
+                    self.bottommost_line()
+                } else {
+                    line - 1
+                };
+                self.damage_cursor();
+                self.grid.cursor.point = Point::new(new_line, self.last_column());
+                self.damage_cursor();
+                return;
+            }
+        }
+
         if self.grid.cursor.point.column > Column(0) {
             let line = self.grid.cursor.point.line.0 as usize;
             let column = self.grid.cursor.point.column.0;
@@ -1961,6 +1988,10 @@ impl<T: EventListener> Handler for Term<T> {
     fn set_private_mode(&mut self, mode: PrivateMode) {
         let mode = match mode {
             PrivateMode::Named(mode) => mode,
+            PrivateMode::Unknown(REVERSE_WRAP_MODE) => {
+                self.mode.insert(TermMode::REVERSE_WRAP);
+                return;
+            },
             PrivateMode::Unknown(mode) => {
                 debug!("Ignoring unknown mode {mode} in set_private_mode");
                 return;
@@ -2026,6 +2057,10 @@ impl<T: EventListener> Handler for Term<T> {
     fn unset_private_mode(&mut self, mode: PrivateMode) {
         let mode = match mode {
             PrivateMode::Named(mode) => mode,
+            PrivateMode::Unknown(REVERSE_WRAP_MODE) => {
+                self.mode.remove(TermMode::REVERSE_WRAP);
+                return;
+            },
             PrivateMode::Unknown(mode) => {
                 debug!("Ignoring unknown mode {mode} in unset_private_mode");
                 return;
@@ -2112,6 +2147,9 @@ impl<T: EventListener> Handler for Term<T> {
                 },
                 NamedPrivateMode::SyncUpdate => ModeState::Reset,
                 NamedPrivateMode::ColumnMode => ModeState::NotSupported,
+            },
+            PrivateMode::Unknown(REVERSE_WRAP_MODE) => {
+                self.mode.contains(TermMode::REVERSE_WRAP).into()
             },
             PrivateMode::Unknown(_) => ModeState::NotSupported,
         };
