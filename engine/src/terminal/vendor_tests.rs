@@ -120,3 +120,17 @@ fn reverse_wraparound_backspaces_onto_the_line_above() {
         .collect();
     assert_eq!(replies, [b"\x1b[?45;1$y".to_vec()]);
 }
+
+#[test]
+fn kitty_keyboard_set_changes_the_stack_top_that_a_pop_returns_to() {
+    // Push 1 and 3, set 5 in place of 3, push 8: popping 8 goes back to 5, not 3.
+    let mut term = fed(b"\x1b[>1u\x1b[>3u\x1b[=5u\x1b[>8u");
+    assert_eq!(term.keyboard_flags(), 8);
+    term.feed(b"\x1b[<u");
+    assert_eq!(term.keyboard_flags(), 5);
+    // Union (mode 2) and difference (mode 3) change the top too.
+    term.feed(b"\x1b[=2;2u\x1b[=1;3u\x1b[>16u\x1b[<u");
+    assert_eq!(term.keyboard_flags(), 6);
+    term.feed(b"\x1b[<u");
+    assert_eq!(term.keyboard_flags(), 1);
+}

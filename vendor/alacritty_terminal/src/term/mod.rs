@@ -1319,7 +1319,7 @@ impl<T: EventListener> Handler for Term<T> {
         trace!("Pushing `{mode:?}` keyboard mode into the stack");
 
         if self.keyboard_mode_stack.len() >= KEYBOARD_MODE_STACK_MAX_DEPTH {
-            let removed = self.title_stack.remove(0);
+            let removed = self.keyboard_mode_stack.remove(0);
             trace!(
                 "Removing '{removed:?}' from bottom of keyboard mode stack that exceeds its \
                  maximum depth"
@@ -1349,6 +1349,15 @@ impl<T: EventListener> Handler for Term<T> {
     fn set_keyboard_mode(&mut self, mode: KeyboardModes, apply: KeyboardModesApplyBehavior) {
         if !self.config.kitty_keyboard {
             return;
+        }
+
+        // The flags set become the stack's top, so that a pop goes back to the ones below.
+        if let Some(top) = self.keyboard_mode_stack.last_mut() {
+            match apply {
+                KeyboardModesApplyBehavior::Replace => *top = mode,
+                KeyboardModesApplyBehavior::Union => top.insert(mode),
+                KeyboardModesApplyBehavior::Difference => top.remove(mode),
+            }
         }
 
         self.set_keyboard_mode(mode.into(), apply);
