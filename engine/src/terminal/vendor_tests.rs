@@ -134,3 +134,38 @@ fn kitty_keyboard_set_changes_the_stack_top_that_a_pop_returns_to() {
     term.feed(b"\x1b[<u");
     assert_eq!(term.keyboard_flags(), 1);
 }
+
+#[test]
+fn decsca_protects_characters_from_the_selective_erases_only() {
+    // "ab" protected, "cd" not (DECSCA 2 is as 0), on rows 1 to 3.
+    let rows = b"\x1b[1\"qab\x1b[2\"qcd\r\n\x1b[1\"qab\x1b[0\"qcd\r\n\x1b[1\"qab\x1b[\"qcd";
+    let visible = |term: &PaneTerminal| term.screen_lines(false);
+    // DECSED 2, DECSEL 2 and DECSERA keep "ab"; SGR 0 does not lift the protection.
+    let mut term = fed(rows);
+    term.feed(b"\x1b[?2J");
+    assert_eq!(visible(&term), ["ab", "ab", "ab"]);
+    let mut term = fed(rows);
+    term.feed(b"\x1b[2;1H\x1b[?2K");
+    assert_eq!(visible(&term), ["abcd", "ab", "abcd"]);
+    let mut term = fed(b"\x1b[1\"q\x1b[0mab\x1b[0\"qcd");
+    term.feed(b"\x1b[1;1;1;80${");
+    assert_eq!(visible(&term), ["ab"]);
+    // DECSED 0 and 1 start and end at the cursor.
+    let mut term = fed(rows);
+    term.feed(b"\x1b[2;4H\x1b[?0J");
+    assert_eq!(visible(&term), ["abcd", "abc", "ab"]);
+    let mut term = fed(rows);
+    term.feed(b"\x1b[2;3H\x1b[?1J");
+    assert_eq!(visible(&term), ["ab", "ab d", "abcd"]);
+    // ED and DECERA erase protected characters too.
+    let mut term = fed(rows);
+    term.feed(b"\x1b[1;1;1;80$z");
+    assert_eq!(visible(&term), ["", "abcd", "abcd"]);
+    term.feed(b"\x1b[2J");
+    assert!(visible(&term).is_empty());
+    // DECSC keeps the protection, DECRC brings it back, DECSTR lifts it.
+    let mut term = fed(b"\x1b[1\"q\x1b7\x1b[0\"q\x1b8ab\x1b[!pcd\x1b[?2J");
+    assert_eq!(visible(&term), ["ab"]);
+    term.feed(b"\x1b[?2J");
+    assert_eq!(visible(&term), ["ab"]);
+}

@@ -1951,7 +1951,8 @@ impl<T: EventListener> Handler for Term<T> {
             Attr::Reset => {
                 cursor.template.fg = Color::Named(NamedColor::Foreground);
                 cursor.template.bg = Color::Named(NamedColor::Background);
-                cursor.template.flags = Flags::empty();
+                // DECSCA's protection is no graphic rendition: SGR 0 keeps it.
+                cursor.template.flags &= Flags::PROTECTED;
                 cursor.template.set_underline_color(None);
             },
             Attr::Reverse => cursor.template.flags.insert(Flags::INVERSE),
