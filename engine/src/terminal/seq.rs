@@ -11,7 +11,7 @@
 //! xterm's older alternate-screen modes 47 and 1047 and the cursor save of 1048, which
 //! alacritty does not know (the vendored `swap_alt` leaves both screens' saved cursors alone;
 //! only 1049 saves the cursor); and it ignores a kitty keyboard push past
-//! [`super::answers::MAX_KEYBOARD_STACK`] (alacritty panics there).
+//! [`super::answers::MAX_KEYBOARD_STACK`] (upstream alacritty panicked there).
 //!
 //! Why a forwarding handler: alacritty does not count lines that scroll into its history, and
 //! once the history is at its cap the oldest lines silently fall out, so the history size alone
