@@ -169,3 +169,13 @@ fn decsca_protects_characters_from_the_selective_erases_only() {
     term.feed(b"\x1b[?2J");
     assert_eq!(visible(&term), ["ab"]);
 }
+
+#[test]
+fn reverse_wraparound_takes_cub_across_lines() {
+    // From row 5 column 5, CUB 160 on 80 columns ends on row 3 column 5.
+    let mut term = fed(b"\x1b[?45h\x1b[5;5H\x1b[160D");
+    assert_eq!(cursor(&term), (3, 5));
+    // Off, CUB stops at column 1.
+    term.feed(b"\x1b[?45l\x1b[5;5H\x1b[160D");
+    assert_eq!(cursor(&term), (5, 1));
+}

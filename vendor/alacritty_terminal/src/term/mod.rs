@@ -1050,6 +1050,36 @@ impl<T> Term<T> {
         self.grid.cursor.input_needs_wrap = false;
     }
 
+    /// Move the cursor `cols` columns left with reverse wraparound (private mode 45, with
+    /// DECAWM), as xterm before patch 383 does it: a pending wrap is cancelled first (one
+    /// step), and from the left edge the cursor goes on from the last column of the line
+    /// above, from the scrolling region's top to its bottom, from the screen's top to its
+    /// bottom (Berth: vendor/BERTH.md).
+    fn reverse_wrap_backward(&mut self, mut cols: usize) {
+        if self.grid.cursor.input_needs_wrap {
+            self.grid.cursor.input_needs_wrap = false;
+            cols = cols.saturating_sub(1);
+        }
+
+        let columns = self.columns() as i64;
+        let mut line = self.grid.cursor.point.line;
+        let mut column = self.grid.cursor.point.column.0 as i64 - cols as i64;
+        while column < 0 {
+            column += columns;
+            line = if line == self.scroll_region.start {
+                self.scroll_region.end - 1
+            } else if line == Line(0) {
+                self.bottommost_line()
+            } else {
+                line - 1
+            };
+        }
+
+        self.damage_cursor();
+        self.grid.cursor.point = Point::new(line, Column(column as usize));
+        self.damage_cursor();
+    }
+
     #[inline]
     fn set_keyboard_mode(&mut self, mode: TermMode, apply: KeyboardModesApplyBehavior) {
         let active_mode = self.mode & TermMode::KITTY_KEYBOARD_PROTOCOL;
@@ -1270,6 +1300,11 @@ impl<T: EventListener> Handler for Term<T> {
     #[inline]
     fn move_backward(&mut self, cols: usize) {
         trace!("Moving backward: {cols}");
+        if self.mode.contains(TermMode::REVERSE_WRAP | TermMode::LINE_WRAP) {
+            self.reverse_wrap_backward(cols);
+            return;
+        }
+
         let column = self.grid.cursor.point.column.saturating_sub(cols);
 
         let cursor_line = self.grid.cursor.point.line.0 as usize;
@@ -1433,27 +1468,9 @@ impl<T: EventListener> Handler for Term<T> {
     fn backspace(&mut self) {
         trace!("Backspace");
 
-        // Reverse wraparound (private mode 45, with DECAWM), as xterm before patch 383 does it.
         if self.mode.contains(TermMode::REVERSE_WRAP | TermMode::LINE_WRAP) {
-            if self.grid.cursor.input_needs_wrap {
-                self.grid.cursor.input_needs_wrap = false;
-                return;
-            }
-
-            if self.grid.cursor.point.column == Column(0) {
-                let line = self.grid.cursor.point.line;
-                let new_line = if line == self.scroll_region.start {
-                    self.scroll_region.end - 1
-                } else if line == Line(0) {
-                    self.bottommost_line()
-                } else {
-                    line - 1
-                };
-                self.damage_cursor();
-                self.grid.cursor.point = Point::new(new_line, self.last_column());
-                self.damage_cursor();
-                return;
-            }
+            self.reverse_wrap_backward(1);
+            return;
         }
 
         if self.grid.cursor.point.column > Column(0) {
