@@ -179,3 +179,13 @@ fn reverse_wraparound_takes_cub_across_lines() {
     term.feed(b"\x1b[?45l\x1b[5;5H\x1b[160D");
     assert_eq!(cursor(&term), (5, 1));
 }
+
+#[test]
+fn decrc_restores_origin_mode_as_decsc_saved_it() {
+    // Saved with origin mode off, restored after turning it on: CUP 1;1 is the screen's corner.
+    let mut term = fed(b"\x1b7\x1b[5;10r\x1b[?6h\x1b8\x1b[1;1H");
+    assert_eq!(cursor(&term), (1, 1));
+    // Saved with it on, DECRC turns it back on: CUP 1;1 is the region's top.
+    term.feed(b"\x1b[?6h\x1b7\x1b[?6l\x1b8\x1b[1;1H");
+    assert_eq!(cursor(&term), (5, 1));
+}

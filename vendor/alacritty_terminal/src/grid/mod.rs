@@ -50,6 +50,10 @@ pub struct Cursor<T> {
     /// the number of columns, which would lead to index out of bounds when interacting with arrays
     /// without sanitization.
     pub input_needs_wrap: bool,
+
+    /// Whether origin mode (DECOM) was on when this cursor was saved (DECSC saves it and DECRC
+    /// restores it); unused in the live cursor (Berth: vendor/BERTH.md).
+    pub origin: bool,
 }
 
 #[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]

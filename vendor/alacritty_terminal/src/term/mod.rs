@@ -1700,6 +1700,7 @@ impl<T: EventListener> Handler for Term<T> {
         trace!("Saving cursor position");
 
         self.grid.saved_cursor = self.grid.cursor.clone();
+        self.grid.saved_cursor.origin = self.mode.contains(TermMode::ORIGIN);
     }
 
     #[inline]
@@ -1708,6 +1709,7 @@ impl<T: EventListener> Handler for Term<T> {
 
         self.damage_cursor();
         self.grid.cursor = self.grid.saved_cursor.clone();
+        self.mode.set(TermMode::ORIGIN, self.grid.saved_cursor.origin);
         self.damage_cursor();
     }
 
