@@ -92,6 +92,9 @@ pub enum Control {
     /// DECSCA, `CSI Ps " q`: characters written from now on are protected (`Ps` 1) from the
     /// selective erases, or not (0, 2).
     Protect(bool),
+    /// SPA (`ESC V`, true) or EPA (`ESC W`): start or end an ISO-protected area, whose
+    /// characters ED, EL and ECH keep.
+    IsoProtect(bool),
     /// DECCRA, `CSI Pts ; Pls ; Pbs ; Prs ; Pps ; Ptd ; Pld ; Ppd $ v`: copy a rectangle.
     Copy {
         /// The source's top, left, bottom and right (1-based; 0 for the default).
@@ -614,6 +617,9 @@ impl OscScanner {
         }
 
         match (before, after) {
+            (State::Escape, State::Ground) if matches!(byte, b'V' | b'W') => {
+                self.events.push(OscEvent::Control(Control::IsoProtect(byte == b'V')));
+            }
             (State::Escape, State::DcsEntry) => {
                 self.dcs_header.clear();
                 self.decrqss = None;

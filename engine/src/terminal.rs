@@ -641,6 +641,11 @@ impl PaneTerminal {
                     self.selective_erase(line, mode);
                 }
                 OscEvent::Control(Control::Protect(on)) => {
+                    self.answers.iso_protection = false;
+                    self.term.grid_mut().cursor.template.flags.set(Flags::PROTECTED, on);
+                }
+                OscEvent::Control(Control::IsoProtect(on)) => {
+                    self.answers.iso_protection = true;
                     self.term.grid_mut().cursor.template.flags.set(Flags::PROTECTED, on);
                 }
                 OscEvent::Control(Control::SaveModes(modes)) => {
@@ -742,10 +747,11 @@ impl PaneTerminal {
             }
             _ => return,
         };
+        let keep_protected = !self.answers.iso_protection;
         for line in from.0..=to.0 {
             let first = if line == from.0 { from.1 } else { 0 };
             let last = if line == to.0 { to.1 } else { last_column };
-            rect::erase_unprotected(&mut self.term, line, first..=last);
+            rect::erase_cells(&mut self.term, line, first..=last, keep_protected);
         }
     }
 

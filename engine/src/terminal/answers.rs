@@ -59,6 +59,10 @@ pub(super) struct AnswerState {
     /// The DEC private modes XTSAVE remembered, and whether each was set (at most one entry
     /// per mode [`saveable_mode`] knows).
     pub(super) saved_modes: Vec<(u16, bool)>,
+    /// Whether protection was last turned on by SPA (ISO, `ESC V`) rather than DECSCA: as in
+    /// xterm, ISO-protected characters survive ED, EL and ECH but not the selective erases,
+    /// and DEC-protected ones the reverse.
+    pub(super) iso_protection: bool,
 }
 
 impl AnswerState {

@@ -6,8 +6,8 @@
 //! Rectangles are 1-based and inclusive, 0 meaning the default (the screen's edge), counted
 //! from the scrolling region's top in origin mode, and clipped to the screen; one that is
 //! empty once clipped changes nothing. DECSERA, and the selective erases of the display and
-//! the line (DECSED, DECSEL, through [`erase_unprotected`]), keep the characters DECSCA
-//! protects (the vendored alacritty's `Flags::PROTECTED`). Berth has no left and right
+//! the line (DECSED, DECSEL, through [`erase_cells`]), keep the characters DECSCA protects
+//! (the vendored alacritty's `Flags::PROTECTED`); ED, EL and ECH keep those SPA protects. Berth has no left and right
 //! margins, so DECIC/DECDC work across the whole width. A wide character cut by an edge is blanked whole, so the grid stays well formed.
 
 use alacritty_terminal::grid::Dimensions;
@@ -60,7 +60,7 @@ pub(super) fn apply(term: &mut Term<TermListener>, state: &AnswerState, control:
         Control::Erase { rect, selective: true } => {
             if let Some(rect) = resolve(term, state, rect) {
                 for line in rect.top..=rect.bottom {
-                    erase_unprotected(term, line, rect.left..=rect.right);
+                    erase_cells(term, line, rect.left..=rect.right, !state.iso_protection);
                 }
             }
         }
@@ -77,6 +77,7 @@ pub(super) fn apply(term: &mut Term<TermListener>, state: &AnswerState, control:
         }
         Control::SoftReset
         | Control::Protect(_)
+        | Control::IsoProtect(_)
         | Control::SelectiveErase { .. }
         | Control::SaveModes(_)
         | Control::RestoreModes(_) => (),
@@ -95,18 +96,20 @@ fn fill(term: &mut Term<TermListener>, rect: Rect, cell: &Cell) {
     repair_wide(term, rect.top, rect.bottom);
 }
 
-/// Blanks the cells of screen row `line` in `columns` that DECSCA does not protect (taking the
-/// current background, as alacritty's erases do), then repairs the row's wide characters.
-pub(super) fn erase_unprotected(
+/// Blanks the cells of screen row `line` in `columns` (taking the current background, as
+/// alacritty's erases do), those protected (DECSCA or SPA) only unless `keep_protected`, then
+/// repairs the row's wide characters.
+pub(super) fn erase_cells(
     term: &mut Term<TermListener>,
     line: usize,
     columns: std::ops::RangeInclusive<usize>,
+    keep_protected: bool,
 ) {
     let blank = Cell { bg: term.grid().cursor.template.bg, ..Cell::default() };
     let row = &mut term.grid_mut()[Line(line as i32)];
     for column in columns {
         let cell = &mut row[Column(column)];
-        if !cell.flags.contains(Flags::PROTECTED) {
+        if !(keep_protected && cell.flags.contains(Flags::PROTECTED)) {
             *cell = blank.clone();
         }
     }

@@ -171,6 +171,18 @@ pub(super) struct SeqHandler<'a> {
 
 impl SeqHandler<'_> {
     #[inline]
+    /// ED, EL and ECH while SPA protection is in use (alacritty's own erases know no
+    /// protection): the screen's cells from `from` to `to` (row, column, inclusive, in reading
+    /// order) are blanked, except those protected.
+    fn erase_keeping_protected(&mut self, from: (usize, usize), to: (usize, usize)) {
+        let last_column = self.term.columns() - 1;
+        for line in from.0..=to.0 {
+            let first = if line == from.0 { from.1 } else { 0 };
+            let last = if line == to.0 { to.1 } else { last_column };
+            super::rect::erase_cells(self.term, line, first..=last, true);
+        }
+    }
+
     fn after_call(&mut self) {
         self.seq.observe(self.term);
     }
@@ -321,7 +333,14 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn erase_chars(&mut self, value: usize) {
-        Handler::erase_chars(&mut *self.term, value);
+        if self.answers.iso_protection {
+            let point = self.term.grid().cursor.point;
+            let (line, column) = (point.line.0.max(0) as usize, point.column.0);
+            let last = (column + value.max(1)).min(self.term.columns()) - 1;
+            self.erase_keeping_protected((line, column), (line, last));
+        } else {
+            Handler::erase_chars(&mut *self.term, value);
+        }
         self.after_call();
     }
 
@@ -351,12 +370,34 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn clear_line(&mut self, mode: LineClearMode) {
-        Handler::clear_line(&mut *self.term, mode);
+        if self.answers.iso_protection {
+            let point = self.term.grid().cursor.point;
+            let (line, column) = (point.line.0.max(0) as usize, point.column.0);
+            let last = self.term.columns() - 1;
+            match mode {
+                LineClearMode::Right => self.erase_keeping_protected((line, column), (line, last)),
+                LineClearMode::Left => self.erase_keeping_protected((line, 0), (line, column)),
+                LineClearMode::All => self.erase_keeping_protected((line, 0), (line, last)),
+            }
+        } else {
+            Handler::clear_line(&mut *self.term, mode);
+        }
         self.after_call();
     }
 
     fn clear_screen(&mut self, mode: ClearMode) {
-        Handler::clear_screen(&mut *self.term, mode);
+        if self.answers.iso_protection && !matches!(mode, ClearMode::Saved) {
+            let point = self.term.grid().cursor.point;
+            let (line, column) = (point.line.0.max(0) as usize, point.column.0);
+            let end = (self.term.screen_lines() - 1, self.term.columns() - 1);
+            match mode {
+                ClearMode::Below => self.erase_keeping_protected((line, column), end),
+                ClearMode::Above => self.erase_keeping_protected((0, 0), (line, column)),
+                _ => self.erase_keeping_protected((0, 0), end),
+            }
+        } else {
+            Handler::clear_screen(&mut *self.term, mode);
+        }
         self.after_call();
     }
 

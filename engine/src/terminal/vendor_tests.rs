@@ -189,3 +189,21 @@ fn decrc_restores_origin_mode_as_decsc_saved_it() {
     term.feed(b"\x1b[?6h\x1b7\x1b[?6l\x1b8\x1b[1;1H");
     assert_eq!(cursor(&term), (5, 1));
 }
+
+#[test]
+fn spa_protects_characters_from_ed_el_and_ech_but_not_the_selective_erases() {
+    // "c" is ISO-protected (SPA ... EPA); ED, EL and ECH keep it.
+    for erase in [&b"\x1b[J"[..], b"\x1b[K", b"\x1b[4X", b"\x1b[2J", b"\x1b[2K"] {
+        let mut term = fed(b"ab\x1bVc\x1bWd\x1b[1;1H");
+        term.feed(erase);
+        assert_eq!(term.screen_lines(false), ["  c"], "{erase:?}");
+    }
+    // DECSED and DECSERA do not.
+    let mut term = fed(b"a\x1bVb\x1bW\x1b[?2J");
+    assert!(term.screen_lines(false).is_empty());
+    term.feed(b"a\x1bVb\x1bW\x1b[1;1;1;80${");
+    assert!(term.screen_lines(false).is_empty());
+    // DECSCA puts back DEC protection: ED erases everything again.
+    term.feed(b"\x1b[1\"qab\x1b[0\"q\x1b[2J");
+    assert!(term.screen_lines(false).is_empty());
+}
