@@ -207,3 +207,14 @@ fn spa_protects_characters_from_ed_el_and_ech_but_not_the_selective_erases() {
     term.feed(b"\x1b[1\"qab\x1b[0\"q\x1b[2J");
     assert!(term.screen_lines(false).is_empty());
 }
+
+#[test]
+fn a_tab_with_a_wrap_pending_waits_unless_the_more_fix_is_on() {
+    let full = "x".repeat(80);
+    // Off (the default): the tab does nothing and the next character wraps.
+    let term = fed(format!("{full}\t2").as_bytes());
+    assert_eq!(term.screen_lines(false), [full.clone(), "2".to_owned()]);
+    // On (`CSI ? 41 h`): the tab wraps and goes to the first tab stop.
+    let term = fed(format!("\x1b[?41h{full}\t1").as_bytes());
+    assert_eq!(term.screen_lines(false), [full.clone(), format!("{}1", " ".repeat(8))]);
+}

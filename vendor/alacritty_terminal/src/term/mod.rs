@@ -78,6 +78,7 @@ bitflags! {
         const REPORT_ALL_KEYS_AS_ESC  = 1 << 21;
         const REPORT_ASSOCIATED_TEXT  = 1 << 22;
         const REVERSE_WRAP            = 1 << 23;
+        const MORE_FIX                = 1 << 24;
         const MOUSE_MODE              = Self::MOUSE_REPORT_CLICK.bits() | Self::MOUSE_MOTION.bits() | Self::MOUSE_DRAG.bits();
         const KITTY_KEYBOARD_PROTOCOL = Self::DISAMBIGUATE_ESC_CODES.bits()
                                       | Self::REPORT_EVENT_TYPES.bits()
@@ -90,6 +91,10 @@ bitflags! {
 
 /// xterm's reverse wraparound mode (`CSI ? 45 h`), which vte does not name.
 const REVERSE_WRAP_MODE: u16 = 45;
+
+/// xterm's "more(1) fix" (`CSI ? 41 h`), which vte does not name: a tab with a wrap pending
+/// wraps first.
+const MORE_FIX_MODE: u16 = 41;
 
 impl From<KeyboardModes> for TermMode {
     fn from(value: KeyboardModes) -> Self {
@@ -1434,10 +1439,13 @@ impl<T: EventListener> Handler for Term<T> {
     /// Insert tab at cursor position.
     #[inline]
     fn put_tab(&mut self, mut count: u16) {
-        // A tab after the last column is the same as a linebreak.
+        // As in xterm, a tab with a wrap pending does nothing, unless the "more(1) fix" (mode
+        // 41) is on: then it wraps first and goes on from the next line's start.
         if self.grid.cursor.input_needs_wrap {
+            if !self.mode.contains(TermMode::MORE_FIX) {
+                return;
+            }
             self.wrapline();
-            return;
         }
 
         while self.grid.cursor.point.column < self.columns() && count != 0 {
@@ -2021,6 +2029,10 @@ impl<T: EventListener> Handler for Term<T> {
                 self.mode.insert(TermMode::REVERSE_WRAP);
                 return;
             },
+            PrivateMode::Unknown(MORE_FIX_MODE) => {
+                self.mode.insert(TermMode::MORE_FIX);
+                return;
+            },
             PrivateMode::Unknown(mode) => {
                 debug!("Ignoring unknown mode {mode} in set_private_mode");
                 return;
@@ -2088,6 +2100,10 @@ impl<T: EventListener> Handler for Term<T> {
             PrivateMode::Named(mode) => mode,
             PrivateMode::Unknown(REVERSE_WRAP_MODE) => {
                 self.mode.remove(TermMode::REVERSE_WRAP);
+                return;
+            },
+            PrivateMode::Unknown(MORE_FIX_MODE) => {
+                self.mode.remove(TermMode::MORE_FIX);
                 return;
             },
             PrivateMode::Unknown(mode) => {
@@ -2180,6 +2196,7 @@ impl<T: EventListener> Handler for Term<T> {
             PrivateMode::Unknown(REVERSE_WRAP_MODE) => {
                 self.mode.contains(TermMode::REVERSE_WRAP).into()
             },
+            PrivateMode::Unknown(MORE_FIX_MODE) => self.mode.contains(TermMode::MORE_FIX).into(),
             PrivateMode::Unknown(_) => ModeState::NotSupported,
         };
 
