@@ -93,7 +93,7 @@ pub enum Control {
     /// selective erases, or not (0, 2).
     Protect(bool),
     /// SPA (`ESC V`, true) or EPA (`ESC W`): start or end an ISO-protected area, whose
-    /// characters ED, EL and ECH keep.
+    /// characters ED, EL and ECH keep (and the selective erases, as xterm).
     IsoProtect(bool),
     /// DECCRA, `CSI Pts ; Pls ; Pbs ; Prs ; Pps ; Ptd ; Pld ; Ppd $ v`: copy a rectangle.
     Copy {

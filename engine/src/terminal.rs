@@ -747,11 +747,10 @@ impl PaneTerminal {
             }
             _ => return,
         };
-        let keep_protected = !self.answers.iso_protection;
         for line in from.0..=to.0 {
             let first = if line == from.0 { from.1 } else { 0 };
             let last = if line == to.0 { to.1 } else { last_column };
-            rect::erase_cells(&mut self.term, line, first..=last, keep_protected);
+            rect::erase_cells(&mut self.term, line, first..=last, true);
         }
     }
 

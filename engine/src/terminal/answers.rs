@@ -60,8 +60,8 @@ pub(super) struct AnswerState {
     /// per mode [`saveable_mode`] knows).
     pub(super) saved_modes: Vec<(u16, bool)>,
     /// Whether protection was last turned on by SPA (ISO, `ESC V`) rather than DECSCA: as in
-    /// xterm, ISO-protected characters survive ED, EL and ECH but not the selective erases,
-    /// and DEC-protected ones the reverse.
+    /// xterm, ISO-protected characters survive ED, EL and ECH (DEC-protected ones do not), and
+    /// both survive the selective erases.
     pub(super) iso_protection: bool,
 }
 

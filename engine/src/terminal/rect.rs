@@ -7,7 +7,7 @@
 //! from the scrolling region's top in origin mode, and clipped to the screen; one that is
 //! empty once clipped changes nothing. DECSERA, and the selective erases of the display and
 //! the line (DECSED, DECSEL, through [`erase_cells`]), keep the characters DECSCA protects
-//! (the vendored alacritty's `Flags::PROTECTED`); ED, EL and ECH keep those SPA protects. Berth has no left and right
+//! or SPA protects (the vendored alacritty's `Flags::PROTECTED`), as xterm does. Berth has no left and right
 //! margins, so DECIC/DECDC work across the whole width. A wide character cut by an edge is blanked whole, so the grid stays well formed.
 
 use alacritty_terminal::grid::Dimensions;
@@ -60,7 +60,7 @@ pub(super) fn apply(term: &mut Term<TermListener>, state: &AnswerState, control:
         Control::Erase { rect, selective: true } => {
             if let Some(rect) = resolve(term, state, rect) {
                 for line in rect.top..=rect.bottom {
-                    erase_cells(term, line, rect.left..=rect.right, !state.iso_protection);
+                    erase_cells(term, line, rect.left..=rect.right, true);
                 }
             }
         }
