@@ -218,3 +218,16 @@ fn a_tab_with_a_wrap_pending_waits_unless_the_more_fix_is_on() {
     let term = fed(format!("\x1b[?41h{full}\t1").as_bytes());
     assert_eq!(term.screen_lines(false), [full.clone(), format!("{}1", " ".repeat(8))]);
 }
+
+#[test]
+fn a_kitty_keyboard_push_past_alacrittys_cap_drops_the_bottom_entry() {
+    use alacritty_terminal::vte::ansi::{Handler, KeyboardModes};
+    // Straight to the Term (Berth's handler stops earlier): upstream removed a title-stack
+    // entry here and panicked with none.
+    let mut term = fed(b"");
+    for _ in 0..5000 {
+        Handler::push_keyboard_mode(&mut term.term, KeyboardModes::DISAMBIGUATE_ESC_CODES);
+    }
+    Handler::push_keyboard_mode(&mut term.term, KeyboardModes::REPORT_EVENT_TYPES);
+    assert_eq!(term.keyboard_flags(), 2);
+}
