@@ -86,7 +86,15 @@ pub enum Control {
     Erase {
         /// Top, left, bottom and right (1-based; 0 for the default).
         rect: [u16; 4],
+        /// DECSERA: the characters DECSCA protects are kept.
+        selective: bool,
     },
+    /// DECSCA, `CSI Ps " q`: characters written from now on are protected (`Ps` 1) from the
+    /// selective erases, or not (0, 2).
+    Protect(bool),
+    /// SPA (`ESC V`, true) or EPA (`ESC W`): start or end an ISO-protected area, whose
+    /// characters ED, EL and ECH keep (and the selective erases, as xterm).
+    IsoProtect(bool),
     /// DECCRA, `CSI Pts ; Pls ; Pbs ; Prs ; Pps ; Ptd ; Pld ; Ppd $ v`: copy a rectangle.
     Copy {
         /// The source's top, left, bottom and right (1-based; 0 for the default).
@@ -129,10 +137,12 @@ fn csi_control(body: &[u8]) -> Option<Control> {
             let v = numbers(params)?;
             Control::Fill { ch: at(&v, 0), rect: [at(&v, 1), at(&v, 2), at(&v, 3), at(&v, 4)] }
         }
-        [params @ .., b'$', b'z' | b'{'] => {
+        [params @ .., b'$', end @ (b'z' | b'{')] => {
             let v = numbers(params)?;
-            Control::Erase { rect: [at(&v, 0), at(&v, 1), at(&v, 2), at(&v, 3)] }
+            let rect = [at(&v, 0), at(&v, 1), at(&v, 2), at(&v, 3)];
+            Control::Erase { rect, selective: *end == b'{' }
         }
+        [params @ .., b'"', b'q'] => Control::Protect(at(&numbers(params)?, 0) == 1),
         [params @ .., b'$', b'v'] => {
             let v = numbers(params)?;
             Control::Copy {
@@ -607,6 +617,9 @@ impl OscScanner {
         }
 
         match (before, after) {
+            (State::Escape, State::Ground) if matches!(byte, b'V' | b'W') => {
+                self.events.push(OscEvent::Control(Control::IsoProtect(byte == b'V')));
+            }
             (State::Escape, State::DcsEntry) => {
                 self.dcs_header.clear();
                 self.decrqss = None;

@@ -35,6 +35,8 @@ mod search;
 mod seq;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod vendor_tests;
 
 pub use self::listener::TermListener;
 pub use self::search::{
@@ -46,6 +48,7 @@ use std::time::Instant;
 use alacritty_terminal::event::Event;
 use alacritty_terminal::grid::{Dimensions, Scroll};
 use alacritty_terminal::index::Line;
+use alacritty_terminal::term::cell::Flags;
 use alacritty_terminal::term::color::COUNT;
 use alacritty_terminal::term::{Config, Osc52, TermMode};
 use alacritty_terminal::vte::ansi::{CursorStyle, Processor, Rgb};
@@ -637,6 +640,14 @@ impl PaneTerminal {
                 OscEvent::Control(Control::SelectiveErase { line, mode }) => {
                     self.selective_erase(line, mode);
                 }
+                OscEvent::Control(Control::Protect(on)) => {
+                    self.answers.iso_protection = false;
+                    self.term.grid_mut().cursor.template.flags.set(Flags::PROTECTED, on);
+                }
+                OscEvent::Control(Control::IsoProtect(on)) => {
+                    self.answers.iso_protection = true;
+                    self.term.grid_mut().cursor.template.flags.set(Flags::PROTECTED, on);
+                }
                 OscEvent::Control(Control::SaveModes(modes)) => {
                     self.answers.save_modes(&self.term, &modes);
                 }
@@ -649,10 +660,11 @@ impl PaneTerminal {
         }
     }
 
-    /// DECSTR, as xterm does it: the cursor shown, insert mode, origin mode, application
-    /// cursor keys and keypad off, the scrolling region the whole screen, normal rendition,
-    /// the character sets ASCII, and the saved cursor at home; the cursor stays where it is,
-    /// and the screen, autowrap and everything else are kept.
+    /// DECSTR, as xterm does it: the cursor shown, insert mode, origin mode, reverse
+    /// wraparound, application cursor keys and keypad off, the scrolling region the whole
+    /// screen, normal rendition and no DECSCA protection, the character sets ASCII, and the
+    /// saved cursor at home; the cursor stays where it is, and the screen, autowrap and
+    /// everything else are kept.
     fn soft_reset(&mut self) {
         use alacritty_terminal::vte::ansi::{
             Attr, CharsetIndex, Handler, Mode, NamedMode, NamedPrivateMode, PrivateMode,
@@ -670,6 +682,8 @@ impl PaneTerminal {
         handler.unset_private_mode(PrivateMode::Named(NamedPrivateMode::Origin));
         handler.unset_private_mode(PrivateMode::Named(NamedPrivateMode::CursorKeys));
         handler.unset_keypad_application_mode();
+        // Reverse wraparound (45), which the vendored alacritty implements.
+        handler.unset_private_mode(PrivateMode::Unknown(45));
         // DECSTBM homes the cursor: put it back.
         handler.set_scrolling_region(1, None);
         handler.goto(point.line.0, point.column.0);
@@ -678,6 +692,7 @@ impl PaneTerminal {
             handler.configure_charset(index, StandardCharset::Ascii);
         }
         handler.set_active_charset(CharsetIndex::G0);
+        self.term.grid_mut().cursor.template.flags.remove(Flags::PROTECTED);
         self.term.grid_mut().saved_cursor = Default::default();
     }
 
@@ -708,22 +723,34 @@ impl PaneTerminal {
     /// DECSED and DECSEL: Berth protects no characters (DECSCA is not implemented), so they
     /// erase as ED and EL do.
     fn selective_erase(&mut self, line: bool, mode: u16) {
-        use alacritty_terminal::vte::ansi::{ClearMode, Handler, LineClearMode};
-        let mut handler = SeqHandler {
-            term: &mut self.term,
-            seq: &mut self.seq,
-            listener: &self.listener,
-            answers: &mut self.answers,
+        use alacritty_terminal::vte::ansi::{ClearMode, Handler};
+        let point = self.term.grid().cursor.point;
+        let (row, column) = (point.line.0.max(0) as usize, point.column.0);
+        let (last_row, last_column) = (self.term.screen_lines() - 1, self.term.columns() - 1);
+        // The cells erased, in reading order: from (row, column) to (row, column) inclusive.
+        let (from, to) = match (line, mode) {
+            (true, 0) => ((row, column), (row, last_column)),
+            (true, 1) => ((row, 0), (row, column)),
+            (true, 2) => ((row, 0), (row, last_column)),
+            (false, 0) => ((row, column), (last_row, last_column)),
+            (false, 1) => ((0, 0), (row, column)),
+            (false, 2) => ((0, 0), (last_row, last_column)),
+            (false, 3) => {
+                let mut handler = SeqHandler {
+                    term: &mut self.term,
+                    seq: &mut self.seq,
+                    listener: &self.listener,
+                    answers: &mut self.answers,
+                };
+                handler.clear_screen(ClearMode::Saved);
+                return;
+            }
+            _ => return,
         };
-        match (line, mode) {
-            (true, 0) => handler.clear_line(LineClearMode::Right),
-            (true, 1) => handler.clear_line(LineClearMode::Left),
-            (true, 2) => handler.clear_line(LineClearMode::All),
-            (false, 0) => handler.clear_screen(ClearMode::Below),
-            (false, 1) => handler.clear_screen(ClearMode::Above),
-            (false, 2) => handler.clear_screen(ClearMode::All),
-            (false, 3) => handler.clear_screen(ClearMode::Saved),
-            _ => (),
+        for line in from.0..=to.0 {
+            let first = if line == from.0 { from.1 } else { 0 };
+            let last = if line == to.0 { to.1 } else { last_column };
+            rect::erase_cells(&mut self.term, line, first..=last, true);
         }
     }
 

@@ -6,9 +6,10 @@
 //! and a full-size blank grid just before a program enters the alternate screen
 //! (`CSI ? 1049 h`, or 47 and 1047, which the forwarding handler implements). It must not change
 //! what the terminal shows or does: entering the alternate screen resets its grid anyway, and
-//! the only other state touched, the primary screen's saved cursor, is put back.
+//! the alternate screen's saved cursor (xterm keeps one per screen) moves to the new grid.
 
 use alacritty_terminal::grid::{Dimensions, Grid};
+use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::TermMode;
 use alacritty_terminal::Term;
 
@@ -20,12 +21,16 @@ fn replace_inactive(term: &mut Term<TermListener>, lines: usize, columns: usize)
     if term.mode().contains(TermMode::ALT_SCREEN) {
         return;
     }
-    // `swap_alt` into the alternate screen overwrites the primary's saved cursor; keep it.
-    let saved = term.grid().saved_cursor.clone();
     term.swap_alt();
+    // The placeholder keeps the point as it was; a full-size grid gets it clamped into itself.
+    let mut saved = term.grid().saved_cursor.clone();
+    if lines > 1 {
+        saved.point.line = saved.point.line.min(Line(lines as i32 - 1));
+        saved.point.column = saved.point.column.min(Column(columns - 1));
+    }
     *term.grid_mut() = Grid::new(lines, columns, 0);
-    term.swap_alt();
     term.grid_mut().saved_cursor = saved;
+    term.swap_alt();
 }
 
 /// Frees the alternate grid while the primary screen is active.

@@ -59,6 +59,10 @@ pub(super) struct AnswerState {
     /// The DEC private modes XTSAVE remembered, and whether each was set (at most one entry
     /// per mode [`saveable_mode`] knows).
     pub(super) saved_modes: Vec<(u16, bool)>,
+    /// Whether protection was last turned on by SPA (ISO, `ESC V`) rather than DECSCA: as in
+    /// xterm, ISO-protected characters survive ED, EL and ECH (DEC-protected ones do not), and
+    /// both survive the selective erases.
+    pub(super) iso_protection: bool,
 }
 
 impl AnswerState {
@@ -306,8 +310,11 @@ fn setting(term: &Term<TermListener>, state: &AnswerState, request: &[u8]) -> Op
             };
             Some(format!("{} q", base + u8::from(!style.blinking)))
         }
-        // Berth protects no characters (DECSCA is not implemented): every one is erasable.
-        b"\"q" => Some("0\"q".to_owned()),
+        // DECSCA: whether the characters written now are protected from selective erases.
+        b"\"q" => {
+            let protected = term.grid().cursor.template.flags.contains(Flags::PROTECTED);
+            Some(format!("{}\"q", u8::from(protected)))
+        }
         // No status line: the main display is the active one (DECSASD), and the status
         // display is none (DECSSDT).
         b"$}" => Some("0$}".to_owned()),

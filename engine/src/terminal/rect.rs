@@ -5,9 +5,10 @@
 //!
 //! Rectangles are 1-based and inclusive, 0 meaning the default (the screen's edge), counted
 //! from the scrolling region's top in origin mode, and clipped to the screen; one that is
-//! empty once clipped changes nothing. Berth has no left and right margins and no protected
-//! characters (DECSCA), so DECSERA erases like DECERA and DECIC/DECDC work across the whole
-//! width. A wide character cut by an edge is blanked whole, so the grid stays well formed.
+//! empty once clipped changes nothing. DECSERA, and the selective erases of the display and
+//! the line (DECSED, DECSEL, through [`erase_cells`]), keep the characters DECSCA protects
+//! or SPA protects (the vendored alacritty's `Flags::PROTECTED`), as xterm does. Berth has no left and right
+//! margins, so DECIC/DECDC work across the whole width. A wide character cut by an edge is blanked whole, so the grid stays well formed.
 
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::{Column, Line};
@@ -51,9 +52,16 @@ pub(super) fn apply(term: &mut Term<TermListener>, state: &AnswerState, control:
                 fill(term, rect, &filled);
             }
         }
-        Control::Erase { rect } => {
+        Control::Erase { rect, selective: false } => {
             if let Some(rect) = resolve(term, state, rect) {
                 fill(term, rect, &blank);
+            }
+        }
+        Control::Erase { rect, selective: true } => {
+            if let Some(rect) = resolve(term, state, rect) {
+                for line in rect.top..=rect.bottom {
+                    erase_cells(term, line, rect.left..=rect.right, true);
+                }
             }
         }
         Control::Copy { source, top, left } => {
@@ -68,6 +76,8 @@ pub(super) fn apply(term: &mut Term<TermListener>, state: &AnswerState, control:
             shift_columns(term, state, usize::from(n.max(1)), false, &blank)
         }
         Control::SoftReset
+        | Control::Protect(_)
+        | Control::IsoProtect(_)
         | Control::SelectiveErase { .. }
         | Control::SaveModes(_)
         | Control::RestoreModes(_) => (),
@@ -84,6 +94,26 @@ fn fill(term: &mut Term<TermListener>, rect: Rect, cell: &Cell) {
         }
     }
     repair_wide(term, rect.top, rect.bottom);
+}
+
+/// Blanks the cells of screen row `line` in `columns` (taking the current background, as
+/// alacritty's erases do), those protected (DECSCA or SPA) only unless `keep_protected`, then
+/// repairs the row's wide characters.
+pub(super) fn erase_cells(
+    term: &mut Term<TermListener>,
+    line: usize,
+    columns: std::ops::RangeInclusive<usize>,
+    keep_protected: bool,
+) {
+    let blank = Cell { bg: term.grid().cursor.template.bg, ..Cell::default() };
+    let row = &mut term.grid_mut()[Line(line as i32)];
+    for column in columns {
+        let cell = &mut row[Column(column)];
+        if !(keep_protected && cell.flags.contains(Flags::PROTECTED)) {
+            *cell = blank.clone();
+        }
+    }
+    repair_wide(term, line, line);
 }
 
 /// DECCRA: copies `source` so that its top-left corner lands at (`top`, `left`) (1-based, 0

@@ -9,9 +9,9 @@
 //! come from `super::answers`); it takes DECNKM (`CSI ? 66 h/l`) as the keypad mode that
 //! `ESC =`/`ESC >` set, and keeps DECBKM (`CSI ? 67 h/l`) for the key encoder; it implements
 //! xterm's older alternate-screen modes 47 and 1047 and the cursor save of 1048, which
-//! alacritty does not know (entering the alternate screen, alacritty's `swap_alt` also sets the
-//! primary screen's saved cursor to the cursor, as 1049 does); and it ignores a kitty keyboard push past
-//! [`super::answers::MAX_KEYBOARD_STACK`] (alacritty panics there).
+//! alacritty does not know (the vendored `swap_alt` leaves both screens' saved cursors alone;
+//! only 1049 saves the cursor); and it ignores a kitty keyboard push past
+//! [`super::answers::MAX_KEYBOARD_STACK`] (upstream alacritty panicked there).
 //!
 //! Why a forwarding handler: alacritty does not count lines that scroll into its history, and
 //! once the history is at its cap the oldest lines silently fall out, so the history size alone
@@ -171,6 +171,18 @@ pub(super) struct SeqHandler<'a> {
 
 impl SeqHandler<'_> {
     #[inline]
+    /// ED, EL and ECH while SPA protection is in use (alacritty's own erases know no
+    /// protection): the screen's cells from `from` to `to` (row, column, inclusive, in reading
+    /// order) are blanked, except those protected.
+    fn erase_keeping_protected(&mut self, from: (usize, usize), to: (usize, usize)) {
+        let last_column = self.term.columns() - 1;
+        for line in from.0..=to.0 {
+            let first = if line == from.0 { from.1 } else { 0 };
+            let last = if line == to.0 { to.1 } else { last_column };
+            super::rect::erase_cells(self.term, line, first..=last, true);
+        }
+    }
+
     fn after_call(&mut self) {
         self.seq.observe(self.term);
     }
@@ -321,7 +333,14 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn erase_chars(&mut self, value: usize) {
-        Handler::erase_chars(&mut *self.term, value);
+        if self.answers.iso_protection {
+            let point = self.term.grid().cursor.point;
+            let (line, column) = (point.line.0.max(0) as usize, point.column.0);
+            let last = (column + value.max(1)).min(self.term.columns()) - 1;
+            self.erase_keeping_protected((line, column), (line, last));
+        } else {
+            Handler::erase_chars(&mut *self.term, value);
+        }
         self.after_call();
     }
 
@@ -351,12 +370,34 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn clear_line(&mut self, mode: LineClearMode) {
-        Handler::clear_line(&mut *self.term, mode);
+        if self.answers.iso_protection {
+            let point = self.term.grid().cursor.point;
+            let (line, column) = (point.line.0.max(0) as usize, point.column.0);
+            let last = self.term.columns() - 1;
+            match mode {
+                LineClearMode::Right => self.erase_keeping_protected((line, column), (line, last)),
+                LineClearMode::Left => self.erase_keeping_protected((line, 0), (line, column)),
+                LineClearMode::All => self.erase_keeping_protected((line, 0), (line, last)),
+            }
+        } else {
+            Handler::clear_line(&mut *self.term, mode);
+        }
         self.after_call();
     }
 
     fn clear_screen(&mut self, mode: ClearMode) {
-        Handler::clear_screen(&mut *self.term, mode);
+        if self.answers.iso_protection && !matches!(mode, ClearMode::Saved) {
+            let point = self.term.grid().cursor.point;
+            let (line, column) = (point.line.0.max(0) as usize, point.column.0);
+            let end = (self.term.screen_lines() - 1, self.term.columns() - 1);
+            match mode {
+                ClearMode::Below => self.erase_keeping_protected((line, column), end),
+                ClearMode::Above => self.erase_keeping_protected((0, 0), (line, column)),
+                _ => self.erase_keeping_protected((0, 0), end),
+            }
+        } else {
+            Handler::clear_screen(&mut *self.term, mode);
+        }
         self.after_call();
     }
 
@@ -504,6 +545,8 @@ impl Handler for SeqHandler<'_> {
 
     fn decaln(&mut self) {
         Handler::decaln(&mut *self.term);
+        // alacritty (vendored) resets the scrolling region with it.
+        self.answers.region = None;
         self.after_call();
     }
 

@@ -154,6 +154,8 @@ fn decrqss_reports_settings() {
         (b"\x1b[6 q\x1bP$q q\x1b\\", b"\x1bP1$r6 q\x1b\\"),
         (b"\x1b[3 q\x1bP$q q\x1b\\", b"\x1bP1$r3 q\x1b\\"),
         (b"\x1bP$q\"q\x1b\\", b"\x1bP1$r0\"q\x1b\\"),
+        (b"\x1b[1\"q\x1bP$q\"q\x1b\\", b"\x1bP1$r1\"q\x1b\\"),
+        (b"\x1b[1\"q\x1b[2\"q\x1bP$q\"q\x1b\\", b"\x1bP1$r0\"q\x1b\\"),
         // DECSTBM: the whole screen until a region is set; a reset or a bad region.
         (b"\x1bP$qr\x1b\\", b"\x1bP1$r1;24r\x1b\\"),
         (b"\x1b[5;10r\x1bP$qr\x1b\\", b"\x1bP1$r5;10r\x1b\\"),

@@ -1,0 +1,233 @@
+//! Tests of the fixes made to the vendored alacritty_terminal (vendor/alacritty_terminal,
+//! each listed in its BERTH.md): bytes fed to a pane's terminal, the grid and cursor checked.
+
+use super::*;
+
+fn fed(bytes: &[u8]) -> PaneTerminal {
+    let mut term = PaneTerminal::new(TermSize { cols: 80, rows: 24 }, DEFAULT_SCROLLBACK);
+    term.feed(bytes);
+    term
+}
+
+/// The cursor, 1-based (row, column) as the sequences name it.
+fn cursor(term: &PaneTerminal) -> (i32, usize) {
+    let point = term.term().grid().cursor.point;
+    (point.line.0 + 1, point.column.0 + 1)
+}
+
+#[test]
+fn cuu_and_cud_stop_at_the_scrolling_margins_from_inside_them() {
+    // Region rows 5..10; from row 7, CUU 10 stops at 5 and CUD 10 at 10.
+    let mut term = fed(b"\x1b[5;10r\x1b[7;3H\x1b[10A");
+    assert_eq!(cursor(&term), (5, 3));
+    term.feed(b"\x1b[7;3H\x1b[10B");
+    assert_eq!(cursor(&term), (10, 3));
+    // From outside the region they go on to the screen's edge.
+    term.feed(b"\x1b[3;1H\x1b[10A");
+    assert_eq!(cursor(&term), (1, 1));
+    term.feed(b"\x1b[12;1H\x1b[99B");
+    assert_eq!(cursor(&term), (24, 1));
+    // CNL and CPL too, and they return the carriage.
+    term.feed(b"\x1b[7;3H\x1b[10E");
+    assert_eq!(cursor(&term), (10, 1));
+    term.feed(b"\x1b[7;3H\x1b[10F");
+    assert_eq!(cursor(&term), (5, 1));
+}
+
+#[test]
+fn cuu_in_origin_mode_moves_up_not_down() {
+    // Upstream added the region's top to the absolute row in origin mode.
+    let term = fed(b"\x1b[5;20r\x1b[?6h\x1b[6;1H\x1b[2A");
+    assert_eq!(cursor(&term), (8, 1));
+}
+
+#[test]
+fn ed_1_on_the_second_row_clears_the_first() {
+    let term = fed(b"aaaa\r\nbbbb\x1b[2;2H\x1b[1J");
+    assert_eq!(term.screen_lines(false)[..2], ["".to_owned(), "  bb".to_owned()]);
+}
+
+#[test]
+fn decaln_fills_the_screen_resets_the_margins_and_moves_home() {
+    let mut term = fed(b"\x1b[4;5r\x1b[5;5H\x1b#8");
+    assert_eq!(cursor(&term), (1, 1));
+    assert!(term.screen_lines(false).iter().all(|line| line == &"E".repeat(80)));
+    // With no region left, CUD from row 5 goes past row 5.
+    term.feed(b"\x1b[5;1H\x1b[B");
+    assert_eq!(cursor(&term), (6, 1));
+}
+
+#[test]
+fn lnm_makes_a_line_feed_return_the_carriage() {
+    let mut term = fed(b"\x1b[20hab\ncd");
+    assert_eq!(term.screen_lines(false)[..2], ["ab".to_owned(), "cd".to_owned()]);
+    // Reset, a line feed only moves down.
+    term.feed(b"\x1b[20l\ngh");
+    assert_eq!(term.screen_lines(false)[2], "  gh");
+}
+
+#[test]
+fn each_screen_keeps_its_own_saved_cursor() {
+    for mode in ["47", "1047", "1049"] {
+        let mut term =
+            fed(format!("\x1b[3;2H\x1b7\x1b[?{mode}h\x1b[7;6H\x1b7\x1b[?{mode}l").as_bytes());
+        term.feed(b"\x1b8");
+        assert_eq!(cursor(&term), (3, 2), "primary after {mode}");
+        term.feed(format!("\x1b[?{mode}h\x1b8").as_bytes());
+        assert_eq!(cursor(&term), (7, 6), "alternate after {mode}");
+    }
+}
+
+#[test]
+fn entering_47_or_1047_keeps_the_primary_saved_cursor() {
+    for mode in ["47", "1047"] {
+        let term =
+            fed(format!("\x1b[3;2H\x1b7\x1b[10;10H\x1b[?{mode}h\x1b[?{mode}l\x1b8").as_bytes());
+        assert_eq!(cursor(&term), (3, 2), "after {mode}");
+    }
+    // 1049 saves the cursor as it enters, and puts it back as it leaves.
+    let term = fed(b"\x1b[3;2H\x1b7\x1b[10;10H\x1b[?1049h\x1b[5;5H\x1b[?1049l");
+    assert_eq!(cursor(&term), (10, 10));
+}
+
+#[test]
+fn reverse_wraparound_backspaces_onto_the_line_above() {
+    // Off by default: a backspace at column 1 stays.
+    let mut term = fed(b"\x1b[3;1H\x08");
+    assert_eq!(cursor(&term), (3, 1));
+    // On (with DECAWM, the default): to the last column of the line above.
+    term.feed(b"\x1b[?45h\x1b[3;1H\x08");
+    assert_eq!(cursor(&term), (2, 80));
+    // From the region's top to its bottom.
+    term.feed(b"\x1b[2;5r\x1b[2;1H\x08");
+    assert_eq!(cursor(&term), (5, 80));
+    // In the last column with a wrap pending, it only cancels the wrap.
+    term.feed(b"\x1b[r\x1b[1;79Hab\x08X");
+    assert_eq!(term.screen_lines(false)[0], format!("{}aX", " ".repeat(78)));
+    // DECRQM reports it; without DECAWM it does nothing; DECSTR resets it.
+    term.take_events();
+    term.feed(b"\x1b[?45$p\x1b[?7l\x1b[3;1H\x08");
+    assert_eq!(cursor(&term), (3, 1));
+    term.feed(b"\x1b[?7h\x1b[!p\x1b[3;1H\x08");
+    assert_eq!(cursor(&term), (3, 1));
+    let replies: Vec<_> = term
+        .take_events()
+        .into_iter()
+        .filter_map(|event| match event {
+            TerminalEvent::PtyWrite(reply) => Some(reply),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(replies, [b"\x1b[?45;1$y".to_vec()]);
+}
+
+#[test]
+fn kitty_keyboard_set_changes_the_stack_top_that_a_pop_returns_to() {
+    // Push 1 and 3, set 5 in place of 3, push 8: popping 8 goes back to 5, not 3.
+    let mut term = fed(b"\x1b[>1u\x1b[>3u\x1b[=5u\x1b[>8u");
+    assert_eq!(term.keyboard_flags(), 8);
+    term.feed(b"\x1b[<u");
+    assert_eq!(term.keyboard_flags(), 5);
+    // Union (mode 2) and difference (mode 3) change the top too.
+    term.feed(b"\x1b[=2;2u\x1b[=1;3u\x1b[>16u\x1b[<u");
+    assert_eq!(term.keyboard_flags(), 6);
+    term.feed(b"\x1b[<u");
+    assert_eq!(term.keyboard_flags(), 1);
+}
+
+#[test]
+fn decsca_protects_characters_from_the_selective_erases_only() {
+    // "ab" protected, "cd" not (DECSCA 2 is as 0), on rows 1 to 3.
+    let rows = b"\x1b[1\"qab\x1b[2\"qcd\r\n\x1b[1\"qab\x1b[0\"qcd\r\n\x1b[1\"qab\x1b[\"qcd";
+    let visible = |term: &PaneTerminal| term.screen_lines(false);
+    // DECSED 2, DECSEL 2 and DECSERA keep "ab"; SGR 0 does not lift the protection.
+    let mut term = fed(rows);
+    term.feed(b"\x1b[?2J");
+    assert_eq!(visible(&term), ["ab", "ab", "ab"]);
+    let mut term = fed(rows);
+    term.feed(b"\x1b[2;1H\x1b[?2K");
+    assert_eq!(visible(&term), ["abcd", "ab", "abcd"]);
+    let mut term = fed(b"\x1b[1\"q\x1b[0mab\x1b[0\"qcd");
+    term.feed(b"\x1b[1;1;1;80${");
+    assert_eq!(visible(&term), ["ab"]);
+    // DECSED 0 and 1 start and end at the cursor.
+    let mut term = fed(rows);
+    term.feed(b"\x1b[2;4H\x1b[?0J");
+    assert_eq!(visible(&term), ["abcd", "abc", "ab"]);
+    let mut term = fed(rows);
+    term.feed(b"\x1b[2;3H\x1b[?1J");
+    assert_eq!(visible(&term), ["ab", "ab d", "abcd"]);
+    // ED and DECERA erase protected characters too.
+    let mut term = fed(rows);
+    term.feed(b"\x1b[1;1;1;80$z");
+    assert_eq!(visible(&term), ["", "abcd", "abcd"]);
+    term.feed(b"\x1b[2J");
+    assert!(visible(&term).is_empty());
+    // DECSC keeps the protection, DECRC brings it back, DECSTR lifts it.
+    let mut term = fed(b"\x1b[1\"q\x1b7\x1b[0\"q\x1b8ab\x1b[!pcd\x1b[?2J");
+    assert_eq!(visible(&term), ["ab"]);
+    term.feed(b"\x1b[?2J");
+    assert_eq!(visible(&term), ["ab"]);
+}
+
+#[test]
+fn reverse_wraparound_takes_cub_across_lines() {
+    // From row 5 column 5, CUB 160 on 80 columns ends on row 3 column 5.
+    let mut term = fed(b"\x1b[?45h\x1b[5;5H\x1b[160D");
+    assert_eq!(cursor(&term), (3, 5));
+    // Off, CUB stops at column 1.
+    term.feed(b"\x1b[?45l\x1b[5;5H\x1b[160D");
+    assert_eq!(cursor(&term), (5, 1));
+}
+
+#[test]
+fn decrc_restores_origin_mode_as_decsc_saved_it() {
+    // Saved with origin mode off, restored after turning it on: CUP 1;1 is the screen's corner.
+    let mut term = fed(b"\x1b7\x1b[5;10r\x1b[?6h\x1b8\x1b[1;1H");
+    assert_eq!(cursor(&term), (1, 1));
+    // Saved with it on, DECRC turns it back on: CUP 1;1 is the region's top.
+    term.feed(b"\x1b[?6h\x1b7\x1b[?6l\x1b8\x1b[1;1H");
+    assert_eq!(cursor(&term), (5, 1));
+}
+
+#[test]
+fn spa_protects_characters_from_ed_el_ech_and_the_selective_erases() {
+    // "c" is ISO-protected (SPA ... EPA); ED, EL and ECH keep it.
+    for erase in [&b"\x1b[J"[..], b"\x1b[K", b"\x1b[4X", b"\x1b[2J", b"\x1b[2K"] {
+        let mut term = fed(b"ab\x1bVc\x1bWd\x1b[1;1H");
+        term.feed(erase);
+        assert_eq!(term.screen_lines(false), ["  c"], "{erase:?}");
+    }
+    // DECSED and DECSERA too (as xterm: the ISO standard would have them erase it).
+    let mut term = fed(b"a\x1bVb\x1bW\x1b[?2J");
+    assert_eq!(term.screen_lines(false), [" b"]);
+    term.feed(b"\x1b[1;1Hc\x1b[1;1;1;80${");
+    assert_eq!(term.screen_lines(false), [" b"]);
+    // DECSCA puts back DEC protection: ED erases everything again.
+    term.feed(b"\x1b[1\"qab\x1b[0\"q\x1b[2J");
+    assert!(term.screen_lines(false).is_empty());
+}
+
+#[test]
+fn a_tab_with_a_wrap_pending_waits_unless_the_more_fix_is_on() {
+    let full = "x".repeat(80);
+    // Off (the default): the tab does nothing and the next character wraps.
+    let term = fed(format!("{full}\t2").as_bytes());
+    assert_eq!(term.screen_lines(false), [full.clone(), "2".to_owned()]);
+    // On (`CSI ? 41 h`): the tab wraps and goes to the first tab stop.
+    let term = fed(format!("\x1b[?41h{full}\t1").as_bytes());
+    assert_eq!(term.screen_lines(false), [full.clone(), format!("{}1", " ".repeat(8))]);
+}
+
+#[test]
+fn a_kitty_keyboard_push_past_alacrittys_cap_drops_the_bottom_entry() {
+    use alacritty_terminal::vte::ansi::{Handler, KeyboardModes};
+    // Straight to the Term (Berth's handler stops earlier): upstream removed a title-stack
+    // entry here and panicked with none.
+    let mut term = fed(b"");
+    for _ in 0..5000 {
+        Handler::push_keyboard_mode(&mut term.term, KeyboardModes::DISAMBIGUATE_ESC_CODES);
+    }
+    Handler::push_keyboard_mode(&mut term.term, KeyboardModes::REPORT_EVENT_TYPES);
+    assert_eq!(term.keyboard_flags(), 2);
+}
