@@ -286,6 +286,32 @@ pub enum ConnectionMethod {
         /// An absolute path for the PNG.
         path: PathBuf,
     },
+    /// `screen.frames`: per pane, the rows that changed since what the client holds
+    /// (`screen_stream.rs`).
+    ScreenFrames(Vec<crate::screen::PaneHave>),
+    /// `window.attach`: a window attaches; panes are sized for its header rows.
+    WindowAttach {
+        /// Rows the window draws above each pane.
+        header_rows: u16,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScreenFramesParams {
+    panes: Vec<crate::screen::PaneHave>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WindowAttachParams {
+    header_rows: u16,
+}
+
+#[derive(Deserialize)]
+struct InputParams {
+    pane_id: String,
+    data: Vec<u8>,
 }
 
 #[derive(Deserialize)]
@@ -375,6 +401,20 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         "snapshot.save" => {
             params::<Empty>(p)?;
             return Ok(Decoded::Connection(ConnectionMethod::SaveSnapshot));
+        }
+        "screen.frames" => {
+            let p: ScreenFramesParams = params(p)?;
+            return Ok(Decoded::Connection(ConnectionMethod::ScreenFrames(p.panes)));
+        }
+        "window.attach" => {
+            let p: WindowAttachParams = params(p)?;
+            return Ok(Decoded::Connection(ConnectionMethod::WindowAttach {
+                header_rows: p.header_rows,
+            }));
+        }
+        "pane.input" => {
+            let p: InputParams = params(p)?;
+            Command::PaneInput { pane: PaneId::parse(&p.pane_id)?, data: p.data }
         }
         "pane.resume" => {
             let p: PaneRef = params(p)?;
@@ -597,6 +637,7 @@ pub const METHODS: &[&str] = &[
     "pane.split",
     "pane.close",
     "pane.send",
+    "pane.input",
     "pane.read",
     "pane.resize",
     "pane.focus",
@@ -610,6 +651,8 @@ pub const METHODS: &[&str] = &[
     "events.subscribe",
     "snapshot.save",
     "window.screenshot",
+    "screen.frames",
+    "window.attach",
 ];
 
 /// A path as wire text; the wire carries UTF-8 only.
@@ -660,6 +703,12 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
         }
         Decoded::Connection(ConnectionMethod::Screenshot { tab, path }) => {
             return Ok(("window.screenshot", json!({ "tab_id": tab, "path": path_text(path)? })))
+        }
+        Decoded::Connection(ConnectionMethod::ScreenFrames(panes)) => {
+            return Ok(("screen.frames", json!({ "panes": panes })))
+        }
+        Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
+            return Ok(("window.attach", json!({ "header_rows": header_rows })))
         }
         Decoded::Command(cmd) => cmd,
     };
@@ -726,6 +775,9 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
         Command::PaneClose { pane } => ("pane.close", json!({ "pane_id": pane.as_str() })),
         Command::PaneSend { pane, text, keys } => {
             ("pane.send", json!({ "pane_id": pane.as_str(), "text": text, "keys": keys }))
+        }
+        Command::PaneInput { pane, data } => {
+            ("pane.input", json!({ "pane_id": pane.as_str(), "data": data }))
         }
         Command::PaneRead { pane, spec } => (
             "pane.read",

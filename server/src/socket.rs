@@ -534,6 +534,12 @@ fn answer(
                     }
                 }
             }
+            Decoded::Connection(ConnectionMethod::ScreenFrames(panes)) => {
+                crate::screen_stream::frames(&services.store, &panes)
+            }
+            Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
+                crate::screen_stream::attach(&services.store, header_rows)
+            }
             Decoded::Command(mut cmd) => {
                 if let Command::SessionReport { reporter_pane, .. } = &mut cmd {
                     // Who reports: the peer's own pane, read from its environment.
