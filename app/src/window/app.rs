@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use alacritty_terminal::term::TermMode;
 use anyhow::Result;
 use berth_engine::ids::{PaneId, TabId};
 use berth_engine::layout::CellSize;
@@ -36,9 +37,11 @@ use super::chrome::{self, TAB_BAR_ROWS};
 use super::frames::FrameSchedule;
 use super::input::InputState;
 use super::links::LinkState;
+use super::remote::Remote;
 use super::rename::TabRenamer;
 use super::search::Search;
 use super::selection::PaneSelection;
+use super::source::FrameSource;
 use super::switcher::WorkspaceSwitcher;
 use super::tombstones::Tombstones;
 use super::view::{TabView, HEADER_ROWS};
@@ -60,11 +63,21 @@ pub(super) struct Zoom {
     pub(super) pane: PaneId,
 }
 
+/// How the window reaches its server.
+pub enum Start {
+    /// Embeds this server on background threads (it ends with the window).
+    Embedded(Server),
+    /// Attaches to the server answering on this socket (it outlives the window).
+    Attach(PathBuf),
+}
+
 /// The window application.
 pub struct App {
-    server: Option<Server>,
+    start: Option<Start>,
     embedded: Option<EmbeddedServer>,
     pub(super) store: Option<Arc<Mutex<Store>>>,
+    /// The server in another process, when attached (`remote.rs`).
+    pub(super) remote: Option<Remote>,
     waker: Waker,
     display: OwnedDisplayHandle,
     pub(super) window: Option<Arc<Window>>,
@@ -113,7 +126,7 @@ pub struct App {
 
 impl App {
     /// An application that opens its window on the first `resumed`.
-    pub fn new(server: Server, waker: Waker, display: OwnedDisplayHandle) -> Self {
+    pub fn new(start: Start, waker: Waker, display: OwnedDisplayHandle) -> Self {
         let config_path = config::path();
         let (config, banner) = match config_path.as_deref().map(config::load) {
             None => (Config::default(), None),
@@ -124,9 +137,10 @@ impl App {
             }
         };
         Self {
-            server: Some(server),
+            start: Some(start),
             embedded: None,
             store: None,
+            remote: None,
             waker,
             display,
             window: None,
@@ -216,7 +230,24 @@ impl App {
         self.window = Some(window.clone());
         self.watch_config();
 
-        let server = self.server.take().ok_or_else(|| anyhow::anyhow!("started twice"))?;
+        let server = match self.start.take().ok_or_else(|| anyhow::anyhow!("started twice"))? {
+            Start::Embedded(server) => server,
+            Start::Attach(socket) => {
+                let remote = Remote::connect(
+                    &socket,
+                    HEADER_ROWS,
+                    self.waker.clone(),
+                    self.raise_requested.clone(),
+                )
+                .map_err(|e| anyhow::anyhow!("cannot attach to {}: {e}", socket.display()))?;
+                tracing::info!(socket = %socket.display(), "attached to the server");
+                self.remote = Some(remote);
+                self.update_grid();
+                self.first_start();
+                window.request_redraw();
+                return Ok(());
+            }
+        };
         let embedded = server.spawn_background().map_err(|e| anyhow::anyhow!("{e}"))?;
         let waker = self.waker.clone();
         embedded.set_ui_waker(Box::new(move || {
@@ -237,7 +268,7 @@ impl App {
 
     /// With no saved state: one workspace named after the current directory, with one shell.
     fn first_start(&mut self) {
-        let empty = self.lock_store().view().workspaces.iter().all(|w| w.tabs.is_empty());
+        let empty = self.state_view().workspaces.iter().all(|w| w.tabs.is_empty());
         if !empty {
             return;
         }
@@ -259,8 +290,71 @@ impl App {
         store.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The server's state: the embedded Store's view, or the attached server's.
+    pub(super) fn state_view(&self) -> StateView {
+        match &self.remote {
+            Some(remote) => remote.view(),
+            None => self.lock_store().view(),
+        }
+    }
+
+    /// A pane's restore state.
+    pub(super) fn pane_state(&self, pane: &PaneId) -> Option<RestoreState> {
+        match &self.remote {
+            Some(remote) => TabView::active(&remote.view())
+                .and_then(|v| v.pane(pane).map(|p| p.state))
+                .or_else(|| {
+                    let list = remote.view();
+                    list.workspaces
+                        .iter()
+                        .flat_map(|w| w.tabs.iter())
+                        .flat_map(|t| t.panes.iter())
+                        .find(|p| &p.id == pane)
+                        .map(|p| p.state)
+                }),
+            None => self.lock_store().pane_state(pane),
+        }
+    }
+
+    /// How many lines a tombstone's tail has.
+    pub(super) fn pane_tail_len(&self, pane: &PaneId) -> Option<usize> {
+        match &self.remote {
+            Some(remote) => remote.tail(pane).map(|t| t.len()),
+            None => self.lock_store().pane_tail_len(pane),
+        }
+    }
+
+    /// A tombstone's tail as styled lines.
+    pub(super) fn pane_tail(&self, pane: &PaneId) -> Option<Vec<String>> {
+        match &self.remote {
+            Some(remote) => remote.tail(pane),
+            None => self.lock_store().pane_tail(pane),
+        }
+    }
+
+    /// Where the shown panes' frames come from (`source.rs`).
+    fn frame_source(&self) -> Option<&dyn FrameSource> {
+        match (&self.remote, &self.store) {
+            (Some(remote), _) => Some(remote),
+            (None, Some(store)) => Some(store),
+            (None, None) => None,
+        }
+    }
+
+    /// The terminal modes of a pane (app cursor, mouse, bracketed paste, focus reports, the
+    /// keyboard protocol), from its terminal or the last frame the server sent.
+    pub(super) fn pane_modes(&self, pane: &PaneId) -> Option<TermMode> {
+        match &self.remote {
+            Some(remote) => remote.frame(pane).map(|f| TermMode::from_bits_truncate(f.meta.modes)),
+            None => self.with_term(pane, |t| *t.term().mode()),
+        }
+    }
+
     /// Executes a command as the socket would and hands back its error's message.
     pub(super) fn exec_result(&self, cmd: Command) -> Result<Reply, String> {
+        if let Some(remote) = &self.remote {
+            return remote.execute(cmd);
+        }
         let store = self.store.as_ref().ok_or("the window has no server")?;
         let result = store.lock().unwrap_or_else(|p| p.into_inner()).execute(cmd);
         result.map_err(|e| e.to_string())
@@ -268,12 +362,19 @@ impl App {
 
     /// Executes a command as the socket would; failures are logged (the user sees the state).
     pub(super) fn exec(&self, cmd: Command) -> Option<Reply> {
-        let store = self.store.as_ref()?;
         // Only the variant's name: the fields may hold typed text.
         let debug = format!("{cmd:?}");
         let name = debug.split([' ', '{', '(']).next().unwrap_or_default().to_owned();
-        let input = matches!(cmd, Command::PaneSend { .. });
-        let result = store.lock().unwrap_or_else(|p| p.into_inner()).execute(cmd);
+        let input = matches!(cmd, Command::PaneSend { .. } | Command::PaneInput { .. });
+        let result = match (&self.remote, &self.store) {
+            (Some(remote), _) => remote.execute(cmd).map_err(|e| e.to_string()),
+            (None, Some(store)) => store
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .execute(cmd)
+                .map_err(|e| e.to_string()),
+            (None, None) => return None,
+        };
         match result {
             Ok(value) => Some(value),
             // Typing into a pane whose program ended fails on every key; that is not news.
@@ -290,12 +391,15 @@ impl App {
 
     /// The tab the window shows, if there is one.
     pub(super) fn view(&self) -> Option<TabView> {
-        self.store.as_ref()?;
-        TabView::active(&self.lock_store().view())
+        if self.remote.is_none() {
+            self.store.as_ref()?;
+        }
+        TabView::active(&self.state_view())
     }
 
     /// A pane's shared state (its terminal), if it has a live one.
     pub(super) fn pane_shared(&self, pane: &PaneId) -> Option<Arc<berth_server::pane::PaneShared>> {
+        self.store.as_ref()?;
         self.lock_store().pane_shared(pane)
     }
 
@@ -305,7 +409,7 @@ impl App {
         pane: &PaneId,
         f: impl FnOnce(&PaneTerminal) -> R,
     ) -> Option<R> {
-        let shared = self.lock_store().pane_shared(pane)?;
+        let shared = self.pane_shared(pane)?;
         let term = shared.term.lock();
         Some(f(&term))
     }
@@ -316,7 +420,7 @@ impl App {
         pane: &PaneId,
         f: impl FnOnce(&mut PaneTerminal) -> R,
     ) -> Option<R> {
-        let shared = self.lock_store().pane_shared(pane)?;
+        let shared = self.pane_shared(pane)?;
         let mut term = shared.term.lock();
         Some(f(&mut term))
     }
@@ -328,18 +432,10 @@ impl App {
                 t.scroll_to_bottom();
             }
         });
-        match String::from_utf8(bytes) {
-            Ok(text) => {
-                self.exec(Command::PaneSend {
-                    pane: pane.clone(),
-                    text: Some(text),
-                    keys: Vec::new(),
-                });
-            }
-            // Only legacy mouse reports past column 95 are not UTF-8; they are dropped.
-            Err(e) => {
-                tracing::debug!(bytes = e.as_bytes().len(), "input that is not UTF-8 dropped")
-            }
+        // Bytes as they are (legacy mouse reports past column 95 are not UTF-8).
+        self.exec(Command::PaneInput { pane: pane.clone(), data: bytes });
+        if let Some(remote) = &self.remote {
+            remote.poke();
         }
     }
 
@@ -473,7 +569,8 @@ impl App {
     /// a program never sees the old theme after a reload.
     fn apply_store_settings(&self) {
         use alacritty_terminal::vte::ansi::{CursorShape as Shape, CursorStyle, Rgb};
-        if self.store.is_none() {
+        // An attached window leaves the server's settings to the server.
+        if self.store.is_none() || self.remote.is_some() {
             return;
         }
         let shape = match self.config.cursor_style {
@@ -524,8 +621,8 @@ impl App {
         if let Some(zoom) = &self.zoom {
             let want =
                 CellSize { cols: grid.cols, rows: grid.rows.saturating_sub(HEADER_ROWS).max(1) };
-            let have = self.with_term(&zoom.pane, |t| t.size());
-            if have.is_some_and(|s| (s.cols, s.rows) != (want.cols, want.rows)) {
+            let have = self.frame_source().and_then(|s| s.frame(&zoom.pane));
+            if have.is_some_and(|f| (f.cols, f.rows.len()) != (want.cols, usize::from(want.rows))) {
                 self.exec(Command::PaneResize { pane: zoom.pane.clone(), size: want });
             }
         }
@@ -536,7 +633,11 @@ impl App {
     /// notifications for a pane the user is looking at stay off the desktop and unread marks.
     fn report_view(&self, view: &TabView) {
         let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| &z.pane);
-        let visible = view.placements(zoomed).into_iter().map(|(id, _)| id).collect();
+        let visible: Vec<PaneId> = view.placements(zoomed).into_iter().map(|(id, _)| id).collect();
+        if let Some(remote) = &self.remote {
+            remote.show(visible);
+            return;
+        }
         let _ = self.lock_store().execute(Internal::SetWindowView(WindowView {
             visible,
             focused_pane: Some(view.active_pane.clone()),
@@ -578,8 +679,8 @@ impl App {
             let tail_rows = overlay
                 .as_ref()
                 .map_or(rows, |o| rows.saturating_sub(render::overlay_rows(o)).max(1));
-            let len = self.lock_store().pane_tail_len(&pane_id);
-            let tail = || self.lock_store().pane_tail(&pane_id);
+            let len = self.pane_tail_len(&pane_id);
+            let tail = || self.pane_tail(&pane_id);
             let size = (rect.cols, tail_rows);
             if let Some(screen) = self.tombstones.cells(&pane_id, size, len, tail, &self.palette) {
                 panes.push(PaneScene {
@@ -593,18 +694,23 @@ impl App {
                 });
                 continue;
             }
-            let drawn = self.with_term(&pane_id, |term| {
-                let mut screen = render::extract(term, &self.palette, focused && focused_window);
-                if let Some(cursor) = &mut screen.cursor {
-                    if cursor.blinking && self.frames.cursor_hidden() && focused {
-                        cursor.visible = false;
-                    }
+            // The same frame whichever way the server is reached (`source.rs`).
+            let Some(frame) = self.frame_source().and_then(|s| s.frame(&pane_id)) else {
+                continue;
+            };
+            let mut screen =
+                render::screen_of_frame(&frame, &self.palette, focused && focused_window);
+            if let Some(cursor) = &mut screen.cursor {
+                if cursor.blinking && self.frames.cursor_hidden() && focused {
+                    cursor.visible = false;
                 }
+            }
+            // Selection, search and links read the terminal itself: the embedded window's.
+            let marks = self.with_term(&pane_id, |term| {
                 let span = selection.and_then(|s| s.visible_span(term.term()));
-                let marks = (self.search.scene(&pane_id, term), self.links.spans(&pane_id, term));
-                (screen, span, marks)
+                (span, self.search.scene(&pane_id, term), self.links.spans(&pane_id, term))
             });
-            let Some((screen, span, (search, link))) = drawn else { continue };
+            let (span, search, link) = marks.unwrap_or_default();
             panes.push(PaneScene {
                 rect: placed,
                 header,
@@ -643,7 +749,7 @@ impl App {
     fn draw(&mut self, event_loop: &ActiveEventLoop) {
         let wake_only = self.frames.begin();
         // One reading of the Store's state per frame (it probes every pane's process).
-        let mut list = self.lock_store().view();
+        let mut list = self.state_view();
         let Some(mut view) = TabView::active(&list) else {
             if self.had_panes {
                 tracing::info!("the last pane was closed: closing the window");
@@ -654,7 +760,7 @@ impl App {
         self.had_panes = true;
         self.search.end_unless_focused(&view.active_pane);
         if self.sync_layout(&view) {
-            list = self.lock_store().view();
+            list = self.state_view();
             match TabView::active(&list) {
                 Some(v) => view = v,
                 None => return,
@@ -730,7 +836,7 @@ impl App {
 
     /// A PNG of a tab (the shown one when `None`).
     fn screenshot(&mut self, tab: Option<&str>) -> Result<Vec<u8>, String> {
-        let list = self.lock_store().view();
+        let list = self.state_view();
         let view = match tab {
             Some(id) => TabId::parse(id)
                 .ok()
@@ -838,6 +944,11 @@ impl ApplicationHandler<UserEvent> for App {
     fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
         if self.embedded.as_ref().is_some_and(|e| !e.is_running()) {
             tracing::info!("the server stopped: closing the window");
+            event_loop.exit();
+            return;
+        }
+        if self.remote.as_ref().is_some_and(Remote::gone) {
+            tracing::info!("the attached server went away: closing the window");
             event_loop.exit();
             return;
         }

@@ -66,7 +66,7 @@ impl App {
                 self.redraw();
             }
             KeyRoute::Switcher(action) => {
-                let list = self.lock_store().view();
+                let list = self.state_view();
                 let mods = self.input.mods;
                 let intents =
                     self.switcher.key(&list, self.home.as_deref(), key, text, action, mods);
@@ -89,8 +89,7 @@ impl App {
         // One key resumes a tombstone: Enter on a restored or ended pane asks the Store to
         // start it (an agent's official resume command, a fresh shell in its cwd, or its
         // program again); any other key does nothing there.
-        let tombstone =
-            self.lock_store().pane_state(&pane).is_some_and(|s| s != RestoreState::Live);
+        let tombstone = self.pane_state(&pane).is_some_and(|s| s != RestoreState::Live);
         if tombstone {
             if key == Key::Named(NamedKey::Enter) && !self.input.mods.control_key() {
                 self.resume_tombstone(pane);
@@ -98,9 +97,10 @@ impl App {
             return;
         }
         let modes = self
-            .with_term(&pane, |t| KeyModes {
-                app_cursor: t.app_cursor(),
-                app_keypad: t.term().mode().contains(TermMode::APP_KEYPAD),
+            .pane_modes(&pane)
+            .map(|mode| KeyModes {
+                app_cursor: mode.contains(TermMode::APP_CURSOR),
+                app_keypad: mode.contains(TermMode::APP_KEYPAD),
             })
             .unwrap_or_default();
         let press = KeyPress {
@@ -142,9 +142,7 @@ impl App {
     pub(super) fn on_focus(&mut self, focused: bool) {
         self.input.window_focused = focused;
         if let Some((_, pane)) = self.focused() {
-            if self.with_term(&pane, |t| t.term().mode().contains(TermMode::FOCUS_IN_OUT))
-                == Some(true)
-            {
+            if self.pane_modes(&pane).is_some_and(|m| m.contains(TermMode::FOCUS_IN_OUT)) {
                 self.send_bytes(
                     &pane,
                     if focused { b"\x1b[I".to_vec() } else { b"\x1b[O".to_vec() },
@@ -158,7 +156,7 @@ impl App {
     /// Carries out a chord's action.
     fn run_action(&mut self, action: Action) {
         let Some((view, pane)) = self.focused() else { return };
-        let command = actions::store_command(action, &view, &pane, || self.lock_store().view());
+        let command = actions::store_command(action, &view, &pane, || self.state_view());
         if let Some(command) = command {
             if matches!(action, Action::SplitRight | Action::SplitDown) {
                 self.zoom = None;
@@ -190,14 +188,14 @@ impl App {
             Action::Paste => self.paste(&pane, Selection::Clipboard),
             Action::PastePrimary => self.paste(&pane, Selection::Primary),
             Action::Switcher => {
-                let list = self.lock_store().view();
+                let list = self.state_view();
                 let intents = self.switcher.open(&list, self.home.as_deref());
                 self.apply(intents);
             }
             Action::Search => self.open_search(&pane),
             Action::ReloadConfig => self.reload_config(),
             Action::RenameTab => {
-                let list = self.lock_store().view();
+                let list = self.state_view();
                 let intents = self.renaming.start(&list, &view.tab_id);
                 self.apply(intents);
             }
@@ -235,9 +233,8 @@ impl App {
             self.search_text(text.lines().next().unwrap_or_default());
             return;
         }
-        let bracketed = self
-            .with_term(pane, |t| t.term().mode().contains(TermMode::BRACKETED_PASTE))
-            .unwrap_or(false);
+        let bracketed =
+            self.pane_modes(pane).is_some_and(|m| m.contains(TermMode::BRACKETED_PASTE));
         self.send_bytes(pane, paste_bytes(&text, bracketed).into_bytes());
     }
 
@@ -268,7 +265,7 @@ impl App {
     }
 
     fn mouse_modes(&self, pane: &PaneId) -> MouseModes {
-        self.with_term(pane, |t| MouseModes::from_term(*t.term().mode())).unwrap_or_default()
+        self.pane_modes(pane).map(MouseModes::from_term).unwrap_or_default()
     }
 
     /// Sends a mouse report to a pane if its modes ask for it.
@@ -465,12 +462,9 @@ impl App {
             }
             return;
         }
-        let arrows = self.with_term(&pane, |t| {
-            let mode = t.term().mode();
-            mode.contains(TermMode::ALT_SCREEN) && mode.contains(TermMode::ALTERNATE_SCROLL)
-        });
-        if arrows == Some(true) {
-            let app_cursor = self.with_term(&pane, |t| t.app_cursor()).unwrap_or(false);
+        let mode = self.pane_modes(&pane).unwrap_or_default();
+        if mode.contains(TermMode::ALT_SCREEN) && mode.contains(TermMode::ALTERNATE_SCROLL) {
+            let app_cursor = mode.contains(TermMode::APP_CURSOR);
             let arrow = match (up, app_cursor) {
                 (true, false) => b"\x1b[A",
                 (true, true) => b"\x1bOA",

@@ -1,0 +1,351 @@
+//! The window attached to a server in another process, through its socket.
+//!
+//! Owns three connections: one for the window's commands (answered in order on the event
+//! loop's thread), one subscribed to events (any event makes the window look again; one that
+//! is not pane output makes it fetch the state), and one that pulls frames (`screen.frames`)
+//! for the panes the window shows, on its own thread: it asks again only after the previous
+//! answer arrived and at most once per [`MIN_PULL`], so the server never holds more than one
+//! unread frame per pane for this window and a stopped window costs the server nothing. It
+//! must not draw and holds no state the server owns beyond the copies it shows.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use berth_engine::ids::PaneId;
+use berth_server::client::{Client, ClientError};
+use berth_server::commands::{Command, ReadSpec, Reply};
+use berth_server::screen::{PaneFrame, PaneHave};
+use berth_server::view::StateView;
+
+use super::wake::Waker;
+
+/// The shortest time between two frame pulls: a pane's frames come at most at a display's
+/// refresh rate.
+const MIN_PULL: Duration = Duration::from_millis(16);
+
+/// How long the puller waits without a poke before asking anyway (a cursor that moved without
+/// output, a change whose event was missed).
+const IDLE_PULL: Duration = Duration::from_millis(500);
+
+/// How long a lost connection is tried again before the server counts as gone.
+const RECONNECT: Duration = Duration::from_secs(3);
+
+/// How many lines of a tombstone's tail are read.
+const TAIL_LINES: usize = 2000;
+
+/// What the threads share with the window.
+#[derive(Default)]
+struct Shared {
+    /// The latest frame of each shown pane.
+    frames: Mutex<HashMap<PaneId, PaneFrame>>,
+    /// The panes the window shows (the puller asks for these).
+    shown: Mutex<Vec<PaneId>>,
+    /// Set by a poke, cleared by the puller.
+    poke: Mutex<bool>,
+    poked: Condvar,
+    /// The state changed since the window last fetched it.
+    stale: AtomicBool,
+    /// The server went away.
+    gone: AtomicBool,
+    /// A desktop notification was clicked: the window comes to the front.
+    raise: Arc<AtomicBool>,
+}
+
+impl Shared {
+    fn poke(&self) {
+        *self.poke.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.poked.notify_one();
+    }
+}
+
+/// A window's link to a server over its socket.
+pub(super) struct Remote {
+    socket: PathBuf,
+    commands: RefCell<Option<Client>>,
+    state: RefCell<Option<StateView>>,
+    tails: RefCell<HashMap<PaneId, Vec<String>>>,
+    shared: Arc<Shared>,
+}
+
+impl Remote {
+    /// Connects to the server at `socket`, tells it a window with `header_rows` attaches, and
+    /// starts the event and frame threads.
+    pub(super) fn connect(
+        socket: &Path,
+        header_rows: u16,
+        waker: Waker,
+        raise: Arc<AtomicBool>,
+    ) -> Result<Self, ClientError> {
+        let mut commands = Client::connect(socket)?;
+        commands.attach_window(header_rows)?;
+        let shared = Arc::new(Shared { raise, ..Shared::default() });
+        shared.stale.store(true, Ordering::Release);
+        let mut events = Client::connect(socket)?;
+        events.subscribe()?;
+        let frames = Client::connect(socket)?;
+        spawn("berth-attach-events", {
+            let (shared, waker, socket) = (shared.clone(), waker.clone(), socket.to_path_buf());
+            move || follow_events(events, &socket, &shared, &waker)
+        });
+        spawn("berth-attach-frames", {
+            let (shared, socket) = (shared.clone(), socket.to_path_buf());
+            move || pull_frames(frames, &socket, &shared, &waker)
+        });
+        Ok(Self {
+            socket: socket.to_path_buf(),
+            commands: RefCell::new(Some(commands)),
+            state: RefCell::new(None),
+            tails: RefCell::new(HashMap::new()),
+            shared,
+        })
+    }
+
+    /// Whether the server went away (the window then closes).
+    pub(super) fn gone(&self) -> bool {
+        self.shared.gone.load(Ordering::Acquire)
+    }
+
+    /// Executes a command on the server; a connection closed while idle is made again once.
+    pub(super) fn execute(&self, cmd: Command) -> Result<Reply, String> {
+        let mut slot = self.commands.borrow_mut();
+        for attempt in 0..2 {
+            if slot.is_none() {
+                *slot = Some(Client::connect(&self.socket).map_err(|e| e.to_string())?);
+            }
+            let Some(client) = slot.as_mut() else { break };
+            match client.execute(cmd.clone()) {
+                Ok(reply) => {
+                    self.shared.stale.store(true, Ordering::Release);
+                    self.shared.poke();
+                    return Ok(reply);
+                }
+                Err(ClientError::Io(e)) if attempt == 0 => {
+                    tracing::debug!(error = %e, "the command connection broke; connecting again");
+                    *slot = None;
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Err("the server does not answer".into())
+    }
+
+    /// The server's state, fetched again when an event said it changed.
+    pub(super) fn view(&self) -> StateView {
+        if self.shared.stale.swap(false, Ordering::AcqRel) || self.state.borrow().is_none() {
+            match self.execute_quiet(Command::WorkspaceList) {
+                Ok(Reply::State(list)) => {
+                    *self.state.borrow_mut() = Some(*list);
+                    self.tails.borrow_mut().clear();
+                }
+                Ok(_) => tracing::warn!("workspace.list answered with another reply"),
+                Err(e) => tracing::warn!(error = %e, "cannot read the server's state"),
+            }
+        }
+        self.state.borrow().clone().unwrap_or_default()
+    }
+
+    /// `execute` without marking the state stale (a read).
+    fn execute_quiet(&self, cmd: Command) -> Result<Reply, String> {
+        let mut slot = self.commands.borrow_mut();
+        for attempt in 0..2 {
+            if slot.is_none() {
+                *slot = Some(Client::connect(&self.socket).map_err(|e| e.to_string())?);
+            }
+            let Some(client) = slot.as_mut() else { break };
+            match client.execute(cmd.clone()) {
+                Ok(reply) => return Ok(reply),
+                Err(ClientError::Io(_)) if attempt == 0 => *slot = None,
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Err("the server does not answer".into())
+    }
+
+    /// Says which panes the window shows; the puller asks for their frames.
+    pub(super) fn show(&self, panes: Vec<PaneId>) {
+        let mut shown = self.shared.shown.lock().unwrap_or_else(|p| p.into_inner());
+        if *shown != panes {
+            *shown = panes;
+            drop(shown);
+            self.shared.poke();
+        }
+    }
+
+    /// Asks the puller for fresh frames now (after input).
+    pub(super) fn poke(&self) {
+        self.shared.poke();
+    }
+
+    /// The latest frame of a pane, if one arrived.
+    pub(super) fn frame(&self, pane: &PaneId) -> Option<PaneFrame> {
+        self.shared.frames.lock().unwrap_or_else(|p| p.into_inner()).get(pane).cloned()
+    }
+
+    /// A tombstone's saved tail, read once per state change.
+    pub(super) fn tail(&self, pane: &PaneId) -> Option<Vec<String>> {
+        if let Some(lines) = self.tails.borrow().get(pane) {
+            return Some(lines.clone());
+        }
+        let spec = ReadSpec { since: None, last: Some(TAIL_LINES), ansi: true };
+        let lines = match self.execute_quiet(Command::PaneRead { pane: pane.clone(), spec }) {
+            Ok(Reply::Read(read)) => read.lines,
+            _ => return None,
+        };
+        self.tails.borrow_mut().insert(pane.clone(), lines.clone());
+        Some(lines)
+    }
+}
+
+fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
+    if let Err(e) = std::thread::Builder::new().name(name.into()).spawn(f) {
+        tracing::error!(error = %e, thread = name, "cannot start a thread of the attached window");
+    }
+}
+
+/// Connects again for up to [`RECONNECT`]; `None` when the server is gone.
+fn reconnect(socket: &Path, subscribe: bool) -> Option<Client> {
+    let deadline = Instant::now() + RECONNECT;
+    while Instant::now() < deadline {
+        if let Ok(mut client) = Client::connect(socket) {
+            if !subscribe || client.subscribe().is_ok() {
+                return Some(client);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    None
+}
+
+/// Any event: look again; one that is not pane output: the state changed.
+fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker) {
+    loop {
+        match client.next_event(None) {
+            Ok(event) => {
+                let text = event.to_string();
+                if text.contains("\"notification.activated\"") {
+                    shared.raise.store(true, Ordering::Release);
+                }
+                if !text.contains("\"pane.output\"") {
+                    shared.stale.store(true, Ordering::Release);
+                }
+                shared.poke();
+                if !waker.wake() {
+                    return;
+                }
+            }
+            Err(e) => {
+                tracing::info!(error = %e, "the event connection ended; connecting again");
+                match reconnect(socket, true) {
+                    Some(again) => {
+                        client = again;
+                        shared.stale.store(true, Ordering::Release);
+                        waker.wake();
+                    }
+                    None => {
+                        shared.gone.store(true, Ordering::Release);
+                        waker.wake();
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Pulls the shown panes' frames: after a poke (or [`IDLE_PULL`]), at most once per
+/// [`MIN_PULL`], each request sending the hashes of the rows already held.
+fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker) {
+    let mut last = Instant::now() - MIN_PULL;
+    loop {
+        {
+            let mut poked = shared.poke.lock().unwrap_or_else(|p| p.into_inner());
+            if !*poked {
+                poked = shared
+                    .poked
+                    .wait_timeout(poked, IDLE_PULL)
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|p| p.into_inner().0);
+            }
+            *poked = false;
+        }
+        if shared.gone.load(Ordering::Acquire) {
+            return;
+        }
+        let since = last.elapsed();
+        if since < MIN_PULL {
+            std::thread::sleep(MIN_PULL - since);
+        }
+        last = Instant::now();
+        let shown = shared.shown.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if shown.is_empty() {
+            continue;
+        }
+        let have: Vec<PaneHave> = {
+            let frames = shared.frames.lock().unwrap_or_else(|p| p.into_inner());
+            shown
+                .iter()
+                .map(|id| {
+                    let held = frames.get(id);
+                    PaneHave {
+                        pane_id: id.to_string(),
+                        cols: held.map_or(0, |f| f.cols),
+                        rows: held.map(PaneFrame::hashes).unwrap_or_default(),
+                    }
+                })
+                .collect()
+        };
+        let reply = match client.screen_frames(have) {
+            Ok(reply) => reply,
+            Err(ClientError::Rpc { message, .. }) => {
+                tracing::warn!(error = %message, "the server refused a frame request");
+                continue;
+            }
+            Err(e) => {
+                tracing::info!(error = %e, "the frame connection ended; connecting again");
+                match reconnect(socket, false) {
+                    Some(again) => {
+                        client = again;
+                        shared.poke();
+                        continue;
+                    }
+                    None => {
+                        shared.gone.store(true, Ordering::Release);
+                        waker.wake();
+                        return;
+                    }
+                }
+            }
+        };
+        let mut changed = false;
+        {
+            let mut frames = shared.frames.lock().unwrap_or_else(|p| p.into_inner());
+            frames.retain(|id, _| shown.contains(id));
+            for update in &reply.frames {
+                let Ok(id) = PaneId::parse(&update.pane_id) else { continue };
+                if update.gone {
+                    changed |= frames.remove(&id).is_some();
+                    continue;
+                }
+                if !update.changed.is_empty() || update.full {
+                    changed = true;
+                }
+                let frame = frames.entry(id.clone()).or_default();
+                if update.meta.as_ref() != Some(&frame.meta) {
+                    changed = true;
+                }
+                if !frame.apply(update) {
+                    // A malformed update: ask for everything next time.
+                    frames.remove(&id);
+                    shared.poke();
+                }
+            }
+        }
+        if changed && !waker.wake() {
+            return;
+        }
+    }
+}
