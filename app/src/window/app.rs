@@ -301,17 +301,14 @@ impl App {
     /// A pane's restore state.
     pub(super) fn pane_state(&self, pane: &PaneId) -> Option<RestoreState> {
         match &self.remote {
-            Some(remote) => TabView::active(&remote.view())
-                .and_then(|v| v.pane(pane).map(|p| p.state))
-                .or_else(|| {
-                    let list = remote.view();
-                    list.workspaces
-                        .iter()
-                        .flat_map(|w| w.tabs.iter())
-                        .flat_map(|t| t.panes.iter())
-                        .find(|p| &p.id == pane)
-                        .map(|p| p.state)
-                }),
+            Some(remote) => remote
+                .view()
+                .workspaces
+                .iter()
+                .flat_map(|w| w.tabs.iter())
+                .flat_map(|t| t.panes.iter())
+                .find(|p| &p.id == pane)
+                .map(|p| p.state),
             None => self.lock_store().pane_state(pane),
         }
     }
@@ -319,6 +316,8 @@ impl App {
     /// How many lines a tombstone's tail has.
     pub(super) fn pane_tail_len(&self, pane: &PaneId) -> Option<usize> {
         match &self.remote {
+            // Only a tombstone has a tail (a live pane's text is its frame).
+            Some(_) if self.pane_state(pane) == Some(RestoreState::Live) => None,
             Some(remote) => remote.tail(pane).map(|t| t.len()),
             None => self.lock_store().pane_tail_len(pane),
         }
@@ -327,6 +326,7 @@ impl App {
     /// A tombstone's tail as styled lines.
     pub(super) fn pane_tail(&self, pane: &PaneId) -> Option<Vec<String>> {
         match &self.remote {
+            Some(_) if self.pane_state(pane) == Some(RestoreState::Live) => None,
             Some(remote) => remote.tail(pane),
             None => self.lock_store().pane_tail(pane),
         }

@@ -344,6 +344,7 @@ fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker
                 }
             }
         }
+        tracing::trace!(panes = reply.frames.len(), changed, "frames pulled");
         if changed && !waker.wake() {
             return;
         }

@@ -1,0 +1,349 @@
+//! Windows attached to a `berth server` in another process (issue 17): the server outlives
+//! the window. A world of its own: a real `berth server`, an Xvfb display, and `berth`
+//! windows that find the server answering on the socket and attach to it. Pixels are read off
+//! the X server (GetImage), since an attached window's screen is what is compared.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{alive, poll, rss_kib, TestServer};
+use crate::{ocr, run_tool, start_xvfb, Image, Killed, WAIT};
+
+/// The pixel rows at the window's top left out of comparisons: the tab bar and the pane's
+/// header (which carries a clock: "working 3s").
+const CHROME_PX: u32 = 64;
+
+/// The attached windows' world.
+pub(crate) struct Attached {
+    windows: Vec<(Killed, String)>,
+    server: TestServer,
+    _xvfb: Killed,
+    display: String,
+}
+
+impl Attached {
+    pub(crate) fn start() -> Result<Attached, String> {
+        let server = TestServer::start();
+        let (xvfb, display) = start_xvfb(server.root.path())?;
+        Ok(Attached { windows: Vec::new(), server, _xvfb: xvfb, display })
+    }
+
+    /// Starts `berth` (it must attach: a server answers) and waits for its window and a live
+    /// pane; returns the window's index.
+    fn open(&mut self, verb: &[&str]) -> usize {
+        let log = self.server.root.path().join(format!("window{}.log", self.windows.len()));
+        let out = std::fs::File::create(&log).expect("the window's log");
+        let err = out.try_clone().expect("the window's log");
+        let child = self
+            .server
+            .command()
+            .args(verb)
+            .env("BERTH_LOG", "info,berth::window=debug,berth::render=debug")
+            .env("DISPLAY", &self.display)
+            .env("BERTH_CONFIG", self.server.root.path().join("config.toml"))
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("WGPU_BACKEND")
+            .current_dir(&self.server.home)
+            .stdin(std::process::Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .expect("start berth");
+        let mut window = Killed { name: "berth (attached)", child };
+        let pid = window.pid().to_string();
+        let deadline = Instant::now() + WAIT;
+        let id = loop {
+            if let Ok(Some(status)) = window.child.try_wait() {
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                panic!("berth exited early with {status}; its log:\n{text}");
+            }
+            // A window of a running sibling is not this one (xdotool's --pid has been seen to
+            // answer with another process's window while this one's has no pid yet).
+            let taken: Vec<String> = self
+                .windows
+                .iter_mut()
+                .filter_map(|(w, id)| matches!(w.child.try_wait(), Ok(None)).then(|| id.clone()))
+                .collect();
+            let found =
+                run_tool(&self.display, "xdotool", &["search", "--pid", &pid, "--name", "Berth"])
+                    .ok()
+                    .and_then(|out| {
+                        out.lines()
+                            .filter(|id| !taken.iter().any(|t| t == id))
+                            .last()
+                            .map(str::to_owned)
+                    });
+            let live = self.panes().iter().any(|p| p["state"] == "LIVE");
+            if let (Some(id), true) = (found, live) {
+                break id;
+            }
+            assert!(Instant::now() < deadline, "no attached window within 30 s");
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        // The window logs that it attached right after it maps.
+        poll(Duration::from_secs(10), "the window saying it attached", || {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            text.contains("attached to the server").then_some(())
+        });
+        self.windows.push((window, id));
+        self.windows.len() - 1
+    }
+
+    fn xdotool(&self, args: &[&str]) {
+        run_tool(&self.display, "xdotool", args).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    fn window_id(&self, index: usize) -> String {
+        self.windows[index].1.clone()
+    }
+
+    /// Every pane of the server as `berth ls --json` shows it.
+    fn panes(&self) -> Vec<Value> {
+        let list = self.server.list();
+        list["workspaces"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|w| w["tabs"].as_array().cloned().unwrap_or_default())
+            .flat_map(|t| t["panes"].as_array().cloned().unwrap_or_default())
+            .collect()
+    }
+
+    fn first_pane(&self) -> String {
+        self.panes()[0]["id"].as_str().expect("a pane id").to_owned()
+    }
+
+    /// The window's pixels as the X server holds them.
+    fn grab(&self, index: usize) -> Image {
+        grab(&self.display, &self.window_id(index)).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Text OCR reads in a window's image.
+    fn read_window(&self, index: usize, name: &str) -> String {
+        let image = self.grab(index);
+        ocr(&image, self.server.root.path(), name, image.height, "6")
+    }
+
+    /// Waits until OCR of window `index` reads `text`.
+    fn wait_window_text(&self, index: usize, text: &str) {
+        let mut last = String::new();
+        let deadline = Instant::now() + WAIT;
+        while Instant::now() < deadline {
+            last = self.read_window(index, &format!("w{index}"));
+            if last.replace(' ', "").contains(text) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        if let Some(dir) = std::env::var_os("BERTH_E2E_SHOTS") {
+            let name = format!("w{index}.x3.png");
+            let _ = std::fs::create_dir_all(&dir);
+            let _ = std::fs::copy(self.server.root.path().join(&name), Path::new(&dir).join(name));
+        }
+        let ids: Vec<String> = self.windows.iter().map(|(_, id)| id.clone()).collect();
+        let all = run_tool(&self.display, "xdotool", &["search", "--name", "Berth"]);
+        panic!("window {index} never showed {text:?}; OCR read:\n{last}\nids {ids:?}, all {all:?}");
+    }
+
+    /// Closes window `index` as a user does (the window manager's close: WM_DELETE_WINDOW)
+    /// and waits for its process to end.
+    fn close(&mut self, index: usize) {
+        let id = self.window_id(index);
+        // Without a window manager, xdotool's windowclose destroys the window; the process
+        // then ends (winit reports the window gone).
+        let _ = run_tool(&self.display, "xdotool", &["windowclose", &id]);
+        let window = &mut self.windows[index].0;
+        let status = window.stop(Duration::from_secs(10));
+        assert!(status.is_some(), "the window did not end");
+    }
+}
+
+/// A window's pixels read with GetImage (24-bit TrueColor: BGRX in memory).
+fn grab(display: &str, window: &str) -> Result<Image, String> {
+    use x11rb::connection::Connection as _;
+    use x11rb::protocol::xproto::{ConnectionExt as _, ImageFormat};
+    let (conn, _) = x11rb::connect(Some(display)).map_err(|e| format!("X connect: {e}"))?;
+    let id: u32 = window.trim().parse().map_err(|e| format!("window id {window:?}: {e}"))?;
+    let geometry = conn
+        .get_geometry(id)
+        .map_err(|e| e.to_string())?
+        .reply()
+        .map_err(|e| format!("geometry: {e}"))?;
+    let (w, h) = (geometry.width, geometry.height);
+    let image = conn
+        .get_image(ImageFormat::Z_PIXMAP, id, 0, 0, w, h, !0)
+        .map_err(|e| e.to_string())?
+        .reply()
+        .map_err(|e| format!("get_image: {e}"))?;
+    let bytes_per_pixel = image.data.len() / (usize::from(w) * usize::from(h)).max(1);
+    if bytes_per_pixel != 4 {
+        return Err(format!("unexpected image format: {bytes_per_pixel} bytes per pixel"));
+    }
+    conn.flush().map_err(|e| e.to_string())?;
+    let pixels = image.data.chunks_exact(4).map(|p| [p[2], p[1], p[0]]).collect();
+    Ok(Image { width: u32::from(w), height: u32::from(h), pixels })
+}
+
+/// Pixels that differ between two images of the same size, below the chrome rows.
+fn differing(a: &Image, b: &Image) -> usize {
+    assert_eq!((a.width, a.height), (b.width, b.height), "the windows differ in size");
+    let skip = (CHROME_PX * a.width) as usize;
+    a.pixels[skip..].iter().zip(&b.pixels[skip..]).filter(|(x, y)| x != y).count()
+}
+
+// ---- the cases ----
+
+/// `berth server` running → `berth` attaches; typed text runs in the pane and reads back with
+/// `berth read`; the window closed → the pane is still LIVE; a new window shows the same
+/// screen.
+fn attaches_types_and_outlives_the_window(a: &mut Attached) {
+    let first = a.open(&[]);
+    let id = a.window_id(first);
+    a.xdotool(&["windowfocus", "--sync", &id]);
+    a.xdotool(&["type", "--delay", "20", "clear; echo WIND\"\"OWONE"]);
+    a.xdotool(&["key", "Return"]);
+    let pane = a.first_pane();
+    a.server.wait_text(&pane, "WINDOWONE", WAIT);
+    a.wait_window_text(first, "WINDOWONE");
+    // Nothing moves on screen any more (the cursor does not blink by default).
+    std::thread::sleep(Duration::from_millis(500));
+    let before = a.grab(first);
+    assert!(before.distinct_colours() > 2, "the attached window is blank");
+
+    a.close(first);
+    let panes = a.panes();
+    assert!(!panes.is_empty() && panes.iter().all(|p| p["state"] == "LIVE"), "{panes:?}");
+    assert!(alive(a.server.pid()), "the server ended with the window");
+
+    let second = a.open(&["attach"]);
+    let id = a.window_id(second);
+    a.xdotool(&["windowfocus", "--sync", &id]);
+    let after = poll(WAIT, "the same screen in the new window", || {
+        std::thread::sleep(Duration::from_millis(200));
+        // The window may not be drawable yet right after it maps.
+        let after = grab(&a.display, &a.window_id(second)).ok()?;
+        (differing(&before, &after) == 0).then_some(after)
+    });
+    assert_eq!(after.width, before.width);
+}
+
+/// `kill -9` of an attached window: every pane is still LIVE, none lost.
+fn kill_9_of_an_attached_window_loses_nothing(a: &mut Attached) {
+    let index = a.windows.len() - 1;
+    let pane = a.first_pane();
+    a.server.berth_ok(&["split", &pane, "--right"]);
+    let panes = poll(WAIT, "two panes", || {
+        let panes = a.panes();
+        (panes.len() >= 2).then_some(panes)
+    });
+    let window = &mut a.windows[index].0;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(window.pid()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill -9 the window");
+    let _ = window.child.wait();
+    std::thread::sleep(Duration::from_millis(300));
+    let after = a.panes();
+    assert_eq!(after.len(), panes.len(), "{after:?}");
+    assert!(after.iter().all(|p| p["state"] == "LIVE"), "{after:?}");
+    assert!(alive(a.server.pid()), "the server ended with the window");
+}
+
+/// Two windows on one server both show a line printed after both attached.
+fn two_windows_show_the_same_output(a: &mut Attached) {
+    let one = a.open(&[]);
+    let two = a.open(&["attach"]);
+    // Both have drawn their first frames before they are moved.
+    std::thread::sleep(Duration::from_secs(1));
+    // Side by side, so neither hides the other's pixels.
+    for (index, x) in [(one, "0"), (two, "640")] {
+        let id = a.window_id(index);
+        a.xdotool(&["windowsize", &id, "620", "400"]);
+        a.xdotool(&["windowmove", &id, x, "0"]);
+    }
+    let pane = a.first_pane();
+    a.server.berth_ok(&["send", &pane, "--enter", "clear; echo BOTH\"\"SHOWN"]);
+    a.server.wait_text(&pane, "BOTHSHOWN", WAIT);
+    a.wait_window_text(one, "BOTHSHOWN");
+    a.wait_window_text(two, "BOTHSHOWN");
+}
+
+/// A window stopped (SIGSTOP) for 10 s while a pane prints 50 MB: the server's memory stays
+/// bounded, and after SIGCONT the window shows the final screen.
+fn a_stopped_window_does_not_hold_the_server(a: &mut Attached) {
+    let index = a.windows.len() - 1;
+    let pane = a.first_pane();
+    let server = a.server.pid();
+    let baseline = rss_kib(server);
+    let window = nix::unistd::Pid::from_raw(a.windows[index].0.pid());
+    nix::sys::signal::kill(window, nix::sys::signal::Signal::SIGSTOP).expect("SIGSTOP");
+    let started = Instant::now();
+    a.server.berth_ok(&[
+        "send",
+        &pane,
+        "--enter",
+        "clear; yes 0123456789abcdefghijklmnopqrstuvwxyz0123456789 | head -c 50000000; echo; echo FIN\"\"ISHED",
+    ]);
+    let mut peak = baseline;
+    let mut printed = None;
+    while started.elapsed() < Duration::from_secs(10) || printed.is_none() {
+        peak = peak.max(rss_kib(server));
+        if printed.is_none() && a.server.screen(&pane).contains("FINISHED") {
+            printed = Some(started.elapsed());
+        }
+        assert!(started.elapsed() < Duration::from_secs(180), "the 50 MB never finished");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let growth = peak.saturating_sub(baseline);
+    eprintln!(
+        "e2e_window: attached window stopped: server RSS {baseline} KiB before, peak {peak} KiB \
+         (+{growth} KiB) while a pane printed 50 MB in {:.1} s",
+        printed.unwrap_or_default().as_secs_f64()
+    );
+    nix::sys::signal::kill(window, nix::sys::signal::Signal::SIGCONT).expect("SIGCONT");
+    // Bounded: the scrollback's worth, not the 50 MB (nor a queue of frames).
+    assert!(growth < 96 * 1024, "the server grew by {growth} KiB while the window was stopped");
+    a.wait_window_text(index, "FINISHED");
+}
+
+/// Runs the attached windows' cases; returns (passed, failed).
+pub(crate) fn run() -> (usize, usize) {
+    let mut world = match std::panic::catch_unwind(Attached::start) {
+        Ok(Ok(world)) => world,
+        Ok(Err(e)) => {
+            eprintln!("e2e_window: cannot set up the attached windows: {e}");
+            return (0, 1);
+        }
+        Err(_) => return (0, 1),
+    };
+    type Case = (&'static str, fn(&mut Attached));
+    let cases: &[Case] = &[
+        ("attaches_types_and_outlives_the_window", attaches_types_and_outlives_the_window),
+        ("kill_9_of_an_attached_window_loses_nothing", kill_9_of_an_attached_window_loses_nothing),
+        ("two_windows_show_the_same_output", two_windows_show_the_same_output),
+        ("a_stopped_window_does_not_hold_the_server", a_stopped_window_does_not_hold_the_server),
+    ];
+    let (mut passed, mut failed) = (0, 0);
+    for (name, case) in cases {
+        let ok =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(&mut world))).is_ok();
+        println!("test attach::{name} ... {}", if ok { "ok" } else { "FAILED" });
+        if ok {
+            passed += 1;
+        } else {
+            failed += 1;
+        }
+    }
+    if failed > 0 {
+        for i in 0..world.windows.len() {
+            let log = world.server.root.path().join(format!("window{i}.log"));
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            eprintln!("e2e_window: attached window {i}'s log:\n{text}");
+        }
+        eprintln!("e2e_window: the server's log:\n{}", world.server.log_text());
+    }
+    (passed, failed)
+}
