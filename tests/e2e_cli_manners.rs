@@ -226,6 +226,46 @@ fn doctor_names_a_missing_display_and_bus_and_fails() {
     }
 }
 
+/// `berth doctor` says which backend the window would use and why (the same choice the window
+/// makes), refuses a forced backend without its display, and names the fallback fonts.
+#[test]
+fn doctor_names_the_window_backend_and_the_fallback_fonts() {
+    let server = TestServer::prepare();
+    let doctor = |vars: &[(&str, &str)]| {
+        let mut cmd = server.command();
+        cmd.arg("doctor").env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
+        cmd.env_remove("BERTH_BACKEND");
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let display = text.lines().find(|l| l.contains("display")).unwrap_or("").to_owned();
+        (display, text)
+    };
+    let (line, _) = doctor(&[("WAYLAND_DISPLAY", "wayland-9"), ("DISPLAY", ":9")]);
+    assert!(
+        line.starts_with("ok") && line.contains("runs on wayland (WAYLAND_DISPLAY=wayland-9"),
+        "{line}"
+    );
+    let (line, _) = doctor(&[("DISPLAY", ":9")]);
+    assert!(line.starts_with("ok") && line.contains("runs on x11 (DISPLAY=:9"), "{line}");
+    let (line, _) =
+        doctor(&[("WAYLAND_DISPLAY", "wayland-9"), ("DISPLAY", ":9"), ("BERTH_BACKEND", "x11")]);
+    assert!(line.contains("runs on x11") && line.contains("forced by BERTH_BACKEND"), "{line}");
+    let (line, _) = doctor(&[("WAYLAND_DISPLAY", "wayland-9"), ("BERTH_BACKEND", "x11")]);
+    assert!(line.starts_with("FAIL") && line.contains("DISPLAY is unset"), "{line}");
+    let (line, text) = doctor(&[("DISPLAY", ":9"), ("BERTH_BACKEND", "motif")]);
+    assert!(line.starts_with("FAIL") && line.contains("not a backend"), "{line}");
+    // scripts/test installs fonts-noto-cjk and fonts-noto-color-emoji.
+    let fonts: Vec<&str> = text.lines().filter(|l| l.contains("fonts")).collect();
+    assert!(fonts.iter().any(|l| l.contains("CJK falls back to Noto")), "{fonts:#?}");
+    assert!(
+        fonts.iter().any(|l| l.contains("colour emoji falls back to Noto Color Emoji")),
+        "{fonts:#?}"
+    );
+}
+
 #[test]
 fn config_verb_prints_the_path_a_default_that_checks_and_names_a_bad_line() {
     let world = TestServer::prepare();

@@ -175,3 +175,17 @@ fn install_script_installs_and_uninstalls_under_a_prefix() {
     install(&["--prefix", p, "--uninstall"]);
     assert_eq!(files_under(prefix.path()), Vec::<String>::new());
 }
+
+/// The binary links no display library: X11, xcb, Wayland, xkbcommon, Vulkan and GL are all
+/// opened at run time, so it starts (and runs headless, or on the other display protocol) on
+/// a machine without them. `ldd` lists what the dynamic loader would have to find.
+#[test]
+fn the_binary_links_no_display_library() {
+    let out = run_tool("ldd", "libc-bin", &[env!("CARGO_BIN_EXE_berth")]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let linked = String::from_utf8_lossy(&out.stdout);
+    for lib in ["libwayland", "libX11", "libxcb", "libxkbcommon", "libvulkan", "libGL", "libEGL"] {
+        assert!(!linked.contains(lib), "berth links {lib}:\n{linked}");
+    }
+    assert!(linked.contains("libc.so"), "ldd lists the C library: {linked}");
+}

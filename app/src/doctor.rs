@@ -45,6 +45,7 @@ pub fn run(socket: &Path) -> Result<ExitCode> {
     let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
     let mut findings = vec![display(&var)];
     findings.extend(gpu_and_fonts());
+    findings.extend(fallback_fonts());
     findings.push(session_bus(&var));
     findings.push(logind(&var));
     findings.push(socket_dir(socket));
@@ -67,18 +68,25 @@ pub fn run(socket: &Path) -> Result<ExitCode> {
 }
 
 fn display(var: &impl Fn(&str) -> Option<OsString>) -> Finding {
-    match (var("DISPLAY"), var("WAYLAND_DISPLAY")) {
-        (Some(d), _) => Finding::new(Level::Ok, "display", format!("X11 DISPLAY={}", d.to_string_lossy())),
-        (None, Some(_)) => Finding::new(
-            Level::Blocker,
+    use crate::window::backend::{choose, NoBackend};
+    match choose(var) {
+        Ok(choice) => Finding::new(
+            Level::Ok,
             "display",
-            "only WAYLAND_DISPLAY is set and this build draws through X11; fix: run XWayland so DISPLAY is set",
+            format!(
+                "the window runs on {} ({}={}; {})",
+                choice.backend.name(),
+                choice.backend.display_var(),
+                choice.display,
+                choice.why
+            ),
         ),
-        (None, None) => Finding::new(
+        Err(NoBackend::NoDisplay) => Finding::new(
             Level::Blocker,
             "display",
             "no display: DISPLAY and WAYLAND_DISPLAY are unset; fix: run inside a desktop session (or Xvfb), or use `berth server` headless",
         ),
+        Err(e) => Finding::new(Level::Blocker, "display", format!("{e}; fix: unset BERTH_BACKEND or set it to x11 or wayland with its display")),
     }
 }
 
@@ -121,6 +129,31 @@ fn gpu_and_fonts() -> Vec<Finding> {
             Finding::new(Level::Warn, "fonts", "not checked (the renderer did not start)"),
         ],
     }
+}
+
+/// The system fonts for what the bundled font lacks (CJK, colour emoji): which family draws
+/// each, or the package that would.
+fn fallback_fonts() -> Vec<Finding> {
+    use crate::render::fallback::{font_for, system_fonts, FALLBACKS};
+    let db = system_fonts();
+    FALLBACKS
+        .iter()
+        .map(|fallback| match font_for(&db, fallback) {
+            Some(family) => Finding::new(
+                Level::Ok,
+                "fonts",
+                format!("{} falls back to {family}", fallback.what),
+            ),
+            None => Finding::new(
+                Level::Warn,
+                "fonts",
+                format!(
+                    "no installed font draws {} ({}): it shows as empty boxes; fix: apt-get install {}",
+                    fallback.what, fallback.probe, fallback.package
+                ),
+            ),
+        })
+        .collect()
 }
 
 /// Runs `berth __gpu-probe`: `Ok(Ok(adapter))`, `Ok(Err(no adapter))`, or `Err(what went

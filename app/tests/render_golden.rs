@@ -718,3 +718,64 @@ fn ligatures_when_turned_on() {
     let off = renderer.screenshot_png(&scene).expect("rendering");
     assert_ne!(on, off, "turning ligatures off changes the glyphs");
 }
+
+/// With the system's fonts loaded and the usual fallbacks installed (`scripts/test` installs
+/// fonts-noto-cjk and fonts-noto-color-emoji), `漢字` draws as two different glyphs, not the
+/// same missing-glyph box twice, and `🦀` in colour: more than two hues inside its cells.
+#[test]
+fn fallback_fonts_draw_cjk_and_colour_emoji() {
+    let db = render::fallback::system_fonts();
+    for fallback in &render::fallback::FALLBACKS {
+        assert!(
+            render::fallback::font_for(&db, fallback).is_some(),
+            "no font for {} here: install {} (scripts/test does)",
+            fallback.what,
+            fallback.package
+        );
+    }
+    let scene = single(10, 2, "", "\x1b[?25l漢字 🦀".as_bytes());
+    let config = RenderConfig { system_fonts: true, ..RenderConfig::default() };
+    let mut renderer =
+        Renderer::offscreen(10 * CELL.0, 2 * CELL.1, config).expect("an offscreen renderer");
+    let png = renderer.screenshot_png(&scene).expect("render");
+    let (w, _, rgb) = decode(&png);
+    // The terminal's first row is the second row of pixels' cells (the first is the header).
+    let cells = |from: u32, to: u32| -> Vec<[u8; 3]> {
+        let mut out = Vec::new();
+        for y in CELL.1..2 * CELL.1 {
+            for x in from * CELL.0..to * CELL.0 {
+                let i = ((y * w + x) * 3) as usize;
+                out.push([rgb[i], rgb[i + 1], rgb[i + 2]]);
+            }
+        }
+        out
+    };
+    let bg = Palette::dark().bg;
+    let ink = |px: &[[u8; 3]]| px.iter().filter(|p| **p != [bg.r, bg.g, bg.b]).count();
+    let (kan, ji) = (cells(0, 2), cells(2, 4));
+    assert!(ink(&kan) > 20 && ink(&ji) > 20, "both CJK characters have ink");
+    assert_ne!(kan, ji, "漢 and 字 draw as different glyphs (a missing-glyph box would repeat)");
+    let crab = cells(5, 7);
+    // Hue in 10° buckets, of saturated pixels only (the theme's text is grey: no hue). A
+    // bucket counts with at least 3 pixels, so an anti-aliased edge alone makes no hue.
+    let mut buckets = [0u32; 36];
+    for &[r, g, b] in &crab {
+        let (max, min) = (r.max(g).max(b), r.min(g).min(b));
+        if max < 60 || u16::from(max - min) * 3 < u16::from(max) {
+            continue;
+        }
+        let (r, g, b, span) =
+            (f32::from(r), f32::from(g), f32::from(b), f32::from(max) - f32::from(min));
+        let hue = if max == r as u8 {
+            60.0 * ((g - b) / span).rem_euclid(6.0)
+        } else if max == g as u8 {
+            60.0 * ((b - r) / span + 2.0)
+        } else {
+            60.0 * ((r - g) / span + 4.0)
+        };
+        buckets[((hue / 10.0) as usize).min(35)] += 1;
+    }
+    let hues = buckets.iter().filter(|&&n| n >= 3).count();
+    assert!(hues > 2, "🦀 is drawn in colour: pixels per 10° of hue {buckets:?}");
+    compare("fallback_fonts", &png);
+}

@@ -5,10 +5,12 @@
 //! commands. A client's mistake ends, at worst, that client's connection.
 
 use std::fs::{self, File, OpenOptions};
+use std::future::Future;
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -40,6 +42,27 @@ pub struct Services {
     pub persistence: Option<Persistence>,
     /// The window, when the server runs inside one.
     pub ui: Option<UiBridge>,
+}
+
+/// An answer that comes later: a request that waits (for the window, for a pane to reach a
+/// state, for a person to decide) returns this future instead of an answer. The connection's
+/// task awaits it inside its loop, so it still reads further requests, notices the client
+/// hanging up and honours eviction; when the client goes away the future is **dropped**
+/// unfinished. Whatever must happen when the waiter vanishes (a route lost, a wait abandoned)
+/// belongs in a `Drop` guard the future owns, never in code after an `.await`.
+///
+/// One waiting request per connection: a second one while the first waits is answered
+/// `CONFLICT` at once. A connection that has waited is never closed as idle and, like a
+/// subscriber, is not evicted to make room for a new client.
+pub type Deferred = Pin<Box<dyn Future<Output = Result<Value, CommandError>> + Send + 'static>>;
+
+/// How a request is answered.
+enum Answer {
+    /// The answer line, now.
+    Now(String),
+    /// A waiting request: its id (none for a notification, whose result is dropped) and the
+    /// future that yields its result.
+    Later(Option<Value>, Deferred),
 }
 
 /// The most clients served at once. A new client past it takes the place of a connection
@@ -280,6 +303,15 @@ async fn next_event(events: &mut Option<mpsc::Receiver<EncodedEvent>>) -> Option
     }
 }
 
+/// The waiting request's result; never ready when nothing waits. Cancel-safe: the future stays
+/// in `waiting` until it is ready.
+async fn wait_for(waiting: &mut Option<(Option<Value>, Deferred)>) -> Result<Value, CommandError> {
+    match waiting {
+        Some((_, deferred)) => deferred.as_mut().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Runs a write to the client unless the connection is evicted first; then the write is
 /// abandoned and the connection ends (a partly written line no longer matters), so a client
 /// that does not read cannot keep a task and a descriptor after giving up its place.
@@ -333,7 +365,11 @@ async fn serve_client(
     let mut buf = Vec::new();
     let mut events: Option<mpsc::Receiver<EncodedEvent>> = None;
     let mut sink = ConnectionSink(None);
+    // The request that waits for its answer, if any (see [`Deferred`]).
+    let mut waiting: Option<(Option<Value>, Deferred)> = None;
     loop {
+        // A subscriber or a waiting request is never idle.
+        let busy = events.is_some() || waiting.is_some();
         tokio::select! {
             line = next_line(&mut reader, &mut buf) => match line? {
                 Line::Eof => return Ok(()),
@@ -352,8 +388,23 @@ async fn serve_client(
                     // before a silent one).
                     slot.touch();
                     let conn = Conn { peer_pid, write: &write };
-                    let answered = answer(&line, &services, &mut events, &mut sink.0, conn);
-                    if events.is_some() {
+                    let answered = match answer(&line, &services, &mut events, &mut sink.0, conn) {
+                        Some(Answer::Later(id, _)) if waiting.is_some() => {
+                            let err = CommandError::Conflict(
+                                "this connection already has a request waiting for its answer \
+                                 (open another connection)"
+                                    .into(),
+                            );
+                            id.map(|id| protocol::encode_error(Some(&id), &err))
+                        }
+                        Some(Answer::Later(id, deferred)) => {
+                            waiting = Some((id, deferred));
+                            None
+                        }
+                        Some(Answer::Now(line)) => Some(line),
+                        None => None,
+                    };
+                    if events.is_some() || waiting.is_some() {
                         slot.set_subscribed();
                     }
                     if let Some(answer) = answered {
@@ -365,7 +416,20 @@ async fn serve_client(
                     slot.touch();
                 }
             },
-            () = idle_deadline(events.is_some(), last_active, idle) => {
+            result = wait_for(&mut waiting) => {
+                let id = waiting.take().and_then(|(id, _)| id);
+                if let Some(id) = id {
+                    let line = match result {
+                        Ok(result) => protocol::encode_result(&id, result),
+                        Err(err) => protocol::encode_error(Some(&id), &err),
+                    };
+                    let sent = send_answer(&mut write, sink.0.as_deref(), &mut events, &line);
+                    unless_evicted(&slot.evict, sent).await?;
+                }
+                last_active = tokio::time::Instant::now();
+                slot.touch();
+            }
+            () = idle_deadline(busy, last_active, idle) => {
                 let notice = protocol::encode_event(&Event::ConnectionClosed {
                     reason: format!(
                         "no request for {} s and no subscription (connect again when needed)",
@@ -453,114 +517,139 @@ async fn send_answer(
     written
 }
 
-/// Executes one request line; returns the answer line, or `None` for a notification. A
-/// subscription gets a [`DirectSink`] on a duplicate of the connection's socket, so that
-/// events can skip the queue while the connection is idle.
+/// Executes one request line; returns its answer (now, or a [`Deferred`] one), or `None` for a
+/// notification answered now. A subscription gets a [`DirectSink`] on a duplicate of the
+/// connection's socket, so that events can skip the queue while the connection is idle.
 fn answer(
     line: &[u8],
     services: &Services,
     events: &mut Option<mpsc::Receiver<EncodedEvent>>,
     sink: &mut Option<Arc<DirectSink>>,
     conn: Conn<'_>,
-) -> Option<String> {
+) -> Option<Answer> {
     let write = conn.write;
     let request = match protocol::decode_request(line) {
         Ok(request) => request,
-        Err((id, err)) => return Some(protocol::encode_error(id.as_ref(), &err)),
+        Err((id, err)) => return Some(Answer::Now(protocol::encode_error(id.as_ref(), &err))),
     };
     let id = request.id;
-    let outcome = protocol::decode_method(&request.method, request.params).and_then(|decoded| {
-        match decoded {
-            Decoded::Connection(ConnectionMethod::Subscribe) => {
-                if events.is_none() {
-                    use std::os::fd::AsFd as _;
-                    let stream: &UnixStream = write.as_ref();
-                    *events = Some(match stream.as_fd().try_clone_to_owned() {
-                        Ok(fd) => {
-                            let direct = DirectSink::new(fd);
-                            *sink = Some(direct.clone());
-                            services.bus.subscribe_direct(direct)
-                        }
-                        // Without a second descriptor, events take the queue only.
-                        Err(e) => {
-                            tracing::debug!(error = %e, "no direct event writes for a client");
-                            services.bus.subscribe()
-                        }
-                    });
-                }
-                Ok(reply_value(&protocol::SubscribeReply { subscribed: true }))
-            }
-            Decoded::Connection(ConnectionMethod::Screenshot { tab, path }) => {
-                let Some(ui) = &services.ui else {
-                    return Err(CommandError::Conflict(
-                        "no window: this is a headless server (run `berth` to open the window)"
-                            .into(),
-                    ));
-                };
-                let (reply, answer) = std::sync::mpsc::channel();
-                ui.send(UiRequest::Screenshot { tab, reply }).map_err(CommandError::Conflict)?;
-                let png = tokio::task::block_in_place(|| {
-                    answer.recv_timeout(std::time::Duration::from_secs(20))
-                })
-                .map_err(|_| CommandError::Internal("the window did not answer in time".into()))?
-                .map_err(CommandError::Internal)?;
-                std::fs::write(&path, &png).map_err(|e| {
-                    let message = format!("cannot write {}: {e}", path.display());
-                    match CommandError::from_os_failure(e.raw_os_error(), message) {
-                        CommandError::Internal(message) => CommandError::BadParams(message),
-                        specific => specific,
+    let now = |outcome: Result<Value, CommandError>| -> Option<Answer> {
+        let id = id.clone()?;
+        Some(Answer::Now(match outcome {
+            Ok(result) => protocol::encode_result(&id, result),
+            Err(err) => protocol::encode_error(Some(&id), &err),
+        }))
+    };
+    let decoded = match protocol::decode_method(&request.method, request.params) {
+        Ok(decoded) => decoded,
+        Err(err) => return now(Err(err)),
+    };
+    match decoded {
+        Decoded::Connection(ConnectionMethod::Subscribe) => {
+            if events.is_none() {
+                use std::os::fd::AsFd as _;
+                let stream: &UnixStream = write.as_ref();
+                *events = Some(match stream.as_fd().try_clone_to_owned() {
+                    Ok(fd) => {
+                        let direct = DirectSink::new(fd);
+                        *sink = Some(direct.clone());
+                        services.bus.subscribe_direct(direct)
                     }
-                })?;
-                Ok(reply_value(&protocol::ScreenshotReply { path, bytes: png.len() }))
-            }
-            Decoded::Connection(ConnectionMethod::SaveSnapshot) => {
-                let Some(persistence) = &services.persistence else {
-                    return Err(CommandError::Conflict(
-                        "this server does not persist state".into(),
-                    ));
-                };
-                // The save blocks on fsync; let the runtime move other tasks off this worker.
-                let context = SaveContext::Explicit { user_closed_all: false };
-                match tokio::task::block_in_place(|| persistence.save_now_detailed(context)) {
-                    Ok(outcome) => Ok(reply_value(&protocol::SaveReply {
-                        saved: true,
-                        panes: outcome.panes,
-                        tails: outcome.tails,
-                        bytes: outcome.bytes,
-                        path: outcome.path.into(),
-                    })),
+                    // Without a second descriptor, events take the queue only.
                     Err(e) => {
-                        Err(CommandError::from_os_failure(e.errno, format!("save failed: {e}")))
+                        tracing::debug!(error = %e, "no direct event writes for a client");
+                        services.bus.subscribe()
                     }
-                }
+                });
             }
-            Decoded::Connection(ConnectionMethod::ScreenFrames(panes)) => {
-                crate::screen_stream::frames(&services.store, &panes)
-            }
-            Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
-                crate::screen_stream::attach(&services.store, header_rows)
-            }
-            Decoded::Command(mut cmd) => {
-                if let Command::SessionReport { reporter_pane, .. } = &mut cmd {
-                    // Who reports: the peer's own pane, read from its environment.
-                    *reporter_pane = conn
-                        .peer_pid
-                        .and_then(|pid| berth_engine::procfs::environ_var(pid, "BERTH_PANE"));
-                }
-                // A panic inside a command must not take the server down; the Store's maps stay
-                // usable (each command checks before it changes anything).
-                let mut store = services.store.lock().unwrap_or_else(|p| p.into_inner());
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.execute(cmd)))
-                    .unwrap_or_else(|_| Err(CommandError::Internal("the command panicked".into())))
-                    .map(|reply| protocol::encode_reply(&reply))
+            now(Ok(reply_value(&protocol::SubscribeReply { subscribed: true })))
+        }
+        Decoded::Connection(ConnectionMethod::Screenshot { tab, path }) => {
+            match screenshot(services, tab, path) {
+                Ok(deferred) => Some(Answer::Later(id, deferred)),
+                Err(err) => now(Err(err)),
             }
         }
-    });
-    let id: Value = id?;
-    Some(match outcome {
-        Ok(result) => protocol::encode_result(&id, result),
-        Err(err) => protocol::encode_error(Some(&id), &err),
-    })
+        Decoded::Connection(ConnectionMethod::SaveSnapshot) => now(save(services)),
+        Decoded::Connection(ConnectionMethod::ScreenFrames(panes)) => {
+            now(crate::screen_stream::frames(&services.store, &panes))
+        }
+        Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
+            now(crate::screen_stream::attach(&services.store, header_rows))
+        }
+        Decoded::Command(cmd) => now(command(services, cmd, conn)),
+    }
+}
+
+/// `snapshot.save`: a save now, on this worker (it blocks on fsync).
+fn save(services: &Services) -> Result<Value, CommandError> {
+    let Some(persistence) = &services.persistence else {
+        return Err(CommandError::Conflict("this server does not persist state".into()));
+    };
+    // The save blocks on fsync; let the runtime move other tasks off this worker.
+    let context = SaveContext::Explicit { user_closed_all: false };
+    match tokio::task::block_in_place(|| persistence.save_now_detailed(context)) {
+        Ok(outcome) => Ok(reply_value(&protocol::SaveReply {
+            saved: true,
+            panes: outcome.panes,
+            tails: outcome.tails,
+            bytes: outcome.bytes,
+            path: outcome.path.into(),
+        })),
+        Err(e) => Err(CommandError::from_os_failure(e.errno, format!("save failed: {e}"))),
+    }
+}
+
+/// A Store command, under the Store's lock.
+fn command(services: &Services, mut cmd: Command, conn: Conn<'_>) -> Result<Value, CommandError> {
+    if let Command::SessionReport { reporter_pane, .. } = &mut cmd {
+        // Who reports: the peer's own pane, read from its environment.
+        *reporter_pane =
+            conn.peer_pid.and_then(|pid| berth_engine::procfs::environ_var(pid, "BERTH_PANE"));
+    }
+    // A panic inside a command must not take the server down; the Store's maps stay usable
+    // (each command checks before it changes anything).
+    let mut store = services.store.lock().unwrap_or_else(|p| p.into_inner());
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.execute(cmd)))
+        .unwrap_or_else(|_| Err(CommandError::Internal("the command panicked".into())))
+        .map(|reply| protocol::encode_reply(&reply))
+}
+
+/// `ui.screenshot`: the window renders the tab; the answer waits for it (at most 20 s) without
+/// holding a runtime worker.
+fn screenshot(
+    services: &Services,
+    tab: Option<String>,
+    path: PathBuf,
+) -> Result<Deferred, CommandError> {
+    let Some(ui) = &services.ui else {
+        return Err(CommandError::Conflict(
+            "no window: this is a headless server (run `berth` to open the window)".into(),
+        ));
+    };
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    ui.send(UiRequest::Screenshot { tab, reply }).map_err(CommandError::Conflict)?;
+    Ok(Box::pin(async move {
+        let png = tokio::time::timeout(Duration::from_secs(20), answer)
+            .await
+            .map_err(|_| CommandError::Internal("the window did not answer in time".into()))?
+            .map_err(|_| CommandError::Internal("the window went away before answering".into()))?
+            .map_err(CommandError::Internal)?;
+        let bytes = png.len();
+        let written = {
+            let path = path.clone();
+            tokio::task::spawn_blocking(move || std::fs::write(&path, &png)).await
+        };
+        let written = written.map_err(|e| CommandError::Internal(format!("writing: {e}")))?;
+        written.map_err(|e| {
+            let message = format!("cannot write {}: {e}", path.display());
+            match CommandError::from_os_failure(e.raw_os_error(), message) {
+                CommandError::Internal(message) => CommandError::BadParams(message),
+                specific => specific,
+            }
+        })?;
+        Ok(reply_value(&protocol::ScreenshotReply { path, bytes }))
+    }))
 }
 
 /// The JSON of a connection-level answer (plain data; it always serialises).
@@ -571,6 +660,85 @@ fn reply_value<T: serde::Serialize>(reply: &T) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A waiting request (a screenshot the window has not drawn yet) does not hold up the
+    /// connection: later requests are answered meanwhile, a second waiting one is refused, the
+    /// first is answered when the window replies, and a client that hangs up drops its wait.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_waiting_request_leaves_its_connection_usable_and_dies_with_it() {
+        use std::io::{BufRead as _, Write as _};
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let runtime = dir.path().join("run");
+        let socket = BoundSocket::bind(&runtime.join("berth.sock")).expect("bind");
+        let bus = EventBus::default();
+        let config = crate::store::StoreConfig {
+            socket_path: socket.path().to_path_buf(),
+            home: dir.path().to_path_buf(),
+            shell: "/bin/sh".into(),
+        };
+        let store = Store::new(config, bus.clone(), crate::pane::OutputPulse::default());
+        let (ui_tx, ui_rx) = std::sync::mpsc::channel();
+        let services = Services {
+            store: Arc::new(Mutex::new(store)),
+            bus,
+            persistence: None,
+            ui: Some(UiBridge::new(ui_tx, Arc::new(Mutex::new(None)))),
+        };
+        let path = socket.path().to_path_buf();
+        let server = tokio::spawn(async move { socket.serve(services).await });
+        let png = dir.path().join("shot.png");
+        let png_json = serde_json::to_string(&png).unwrap();
+        let screenshot = move |id: u32| {
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"window.screenshot\",\
+                 \"params\":{{\"path\":{png_json}}}}}\n"
+            )
+        };
+        let client = tokio::task::spawn_blocking(move || {
+            let deadline = Some(Duration::from_secs(10));
+            let mut conn = StdUnixStream::connect(&path).expect("connect");
+            conn.set_read_timeout(deadline).unwrap();
+            let mut lines = io::BufReader::new(conn.try_clone().unwrap()).lines();
+            let mut next = || -> Value {
+                serde_json::from_str(&lines.next().expect("an answer").expect("read")).unwrap()
+            };
+            conn.write_all(screenshot(1).as_bytes()).unwrap();
+            let Ok(UiRequest::Screenshot { reply, .. }) =
+                ui_rx.recv_timeout(Duration::from_secs(10))
+            else {
+                panic!("the window got no request")
+            };
+            conn.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"server.info\"}\n").unwrap();
+            let info = next();
+            assert_eq!(info["id"], 2, "answered while the screenshot waits: {info}");
+            assert!(info["result"].is_object(), "{info}");
+            conn.write_all(screenshot(3).as_bytes()).unwrap();
+            let refused = next();
+            assert_eq!(refused["id"], 3, "{refused}");
+            assert_eq!(refused["error"]["data"]["code"], "CONFLICT", "{refused}");
+            reply.send(Ok(vec![1, 2, 3])).unwrap();
+            let shot = next();
+            assert_eq!(shot["id"], 1, "{shot}");
+            assert_eq!(shot["result"]["bytes"], 3, "{shot}");
+            assert_eq!(std::fs::read(&png).unwrap(), [1, 2, 3]);
+
+            conn.write_all(screenshot(4).as_bytes()).unwrap();
+            let Ok(UiRequest::Screenshot { reply, .. }) =
+                ui_rx.recv_timeout(Duration::from_secs(10))
+            else {
+                panic!("the window got no second request")
+            };
+            drop(lines);
+            drop(conn);
+            let until = std::time::Instant::now() + Duration::from_secs(10);
+            while !reply.is_closed() {
+                assert!(std::time::Instant::now() < until, "the wait outlived its client");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        client.await.expect("the client's checks");
+        server.abort();
+    }
 
     #[tokio::test]
     async fn lines_are_split_capped_and_cancel_safe() {

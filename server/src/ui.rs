@@ -14,7 +14,7 @@ pub enum UiRequest {
         /// The tab to draw.
         tab: Option<String>,
         /// Where the answer goes.
-        reply: std::sync::mpsc::Sender<Result<Vec<u8>, String>>,
+        reply: tokio::sync::oneshot::Sender<Result<Vec<u8>, String>>,
     },
 }
 

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+pub mod image;
+
 pub use berth_server::client::{Client, ClientError};
 pub use serde_json::{json, Value};
 
@@ -351,4 +353,44 @@ pub fn raw_exchange(socket: &Path, bytes: &[u8]) -> String {
     let mut line = String::new();
     let _ = BufReader::new(stream).read_line(&mut line);
     line
+}
+
+/// A child process killed (SIGTERM, then SIGKILL) when dropped.
+pub struct Killed {
+    /// What it is, for messages.
+    pub name: &'static str,
+    /// The process.
+    pub child: Child,
+}
+
+impl Killed {
+    /// Its pid.
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Stops the process: SIGTERM, up to `grace` to exit, then SIGKILL.
+    pub fn stop(&mut self, grace: Duration) -> Option<std::process::ExitStatus> {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            return Some(status);
+        }
+        let pid = nix::unistd::Pid::from_raw(self.pid());
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        eprintln!("e2e: {} did not stop on SIGTERM; killing it", self.name);
+        let _ = self.child.kill();
+        self.child.wait().ok()
+    }
+}
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        self.stop(Duration::from_secs(10));
+    }
 }

@@ -14,6 +14,7 @@
 
 mod chrome;
 mod extract;
+pub mod fallback;
 mod frame;
 mod gpu;
 mod marks;

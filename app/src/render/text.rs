@@ -34,6 +34,11 @@ const BUNDLED_FONTS: [&[u8]; 4] = [
     include_bytes!("../../../assets/fonts/JetBrainsMono-BoldItalic.ttf"),
 ];
 
+/// The bundled font files.
+pub fn bundled_fonts() -> &'static [&'static [u8]] {
+    &BUNDLED_FONTS
+}
+
 /// Shaped rows kept at most; past this, rows not used in the last frame are dropped.
 const MAX_CACHED_ROWS: usize = 8192;
 

@@ -30,6 +30,7 @@ use winit::application::ApplicationHandler;
 use winit::dpi::LogicalSize;
 use winit::event::WindowEvent;
 use winit::event_loop::{ActiveEventLoop, ControlFlow, OwnedDisplayHandle};
+use winit::platform::wayland::WindowAttributesExtWayland;
 use winit::platform::x11::WindowAttributesExtX11;
 use winit::window::{Window, WindowId};
 
@@ -187,10 +188,13 @@ impl App {
     /// Opens the window, the renderer and the server; on failure the loop exits with the
     /// error.
     fn start(&mut self, event_loop: &ActiveEventLoop) -> Result<()> {
+        // The desktop file's id (berth.desktop): X11's WM_CLASS and Wayland's app_id, so docks
+        // group and pin the window.
         let attributes = Window::default_attributes()
             .with_title("Berth")
-            .with_name("berth", "berth")
             .with_inner_size(LogicalSize::new(1000.0, 640.0));
+        let attributes = WindowAttributesExtX11::with_name(attributes, "berth", "berth");
+        let attributes = WindowAttributesExtWayland::with_name(attributes, "berth", "berth");
         let window = Arc::new(
             event_loop
                 .create_window(attributes)

@@ -13,6 +13,7 @@
 
 mod actions;
 mod app;
+pub mod backend;
 pub mod chrome;
 mod chrome_input;
 pub mod clipboard;
@@ -39,11 +40,8 @@ use anyhow::{bail, Context, Result};
 use berth_server::{Server, ServerConfig};
 use winit::event_loop::EventLoop;
 
+use self::backend::Backend;
 use self::wake::{UserEvent, Waker};
-
-/// The one line printed when there is no display to open a window on.
-pub const NO_DISPLAY: &str =
-    "no display (DISPLAY/WAYLAND_DISPLAY unset); run `berth server` for the headless server";
 
 /// How long `berth` waits for a standalone server it started to answer.
 const STANDALONE_START: std::time::Duration = std::time::Duration::from_secs(10);
@@ -135,20 +133,29 @@ fn start_standalone(socket: &std::path::Path) -> Result<()> {
 /// stopped by SIGTERM/SIGINT). Errors are one line each: no display, no GPU adapter, a
 /// server already running.
 pub fn run(socket_path: std::path::PathBuf, attach: bool) -> Result<ExitCode> {
-    let has = |var: &str| std::env::var_os(var).is_some_and(|v| !v.is_empty());
-    if !has("DISPLAY") && !has("WAYLAND_DISPLAY") {
-        bail!(NO_DISPLAY);
-    }
-    if !has("DISPLAY") {
-        bail!("this build draws through X11 and DISPLAY is unset (Wayland needs XWayland); run `berth server` for the headless server");
-    }
-    let event_loop = EventLoop::<UserEvent>::with_user_event().build().map_err(|e| {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let choice = backend::choose(&var).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut builder = EventLoop::<UserEvent>::with_user_event();
+    match choice.backend {
+        Backend::X11 => winit::platform::x11::EventLoopBuilderExtX11::with_x11(&mut builder),
+        Backend::Wayland => {
+            winit::platform::wayland::EventLoopBuilderExtWayland::with_wayland(&mut builder)
+        }
+    };
+    let event_loop = builder.build().map_err(|e| {
         tracing::debug!(error = %e, "no event loop");
-        anyhow::anyhow!(
-            "cannot connect to the X server at DISPLAY={}; run `berth server` for the headless server",
-            std::env::var("DISPLAY").unwrap_or_default()
-        )
+        match choice.backend {
+            Backend::X11 => anyhow::anyhow!(
+                "cannot connect to the X server at DISPLAY={}; run `berth server` for the headless server",
+                choice.display
+            ),
+            Backend::Wayland => anyhow::anyhow!(
+                "cannot connect to the Wayland compositor at WAYLAND_DISPLAY={} ({e}); set BERTH_BACKEND=x11 to use XWayland, or run `berth server` for the headless server",
+                choice.display
+            ),
+        }
     })?;
+    tracing::info!(backend = choice.backend.name(), display = %choice.display, why = choice.why, "window backend");
     let start = if attach {
         app::Start::Attach(socket_path)
     } else {
