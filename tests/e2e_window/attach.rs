@@ -70,10 +70,7 @@ impl Attached {
                 run_tool(&self.display, "xdotool", &["search", "--pid", &pid, "--name", "Berth"])
                     .ok()
                     .and_then(|out| {
-                        out.lines()
-                            .filter(|id| !taken.iter().any(|t| t == id))
-                            .last()
-                            .map(str::to_owned)
+                        out.lines().rfind(|id| !taken.iter().any(|t| t == id)).map(str::to_owned)
                     });
             let live = self.panes().iter().any(|p| p["state"] == "LIVE");
             if let (Some(id), true) = (found, live) {
