@@ -268,6 +268,37 @@ fn two_windows_show_the_same_output(a: &mut Attached) {
     a.wait_window_text(two, "BOTHSHOWN");
 }
 
+/// The size of the tab both windows show: `(cols, rows)`.
+fn tab_size(a: &Attached) -> (u64, u64) {
+    let list = a.server.list();
+    let size = &list["workspaces"][0]["tabs"][0]["size"];
+    (size["cols"].as_u64().unwrap_or(0), size["rows"].as_u64().unwrap_or(0))
+}
+
+/// Two windows of different sizes on one tab: the tab takes the size of the window used
+/// last (resized, focused, typed in), and the other does not take it back on its own.
+fn the_tab_follows_the_latest_active_window(a: &mut Attached) {
+    let (one, two) = (a.windows.len() - 2, a.windows.len() - 1);
+    let same = tab_size(a);
+    a.xdotool(&["windowsize", &a.window_id(one), "500", "300"]);
+    let smaller = poll(WAIT, "the tab to take the resized window's size", || {
+        let size = tab_size(a);
+        (size != same).then_some(size)
+    });
+    assert!(smaller.0 < same.0 && smaller.1 < same.1, "{smaller:?} after {same:?}");
+    // The other window, bigger, draws the tab padded and does not fight for its size, not
+    // even while output makes both draw again.
+    let pane = a.first_pane();
+    for i in 0..5 {
+        a.server.berth_ok(&["send", &pane, "--enter", &format!("echo redraw-{i}")]);
+        a.server.wait_text(&pane, &format!("redraw-{i}"), WAIT);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(tab_size(a), smaller, "the other window took the size back unasked");
+    a.xdotool(&["windowfocus", "--sync", &a.window_id(two)]);
+    poll(WAIT, "the tab to take the focused window's size", || (tab_size(a) == same).then_some(()));
+}
+
 /// A window stopped (SIGSTOP) for 10 s while a pane prints 50 MB: the server's memory stays
 /// bounded, and after SIGCONT the window shows the final screen.
 fn a_stopped_window_does_not_hold_the_server(a: &mut Attached) {
@@ -321,6 +352,7 @@ pub(crate) fn run() -> (usize, usize) {
         ("attaches_types_and_outlives_the_window", attaches_types_and_outlives_the_window),
         ("kill_9_of_an_attached_window_loses_nothing", kill_9_of_an_attached_window_loses_nothing),
         ("two_windows_show_the_same_output", two_windows_show_the_same_output),
+        ("the_tab_follows_the_latest_active_window", the_tab_follows_the_latest_active_window),
         ("a_stopped_window_does_not_hold_the_server", a_stopped_window_does_not_hold_the_server),
     ];
     let (mut passed, mut failed) = (0, 0);

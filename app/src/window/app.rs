@@ -79,6 +79,10 @@ pub struct App {
     pub(super) store: Option<Arc<Mutex<Store>>>,
     /// The server in another process, when attached (`remote.rs`).
     pub(super) remote: Option<Remote>,
+    /// Whether this window was the most recently active one (opened, resized, focused,
+    /// typed or clicked in since its last layout sync): with several windows on one server,
+    /// only that one gives the shown tab its size (tmux's `window-size latest`).
+    size_claim: bool,
     waker: Waker,
     display: OwnedDisplayHandle,
     pub(super) window: Option<Arc<Window>>,
@@ -142,6 +146,7 @@ impl App {
             embedded: None,
             store: None,
             remote: None,
+            size_claim: true,
             waker,
             display,
             window: None,
@@ -607,8 +612,15 @@ impl App {
         let mut changed = false;
         let grid = self.tab_grid();
         let key = (view.tab_id.clone(), grid, format!("{:?}", view.layout));
-        if view.size != grid
-            || (self.zoom.is_none() && self.resynced.as_ref() != Some(&key) && !sizes_match(view))
+        // An attached window that another window's activity took the size from leaves it
+        // alone (it draws the tab clipped or padded) until it is active again; the embedded
+        // window keeps the tab at its own size.
+        let may_size = self.remote.is_none() || std::mem::take(&mut self.size_claim);
+        if may_size
+            && (view.size != grid
+                || (self.zoom.is_none()
+                    && self.resynced.as_ref() != Some(&key)
+                    && !sizes_match(view)))
         {
             self.exec(Command::TabResize { tab: view.tab_id.clone(), size: grid });
             self.resynced = Some(key);
@@ -916,6 +928,16 @@ impl ApplicationHandler<UserEvent> for App {
     }
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        if matches!(
+            event,
+            WindowEvent::Resized(_)
+                | WindowEvent::ScaleFactorChanged { .. }
+                | WindowEvent::Focused(true)
+                | WindowEvent::KeyboardInput { .. }
+                | WindowEvent::MouseInput { .. }
+        ) {
+            self.size_claim = true;
+        }
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
             WindowEvent::RedrawRequested => self.draw(event_loop),
