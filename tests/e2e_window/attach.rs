@@ -72,7 +72,9 @@ impl Attached {
                     .and_then(|out| {
                         out.lines().rfind(|id| !taken.iter().any(|t| t == id)).map(str::to_owned)
                     });
-            let live = self.panes().iter().any(|p| p["state"] == "LIVE");
+            // A standalone server the window starts answers only after a moment.
+            let live = berth_server::client::Client::connect(&self.server.socket).is_ok()
+                && self.panes().iter().any(|p| p["state"] == "LIVE");
             if let (Some(id), true) = (found, live) {
                 break id;
             }
@@ -148,13 +150,41 @@ impl Attached {
     /// and waits for its process to end.
     fn close(&mut self, index: usize) {
         let id = self.window_id(index);
-        // Without a window manager, xdotool's windowclose destroys the window; the process
-        // then ends (winit reports the window gone).
-        let _ = run_tool(&self.display, "xdotool", &["windowclose", &id]);
+        request_close(&self.display, &id).unwrap_or_else(|e| panic!("{e}"));
         let window = &mut self.windows[index].0;
-        let status = window.stop(Duration::from_secs(10));
-        assert!(status.is_some(), "the window did not end");
+        let deadline = Instant::now() + WAIT;
+        let status = loop {
+            if let Ok(Some(status)) = window.child.try_wait() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "the window did not close");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(status.success(), "the window ended with {status}");
     }
+}
+
+/// Asks a window to close as a window manager does: a `WM_DELETE_WINDOW` client message
+/// (xdotool's windowclose destroys the window instead).
+fn request_close(display: &str, window: &str) -> Result<(), String> {
+    use x11rb::connection::Connection as _;
+    use x11rb::protocol::xproto::{ClientMessageEvent, ConnectionExt as _, EventMask};
+    let (conn, _) = x11rb::connect(Some(display)).map_err(|e| format!("X connect: {e}"))?;
+    let id: u32 = window.trim().parse().map_err(|e| format!("window id {window:?}: {e}"))?;
+    let atom = |name: &[u8]| -> Result<u32, String> {
+        Ok(conn
+            .intern_atom(false, name)
+            .map_err(|e| e.to_string())?
+            .reply()
+            .map_err(|e| e.to_string())?
+            .atom)
+    };
+    let (protocols, delete) = (atom(b"WM_PROTOCOLS")?, atom(b"WM_DELETE_WINDOW")?);
+    let event = ClientMessageEvent::new(32, id, protocols, [delete, 0, 0, 0, 0]);
+    conn.send_event(false, id, EventMask::NO_EVENT, event).map_err(|e| e.to_string())?;
+    // A round trip: the X server has handled the event before this connection closes.
+    conn.get_input_focus().map_err(|e| e.to_string())?.reply().map_err(|e| e.to_string())?;
+    Ok(())
 }
 
 /// A window's pixels read with GetImage (24-bit TrueColor: BGRX in memory).
@@ -337,6 +367,66 @@ fn a_stopped_window_does_not_hold_the_server(a: &mut Attached) {
     a.wait_window_text(index, "FINISHED");
 }
 
+/// `server = "standalone"` with no server running: `berth` starts `berth server` as a process
+/// of its own and attaches; `kill -9` of the window leaves the pane running; `berth` brings
+/// it back LIVE on the same server.
+fn standalone_mode_outlives_a_killed_window() -> Result<(), String> {
+    let server = TestServer::prepare();
+    let (_xvfb, display) = start_xvfb(server.root.path())?;
+    let config = server.root.path().join("config.toml");
+    std::fs::write(&config, "server = \"standalone\"\n").map_err(|e| e.to_string())?;
+    let mut world = Attached { windows: Vec::new(), server, _xvfb, display };
+    let first = world.open(&[]);
+    let log =
+        std::fs::read_to_string(world.server.root.path().join("window0.log")).unwrap_or_default();
+    assert!(log.contains("started a standalone server"), "{log}");
+    let info = world.server.call("server.info", serde_json::json!({}));
+    let pid = i32::try_from(info["pid"].as_i64().unwrap_or(0)).unwrap_or(0);
+    let window_pid = world.windows[first].0.pid();
+    assert!(pid > 0 && pid != window_pid, "the server runs in the window's process: {info}");
+    // The detached server is not this test's child: it is stopped by pid at the end.
+    struct StopAtEnd(i32);
+    impl Drop for StopAtEnd {
+        fn drop(&mut self) {
+            let pid = nix::unistd::Pid::from_raw(self.0);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while alive(self.0) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if alive(self.0) {
+                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            }
+        }
+    }
+    let _stop = StopAtEnd(pid);
+
+    let pane = world.first_pane();
+    world.server.berth_ok(&["send", &pane, "--enter", "echo agent-$((40+2)); sleep 600"]);
+    world.server.wait_text(&pane, "agent-42", WAIT);
+    let window = &mut world.windows[first].0;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(window.pid()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .map_err(|e| e.to_string())?;
+    let _ = window.child.wait();
+    assert!(alive(pid), "the standalone server died with the window");
+    let sleeping = world.server.pids_matching("sleep 600");
+    assert_eq!(sleeping.len(), 1, "the pane's program does not run on: {sleeping:?}");
+
+    let again = world.open(&[]);
+    let log = std::fs::read_to_string(world.server.root.path().join(format!("window{again}.log")))
+        .unwrap_or_default();
+    assert!(!log.contains("started a standalone server"), "a second server was started: {log}");
+    let info = world.server.call("server.info", serde_json::json!({}));
+    assert_eq!(info["pid"].as_i64(), Some(i64::from(pid)), "another server answers");
+    let panes = world.panes();
+    assert!(panes.iter().any(|p| p["id"] == pane.as_str() && p["state"] == "LIVE"), "{panes:?}");
+    world.wait_window_text(again, "agent-42");
+    Ok(())
+}
+
 /// Runs the attached windows' cases; returns (passed, failed).
 pub(crate) fn run() -> (usize, usize) {
     let mut world = match std::panic::catch_unwind(Attached::start) {
@@ -365,6 +455,20 @@ pub(crate) fn run() -> (usize, usize) {
         } else {
             failed += 1;
         }
+    }
+    let standalone = std::panic::catch_unwind(standalone_mode_outlives_a_killed_window);
+    let ok = matches!(standalone, Ok(Ok(())));
+    if let Ok(Err(e)) = &standalone {
+        eprintln!("e2e_window: standalone mode: {e}");
+    }
+    println!(
+        "test attach::standalone_mode_outlives_a_killed_window ... {}",
+        if ok { "ok" } else { "FAILED" }
+    );
+    if ok {
+        passed += 1;
+    } else {
+        failed += 1;
     }
     if failed > 0 {
         for i in 0..world.windows.len() {
