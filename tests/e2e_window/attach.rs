@@ -167,7 +167,6 @@ impl Attached {
 /// Asks a window to close as a window manager does: a `WM_DELETE_WINDOW` client message
 /// (xdotool's windowclose destroys the window instead).
 fn request_close(display: &str, window: &str) -> Result<(), String> {
-    use x11rb::connection::Connection as _;
     use x11rb::protocol::xproto::{ClientMessageEvent, ConnectionExt as _, EventMask};
     let (conn, _) = x11rb::connect(Some(display)).map_err(|e| format!("X connect: {e}"))?;
     let id: u32 = window.trim().parse().map_err(|e| format!("window id {window:?}: {e}"))?;
