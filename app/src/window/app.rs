@@ -441,10 +441,13 @@ impl App {
                 t.scroll_to_bottom();
             }
         });
-        // Bytes as they are (legacy mouse reports past column 95 are not UTF-8).
-        self.exec(Command::PaneInput { pane: pane.clone(), data: bytes });
-        if let Some(remote) = &self.remote {
-            remote.poke();
+        // Bytes as they are (legacy mouse reports past column 95 are not UTF-8); an attached
+        // window does not wait for the server's answer.
+        match &self.remote {
+            Some(remote) => remote.send_input(pane, bytes),
+            None => {
+                self.exec(Command::PaneInput { pane: pane.clone(), data: bytes });
+            }
         }
     }
 

@@ -1,12 +1,15 @@
 //! The window attached to a server in another process, through its socket.
 //!
-//! Owns three connections: one for the window's commands (answered in order on the event
-//! loop's thread), one subscribed to events (any event makes the window look again; one that
-//! is not pane output makes it fetch the state), and one that pulls frames (`screen.frames`)
-//! for the panes the window shows, on its own thread: it asks again only after the previous
-//! answer arrived and at most once per [`MIN_PULL`], so the server never holds more than one
-//! unread frame per pane for this window and a stopped window costs the server nothing. It
-//! must not draw and holds no state the server owns beyond the copies it shows.
+//! Owns five connections: one for the window's commands (answered in order on the event
+//! loop's thread), one for input (`pane.input`, sent in order by a thread of its own so the
+//! window never waits on the link; keys typed meanwhile go in the next request), one
+//! subscribed to events (any event makes the window look again; one that is not pane output
+//! makes the state thread fetch the state on the fourth), and one that pulls frames
+//! (`screen.frames`) for the panes the window shows, on its own thread: it asks again only
+//! after the previous answer arrived and at most once per [`MIN_PULL`], so the server never
+//! holds more than one unread frame per pane for this window and a stopped window costs the
+//! server nothing. It must not draw and holds no state the server owns beyond the copies it
+//! shows.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -47,8 +50,14 @@ struct Shared {
     /// Set by a poke, cleared by the puller.
     poke: Mutex<bool>,
     poked: Condvar,
-    /// The state changed since the window last fetched it.
+    /// The window's own command changed the state: the next `view` fetches it at once.
     stale: AtomicBool,
+    /// The state an event said changed, fetched by the state thread (the window never waits
+    /// for it).
+    state: Mutex<Option<StateView>>,
+    /// Set by an event, cleared by the state thread.
+    refresh: Mutex<bool>,
+    refreshed: Condvar,
     /// The server went away.
     gone: AtomicBool,
     /// A desktop notification was clicked: the window comes to the front.
@@ -56,6 +65,11 @@ struct Shared {
 }
 
 impl Shared {
+    fn ask_refresh(&self) {
+        *self.refresh.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.refreshed.notify_one();
+    }
+
     fn poke(&self) {
         *self.poke.lock().unwrap_or_else(|p| p.into_inner()) = true;
         self.poked.notify_one();
@@ -66,9 +80,10 @@ impl Shared {
 pub(super) struct Remote {
     socket: PathBuf,
     commands: RefCell<Option<Client>>,
-    state: RefCell<Option<StateView>>,
     tails: RefCell<HashMap<PaneId, Vec<String>>>,
     shared: Arc<Shared>,
+    /// Input for the input thread, which sends it in order without the window waiting.
+    input: std::sync::mpsc::Sender<(PaneId, Vec<u8>)>,
 }
 
 impl Remote {
@@ -87,6 +102,17 @@ impl Remote {
         let mut events = Client::connect(socket)?;
         events.subscribe()?;
         let frames = Client::connect(socket)?;
+        let state = Client::connect(socket)?;
+        let typing = Client::connect(socket)?;
+        let (input, queued) = std::sync::mpsc::channel();
+        spawn("berth-attach-input", {
+            let socket = socket.to_path_buf();
+            move || send_input(typing, &socket, &queued)
+        });
+        spawn("berth-attach-state", {
+            let (shared, waker, socket) = (shared.clone(), waker.clone(), socket.to_path_buf());
+            move || follow_state(state, &socket, &shared, &waker)
+        });
         spawn("berth-attach-events", {
             let (shared, waker, socket) = (shared.clone(), waker.clone(), socket.to_path_buf());
             move || follow_events(events, &socket, &shared, &waker)
@@ -98,9 +124,9 @@ impl Remote {
         Ok(Self {
             socket: socket.to_path_buf(),
             commands: RefCell::new(Some(commands)),
-            state: RefCell::new(None),
             tails: RefCell::new(HashMap::new()),
             shared,
+            input,
         })
     }
 
@@ -133,19 +159,30 @@ impl Remote {
         Err("the server does not answer".into())
     }
 
-    /// The server's state, fetched again when an event said it changed.
+    /// The server's state: fetched at once after the window's own command (or the first
+    /// time), else as the state thread last fetched it after an event.
     pub(super) fn view(&self) -> StateView {
-        if self.shared.stale.swap(false, Ordering::AcqRel) || self.state.borrow().is_none() {
+        let missing = self.shared.state.lock().unwrap_or_else(|p| p.into_inner()).is_none();
+        if self.shared.stale.swap(false, Ordering::AcqRel) || missing {
             match self.execute_quiet(Command::WorkspaceList) {
                 Ok(Reply::State(list)) => {
-                    *self.state.borrow_mut() = Some(*list);
+                    *self.shared.state.lock().unwrap_or_else(|p| p.into_inner()) = Some(*list);
                     self.tails.borrow_mut().clear();
                 }
                 Ok(_) => tracing::warn!("workspace.list answered with another reply"),
                 Err(e) => tracing::warn!(error = %e, "cannot read the server's state"),
             }
         }
-        self.state.borrow().clone().unwrap_or_default()
+        self.shared.state.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default()
+    }
+
+    /// Sends input bytes to a pane without waiting: the input thread sends them in order,
+    /// what queued up meanwhile in one request.
+    pub(super) fn send_input(&self, pane: &PaneId, bytes: Vec<u8>) {
+        if self.input.send((pane.clone(), bytes)).is_err() {
+            tracing::warn!("the input thread is gone: input dropped");
+        }
+        self.shared.poke();
     }
 
     /// `execute` without marking the state stale (a read).
@@ -173,11 +210,6 @@ impl Remote {
             drop(shown);
             self.shared.poke();
         }
-    }
-
-    /// Asks the puller for fresh frames now (after input).
-    pub(super) fn poke(&self) {
-        self.shared.poke();
     }
 
     /// The latest frame of a pane, if one arrived.
@@ -230,7 +262,7 @@ fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Wak
                     shared.raise.store(true, Ordering::Release);
                 }
                 if !text.contains("\"pane.output\"") {
-                    shared.stale.store(true, Ordering::Release);
+                    shared.ask_refresh();
                 }
                 shared.poke();
                 if !waker.wake() {
@@ -242,7 +274,7 @@ fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Wak
                 match reconnect(socket, true) {
                     Some(again) => {
                         client = again;
-                        shared.stale.store(true, Ordering::Release);
+                        shared.ask_refresh();
                         waker.wake();
                     }
                     None => {
@@ -251,6 +283,90 @@ fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Wak
                         return;
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Fetches the state after an event said it changed (many events, one fetch), then wakes
+/// the window.
+fn follow_state(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker) {
+    loop {
+        {
+            let mut asked = shared.refresh.lock().unwrap_or_else(|p| p.into_inner());
+            while !*asked {
+                asked = shared.refreshed.wait(asked).unwrap_or_else(|p| p.into_inner());
+                if shared.gone.load(Ordering::Acquire) {
+                    return;
+                }
+            }
+            *asked = false;
+        }
+        match client.execute(Command::WorkspaceList) {
+            Ok(Reply::State(list)) => {
+                *shared.state.lock().unwrap_or_else(|p| p.into_inner()) = Some(*list);
+                if !waker.wake() {
+                    return;
+                }
+            }
+            Ok(_) => tracing::warn!("workspace.list answered with another reply"),
+            Err(ClientError::Rpc { message, .. }) => {
+                tracing::warn!(error = %message, "cannot read the server's state");
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "the state connection ended; connecting again");
+                match reconnect(socket, false) {
+                    Some(again) => {
+                        client = again;
+                        shared.ask_refresh();
+                    }
+                    None => return,
+                }
+            }
+        }
+    }
+}
+
+/// Sends queued input in order; input for one pane queued while a request was in flight goes
+/// in the next request, so a slow link costs latency, never order or keys.
+fn send_input(
+    mut client: Client,
+    socket: &Path,
+    queued: &std::sync::mpsc::Receiver<(PaneId, Vec<u8>)>,
+) {
+    while let Ok((mut pane, mut data)) = queued.recv() {
+        let mut next = None;
+        loop {
+            while let Ok((more_pane, more)) = queued.try_recv() {
+                if more_pane == pane {
+                    data.extend(more);
+                } else {
+                    next = Some((more_pane, more));
+                    break;
+                }
+            }
+            let cmd = Command::PaneInput { pane: pane.clone(), data: std::mem::take(&mut data) };
+            match client.execute(cmd.clone()) {
+                Ok(_) => {}
+                Err(ClientError::Rpc { message, .. }) => {
+                    // A pane whose program ended refuses input on every key; not news.
+                    tracing::debug!(error = %message, "input not sent");
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "the input connection ended; connecting again");
+                    let Some(again) = reconnect(socket, false) else { return };
+                    client = again;
+                    if let Err(e) = client.execute(cmd) {
+                        tracing::warn!(error = %e, "input lost with the connection");
+                    }
+                }
+            }
+            match next.take() {
+                Some((p, d)) => {
+                    pane = p;
+                    data = d;
+                }
+                None => break,
             }
         }
     }
