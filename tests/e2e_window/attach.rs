@@ -366,6 +366,78 @@ fn a_stopped_window_does_not_hold_the_server(a: &mut Attached) {
     a.wait_window_text(index, "FINISHED");
 }
 
+/// A Unix socket proxy that delays every byte by `delay` each way: a slow link between an
+/// attached window and its server. Runs until the process ends.
+fn delay_proxy(listen: &Path, upstream: &Path, delay: Duration) {
+    use std::io::{Read as _, Write as _};
+    use std::os::unix::net::{UnixListener, UnixStream};
+    let listener = UnixListener::bind(listen).expect("bind the proxy");
+    let upstream = upstream.to_path_buf();
+    let pipe = move |mut from: UnixStream, mut to: UnixStream| {
+        let (tx, rx) = std::sync::mpsc::channel::<(Instant, Vec<u8>)>();
+        std::thread::spawn(move || {
+            let mut buf = vec![0; 64 << 10];
+            while let Ok(n) = from.read(&mut buf) {
+                if n == 0 || tx.send((Instant::now() + delay, buf[..n].to_vec())).is_err() {
+                    break;
+                }
+            }
+        });
+        std::thread::spawn(move || {
+            while let Ok((due, bytes)) = rx.recv() {
+                std::thread::sleep(due.saturating_duration_since(Instant::now()));
+                if to.write_all(&bytes).is_err() {
+                    break;
+                }
+            }
+            let _ = to.shutdown(std::net::Shutdown::Both);
+        });
+    };
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = UnixStream::connect(&upstream) else { continue };
+            let (Ok(client2), Ok(server2)) = (client.try_clone(), server.try_clone()) else {
+                continue;
+            };
+            pipe(client, server);
+            pipe(server2, client2);
+        }
+    });
+}
+
+/// Over a link that adds 50 ms each way, fast typing arrives whole and in order, and the
+/// window shows the output once it stops.
+fn a_slow_link_keeps_typing_correct(a: &mut Attached) {
+    let proxy = a.server.root.path().join("slow.sock");
+    delay_proxy(&proxy, &a.server.socket, Duration::from_millis(50));
+    let proxy = proxy.to_str().expect("temp paths are UTF-8").to_owned();
+    let index = a.open(&["--socket", &proxy, "attach"]);
+    let id = a.window_id(index);
+    a.xdotool(&["windowraise", &id]);
+    a.xdotool(&["windowfocus", "--sync", &id]);
+    let pane = a.server.list()["workspaces"][0]["tabs"][0]["active_pane_id"]
+        .as_str()
+        .expect("an active pane")
+        .to_owned();
+    // Every key counts and their order too: the pane prints a checksum of what arrived.
+    let keys = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let sum = std::process::Command::new("sh")
+        .args(["-c", &format!("printf %s {keys} | cksum")])
+        .output()
+        .expect("cksum");
+    let sum = String::from_utf8_lossy(&sum.stdout).trim().to_owned();
+    let typed = format!("echo SLOW\"\"LINK $(printf %s {keys} | cksum)");
+    a.xdotool(&["type", "--delay", "5", &format!("clear; {typed}")]);
+    a.xdotool(&["key", "Return"]);
+    let want = format!("SLOWLINK {sum}");
+    let deadline = Instant::now() + WAIT;
+    while !a.server.screen(&pane).contains(&want) {
+        assert!(Instant::now() < deadline, "typed over the slow link:\n{}", a.server.screen(&pane));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    a.wait_window_text(index, "SLOWLINK");
+}
+
 /// `server = "standalone"` with no server running: `berth` starts `berth server` as a process
 /// of its own and attaches; `kill -9` of the window leaves the pane running; `berth` brings
 /// it back LIVE on the same server.
@@ -443,6 +515,7 @@ pub(crate) fn run() -> (usize, usize) {
         ("two_windows_show_the_same_output", two_windows_show_the_same_output),
         ("the_tab_follows_the_latest_active_window", the_tab_follows_the_latest_active_window),
         ("a_stopped_window_does_not_hold_the_server", a_stopped_window_does_not_hold_the_server),
+        ("a_slow_link_keeps_typing_correct", a_slow_link_keeps_typing_correct),
     ];
     let (mut passed, mut failed) = (0, 0);
     for (name, case) in cases {
