@@ -37,6 +37,10 @@ const IDLE_PULL: Duration = Duration::from_millis(500);
 /// How long a lost connection is tried again before the server counts as gone.
 const RECONNECT: Duration = Duration::from_secs(3);
 
+/// The most input bytes one `pane.input` carries (as a JSON array a byte takes up to four
+/// characters of the server's 1 MiB line); a bigger paste goes in several, in order.
+const MAX_INPUT_CHUNK: usize = 64 << 10;
+
 /// How many lines of a tombstone's tail are read.
 const TAIL_LINES: usize = 2000;
 
@@ -337,7 +341,8 @@ fn send_input(
     while let Ok((mut pane, mut data)) = queued.recv() {
         let mut next = None;
         loop {
-            while let Ok((more_pane, more)) = queued.try_recv() {
+            while next.is_none() && data.len() < MAX_INPUT_CHUNK {
+                let Ok((more_pane, more)) = queued.try_recv() else { break };
                 if more_pane == pane {
                     data.extend(more);
                 } else {
@@ -345,7 +350,9 @@ fn send_input(
                     break;
                 }
             }
-            let cmd = Command::PaneInput { pane: pane.clone(), data: std::mem::take(&mut data) };
+            let rest = data.split_off(data.len().min(MAX_INPUT_CHUNK));
+            let chunk = std::mem::replace(&mut data, rest);
+            let cmd = Command::PaneInput { pane: pane.clone(), data: chunk };
             match client.execute(cmd.clone()) {
                 Ok(_) => {}
                 Err(ClientError::Rpc { message, .. }) => {
@@ -360,6 +367,9 @@ fn send_input(
                         tracing::warn!(error = %e, "input lost with the connection");
                     }
                 }
+            }
+            if !data.is_empty() {
+                continue; // the rest of a big paste, before anything queued after it
             }
             match next.take() {
                 Some((p, d)) => {
