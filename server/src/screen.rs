@@ -410,6 +410,14 @@ pub struct PaneHave {
     /// The hash of each row it holds ([`FrameRow::hash64`]); empty: send everything.
     #[serde(default)]
     pub rows: Vec<u64>,
+    /// Lines its view is scrolled back into the scrollback (0: the live screen); each
+    /// window scrolls on its own, the pane's terminal does not move.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub offset: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A changed row on the wire: its index, its runs as `(style index, text)`, its extras.

@@ -34,7 +34,22 @@ pub fn frames(store: &Arc<Mutex<Store>>, panes: &[PaneHave]) -> Result<Value, Co
             frames.push(FrameUpdate::gone(&have.pane_id));
             continue;
         };
-        let frame = PaneFrame::capture(&shared.term.lock());
+        let frame = {
+            let mut term = shared.term.lock();
+            if have.offset == 0 && term.display_offset() == 0 {
+                PaneFrame::capture(&term)
+            } else {
+                // This client's own scroll, under the pane's lock: shown, captured, and put
+                // back before anyone else sees the terminal.
+                let before = term.display_offset();
+                term.scroll_to_bottom();
+                term.scroll_display(i32::try_from(have.offset).unwrap_or(i32::MAX));
+                let frame = PaneFrame::capture(&term);
+                term.scroll_to_bottom();
+                term.scroll_display(i32::try_from(before).unwrap_or(i32::MAX));
+                frame
+            }
+        };
         frames.push(frame.update_for(&have.pane_id, have.cols, &have.rows));
     }
     serde_json::to_value(FramesReply { frames })

@@ -438,6 +438,30 @@ fn a_slow_link_keeps_typing_correct(a: &mut Attached) {
     a.wait_window_text(index, "SLOWLINK");
 }
 
+/// The wheel scrolls an attached window's own view of a pane through the scrollback (the
+/// server sends the rows at that offset); a key brings it back to the live screen.
+fn the_wheel_scrolls_an_attached_window_back(a: &mut Attached) {
+    let index = a.windows.len() - 1;
+    let id = a.window_id(index);
+    a.xdotool(&["windowraise", &id]);
+    let pane = a.first_pane();
+    let print = "clear; echo FIRST''LINE; seq 2 149 | sed s/^/SCROLL/; echo LAST''LINE";
+    a.server.berth_ok(&["send", &pane, "--enter", print]);
+    a.server.wait_text(&pane, "LASTLINE", WAIT);
+    a.wait_window_text(index, "LASTLINE");
+    // The first pane is the left one; the pointer goes over it.
+    a.xdotool(&["mousemove", "--window", &id, "100", "200"]);
+    for _ in 0..60 {
+        a.xdotool(&["click", "4"]);
+    }
+    a.wait_window_text(index, "FIRSTLINE");
+    a.xdotool(&["windowfocus", "--sync", &id]);
+    a.xdotool(&["mousemove", "--window", &id, "100", "200"]);
+    a.xdotool(&["click", "1"]);
+    a.xdotool(&["key", "space"]);
+    a.wait_window_text(index, "LASTLINE");
+}
+
 /// `server = "standalone"` with no server running: `berth` starts `berth server` as a process
 /// of its own and attaches; `kill -9` of the window leaves the pane running; `berth` brings
 /// it back LIVE on the same server.
@@ -516,6 +540,7 @@ pub(crate) fn run() -> (usize, usize) {
         ("the_tab_follows_the_latest_active_window", the_tab_follows_the_latest_active_window),
         ("a_stopped_window_does_not_hold_the_server", a_stopped_window_does_not_hold_the_server),
         ("a_slow_link_keeps_typing_correct", a_slow_link_keeps_typing_correct),
+        ("the_wheel_scrolls_an_attached_window_back", the_wheel_scrolls_an_attached_window_back),
     ];
     let (mut passed, mut failed) = (0, 0);
     for (name, case) in cases {

@@ -444,7 +444,10 @@ impl App {
         // Bytes as they are (legacy mouse reports past column 95 are not UTF-8); an attached
         // window does not wait for the server's answer.
         match &self.remote {
-            Some(remote) => remote.send_input(pane, bytes),
+            Some(remote) => {
+                remote.scroll_to_bottom(pane);
+                remote.send_input(pane, bytes);
+            }
             None => {
                 self.exec(Command::PaneInput { pane: pane.clone(), data: bytes });
             }

@@ -476,7 +476,13 @@ impl App {
         }
         // The primary screen: scroll the view through the scrollback.
         let lines = i32::try_from(steps * WHEEL_ARROWS).unwrap_or(i32::MAX);
-        self.with_term_mut(&pane, |t| t.scroll_display(if up { lines } else { -lines }));
+        let lines = if up { lines } else { -lines };
+        match &self.remote {
+            Some(remote) => remote.scroll(&pane, lines),
+            None => {
+                self.with_term_mut(&pane, |t| t.scroll_display(lines));
+            }
+        }
         self.redraw();
     }
 

@@ -51,6 +51,8 @@ struct Shared {
     frames: Mutex<HashMap<PaneId, PaneFrame>>,
     /// The panes the window shows (the puller asks for these).
     shown: Mutex<Vec<PaneId>>,
+    /// How far this window's view of each pane is scrolled back (absent: the live screen).
+    offsets: Mutex<HashMap<PaneId, u32>>,
     /// Set by a poke, cleared by the puller.
     poke: Mutex<bool>,
     poked: Condvar,
@@ -178,6 +180,34 @@ impl Remote {
             }
         }
         self.shared.state.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default()
+    }
+
+    /// Scrolls this window's view of a pane by `lines` (positive: back into the scrollback);
+    /// the server clamps it to the history there is.
+    pub(super) fn scroll(&self, pane: &PaneId, lines: i32) {
+        let held = self.frame(pane).map_or(0, |f| f.meta.display_offset);
+        let mut offsets = self.shared.offsets.lock().unwrap_or_else(|p| p.into_inner());
+        // From the offset asked for last (wheel clicks come faster than frames); the puller
+        // brings it down to what the server could show, so scrolling past the top does not
+        // pile up.
+        let base = offsets.get(pane).copied().unwrap_or(held);
+        let now = i64::from(base) + i64::from(lines);
+        let offset = u32::try_from(now.max(0)).unwrap_or(u32::MAX);
+        if offset == 0 {
+            offsets.remove(pane);
+        } else {
+            offsets.insert(pane.clone(), offset);
+        }
+        drop(offsets);
+        self.shared.poke();
+    }
+
+    /// Returns this window's view of a pane to the live screen (before input).
+    pub(super) fn scroll_to_bottom(&self, pane: &PaneId) {
+        let had = self.shared.offsets.lock().unwrap_or_else(|p| p.into_inner()).remove(pane);
+        if had.is_some() {
+            self.shared.poke();
+        }
     }
 
     /// Sends input bytes to a pane without waiting: the input thread sends them in order,
@@ -411,6 +441,7 @@ fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker
             continue;
         }
         let have: Vec<PaneHave> = {
+            let offsets = shared.offsets.lock().unwrap_or_else(|p| p.into_inner()).clone();
             let frames = shared.frames.lock().unwrap_or_else(|p| p.into_inner());
             shown
                 .iter()
@@ -420,11 +451,12 @@ fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker
                         pane_id: id.to_string(),
                         cols: held.map_or(0, |f| f.cols),
                         rows: held.map(PaneFrame::hashes).unwrap_or_default(),
+                        offset: offsets.get(id).copied().unwrap_or(0),
                     }
                 })
                 .collect()
         };
-        let reply = match client.screen_frames(have) {
+        let reply = match client.screen_frames(have.clone()) {
             Ok(reply) => reply,
             Err(ClientError::Rpc { message, .. }) => {
                 tracing::warn!(error = %message, "the server refused a frame request");
@@ -447,6 +479,17 @@ fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker
             }
         };
         let mut changed = false;
+        {
+            let mut offsets = shared.offsets.lock().unwrap_or_else(|p| p.into_inner());
+            for (asked, update) in have.iter().zip(&reply.frames) {
+                let Ok(id) = PaneId::parse(&update.pane_id) else { continue };
+                let shown = update.meta.as_ref().map_or(0, |m| m.display_offset);
+                // The server had less history than asked for: the offset is what it showed.
+                if asked.offset > shown && offsets.get(&id) == Some(&asked.offset) {
+                    offsets.insert(id, shown);
+                }
+            }
+        }
         {
             let mut frames = shared.frames.lock().unwrap_or_else(|p| p.into_inner());
             frames.retain(|id, _| shown.contains(id));

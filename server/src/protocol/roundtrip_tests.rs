@@ -232,11 +232,17 @@ fn connection_methods_survive_the_wire() {
         ConnectionMethod::Screenshot { tab: Some(TabId::new().to_string()), path: "/a b".into() },
         ConnectionMethod::ScreenFrames(vec![]),
         ConnectionMethod::ScreenFrames(vec![
-            crate::screen::PaneHave { pane_id: PaneId::new().to_string(), cols: 0, rows: vec![] },
+            crate::screen::PaneHave {
+                pane_id: PaneId::new().to_string(),
+                cols: 0,
+                rows: vec![],
+                offset: 0,
+            },
             crate::screen::PaneHave {
                 pane_id: PaneId::new().to_string(),
                 cols: 80,
                 rows: vec![0, u64::MAX, 42],
+                offset: 17,
             },
         ]),
         ConnectionMethod::WindowAttach { header_rows: 1 },
