@@ -23,9 +23,9 @@ fn typed_command_runs_and_its_output_reads_back() {
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
     assert!(server.berth_ok(&["read", &pane]).contains("hi-42"));
 
-    // `wait` gives up with exit 1 on text that never comes.
+    // `wait` gives up with exit 3 (timeout) on text that never comes.
     let missing = server.berth(&["wait", &pane, "--for", "never-printed", "--timeout", "0.3"]);
-    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(missing.status.code(), Some(3));
 }
 
 #[test]
@@ -197,6 +197,26 @@ fn named_keys_reach_the_program() {
     let err = server.berth(&["send", &pane, "--keys", "NoSuchKey"]);
     assert_eq!(err.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&err.stderr).contains("NoSuchKey"));
+}
+
+/// `berth send --keys S-Enter` is refused for a legacy program (no encoding) and reaches a
+/// program that pushed kitty keyboard flag 1 as `CSI 13 ; 2 u`.
+#[test]
+fn named_keys_follow_the_kitty_keyboard_flags() {
+    // The reader (coreutils only): raw mode, flag 1 pushed, then the next 7 bytes in hex.
+    const READER: &str = "stty raw -echo; printf '\\033[>1u'; printf 'kitty-ready\\r\\n'; \
+        got=$(timeout --foreground 60 head -c 7 | od -An -tx1 | tr -d ' \\n'); printf '\\033[<u'; \
+        stty sane; echo \"kitty-got $got\"; exec sleep 600";
+    let server = TestServer::start();
+    let legacy = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    let err = server.berth(&["send", legacy.trim(), "--keys", "S-Enter"]);
+    assert_eq!(err.status.code(), Some(1), "S-Enter has no legacy encoding");
+    let pane = server.berth_ok(&["new", "--", "sh", "-c", READER]);
+    let pane = pane.trim();
+    server.wait_text(pane, "kitty-ready", WAIT);
+    server.berth_ok(&["send", pane, "--keys", "S-Enter"]);
+    // ESC [ 1 3 ; 2 u
+    server.wait_text(pane, "kitty-got 1b5b31333b3275", WAIT);
 }
 
 #[test]

@@ -122,11 +122,15 @@ fn help_documents_exit_codes_and_examples() {
     assert!(out.status.success());
     assert!(help.contains("Exit codes") && help.contains("2  usage error"), "{help}");
     assert!(help.contains("--socket"), "{help}");
-    for verb in ["new", "send", "read", "wait", "ls", "completions"] {
+    for verb in ["new", "send", "submit", "read", "wait", "ls", "completions"] {
         let out = Command::new(berth_bin()).args([verb, "--help"]).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("Example"), "berth {verb} --help has no example:\n{text}");
     }
+    // `wait` documents its own exit codes (issue 14).
+    let out = Command::new(berth_bin()).args(["wait", "--help"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("3  timeout") && text.contains("4  the pane exited"), "{text}");
     // A usage error exits 2.
     let bad = Command::new(berth_bin()).arg("no-such-verb").output().unwrap();
     assert_eq!(bad.status.code(), Some(2));

@@ -385,7 +385,7 @@ fn print_config_writes_exactly_the_file_on_stdout() {
                 assert!(value["hooks"]["SessionStart"].is_array(), "{stdout}");
                 assert!(stderr.contains("trust"), "codex's note says to trust hooks: {stderr}");
             }
-            _ => assert!(stdout.starts_with("export const Berth"), "{stdout}"),
+            _ => assert!(stdout.contains("\nexport const Berth = async"), "{stdout}"),
         }
         assert!(stdout.contains("berth hook"), "{agent}: {stdout}");
         assert!(stderr.starts_with("berth hook: ~/"), "{agent}: {stderr}");

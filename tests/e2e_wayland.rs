@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use berth_server::dbus::testing::PrivateBus;
+use berth_server::notifications::desktop::testing::FakeNotificationServer;
 use support::image::{ocr, Image};
 use support::*;
 
@@ -31,6 +33,9 @@ const OUTPUT: &str = "HEADLESS-1";
 /// the compositor, then the temp dirs.
 struct World {
     window: Option<Killed>,
+    /// The desktop's notification service on a private session bus.
+    notifications: FakeNotificationServer,
+    _bus: PrivateBus,
     _sway: Killed,
     server: TestServer,
     /// `WAYLAND_DISPLAY`: the compositor's socket, by absolute path.
@@ -88,7 +93,8 @@ impl World {
                 "output {OUTPUT} resolution 1280x800 position 0,0 scale 1\n\
                  default_border none\n\
                  xwayland disable\n\
-                 focus_follows_mouse no\n"
+                 focus_follows_mouse no\n\
+                 focus_on_window_activation focus\n"
             ),
         )
         .expect("write the sway config");
@@ -145,8 +151,13 @@ impl World {
             assert!(Instant::now() < deadline, "sway made no Wayland socket within 30 s");
             std::thread::sleep(Duration::from_millis(50));
         };
+        let bus = PrivateBus::start().expect("start a private dbus-daemon");
+        let notifications =
+            FakeNotificationServer::start(bus.address()).expect("start the notification server");
         let mut world = World {
             window: None,
+            notifications,
+            _bus: bus,
             _sway: sway,
             server,
             display,
@@ -177,6 +188,8 @@ impl World {
             .env_remove("DISPLAY")
             .env_remove("WGPU_BACKEND")
             .env_remove("BERTH_BACKEND")
+            .env("DBUS_SESSION_BUS_ADDRESS", self._bus.address())
+            .env("BERTH_LOGIND", "0")
             .env("BERTH_CONFIG", &config)
             .current_dir(&self.server.home)
             .stdin(Stdio::null())
@@ -387,6 +400,73 @@ mod pointer {
     }
 }
 
+/// An xdg-activation token from the compositor, as a notification server obtains one for the
+/// program whose notification the user clicked.
+mod activation {
+    use std::os::unix::net::UnixStream;
+    use std::path::Path;
+
+    use wayland_client::globals::{registry_queue_init, GlobalListContents};
+    use wayland_client::protocol::wl_registry;
+    use wayland_client::{delegate_noop, Connection, Dispatch, QueueHandle};
+    use wayland_protocols::xdg::activation::v1::client::{
+        xdg_activation_token_v1::{self, XdgActivationTokenV1},
+        xdg_activation_v1::XdgActivationV1,
+    };
+
+    #[derive(Default)]
+    pub struct State(Option<String>);
+
+    impl Dispatch<wl_registry::WlRegistry, GlobalListContents> for State {
+        fn event(
+            _: &mut Self,
+            _: &wl_registry::WlRegistry,
+            _: wl_registry::Event,
+            _: &GlobalListContents,
+            _: &Connection,
+            _: &QueueHandle<Self>,
+        ) {
+        }
+    }
+    delegate_noop!(State: XdgActivationV1);
+
+    impl Dispatch<XdgActivationTokenV1, ()> for State {
+        fn event(
+            state: &mut Self,
+            _: &XdgActivationTokenV1,
+            event: xdg_activation_token_v1::Event,
+            _: &(),
+            _: &Connection,
+            _: &QueueHandle<Self>,
+        ) {
+            if let xdg_activation_token_v1::Event::Done { token } = event {
+                state.0 = Some(token);
+            }
+        }
+    }
+
+    /// A fresh token from the compositor at `socket`.
+    pub fn token(socket: &Path) -> String {
+        let stream = UnixStream::connect(socket).expect("connect to the compositor");
+        let conn = Connection::from_socket(stream).expect("a Wayland connection");
+        let (globals, mut queue) = registry_queue_init::<State>(&conn).expect("globals");
+        let qh = queue.handle();
+        let activation: XdgActivationV1 =
+            globals.bind(&qh, 1..=1, ()).expect("the compositor offers xdg-activation");
+        let request = activation.get_activation_token(&qh, ());
+        request.set_app_id("notification-server".into());
+        request.commit();
+        let mut state = State::default();
+        for _ in 0..50 {
+            queue.roundtrip(&mut state).expect("roundtrip");
+            if let Some(token) = state.0.take() {
+                return token;
+            }
+        }
+        panic!("the compositor issued no activation token");
+    }
+}
+
 /// The bounding box `(x0, y0, x1, y1)` (inclusive) of the bright pixels (text on the dark
 /// theme) below `from_y`, or `None` when there are none.
 fn ink_below(image: &Image, from_y: u32) -> Option<(u32, u32, u32, u32)> {
@@ -492,4 +572,35 @@ fn the_window_is_a_native_wayland_client() {
     // The split chord gives two panes.
     w.wtype(&["-M", "ctrl", "-M", "shift", "e", "-m", "shift", "-m", "ctrl"]);
     poll(WAIT, "two panes after Ctrl+Shift+E", || (w.panes().len() == 2).then_some(()));
+
+    // A click on a desktop notification raises the window through xdg-activation, with the
+    // token the notification server hands over: the window is on another workspace, so only
+    // an activation the compositor honours brings it back and focuses it.
+    w.run("swaymsg", &["workspace", "2"]);
+    poll(WAIT, "the window to lose focus", || (w.window_node()?["visible"] == false).then_some(()));
+    // The window learns it lost focus a moment after sway hides it, and until then a
+    // notification for the pane it shows stays off the desktop: print again every 3 s until
+    // one arrives.
+    let calls = w.notifications.call_count();
+    let mut sent_at: Option<Instant> = None;
+    poll(WAIT, "a desktop notification", || {
+        if w.notifications.call_count() > calls {
+            return Some(());
+        }
+        if sent_at.is_none_or(|at| at.elapsed() > Duration::from_secs(3)) {
+            w.server.berth_ok(&["send", &pane, "--enter", r"printf '\e]9;wake up\a'"]);
+            sent_at = Some(Instant::now());
+        }
+        None
+    });
+    let call = w.notifications.calls().last().cloned().expect("the notification");
+    assert!(call.body.contains("wake up") || call.summary.contains("wake up"), "{call:?}");
+    let token = activation::token(Path::new(&w.display));
+    w.notifications
+        .invoke_action_with_token(call.id, "default", Some(&token))
+        .expect("a click with a token");
+    poll(WAIT, "the window raised and focused by the click", || {
+        let node = w.window_node()?;
+        (node["focused"] == true && node["visible"] == true).then_some(())
+    });
 }

@@ -15,6 +15,7 @@ mod support;
 mod attach;
 
 use std::fs;
+use std::io::Read as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -712,10 +713,240 @@ fn attention_ring_and_jump_key(w: &World) {
     w.keep("ring.png");
     assert!(after > before + 400, "{before} → {after} amber pixels");
     w.xdotool(&["key", "ctrl+shift+a"]);
-    poll(WAIT, "the jump key to focus pane b", || (w.active_pane() == b).then_some(()));
+    poll(WAIT, "the jump key to show pane b's tab", || (w.active_pane() == b).then_some(()));
     poll(WAIT, "pane b's attention cleared", || {
         (w.server.pane(&b)?["attention"] == "none").then_some(())
     });
+}
+
+/// A `berth hook claude` process fed a PermissionRequest, as claude runs it (its JSON on stdin,
+/// `BERTH_PANE` naming its pane), waiting for its answer; its output is collected by a thread.
+struct WaitingHook {
+    child: Killed,
+    stdout: std::sync::mpsc::Receiver<String>,
+}
+
+impl WaitingHook {
+    fn start(w: &World, pane: &str, command: &str) -> WaitingHook {
+        use std::io::Write as _;
+        let payload = json!({
+            "session_id": "s-card",
+            "transcript_path": "/tmp/none.jsonl",
+            "cwd": w.server.home,
+            "permission_mode": "default",
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash",
+            "tool_input": { "command": command, "description": "Say that the card works" },
+            "permission_suggestions": [{
+                "type": "addRules",
+                "rules": [{ "toolName": "Bash", "ruleContent": "echo:*" }],
+                "behavior": "allow",
+                "destination": "localSettings"
+            }]
+        });
+        let mut child = w
+            .server
+            .command()
+            .args(["hook", "claude"])
+            .env("BERTH_PANE", pane)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start berth hook claude");
+        let mut stdin = child.stdin.take().expect("the hook's stdin");
+        stdin.write_all(payload.to_string().as_bytes()).expect("write the hook's payload");
+        drop(stdin);
+        let mut out = child.stdout.take().expect("the hook's stdout");
+        let (tx, stdout) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = out.read_to_string(&mut text);
+            let _ = tx.send(text);
+        });
+        WaitingHook { child: Killed { name: "berth hook", child }, stdout }
+    }
+
+    /// Waits for the hook to exit: its status and what it printed.
+    fn finish(mut self) -> (std::process::ExitStatus, String) {
+        let out = self.stdout.recv_timeout(WAIT).expect("the hook to answer and exit within 30 s");
+        let status = poll(WAIT, "the hook to exit", || self.child.child.try_wait().ok().flatten());
+        (status, out)
+    }
+}
+
+/// The window cell height of the suite's font (15 px) in pixels.
+const CELL_PX_HIGH: u32 = 20;
+
+/// `text` with every run of white space (line breaks too) made one space.
+fn words(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The smallest box (left, top, right, bottom; pixels, inclusive) around the pixels of `image`
+/// from row `min_y` down that `pick` picks, if any.
+fn bounding_box(
+    image: &Image,
+    min_y: u32,
+    pick: impl Fn([u8; 3]) -> bool,
+) -> Option<(u32, u32, u32, u32)> {
+    let mut found: Option<(u32, u32, u32, u32)> = None;
+    for y in min_y..image.height {
+        for x in 0..image.width {
+            if pick(image.pixels[(y * image.width + x) as usize]) {
+                found = Some(match found {
+                    None => (x, y, x, y),
+                    Some((l, t, r, b)) => (l.min(x), t.min(y), r.max(x), b.max(y)),
+                });
+            }
+        }
+    }
+    found
+}
+
+/// The text tesseract reads in the box `(left, top, right, bottom)` of `image`, as one line:
+/// the box is cut out, made black on white by its luminance (light text on a dark ground or
+/// dark text on a light one) and scaled up 3 times first.
+fn ocr_box(image: &Image, dir: &Path, name: &str, (l, t, r, b): (u32, u32, u32, u32)) -> String {
+    let luma = |[r, g, b]: [u8; 3]| (u32::from(r) * 3 + u32::from(g) * 6 + u32::from(b)) / 10;
+    let pixels: Vec<[u8; 3]> = (t..=b)
+        .flat_map(|y| (l..=r).map(move |x| (x, y)))
+        .map(|(x, y)| image.pixels[(y * image.width + x) as usize])
+        .collect();
+    // The ground is the box's most common luminance side; text is the other side.
+    let mean = pixels.iter().map(|p| luma(*p)).sum::<u32>() / pixels.len().max(1) as u32;
+    let light_ground = mean > 110;
+    let mapped = pixels
+        .iter()
+        .map(|p| {
+            let ink = if light_ground { luma(*p) < 90 } else { luma(*p) > 130 };
+            if ink {
+                [0, 0, 0]
+            } else {
+                [255, 255, 255]
+            }
+        })
+        .collect();
+    let crop = Image { width: r - l + 1, height: b - t + 1, pixels: mapped };
+    let scaled = dir.join(format!("{name}.x3.png"));
+    crop.write_scaled(&scaled, 3, u32::MAX);
+    let out = Command::new("timeout")
+        .args(["60", "tesseract"])
+        .arg(&scaled)
+        .args(["stdout", "--psm", "7"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run tesseract (apt-get install tesseract-ocr)");
+    assert!(out.status.success(), "tesseract failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A permission request of an agent in another tab: the jump key (Ctrl+Shift+D) shows that
+/// tab and focuses the pane; its card shows the command and the answers (read by OCR); a click
+/// on "Allow" answers, and the waiting `berth hook claude` prints claude's allow; the card goes.
+/// A second request is denied with its chord (Ctrl+Shift+N), and the hook prints deny. A third
+/// one whose hook is killed keeps its card without buttons, with a note naming claude's own
+/// prompt. The pane (its own tab) is closed at the end, so later cases find the tab they left.
+fn decision_card_click_and_jump_key(w: &World) {
+    let a = w.active_pane();
+    let b = w.server.berth_ok(&["new", "--", "bash", "--norc"]).trim().to_owned();
+    // The tab goes whatever happens, so a failure here does not fail the cases after it.
+    let result = catch_unwind(AssertUnwindSafe(|| decision_card_steps(w, &a, &b)));
+    w.server.berth_ok(&["close", &b]);
+    poll(WAIT, "pane a shown again", || (w.active_pane() == a).then_some(()));
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+fn decision_card_steps(w: &World, a: &str, b: &str) {
+    let (a, b) = (a.to_owned(), b.to_owned());
+    w.server.berth_ok(&["focus", &a]);
+    poll(WAIT, "pane a focused", || (w.active_pane() == a).then_some(()));
+    let decision = || w.server.pane(&b).map(|p| p["pending_decision"].clone());
+    let asked = Instant::now();
+    let hook = WaitingHook::start(w, &b, "echo decision card works");
+    let pending = poll(WAIT, "pane b's pending decision in ls --json", || {
+        decision().filter(|d| !d.is_null())
+    });
+    let pending_after = asked.elapsed();
+    assert_eq!(pending["answerable"], true, "{pending}");
+    w.xdotool(&["windowfocus", "--sync", &w.window_id]);
+    w.xdotool(&["key", "ctrl+shift+d"]);
+    poll(WAIT, "the jump key to show pane b's tab", || (w.active_pane() == b).then_some(()));
+    // The card: its text read by OCR, and its Allow button found by its colour (the dark
+    // theme's green, #5fbf5f, which below the header rows only the button has).
+    let dir = w.server.root.path();
+    let green = |p: [u8; 3]| p == [0x5f, 0xbf, 0x5f];
+    let below_headers = 2 * CELL_PX_HIGH;
+    let deadline = Instant::now() + WAIT;
+    let (text, button) = loop {
+        let image = w.screenshot("decision.png");
+        w.keep("decision.png");
+        let text = words(&ocr(&image, dir, "decision", u32::MAX, "11"));
+        let button = bounding_box(&image, below_headers, green)
+            .map(|found| (found, ocr_box(&image, dir, "decision-allow", found)));
+        let done = text.contains("decision card works")
+            && button.as_ref().is_some_and(|(_, label)| label.contains("Allow"));
+        if done || Instant::now() > deadline {
+            break (text, button);
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert!(text.contains("decision card works"), "OCR found no command on the card: {text:?}");
+    let ((left, top, right, bottom), label) =
+        button.unwrap_or_else(|| panic!("no Allow button: {text:?}"));
+    assert!(label.contains("Allow"), "OCR read {label:?} on the green button");
+    let (x, y) = ((left + right) / 2, (top + bottom) / 2);
+    assert!(y > below_headers, "Allow at {x},{y}");
+    w.xdotool(&["mousemove", "--window", &w.window_id, &x.to_string(), &y.to_string()]);
+    let clicked = Instant::now();
+    w.xdotool(&["click", "1"]);
+    let (status, out) = hook.finish();
+    println!(
+        "decision_card: pending in ls --json {} ms after the hook started; the hook printed its \
+         answer {} ms after the click",
+        pending_after.as_millis(),
+        clicked.elapsed().as_millis()
+    );
+    assert!(status.success(), "the hook exited with {status}: {out}");
+    let answer: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "PermissionRequest", "{out}");
+    assert_eq!(answer["hookSpecificOutput"]["decision"]["behavior"], "allow", "{out}");
+    poll(WAIT, "the decision cleared", || decision().filter(Value::is_null));
+    poll(WAIT, "the card gone from the screenshot", || {
+        let image = w.screenshot("decision-gone.png");
+        bounding_box(&image, below_headers, green).is_none().then_some(())
+    });
+    // The deny chord, on the focused pane's card.
+    let hook = WaitingHook::start(w, &b, "echo deny me");
+    poll(WAIT, "the second decision", || decision().filter(|d| !d.is_null()));
+    w.xdotool(&["mousemove", "--window", &w.window_id, "300", "300"]);
+    w.xdotool(&["key", "ctrl+shift+n"]);
+    let (status, out) = hook.finish();
+    assert!(status.success(), "the hook exited with {status}: {out}");
+    let answer: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(answer["hookSpecificOutput"]["decision"]["behavior"], "deny", "{out}");
+    poll(WAIT, "the second decision cleared", || decision().filter(Value::is_null));
+    // A hook that goes away: the card stays, without buttons, and sends the user to claude's
+    // own prompt.
+    let mut hook = WaitingHook::start(w, &b, "echo lost route");
+    poll(WAIT, "the third decision", || decision().filter(|d| !d.is_null()));
+    let _ = hook.child.child.kill();
+    let _ = hook.child.child.wait();
+    poll(WAIT, "the third decision not answerable", || {
+        decision().filter(|d| d["answerable"] == false)
+    });
+    let text = poll(WAIT, "the card's note in the screenshot", || {
+        let image = w.screenshot("decision-lost.png");
+        w.keep("decision-lost.png");
+        let text = words(&ocr(&image, dir, "decision-lost", u32::MAX, "11"));
+        let buttonless = bounding_box(&image, below_headers, green).is_none();
+        (buttonless && text.contains("own prompt")).then_some(text)
+    });
+    // OCR reads this font's l as L now and then.
+    let lower = text.to_lowercase();
+    assert!(lower.contains("lost route"), "the request stays on the card: {text}");
 }
 
 /// The workspace switcher (Ctrl+Shift+Space, type, Enter) shows another workspace and back;
@@ -802,11 +1033,49 @@ fn tabs_end_of_first(list: &Value) -> u32 {
     (format!(" 1 {shown}").chars().count() + 1 + 2) as u32
 }
 
+/// A program that turns on the kitty keyboard protocol's flag 1 (`CSI > 1 u`) reads
+/// Shift+Enter, pressed in the window, as `CSI 13 ; 2 u`; a legacy terminal would send a
+/// plain CR. The program prints the bytes it read in hex and `berth read` finds them.
+fn shift_enter_reaches_a_kitty_program_as_csi_u(w: &World) {
+    // The reader (coreutils only): raw mode, flag 1 pushed, then the next 7 bytes in hex.
+    const READER: &str = "stty raw -echo; printf '\\033[>1u'; printf 'kitty-ready\\r\\n'; \
+        got=$(timeout --foreground 60 head -c 7 | od -An -tx1 | tr -d ' \\n'); printf '\\033[<u'; \
+        stty sane; echo \"kitty-got $got\"; exec sleep 600";
+    let shown_before = w.active_pane();
+    let pane = w.server.berth_ok(&["new", "--", "sh", "-c", READER]).trim().to_owned();
+    w.server.wait_text(&pane, "kitty-ready", WAIT);
+    w.server.berth_ok(&["focus", &pane]);
+    poll(WAIT, "the reader's pane shown", || (w.active_pane() == pane).then_some(()));
+    w.xdotool(&["windowfocus", "--sync", &w.window_id]);
+    w.xdotool(&["key", "shift+Return"]);
+    // ESC [ 1 3 ; 2 u
+    w.server.wait_text(&pane, "kitty-got 1b5b31333b3275", WAIT);
+    // The later cases expect the tab shown before this one.
+    w.server.berth_ok(&["close", &pane]);
+    w.server.berth_ok(&["focus", &shown_before]);
+    poll(WAIT, "the earlier pane shown again", || (w.active_pane() == shown_before).then_some(()));
+}
+
 /// After a restart, a pane whose claude session was reported shows RESUMABLE (read by OCR
 /// from the screenshot); Enter runs the `claude` on PATH (a stub printing its argv) with
 /// `--resume <id>` and the pane turns LIVE.
 fn resumable_agent_resumes_with_enter(w: &mut World) {
-    w.write_stub("claude", "#!/bin/sh\necho \"stub-claude argv: $*\"\nexec sleep 600\n");
+    // Berth gives the claude panes it starts its hooks with `--settings JSON`; the stub leaves
+    // that pair out of what it prints, so the screen shows the rest of its argv (the hooks'
+    // JSON filled the screen and OCR missed the badge over it).
+    w.write_stub(
+        "claude",
+        r#"#!/bin/sh
+out=""
+while [ $# -gt 0 ]; do
+    if [ "$1" = --settings ]; then shift 2; continue; fi
+    out="$out $1"
+    shift
+done
+echo "stub-claude argv:$out"
+exec sleep 600
+"#,
+    );
     w.launch("RESTORED").expect("the window starts again");
     let out = w.server.berth_ok(&["new", "--", "claude"]);
     let pane = out.trim().to_owned();
@@ -887,8 +1156,13 @@ fn main() -> ExitCode {
         ("ctrl_click_opens_a_link", ctrl_click_opens_a_link),
         ("no_display_is_one_line_and_an_error", no_display_is_one_line_and_an_error),
         ("attention_ring_and_jump_key", attention_ring_and_jump_key),
+        ("decision_card_click_and_jump_key", decision_card_click_and_jump_key),
         ("switcher_and_tab_bar", switcher_and_tab_bar),
         ("tabs_are_renamed_in_the_tab_bar", tabs_are_renamed_in_the_tab_bar),
+        (
+            "shift_enter_reaches_a_kitty_program_as_csi_u",
+            shift_enter_reaches_a_kitty_program_as_csi_u,
+        ),
     ];
     let (mut passed, mut failed) = (0, 0);
     let mut record = |name: &str, ok: bool| {

@@ -15,6 +15,7 @@ use anyhow::{bail, Context, Result};
 use berth_engine::agents::AgentKind;
 use berth_engine::ids::{NotificationId, PaneId, TabId, WorkspaceId};
 use berth_engine::layout::SplitDir;
+use berth_server::agents::work::WaitUntil;
 use berth_server::client::Client;
 use berth_server::commands::{Command, ReadSpec, Reply, SpawnRequest, WorkspaceSelector};
 use berth_server::error::CommandError;
@@ -48,6 +49,8 @@ Exit codes:
   0  success
   1  error (the message on stderr says what happened and what to do)
   2  usage error (unknown verb, bad or missing argument)
+  3  `berth wait`: timeout
+  4  `berth wait`: the pane exited before reaching the state
 
 Examples:
   berth                                   open the window
@@ -143,16 +146,56 @@ enum Verb {
         pane: Option<String>,
     },
     /// Called by an agent's hooks: reads the hook's JSON (argument or stdin) and tells Berth.
-    /// Always exits 0 and returns within a second, so it never fails the agent.
+    /// Always exits 0 and never fails the agent; a permission request waits for an answer
+    /// (`berth decide`, the window, a desktop action) and prints it in the agent's format.
+    #[command(
+        args_conflicts_with_subcommands = true,
+        after_help = "Examples:\n  berth hook install claude            wire claude's hooks (kept idempotent)\n  berth hook claude --print-config      print the settings file's content"
+    )]
     Hook {
+        /// Install or remove Berth's hooks in an agent's settings.
+        #[command(subcommand)]
+        install: Option<HookVerb>,
         /// claude, codex, opencode or cursor.
-        agent: String,
+        #[arg(required = true)]
+        agent: Option<String>,
         /// The payload; read from stdin when absent (codex passes it as an argument).
         payload: Option<String>,
         /// Print the agent's settings file instead: its exact content on stdout, where it goes
         /// and what to know on stderr.
         #[arg(long)]
         print_config: bool,
+        /// For a permission request: seconds to wait for an answer before the agent's own
+        /// prompt takes over (default per agent: claude 570, codex 30, cursor 110, opencode
+        /// 600; also BERTH_DECISION_WAIT).
+        #[arg(long, value_name = "SECONDS")]
+        wait: Option<f64>,
+    },
+    /// Answer the permission request an agent in a pane is waiting on.
+    #[command(
+        after_help = "Examples:\n  berth decide pane_1 allow\n  berth decide pane_1 deny --message 'use the test database'\n\nAn answer is taken only while the agent's hook still waits (exit 1 with the reason\notherwise: nothing pending, another decision, or the route to the agent lost)."
+    )]
+    Decide {
+        /// The pane.
+        pane: String,
+        /// allow (once), always (claude and opencode) or deny.
+        #[arg(value_parser = ["allow", "always", "deny"])]
+        answer: String,
+        /// A message for the agent (with deny).
+        #[arg(long)]
+        message: Option<String>,
+        /// The decision meant (`dec_…`); refused if it is no longer the pane's current one.
+        #[arg(long)]
+        id: Option<String>,
+    },
+    /// List the permission requests agents are waiting on.
+    #[command(
+        after_help = "Example:\n  berth decisions --json | jq '.decisions[].decision.prompt'"
+    )]
+    Decisions {
+        /// Print them as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// List workspaces, tabs and panes.
     #[command(
@@ -179,10 +222,12 @@ enum Verb {
     /// Print a pane's text (the visible screen unless --since or --lines).
     #[command(after_help = "Example:\n  berth read pane_1 --lines 200 --json")]
     Read(ReadArgs),
-    /// Wait until TEXT appears in a pane.
-    #[command(
-        after_help = "Example:\n  berth wait pane_1 --for 'test result' --timeout 120 && berth read pane_1"
-    )]
+    /// Submit a prompt to the agent in a pane, as a person pasting it would: one paste, then
+    /// Enter after the agent's settle delay; confirmed by its hook where its hooks are wired.
+    #[command(after_help = SUBMIT_HELP)]
+    Submit(SubmitArgs),
+    /// Wait until TEXT appears in a pane, or until its lifecycle reaches a state.
+    #[command(after_help = WAIT_HELP)]
     Wait(WaitArgs),
     /// Close a workspace, tab or pane by id.
     Close {
@@ -248,6 +293,22 @@ enum Verb {
     /// process, so a driver that crashes or hangs cannot take the doctor with it).
     #[command(name = "__gpu-probe", hide = true)]
     GpuProbe,
+}
+
+#[derive(Subcommand, Debug)]
+enum HookVerb {
+    /// Merge Berth's hooks into an agent's settings (a backup beside it; a second install
+    /// changes nothing); with --uninstall, take them out again.
+    Install {
+        /// claude, codex, opencode or cursor.
+        agent: String,
+        /// Wire this project's settings instead of your own (e.g. DIR/.claude/settings.json).
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        /// Remove Berth's hooks, leaving every other entry as it was.
+        #[arg(long)]
+        uninstall: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -329,16 +390,77 @@ struct ReadArgs {
     json: bool,
 }
 
+const SUBMIT_HELP: &str = "\
+The prompt goes as one bracketed paste (when the program asked for bracketed paste; a plain
+shell without it gets the text with line ends as Enter), then Enter as a separate write after
+the agent's settle delay (claude, codex, cursor, opencode: 200 ms; other programs: none).
+Where the agent's hooks are wired (a hook event came from the pane since its program started),
+Berth waits up to 3 s for its acknowledgement (UserPromptSubmit; cursor: beforeSubmitPrompt)
+and presses Enter once more if it does not come. A pane whose program is working or blocked
+is refused unless --force. At most 32 KiB.
+
+Prints `confirmed`, `not confirmed (Enter pressed twice)` or `sent (hooks not wired: …)`.
+
+Exit codes:
+  0  submitted (confirmed or not: see the output, or `confirmed` with --json)
+  1  error: no such pane, not running, mid-turn without --force, too long
+
+Examples:
+  berth submit pane_1 'Fix the failing test in src/parse.rs'
+  git diff | berth submit pane_1 -
+  berth submit pane_1 --file prompt.md && berth wait pane_1 --until idle";
+
+const WAIT_HELP: &str = "\
+--until idle ends when the pane is not in a turn (idle, or done: a finished turn); done only
+after a finished turn (an interrupted one ends idle); blocked when it waits for a permission
+or an answer; exited when its process ended. It prints the agent's last message, if any
+(--json: the whole answer: lifecycle, learned_from hook|osc133|process|interrupt,
+last_message, turn_ms, exit_code).
+
+Exit codes:
+  0  reached (the text appeared, or the state)
+  1  error
+  3  timeout (--timeout; default 30 s with --for, 600 s with --until)
+  4  the pane exited (or closed) before reaching the state
+
+Examples:
+  berth wait pane_1 --for 'test result' --timeout 120 && berth read pane_1
+  berth submit pane_1 'Run the tests' && berth wait pane_1 --until idle --timeout 900";
+
+#[derive(Args, Debug)]
+struct SubmitArgs {
+    /// The pane.
+    pane: String,
+    /// The prompt; `-` reads it from standard input.
+    #[arg(required_unless_present = "file", conflicts_with = "file", allow_hyphen_values = true)]
+    text: Option<String>,
+    /// Read the prompt from this file.
+    #[arg(long)]
+    file: Option<PathBuf>,
+    /// Submit even while the pane's program is working or blocked (mid-turn).
+    #[arg(long)]
+    force: bool,
+    /// Print the whole answer as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
 #[derive(Args, Debug)]
 struct WaitArgs {
     /// The pane.
     pane: String,
     /// The text to wait for.
-    #[arg(long = "for")]
-    text: String,
-    /// Give up after this many seconds (exit 1).
-    #[arg(long, default_value_t = 30.0)]
-    timeout: f64,
+    #[arg(long = "for", required_unless_present = "until", conflicts_with = "until")]
+    text: Option<String>,
+    /// The lifecycle state to wait for.
+    #[arg(long, value_parser = ["idle", "blocked", "done", "exited"])]
+    until: Option<String>,
+    /// Give up after this many seconds (exit 3); default 30 with --for, 600 with --until.
+    #[arg(long)]
+    timeout: Option<f64>,
+    /// With --until: print the whole answer as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// `berth config`: the path, the default file, or a check.
@@ -466,7 +588,17 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Verb::Notifications { json: as_json, unread, mark_read, pane } => {
             notifications(as_json, unread, mark_read, pane)
         }
-        Verb::Hook { agent, payload, print_config } => Ok(hook(&agent, payload, print_config)),
+        Verb::Hook { install: Some(HookVerb::Install { agent, project, uninstall }), .. } => {
+            let project = absolute(project)?;
+            crate::hook_install::run(&agent, project.as_deref(), uninstall)
+        }
+        Verb::Hook { agent, payload, print_config, wait, .. } => {
+            Ok(hook(agent.as_deref().unwrap_or_default(), payload, print_config, wait))
+        }
+        Verb::Decide { pane, answer, message, id } => {
+            crate::decide::decide(socket(), &pane, &answer, message, id.as_deref())
+        }
+        Verb::Decisions { json } => crate::decide::list(socket(), json),
         Verb::Workspace(WorkspaceVerb::AutoResume { workspace, state }) => {
             let mut client = connect()?;
             let workspace = resolve_workspace(&mut client, &workspace)?;
@@ -479,6 +611,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Verb::Split(args) => split(args),
         Verb::Send(args) => send(args),
         Verb::Read(args) => read(args),
+        Verb::Submit(args) => submit(args),
         Verb::Wait(args) => wait(args),
         Verb::Close { id } => close(&id),
         Verb::Focus { pane } => {
@@ -568,8 +701,9 @@ fn notifications(
 /// The most payload bytes `berth hook` reads.
 const MAX_HOOK_PAYLOAD: u64 = 1 << 20;
 
-/// `berth hook`: never fails the agent (exit 0), bounded in time.
-fn hook(agent: &str, payload: Option<String>, print_config: bool) -> ExitCode {
+/// `berth hook`: never fails the agent (exit 0), bounded in time (a permission request by its
+/// wait).
+fn hook(agent: &str, payload: Option<String>, print_config: bool, wait: Option<f64>) -> ExitCode {
     use std::io::Read;
     let Some(kind) = berth_engine::agents::AgentKind::parse(agent) else {
         eprintln!("berth hook: unknown agent {agent:?} (claude, codex, opencode, cursor)");
@@ -586,10 +720,7 @@ fn hook(agent: &str, payload: Option<String>, print_config: bool) -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let Ok(pane) = std::env::var("BERTH_PANE") else {
-        // Not inside a Berth pane (another app sharing the agent's hooks): nothing to do.
-        return ExitCode::SUCCESS;
-    };
+    let pane = std::env::var("BERTH_PANE");
     let payload = match payload {
         Some(p) => p,
         None => {
@@ -602,16 +733,30 @@ fn hook(agent: &str, payload: Option<String>, print_config: bool) -> ExitCode {
         Ok(v) => v,
         Err(e) => {
             eprintln!("berth hook: the payload is not JSON: {e}");
-            return ExitCode::SUCCESS;
+            return crate::decide::fallback(kind, &Value::Null);
         }
+    };
+    let is_request = berth_server::agents::decide::request_of(kind, &payload).is_some();
+    let Ok(pane) = pane else {
+        // Not inside a Berth pane (another app sharing the agent's hooks): nothing to tell,
+        // and a permission request gets the agent's own fallback (never a grant).
+        return if is_request {
+            crate::decide::fallback(kind, &payload)
+        } else {
+            ExitCode::SUCCESS
+        };
     };
     let pane = match PaneId::parse(&pane) {
         Ok(pane) => pane,
         Err(e) => {
             eprintln!("berth hook: BERTH_PANE: {}", CommandError::from(e));
-            return ExitCode::SUCCESS;
+            return crate::decide::fallback(kind, &payload);
         }
     };
+    if is_request {
+        let wait = crate::decide::wait_for(kind, wait);
+        return crate::decide::hook_decision(socket(), kind, pane, payload, wait);
+    }
     let result = Client::connect_with_timeout(socket(), Duration::from_millis(800))
         .and_then(|mut c| c.execute(Command::HookEvent { pane, kind, payload }));
     if let Err(e) = result {
@@ -670,6 +815,10 @@ fn ls(as_json: bool) -> Result<ExitCode> {
                     "    {active} {}  {:<9} {}x{}  {}  {}{exit}",
                     pane.id, pane.state, pane.size.cols, pane.size.rows, pane.title, pane.cwd
                 )?;
+                if let Some(d) = &pane.pending_decision {
+                    let state = if d.answerable { "waits" } else { "can no longer be answered" };
+                    writeln!(out, "        decision {} {state}: {}", d.id, d.prompt)?;
+                }
                 if let Some(plan) = pane.resume.as_ref().filter(|p| p.is_self_reported()) {
                     writeln!(
                         out,
@@ -791,30 +940,106 @@ fn read(args: ReadArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `berth submit`: the prompt from the argument, a file or standard input.
+fn submit(args: SubmitArgs) -> Result<ExitCode> {
+    use berth_engine::agents::submit::MAX_PROMPT_BYTES;
+    use std::io::Read;
+    let pane = pane_id(&args.pane)?;
+    let text = match (args.text, args.file) {
+        (Some(text), None) if text != "-" => text,
+        (Some(_), None) => {
+            let mut bytes = Vec::new();
+            std::io::stdin().take(MAX_PROMPT_BYTES as u64 + 1).read_to_end(&mut bytes)?;
+            prompt_text(bytes, "standard input")?
+        }
+        (_, Some(file)) => {
+            let opened = std::fs::File::open(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            let mut bytes = Vec::new();
+            opened.take(MAX_PROMPT_BYTES as u64 + 1).read_to_end(&mut bytes)?;
+            prompt_text(bytes, &file.display().to_string())?
+        }
+        (None, None) => bail!("give the prompt: TEXT, - (standard input) or --file FILE"),
+    };
+    let reply = connect()?.submit(pane, text, args.force)?;
+    if args.json {
+        print_json(&reply)?;
+    } else if !reply.awaited_ack {
+        println!("sent (hooks not wired: nothing confirms it)");
+    } else if reply.confirmed {
+        println!("confirmed{}", if reply.enter_retried { " (Enter pressed twice)" } else { "" });
+    } else {
+        println!("not confirmed (Enter pressed twice)");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A prompt read from a file or standard input: UTF-8, within the limit.
+fn prompt_text(bytes: Vec<u8>, from: &str) -> Result<String> {
+    use berth_engine::agents::submit::MAX_PROMPT_BYTES;
+    if bytes.len() > MAX_PROMPT_BYTES {
+        bail!("the prompt in {from} is longer than {MAX_PROMPT_BYTES} bytes (32 KiB), the most that can be submitted");
+    }
+    String::from_utf8(bytes).with_context(|| format!("the prompt in {from} is not UTF-8"))
+}
+
+/// The exit code of a wait that timed out.
+const EXIT_TIMEOUT: u8 = 3;
+/// The exit code of a wait whose pane exited first.
+const EXIT_PANE_EXITED: u8 = 4;
+
 fn wait(args: WaitArgs) -> Result<ExitCode> {
-    if !(args.timeout.is_finite() && args.timeout >= 0.0) {
+    let default = if args.until.is_some() { 600.0 } else { 30.0 };
+    let timeout = args.timeout.unwrap_or(default);
+    if !(timeout.is_finite() && timeout >= 0.0) {
         bail!("--timeout must be a number of seconds");
     }
-    let deadline = Instant::now() + Duration::from_secs_f64(args.timeout.min(1e6));
     let pane = pane_id(&args.pane)?;
+    let limit = Duration::from_secs_f64(timeout.min(1e6));
+    if let Some(until) = &args.until {
+        let until = WaitUntil::parse(until).context("--until: idle, blocked, done or exited")?;
+        return wait_until(pane, until, limit, args.json);
+    }
+    let text = args.text.unwrap_or_default();
+    let deadline = Instant::now() + limit;
     let mut client = connect()?;
     let spec = ReadSpec { since: None, last: Some(500), ansi: false };
     loop {
         // The screen and the recent scrollback: text that scrolled off just now still counts.
         let read = read_pane(&mut client, &pane, spec)?;
-        let found = read.lines.iter().any(|l| l.contains(&args.text));
+        let found = read.lines.iter().any(|l| l.contains(&text));
         if found {
             return Ok(ExitCode::SUCCESS);
         }
         if Instant::now() >= deadline {
-            eprintln!(
-                "berth: {:?} did not appear in {} within {}s",
-                args.text, args.pane, args.timeout
-            );
-            return Ok(ExitCode::from(1));
+            eprintln!("berth: {text:?} did not appear in {} within {timeout}s", args.pane);
+            return Ok(ExitCode::from(EXIT_TIMEOUT));
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// `berth wait --until`: the server answers when the state is reached.
+fn wait_until(pane: PaneId, until: WaitUntil, limit: Duration, json: bool) -> Result<ExitCode> {
+    let reply = match connect()?.wait_until(pane.clone(), until, Some(limit)) {
+        Ok(reply) => reply,
+        Err(e) if e.code() == Some(CommandError::Timeout(String::new()).code()) => {
+            eprintln!("berth: {e}");
+            return Ok(ExitCode::from(EXIT_TIMEOUT));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if json {
+        print_json(&reply)?;
+    } else if let Some(message) = &reply.last_message {
+        println!("{message}");
+    }
+    if !reply.reached {
+        let code = reply.exit_code.map(|c| format!(" (exit code {c})")).unwrap_or_default();
+        eprintln!("berth: pane {pane} exited{code} before it was {}", until.as_str());
+        return Ok(ExitCode::from(EXIT_PANE_EXITED));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn close(id: &str) -> Result<ExitCode> {

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Result;
+use berth_engine::agents::AgentKind;
 
 /// How long the GPU adapter probe may take before it counts as missing.
 const ADAPTER_TIMEOUT: Duration = Duration::from_secs(15);
@@ -358,34 +359,57 @@ fn state_dir() -> Vec<Finding> {
     findings
 }
 
-/// The agents Berth knows, the files their hooks live in, and whether `berth hook` is wired.
+/// The agents Berth knows, the files their hooks live in, and whether `berth hook` is wired
+/// there (and its permission-request hook, for decisions through Berth).
 fn agents(var: &impl Fn(&str) -> Option<OsString>) -> Vec<Finding> {
     let home = var("HOME").map(PathBuf::from).unwrap_or_default();
     let config = var("XDG_CONFIG_HOME").map(PathBuf::from).unwrap_or_else(|| home.join(".config"));
-    let table: [(&str, &str, Vec<PathBuf>); 4] = [
-        ("claude", "claude", vec![home.join(".claude/settings.json")]),
-        ("codex", "codex", vec![home.join(".codex/config.toml"), home.join(".codex/hooks.json")]),
+    let table: [(&str, AgentKind, Vec<PathBuf>); 4] = [
+        ("claude", AgentKind::Claude, vec![home.join(".claude/settings.json")]),
+        (
+            "codex",
+            AgentKind::Codex,
+            vec![home.join(".codex/config.toml"), home.join(".codex/hooks.json")],
+        ),
         (
             "opencode",
-            "opencode",
+            AgentKind::Opencode,
             vec![config.join("opencode/plugin"), config.join("opencode/plugins")],
         ),
-        ("cursor-agent", "cursor", vec![home.join(".cursor/hooks.json")]),
+        ("cursor-agent", AgentKind::Cursor, vec![home.join(".cursor/hooks.json")]),
     ];
     let path = var("PATH").unwrap_or_default();
     table
         .into_iter()
-        .filter_map(|(binary, agent, configs)| {
+        .filter_map(|(binary, kind, configs)| {
             std::env::split_paths(&path).find(|d| d.join(binary).is_file())?;
-            let wired = configs.iter().any(|c| mentions_berth_hook(c));
-            Some(if wired {
-                Finding::new(Level::Ok, "agent", format!("{binary} is on PATH and its hooks call `berth hook`"))
+            let agent = kind.as_str();
+            let wiring = crate::hook_install::wiring(kind, var);
+            let wired = wiring.as_ref().is_some_and(|w| w.hooks)
+                || configs.iter().any(|c| mentions_berth_hook(c));
+            let decisions = wiring.as_ref().is_some_and(|w| w.decisions);
+            let file = wiring.as_ref().map_or(configs[0].clone(), |w| w.path.clone());
+            let injected = if kind == AgentKind::Claude {
+                " (panes Berth starts get them anyway, through claude --settings)"
             } else {
-                Finding::new(
+                ""
+            };
+            Some(match (wired, decisions) {
+                (true, true) => Finding::new(
+                    Level::Ok,
+                    "agent",
+                    format!("{binary}: wired in {}, permission requests included", file.display()),
+                ),
+                (true, false) => Finding::new(
                     Level::Warn,
                     "agent",
-                    format!("{binary} is on PATH but its hooks are not wired (states are guessed from the screen); fix: `berth hook {agent} --print-config` and add it to {}", configs[0].display()),
-                )
+                    format!("{binary}: its hooks call `berth hook` but not for permission requests, so Berth cannot answer them{injected}; fix: `berth hook install {agent}`"),
+                ),
+                (false, _) => Finding::new(
+                    Level::Warn,
+                    "agent",
+                    format!("{binary} is on PATH but its hooks are not wired (states are guessed from the screen){injected}; fix: `berth hook install {agent}` (merges into {})", file.display()),
+                ),
             })
         })
         .collect()

@@ -6,7 +6,9 @@
 
 mod cli;
 mod config;
+mod decide;
 mod doctor;
+mod hook_install;
 mod logs;
 // The renderer's API is wider than the window uses yet (tests and examples use the rest).
 #[allow(dead_code, unused_imports)]

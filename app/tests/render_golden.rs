@@ -16,9 +16,10 @@ use std::path::PathBuf;
 
 use berth_engine::terminal::{PaneTerminal, SearchQuery, SearchScope, TermSize};
 use render::{
-    extract, extract_styled_lines, Badge, CellRectU16, CellSpan, HeaderScene, Palette, PaneScene,
-    Progress, ProgressKind, RenderConfig, RenderError, Renderer, Ring, Scene, SearchScene,
-    SelectionSpan, SwitcherEntry, SwitcherScene, TabBarScene, TabLabel, TombstoneOverlay,
+    extract, extract_styled_lines, Badge, ButtonTone, CardButton, CellRectU16, CellSpan,
+    DecisionCard, HeaderScene, Palette, PaneScene, Progress, ProgressKind, RenderConfig,
+    RenderError, Renderer, Ring, Scene, SearchScene, SelectionSpan, SwitcherEntry, SwitcherScene,
+    TabBarScene, TabLabel, TombstoneOverlay,
 };
 
 /// A channel may differ by this much and still count as equal.
@@ -375,6 +376,51 @@ fn badges_and_tombstone_overlays() {
 }
 
 /// The workspace switcher drawn over a pane full of text: nothing of the text shows through.
+/// Agents asking permission: on the left a card with the three answers and their chords over
+/// the agent's text (none of which shows through it), in the middle one Berth can no longer
+/// answer, with its note and no buttons, on the right the first card in a narrow pane, its
+/// buttons one under the other.
+#[test]
+fn decision_cards() {
+    let button = |label: &str, keys: &str, tone| CardButton {
+        label: label.into(),
+        keys: Some(keys.into()),
+        tone,
+    };
+    let mut text = Vec::new();
+    for i in 0..18 {
+        text.extend_from_slice(
+            format!("agent output line {i} xxxxxxxxxxxxxxxxxxxx\r\n").as_bytes(),
+        );
+    }
+    let mut left = pane(&text, CellRectU16::new(0, 0, 59, 20), "claude", Badge::Live, true);
+    left.decision = Some(DecisionCard {
+        title: "Claude asks to run Bash".into(),
+        detail: vec![
+            "cargo test --workspace -- --include-ignored".into(),
+            "Run every test, the slow ones too".into(),
+        ],
+        buttons: vec![
+            button("Allow once", "Ctrl+Shift+Y", ButtonTone::Allow),
+            button("Always allow", "Ctrl+Shift+L", ButtonTone::Always),
+            button("Deny", "Ctrl+Shift+N", ButtonTone::Deny),
+        ],
+        note: None,
+    });
+    let mut right = pane(&text, CellRectU16::new(60, 0, 40, 20), "codex", Badge::Live, false);
+    right.decision = Some(DecisionCard {
+        title: "Codex asks to run apply_patch".into(),
+        detail: vec!["Edit: src/main.rs".into()],
+        buttons: Vec::new(),
+        note: Some("Berth can no longer answer this request: answer in Codex's own prompt".into()),
+    });
+    // A narrow pane: the buttons one under the other.
+    let mut narrow = pane(&text, CellRectU16::new(101, 0, 27, 20), "claude", Badge::Live, false);
+    narrow.decision = left.decision.clone();
+    let dividers = vec![CellRectU16::new(59, 0, 1, 20), CellRectU16::new(100, 0, 1, 20)];
+    check("decision_cards", &scene(128, 20, vec![left, right, narrow], dividers));
+}
+
 #[test]
 fn workspace_switcher_over_text() {
     let (cols, rows) = (60u16, 14u16);

@@ -1,6 +1,6 @@
 //! Identifiers of Berth's objects and the one validator for ids that reach a path.
 //!
-//! Every id is a prefixed UUIDv4 (`ws_…`, `tab_…`, `pane_…`, `notif_…`), opaque to
+//! Every id is a prefixed UUIDv4 (`ws_…`, `tab_…`, `pane_…`, `notif_…`, `dec_…`), opaque to
 //! clients. Ids arriving from outside (socket, snapshot) go through [`validate_path_safe`]
 //! before they are used, because a pane id names its history file on disk.
 
@@ -121,6 +121,10 @@ define_id!(
 define_id!(
     /// A stored notification.
     NotificationId, "notif_", "notification"
+);
+define_id!(
+    /// A permission request an agent waits on (`berth hook` keeps its connection meanwhile).
+    DecisionId, "dec_", "decision"
 );
 
 #[cfg(test)]

@@ -2,8 +2,9 @@
 //! terminal sends for them.
 //!
 //! It owns the name table and the legacy (xterm) encodings, including the modifier forms
-//! (`ESC [ 1 ; 5 D` for Ctrl+Left). It must not write anything anywhere or look at terminal
-//! state beyond the one flag it is given (DECCKM, application cursor keys).
+//! (`ESC [ 1 ; 5 D` for Ctrl+Left), and hands a key to [`kitty`] when the program turned the
+//! kitty keyboard protocol on. It must not write anything anywhere or look at terminal state
+//! beyond what it is given (DECCKM, application cursor keys, and the kitty flags).
 //!
 //! Names follow tmux: `Enter`, `Tab`, `BTab`, `Escape`, `Space`, `BSpace`, `DC`, `IC`, `Home`,
 //! `End`, `PPage`/`PageUp`/`PgUp`, `NPage`/`PageDown`/`PgDn`, `Up`, `Down`, `Left`, `Right`,
@@ -12,6 +13,8 @@
 //! case-insensitive; a single character is not (`M-a` and `M-A` differ), except after `C-`.
 
 use thiserror::Error;
+
+pub mod kitty;
 
 /// Why a key name could not be encoded.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -125,6 +128,75 @@ pub fn encode_key(name: &str, app_cursor: bool) -> Result<Vec<u8>, KeyError> {
         Key::Char(c) => encode_char(c, modifiers).map_err(unsupported),
         Key::Named(key) => encode_named(key, modifiers, app_cursor).map_err(unsupported),
     }
+}
+
+/// Encodes one key name as [`encode_key`] does, or, when the program set kitty keyboard flags
+/// that change presses (`kitty_flags`, see [`PaneTerminal::keyboard_flags`]), in the kitty
+/// protocol's encoding: there `S-Enter` is `CSI 13 ; 2 u` and `Escape` is `CSI 27 u`.
+///
+/// [`PaneTerminal::keyboard_flags`]: crate::terminal::PaneTerminal::keyboard_flags
+///
+/// # Errors
+///
+/// As [`encode_key`]; with kitty flags every key and modifier pair can be sent.
+pub fn encode_key_with(name: &str, app_cursor: bool, kitty_flags: u8) -> Result<Vec<u8>, KeyError> {
+    if kitty::legacy_presses(kitty_flags) {
+        return encode_key(name, app_cursor);
+    }
+    let (modifiers, key) = parse(name)?;
+    let mut mods = 0;
+    for (held, bit) in [
+        (modifiers.shift, kitty::mods::SHIFT),
+        (modifiers.meta, kitty::mods::ALT),
+        (modifiers.ctrl, kitty::mods::CTRL),
+    ] {
+        if held {
+            mods |= bit;
+        }
+    }
+    let mut utf8 = [0; 4];
+    let (key, text) = match key {
+        Key::Char(c) => {
+            // An upper-case letter is Shift and the letter's key.
+            if c.is_ascii_uppercase() && !modifiers.ctrl {
+                mods |= kitty::mods::SHIFT;
+            }
+            let typed = if mods & kitty::mods::SHIFT != 0 { c.to_ascii_uppercase() } else { c };
+            (kitty::Key::Char(c.to_ascii_lowercase()), Some(&*typed.encode_utf8(&mut utf8)))
+        }
+        Key::Named(NamedKey::Space) => (kitty::Key::Char(' '), Some(" ")),
+        Key::Named(named) => {
+            let functional = match named {
+                NamedKey::Enter => kitty::Functional::ENTER,
+                NamedKey::Tab => kitty::Functional::TAB,
+                NamedKey::BackTab => {
+                    mods |= kitty::mods::SHIFT;
+                    kitty::Functional::TAB
+                }
+                NamedKey::Escape => kitty::Functional::ESCAPE,
+                NamedKey::Backspace => kitty::Functional::BACKSPACE,
+                NamedKey::Delete => kitty::Functional::DELETE,
+                NamedKey::Insert => kitty::Functional::INSERT,
+                NamedKey::Home => kitty::Functional::HOME,
+                NamedKey::End => kitty::Functional::END,
+                NamedKey::PageUp => kitty::Functional::PAGE_UP,
+                NamedKey::PageDown => kitty::Functional::PAGE_DOWN,
+                NamedKey::Up => kitty::Functional::UP,
+                NamedKey::Down => kitty::Functional::DOWN,
+                NamedKey::Left => kitty::Functional::LEFT,
+                NamedKey::Right => kitty::Functional::RIGHT,
+                // The parser accepts F1 to F12 only.
+                NamedKey::Function(n) => {
+                    kitty::Functional::function(n).ok_or_else(|| KeyError::Unknown(name.into()))?
+                }
+                NamedKey::Space => unreachable!("handled above"),
+            };
+            (kitty::Key::Functional(functional), None)
+        }
+    };
+    let event = kitty::KeyEvent { text, ..kitty::KeyEvent::press(key, mods) };
+    // A press is always encoded when flag 1 or 8 is set.
+    Ok(kitty::encode(&event, kitty_flags).unwrap_or_default())
 }
 
 /// Splits a key name into its modifiers and the key.
@@ -427,6 +499,50 @@ mod tests {
             ("é", false, "é".as_bytes()),
             ("M-é", false, "\x1bé".as_bytes()),
         ]);
+    }
+
+    #[test]
+    fn named_keys_follow_the_kitty_flags() {
+        let cases: &[(&str, u8, &[u8])] = &[
+            ("Enter", 0, b"\r"),
+            ("S-Enter", 1, b"\x1b[13;2u"),
+            ("C-Enter", 1, b"\x1b[13;5u"),
+            ("M-Enter", 1, b"\x1b[13;3u"),
+            ("Enter", 1, b"\r"),
+            ("Enter", 9, b"\x1b[13u"),
+            ("Escape", 1, b"\x1b[27u"),
+            ("Escape", 2, b"\x1b"),
+            ("Tab", 1, b"\t"),
+            ("BTab", 1, b"\x1b[9;2u"),
+            ("C-Tab", 1, b"\x1b[9;5u"),
+            ("BSpace", 1, b"\x7f"),
+            ("C-c", 1, b"\x1b[99;5u"),
+            ("^c", 1, b"\x1b[99;5u"),
+            ("M-x", 1, b"\x1b[120;3u"),
+            ("C-1", 1, b"\x1b[49;5u"),
+            ("a", 1, b"a"),
+            ("A", 1, b"A"),
+            ("S-a", 1, b"A"),
+            ("a", 8, b"\x1b[97u"),
+            ("A", 8, b"\x1b[97;2u"),
+            ("Space", 1, b" "),
+            ("C-Space", 1, b"\x1b[32;5u"),
+            ("Up", 1, b"\x1b[A"),
+            ("C-Left", 1, b"\x1b[1;5D"),
+            ("F1", 1, b"\x1b[P"),
+            ("F3", 1, b"\x1b[13~"),
+            ("S-F5", 1, b"\x1b[15;2~"),
+            ("PgUp", 1, b"\x1b[5~"),
+        ];
+        for (name, flags, expected) in cases {
+            assert_eq!(
+                encode_key_with(name, false, *flags).as_deref(),
+                Ok(*expected),
+                "key {name:?} flags {flags}"
+            );
+        }
+        // Names still have to be keys.
+        assert!(matches!(encode_key_with("Foo", false, 1), Err(KeyError::Unknown(_))));
     }
 
     #[test]

@@ -8,9 +8,11 @@
 //! keeping the terminator so the parser leaves the string where it would have anyway. Second, it
 //! extracts the OSC payloads Berth acts on but alacritty ignores: 7 (working directory), 9, 99
 //! and 777 (notifications), reported as [`OscEvent`]s. Third, it recognises the few CSI and
-//! DCS queries alacritty ignores (XTVERSION, DA3, the kitty keyboard query, XTWINOPS 19,
-//! DECXCPR, DECDSR 15 and DECRQSS, see [`Query`]) and reports them as events in their place in
-//! the stream, so the terminal answers them in order with alacritty's own replies.
+//! DCS queries vte does not parse (XTVERSION, DA3, XTWINOPS 16 and 19, DECXCPR and the other
+//! DEC status reports, DECRQSS and DECRQCRA, see [`Query`]) and controls (DECSTR and the
+//! VT420 rectangle and column edits, see [`Control`]), and reports them as events in their
+//! place in the stream, so the terminal answers or applies them in order with alacritty's own
+//! replies.
 //!
 //! It must not interpret anything else (titles, colours and hyperlinks stay with alacritty),
 //! buffer more than [`MAX_CAPTURE_BYTES`] of its own, or do any I/O.
@@ -64,6 +66,85 @@ pub enum OscEvent {
     },
     /// A query alacritty leaves unanswered, complete; the terminal answers it.
     Query(Query),
+    /// A control vte does not parse, complete; the terminal applies it.
+    Control(Control),
+}
+
+/// The controls the scanner recognises for the terminal to apply (vte does not parse them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Control {
+    /// DECSTR, `CSI ! p`: a soft reset.
+    SoftReset,
+    /// DECFRA, `CSI Pch ; Pt ; Pl ; Pb ; Pr $ x`: fill a rectangle with a character.
+    Fill {
+        /// The character's code.
+        ch: u16,
+        /// Top, left, bottom and right (1-based; 0 for the default).
+        rect: [u16; 4],
+    },
+    /// DECERA (`CSI Pt ; Pl ; Pb ; Pr $ z`) or DECSERA (`… $ {`): erase a rectangle.
+    Erase {
+        /// Top, left, bottom and right (1-based; 0 for the default).
+        rect: [u16; 4],
+    },
+    /// DECCRA, `CSI Pts ; Pls ; Pbs ; Prs ; Pps ; Ptd ; Pld ; Ppd $ v`: copy a rectangle.
+    Copy {
+        /// The source's top, left, bottom and right (1-based; 0 for the default).
+        source: [u16; 4],
+        /// The destination's top row (1-based; 0 for 1).
+        top: u16,
+        /// The destination's left column (1-based; 0 for 1).
+        left: u16,
+    },
+    /// DECSED (`CSI ? Ps J`, `line` false) or DECSEL (`CSI ? Ps K`, `line` true): erase
+    /// the characters not protected by DECSCA in the display or the line, `Ps` as ED and EL.
+    SelectiveErase {
+        /// DECSEL rather than DECSED.
+        line: bool,
+        /// Which part: 0 from the cursor, 1 up to it, 2 all (3, for the display, the history).
+        mode: u16,
+    },
+    /// XTSAVE, `CSI ? Pm s`: remember the state of these DEC private modes.
+    SaveModes(Vec<u16>),
+    /// XTRESTORE, `CSI ? Pm r`: put these DEC private modes back as XTSAVE remembered them.
+    RestoreModes(Vec<u16>),
+    /// DECIC, `CSI Pn ' }`: insert columns at the cursor.
+    InsertColumns(u16),
+    /// DECDC, `CSI Pn ' ~`: delete columns at the cursor.
+    DeleteColumns(u16),
+}
+
+/// The control a complete CSI sequence (parameters, intermediates and final byte) is, if it
+/// is one the terminal applies beyond alacritty.
+fn csi_control(body: &[u8]) -> Option<Control> {
+    let at = |values: &[u16], i: usize| values.get(i).copied().unwrap_or(0);
+    Some(match body {
+        b"!p" => Control::SoftReset,
+        [b'?', params @ .., b's'] => Control::SaveModes(numbers(params)?),
+        [b'?', params @ .., b'r'] => Control::RestoreModes(numbers(params)?),
+        [b'?', params @ .., end @ (b'J' | b'K')] => {
+            Control::SelectiveErase { line: *end == b'K', mode: at(&numbers(params)?, 0) }
+        }
+        [params @ .., b'$', b'x'] => {
+            let v = numbers(params)?;
+            Control::Fill { ch: at(&v, 0), rect: [at(&v, 1), at(&v, 2), at(&v, 3), at(&v, 4)] }
+        }
+        [params @ .., b'$', b'z' | b'{'] => {
+            let v = numbers(params)?;
+            Control::Erase { rect: [at(&v, 0), at(&v, 1), at(&v, 2), at(&v, 3)] }
+        }
+        [params @ .., b'$', b'v'] => {
+            let v = numbers(params)?;
+            Control::Copy {
+                source: [at(&v, 0), at(&v, 1), at(&v, 2), at(&v, 3)],
+                top: at(&v, 5),
+                left: at(&v, 6),
+            }
+        }
+        [params @ .., b'\'', b'}'] => Control::InsertColumns(at(&numbers(params)?, 0)),
+        [params @ .., b'\'', b'~'] => Control::DeleteColumns(at(&numbers(params)?, 0)),
+        _ => return None,
+    })
 }
 
 /// The queries the scanner recognises for the terminal to answer (alacritty ignores them).
@@ -73,20 +154,36 @@ pub enum Query {
     Version,
     /// DA3 (tertiary device attributes), `CSI = c` or `CSI = 0 c`.
     TertiaryAttributes,
-    /// The kitty keyboard protocol's flags query, `CSI ? u`.
-    KeyboardFlags,
+    /// XTWINOPS 16, `CSI 16 t`: the size of a character cell in pixels.
+    CellSizePixels,
     /// XTWINOPS 19, `CSI 19 t`: the screen size in characters.
     ScreenSizeChars,
     /// DECXCPR, `CSI ? 6 n`: the cursor position with its page.
     ExtendedCursorPosition,
     /// DECDSR printer status, `CSI ? 15 n`.
     PrinterStatus,
+    /// Another DEC status report, `CSI ? Ps n` or `CSI ? Ps ; Pid n` (DECCKSR): its number
+    /// and the id (0 when absent).
+    DecStatus {
+        /// The report asked for (`Ps`).
+        code: u16,
+        /// The request's id, for the reports that echo one.
+        id: u16,
+    },
     /// DECRQSS, `DCS $ q Pt ST`, with `Pt` (cut at [`MAX_DECRQSS_BYTES`]; longer is unknown).
     Setting(Vec<u8>),
+    /// DECRQCRA, `CSI Pid ; Pp ; Pt ; Pl ; Pb ; Pr * y`: the checksum of a rectangle.
+    RectChecksum {
+        /// The request's id, echoed in the reply.
+        id: u16,
+        /// Top, left, bottom and right (1-based; 0 for the default). The page is ignored.
+        rect: [u16; 4],
+    },
 }
 
-/// The most bytes of a CSI sequence the scanner keeps to recognise a query.
-const MAX_CSI_BYTES: usize = 16;
+/// The most bytes of a CSI sequence the scanner keeps to recognise a query (a DECRQCRA with
+/// six five-digit parameters fits).
+const MAX_CSI_BYTES: usize = 40;
 
 /// The most bytes of a DECRQSS request kept; every setting Berth answers is shorter.
 pub const MAX_DECRQSS_BYTES: usize = 8;
@@ -97,12 +194,44 @@ fn csi_query(body: &[u8]) -> Option<Query> {
     Some(match body {
         b">q" | b">0q" => Query::Version,
         b"=c" | b"=0c" => Query::TertiaryAttributes,
-        b"?u" => Query::KeyboardFlags,
+        b"16t" => Query::CellSizePixels,
         b"19t" => Query::ScreenSizeChars,
         b"?6n" => Query::ExtendedCursorPosition,
         b"?15n" => Query::PrinterStatus,
+        [params @ .., b'*', b'y'] => rect_checksum(params)?,
+        [b'?', params @ .., b'n'] => {
+            let values = numbers(params)?;
+            match values.as_slice() {
+                [code] => Query::DecStatus { code: *code, id: 0 },
+                [code, id] => Query::DecStatus { code: *code, id: *id },
+                _ => return None,
+            }
+        }
         _ => return None,
     })
+}
+
+/// Parameters separated by `;` as numbers (an empty one is 0; past `u16::MAX` saturates);
+/// `None` when one is not a number.
+fn numbers(params: &[u8]) -> Option<Vec<u16>> {
+    params
+        .split(|&b| b == b';')
+        .map(|param| {
+            param.iter().all(u8::is_ascii_digit).then(|| {
+                param.iter().fold(0u32, |n, &d| (n * 10 + u32::from(d - b'0')).min(65535)) as u16
+            })
+        })
+        .collect()
+}
+
+/// DECRQCRA from its parameters (`Pid ; Pp ; Pt ; Pl ; Pb ; Pr`, each may be empty); `None`
+/// when they are not numbers. Values past `u16::MAX` saturate.
+fn rect_checksum(params: &[u8]) -> Option<Query> {
+    let mut values = [0u16; 6];
+    for (slot, value) in values.iter_mut().zip(numbers(params)?) {
+        *slot = value;
+    }
+    Some(Query::RectChecksum { id: values[0], rect: [values[2], values[3], values[4], values[5]] })
 }
 
 /// The parser states of vte 0.15 that the scanner needs to tell apart.
@@ -465,7 +594,9 @@ impl OscScanner {
                     self.csi_overflow = true;
                 }
                 if after == State::Ground && !self.csi_overflow {
-                    if let Some(query) = csi_query(&self.csi) {
+                    if let Some(control) = csi_control(&self.csi) {
+                        self.events.push(OscEvent::Control(control));
+                    } else if let Some(query) = csi_query(&self.csi) {
                         self.events.push(OscEvent::Query(query));
                     }
                 }

@@ -29,6 +29,7 @@
 mod alt;
 mod answers;
 mod listener;
+mod rect;
 mod render;
 mod search;
 mod seq;
@@ -50,8 +51,9 @@ use alacritty_terminal::term::{Config, Osc52, TermMode};
 use alacritty_terminal::vte::ansi::{CursorStyle, Processor, Rgb};
 use alacritty_terminal::Term;
 
-use crate::osc::{OscEvent, OscScanner};
+use crate::osc::{Control, OscEvent, OscScanner};
 
+use self::answers::AnswerState;
 use self::search::SeqGrid;
 use self::seq::{history_cap, SeqHandler, SeqTracker};
 
@@ -169,6 +171,8 @@ pub struct PaneTerminal {
     /// Reused buffer for output the scanner had to shorten.
     scratch: Vec<u8>,
     seq: SeqTracker,
+    /// What the answers to queries mirror of the Term's private state.
+    answers: AnswerState,
     /// The readable scrollback given at creation (the Term's history cap derives from it).
     scrollback: usize,
     /// The window's theme, reported to programs that ask (OSC 4/10/11/12) for a colour they
@@ -199,6 +203,9 @@ fn term_config(scrollback: usize, default_cursor_style: CursorStyle) -> Config {
         scrolling_history: history_cap(scrollback),
         default_cursor_style,
         osc52: Osc52::Disabled,
+        // Programs may push, pop, set and query the kitty keyboard protocol's flags per screen;
+        // the window's key encoder and `pane.send` follow them.
+        kitty_keyboard: true,
         ..Config::default()
     }
 }
@@ -220,6 +227,7 @@ impl PaneTerminal {
             scanner: OscScanner::new(),
             scratch: Vec::new(),
             seq: SeqTracker::new(scrollback),
+            answers: AnswerState::default(),
             scrollback,
             theme: None,
             size,
@@ -259,7 +267,12 @@ impl PaneTerminal {
         let mut rest = bytes;
         while !rest.is_empty() {
             let (used, filtered) = self.scanner.filter_to_event(rest, &mut self.scratch);
-            let mut handler = SeqHandler { term: &mut self.term, seq: &mut self.seq };
+            let mut handler = SeqHandler {
+                term: &mut self.term,
+                seq: &mut self.seq,
+                listener: &self.listener,
+                answers: &mut self.answers,
+            };
             self.processor.advance(&mut handler, filtered);
             self.collect_events();
             rest = &rest[used..];
@@ -281,7 +294,12 @@ impl PaneTerminal {
             return;
         }
         self.revision = self.revision.wrapping_add(1);
-        let mut handler = SeqHandler { term: &mut self.term, seq: &mut self.seq };
+        let mut handler = SeqHandler {
+            term: &mut self.term,
+            seq: &mut self.seq,
+            listener: &self.listener,
+            answers: &mut self.answers,
+        };
         self.processor.stop_sync(&mut handler);
         self.collect_events();
     }
@@ -309,6 +327,8 @@ impl PaneTerminal {
         let before = self.cursor_seq();
         self.revision = self.revision.wrapping_add(1);
         self.term.resize(GridSize(size));
+        // alacritty resets the scrolling region on a resize.
+        self.answers.region = None;
         // The resize gave the unused alternate screen a full-size grid again.
         alt::release(&mut self.term);
         self.size = size;
@@ -344,6 +364,30 @@ impl PaneTerminal {
     /// Whether the program asked for application cursor keys (DECCKM), for key encoding.
     pub fn app_cursor(&self) -> bool {
         self.term.mode().contains(TermMode::APP_CURSOR)
+    }
+
+    /// Whether the program asked for bracketed paste (DECSET 2004).
+    pub fn bracketed_paste(&self) -> bool {
+        self.term.mode().contains(TermMode::BRACKETED_PASTE)
+    }
+
+    /// Whether the program asked the kitty keyboard protocol to report every key, Enter
+    /// included, as an escape code (flag 8); with the protocol off this is always false.
+    pub fn kitty_all_keys_as_escapes(&self) -> bool {
+        self.keyboard_flags() & 8 != 0
+    }
+
+    /// The kitty keyboard protocol's flags the program set (0 when it set none: legacy keys),
+    /// for key encoding: 1 disambiguate, 2 report event types, 4 report alternate keys, 8
+    /// report all keys as escape codes, 16 report associated text.
+    pub fn keyboard_flags(&self) -> u8 {
+        answers::keyboard_flags(&self.term)
+    }
+
+    /// Whether the program set DECBKM (`CSI ? 67 h`): Backspace then sends BS (0x08) and
+    /// Ctrl+Backspace DEL, the other way round from the default.
+    pub fn backarrow_sends_bs(&self) -> bool {
+        self.answers.backarrow_sends_bs
     }
 
     /// Whether the alternate screen is active.
@@ -584,10 +628,102 @@ impl PaneTerminal {
                     self.push_event(TerminalEvent::Notify { kind, payload });
                 }
                 OscEvent::Query(query) => {
-                    let reply = answers::answer(&self.term, &query);
-                    self.push_event(TerminalEvent::PtyWrite(reply));
+                    let reply = answers::answer(&self.term, &self.answers, &query);
+                    if !reply.is_empty() {
+                        self.push_event(TerminalEvent::PtyWrite(reply));
+                    }
+                }
+                OscEvent::Control(Control::SoftReset) => self.soft_reset(),
+                OscEvent::Control(Control::SelectiveErase { line, mode }) => {
+                    self.selective_erase(line, mode);
+                }
+                OscEvent::Control(Control::SaveModes(modes)) => {
+                    self.answers.save_modes(&self.term, &modes);
+                }
+                OscEvent::Control(Control::RestoreModes(modes)) => self.restore_modes(&modes),
+                OscEvent::Control(control) => {
+                    rect::apply(&mut self.term, &self.answers, &control);
+                    self.seq.observe(&mut self.term);
                 }
             }
+        }
+    }
+
+    /// DECSTR, as xterm does it: the cursor shown, insert mode, origin mode, application
+    /// cursor keys and keypad off, the scrolling region the whole screen, normal rendition,
+    /// the character sets ASCII, and the saved cursor at home; the cursor stays where it is,
+    /// and the screen, autowrap and everything else are kept.
+    fn soft_reset(&mut self) {
+        use alacritty_terminal::vte::ansi::{
+            Attr, CharsetIndex, Handler, Mode, NamedMode, NamedPrivateMode, PrivateMode,
+            StandardCharset,
+        };
+        let point = self.term.grid().cursor.point;
+        let mut handler = SeqHandler {
+            term: &mut self.term,
+            seq: &mut self.seq,
+            listener: &self.listener,
+            answers: &mut self.answers,
+        };
+        handler.set_private_mode(PrivateMode::Named(NamedPrivateMode::ShowCursor));
+        handler.unset_mode(Mode::Named(NamedMode::Insert));
+        handler.unset_private_mode(PrivateMode::Named(NamedPrivateMode::Origin));
+        handler.unset_private_mode(PrivateMode::Named(NamedPrivateMode::CursorKeys));
+        handler.unset_keypad_application_mode();
+        // DECSTBM homes the cursor: put it back.
+        handler.set_scrolling_region(1, None);
+        handler.goto(point.line.0, point.column.0);
+        handler.terminal_attribute(Attr::Reset);
+        for index in [CharsetIndex::G0, CharsetIndex::G1, CharsetIndex::G2, CharsetIndex::G3] {
+            handler.configure_charset(index, StandardCharset::Ascii);
+        }
+        handler.set_active_charset(CharsetIndex::G0);
+        self.term.grid_mut().saved_cursor = Default::default();
+    }
+
+    /// XTRESTORE: each of `modes` that XTSAVE remembered is set or reset as it was then.
+    fn restore_modes(&mut self, modes: &[u16]) {
+        use alacritty_terminal::vte::ansi::Handler;
+        for &mode in modes {
+            let Some(&(_, on)) = self.answers.saved_modes.iter().find(|(m, _)| *m == mode) else {
+                continue;
+            };
+            let Some((private, _)) = answers::saveable_mode(&self.term, &self.answers, mode) else {
+                continue;
+            };
+            let mut handler = SeqHandler {
+                term: &mut self.term,
+                seq: &mut self.seq,
+                listener: &self.listener,
+                answers: &mut self.answers,
+            };
+            if on {
+                handler.set_private_mode(private);
+            } else {
+                handler.unset_private_mode(private);
+            }
+        }
+    }
+
+    /// DECSED and DECSEL: Berth protects no characters (DECSCA is not implemented), so they
+    /// erase as ED and EL do.
+    fn selective_erase(&mut self, line: bool, mode: u16) {
+        use alacritty_terminal::vte::ansi::{ClearMode, Handler, LineClearMode};
+        let mut handler = SeqHandler {
+            term: &mut self.term,
+            seq: &mut self.seq,
+            listener: &self.listener,
+            answers: &mut self.answers,
+        };
+        match (line, mode) {
+            (true, 0) => handler.clear_line(LineClearMode::Right),
+            (true, 1) => handler.clear_line(LineClearMode::Left),
+            (true, 2) => handler.clear_line(LineClearMode::All),
+            (false, 0) => handler.clear_screen(ClearMode::Below),
+            (false, 1) => handler.clear_screen(ClearMode::Above),
+            (false, 2) => handler.clear_screen(ClearMode::All),
+            (false, 3) => handler.clear_screen(ClearMode::Saved),
+            _ => (),
         }
     }
 

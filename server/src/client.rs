@@ -11,10 +11,15 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use berth_engine::ids::PaneId;
+
+use crate::agents::work::WaitUntil;
 use crate::commands::{Command, Reply};
 use crate::error::CommandError;
 use crate::event::Event;
-use crate::protocol::{self, ConnectionMethod, Decoded, SaveReply, ScreenshotReply};
+use crate::protocol::{
+    self, ConnectionMethod, Decoded, SaveReply, ScreenshotReply, SubmitReply, WaitReply,
+};
 
 /// How long a call waits for its answer.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -139,6 +144,56 @@ impl Client {
         self.request(&what).map(|_| ())
     }
 
+    /// Holds an agent's permission request open in its pane until it is answered, taken
+    /// back or `wait` passes (`berth hook`). The connection's read timeout is raised to cover
+    /// the wait.
+    pub fn request_decision(
+        &mut self,
+        pane: berth_engine::ids::PaneId,
+        kind: berth_engine::agents::AgentKind,
+        payload: Value,
+        wait: Duration,
+    ) -> Result<crate::decisions::DecisionOutcome, ClientError> {
+        let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
+        let what =
+            Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms });
+        self.reader.get_ref().set_read_timeout(Some(wait + Duration::from_secs(10)))?;
+        let result = self.request(&what)?;
+        let reply: protocol::DecisionOutcomeReply =
+            serde_json::from_value(result).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        reply.to_outcome().map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// Submits a prompt to a pane (`pane.submit`): pasted, then Enter, acknowledged or not.
+    pub fn submit(
+        &mut self,
+        pane: PaneId,
+        text: String,
+        force: bool,
+    ) -> Result<SubmitReply, ClientError> {
+        let result =
+            self.request(&Decoded::Connection(ConnectionMethod::Submit { pane, text, force }))?;
+        serde_json::from_value(result).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// Waits until a pane's lifecycle reaches `until` (`pane.wait`), giving up after `timeout`
+    /// (`None`: as long as it takes); a timeout is the server's `TIMEOUT` error.
+    pub fn wait_until(
+        &mut self,
+        pane: PaneId,
+        until: WaitUntil,
+        timeout: Option<Duration>,
+    ) -> Result<WaitReply, ClientError> {
+        let timeout_ms = timeout.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
+        // The answer comes when the server's deadline passes at the latest.
+        let read = timeout.map(|t| t.saturating_add(CALL_TIMEOUT));
+        self.reader.get_ref().set_read_timeout(read)?;
+        let what = Decoded::Connection(ConnectionMethod::Wait { pane, until, timeout_ms });
+        let result = self.request(&what);
+        self.reader.get_ref().set_read_timeout(Some(CALL_TIMEOUT))?;
+        serde_json::from_value(result?).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
     /// Sends one request and waits for its JSON result.
     fn request(&mut self, what: &Decoded) -> Result<Value, ClientError> {
         let id = self.next_id;
@@ -215,6 +270,16 @@ impl Client {
         self.reader.get_ref().set_read_timeout(Some(CALL_TIMEOUT))?;
         result
     }
+}
+
+/// An event line as the bus or the socket carries it, decoded to its typed [`Event`]; `None`
+/// for a line that is not an event this build knows (a newer server's, or not JSON).
+pub fn decode_event_line(line: &str) -> Option<Event> {
+    let message: Value = serde_json::from_str(line).ok()?;
+    if message.get("method") != Some(&json!("event")) {
+        return None;
+    }
+    protocol::decode_event(&message["params"]).ok()
 }
 
 fn decode_answer(message: Value) -> Result<Value, ClientError> {

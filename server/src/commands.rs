@@ -253,6 +253,20 @@ pub enum Command {
         /// Which way.
         dir: FocusDir,
     },
+    /// Answer the permission request a pane's agent is waiting on (`berth decide`).
+    Decide {
+        /// The pane.
+        pane: PaneId,
+        /// The answer.
+        answer: crate::decisions::DecisionAnswer,
+        /// A message for the agent (with a denial).
+        message: Option<String>,
+        /// The decision meant; an answer for another one (a newer request) is refused. `None`
+        /// takes the pane's current decision.
+        id: Option<berth_engine::ids::DecisionId>,
+    },
+    /// Every pending decision (`berth decisions`).
+    Decisions,
 }
 
 /// What a [`Command`] answers. Each command has one shape of answer (see
@@ -334,6 +348,15 @@ pub enum Reply {
         /// The count.
         count: usize,
     },
+    /// `pane.decide`: the decision that took the answer.
+    Decided {
+        /// The pane.
+        pane: PaneId,
+        /// The decision.
+        id: berth_engine::ids::DecisionId,
+    },
+    /// `decision.list`: each pane's pending decision, in the order of the panes.
+    Decisions(Vec<(PaneId, crate::decisions::PendingDecision)>),
     /// An internal restore (never on the wire): what was rebuilt.
     Restored {
         /// Panes rebuilt.

@@ -31,6 +31,8 @@ pub const BUSY: i64 = -32030;
 pub const DISK_FULL: i64 = -32040;
 /// Berth: the file system refused access (permissions, or mounted read-only).
 pub const PERMISSION_DENIED: i64 = -32041;
+/// Berth: what the request waited for did not happen within its deadline.
+pub const TIMED_OUT: i64 = -32050;
 
 /// An error that ends a command, with what the client needs to act on it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -71,12 +73,22 @@ pub enum CommandError {
     /// The action does not fit the object's current state.
     #[error("{0}")]
     Conflict(String),
+    /// No decision can take this answer: none is pending, its id is another one, or its
+    /// route to the agent is lost (the hook is gone, timed out, or the server restarted).
+    #[error("{0}")]
+    NoDecision(String),
     /// Starting the process failed.
     #[error("{0}")]
     SpawnFailed(String),
     /// The pane's input queue is full.
     #[error("{0}")]
     InputQueueFull(String),
+    /// The pane's agent is in the middle of a turn (`pane.submit` without `force`).
+    #[error("{0}")]
+    MidTurn(String),
+    /// What the request waited for did not happen in time (`pane.wait`).
+    #[error("{0}")]
+    Timeout(String),
     /// The peer runs as another user.
     #[error("connection refused: peer uid {peer} is not the server's uid {server}")]
     Unauthorized {
@@ -108,7 +120,10 @@ impl CommandError {
             Self::UnknownMethod(_) => METHOD_NOT_FOUND,
             Self::BadParams(_) | Self::InvalidId(_) | Self::InvalidLayout(_) => INVALID_PARAMS,
             Self::NoSuchWorkspace(_) | Self::NoSuchTab(_) | Self::NoSuchPane(_) => NOT_FOUND,
-            Self::PaneNotLive(_) | Self::Conflict(_) => CONFLICT,
+            Self::PaneNotLive(_) | Self::Conflict(_) | Self::MidTurn(_) | Self::NoDecision(_) => {
+                CONFLICT
+            }
+            Self::Timeout(_) => TIMED_OUT,
             Self::SpawnFailed(_) => SPAWN_FAILED,
             Self::Unauthorized { .. } => UNAUTHORIZED,
             Self::InputQueueFull(_) | Self::Busy(_) => BUSY,
@@ -133,8 +148,11 @@ impl CommandError {
             Self::InvalidLayout(_) => "INVALID_LAYOUT",
             Self::PaneNotLive(_) => "PANE_NOT_LIVE",
             Self::Conflict(_) => "CONFLICT",
+            Self::NoDecision(_) => "NO_DECISION",
             Self::SpawnFailed(_) => "SPAWN_FAILED",
             Self::InputQueueFull(_) => "INPUT_QUEUE_FULL",
+            Self::MidTurn(_) => "MID_TURN",
+            Self::Timeout(_) => "TIMEOUT",
             Self::Unauthorized { .. } => "UNAUTHORIZED",
             Self::Busy(_) => "BUSY",
             Self::DiskFull(_) => "DISK_FULL",

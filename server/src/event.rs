@@ -99,6 +99,17 @@ pub enum Event {
         id: String,
         /// The pane it concerns.
         pane: PaneId,
+        /// The notification server's token for raising the window (xdg-activation), if it sent
+        /// one.
+        activation_token: Option<String>,
+    },
+    /// A pane's pending decision was set, changed (e.g. it became not answerable) or cleared
+    /// (`None`: answered, retracted or gone).
+    Decision {
+        /// Which pane.
+        pane: PaneId,
+        /// The decision now, if any.
+        decision: Option<crate::decisions::PendingDecision>,
     },
     /// The server closes this connection (idle without a subscription, or evicted to make
     /// room); the last line it gets.

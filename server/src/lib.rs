@@ -7,6 +7,7 @@ pub mod client;
 pub mod commands;
 pub mod connections;
 pub mod dbus;
+pub mod decisions;
 pub mod error;
 pub mod event;
 pub mod events;
@@ -336,12 +337,17 @@ impl Server {
             tokio::spawn(notifications::intake::run_inbox(rx, self.store.clone()));
         }
         let clicked = self.store.clone();
-        let desktop = notifications::desktop::DesktopNotifier::spawn(
+        let acted = self.store.clone();
+        let desktop = notifications::desktop::DesktopNotifier::spawn_with_actions(
             notifications::desktop::DesktopConfig::from_env(notifications::desktop::ENV_SWITCH),
-            Arc::new(move |key: String| {
+            Arc::new(move |key: String, token: Option<String>| {
                 let mut store = clicked.lock().unwrap_or_else(|p| p.into_inner());
-                let _ = store.execute(Internal::ActivateNotification { id: key });
+                let _ = store.execute(Internal::ActivateNotification { id: key, token });
             }),
+            Some(Arc::new(move |key: String, action: String| {
+                let mut store = acted.lock().unwrap_or_else(|p| p.into_inner());
+                let _ = store.execute(Internal::NotificationAction { id: key, action });
+            })),
         );
         store.set_desktop(notifications::DesktopHandle(desktop));
     }

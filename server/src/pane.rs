@@ -17,6 +17,7 @@ use berth_engine::pty::{ExitInfo, PtyHandler, PtyInput};
 use berth_engine::terminal::{PaneTerminal, TerminalEvent};
 use tokio::sync::Notify;
 
+use crate::agents::turns::{LifecycleSource, TurnLog};
 use crate::event::Event;
 use crate::events::EventBus;
 use crate::notifications::reader::PaneNotifications;
@@ -51,6 +52,8 @@ pub struct PaneMeta {
     /// where a change arrives (an agent's hook, a shell's prompt mark) and otherwise when the
     /// Store first reads a new one (a plain program's foreground job).
     pub lifecycle_since: Option<(Lifecycle, u64)>,
+    /// Its turns: start and end, the agent's last message, how the lifecycle was learned.
+    pub turns: TurnLog,
 }
 
 /// The parts of a pane shared between the Store and its reader thread.
@@ -62,6 +65,9 @@ pub struct PaneShared {
     meta: Mutex<PaneMeta>,
     /// Bumped on every output chunk, so a save knows which tails changed.
     content_gen: AtomicU64,
+    /// Woken (every waiter) when the lifecycle or the turn log changes: `pane.wait` and
+    /// `pane.submit` wait on it.
+    pub changed: Notify,
 }
 
 impl PaneShared {
@@ -79,8 +85,10 @@ impl PaneShared {
                 progress: None,
                 at_prompt: None,
                 lifecycle_since: None,
+                turns: TurnLog::default(),
             }),
             content_gen: AtomicU64::new(0),
+            changed: Notify::new(),
         })
     }
 
@@ -89,15 +97,60 @@ impl PaneShared {
         self.content_gen.load(Ordering::Acquire)
     }
 
-    /// Sets the lifecycle (from an agent's hook).
-    pub fn set_lifecycle(&self, lifecycle: Lifecycle) {
-        let mut meta = self.meta();
-        if meta.exit.is_none() {
-            if meta.lifecycle != lifecycle {
-                meta.lifecycle_since = Some((lifecycle, now_ms()));
-            }
-            meta.lifecycle = lifecycle;
+    /// Sets the lifecycle as `source` learned it (Berth's interrupt; hooks go through
+    /// [`PaneShared::note_hook`]), noting the turn it starts or ends.
+    pub fn set_lifecycle(&self, lifecycle: Lifecycle, source: LifecycleSource) {
+        {
+            let mut meta = self.meta();
+            Self::change_lifecycle(&mut meta, lifecycle, source, None);
         }
+        self.changed.notify_waiters();
+    }
+
+    /// Records one hook event of the pane's agent: its hooks are wired; `prompt_ack` says it
+    /// acknowledged a prompt; the lifecycle it reports (if any) with the agent's last message.
+    pub fn note_hook(
+        &self,
+        lifecycle: Option<Lifecycle>,
+        message: Option<String>,
+        prompt_ack: bool,
+    ) {
+        {
+            let mut meta = self.meta();
+            meta.turns.hook_events += 1;
+            if prompt_ack {
+                meta.turns.prompt_acks += 1;
+            }
+            match lifecycle {
+                Some(lifecycle) => {
+                    Self::change_lifecycle(&mut meta, lifecycle, LifecycleSource::Hook, message)
+                }
+                // A message without a lifecycle still belongs to the last turn.
+                None if message.is_some() => {
+                    let (lifecycle, now) = (meta.lifecycle, now_ms());
+                    meta.turns.note(lifecycle, LifecycleSource::Hook, now, message);
+                }
+                None => {}
+            }
+        }
+        self.changed.notify_waiters();
+    }
+
+    fn change_lifecycle(
+        meta: &mut PaneMeta,
+        lifecycle: Lifecycle,
+        source: LifecycleSource,
+        message: Option<String>,
+    ) {
+        if meta.exit.is_some() {
+            return;
+        }
+        let now = now_ms();
+        if meta.lifecycle != lifecycle {
+            meta.lifecycle_since = Some((lifecycle, now));
+        }
+        meta.lifecycle = lifecycle;
+        meta.turns.note(lifecycle, source, now, message);
     }
 
     /// Since when (ms since the epoch) the pane has been in `lifecycle`, as the Store
@@ -119,6 +172,7 @@ impl PaneShared {
         let mut meta = self.meta();
         meta.exit = None;
         meta.lifecycle = Lifecycle::Starting;
+        meta.turns.restart();
     }
 
     /// The metadata, locked.
@@ -274,6 +328,7 @@ impl PtyHandler for PaneIo {
             meta.last_activity_ms = now_ms();
             if meta.lifecycle == Lifecycle::Starting {
                 meta.lifecycle = Lifecycle::Idle;
+                meta.turns.note(Lifecycle::Idle, LifecycleSource::Process, now_ms(), None);
                 changed = true;
             }
             for event in events {
@@ -297,7 +352,9 @@ impl PtyHandler for PaneIo {
                             meta.at_prompt = Some(!running);
                             let lifecycle =
                                 if running { Lifecycle::Working } else { Lifecycle::Idle };
-                            meta.lifecycle_since = Some((lifecycle, now_ms()));
+                            let now = now_ms();
+                            meta.lifecycle_since = Some((lifecycle, now));
+                            meta.turns.note(lifecycle, LifecycleSource::Osc133, now, None);
                             changed = true;
                         }
                     }
@@ -317,6 +374,7 @@ impl PtyHandler for PaneIo {
         }
         self.notifications.flush_suppressed(now);
         if changed {
+            self.shared.changed.notify_waiters();
             self.bus.publish(Event::PaneChanged { pane: self.shared.id.clone() });
         }
         self.pulse.output(&self.bus, &self.shared.id, &mut self.output_window, now);
@@ -351,7 +409,9 @@ impl PtyHandler for PaneIo {
             let mut meta = self.shared.meta();
             meta.exit = Some(exit.clone());
             meta.lifecycle = Lifecycle::Exited;
+            meta.turns.note(Lifecycle::Exited, LifecycleSource::Process, now_ms(), None);
         }
+        self.shared.changed.notify_waiters();
         tracing::info!(pane = %self.shared.id, code = exit.code, signal = ?exit.signal, "pane exited");
         self.bus.publish(Event::PaneExited {
             pane: self.shared.id.clone(),

@@ -20,7 +20,10 @@ mod reply;
 
 pub use dto::*;
 pub use event::{decode_event, encode_event, event_value};
-pub use reply::{decode_reply, encode_reply, SaveReply, ScreenshotReply, SubscribeReply};
+pub use reply::{
+    decode_reply, encode_reply, DecisionOutcomeReply, SaveReply, ScreenshotReply, SubmitReply,
+    SubscribeReply, WaitReply,
+};
 
 /// The longest request line accepted, in bytes (newline excluded).
 pub const MAX_LINE: usize = 1 << 20;
@@ -286,6 +289,37 @@ pub enum ConnectionMethod {
         /// An absolute path for the PNG.
         path: PathBuf,
     },
+    /// `decision.request`: a hook holds an agent's permission request open until it is
+    /// answered (`pane.decide`), taken back, or `wait_ms` passes; the answer waits.
+    DecisionRequest {
+        /// The pane the agent runs in.
+        pane: PaneId,
+        /// The agent.
+        kind: berth_engine::agents::AgentKind,
+        /// The hook's payload, as the agent sent it.
+        payload: Value,
+        /// How long to wait, in milliseconds.
+        wait_ms: u64,
+    },
+    /// `pane.submit`: a prompt pasted into a pane, then Enter (answered once Enter is written
+    /// and acknowledged, or not).
+    Submit {
+        /// The pane.
+        pane: PaneId,
+        /// The prompt, at most 32 KiB.
+        text: String,
+        /// Submit even while the pane's agent is in the middle of a turn.
+        force: bool,
+    },
+    /// `pane.wait`: answered when the pane's lifecycle reaches a state.
+    Wait {
+        /// The pane.
+        pane: PaneId,
+        /// The state.
+        until: crate::agents::work::WaitUntil,
+        /// Give up (`TIMEOUT`) after this many ms; `None`: wait as long as the client does.
+        timeout_ms: Option<u64>,
+    },
     /// `screen.frames`: per pane, the rows that changed since what the client holds
     /// (`screen_stream.rs`).
     ScreenFrames(Vec<crate::screen::PaneHave>),
@@ -312,6 +346,31 @@ struct WindowAttachParams {
 struct InputParams {
     pane_id: String,
     data: Vec<u8>,
+}
+
+#[derive(Deserialize)]
+struct DecisionRequestParams {
+    pane_id: String,
+    agent: String,
+    payload: Value,
+    wait_ms: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubmitParams {
+    pane_id: String,
+    text: String,
+    #[serde(default)]
+    force: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WaitParams {
+    pane_id: String,
+    until: String,
+    timeout_ms: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -369,6 +428,17 @@ fn agent_kind(name: &str) -> Result<berth_engine::agents::AgentKind, CommandErro
 }
 
 #[derive(Deserialize)]
+struct DecideParams {
+    pane_id: String,
+    answer: String,
+    message: Option<String>,
+    decision_id: Option<String>,
+}
+
+/// The longest message a denial carries to the agent, in characters.
+pub const MAX_DECISION_MESSAGE: usize = 2048;
+
+#[derive(Deserialize)]
 struct AutoResumeParams {
     workspace_id: String,
     enabled: bool,
@@ -415,6 +485,40 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         "pane.input" => {
             let p: InputParams = params(p)?;
             Command::PaneInput { pane: PaneId::parse(&p.pane_id)?, data: p.data }
+        }
+        "decision.request" => {
+            let p: DecisionRequestParams = params(p)?;
+            return Ok(Decoded::Connection(ConnectionMethod::DecisionRequest {
+                pane: PaneId::parse(&p.pane_id)?,
+                kind: agent_kind(&p.agent)?,
+                payload: p.payload,
+                wait_ms: p.wait_ms,
+            }));
+        }
+        "pane.submit" => {
+            let p: SubmitParams = params(p)?;
+            crate::agents::work::check_prompt(&p.text)?;
+            let pane = PaneId::parse(&p.pane_id)?;
+            return Ok(Decoded::Connection(ConnectionMethod::Submit {
+                pane,
+                text: p.text,
+                force: p.force,
+            }));
+        }
+        "pane.wait" => {
+            let p: WaitParams = params(p)?;
+            let until = crate::agents::work::WaitUntil::parse(&p.until).ok_or_else(|| {
+                CommandError::BadParams(format!(
+                    "unknown state {:?} to wait for (idle, blocked, done, exited)",
+                    p.until
+                ))
+            })?;
+            let pane = PaneId::parse(&p.pane_id)?;
+            return Ok(Decoded::Connection(ConnectionMethod::Wait {
+                pane,
+                until,
+                timeout_ms: p.timeout_ms,
+            }));
         }
         "pane.resume" => {
             let p: PaneRef = params(p)?;
@@ -493,6 +597,34 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
                 kind: agent_kind(&p.agent)?,
                 payload: p.payload,
             }
+        }
+        "pane.decide" => {
+            let p: DecideParams = params(p)?;
+            let answer = crate::decisions::DecisionAnswer::parse(&p.answer).ok_or_else(|| {
+                CommandError::BadParams(format!(
+                    "unknown answer {:?} (allow, always or deny)",
+                    p.answer
+                ))
+            })?;
+            if p.message.as_ref().is_some_and(|m| m.chars().count() > MAX_DECISION_MESSAGE) {
+                return Err(CommandError::BadParams(format!(
+                    "message is longer than {MAX_DECISION_MESSAGE} characters"
+                )));
+            }
+            Command::Decide {
+                pane: PaneId::parse(&p.pane_id)?,
+                answer,
+                message: p.message,
+                id: p
+                    .decision_id
+                    .as_deref()
+                    .map(berth_engine::ids::DecisionId::parse)
+                    .transpose()?,
+            }
+        }
+        "decision.list" => {
+            params::<Empty>(p)?;
+            Command::Decisions
         }
         "server.info" => {
             params::<Empty>(p)?;
@@ -643,11 +775,16 @@ pub const METHODS: &[&str] = &[
     "pane.focus",
     "pane.resume",
     "pane.clear_attention",
+    "pane.submit",
+    "pane.wait",
     "session.report",
     "notify",
     "notifications.list",
     "notifications.mark_read",
     "hook.event",
+    "pane.decide",
+    "decision.list",
+    "decision.request",
     "events.subscribe",
     "snapshot.save",
     "window.screenshot",
@@ -709,6 +846,33 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
         }
         Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
             return Ok(("window.attach", json!({ "header_rows": header_rows })))
+        }
+        Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms }) => {
+            return Ok((
+                "decision.request",
+                json!({
+                    "pane_id": pane.as_str(),
+                    "agent": kind.as_str(),
+                    "payload": payload,
+                    "wait_ms": wait_ms,
+                }),
+            ))
+        }
+        Decoded::Connection(ConnectionMethod::Submit { pane, text, force }) => {
+            return Ok((
+                "pane.submit",
+                json!({ "pane_id": pane.as_str(), "text": text, "force": force }),
+            ))
+        }
+        Decoded::Connection(ConnectionMethod::Wait { pane, until, timeout_ms }) => {
+            return Ok((
+                "pane.wait",
+                json!({
+                    "pane_id": pane.as_str(),
+                    "until": until.as_str(),
+                    "timeout_ms": timeout_ms,
+                }),
+            ))
         }
         Decoded::Command(cmd) => cmd,
     };
@@ -849,6 +1013,16 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
             "hook.event",
             json!({ "pane_id": pane.as_str(), "agent": kind.as_str(), "payload": payload }),
         ),
+        Command::Decide { pane, answer, message, id } => (
+            "pane.decide",
+            json!({
+                "pane_id": pane.as_str(),
+                "answer": answer.as_str(),
+                "message": message,
+                "decision_id": id.as_ref().map(|id| id.as_str()),
+            }),
+        ),
+        Command::Decisions => ("decision.list", json!({})),
     })
 }
 

@@ -610,7 +610,8 @@ impl Store {
         {
             return;
         }
-        pane.shared.set_lifecycle(Lifecycle::Idle);
+        pane.shared
+            .set_lifecycle(Lifecycle::Idle, crate::agents::turns::LifecycleSource::Interrupt);
         self.publish_pane_changed(id);
         self.touch();
     }

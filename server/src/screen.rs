@@ -182,6 +182,12 @@ pub struct FrameMeta {
     pub display_offset: u32,
     /// The program's colour overrides (OSC 4/10/11): `(index, 0xRRGGBB)`.
     pub colors: Vec<(u16, u32)>,
+    /// The kitty keyboard protocol's flags the program set (0: legacy keys).
+    #[serde(default)]
+    pub keyboard_flags: u8,
+    /// Whether the program set DECBKM (Backspace sends BS).
+    #[serde(default)]
+    pub backarrow_bs: bool,
 }
 
 /// A pane's visible screen.
@@ -251,6 +257,8 @@ impl PaneFrame {
                 content_seq: pane.screen_base_seq(),
                 display_offset: u32::try_from(offset).unwrap_or(u32::MAX),
                 colors: overrides,
+                keyboard_flags: pane.keyboard_flags(),
+                backarrow_bs: pane.backarrow_sends_bs(),
             },
         }
     }

@@ -577,6 +577,48 @@ fn answer(
         Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
             now(crate::screen_stream::attach(&services.store, header_rows))
         }
+        Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms }) => {
+            let wait = Duration::from_millis(wait_ms);
+            match crate::agents::pending::wait_for_answer(
+                services.store.clone(),
+                pane,
+                kind,
+                payload,
+                wait,
+            ) {
+                Ok(outcome) => Some(Answer::Later(
+                    id,
+                    Box::pin(async move {
+                        let outcome = outcome.await;
+                        Ok(reply_value(&protocol::DecisionOutcomeReply::from(&outcome)))
+                    }),
+                )),
+                Err(err) => now(Err(err)),
+            }
+        }
+        Decoded::Connection(ConnectionMethod::Submit { pane, text, force }) => {
+            match crate::agents::submit::start(&services.store, pane, &text, force) {
+                Ok(submit) => Some(Answer::Later(
+                    id,
+                    Box::pin(async move {
+                        submit.await.map(|o| reply_value(&protocol::SubmitReply::from(&o)))
+                    }),
+                )),
+                Err(err) => now(Err(err)),
+            }
+        }
+        Decoded::Connection(ConnectionMethod::Wait { pane, until, timeout_ms }) => {
+            let timeout = timeout_ms.map(Duration::from_millis);
+            match crate::agents::wait::start(&services.store, pane, until, timeout) {
+                Ok(wait) => Some(Answer::Later(
+                    id,
+                    Box::pin(async move {
+                        wait.await.map(|o| reply_value(&protocol::WaitReply::from(&o)))
+                    }),
+                )),
+                Err(err) => now(Err(err)),
+            }
+        }
         Decoded::Command(cmd) => now(command(services, cmd, conn)),
     }
 }
@@ -606,6 +648,18 @@ fn command(services: &Services, mut cmd: Command, conn: Conn<'_>) -> Result<Valu
         // Who reports: the peer's own pane, read from its environment.
         *reporter_pane =
             conn.peer_pid.and_then(|pid| berth_engine::procfs::environ_var(pid, "BERTH_PANE"));
+    }
+    if let Command::Decide { pane, .. } = &cmd {
+        // An agent must not grant its own permission request: a process running in the
+        // pane (its `BERTH_PANE`) cannot answer the pane's decision.
+        let own =
+            conn.peer_pid.and_then(|pid| berth_engine::procfs::environ_var(pid, "BERTH_PANE"));
+        if own.as_deref() == Some(pane.as_str()) {
+            return Err(CommandError::Conflict(format!(
+                "a process inside pane {pane} cannot answer that pane's permission request \
+                 (answer from another terminal, the window or the desktop notification)"
+            )));
+        }
     }
     // A panic inside a command must not take the server down; the Store's maps stay usable
     // (each command checks before it changes anything).

@@ -25,7 +25,7 @@ use crate::view::{
 use alacritty_terminal::vte::ansi::CursorStyle;
 use berth_engine::agents::{self, AgentKind};
 use berth_engine::ids::{PaneId, TabId, WorkspaceId};
-use berth_engine::keys::encode_key;
+use berth_engine::keys::encode_key_with;
 use berth_engine::layout::{CellSize, Layout, SplitDir};
 use berth_engine::model::{Attention, Lifecycle, RestoreState};
 use berth_engine::procfs;
@@ -263,6 +263,8 @@ pub enum Internal {
     ActivateNotification {
         /// The notification's id.
         id: String,
+        /// The notification server's activation token, for the window to raise itself with.
+        token: Option<String>,
     },
     /// Rebuild the state from a snapshot (into an empty Store); nothing is started.
     Restore {
@@ -275,6 +277,34 @@ pub enum Internal {
     AutoResume {
         /// Which pane.
         pane: PaneId,
+    },
+    /// A hook holds a permission request open: the pane's pending decision, answered down
+    /// `route` (`agents::decide`).
+    OpenDecision {
+        /// The pane the agent runs in.
+        pane: PaneId,
+        /// The agent.
+        kind: AgentKind,
+        /// The hook's payload.
+        payload: serde_json::Value,
+        /// The decision's id.
+        id: berth_engine::ids::DecisionId,
+        /// The way back to the waiting hook.
+        route: crate::agents::decide::DecisionRoute,
+    },
+    /// A decision's hook went away or timed out: it is no longer answerable.
+    DecisionRouteLost {
+        /// Its pane.
+        pane: PaneId,
+        /// The decision.
+        id: berth_engine::ids::DecisionId,
+    },
+    /// The user invoked a desktop notification's action (a decision's option).
+    NotificationAction {
+        /// The notification's id.
+        id: String,
+        /// The action's key (`allow`, `always`, `deny`).
+        action: String,
     },
 }
 
@@ -337,6 +367,8 @@ pub struct Store {
     pub(crate) desktop_policy: DesktopPolicy,
     /// Starts pane programs (real PTYs, or a fake in the Store's unit tests).
     spawner: Arc<dyn Spawner>,
+    /// The permission requests agents' hooks wait on, by pane.
+    pub(crate) decisions: crate::agents::decide::Decisions,
 }
 
 /// What the window shows: which panes are on screen, which one has the keyboard, and
@@ -432,6 +464,7 @@ impl Store {
             terminal_defaults: None,
             desktop_policy: DesktopPolicy::default(),
             spawner,
+            decisions: Default::default(),
         }
     }
 
@@ -563,6 +596,7 @@ impl Store {
                 | Command::PaneSend { .. }
                 | Command::PaneInput { .. }
                 | Command::NotificationsList { .. }
+                | Command::Decisions
         );
         let closes = matches!(
             cmd,
@@ -596,7 +630,7 @@ impl Store {
             Internal::CloseKittyNotification { pane, kitty_id } => {
                 self.close_kitty_notification(&pane, &kitty_id)
             }
-            Internal::ActivateNotification { id } => self.activate_notification(&id),
+            Internal::ActivateNotification { id, token } => self.activate_notification(&id, token),
             Internal::Restore { snapshot, tails } => {
                 let report = self.restore(&snapshot, tails);
                 return Ok(Reply::Restored {
@@ -609,6 +643,11 @@ impl Store {
                 self.auto_resume(&pane)?;
                 return Ok(Reply::Pane { pane });
             }
+            Internal::OpenDecision { pane, kind, payload, id, route } => {
+                self.open_decision(&pane, kind, &payload, id, route)?;
+            }
+            Internal::DecisionRouteLost { pane, id } => self.lose_decision(&pane, &id),
+            Internal::NotificationAction { id, action } => self.notification_action(&id, &action),
         }
         Ok(Reply::Done)
     }
@@ -711,10 +750,13 @@ impl Store {
                     _ => return Err(CommandError::PaneNotLive(pane.to_string())),
                 };
                 let mut bytes = text.map(String::into_bytes).unwrap_or_default();
-                let app_cursor = p.shared.term.lock().app_cursor();
+                let (app_cursor, kitty_flags) = {
+                    let term = p.shared.term.lock();
+                    (term.app_cursor(), term.keyboard_flags())
+                };
                 for key in &keys {
                     bytes.extend(
-                        encode_key(key, app_cursor)
+                        encode_key_with(key, app_cursor, kitty_flags)
                             .map_err(|e| CommandError::BadParams(e.to_string()))?,
                     );
                 }
@@ -803,6 +845,11 @@ impl Store {
                 self.apply_hook(&pane, kind, outcome)?;
                 Ok(Reply::Pane { pane })
             }
+            Command::Decide { pane, answer, message, id } => {
+                let id = self.decide(&pane, answer, message, id.as_ref())?;
+                Ok(Reply::Decided { pane, id })
+            }
+            Command::Decisions => Ok(Reply::Decisions(self.pending_decisions())),
             Command::PaneFocusDirection { pane, dir } => {
                 let tab = self.tab(&self.pane(&pane)?.tab)?;
                 let target = tab.layout.neighbour(&pane, dir, tab.size).unwrap_or(pane);
@@ -925,7 +972,9 @@ impl Store {
         env.push(("BERTH_WORKSPACE".into(), workspace.to_string()));
         let agent = AgentInfo::detect(&argv, &env);
         let spec = SpawnSpec {
-            argv: argv.clone(),
+            // The agent's hooks through its own flag (claude `--settings`), so they work
+            // without an install; what the pane records (and resumes) stays `argv`.
+            argv: crate::agents::inject::with_hooks(&argv, agent.kind, &env, &cwd),
             cwd: cwd.clone(),
             env,
             cols: size.cols,
@@ -1103,6 +1152,8 @@ impl Store {
     /// Removes a pane from the maps and ends its process (asynchronously).
     fn drop_pane(&mut self, id: &PaneId) {
         if let Some(pane) = self.panes.remove(id) {
+            // Its hooks' routes drop with it: they end with no decision.
+            self.decisions.remove_pane(id);
             if let Some(pty) = &pane.pty {
                 pty.close();
             }
@@ -1246,22 +1297,32 @@ impl Store {
         if let Some(at_prompt) = pane.shared.meta().at_prompt {
             return if at_prompt { Lifecycle::Idle } else { Lifecycle::Working };
         }
-        match pane.pty.as_ref().and_then(|p| p.foreground_job()) {
+        let lifecycle = match pane.pty.as_ref().and_then(|p| p.foreground_job()) {
             Some(_) => Lifecycle::Working,
             None => Lifecycle::Idle,
+        };
+        // The process heuristic is learned here, when it is read (`pane.wait` polls it).
+        pane.shared.meta().turns.probe(lifecycle, now_ms());
+        lifecycle
+    }
+
+    /// A pane's lifecycle as its view shows it: a tombstone's saved one, a live pane's (see
+    /// `live_lifecycle`), else `exited`.
+    pub(crate) fn pane_lifecycle(&self, pane: &Pane) -> Lifecycle {
+        let reported = pane.shared.meta().lifecycle;
+        match &pane.tombstone {
+            Some(tomb) => tomb.lifecycle,
+            None if pane.state() == RestoreState::Live => self.live_lifecycle(pane, reported),
+            None => Lifecycle::Exited,
         }
     }
 
     fn pane_info(&self, pane: &Pane) -> PaneInfo {
-        let meta = pane.shared.meta().clone();
         let size = pane.shared.term.lock().size();
         let state = pane.state();
         let live = state == RestoreState::Live;
-        let lifecycle = match &pane.tombstone {
-            Some(tomb) => tomb.lifecycle,
-            None if live => self.live_lifecycle(pane, meta.lifecycle),
-            None => Lifecycle::Exited,
-        };
+        let lifecycle = self.pane_lifecycle(pane);
+        let meta = pane.shared.meta().clone();
         let exit_code = match &pane.tombstone {
             Some(tomb) => tomb.exit_code,
             None => pane.exit().map(|e| e.code),
@@ -1290,6 +1351,8 @@ impl Store {
                 .and_then(|(state, percent)| Progress::from_conemu(state, percent)),
             lifecycle_since: Some(pane.shared.lifecycle_since(lifecycle)),
             resume: self.resume_plan(pane),
+            pending_decision: self.pending_decision(&pane.id),
+            turn: meta.turns.info(),
         }
     }
 

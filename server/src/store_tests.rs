@@ -237,3 +237,141 @@ fn the_answer_of_workspace_list_is_the_view() {
         Reply::State(Box::new(view))
     );
 }
+
+// ---- agents at work: turns, submit, wait (issue 14) ----
+
+fn hook(pane: &PaneId, payload: serde_json::Value) -> Command {
+    Command::HookEvent {
+        pane: pane.clone(),
+        kind: berth_engine::agents::AgentKind::Claude,
+        payload,
+    }
+}
+
+fn turn_of(f: &Fixture, pane: &PaneId) -> crate::agents::turns::TurnInfo {
+    let view = f.view();
+    let info = view.workspaces.iter().flat_map(|w| &w.tabs).flat_map(|t| &t.panes);
+    info.into_iter().find(|p| &p.id == pane).expect("the pane").turn.clone()
+}
+
+#[test]
+fn turns_follow_the_agents_hooks_and_berths_interrupts() {
+    use crate::agents::turns::LifecycleSource;
+    use berth_engine::model::Lifecycle;
+    use serde_json::json;
+    let mut f = fixture();
+    let (a, _) = f.new_pane(&["claude"]);
+    assert!(!turn_of(&f, &a).hooks_wired, "no hook yet");
+    f.run(hook(&a, json!({"hook_event_name": "SessionStart", "session_id": "s-1"})));
+    let turn = turn_of(&f, &a);
+    assert!(turn.hooks_wired);
+    assert_eq!(
+        (turn.learned_from, turn.running_since, turn.last),
+        (Some(LifecycleSource::Hook), None, None)
+    );
+    // A prompt, a subagent finishing (not the turn), the turn's end with its message.
+    f.run(hook(&a, json!({"hook_event_name": "UserPromptSubmit", "prompt": "hi"})));
+    assert!(turn_of(&f, &a).running_since.is_some());
+    f.run(hook(&a, json!({"hook_event_name": "SubagentStop"})));
+    assert!(turn_of(&f, &a).running_since.is_some(), "SubagentStop does not end the turn");
+    f.run(hook(&a, json!({"hook_event_name": "Stop", "last_assistant_message": "done: 3 files"})));
+    let turn = turn_of(&f, &a);
+    let last = turn.last.expect("a finished turn");
+    assert_eq!(turn.running_since, None);
+    assert_eq!((last.ended_as, last.learned_from), (Lifecycle::Done, LifecycleSource::Hook));
+    assert_eq!(last.last_message.as_deref(), Some("done: 3 files"));
+    assert!(last.duration_ms().is_some());
+    // A turn interrupted through Berth ends `idle`, learned from the interrupt.
+    f.run(hook(&a, json!({"hook_event_name": "UserPromptSubmit", "prompt": "more"})));
+    f.run(Command::PaneSend { pane: a.clone(), text: None, keys: vec!["C-c".into()] });
+    let last = turn_of(&f, &a).last.expect("the interrupted turn");
+    assert_eq!((last.ended_as, last.learned_from), (Lifecycle::Idle, LifecycleSource::Interrupt));
+    assert_eq!(last.last_message, None);
+    assert_eq!(f.view().workspaces[0].tabs[0].panes[0].lifecycle, Lifecycle::Idle);
+}
+
+/// The Store behind the socket's lock, as `pane.submit` and `pane.wait` use it.
+fn shared(f: Fixture) -> (Arc<std::sync::Mutex<Store>>, FakeSpawner, tempfile::TempDir) {
+    (Arc::new(std::sync::Mutex::new(f.store)), f.spawner, f._home)
+}
+
+fn exec(store: &std::sync::Mutex<Store>, cmd: Command) -> Reply {
+    store.lock().unwrap().execute(cmd.clone()).unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
+}
+
+fn sent(spawner: &FakeSpawner) -> Vec<Vec<u8>> {
+    spawner.record().sent.iter().map(|(_, b)| b.clone()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn submit_pastes_then_presses_enter_and_refuses_a_turn_in_progress() {
+    use crate::agents::submit;
+    use serde_json::json;
+    let mut f = fixture();
+    let (a, _) = f.new_pane(&["claude"]);
+    let (store, spawner, _home) = shared(f);
+    // No hooks yet: pasted (not bracketed: the program did not ask), Enter 200 ms later, no
+    // acknowledgement awaited.
+    let outcome = submit::start(&store, a.clone(), "one\ntwo", false).unwrap().await.unwrap();
+    assert_eq!((outcome.bracketed, outcome.awaited_ack, outcome.confirmed), (false, false, false));
+    assert_eq!(outcome.enter_delay_ms, 200);
+    assert_eq!(sent(&spawner), [b"one\rtwo".to_vec(), b"\r".to_vec()]);
+
+    // Hooks wired and bracketed paste on: the acknowledgement is awaited and comes.
+    exec(&store, hook(&a, json!({"hook_event_name": "SessionStart"})));
+    let term = store.lock().unwrap().pane_shared(&a).unwrap();
+    term.term.lock().feed(b"\x1b[?2004h");
+    let waiting = tokio::spawn(submit::start(&store, a.clone(), "a\x1b[201~b", false).unwrap());
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while sent(&spawner).len() < 4 {
+        assert!(tokio::time::Instant::now() < deadline, "no Enter: {:?}", sent(&spawner));
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    exec(&store, hook(&a, json!({"hook_event_name": "UserPromptSubmit", "prompt": "ab"})));
+    let outcome = waiting.await.unwrap().unwrap();
+    assert_eq!(
+        (outcome.awaited_ack, outcome.confirmed, outcome.enter_retried),
+        (true, true, false)
+    );
+    assert_eq!(sent(&spawner)[2..], [b"\x1b[200~ab\x1b[201~".to_vec(), b"\r".to_vec()]);
+
+    // Mid-turn (the acknowledgement made it `working`): refused without force, nothing sent.
+    let refused = submit::start(&store, a.clone(), "more", false).err().expect("refused");
+    assert_eq!(refused.code(), "MID_TURN");
+    assert_eq!(sent(&spawner).len(), 4);
+    // Too long or empty: refused before anything is written.
+    let long = "x".repeat(berth_engine::agents::submit::MAX_PROMPT_BYTES + 1);
+    assert_eq!(submit::start(&store, a.clone(), &long, true).err().unwrap().code(), "BAD_REQUEST");
+    assert_eq!(submit::start(&store, a.clone(), "", true).err().unwrap().code(), "BAD_REQUEST");
+    assert_eq!(sent(&spawner).len(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_ends_on_the_state_the_pane_exiting_or_its_deadline() {
+    use crate::agents::wait;
+    use crate::agents::work::WaitUntil;
+    use berth_engine::model::Lifecycle;
+    use serde_json::json;
+    use std::time::Duration;
+    let mut f = fixture();
+    let (a, _) = f.new_pane(&["claude"]);
+    let (store, _spawner, _home) = shared(f);
+    exec(&store, hook(&a, json!({"hook_event_name": "UserPromptSubmit", "prompt": "go"})));
+    let waiting = tokio::spawn(wait::start(&store, a.clone(), WaitUntil::Idle, None).unwrap());
+    exec(&store, hook(&a, json!({"hook_event_name": "Stop", "last_assistant_message": "ok"})));
+    let outcome = waiting.await.unwrap().unwrap();
+    assert!(outcome.reached);
+    assert_eq!(outcome.lifecycle, Lifecycle::Done);
+    assert_eq!(outcome.turn.last.and_then(|t| t.last_message).as_deref(), Some("ok"));
+
+    let late = wait::start(&store, a.clone(), WaitUntil::Blocked, Some(Duration::from_millis(50)));
+    assert_eq!(late.unwrap().await.unwrap_err().code(), "TIMEOUT");
+
+    let waiting = tokio::spawn(wait::start(&store, a.clone(), WaitUntil::Blocked, None).unwrap());
+    exec(&store, Command::PaneClose { pane: a.clone() });
+    let outcome = waiting.await.unwrap().unwrap();
+    assert!(!outcome.reached);
+    assert_eq!(outcome.lifecycle, Lifecycle::Exited);
+    let gone = wait::start(&store, a, WaitUntil::Idle, None).err().expect("no such pane");
+    assert_eq!(gone.code(), "NO_SUCH_PANE");
+}

@@ -11,6 +11,8 @@ use berth_engine::ids::{PaneId, TabId, WorkspaceId};
 use berth_engine::layout::{CellSize, Layout};
 use berth_engine::model::{Attention, Lifecycle, RestoreState};
 
+pub use crate::decisions::{DecisionAnswer, DecisionOption, PendingDecision};
+
 /// Every workspace with its tabs and panes (the answer of `workspace.list`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct StateView {
@@ -89,6 +91,10 @@ pub struct PaneInfo {
     pub lifecycle_since: Option<u64>,
     /// What `pane.resume` would run now, for a pane that is not running.
     pub resume: Option<ResumePlan>,
+    /// The permission request its agent is waiting on, if any (the oldest, when several).
+    pub pending_decision: Option<PendingDecision>,
+    /// Its turns: how the lifecycle was learned, the running turn, the last one.
+    pub turn: crate::agents::turns::TurnInfo,
 }
 
 impl PaneInfo {

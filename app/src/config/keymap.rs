@@ -1,5 +1,6 @@
 //! The window's own key chords: splitting, closing and moving between panes and tabs, zoom,
-//! font size, the clipboard, search, the switcher and reloading the config.
+//! font size, the clipboard, search, the switcher, reloading the config, and answering and
+//! finding agents' permission requests.
 //!
 //! Owns the default bindings as one table ([`DEFAULT_BINDINGS`], also what the README lists),
 //! the [`Keymap`] the window matches key presses against (the defaults with the config file's
@@ -60,6 +61,15 @@ pub enum Action {
     ReloadConfig,
     /// Rename the shown tab (an editor in the tab bar).
     RenameTab,
+    /// Answer the focused pane's permission request: allow once (only while its card shows;
+    /// otherwise the key goes to the program).
+    DecisionAllow,
+    /// Answer the focused pane's permission request: always allow, where it is offered.
+    DecisionAlways,
+    /// Answer the focused pane's permission request: deny.
+    DecisionDeny,
+    /// Focus the next pane with a pending permission request, across tabs and workspaces.
+    NextDecision,
 }
 
 /// The key part of a chord: a character (compared case-insensitively) or a named key.
@@ -152,6 +162,12 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(CTRL_SHIFT, Char('q'), Action::CloseTab, "Ctrl+Shift+Q"),
     bind(CTRL_SHIFT, Named(NamedKey::F5), Action::ReloadConfig, "Ctrl+Shift+F5"),
     bind(CTRL_SHIFT, Char('r'), Action::RenameTab, "Ctrl+Shift+R"),
+    // Answers on a decision card: Y(es), (a)L(ways), N(o). Not Ctrl+Shift+U: input methods
+    // (IBus) take it for typing a character by its code point.
+    bind(CTRL_SHIFT, Char('y'), Action::DecisionAllow, "Ctrl+Shift+Y"),
+    bind(CTRL_SHIFT, Char('l'), Action::DecisionAlways, "Ctrl+Shift+L"),
+    bind(CTRL_SHIFT, Char('n'), Action::DecisionDeny, "Ctrl+Shift+N"),
+    bind(CTRL_SHIFT, Char('d'), Action::NextDecision, "Ctrl+Shift+D"),
 ];
 
 /// The action bound to a key press by the default bindings, if any (the window uses a
@@ -197,6 +213,10 @@ impl Action {
         Action::CloseTab,
         Action::ReloadConfig,
         Action::RenameTab,
+        Action::DecisionAllow,
+        Action::DecisionAlways,
+        Action::DecisionDeny,
+        Action::NextDecision,
     ];
 
     /// The action's name in the config file's `[keybindings]` table (snake case).
@@ -231,6 +251,10 @@ impl Action {
             Action::CloseTab => "close_tab",
             Action::ReloadConfig => "reload_config",
             Action::RenameTab => "rename_tab",
+            Action::DecisionAllow => "decision_allow",
+            Action::DecisionAlways => "decision_always",
+            Action::DecisionDeny => "decision_deny",
+            Action::NextDecision => "next_decision",
         }
     }
 
@@ -376,6 +400,38 @@ impl Chord {
     }
 }
 
+impl Chord {
+    /// The chord as the window shows it: `Ctrl+Shift+Y`, `Alt+Left`, `Ctrl+Shift+F5`.
+    pub fn label(&self) -> String {
+        let mut out = String::new();
+        for (bit, name) in [
+            (ModifiersState::CONTROL, "Ctrl+"),
+            (ModifiersState::SHIFT, "Shift+"),
+            (ModifiersState::ALT, "Alt+"),
+        ] {
+            if self.mods.contains(bit) {
+                out.push_str(name);
+            }
+        }
+        match self.key {
+            Char(c) => out.extend(c.to_uppercase()),
+            Named(named) => {
+                let name = KEY_NAMES.iter().find(|(_, k)| *k == named).map_or("?", |(n, _)| n);
+                match name {
+                    "pageup" => out.push_str("PageUp"),
+                    "pagedown" => out.push_str("PageDown"),
+                    _ => {
+                        let mut chars = name.chars();
+                        out.extend(chars.next().map(|c| c.to_ascii_uppercase()));
+                        out.push_str(chars.as_str());
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
 impl std::fmt::Display for Chord {
     /// The chord in the config file's syntax (`ctrl+shift+e`).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -434,6 +490,11 @@ impl Keymap {
     pub fn action_for(&self, key: Key<&str>, mods: ModifiersState) -> Option<Action> {
         let chord = Chord::of_press(key, mods)?;
         self.bindings.iter().find(|(c, _)| *c == chord).map(|(_, a)| *a)
+    }
+
+    /// The first chord bound to `action` as a person reads it (`Ctrl+Shift+Y`), if any.
+    pub fn label_of(&self, action: Action) -> Option<String> {
+        self.bindings.iter().find(|(_, a)| *a == action).map(|(c, _)| c.label())
     }
 
     /// The chords bound to `action`.
@@ -563,6 +624,17 @@ mod tests {
             }
             assert_eq!(chord, want, "{}", b.label);
         }
+    }
+
+    #[test]
+    fn chords_have_labels_as_the_readme_writes_them() {
+        for b in DEFAULT_BINDINGS.iter().filter(|b| b.key != Char('+') && b.key != Char('=')) {
+            assert_eq!(Chord { mods: b.mods, key: b.key }.label(), b.label);
+        }
+        let map = Keymap::default();
+        assert_eq!(map.label_of(Action::DecisionAllow).as_deref(), Some("Ctrl+Shift+Y"));
+        let unbound = Keymap::with_changes(&[(Chord::parse("ctrl+shift+d").unwrap(), None)]);
+        assert_eq!(unbound.label_of(Action::NextDecision), None);
     }
 
     #[test]

@@ -5,9 +5,10 @@
 //! badge; cell backgrounds, selection and cursor; underline and strikethrough; dividers; the
 //! error banner along the bottom row, over the panes (search highlights, the search bar and
 //! link underlines are `render/marks.rs`'s; the tab bar, ring, overlays and switcher are
-//! `render/chrome.rs`'s). It must not talk to the GPU: `render/mod.rs` uploads what this
+//! `render/chrome.rs`'s, decision cards `render/card.rs`'s). It must not talk to the GPU: `render/mod.rs` uploads what this
 //! returns.
 
+use super::card;
 use super::chrome;
 use super::marks;
 use super::palette::{Palette, Rgb};
@@ -19,8 +20,8 @@ use super::scene::{
 use super::text::{CellMetrics, TextSystem};
 
 /// Everything one frame draws, in order: `quads[..under]`, then the text, then
-/// `quads[under..modal]`; then the modal layer over all of it (the workspace switcher):
-/// `quads[modal..]` and `modal_texts`.
+/// `quads[under..modal]`; then the modal layer over all of it (decision cards, or the
+/// workspace switcher): `quads[modal..]` and `modal_texts`.
 #[derive(Debug, Default)]
 pub struct Frame {
     /// All quads.
@@ -58,6 +59,16 @@ pub fn build(scene: &Scene, palette: &Palette, text: &mut TextSystem, scale: f32
     }
     let mut modal = Vec::new();
     let mut modal_texts = Vec::new();
+    // Decision cards go on the modal layer, over their pane's text. The modal layer draws all
+    // its quads before all its text, so while the switcher is open the cards wait (its frame
+    // would otherwise have their text showing through it).
+    if scene.switcher.is_none() {
+        for pane in scene.panes.iter().filter(|p| p.rect.cols > 0 && p.rect.rows > 0) {
+            if let Some(decision) = &pane.decision {
+                card::card(decision, pane.rect, palette, m, text, &mut modal, &mut modal_texts);
+            }
+        }
+    }
     if let Some(switcher) = &scene.switcher {
         chrome::switcher(switcher, palette, m, scale, text, &mut modal, &mut modal_texts);
     }

@@ -12,6 +12,7 @@
 //! sRGB formats, the quad shader and glyphon (`ColorMode::Accurate`) convert to linear, and
 //! the clear colour is converted here.
 
+mod card;
 mod chrome;
 mod extract;
 pub mod fallback;
@@ -31,6 +32,7 @@ use glyphon::{
     Cache, ColorMode, Resolution, TextArea, TextAtlas, TextBounds, TextRenderer, Viewport,
 };
 
+pub use self::card::{card_hit, card_layout, CardHit, CardLayout};
 pub use self::chrome::overlay_rows;
 mod error;
 pub use self::error::RenderError;
@@ -40,9 +42,10 @@ pub use self::palette::{Palette, Rgb};
 pub use self::place::{ellipsize, str_width};
 use self::quads::QuadPipeline;
 pub use self::scene::{
-    Badge, CellRectU16, CellSpan, CellStyle, CellView, CursorShape, CursorView, HeaderScene,
-    PaneScene, Progress, ProgressKind, Ring, Scene, ScreenCells, SearchScene, SelectionSpan,
-    SwitcherEntry, SwitcherScene, TabBarScene, TabLabel, TombstoneOverlay, UnderlineStyle,
+    Badge, ButtonTone, CardButton, CellRectU16, CellSpan, CellStyle, CellView, CursorShape,
+    CursorView, DecisionCard, HeaderScene, PaneScene, Progress, ProgressKind, Ring, Scene,
+    ScreenCells, SearchScene, SelectionSpan, SwitcherEntry, SwitcherScene, TabBarScene, TabLabel,
+    TombstoneOverlay, UnderlineStyle,
 };
 use self::text::TextSystem;
 pub use self::text::FONT_FAMILY;
@@ -109,7 +112,7 @@ pub struct Renderer {
     atlas: TextAtlas,
     viewport: Viewport,
     text_renderer: TextRenderer,
-    /// Draws the modal layer's text (the switcher), after everything else.
+    /// Draws the modal layer's text (decision cards, the switcher), after everything else.
     modal_text_renderer: TextRenderer,
     /// The texture a window renderer draws screenshots into (same size and format).
     screenshot_texture: Option<wgpu::Texture>,

@@ -123,6 +123,44 @@ pub struct PaneScene {
     pub search: Option<SearchScene>,
     /// The link under the pointer while Ctrl is held, underlined, in screen coordinates.
     pub link: Vec<CellSpan>,
+    /// A permission request of the pane's agent, drawn as a card at the top of the pane.
+    pub decision: Option<DecisionCard>,
+}
+
+/// A card over the top of a pane: what its agent asks permission for and the answers, as
+/// buttons (`render/card.rs` lays it out).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct DecisionCard {
+    /// The first line: who asks for what ("Claude asks to run Bash").
+    pub title: String,
+    /// The request itself (a command, a file), one entry per line; long lines wrap.
+    pub detail: Vec<String>,
+    /// The answers, left to right; empty when the request cannot be answered here.
+    pub buttons: Vec<CardButton>,
+    /// A line shown in place of the buttons when there are none (why, and where to answer).
+    pub note: Option<String>,
+}
+
+/// One answer on a decision card.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CardButton {
+    /// What it says ("Allow").
+    pub label: String,
+    /// The chord that answers the same, as shown after the label ("Ctrl+Shift+Y"), if bound.
+    pub keys: Option<String>,
+    /// Its colour.
+    pub tone: ButtonTone,
+}
+
+/// The colour of a button on a decision card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ButtonTone {
+    /// Allows (once).
+    Allow,
+    /// Allows from now on.
+    Always,
+    /// Denies.
+    Deny,
 }
 
 /// Why a pane has a ring around it.

@@ -1,6 +1,6 @@
 //! The Store commands the keymap's actions stand for: a chord's [`Action`] on the shown tab
-//! becomes one [`Command`] (split, close, focus, resize, new tab, next tab, attention jump,
-//! moving and closing tabs).
+//! becomes one [`Command`] (split, close, focus, resize, new tab, next tab, attention and
+//! decision jumps, moving and closing tabs, answering the focused pane's decision).
 //!
 //! It owns that mapping, as a pure function of the action and what the window shows, so it is
 //! tested as a table without a window or a Store. It must not act: the window executes the
@@ -13,14 +13,15 @@ use berth_server::commands::{Command, SpawnRequest, WorkspaceSelector};
 use berth_server::view::StateView;
 
 use super::chrome;
+use super::decisions;
 use super::view::{self, TabView};
 use crate::config::keymap::Action;
 
 /// The Store command `action` stands for on the shown tab `view`, with its focused pane
 /// `pane`; `None` for the window's own actions and when there is nothing to do (no other
-/// tab, no pane wanting attention, a border that cannot move). `list` reads the Store's state,
-/// for the actions that look beyond the shown tab (it probes every pane, so only they call
-/// it).
+/// tab, no pane wanting attention, a border that cannot move, no decision to answer). `list`
+/// reads the Store's state, for the actions that look beyond the shown tab (it probes every
+/// pane, so only they call it).
 pub(super) fn store_command(
     action: Action,
     view: &TabView,
@@ -53,6 +54,13 @@ pub(super) fn store_command(
         Action::NextAttention => {
             let next = chrome::next_attention(&list(), Some(pane))?;
             Some(Command::PaneFocus { pane: next })
+        }
+        Action::NextDecision => {
+            let next = decisions::next_decision(&list(), Some(pane))?;
+            Some(Command::PaneFocus { pane: next })
+        }
+        Action::DecisionAllow | Action::DecisionAlways | Action::DecisionDeny => {
+            decisions::answer(view.pane(pane)?, decisions::answer_of(action)?)
         }
         Action::MoveTabLeft | Action::MoveTabRight => {
             let step = if action == Action::MoveTabLeft { -1 } else { 1 };
@@ -104,6 +112,8 @@ mod tests {
             progress: None,
             lifecycle_since: None,
             resume: None,
+            pending_decision: None,
+            turn: Default::default(),
         }
     }
 
@@ -244,5 +254,51 @@ mod tests {
                 store_command(action, &view, &a, || panic!("{} read the Store", action.name()));
             assert!(got.is_some(), "{}", action.name());
         }
+    }
+
+    /// The decision chords: with no decision anywhere they stand for nothing (the key goes to
+    /// the program); with one on the focused pane they answer it, by its id; the jump goes to
+    /// the pane with one, in another tab.
+    #[test]
+    fn decision_chords_answer_the_focused_pane_and_jump_to_the_next() {
+        use berth_engine::ids::DecisionId;
+        use berth_server::view::{DecisionAnswer, DecisionOption, PendingDecision};
+        let (mut list, a, _, c) = state();
+        let keymap = Keymap::default();
+        let ctrl_shift = ModifiersState::CONTROL | ModifiersState::SHIFT;
+        let run = |list: &StateView, key: &str| {
+            let view = TabView::active(list).expect("a shown tab");
+            let action = keymap.action_for(Key::Character(key), ctrl_shift).expect("a chord");
+            store_command(action, &view, &a, || list.clone())
+        };
+        for key in ["Y", "L", "N", "D"] {
+            assert_eq!(run(&list, key), None, "ctrl+shift+{key} with no decision");
+        }
+        let decision = |answerable| PendingDecision {
+            id: DecisionId::new(),
+            agent: AgentKind::Claude,
+            tool: "Bash".into(),
+            prompt: "Bash: ls".into(),
+            detail: String::new(),
+            options: [DecisionAnswer::Allow, DecisionAnswer::Deny]
+                .into_iter()
+                .map(|answer| DecisionOption { answer, label: answer.label().into() })
+                .collect(),
+            answerable,
+            received_at: 0,
+        };
+        let d = decision(true);
+        let id = d.id.clone();
+        let tabs = &mut list.workspaces[0].tabs;
+        tabs[0].panes[0].pending_decision = Some(d);
+        tabs[1].panes[0].pending_decision = Some(decision(false));
+        let decide = |answer| {
+            Some(Command::Decide { pane: a.clone(), answer, message: None, id: Some(id.clone()) })
+        };
+        assert_eq!(run(&list, "Y"), decide(DecisionAnswer::Allow));
+        assert_eq!(run(&list, "N"), decide(DecisionAnswer::Deny));
+        // Not offered (codex has no "always").
+        assert_eq!(run(&list, "L"), None);
+        assert_eq!(run(&list, "D"), Some(Command::PaneFocus { pane: c.clone() }));
     }
 }

@@ -22,7 +22,9 @@ use berth_engine::ids::{PaneId, TabId};
 use berth_engine::layout::CellSize;
 use berth_engine::model::RestoreState;
 use berth_engine::terminal::PaneTerminal;
+use berth_server::client::decode_event_line;
 use berth_server::commands::{Command, Reply, SpawnRequest, WorkspaceSelector};
+use berth_server::event::Event;
 use berth_server::store::{Internal, Store, WindowView};
 use berth_server::view::StateView;
 use berth_server::{EmbeddedServer, Server, UiRequest};
@@ -35,6 +37,7 @@ use winit::platform::x11::WindowAttributesExtX11;
 use winit::window::{Window, WindowId};
 
 use super::chrome::{self, TAB_BAR_ROWS};
+use super::decisions;
 use super::frames::FrameSchedule;
 use super::input::InputState;
 use super::links::LinkState;
@@ -114,7 +117,7 @@ pub struct App {
     /// The workspace switcher (`window/switcher.rs`).
     pub(super) switcher: WorkspaceSwitcher,
     /// Set when a desktop notification was clicked: the window comes to the front.
-    raise_requested: Arc<AtomicBool>,
+    raise_requested: RaiseRequest,
     /// Renaming a tab in the tab bar (`window/rename.rs`).
     pub(super) renaming: TabRenamer,
     /// The user's home directory, for `~` in the chrome.
@@ -167,7 +170,7 @@ impl App {
             tombstones: Tombstones::default(),
             switcher: WorkspaceSwitcher::default(),
             renaming: TabRenamer::default(),
-            raise_requested: Arc::new(AtomicBool::new(false)),
+            raise_requested: RaiseRequest::default(),
             home: std::env::var_os("HOME").map(PathBuf::from),
             config,
             config_path,
@@ -242,12 +245,10 @@ impl App {
         let server = match self.start.take().ok_or_else(|| anyhow::anyhow!("started twice"))? {
             Start::Embedded(server) => server,
             Start::Attach(socket) => {
-                let remote = Remote::connect(
-                    &socket,
-                    HEADER_ROWS,
-                    self.waker.clone(),
-                    self.raise_requested.clone(),
-                )
+                let remote = Remote::connect(&socket, HEADER_ROWS, self.waker.clone(), {
+                    let raise = self.raise_requested.clone();
+                    Box::new(move |token| raise.request(token))
+                })
                 .map_err(|e| anyhow::anyhow!("cannot attach to {}: {e}", socket.display()))?;
                 tracing::info!(socket = %socket.display(), "attached to the server");
                 self.remote = Some(remote);
@@ -356,6 +357,27 @@ impl App {
         match &self.remote {
             Some(remote) => remote.frame(pane).map(|f| TermMode::from_bits_truncate(f.meta.modes)),
             None => self.with_term(pane, |t| *t.term().mode()),
+        }
+    }
+
+    /// What key encoding needs of a pane's modes, from its terminal or its last frame.
+    pub(super) fn pane_key_modes(&self, pane: &PaneId) -> Option<super::keys::KeyModes> {
+        match &self.remote {
+            Some(remote) => remote.frame(pane).map(|f| {
+                let mode = TermMode::from_bits_truncate(f.meta.modes);
+                super::keys::KeyModes {
+                    app_cursor: mode.contains(TermMode::APP_CURSOR),
+                    app_keypad: mode.contains(TermMode::APP_KEYPAD),
+                    kitty_flags: f.meta.keyboard_flags,
+                    backarrow_bs: f.meta.backarrow_bs,
+                }
+            }),
+            None => self.with_term(pane, |t| super::keys::KeyModes {
+                app_cursor: t.app_cursor(),
+                app_keypad: t.term().mode().contains(TermMode::APP_KEYPAD),
+                kitty_flags: t.keyboard_flags(),
+                backarrow_bs: t.backarrow_sends_bs(),
+            }),
         }
     }
 
@@ -690,6 +712,9 @@ impl App {
             };
             let placed = CellRectU16::new(rect.col, rect.row + TAB_BAR_ROWS, rect.cols, rect.rows);
             let ring = chrome::ring_of(info.attention);
+            // An agent's permission request: a card across the top of the pane.
+            let decision =
+                info.pending_decision.as_ref().map(|d| decisions::card_of(d, &self.config.keymap));
             // A tombstone has no live terminal: its saved tail is what the user left, above an
             // overlay that says what Enter does.
             let rows = rect.rows.saturating_sub(HEADER_ROWS).max(1);
@@ -712,6 +737,7 @@ impl App {
                     focused,
                     ring,
                     overlay,
+                    decision,
                     ..PaneScene::default()
                 });
                 continue;
@@ -742,6 +768,7 @@ impl App {
                 ring,
                 search,
                 link,
+                decision,
                 ..PaneScene::default()
             });
         }
@@ -885,12 +912,17 @@ fn sizes_match(view: &TabView) -> bool {
 /// Forwards the server's events to the event loop: any event means "look again".
 /// A clicked desktop notification (`notification.activated`) also sets `raise`, so the
 /// window comes to the front on the pane the Store focused.
-fn spawn_bus_forwarder(embedded: &EmbeddedServer, waker: Waker, raise: Arc<AtomicBool>) {
+fn spawn_bus_forwarder(embedded: &EmbeddedServer, waker: Waker, raise: RaiseRequest) {
     let mut events = embedded.bus.subscribe();
     let spawned = std::thread::Builder::new().name("berth-window-events".into()).spawn(move || {
         while let Some(line) = events.blocking_recv() {
+            // A cheap test first: most events are output and need no decoding here.
             if line.contains("\"notification.activated\"") {
-                raise.store(true, Ordering::Release);
+                if let Some(Event::NotificationActivated { activation_token, .. }) =
+                    decode_event_line(&line)
+                {
+                    raise.request(activation_token);
+                }
             }
             if !waker.wake() {
                 break;
@@ -899,6 +931,23 @@ fn spawn_bus_forwarder(embedded: &EmbeddedServer, waker: Waker, raise: Arc<Atomi
     });
     if let Err(e) = spawned {
         tracing::error!(error = %e, "cannot start the event forwarder: the window will not follow output");
+    }
+}
+
+/// A click on a desktop notification asks the window to raise itself, with the notification
+/// server's activation token when it sent one (the event forwarder sets it, the event loop
+/// takes it).
+#[derive(Clone, Default)]
+struct RaiseRequest(Arc<Mutex<Option<Option<String>>>>);
+
+impl RaiseRequest {
+    fn request(&self, token: Option<String>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(token);
+    }
+
+    /// The pending request (with its token, if any), once.
+    fn take(&self) -> Option<Option<String>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 }
 
@@ -919,11 +968,10 @@ impl ApplicationHandler<UserEvent> for App {
             self.reload_config();
         }
         self.serve_ui_requests();
-        if self.raise_requested.swap(false, Ordering::AcqRel) {
+        if let Some(token) = self.raise_requested.take() {
             if let Some(window) = &self.window {
                 // A click on a desktop notification: show the window, on its pane.
-                window.set_minimized(false);
-                window.focus_window();
+                super::activation::raise(window, token.as_deref());
             }
         }
         if let Some(window) = &self.window {

@@ -443,6 +443,8 @@ mod tests {
             progress: None,
             lifecycle_since: None,
             resume: None,
+            pending_decision: None,
+            turn: Default::default(),
         }
     }
 

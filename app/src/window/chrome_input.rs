@@ -1,20 +1,24 @@
 //! Input that lands on the window's chrome: clicks, drags and the wheel on the tab bar (a
-//! click while the switcher is open goes to it), scrolling a tombstone's tail, and the one key
-//! that resumes a tombstone.
+//! click while the switcher is open goes to it), clicks on a decision card's buttons,
+//! scrolling a tombstone's tail, and the one key that resumes a tombstone.
 //!
 //! It owns turning those into Store commands (`pane.focus`, `tab.move`, `tab.close`,
-//! `pane.resume`) and window-local changes (a tail's scroll, a tombstone's resume error). It
-//! must not draw: `chrome.rs` says what the chrome shows, the renderer draws it.
+//! `pane.decide`, `pane.resume`) and window-local changes (a tail's scroll, a tombstone's
+//! resume error). It must not draw: `chrome.rs` and `decisions.rs` say what the chrome shows,
+//! the renderer draws it.
 
 use std::time::{Duration, Instant};
 
 use berth_engine::ids::PaneId;
 use berth_server::commands::Command;
+use berth_server::view::PaneInfo;
 use winit::event::MouseButton;
 
 use super::app::App;
 use super::chrome::{self, TabBarHit, TAB_BAR_ROWS};
+use super::decisions;
 use super::view::{self, Hit, TabView};
+use crate::render::{self, CardHit, CellRectU16};
 
 /// Two clicks on the same tab within this long are a double click (rename).
 const DOUBLE_CLICK: Duration = Duration::from_millis(400);
@@ -44,7 +48,7 @@ impl App {
             return true;
         }
         if row >= TAB_BAR_ROWS {
-            return false;
+            return self.card_press(col, row, button);
         }
         let Some(view) = self.view() else { return true };
         let list = self.state_view();
@@ -84,6 +88,43 @@ impl App {
             _ => {}
         }
         self.redraw();
+        true
+    }
+
+    /// The decision card of the shown tab `view` under window cell (`col`, `row`), if any: its
+    /// pane and what on the card the cell is. The card and its layout are the ones the frame
+    /// draws.
+    pub(super) fn card_under(
+        &self,
+        view: &TabView,
+        col: u16,
+        row: u16,
+    ) -> Option<(PaneInfo, CardHit)> {
+        if self.switcher.is_open() {
+            // Cards wait under the switcher (they are not drawn while it is open).
+            return None;
+        }
+        let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| z.pane.clone());
+        view.placements(zoomed.as_ref()).into_iter().find_map(|(pane, rect)| {
+            let info = view.pane(&pane)?;
+            let card = decisions::card_of(info.pending_decision.as_ref()?, &self.config.keymap);
+            let placed = CellRectU16::new(rect.col, rect.row + TAB_BAR_ROWS, rect.cols, rect.rows);
+            let layout = render::card_layout(&card, placed)?;
+            render::card_hit(&layout, col, row).map(|hit| (info.clone(), hit))
+        })
+    }
+
+    /// A button press at window cell (`col`, `row`) on a pane's decision card: a left click on
+    /// a button answers the decision shown; any press on the card is the card's (the program
+    /// under it gets no click). Whether it was on a card.
+    fn card_press(&mut self, col: u16, row: u16, button: MouseButton) -> bool {
+        let Some(view) = self.view() else { return false };
+        let Some((pane, hit)) = self.card_under(&view, col, row) else { return false };
+        if let (CardHit::Button(index), MouseButton::Left) = (hit, button) {
+            let intents = decisions::press(&pane, index);
+            self.apply(intents);
+            self.redraw();
+        }
         true
     }
 

@@ -13,23 +13,27 @@ use berth_engine::model::RestoreState;
 use berth_server::commands::Command;
 use winit::dpi::PhysicalPosition;
 use winit::event::{ElementState, Ime, KeyEvent, MouseButton, MouseScrollDelta};
-use winit::keyboard::{Key, ModifiersState, NamedKey};
+use winit::keyboard::{Key, ModifiersState, NamedKey, PhysicalKey};
+use winit::platform::modifier_supplement::KeyEventExtModifierSupplement;
 use winit::window::CursorIcon;
 
 use alacritty_terminal::term::TermMode;
+use berth_engine::keys::kitty::KeyKind;
 
 use super::actions;
 use super::app::{App, Zoom};
 use super::chrome::TAB_BAR_ROWS;
 use super::clipboard::{paste_bytes, Selection};
+use super::decisions::{self, ChordOutcome};
 use super::input::{Drag, KeyRoute, KeyTakers};
 use super::intent::{Intent, UiAction};
-use super::keys::{self, KeyModes, KeyPress};
+use super::keys::{self, KeyPress};
 use super::links;
 use super::mouse::{self, MouseModes, MouseReport, ReportButton, ReportKind, ReportMods};
 use super::selection::{PaneSelection, ScreenCell};
 use super::view::{self, Hit, TabView};
 use crate::config::keymap::Action;
+use crate::render::CardHit;
 
 /// Arrow keys sent per wheel step in the alternate screen (alacritty's default multiplier).
 const WHEEL_ARROWS: usize = 3;
@@ -76,44 +80,67 @@ impl App {
                 let intents = self.renaming.key(key, text, self.input.mods);
                 self.apply(intents);
             }
+            // A decision chord answers the focused pane's card (one for an answer the card does
+            // not offer does nothing); with no card it is the program's key like any unbound
+            // chord.
+            KeyRoute::Action(action) if decisions::answer_of(action).is_some() => {
+                let Some(answer) = decisions::answer_of(action) else { return };
+                let Some((view, pane)) = self.focused() else { return };
+                match decisions::chord(view.pane(&pane), answer) {
+                    ChordOutcome::Answer(command) => self.apply(vec![Intent::Store(command)]),
+                    ChordOutcome::Nothing => {}
+                    ChordOutcome::ToProgram => self.key_to_pane(event),
+                }
+            }
             KeyRoute::Action(action) => self.run_action(action),
-            KeyRoute::Pane => self.key_to_pane(event),
+            KeyRoute::Pane | KeyRoute::Release => self.key_to_pane(event),
         }
     }
 
-    /// A key for the focused pane: its program's bytes, or on a tombstone the key that
+    /// A key event for the focused pane: its program's bytes, or on a tombstone the key that
     /// resumes it.
     fn key_to_pane(&mut self, event: &KeyEvent) {
         let key = event.logical_key.as_ref();
         let Some((_, pane)) = self.focused() else { return };
+        let kind = match (event.state, event.repeat) {
+            (ElementState::Released, _) => KeyKind::Release,
+            (ElementState::Pressed, true) => KeyKind::Repeat,
+            (ElementState::Pressed, false) => KeyKind::Press,
+        };
         // One key resumes a tombstone: Enter on a restored or ended pane asks the Store to
         // start it (an agent's official resume command, a fresh shell in its cwd, or its
         // program again); any other key does nothing there.
         let tombstone = self.pane_state(&pane).is_some_and(|s| s != RestoreState::Live);
         if tombstone {
-            if key == Key::Named(NamedKey::Enter) && !self.input.mods.control_key() {
+            if kind != KeyKind::Release
+                && key == Key::Named(NamedKey::Enter)
+                && !self.input.mods.control_key()
+            {
                 self.resume_tombstone(pane);
             }
             return;
         }
-        let modes = self
-            .pane_modes(&pane)
-            .map(|mode| KeyModes {
-                app_cursor: mode.contains(TermMode::APP_CURSOR),
-                app_keypad: mode.contains(TermMode::APP_KEYPAD),
-            })
-            .unwrap_or_default();
+        let modes = self.pane_key_modes(&pane).unwrap_or_default();
+        let unmodified = event.key_without_modifiers();
         let press = KeyPress {
-            key,
-            location: event.location,
-            text: event.text.as_deref(),
-            mods: self.input.mods,
+            kind,
+            unmodified: match &unmodified {
+                Key::Character(s) => Some(s.as_str()),
+                _ => None,
+            },
+            physical: match event.physical_key {
+                PhysicalKey::Code(code) => Some(code),
+                PhysicalKey::Unidentified(_) => None,
+            },
+            ..KeyPress::new(key, event.location, event.text.as_deref(), self.input.mods)
         };
         if let Some(bytes) = keys::encode(&press, modes) {
-            self.reset_blink();
-            // The selection does not follow the text as it moves: typing ends it.
-            if self.selection.take().is_some() {
-                self.redraw();
+            if kind != KeyKind::Release {
+                self.reset_blink();
+                // The selection does not follow the text as it moves: typing ends it.
+                if self.selection.take().is_some() {
+                    self.redraw();
+                }
             }
             self.send_bytes(&pane, bytes);
         }
@@ -209,6 +236,10 @@ impl App {
             | Action::NextTab
             | Action::PrevTab
             | Action::NextAttention
+            | Action::NextDecision
+            | Action::DecisionAllow
+            | Action::DecisionAlways
+            | Action::DecisionDeny
             | Action::MoveTabLeft
             | Action::MoveTabRight
             | Action::CloseTab => {}
@@ -318,6 +349,15 @@ impl App {
             None if row < 0 => self.set_pointer_icon(&Hit::Nothing),
             None => {
                 let (c, r) = (col.max(0) as u16, row.max(0) as u16);
+                // Over a decision card: a hand on its buttons, and nothing for the program.
+                if let Some((_, hit)) = self.card_under(&view, c, r + TAB_BAR_ROWS) {
+                    let icon = match hit {
+                        CardHit::Button(_) => CursorIcon::Pointer,
+                        CardHit::Card => CursorIcon::Default,
+                    };
+                    self.apply(vec![Intent::Ui(UiAction::PointerIcon(icon))]);
+                    return;
+                }
                 let hit = view::hit(&view, zoomed.as_ref(), c, r);
                 self.set_pointer_icon(&hit);
                 self.hover_link(&hit);

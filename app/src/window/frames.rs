@@ -180,6 +180,31 @@ mod tests {
         assert!(!frames.unchanged(wake_only, &scene(80)));
     }
 
+    /// A decision card is plain data in the scene: while it stays as it is, a wake-up draws
+    /// nothing; when it goes (answered) or changes (not answerable any more), it is drawn.
+    #[test]
+    fn a_decision_card_costs_a_frame_only_when_it_changes() {
+        use crate::render::{ButtonTone, CardButton, DecisionCard, PaneScene};
+        let card = DecisionCard {
+            title: "Claude asks to run Bash".into(),
+            detail: vec!["ls".into()],
+            buttons: vec![CardButton { label: "Deny".into(), keys: None, tone: ButtonTone::Deny }],
+            note: None,
+        };
+        let with = |decision: Option<DecisionCard>| Scene {
+            panes: vec![PaneScene { decision, ..PaneScene::default() }],
+            ..scene(80)
+        };
+        let mut frames = FrameSchedule::default();
+        frames.drawn(Some(with(Some(card.clone()))));
+        frames.wake();
+        let wake_only = frames.begin();
+        assert!(frames.unchanged(wake_only, &with(Some(card.clone()))));
+        assert!(!frames.unchanged(wake_only, &with(None)));
+        let lost = DecisionCard { buttons: Vec::new(), note: Some("gone".into()), ..card };
+        assert!(!frames.unchanged(wake_only, &with(Some(lost))));
+    }
+
     #[test]
     fn the_clocks_ask_for_frames_when_they_run_out() {
         let check = Duration::from_secs(1);

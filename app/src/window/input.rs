@@ -68,7 +68,8 @@ pub(super) struct KeyTakers {
 /// Where a key press goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum KeyRoute {
-    /// Nowhere: a release, or a key of an IME composition.
+    /// Nowhere: a key of an IME composition, or the release of a chord or of a key that
+    /// something other than a pane took.
     Ignored,
     /// To the open search (the window's chords are not: they run as usual).
     Search,
@@ -80,6 +81,8 @@ pub(super) enum KeyRoute {
     Action(Action),
     /// To the focused pane (its program, or a tombstone's resume key).
     Pane,
+    /// A key's release, to the focused pane's program if it asked for releases.
+    Release,
 }
 
 impl InputState {
@@ -98,10 +101,16 @@ impl InputState {
         pressed: bool,
         open: KeyTakers,
     ) -> KeyRoute {
-        if !pressed || self.composing {
+        if self.composing {
             return KeyRoute::Ignored;
         }
         let action = keymap.action_for(key, self.mods);
+        if !pressed {
+            // A release goes to the pane, whose program may have asked for releases (the kitty
+            // keyboard protocol's flag 2), unless something else takes keys or it ends a chord.
+            let taken = open.search || open.switcher || open.rename || action.is_some();
+            return if taken { KeyRoute::Ignored } else { KeyRoute::Release };
+        }
         // While a search is open, keys edit its query (window chords still run).
         if open.search && action.is_none() {
             return KeyRoute::Search;
@@ -221,9 +230,15 @@ mod tests {
         let route = input.route_key(&changed, Key::Character("s"), true, nothing);
         assert_eq!(route, KeyRoute::Action(Action::SplitRight));
 
-        // Releases and keys of an IME composition go nowhere.
+        // Releases of chords, and of keys while the search, switcher or rename has them, go
+        // nowhere; other releases go to the pane; keys of an IME composition go nowhere.
         let input = InputState { mods: CTRL_SHIFT, ..InputState::new() };
         assert_eq!(input.route_key(&keymap, e.clone(), false, nothing), KeyRoute::Ignored);
+        let search = KeyTakers { search: true, ..nothing };
+        let plain = InputState::new();
+        let x = Key::Character("x");
+        assert_eq!(plain.route_key(&keymap, x.clone(), false, search), KeyRoute::Ignored);
+        assert_eq!(plain.route_key(&keymap, x.clone(), false, nothing), KeyRoute::Release);
         let composing = InputState { composing: true, ..InputState::new() };
         assert_eq!(
             composing.route_key(&keymap, Key::Character("x"), true, nothing),

@@ -1,17 +1,19 @@
-//! Key presses to the bytes a terminal program expects (xterm's legacy encoding).
+//! Key events to the bytes a terminal program expects: xterm's legacy encoding, or the kitty
+//! keyboard protocol's when the program turned it on.
 //!
 //! Owns the mapping from winit's logical keys and modifiers to PTY input: printable text,
 //! Ctrl+character control codes, Alt as an ESC prefix, the cursor and editing keys with
 //! xterm's modifier forms (`CSI 1 ; 5 D` for Ctrl+Left), application cursor keys (DECCKM) and
-//! the application keypad (DECKPAM). Named keys go through [`berth_engine::keys`] so that the
-//! window and `berth send --keys` share one encoding table. It must not look at the keymap
-//! (chords the window handles itself are taken out before this runs) or touch a pane.
-//!
-//! The kitty keyboard protocol is not encoded: the engine runs alacritty with it disabled, so
-//! programs never see it advertised.
+//! the application keypad (DECKPAM); and, with kitty keyboard flags set, winit's key, its
+//! unshifted and US-layout characters, modifiers and press/repeat/release turned into the
+//! engine's [`kitty::KeyEvent`] (so `Shift+Enter` reaches the program as `CSI 13 ; 2 u` with
+//! flag 1). Named keys go through [`berth_engine::keys`] so that the window and
+//! `berth send --keys` share one encoding table. It must not look at the keymap (chords the
+//! window handles itself are taken out before this runs) or touch a pane.
 
 use berth_engine::keys::encode_key;
-use winit::keyboard::{Key, KeyLocation, ModifiersState, NamedKey};
+use berth_engine::keys::kitty::{self, Functional, KeyKind};
+use winit::keyboard::{Key, KeyCode, KeyLocation, ModifiersState, NamedKey};
 
 /// The terminal modes that change what a key sends.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -20,6 +22,10 @@ pub struct KeyModes {
     pub app_cursor: bool,
     /// DECKPAM: keys of the numeric keypad send `ESC O x` codes instead of their text.
     pub app_keypad: bool,
+    /// The kitty keyboard protocol's flags in force (0: legacy encoding).
+    pub kitty_flags: u8,
+    /// DECBKM: Backspace sends BS (0x08) and Ctrl+Backspace DEL, instead of the reverse.
+    pub backarrow_bs: bool,
 }
 
 /// One key press as the encoder needs it (built from a winit `KeyEvent`).
@@ -33,12 +39,39 @@ pub struct KeyPress<'a> {
     pub text: Option<&'a str>,
     /// The modifiers held.
     pub mods: ModifiersState,
+    /// Press, repeat or release (only the kitty protocol's flag 2 reports the last two apart).
+    pub kind: KeyKind,
+    /// The key's character with no modifier applied (winit's `key_without_modifiers`), for
+    /// the kitty protocol's key code.
+    pub unmodified: Option<&'a str>,
+    /// The physical key, for the kitty protocol's US-layout key.
+    pub physical: Option<KeyCode>,
 }
 
-/// The bytes to write to the PTY for a key press, or None when the key sends nothing
-/// (a lone modifier, a dead key, an unknown function key).
+impl<'a> KeyPress<'a> {
+    /// A press of `key` at `location` typing `text`, with nothing else known.
+    pub fn new(
+        key: Key<&'a str>,
+        location: KeyLocation,
+        text: Option<&'a str>,
+        mods: ModifiersState,
+    ) -> Self {
+        Self { key, location, text, mods, kind: KeyKind::Press, unmodified: None, physical: None }
+    }
+}
+
+/// The bytes to write to the PTY for a key event, or None when the key sends nothing
+/// (a lone modifier, a dead key, an unknown function key, a release nobody asked for).
 pub fn encode(press: &KeyPress<'_>, modes: KeyModes) -> Option<Vec<u8>> {
+    if press.kind == KeyKind::Release || !kitty::legacy_presses(modes.kitty_flags) {
+        return kitty::encode(&kitty_event(press)?, modes.kitty_flags);
+    }
     let mods = press.mods;
+    if modes.backarrow_bs && press.key == Key::Named(NamedKey::Backspace) {
+        // DECBKM swaps what Backspace and Ctrl+Backspace send.
+        let byte = if mods.control_key() { 0x7f } else { 0x08 };
+        return Some(with_alt(mods, &[byte]));
+    }
     if press.location == KeyLocation::Numpad && modes.app_keypad && !has_any(mods) {
         if let Some(bytes) = keypad_application(&press.key) {
             return Some(bytes);
@@ -55,6 +88,142 @@ pub fn encode(press: &KeyPress<'_>, modes: KeyModes) -> Option<Vec<u8>> {
         }
         Key::Dead(_) => None,
     }
+}
+
+/// The key event as the kitty protocol's encoder takes it; `None` for a dead key (the input
+/// method is composing) or a key with no number in the protocol.
+fn kitty_event<'a>(press: &KeyPress<'a>) -> Option<kitty::KeyEvent<'a>> {
+    let mut mods = 0;
+    for (held, bit) in [
+        (press.mods.shift_key(), kitty::mods::SHIFT),
+        (press.mods.alt_key(), kitty::mods::ALT),
+        (press.mods.control_key(), kitty::mods::CTRL),
+        (press.mods.super_key(), kitty::mods::SUPER),
+    ] {
+        if held {
+            mods |= bit;
+        }
+    }
+    let single = |s: &str| {
+        let mut chars = s.chars();
+        chars.next().filter(|_| chars.next().is_none())
+    };
+    let numpad = press.location == KeyLocation::Numpad;
+    let mut shifted = None;
+    let key = match &press.key {
+        Key::Named(NamedKey::Space) => kitty::Key::Char(' '),
+        Key::Named(named) => kitty::Key::Functional(functional(*named, press.location)?),
+        Key::Character(s) if numpad => {
+            kitty::Key::Functional(single(s).and_then(Functional::keypad)?)
+        }
+        Key::Character(s) => {
+            let own = single(s)?;
+            // The key's code is its character without Shift: winit's unmodified key, else the
+            // lower case of what it typed.
+            let base = press.unmodified.and_then(single).unwrap_or_else(|| {
+                let mut lower = own.to_lowercase();
+                lower.next().filter(|_| lower.next().is_none()).unwrap_or(own)
+            });
+            if press.mods.shift_key() && own != base {
+                shifted = Some(own);
+            }
+            kitty::Key::Char(base)
+        }
+        Key::Unidentified(_) | Key::Dead(_) => return None,
+    };
+    Some(kitty::KeyEvent {
+        key,
+        shifted,
+        base_layout: press.physical.and_then(us_layout),
+        mods,
+        kind: press.kind,
+        text: press.text,
+    })
+}
+
+/// The kitty protocol's key for a named key at `location`.
+fn functional(named: NamedKey, location: KeyLocation) -> Option<Functional> {
+    let numpad = location == KeyLocation::Numpad;
+    let right = location == KeyLocation::Right;
+    let main = match named {
+        NamedKey::Enter if numpad => Functional::KP_ENTER,
+        NamedKey::Enter => Functional::ENTER,
+        NamedKey::Tab => Functional::TAB,
+        NamedKey::Escape => Functional::ESCAPE,
+        NamedKey::Backspace => Functional::BACKSPACE,
+        NamedKey::Insert => Functional::INSERT,
+        NamedKey::Delete => Functional::DELETE,
+        NamedKey::Home => Functional::HOME,
+        NamedKey::End => Functional::END,
+        NamedKey::PageUp => Functional::PAGE_UP,
+        NamedKey::PageDown => Functional::PAGE_DOWN,
+        NamedKey::ArrowUp => Functional::UP,
+        NamedKey::ArrowDown => Functional::DOWN,
+        NamedKey::ArrowLeft => Functional::LEFT,
+        NamedKey::ArrowRight => Functional::RIGHT,
+        NamedKey::Clear if numpad => return Some(Functional::KP_BEGIN),
+        NamedKey::CapsLock => Functional::CAPS_LOCK,
+        NamedKey::ScrollLock => Functional::SCROLL_LOCK,
+        NamedKey::NumLock => Functional::NUM_LOCK,
+        NamedKey::PrintScreen => Functional::PRINT_SCREEN,
+        NamedKey::Pause => Functional::PAUSE,
+        NamedKey::ContextMenu => Functional::MENU,
+        NamedKey::Shift => return Functional::modifier(0, right),
+        NamedKey::Control => return Functional::modifier(1, right),
+        NamedKey::Alt => return Functional::modifier(2, right),
+        NamedKey::Super => return Functional::modifier(3, right),
+        NamedKey::Hyper => return Functional::modifier(4, right),
+        NamedKey::Meta => return Functional::modifier(5, right),
+        NamedKey::AltGraph => Functional::ISO_LEVEL3_SHIFT,
+        _ => return Functional::function(function_number(named)?),
+    };
+    if numpad {
+        return Some(Functional::keypad_navigation(main).unwrap_or(main));
+    }
+    Some(main)
+}
+
+/// The number of a function key F1–F35.
+fn function_number(named: NamedKey) -> Option<u8> {
+    use NamedKey::*;
+    const KEYS: [NamedKey; 35] = [
+        F1, F2, F3, F4, F5, F6, F7, F8, F9, F10, F11, F12, F13, F14, F15, F16, F17, F18, F19, F20,
+        F21, F22, F23, F24, F25, F26, F27, F28, F29, F30, F31, F32, F33, F34, F35,
+    ];
+    // The position is below 35, so it fits a u8.
+    KEYS.iter().position(|&k| k == named).map(|i| i as u8 + 1)
+}
+
+/// The character a physical key types on a US PC-101 layout without Shift.
+fn us_layout(code: KeyCode) -> Option<char> {
+    use KeyCode::*;
+    const LETTERS: [KeyCode; 26] = [
+        KeyA, KeyB, KeyC, KeyD, KeyE, KeyF, KeyG, KeyH, KeyI, KeyJ, KeyK, KeyL, KeyM, KeyN, KeyO,
+        KeyP, KeyQ, KeyR, KeyS, KeyT, KeyU, KeyV, KeyW, KeyX, KeyY, KeyZ,
+    ];
+    const DIGITS: [KeyCode; 10] =
+        [Digit0, Digit1, Digit2, Digit3, Digit4, Digit5, Digit6, Digit7, Digit8, Digit9];
+    if let Some(i) = LETTERS.iter().position(|&k| k == code) {
+        return Some((b'a' + i as u8) as char);
+    }
+    if let Some(i) = DIGITS.iter().position(|&k| k == code) {
+        return Some((b'0' + i as u8) as char);
+    }
+    Some(match code {
+        Minus => '-',
+        Equal => '=',
+        BracketLeft => '[',
+        BracketRight => ']',
+        Backslash => '\\',
+        Semicolon => ';',
+        Quote => '\'',
+        Backquote => '`',
+        Comma => ',',
+        Period => '.',
+        Slash => '/',
+        Space => ' ',
+        _ => return None,
+    })
 }
 
 /// Whether Ctrl, Alt or Shift is held (Super is ignored: the desktop usually takes it).
@@ -196,9 +365,11 @@ mod tests {
     const SHIFT: ModifiersState = ModifiersState::SHIFT;
     const CTRL: ModifiersState = ModifiersState::CONTROL;
     const ALT: ModifiersState = ModifiersState::ALT;
-    const NORMAL: KeyModes = KeyModes { app_cursor: false, app_keypad: false };
-    const APP_CURSOR: KeyModes = KeyModes { app_cursor: true, app_keypad: false };
-    const APP_KEYPAD: KeyModes = KeyModes { app_cursor: false, app_keypad: true };
+    const NORMAL: KeyModes =
+        KeyModes { app_cursor: false, app_keypad: false, kitty_flags: 0, backarrow_bs: false };
+    const APP_CURSOR: KeyModes = KeyModes { app_cursor: true, ..NORMAL };
+    const APP_KEYPAD: KeyModes = KeyModes { app_keypad: true, ..NORMAL };
+    const BACKARROW_BS: KeyModes = KeyModes { backarrow_bs: true, ..NORMAL };
 
     fn named(key: NamedKey) -> Key<&'static str> {
         Key::Named(key)
@@ -214,7 +385,7 @@ mod tests {
             Key::Character(s) => Some(s),
             _ => None,
         };
-        KeyPress { key, location: KeyLocation::Standard, text, mods }
+        KeyPress::new(key, KeyLocation::Standard, text, mods)
     }
 
     /// One row of a table: key, modifiers, modes, expected bytes.
@@ -248,6 +419,9 @@ mod tests {
             (named(NamedKey::Tab), SHIFT, NORMAL, Some(b"\x1b[Z")),
             (named(NamedKey::Backspace), NONE, NORMAL, Some(b"\x7f")),
             (named(NamedKey::Backspace), CTRL, NORMAL, Some(b"\x08")),
+            (named(NamedKey::Backspace), NONE, BACKARROW_BS, Some(b"\x08")),
+            (named(NamedKey::Backspace), CTRL, BACKARROW_BS, Some(b"\x7f")),
+            (named(NamedKey::Backspace), ALT, BACKARROW_BS, Some(b"\x1b\x08")),
             (named(NamedKey::Escape), NONE, NORMAL, Some(b"\x1b")),
             (named(NamedKey::Insert), NONE, NORMAL, Some(b"\x1b[2~")),
             (named(NamedKey::Delete), NONE, NORMAL, Some(b"\x1b[3~")),
@@ -369,6 +543,109 @@ mod tests {
         for (key, modes, expected) in cases {
             let press = KeyPress { location: KeyLocation::Numpad, ..plain(key.clone(), NONE) };
             assert_eq!(encode(&press, *modes).as_deref(), Some(*expected), "keypad {key:?}");
+        }
+    }
+
+    /// A key event as winit reports it, for the kitty protocol's table.
+    fn event(
+        key: Key<&'static str>,
+        text: Option<&'static str>,
+        unmodified: Option<&'static str>,
+        mods: ModifiersState,
+    ) -> KeyPress<'static> {
+        KeyPress { unmodified, ..KeyPress::new(key, KeyLocation::Standard, text, mods) }
+    }
+
+    fn kitty(flags: u8) -> KeyModes {
+        KeyModes { kitty_flags: flags, ..NORMAL }
+    }
+
+    #[test]
+    fn kitty_flags_change_the_encoding() {
+        let released = |press: KeyPress<'static>| KeyPress { kind: KeyKind::Release, ..press };
+        let repeated = |press: KeyPress<'static>| KeyPress { kind: KeyKind::Repeat, ..press };
+        let enter = event(named(NamedKey::Enter), Some("\r"), None, NONE);
+        let shift_enter = event(named(NamedKey::Enter), Some("\r"), None, SHIFT);
+        let a = event(ch("a"), Some("a"), Some("a"), NONE);
+        let shift_a = event(ch("A"), Some("A"), Some("a"), SHIFT);
+        let ctrl_shift_a = event(ch("A"), Some("\x01"), Some("a"), CTRL | SHIFT);
+        let bang = KeyPress {
+            physical: Some(KeyCode::Digit1),
+            ..event(ch("!"), Some("!"), Some("1"), CTRL | SHIFT)
+        };
+        let cyrillic = KeyPress {
+            physical: Some(KeyCode::KeyC),
+            ..event(ch("с"), Some("с"), Some("с"), CTRL)
+        };
+        let left_shift = KeyPress {
+            location: KeyLocation::Left,
+            ..event(named(NamedKey::Shift), None, None, SHIFT)
+        };
+        let right_ctrl = KeyPress {
+            location: KeyLocation::Right,
+            ..event(named(NamedKey::Control), None, None, CTRL)
+        };
+        let kp5 =
+            KeyPress { location: KeyLocation::Numpad, ..event(ch("5"), Some("5"), None, NONE) };
+        let kp_enter = KeyPress { location: KeyLocation::Numpad, ..shift_enter.clone() };
+        let kp_up = KeyPress {
+            location: KeyLocation::Numpad,
+            ..event(named(NamedKey::ArrowUp), None, None, NONE)
+        };
+        let cases: Vec<(KeyPress<'static>, KeyModes, Option<&[u8]>)> = vec![
+            // Flags 0: legacy, and no releases.
+            (shift_enter.clone(), NORMAL, Some(b"\r")),
+            (released(a.clone()), NORMAL, None),
+            // Flag 1: Shift+Enter is a key of its own; Enter alone stays a CR.
+            (shift_enter.clone(), kitty(1), Some(b"\x1b[13;2u")),
+            (enter.clone(), kitty(1), Some(b"\r")),
+            (event(named(NamedKey::Enter), Some("\r"), None, CTRL), kitty(1), Some(b"\x1b[13;5u")),
+            (event(named(NamedKey::Escape), None, None, NONE), kitty(1), Some(b"\x1b[27u")),
+            (event(named(NamedKey::Tab), None, None, SHIFT), kitty(1), Some(b"\x1b[9;2u")),
+            (a.clone(), kitty(1), Some(b"a")),
+            (shift_a.clone(), kitty(1), Some(b"A")),
+            (event(ch("c"), Some("\x03"), Some("c"), CTRL), kitty(1), Some(b"\x1b[99;5u")),
+            (ctrl_shift_a.clone(), kitty(1), Some(b"\x1b[97;6u")),
+            (event(ch("x"), Some("x"), Some("x"), ALT), kitty(1), Some(b"\x1b[120;3u")),
+            (event(named(NamedKey::ArrowUp), None, None, NONE), kitty(1), Some(b"\x1b[A")),
+            (event(named(NamedKey::ArrowLeft), None, None, CTRL), kitty(1), Some(b"\x1b[1;5D")),
+            (event(named(NamedKey::F3), None, None, NONE), kitty(1), Some(b"\x1b[13~")),
+            (event(named(NamedKey::F13), None, None, NONE), kitty(1), Some(b"\x1b[57376u")),
+            (kp5.clone(), kitty(1), Some(b"5")),
+            (kp_enter, kitty(1), Some(b"\x1b[57414;2u")),
+            (kp_up, kitty(1), Some(b"\x1b[57419u")),
+            (left_shift.clone(), kitty(1), None),
+            (released(a.clone()), kitty(1), None),
+            // Flag 2: repeats and releases.
+            (repeated(a.clone()), kitty(3), Some(b"a")),
+            (released(a.clone()), kitty(3), Some(b"\x1b[97;1:3u")),
+            (released(shift_enter.clone()), kitty(3), Some(b"\x1b[13;2:3u")),
+            (released(enter.clone()), kitty(3), None),
+            (repeated(event(ch("c"), None, Some("c"), CTRL)), kitty(3), Some(b"\x1b[99;5:2u")),
+            // Flag 2 alone: presses stay legacy, releases are reported.
+            (shift_enter.clone(), kitty(2), Some(b"\r")),
+            (released(a.clone()), kitty(2), Some(b"\x1b[97;1:3u")),
+            // Flag 4: the shifted key and the US-layout key.
+            (ctrl_shift_a, kitty(5), Some(b"\x1b[97:65;6u")),
+            (bang, kitty(5), Some(b"\x1b[49:33;6u")),
+            (cyrillic, kitty(5), Some(b"\x1b[1089::99;5u")),
+            // Flag 8: every key, modifiers too; flag 16 adds the text.
+            (a.clone(), kitty(8), Some(b"\x1b[97u")),
+            (enter, kitty(8), Some(b"\x1b[13u")),
+            (kp5, kitty(8), Some(b"\x1b[57404u")),
+            (left_shift, kitty(8), Some(b"\x1b[57441;2u")),
+            (right_ctrl, kitty(8), Some(b"\x1b[57448;5u")),
+            (shift_a.clone(), kitty(24), Some(b"\x1b[97;2;65u")),
+            (shift_a, kitty(31), Some(b"\x1b[97:65;2;65u")),
+            (event(Key::Dead(Some('´')), None, None, NONE), kitty(8), None),
+        ];
+        for (press, modes, expected) in cases {
+            assert_eq!(
+                encode(&press, modes).as_deref(),
+                expected,
+                "{press:?} flags {}",
+                modes.kitty_flags
+            );
         }
     }
 

@@ -12,11 +12,13 @@
 //! not draw by itself: `render` does that.
 
 mod actions;
+mod activation;
 mod app;
 pub mod backend;
 pub mod chrome;
 mod chrome_input;
 pub mod clipboard;
+mod decisions;
 mod dispatch;
 mod frames;
 mod input;

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use berth_engine::ids::PaneId;
 use berth_server::client::{Client, ClientError};
 use berth_server::commands::{Command, ReadSpec, Reply};
+use berth_server::event::Event;
 use berth_server::screen::{PaneFrame, PaneHave};
 use berth_server::view::StateView;
 
@@ -44,6 +45,9 @@ const MAX_INPUT_CHUNK: usize = 64 << 10;
 /// How many lines of a tombstone's tail are read.
 const TAIL_LINES: usize = 2000;
 
+/// Asks the window to come to the front.
+pub(super) type Raise = Box<dyn Fn(Option<String>) + Send + Sync>;
+
 /// What the threads share with the window.
 #[derive(Default)]
 struct Shared {
@@ -66,8 +70,9 @@ struct Shared {
     refreshed: Condvar,
     /// The server went away.
     gone: AtomicBool,
-    /// A desktop notification was clicked: the window comes to the front.
-    raise: Arc<AtomicBool>,
+    /// A desktop notification was clicked: the window comes to the front (with the
+    /// notification server's activation token, if any).
+    raise: Option<Raise>,
 }
 
 impl Shared {
@@ -99,11 +104,11 @@ impl Remote {
         socket: &Path,
         header_rows: u16,
         waker: Waker,
-        raise: Arc<AtomicBool>,
+        raise: Raise,
     ) -> Result<Self, ClientError> {
         let mut commands = Client::connect(socket)?;
         commands.attach_window(header_rows)?;
-        let shared = Arc::new(Shared { raise, ..Shared::default() });
+        let shared = Arc::new(Shared { raise: Some(raise), ..Shared::default() });
         shared.stale.store(true, Ordering::Release);
         let mut events = Client::connect(socket)?;
         events.subscribe()?;
@@ -293,7 +298,13 @@ fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Wak
             Ok(event) => {
                 let text = event.to_string();
                 if text.contains("\"notification.activated\"") {
-                    shared.raise.store(true, Ordering::Release);
+                    if let Ok(Event::NotificationActivated { activation_token, .. }) =
+                        berth_server::protocol::decode_event(&event)
+                    {
+                        if let Some(raise) = &shared.raise {
+                            raise(activation_token);
+                        }
+                    }
                 }
                 if !text.contains("\"pane.output\"") {
                     shared.ask_refresh();

@@ -1,6 +1,6 @@
 //! The adapter table ([`ADAPTERS`]) and what is read through it: an argv's agent (looking
-//! through wrappers such as `env` or `npx`), the official resume command, and a session id on
-//! the agent's own command line.
+//! through wrappers such as `env` or `npx`), the official resume command, a session id on
+//! the agent's own command line, and how a prompt is submitted to its TUI ([`SubmitProfile`]).
 //!
 //! It must not run anything or read anything but the argv it is given.
 
@@ -25,6 +25,41 @@ pub struct Adapter {
     pub session_flags: &'static [&'static str],
     /// A subcommand whose first argument is a session id (`codex resume <id>`).
     pub session_subcommand: Option<&'static str>,
+    /// How `pane.submit` types a prompt into its TUI.
+    pub submit: SubmitProfile,
+}
+
+/// How `pane.submit` delivers a prompt to a program: the paste, then Enter as a separate write
+/// `settle_ms` later, then (where the agent's hooks are wired) a bounded wait for `ack_event`,
+/// with Enter pressed once more if it does not come.
+///
+/// The values are per agent (see `../shared/AGENT-CHANNELS.md`, "Prompt submit"); a program
+/// without an adapter gets [`SubmitProfile::GENERIC`] (an agent that reported itself) or
+/// [`SubmitProfile::PLAIN`] (a shell or any other program).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubmitProfile {
+    /// Milliseconds between the end of the paste and Enter. An Enter that comes sooner may be
+    /// taken as part of the paste (claude: a paste commits 100 ms after its last byte; codex:
+    /// fast input turns Enter into a newline for 120 ms).
+    pub settle_ms: u64,
+    /// The hook event that says the prompt was submitted (`hook_event_name`, or `type` for
+    /// opencode's plugin events); it counts only when it moves the pane to `working`. `None`:
+    /// the agent has no such event and a submit is never confirmed.
+    pub ack_event: Option<&'static str>,
+    /// How long to wait for `ack_event` after each Enter, in milliseconds.
+    pub ack_wait_ms: u64,
+}
+
+impl SubmitProfile {
+    /// An agent Berth has no adapter for (it reported itself as `generic`): the paste settles
+    /// as long as claude's, and no event confirms it.
+    pub const GENERIC: SubmitProfile =
+        SubmitProfile { settle_ms: 200, ack_event: None, ack_wait_ms: 0 };
+
+    /// A shell or any other program: Enter right after the text (a separate write), nothing
+    /// confirms it.
+    pub const PLAIN: SubmitProfile =
+        SubmitProfile { settle_ms: 0, ack_event: None, ack_wait_ms: 0 };
 }
 
 /// Every adapter Berth ships.
@@ -35,6 +70,13 @@ pub const ADAPTERS: &[Adapter] = &[
         resume: &["claude", "--resume", "{id}"],
         session_flags: &["--resume", "-r", "--session-id"],
         session_subcommand: None,
+        // A paste commits after PASTE_COMPLETION_TIMEOUT_MS = 100 ms; an Enter sooner joins it
+        // (>= 150 ms is the known-good figure). 200 ms leaves room for scheduling.
+        submit: SubmitProfile {
+            settle_ms: 200,
+            ack_event: Some("UserPromptSubmit"),
+            ack_wait_ms: 3000,
+        },
     },
     Adapter {
         kind: AgentKind::Codex,
@@ -42,6 +84,12 @@ pub const ADAPTERS: &[Adapter] = &[
         resume: &["codex", "resume", "{id}"],
         session_flags: &[],
         session_subcommand: Some("resume"),
+        // Paste-burst: fast input turns Enter into a newline for 120 ms.
+        submit: SubmitProfile {
+            settle_ms: 200,
+            ack_event: Some("UserPromptSubmit"),
+            ack_wait_ms: 3000,
+        },
     },
     Adapter {
         kind: AgentKind::Opencode,
@@ -49,6 +97,13 @@ pub const ADAPTERS: &[Adapter] = &[
         resume: &["opencode", "--session", "{id}"],
         session_flags: &["--session", "-s"],
         session_subcommand: None,
+        // Its paste handling is not documented (its official submit is the HTTP API); claude's
+        // margin. Berth's plugin forwards `session.status`, which turns busy on a prompt.
+        submit: SubmitProfile {
+            settle_ms: 200,
+            ack_event: Some("session.status"),
+            ack_wait_ms: 3000,
+        },
     },
     Adapter {
         kind: AgentKind::Cursor,
@@ -56,8 +111,23 @@ pub const ADAPTERS: &[Adapter] = &[
         resume: &["cursor-agent", "--resume", "{id}"],
         session_flags: &["--resume"],
         session_subcommand: None,
+        // Bracketed-paste handling unverified; claude's margin.
+        submit: SubmitProfile {
+            settle_ms: 200,
+            ack_event: Some("beforeSubmitPrompt"),
+            ack_wait_ms: 3000,
+        },
     },
 ];
+
+/// How `pane.submit` types a prompt for `kind` (see [`SubmitProfile`]).
+pub fn submit_profile(kind: AgentKind) -> SubmitProfile {
+    match kind.adapter() {
+        Some(adapter) => adapter.submit,
+        None if kind == AgentKind::None => SubmitProfile::PLAIN,
+        None => SubmitProfile::GENERIC,
+    }
+}
 
 /// Programs that run another program named by a later argument.
 const WRAPPERS: &[&str] = &["env", "node", "npx", "bunx", "bun", "pnpx", "nice", "nohup", "exec"];
@@ -68,7 +138,7 @@ fn basename(arg: &str) -> &str {
 
 /// The index in `argv` of the program that actually runs, looking through wrappers such as
 /// `env`, `node` or `npx` (and `env`'s `VAR=value` assignments).
-fn program_index(argv: &[String]) -> Option<usize> {
+pub fn program_index(argv: &[String]) -> Option<usize> {
     let mut i = 0;
     while let Some(arg) = argv.get(i) {
         let name = basename(arg);

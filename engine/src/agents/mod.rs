@@ -2,15 +2,20 @@
 //!
 //! Adapters are data (one row per agent in [`ADAPTERS`], in `adapters.rs`), not code paths
 //! scattered around: the program names that identify an agent, the official resume command built
-//! from a session id, and the flags that carry a session id on a command line. `kind.rs` holds
+//! from a session id, the flags that carry a session id on a command line, and how a prompt is
+//! submitted to its TUI (`submit.rs` makes the bytes). `kind.rs` holds
 //! the kinds and the check every session id passes before it becomes an argument. This module
 //! does no I/O and never reads screen text; what agents' hooks mean is the server's
 //! (its `agents` module).
 
 mod adapters;
 mod kind;
+pub mod submit;
 
-pub use adapters::{detect_kind, resume_argv, session_from_argv, Adapter, ADAPTERS};
+pub use adapters::{
+    detect_kind, program_index, resume_argv, session_from_argv, submit_profile, Adapter,
+    SubmitProfile, ADAPTERS,
+};
 pub use kind::{validate_session_id, AgentKind, SessionIdError, AGENT_CONFIG_ENV, MAX_SESSION_ID};
 
 #[cfg(test)]

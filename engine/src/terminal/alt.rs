@@ -4,7 +4,7 @@
 //! a cell: 240 KB at 200x50), though most panes (shells, agents that draw inline) never enter
 //! it. This module swaps in a 1-row, 2-column placeholder while the primary screen is active,
 //! and a full-size blank grid just before a program enters the alternate screen
-//! (`CSI ? 1049 h`, the only alternate-screen mode alacritty implements). It must not change
+//! (`CSI ? 1049 h`, or 47 and 1047, which the forwarding handler implements). It must not change
 //! what the terminal shows or does: entering the alternate screen resets its grid anyway, and
 //! the only other state touched, the primary screen's saved cursor, is put back.
 

@@ -22,6 +22,12 @@ impl TermListener {
         // lock is still safe to use.
         std::mem::take(&mut *self.queue.lock().unwrap_or_else(PoisonError::into_inner))
     }
+
+    /// Queues a reply to the program, in order with the Term's own replies (the handler's
+    /// answers to the queries alacritty answers incompletely, `super::answers`).
+    pub(super) fn reply(&self, text: String) {
+        self.send_event(Event::PtyWrite(text));
+    }
 }
 
 impl EventListener for TermListener {

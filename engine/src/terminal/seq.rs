@@ -2,9 +2,16 @@
 //!
 //! It owns the [`SeqTracker`] (the numbering of rendered lines) and [`SeqHandler`], the vte
 //! `Handler` that forwards every call to alacritty's `Term` and then updates the tracker. It
-//! must not change what the terminal does: every method forwards unchanged, and the only
-//! grid changes it makes are dropping the oldest history lines once the history outgrows the
-//! ring, and allocating the alternate screen's grid only around its use (`super::alt`).
+//! must not change what the terminal does beyond these: it drops the oldest history lines once
+//! the history outgrows the ring; it allocates the alternate screen's grid only around its use
+//! (`super::alt`); it answers itself the queries alacritty answers wrongly or not at all (DA1,
+//! DECRQM of modes alacritty does not know, the kitty keyboard flags, XTWINOPS 14; the replies
+//! come from `super::answers`); it takes DECNKM (`CSI ? 66 h/l`) as the keypad mode that
+//! `ESC =`/`ESC >` set, and keeps DECBKM (`CSI ? 67 h/l`) for the key encoder; it implements
+//! xterm's older alternate-screen modes 47 and 1047 and the cursor save of 1048, which
+//! alacritty does not know (entering the alternate screen, alacritty's `swap_alt` also sets the
+//! primary screen's saved cursor to the cursor, as 1049 does); and it ignores a kitty keyboard push past
+//! [`super::answers::MAX_KEYBOARD_STACK`] (alacritty panics there).
 //!
 //! Why a forwarding handler: alacritty does not count lines that scroll into its history, and
 //! once the history is at its cap the oldest lines silently fall out, so the history size alone
@@ -25,6 +32,7 @@ use alacritty_terminal::vte::ansi::{
 };
 use alacritty_terminal::Term;
 
+use super::answers::{self, AnswerState};
 use super::listener::TermListener;
 
 /// History lines allowed past the ring before the oldest are dropped in one go.
@@ -147,14 +155,18 @@ impl SeqTracker {
 
 /// The vte handler that feeds alacritty's `Term` and keeps [`SeqTracker`] exact.
 ///
-/// Every method forwards to `Term`'s own implementation and then observes the history. All 71
-/// methods of vte 0.15's `Handler` are forwarded: one left out would silently fall back to the
-/// trait's empty default.
+/// Every method forwards to `Term`'s own implementation (or answers in its place, see the
+/// module documentation) and then observes the history. All 71 methods of vte 0.15's `Handler`
+/// are implemented: one left out would silently fall back to the trait's empty default.
 pub(super) struct SeqHandler<'a> {
     /// The terminal that does the work.
     pub(super) term: &'a mut Term<TermListener>,
     /// The numbering to keep up to date.
     pub(super) seq: &'a mut SeqTracker,
+    /// Where the handler's own replies go, in order with the Term's.
+    pub(super) listener: &'a TermListener,
+    /// What the answers mirror of the Term's private state.
+    pub(super) answers: &'a mut AnswerState,
 }
 
 impl SeqHandler<'_> {
@@ -216,7 +228,10 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn identify_terminal(&mut self, intermediate: Option<char>) {
-        Handler::identify_terminal(&mut *self.term, intermediate);
+        match intermediate {
+            None => self.listener.reply(answers::PRIMARY_ATTRIBUTES.to_owned()),
+            Some(_) => Handler::identify_terminal(&mut *self.term, intermediate),
+        }
         self.after_call();
     }
 
@@ -357,6 +372,7 @@ impl Handler for SeqHandler<'_> {
 
     fn reset_state(&mut self) {
         Handler::reset_state(&mut *self.term);
+        *self.answers = AnswerState::default();
         // A reset leaves the alternate screen, keeping its grid; let it go again.
         super::alt::release(self.term);
         self.after_call();
@@ -383,7 +399,10 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn report_mode(&mut self, mode: Mode) {
-        Handler::report_mode(&mut *self.term, mode);
+        match answers::ansi_mode(mode.raw()) {
+            Some(reply) => self.listener.reply(reply),
+            None => Handler::report_mode(&mut *self.term, mode),
+        }
         self.after_call();
     }
 
@@ -391,11 +410,32 @@ impl Handler for SeqHandler<'_> {
         if is_alt_screen(mode) {
             super::alt::prepare(self.term);
         }
+        let in_alt = self.term.mode().contains(TermMode::ALT_SCREEN);
+        match mode.raw() {
+            DECNKM => Handler::set_keypad_application_mode(&mut *self.term),
+            DECBKM => self.answers.backarrow_sends_bs = true,
+            SAVE_CURSOR => Handler::save_cursor_position(&mut *self.term),
+            ALT_SCREEN | ALT_SCREEN_CLEARED if !in_alt => self.term.swap_alt(),
+            _ => (),
+        }
         Handler::set_private_mode(&mut *self.term, mode);
         self.after_call();
     }
 
     fn unset_private_mode(&mut self, mode: PrivateMode) {
+        let in_alt = self.term.mode().contains(TermMode::ALT_SCREEN);
+        match mode.raw() {
+            DECNKM => Handler::unset_keypad_application_mode(&mut *self.term),
+            DECBKM => self.answers.backarrow_sends_bs = false,
+            SAVE_CURSOR => Handler::restore_cursor_position(&mut *self.term),
+            ALT_SCREEN if in_alt => self.term.swap_alt(),
+            ALT_SCREEN_CLEARED if in_alt => {
+                // 1047 clears the alternate screen as it leaves it.
+                self.term.grid_mut().reset_region(..);
+                self.term.swap_alt();
+            }
+            _ => (),
+        }
         Handler::unset_private_mode(&mut *self.term, mode);
         if is_alt_screen(mode) {
             super::alt::release(self.term);
@@ -404,11 +444,15 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn report_private_mode(&mut self, mode: PrivateMode) {
-        Handler::report_private_mode(&mut *self.term, mode);
+        match answers::private_mode(self.term, self.answers, mode.raw()) {
+            Some(reply) => self.listener.reply(reply),
+            None => Handler::report_private_mode(&mut *self.term, mode),
+        }
         self.after_call();
     }
 
     fn set_scrolling_region(&mut self, top: usize, bottom: Option<usize>) {
+        self.answers.set_region(top, bottom, self.term.screen_lines());
         Handler::set_scrolling_region(&mut *self.term, top, bottom);
         self.after_call();
     }
@@ -474,7 +518,8 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn text_area_size_pixels(&mut self) {
-        Handler::text_area_size_pixels(&mut *self.term);
+        // alacritty asks its window for the size; a pane has none, so answer from the engine.
+        self.listener.reply(answers::text_area_pixels(self.term));
         self.after_call();
     }
 
@@ -494,16 +539,24 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn report_keyboard_mode(&mut self) {
-        Handler::report_keyboard_mode(&mut *self.term);
+        // alacritty reports the top of the stack, which `CSI = flags ; mode u` does not change:
+        // report the flags in force instead, as the protocol asks.
+        self.listener.reply(format!("\x1b[?{}u", answers::keyboard_flags(self.term)));
         self.after_call();
     }
 
     fn push_keyboard_mode(&mut self, mode: KeyboardModes) {
-        Handler::push_keyboard_mode(&mut *self.term, mode);
+        let depth = self.answers.keyboard_depth(self.term);
+        if *depth < answers::MAX_KEYBOARD_STACK {
+            *depth += 1;
+            Handler::push_keyboard_mode(&mut *self.term, mode);
+        }
         self.after_call();
     }
 
     fn pop_keyboard_modes(&mut self, to_pop: u16) {
+        let depth = self.answers.keyboard_depth(self.term);
+        *depth = depth.saturating_sub(usize::from(to_pop));
         Handler::pop_keyboard_modes(&mut *self.term, to_pop);
         self.after_call();
     }
@@ -529,7 +582,26 @@ impl Handler for SeqHandler<'_> {
     }
 }
 
-/// Whether `mode` is the alternate screen (`?1049`, the only one alacritty implements).
+/// DECNKM, the numeric keypad mode: set is application keypad (as `ESC =`), reset numeric.
+const DECNKM: u16 = 66;
+
+/// DECBKM, the backarrow key mode: set, Backspace sends BS; reset (the default), DEL.
+const DECBKM: u16 = 67;
+
+/// xterm's alternate screen without saving the cursor (`?47`), which alacritty does not
+/// know: the handler swaps screens itself.
+const ALT_SCREEN: u16 = 47;
+
+/// The alternate screen, cleared as it is left (`?1047`), which alacritty does not know.
+const ALT_SCREEN_CLEARED: u16 = 1047;
+
+/// Save (set) and restore (reset) the cursor as DECSC and DECRC do (`?1048`), which alacritty
+/// does not know.
+const SAVE_CURSOR: u16 = 1048;
+
+/// Whether `mode` switches to the alternate screen (`?1049`, which alacritty implements, and
+/// `?47` and `?1047`, which the handler does).
 fn is_alt_screen(mode: PrivateMode) -> bool {
     matches!(mode, PrivateMode::Named(NamedPrivateMode::SwapScreenAndSetRestoreCursor))
+        || matches!(mode.raw(), ALT_SCREEN | ALT_SCREEN_CLEARED)
 }

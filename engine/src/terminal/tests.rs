@@ -94,7 +94,7 @@ fn queries_produce_replies_to_write_back() {
     let cases: &[(&[u8], &[u8])] = &[
         (b"ab\x1b[6n", b"\x1b[1;3R"),
         (b"\r\n\r\nxyz\x1b[6n", b"\x1b[3;4R"),
-        (b"\x1b[c", b"\x1b[?6c"),
+        (b"\x1b[c", b"\x1b[?62;22c"),
         (b"\x1b[5n", b"\x1b[0n"),
         (b"\x1b]11;?\x07", b"\x1b]11;rgb:1c1c/1c1c/1c1c\x07"),
         (b"\x1b]10;?\x1b\\", b"\x1b]10;rgb:d8d8/d8d8/d8d8\x1b\\"),
@@ -123,6 +123,17 @@ fn app_cursor_follows_decckm() {
     assert!(term.app_cursor());
     term.feed(b"\x1b[?1l");
     assert!(!term.app_cursor());
+}
+
+/// `pane.submit` brackets a prompt only for a program that asked (DECSET 2004).
+#[test]
+fn bracketed_paste_follows_decset_2004() {
+    let mut term = terminal();
+    assert!(!term.bracketed_paste());
+    term.feed(b"\x1b[?2004h");
+    assert!(term.bracketed_paste());
+    term.feed(b"\x1b[?2004l");
+    assert!(!term.bracketed_paste());
 }
 
 #[test]
@@ -592,7 +603,7 @@ fn events_keep_the_order_of_the_queries_in_every_chunking() {
     let expected = vec![
         TerminalEvent::PtyWrite(b"\x1b[1;1R".to_vec()),
         TerminalEvent::Notify { kind: 99, payload: b"i=x:p=?;".to_vec() },
-        TerminalEvent::PtyWrite(b"\x1b[?6c".to_vec()),
+        TerminalEvent::PtyWrite(b"\x1b[?62;22c".to_vec()),
         TerminalEvent::Cwd("/tmp".to_owned()),
         TerminalEvent::PtyWrite(b"\x1b[1;3R".to_vec()),
     ];
@@ -607,118 +618,55 @@ fn events_keep_the_order_of_the_queries_in_every_chunking() {
     }
 }
 
-/// Feeds each input to a fresh terminal and checks the one reply it gets, fed whole and a byte
-/// at a time.
-fn assert_replies(cases: &[(&[u8], &[u8])]) {
-    for (input, reply) in cases {
-        let mut term = fed(input);
-        assert_eq!(
-            term.take_events(),
-            vec![TerminalEvent::PtyWrite(reply.to_vec())],
-            "reply to {:?}",
-            String::from_utf8_lossy(input)
-        );
-        let mut term = terminal();
-        let mut events = Vec::new();
-        for byte in input.iter() {
-            term.feed(std::slice::from_ref(byte));
-            events.extend(term.take_events());
-        }
-        assert_eq!(events, vec![TerminalEvent::PtyWrite(reply.to_vec())], "bytewise {input:?}");
-    }
+/// xterm's older alternate-screen modes, which alacritty does not know: 47 and 1047 switch
+/// screens (1047 clearing the alternate one as it leaves), 1048 saves and restores the cursor.
+#[test]
+fn the_older_alternate_screen_modes_switch_screens_and_save_the_cursor() {
+    let mut term = terminal();
+    let alt_cells = |t: &mut PaneTerminal| {
+        t.term.swap_alt();
+        let cells = t.term.grid().columns() * t.term.grid().screen_lines();
+        t.term.swap_alt();
+        cells
+    };
+    term.feed(b"primary\x1b[?1047h\x1b[2;1Hon the alternate screen");
+    assert!(term.alt_screen());
+    assert_eq!(term.screen_lines(false), ["", "on the alternate screen"]);
+    term.feed(b"\x1b[?1047l");
+    assert!(!term.alt_screen());
+    assert_eq!(term.screen_lines(false), ["primary"]);
+    assert_eq!(alt_cells(&mut term), 2, "the alternate grid is released after 1047");
+    term.feed(b"\x1b[?47h");
+    assert!(term.alt_screen());
+    assert_eq!(term.screen_lines(false), Vec::<String>::new(), "entered blank");
+    term.feed(b"x\x1b[?47l");
+    assert!(!term.alt_screen());
+    assert_eq!(term.screen_lines(false), ["primary"]);
+    assert_eq!(alt_cells(&mut term), 2, "the alternate grid is released after 47");
+    // 1048 is DECSC/DECRC.
+    term.feed(b"\x1b[3;4H\x1b[?1048h\x1b[H\x1b[?1048l");
+    assert_eq!(cursor(&term), (2, 3));
+    // Setting a mode already in force changes nothing.
+    term.feed(b"\x1b[?1047h\x1b[?47h\x1b[?1047l\x1b[?47l");
+    assert!(!term.alt_screen());
 }
 
+/// XTSAVE and XTRESTORE (`CSI ? Pm s`, `CSI ? Pm r`) put modes back as they were saved.
 #[test]
-fn xtversion_names_berth_and_its_version() {
-    let reply = format!("\x1bP>|Berth {}\x1b\\", env!("CARGO_PKG_VERSION"));
-    assert_replies(&[(b"\x1b[>q", reply.as_bytes()), (b"\x1b[>0q", reply.as_bytes())]);
-}
-
-#[test]
-fn device_attributes_have_exact_replies() {
-    assert_replies(&[
-        (b"\x1b[c", b"\x1b[?6c"),
-        (b"\x1b[0c", b"\x1b[?6c"),
-        (b"\x1b[>c", b"\x1b[>0;2600;1c"),
-        (b"\x1b[=c", b"\x1bP!|00000000\x1b\\"),
-        (b"\x1b[=0c", b"\x1bP!|00000000\x1b\\"),
-    ]);
-}
-
-#[test]
-fn decrqm_reports_modes() {
-    assert_replies(&[
-        (b"\x1b[?1$p", b"\x1b[?1;2$y"),
-        (b"\x1b[?1h\x1b[?1$p", b"\x1b[?1;1$y"),
-        (b"\x1b[?6$p", b"\x1b[?6;2$y"),
-        (b"\x1b[?7$p", b"\x1b[?7;1$y"),
-        (b"\x1b[?25$p", b"\x1b[?25;1$y"),
-        (b"\x1b[?1000$p", b"\x1b[?1000;2$y"),
-        (b"\x1b[?1049$p", b"\x1b[?1049;2$y"),
-        (b"\x1b[?1049h\x1b[?1049$p", b"\x1b[?1049;1$y"),
-        (b"\x1b[?2004$p", b"\x1b[?2004;2$y"),
-        (b"\x1b[?2026$p", b"\x1b[?2026;2$y"),
-        (b"\x1b[?9999$p", b"\x1b[?9999;0$y"),
-        (b"\x1b[4$p", b"\x1b[4;2$y"),
-        (b"\x1b[20$p", b"\x1b[20;2$y"),
-    ]);
-}
-
-#[test]
-fn kitty_keyboard_query_reports_no_flags() {
-    assert_replies(&[(b"\x1b[?u", b"\x1b[?0u"), (b"\x1b[>1u\x1b[?u", b"\x1b[?0u")]);
-}
-
-#[test]
-fn decrqss_reports_settings() {
-    assert_replies(&[
-        (b"\x1bP$qm\x1b\\", b"\x1bP1$r0m\x1b\\"),
-        (b"\x1b[1;4;31;42m\x1bP$qm\x1b\\", b"\x1bP1$r0;1;4;31;42m\x1b\\"),
-        (b"\x1b[3;38;5;100;48;2;1;2;3m\x1bP$qm\x1b\\", b"\x1bP1$r0;3;38;5;100;48;2;1;2;3m\x1b\\"),
-        (b"\x1b[94m\x1bP$qm\x1b\\", b"\x1bP1$r0;94m\x1b\\"),
-        (b"\x1bP$q q\x1b\\", b"\x1bP1$r2 q\x1b\\"),
-        (b"\x1b[6 q\x1bP$q q\x1b\\", b"\x1bP1$r6 q\x1b\\"),
-        (b"\x1b[3 q\x1bP$q q\x1b\\", b"\x1bP1$r3 q\x1b\\"),
-        (b"\x1bP$q\"q\x1b\\", b"\x1bP1$r0\"q\x1b\\"),
-        (b"\x1bP$qz\x1b\\", b"\x1bP0$r\x1b\\"),
-        (b"\x1bP$qmmmmmmmmmmmmm\x1b\\", b"\x1bP0$r\x1b\\"),
-    ]);
-    // An aborted request is not answered.
-    let mut term = fed(b"\x1bP$qm\x18\x1bP$qm\x1b[");
-    assert_eq!(term.take_events(), vec![]);
-}
-
-#[test]
-fn xtwinops_and_dsr_report_sizes_and_status() {
-    assert_replies(&[
-        (b"\x1b[18t", b"\x1b[8;24;80t"),
-        (b"\x1b[19t", b"\x1b[9;24;80t"),
-        (b"ab\r\n\x1b[?6n", b"\x1b[?2;1;1R"),
-        (b"\x1b[?15n", b"\x1b[?13n"),
-    ]);
-}
-
-#[test]
-fn new_answers_keep_query_order() {
-    let input: &[u8] = b"\x1b[6n\x1b[>q\x1b[c\x1bP$qm\x1b\\\x1b[?u";
-    let version = format!("\x1bP>|Berth {}\x1b\\", env!("CARGO_PKG_VERSION"));
-    let expected: Vec<TerminalEvent> = [
-        b"\x1b[1;1R".as_slice(),
-        version.as_bytes(),
-        b"\x1b[?6c",
-        b"\x1bP1$r0m\x1b\\",
-        b"\x1b[?0u",
-    ]
-    .iter()
-    .map(|reply| TerminalEvent::PtyWrite(reply.to_vec()))
-    .collect();
-    for chunk in 1..=input.len() {
-        let mut term = terminal();
-        let mut events = Vec::new();
-        for piece in input.chunks(chunk) {
-            term.feed(piece);
-            events.extend(term.take_events());
-        }
-        assert_eq!(events, expected, "chunks of {chunk}");
-    }
+fn xtsave_and_xtrestore_put_modes_back() {
+    use alacritty_terminal::term::TermMode;
+    let mode = |bytes: &[u8]| *fed(bytes).term().mode();
+    assert!(mode(b"\x1b[?7h\x1b[?7s\x1b[?7l\x1b[?7r").contains(TermMode::LINE_WRAP));
+    assert!(!mode(b"\x1b[?7l\x1b[?7s\x1b[?7h\x1b[?7r").contains(TermMode::LINE_WRAP));
+    let both = mode(b"\x1b[?1;2004h\x1b[?1;2004s\x1b[?1;2004l\x1b[?1;2004r");
+    assert!(both.contains(TermMode::APP_CURSOR | TermMode::BRACKETED_PASTE));
+    // Only the modes asked for come back; one never saved, or unknown, stays as it is.
+    let some = mode(b"\x1b[?1;2004h\x1b[?1;2004s\x1b[?1;2004l\x1b[?2004;9999r");
+    assert!(some.contains(TermMode::BRACKETED_PASTE) && !some.contains(TermMode::APP_CURSOR));
+    assert!(
+        !mode(b"\x1b[?2004h\x1b[?2004r\x1b[?2004l\x1b[?2004r").contains(TermMode::BRACKETED_PASTE)
+    );
+    // Berth's own DECBKM too; a reset forgets what was saved.
+    assert!(fed(b"\x1b[?67h\x1b[?67s\x1b[?67l\x1b[?67r").backarrow_sends_bs());
+    assert!(mode(b"\x1b[?7l\x1b[?7s\x1bc\x1b[?7h\x1b[?7r").contains(TermMode::LINE_WRAP));
 }

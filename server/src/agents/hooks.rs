@@ -4,7 +4,7 @@
 //! The mapping is a table per agent over the payload's JSON; it never reads screen text. It
 //! owns no state: the Store applies a [`HookOutcome`].
 
-use berth_engine::agents::{validate_session_id, AgentKind};
+use berth_engine::agents::{submit_profile, validate_session_id, AgentKind};
 use berth_engine::model::{Attention, Lifecycle};
 use serde_json::Value;
 
@@ -19,6 +19,18 @@ pub struct HookOutcome {
     pub attention: Option<Attention>,
     /// A notification to raise: title and body.
     pub notification: Option<(String, String)>,
+    /// The agent's turn moved on: a permission request still open in the pane was answered
+    /// elsewhere (claude's own dialog) or is moot, so its card is taken back.
+    pub retracts_decisions: bool,
+    /// The event is claude's reminder of a permission dialog (`permission_prompt`): no second
+    /// notification when Berth already holds the request as a decision.
+    pub permission_prompt: bool,
+    /// The agent's last message at a turn's end (`Stop`'s `last_assistant_message`, codex's
+    /// `notify`), for `pane.wait` and the pane's last turn.
+    pub last_message: Option<String>,
+    /// The event acknowledges a submitted prompt: it is the adapter's `ack_event`
+    /// (`UserPromptSubmit`, cursor's `beforeSubmitPrompt`…) and moves the pane to `working`.
+    pub prompt_ack: bool,
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {
@@ -35,6 +47,15 @@ fn bounded(s: &str, max: usize) -> String {
 
 /// Maps an agent's hook payload. Unknown events still yield the session id they carry.
 pub fn map_hook(kind: AgentKind, payload: &Value) -> HookOutcome {
+    let mut out = map_event(kind, payload);
+    let event = text(payload, "hook_event_name").or_else(|| text(payload, "type"));
+    out.prompt_ack = out.lifecycle == Some(Lifecycle::Working)
+        && event.is_some()
+        && event.as_deref() == submit_profile(kind).ack_event;
+    out
+}
+
+fn map_event(kind: AgentKind, payload: &Value) -> HookOutcome {
     match kind {
         AgentKind::Claude => claude(payload),
         AgentKind::Codex => codex(payload),
@@ -50,21 +71,39 @@ pub fn map_hook(kind: AgentKind, payload: &Value) -> HookOutcome {
 fn claude(p: &Value) -> HookOutcome {
     let mut out =
         HookOutcome { session_id: session(text(p, "session_id")), ..HookOutcome::default() };
-    match text(p, "hook_event_name").as_deref() {
+    let event = text(p, "hook_event_name");
+    // Claude shows its own dialog beside Berth's card and fires no event when it is answered
+    // there: the next event of the turn says the request is settled.
+    out.retracts_decisions = matches!(
+        event.as_deref(),
+        Some(
+            "PostToolUse"
+                | "PostToolUseFailure"
+                | "Stop"
+                | "StopFailure"
+                | "UserPromptSubmit"
+                | "SessionEnd"
+        )
+    );
+    match event.as_deref() {
         Some("SessionStart") => out.lifecycle = Some(Lifecycle::Idle),
-        Some("UserPromptSubmit" | "PreToolUse" | "PostToolUse") => {
+        Some("UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure") => {
             out.lifecycle = Some(Lifecycle::Working);
         }
         Some("Notification") => {
+            out.permission_prompt =
+                text(p, "notification_type").as_deref() == Some("permission_prompt");
             out.lifecycle = Some(Lifecycle::Blocked);
             out.attention = Some(Attention::NeedsInput);
             let message = text(p, "message").unwrap_or_else(|| "Claude needs your input".into());
             out.notification = Some(("Claude needs your input".into(), bounded(&message, 2048)));
         }
-        Some("Stop" | "SubagentStop") => {
+        // `SubagentStop` ends a subagent's work, not the turn: it changes nothing.
+        Some("Stop") => {
             out.lifecycle = Some(Lifecycle::Done);
             out.attention = Some(Attention::Unread);
             out.notification = Some(("Claude is done".into(), String::new()));
+            out.last_message = text(p, "last_assistant_message").filter(|m| !m.is_empty());
         }
         Some("StopFailure") => turn_failed(&mut out, p, "Claude's turn failed"),
         Some("SessionEnd") => out.lifecycle = Some(Lifecycle::Idle),
@@ -100,6 +139,10 @@ fn codex(p: &Value) -> HookOutcome {
         text(p, "thread-id").or_else(|| text(p, "thread_id")).or_else(|| text(p, "session_id"));
     let mut out = HookOutcome { session_id: session(id), ..HookOutcome::default() };
     let event = text(p, "type").or_else(|| text(p, "hook_event_name"));
+    out.retracts_decisions = matches!(
+        event.as_deref(),
+        Some("agent-turn-complete" | "Stop" | "UserPromptSubmit" | "Interrupt")
+    );
     match event.as_deref() {
         Some("agent-turn-complete" | "Stop") => {
             out.lifecycle = Some(Lifecycle::Done);
@@ -108,6 +151,7 @@ fn codex(p: &Value) -> HookOutcome {
                 .or_else(|| text(p, "last_assistant_message"))
                 .unwrap_or_default();
             out.notification = Some(("Codex finished a turn".into(), bounded(&body, 2048)));
+            out.last_message = Some(body).filter(|m| !m.is_empty());
         }
         Some("UserPromptSubmit") => out.lifecycle = Some(Lifecycle::Working),
         Some("SessionStart") => out.lifecycle = Some(Lifecycle::Idle),
@@ -133,6 +177,11 @@ fn opencode(p: &Value) -> HookOutcome {
     let props = p.get("properties").unwrap_or(&Value::Null);
     let id = text(props, "sessionID").or_else(|| text(p, "sessionID"));
     let mut out = HookOutcome { session_id: session(id), ..HookOutcome::default() };
+    // `permission.replied`: answered in opencode's own dialog.
+    out.retracts_decisions = matches!(
+        text(p, "type").as_deref(),
+        Some("session.idle" | "permission.replied" | "permission.v2.replied" | "session.error")
+    );
     match text(p, "type").as_deref() {
         Some("session.idle") => {
             out.lifecycle = Some(Lifecycle::Done);
@@ -166,6 +215,8 @@ fn opencode(p: &Value) -> HookOutcome {
 fn cursor(p: &Value) -> HookOutcome {
     let mut out =
         HookOutcome { session_id: session(text(p, "conversation_id")), ..HookOutcome::default() };
+    out.retracts_decisions =
+        matches!(text(p, "hook_event_name").as_deref(), Some("stop" | "beforeSubmitPrompt"));
     match text(p, "hook_event_name").as_deref() {
         Some(
             "beforeSubmitPrompt" | "beforeShellExecution" | "beforeMCPExecution" | "afterFileEdit",
@@ -232,6 +283,75 @@ pub fn hook_config(kind: AgentKind) -> Option<HookConfig> {
     })
 }
 
+/// The hook events Berth subscribes an agent to, each with the hook timeout Berth sets (in
+/// seconds; `None` keeps the agent's default). `berth hook install` merges these; the config
+/// files [`hook_config`] prints hold the same events.
+pub fn hook_events(kind: AgentKind) -> &'static [(&'static str, Option<u32>)] {
+    match kind {
+        AgentKind::Claude => &[
+            ("SessionStart", None),
+            ("UserPromptSubmit", None),
+            ("Notification", None),
+            ("Stop", None),
+            ("StopFailure", None),
+            ("PermissionRequest", Some(600)),
+            ("PostToolUse", None),
+            ("PostToolUseFailure", None),
+        ],
+        AgentKind::Codex => &[
+            ("SessionStart", None),
+            ("UserPromptSubmit", None),
+            ("Stop", None),
+            ("PermissionRequest", None),
+            ("Interrupt", None),
+        ],
+        AgentKind::Cursor => &[
+            ("beforeSubmitPrompt", None),
+            ("stop", None),
+            ("beforeShellExecution", Some(120)),
+            ("beforeMCPExecution", Some(120)),
+        ],
+        AgentKind::Opencode | AgentKind::Generic | AgentKind::None => &[],
+    }
+}
+
+/// One hook entry as claude and codex (`hooks.json`) write it: `{"hooks": [{"type":
+/// "command", "command": …, "timeout"?}]}`; cursor's entries are the inner object alone.
+pub fn hook_entry(kind: AgentKind, command: &str, timeout: Option<u32>) -> Value {
+    let mut hook = serde_json::json!({ "command": command });
+    if kind != AgentKind::Cursor {
+        hook["type"] = Value::from("command");
+    }
+    if let Some(timeout) = timeout {
+        hook["timeout"] = Value::from(timeout);
+    }
+    match kind {
+        AgentKind::Cursor => hook,
+        _ => serde_json::json!({ "hooks": [hook] }),
+    }
+}
+
+/// The settings claude gets with `--settings` in a pane Berth starts: every hook of
+/// [`hook_events`] calling `berth` (an absolute path to this binary) as `BERTH hook claude`.
+pub fn claude_settings(berth: &str) -> String {
+    let quoted = if berth.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c)) {
+        berth.to_owned()
+    } else {
+        format!("'{}'", berth.replace('\'', "'\\''"))
+    };
+    let command = format!("{quoted} hook claude");
+    let hooks: serde_json::Map<String, Value> = hook_events(AgentKind::Claude)
+        .iter()
+        .map(|(event, timeout)| {
+            (
+                (*event).to_owned(),
+                Value::Array(vec![hook_entry(AgentKind::Claude, &command, *timeout)]),
+            )
+        })
+        .collect();
+    serde_json::json!({ "hooks": hooks }).to_string()
+}
+
 /// The content of the settings file for an agent's hooks (see [`hook_config`]).
 pub fn print_config(kind: AgentKind) -> Option<&'static str> {
     hook_config(kind).map(|c| c.content)
@@ -239,11 +359,14 @@ pub fn print_config(kind: AgentKind) -> Option<&'static str> {
 
 const CLAUDE_CONFIG: &str = r#"{
   "hooks": {
-    "SessionStart":     [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
-    "UserPromptSubmit": [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
-    "Notification":     [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
-    "Stop":             [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
-    "StopFailure":      [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }]
+    "SessionStart":       [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "UserPromptSubmit":   [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "Notification":       [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "Stop":               [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "StopFailure":        [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "PermissionRequest":  [{ "hooks": [{ "type": "command", "command": "berth hook claude", "timeout": 600 }] }],
+    "PostToolUse":        [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }],
+    "PostToolUseFailure": [{ "hooks": [{ "type": "command", "command": "berth hook claude" }] }]
   }
 }
 "#;
@@ -267,10 +390,68 @@ hooks = [{ type = "command", command = "berth hook codex" }]
 hooks = [{ type = "command", command = "berth hook codex" }]
 "#;
 
-const OPENCODE_CONFIG: &str = r#"export const Berth = async ({ $ }) => ({
+const OPENCODE_CONFIG: &str = r#"// Berth's opencode plugin (`berth hook install opencode` writes it): tells Berth what
+// opencode does, and holds opencode's permission requests in Berth until they are answered
+// there (`berth decide`, the window, a desktop action); the answer goes back over opencode's
+// HTTP API. opencode's own dialog stays live meanwhile: the first answer wins.
+import { spawn } from "node:child_process";
+
+const berth = process.env.BERTH_BIN || "berth";
+const ASKED = ["permission.asked", "permission.v2.asked", "permission.updated"];
+
+function run(args, input) {
+  return new Promise((resolve) => {
+    let out = "";
+    let child;
+    try {
+      child = spawn(berth, args, { stdio: ["pipe", "pipe", "ignore"] });
+    } catch (_) {
+      return resolve("");
+    }
+    child.on("error", () => resolve(""));
+    child.stdout.on("data", (d) => { out += d; });
+    child.on("close", () => resolve(out));
+    child.stdin.on("error", () => {});
+    child.stdin.end(input);
+  });
+}
+
+async function reply(base, event, answer) {
+  const p = event.properties || event.data || {};
+  const id = p.id || p.requestID || p.permissionID;
+  const session = p.sessionID;
+  if (!id) return;
+  const body = answer.message ? { reply: answer.reply, message: answer.message } : { reply: answer.reply };
+  const tries = [];
+  if (event.type === "permission.v2.asked") tries.push([`/api/session/${session}/permission/${id}/reply`, body]);
+  if (event.type !== "permission.updated") tries.push([`/permission/${id}/reply`, body]);
+  tries.push([`/session/${session}/permissions/${id}`, { response: answer.reply }]);
+  for (const [path, json] of tries) {
+    try {
+      const res = await fetch(new URL(path, base), {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(json),
+      });
+      if (res.ok) return;
+    } catch (_) {}
+  }
+}
+
+export const Berth = async ({ serverUrl }) => ({
   event: async ({ event }) => {
     if (!process.env.BERTH_PANE) return;
-    await $`berth hook opencode ${JSON.stringify(event)}`.quiet().nothrow();
+    const payload = JSON.stringify(event);
+    if (ASKED.includes(event.type)) {
+      // Not awaited: opencode goes on (and shows its dialog) while Berth waits.
+      run(["hook", "opencode"], payload).then((out) => {
+        let answer;
+        try { answer = JSON.parse(out); } catch (_) { return; }
+        if (answer && answer.reply && serverUrl) return reply(serverUrl, event, answer);
+      });
+      return;
+    }
+    await run(["hook", "opencode"], payload);
   },
 });
 "#;
@@ -278,8 +459,10 @@ const OPENCODE_CONFIG: &str = r#"export const Berth = async ({ $ }) => ({
 const CURSOR_CONFIG: &str = r#"{
   "version": 1,
   "hooks": {
-    "beforeSubmitPrompt": [{ "command": "berth hook cursor" }],
-    "stop":               [{ "command": "berth hook cursor" }]
+    "beforeSubmitPrompt":   [{ "command": "berth hook cursor" }],
+    "stop":                 [{ "command": "berth hook cursor" }],
+    "beforeShellExecution": [{ "command": "berth hook cursor", "timeout": 120 }],
+    "beforeMCPExecution":   [{ "command": "berth hook cursor", "timeout": 120 }]
   }
 }
 "#;
@@ -471,6 +654,63 @@ mod tests {
         assert_eq!(out.notification.unwrap().1, "hi");
     }
 
+    /// Which events acknowledge a submitted prompt (the adapter's `ack_event` moving the pane
+    /// to `working`) and which carry the turn's last message.
+    #[test]
+    fn prompt_acknowledgements_and_last_messages() {
+        let rows = [
+            (
+                AgentKind::Claude,
+                json!({"hook_event_name":"UserPromptSubmit","prompt":"x"}),
+                true,
+                None,
+            ),
+            (AgentKind::Claude, json!({"hook_event_name":"PreToolUse"}), false, None),
+            (
+                AgentKind::Claude,
+                json!({"hook_event_name":"Stop","last_assistant_message":"m"}),
+                false,
+                Some("m"),
+            ),
+            (
+                AgentKind::Claude,
+                json!({"hook_event_name":"Stop","last_assistant_message":""}),
+                false,
+                None,
+            ),
+            (AgentKind::Codex, json!({"hook_event_name":"UserPromptSubmit"}), true, None),
+            (
+                AgentKind::Codex,
+                json!({"type":"agent-turn-complete","last-assistant-message":"n"}),
+                false,
+                Some("n"),
+            ),
+            (AgentKind::Cursor, json!({"hook_event_name":"beforeSubmitPrompt"}), true, None),
+            (AgentKind::Cursor, json!({"hook_event_name":"beforeShellExecution"}), false, None),
+            (
+                AgentKind::Opencode,
+                json!({"type":"session.status","properties":{"status":{"type":"busy"}}}),
+                true,
+                None,
+            ),
+            (
+                AgentKind::Opencode,
+                json!({"type":"session.status","properties":{"status":{"type":"idle"}}}),
+                false,
+                None,
+            ),
+            (AgentKind::Generic, json!({"hook_event_name":"UserPromptSubmit"}), false, None),
+        ];
+        for (kind, payload, ack, message) in rows {
+            let out = map_hook(kind, &payload);
+            assert_eq!(out.prompt_ack, ack, "{kind:?} {payload}");
+            assert_eq!(out.last_message.as_deref(), message, "{kind:?} {payload}");
+        }
+        // A subagent's end is not the turn's (regression: it made the pane `done` mid-turn).
+        let out = map_hook(AgentKind::Claude, &json!({"hook_event_name":"SubagentStop"}));
+        assert_eq!((out.lifecycle, out.notification), (None, None));
+    }
+
     /// Regression (issue #20, defect 6): claude's snippet opened with a `//` comment, so saved
     /// as `settings.json` claude skipped the whole file. Every config is the file's exact
     /// content now, subscribed to the events Berth maps.
@@ -478,7 +718,16 @@ mod tests {
     fn every_hook_config_is_exactly_a_valid_file() {
         let claude: Value = serde_json::from_str(print_config(AgentKind::Claude).unwrap())
             .expect("claude's settings.json is JSON");
-        for event in ["SessionStart", "UserPromptSubmit", "Notification", "Stop", "StopFailure"] {
+        for event in [
+            "SessionStart",
+            "UserPromptSubmit",
+            "Notification",
+            "Stop",
+            "StopFailure",
+            "PermissionRequest",
+            "PostToolUse",
+            "PostToolUseFailure",
+        ] {
             assert_eq!(
                 claude["hooks"][event][0]["hooks"][0]["command"], "berth hook claude",
                 "{event}"
@@ -497,11 +746,47 @@ mod tests {
             .expect("cursor's hooks.json is JSON");
         assert_eq!(cursor["hooks"]["stop"][0]["command"], "berth hook cursor");
         let opencode = print_config(AgentKind::Opencode).unwrap();
-        assert!(opencode.starts_with("export const Berth"), "{opencode}");
+        assert!(opencode.contains("export const Berth = async"), "{opencode}");
+        assert!(opencode.contains("permission.asked"), "{opencode}");
         for kind in [AgentKind::Claude, AgentKind::Codex, AgentKind::Opencode, AgentKind::Cursor] {
             let config = hook_config(kind).unwrap();
             assert!(config.content.ends_with('\n') && !config.note.is_empty(), "{kind:?}");
         }
         assert!(print_config(AgentKind::None).is_none());
+        for (event, timeout) in hook_events(AgentKind::Claude) {
+            let entry = &claude["hooks"][event][0];
+            assert_eq!(
+                entry,
+                &hook_entry(AgentKind::Claude, "berth hook claude", *timeout),
+                "{event}"
+            );
+        }
+        for (event, timeout) in hook_events(AgentKind::Cursor) {
+            let entry = &cursor["hooks"][event][0];
+            assert_eq!(
+                entry,
+                &hook_entry(AgentKind::Cursor, "berth hook cursor", *timeout),
+                "{event}"
+            );
+        }
+        let codex_events: Vec<&str> =
+            codex["hooks"].as_table().unwrap().keys().map(String::as_str).collect();
+        let mut table: Vec<&str> = hook_events(AgentKind::Codex).iter().map(|e| e.0).collect();
+        table.sort_unstable();
+        assert_eq!(codex_events, table);
+    }
+
+    #[test]
+    fn claude_settings_call_this_binary_for_every_event() {
+        let settings: Value =
+            serde_json::from_str(&claude_settings("/opt/my berth/berth")).unwrap();
+        for (event, _) in hook_events(AgentKind::Claude) {
+            assert_eq!(
+                settings["hooks"][event][0]["hooks"][0]["command"],
+                "'/opt/my berth/berth' hook claude",
+                "{event}"
+            );
+        }
+        assert_eq!(settings["hooks"]["PermissionRequest"][0]["hooks"][0]["timeout"], 600);
     }
 }

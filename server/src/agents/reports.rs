@@ -65,15 +65,21 @@ impl Store {
         if !self.panes.contains_key(id) {
             return Err(CommandError::NoSuchPane(id.to_string()));
         }
+        if outcome.retracts_decisions {
+            self.retract_decisions(id);
+        }
+        let mut outcome = outcome;
+        if outcome.permission_prompt && self.decisions.current(id).is_some_and(|d| d.answerable) {
+            // The request is already on the pane's card and the desktop: no second note.
+            outcome.notification = None;
+        }
         if let Some(session) = outcome.session_id {
             self.report_session(id, kind, session, None, None)?;
         } else if let Some(pane) = self.panes.get_mut(id) {
             pane.agent.kind = kind;
         }
         if let Some(pane) = self.panes.get(id) {
-            if let Some(lifecycle) = outcome.lifecycle {
-                pane.shared.set_lifecycle(lifecycle);
-            }
+            pane.shared.note_hook(outcome.lifecycle, outcome.last_message, outcome.prompt_ack);
         }
         if let Some((title, body)) = outcome.notification {
             let mut incoming =

@@ -115,7 +115,19 @@ trait Notifications {
     /// A notification went away (1 expired, 2 dismissed, 3 closed by a call, 4 other).
     #[zbus(signal)]
     fn notification_closed(&self, id: u32, reason: u32) -> zbus::Result<()>;
+
+    /// The token that lets the invoked notification's program raise its window (xdg-activation
+    /// on Wayland, startup notification on X11); sent just before `ActionInvoked` (spec 1.2).
+    #[zbus(signal)]
+    fn activation_token(&self, id: u32, activation_token: String) -> zbus::Result<()>;
 }
+
+/// Activation tokens kept for notifications not invoked yet; a server sends one just before
+/// the `ActionInvoked` it belongs to, so a few are plenty.
+const MAX_TOKENS: usize = 16;
+
+/// The most bytes of an activation token passed on (tokens are short; a huge one is dropped).
+const MAX_TOKEN_BYTES: usize = 4096;
 
 /// How urgent a notification is, as the freedesktop `urgency` hint says it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -153,11 +165,19 @@ pub struct DesktopNote {
     pub urgency: Urgency,
     /// The key of an earlier notification this one updates in place (kitty's `i=`).
     pub replaces_key: Option<String>,
+    /// Actions (key, label) shown beside the click (a decision's options); invoking one is
+    /// reported through [`OnAction`].
+    pub actions: Vec<(String, String)>,
 }
 
-/// Called with a notification's key when the user clicks it. It runs on the notifier's task and
-/// must return quickly: send a command, don't do the work there.
-pub type OnActivate = Arc<dyn Fn(String) + Send + Sync>;
+/// Called with a notification's key when the user clicks it, and the activation token the
+/// notification server handed over for it, if any (the window raises itself with it). It runs
+/// on the notifier's task and must return quickly: send a command, don't do the work there.
+pub type OnActivate = Arc<dyn Fn(String, Option<String>) + Send + Sync>;
+
+/// Called with a notification's key and an action's key when the user invokes one of the
+/// note's own [`DesktopNote::actions`]. Like [`OnActivate`], it must return quickly.
+pub type OnAction = Arc<dyn Fn(String, String) + Send + Sync>;
 
 /// Whether and where desktop notifications go: `address` `None` is the session bus, and
 /// [`BusConfig::from_env`] reads [`ENV_SWITCH`].
@@ -207,6 +227,15 @@ impl DesktopNotifier {
     /// It never blocks startup and is never fatal: it connects in the background, and outside a
     /// runtime it logs a warning and returns a notifier that does nothing.
     pub fn spawn(config: DesktopConfig, on_activate: OnActivate) -> DesktopNotifier {
+        Self::spawn_with_actions(config, on_activate, None)
+    }
+
+    /// [`DesktopNotifier::spawn`], and invoked actions of a note's own go to `on_action`.
+    pub fn spawn_with_actions(
+        config: DesktopConfig,
+        on_activate: OnActivate,
+        on_action: Option<OnAction>,
+    ) -> DesktopNotifier {
         if !config.enabled {
             tracing::info!("{ENV_SWITCH}=0: desktop notifications are off");
             return DesktopNotifier::idle();
@@ -219,7 +248,8 @@ impl DesktopNotifier {
             }
         };
         let shared = Arc::new(Shared::new(true));
-        let worker = Worker::new(shared.clone(), config, on_activate);
+        let mut worker = Worker::new(shared.clone(), config, on_activate);
+        worker.on_action = on_action;
         let task = runtime.spawn(worker.run());
         DesktopNotifier { shared, _task: Arc::new(TaskGuard(Some(task))) }
     }
@@ -587,6 +617,9 @@ struct Worker {
     shared: Arc<Shared>,
     config: DesktopConfig,
     on_activate: OnActivate,
+    on_action: Option<OnAction>,
+    /// Activation tokens by notification id, oldest first (at most [`MAX_TOKENS`]).
+    tokens: VecDeque<(u32, String)>,
     link: Option<Link>,
     /// Known after a successful `GetCapabilities` on this link.
     capabilities: Option<Capabilities>,
@@ -611,6 +644,8 @@ impl Worker {
             shared,
             config,
             on_activate,
+            on_action: None,
+            tokens: VecDeque::new(),
             link: None,
             capabilities: None,
             available: false,
@@ -731,7 +766,7 @@ impl Worker {
         let known = self.capabilities;
         let replaces_id =
             note.replaces_key.as_deref().and_then(|key| self.ids.id_of(key)).unwrap_or(0);
-        let DesktopNote { key, title, body, urgency, .. } = note;
+        let DesktopNote { key, title, body, urgency, actions, .. } = note;
         let title = bound(&title, TITLE_MAX_CHARS);
         let body = bound(&body, BODY_MAX_CHARS);
         self.in_flight = Some(Box::pin(async move {
@@ -751,6 +786,10 @@ impl Worker {
             let body = if capabilities.body_markup { escape_markup(&body) } else { body };
             let mut hints = HashMap::new();
             hints.insert("urgency", zbus::Variant::U8(urgency.hint_value()));
+            let mut action_list = vec![DEFAULT_ACTION, DEFAULT_ACTION_LABEL];
+            for (action, label) in &actions {
+                action_list.extend([action.as_str(), label.as_str()]);
+            }
             let result = proxy
                 .notify(
                     APP_NAME,
@@ -758,7 +797,7 @@ impl Worker {
                     "",
                     &title,
                     &body,
-                    &[DEFAULT_ACTION, DEFAULT_ACTION_LABEL],
+                    &action_list,
                     hints,
                     EXPIRE_DEFAULT,
                 )
@@ -810,7 +849,18 @@ impl Worker {
     }
 
     fn signal(&mut self, message: zbus::Message) {
-        if let Some(signal) = ActionInvoked::from_message(message.clone()) {
+        if let Some(signal) = ActivationToken::from_message(message.clone()) {
+            match signal.args() {
+                Ok(args) if args.activation_token().len() <= MAX_TOKEN_BYTES => {
+                    if self.tokens.len() >= MAX_TOKENS {
+                        self.tokens.pop_front();
+                    }
+                    self.tokens.push_back((*args.id(), args.activation_token().clone()));
+                }
+                Ok(_) => tracing::debug!("ignoring an oversized activation token"),
+                Err(error) => tracing::debug!(%error, "ignoring a malformed ActivationToken"),
+            }
+        } else if let Some(signal) = ActionInvoked::from_message(message.clone()) {
             self.action_invoked(&signal);
         } else if let Some(signal) = NotificationClosed::from_message(message) {
             self.notification_closed(&signal);
@@ -825,18 +875,30 @@ impl Worker {
                 return;
             }
         };
-        if args.action_key() != DEFAULT_ACTION {
-            return;
-        }
         let Some(key) = self.ids.key_of(*args.id()) else {
             tracing::debug!(id = args.id(), "a click on a notification Berth no longer tracks");
             return;
         };
         let key = key.to_owned();
+        let token = self.take_token(*args.id());
+        if args.action_key() != DEFAULT_ACTION {
+            let Some(on_action) = self.on_action.clone() else { return };
+            let action = args.action_key().to_owned();
+            if std::panic::catch_unwind(AssertUnwindSafe(|| on_action(key, action))).is_err() {
+                tracing::error!("the handler for a desktop notification's action panicked");
+            }
+            return;
+        }
         let on_activate = self.on_activate.clone();
-        if std::panic::catch_unwind(AssertUnwindSafe(|| on_activate(key))).is_err() {
+        if std::panic::catch_unwind(AssertUnwindSafe(|| on_activate(key, token))).is_err() {
             tracing::error!("the handler for a click on a desktop notification panicked");
         }
+    }
+
+    /// The activation token the server sent for notification `id`, if any.
+    fn take_token(&mut self, id: u32) -> Option<String> {
+        let at = self.tokens.iter().rposition(|(of, _)| *of == id)?;
+        self.tokens.remove(at).map(|(_, token)| token)
     }
 
     fn notification_closed(&mut self, signal: &NotificationClosed) {

@@ -58,6 +58,7 @@ impl Store {
             },
             kitty_id: incoming.kitty_id,
             report_activation: incoming.report_activation,
+            actions: incoming.actions,
         };
         // The user is looking at this pane: nothing to draw attention to, nothing for the
         // desktop unless the program asked for it always.
@@ -105,14 +106,17 @@ impl Store {
     }
 
     /// The user clicked a desktop notification: focus its pane, and tell the program when it
-    /// asked (kitty `a=report`).
-    pub(crate) fn activate_notification(&mut self, key: &str) {
+    /// asked (kitty `a=report`). The event carries the server's activation token to the window.
+    pub(crate) fn activate_notification(&mut self, key: &str, token: Option<String>) {
         let Some(n) = self.notifications.get(key).cloned() else { return };
         let Some(pane) = n.pane_id.as_deref().and_then(|p| PaneId::parse(p).ok()) else { return };
         if self.panes.contains_key(&pane) {
             let _ = self.execute(crate::commands::Command::PaneFocus { pane: pane.clone() });
-            self.bus
-                .publish(Event::NotificationActivated { id: key.to_owned(), pane: pane.clone() });
+            self.bus.publish(Event::NotificationActivated {
+                id: key.to_owned(),
+                pane: pane.clone(),
+                activation_token: token,
+            });
         }
         if n.report_activation {
             if let Some(pty) = self.panes.get(&pane).and_then(|p| p.pty.as_ref()) {

@@ -59,6 +59,9 @@ pub struct Incoming {
     /// When it goes to the desktop (kitty `o=`); by default only when the user is not looking
     /// at its pane in a focused window.
     pub show: ShowWhen,
+    /// Actions (key, label) the desktop notification offers beside a click: a decision's
+    /// options.
+    pub actions: Vec<(String, String)>,
 }
 
 impl Incoming {
@@ -74,6 +77,7 @@ impl Incoming {
             kitty_id: None,
             report_activation: false,
             show: ShowWhen::Unfocused,
+            actions: Vec::new(),
         }
     }
 }
@@ -91,6 +95,9 @@ pub struct StoredNotification {
     /// Whether a click is reported back to the program.
     #[serde(skip)]
     pub report_activation: bool,
+    /// The desktop actions (key, label) it offers beside a click.
+    #[serde(skip)]
+    pub actions: Vec<(String, String)>,
 }
 
 impl Deref for StoredNotification {
@@ -116,7 +123,12 @@ impl From<&StoredNotification> for NotificationRecord {
 impl From<&NotificationRecord> for StoredNotification {
     /// A saved notification; its kitty id and click report do not outlive the program.
     fn from(n: &NotificationRecord) -> Self {
-        StoredNotification { record: n.clone(), kitty_id: None, report_activation: false }
+        StoredNotification {
+            record: n.clone(),
+            kitty_id: None,
+            report_activation: false,
+            actions: Vec::new(),
+        }
     }
 }
 
@@ -253,6 +265,7 @@ mod tests {
             },
             kitty_id: kitty.map(Into::into),
             report_activation: false,
+            actions: Vec::new(),
         }
     }
 
@@ -353,6 +366,7 @@ impl DesktopHandle {
             body: n.body.clone(),
             urgency,
             replaces_key: replaces,
+            actions: n.actions.clone(),
         });
     }
 

@@ -5,18 +5,19 @@
 use std::path::PathBuf;
 
 use berth_engine::agents::AgentKind;
-use berth_engine::ids::{PaneId, TabId, WorkspaceId};
+use berth_engine::ids::{DecisionId, PaneId, TabId, WorkspaceId};
 use berth_engine::layout::{CellSize, Layout, SplitDir};
 use berth_engine::model::{Attention, Lifecycle, RestoreState};
 use serde::{Deserialize, Serialize};
 
+use crate::agents::turns::{LifecycleSource, TurnInfo, TurnRecord};
 use crate::error::CommandError;
 
 /// The version of this protocol, reported by `server.info`.
 pub const PROTOCOL_VERSION: u32 = 1;
 use crate::view::{
-    AgentView, PaneInfo, Progress, ProgressState, ReadView, ResumePlan, ResumeSource, ServerInfo,
-    StateView, TabInfo, WorkspaceView,
+    AgentView, DecisionAnswer, DecisionOption, PaneInfo, PendingDecision, Progress, ProgressState,
+    ReadView, ResumePlan, ResumeSource, ServerInfo, StateView, TabInfo, WorkspaceView,
 };
 
 /// A layout on the wire: `{"pane": "pane_…"}` or `{"split": {dir, ratio, first, second}}`.
@@ -169,6 +170,187 @@ pub struct PaneDto {
     /// running; `None` for a live pane.
     #[serde(default)]
     pub resume: Option<ResumeDto>,
+    /// Its turns: how the lifecycle was learned, the running turn, the last one.
+    #[serde(default)]
+    pub turn: TurnDto,
+    /// The permission request the pane's agent is waiting on (`berth decide` answers it).
+    #[serde(default)]
+    pub pending_decision: Option<DecisionDto>,
+}
+
+/// A pending decision on the wire (`pending_decision` of a pane, `decision.list`,
+/// `pane.decision` events).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DecisionDto {
+    /// Its id (`dec_…`): `pane.decide` may name it.
+    pub id: String,
+    /// The agent asking (`claude | codex | opencode | cursor`).
+    pub agent: String,
+    /// The tool it wants to use.
+    pub tool: String,
+    /// One line: the tool and its command or file.
+    pub prompt: String,
+    /// More of the request (a few bounded lines).
+    pub detail: String,
+    /// What can be answered, in order.
+    pub options: Vec<DecisionOptionDto>,
+    /// Whether an answer can still reach the agent (false once its route is lost).
+    pub answerable: bool,
+    /// When the request came, ms since the Unix epoch.
+    pub received_at: u64,
+}
+
+/// One option of a decision on the wire.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DecisionOptionDto {
+    /// The answer it gives: `allow | always | deny` (what `pane.decide` takes).
+    pub id: String,
+    /// What to show.
+    pub label: String,
+}
+
+/// One entry of `decision.list`: a pane and its pending decision.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PaneDecisionDto {
+    /// The pane.
+    pub pane_id: String,
+    /// Its decision.
+    pub decision: DecisionDto,
+}
+
+impl From<&PendingDecision> for DecisionDto {
+    fn from(d: &PendingDecision) -> Self {
+        DecisionDto {
+            id: d.id.to_string(),
+            agent: d.agent.as_str().to_owned(),
+            tool: d.tool.clone(),
+            prompt: d.prompt.clone(),
+            detail: d.detail.clone(),
+            options: d
+                .options
+                .iter()
+                .map(|o| DecisionOptionDto {
+                    id: o.answer.as_str().to_owned(),
+                    label: o.label.clone(),
+                })
+                .collect(),
+            answerable: d.answerable,
+            received_at: d.received_at,
+        }
+    }
+}
+
+impl DecisionDto {
+    /// The typed form.
+    pub fn to_view(&self) -> Result<PendingDecision, CommandError> {
+        Ok(PendingDecision {
+            id: DecisionId::parse(&self.id)?,
+            agent: AgentKind::parse(&self.agent).ok_or_else(|| bad("agent", &self.agent))?,
+            tool: self.tool.clone(),
+            prompt: self.prompt.clone(),
+            detail: self.detail.clone(),
+            options: self
+                .options
+                .iter()
+                .map(|o| {
+                    Ok(DecisionOption {
+                        answer: DecisionAnswer::parse(&o.id).ok_or_else(|| bad("answer", &o.id))?,
+                        label: o.label.clone(),
+                    })
+                })
+                .collect::<Result<_, CommandError>>()?,
+            answerable: self.answerable,
+            received_at: self.received_at,
+        })
+    }
+}
+
+/// A pane's turns on the wire.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct TurnDto {
+    /// How the current lifecycle was learned: `hook`, `osc133`, `process` or `interrupt`
+    /// (Berth's own Escape or Ctrl-C ended the turn); `null` when not known yet.
+    pub learned_from: Option<String>,
+    /// When the running turn started, ms since the Unix epoch; `null` between turns.
+    pub running_since: Option<u64>,
+    /// Whether the agent's hooks are wired (a hook event came since its program started).
+    pub hooks_wired: bool,
+    /// The last finished turn.
+    pub last: Option<LastTurnDto>,
+}
+
+/// A finished turn on the wire.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct LastTurnDto {
+    /// When it started, ms since the Unix epoch; `null` when Berth did not see it start.
+    pub started_at: Option<u64>,
+    /// When it ended, ms since the Unix epoch.
+    pub ended_at: u64,
+    /// Its length in ms (`ended_at - started_at`), when its start is known.
+    pub duration_ms: Option<u64>,
+    /// The lifecycle it ended in: `idle`, `done` or `exited`.
+    pub ended_as: String,
+    /// How its end was learned (as `learned_from` above).
+    pub learned_from: String,
+    /// The agent's last message, if it sent one (claude's and codex's
+    /// `last_assistant_message`).
+    pub last_message: Option<String>,
+}
+
+impl From<&TurnRecord> for LastTurnDto {
+    fn from(t: &TurnRecord) -> Self {
+        LastTurnDto {
+            started_at: t.started_at,
+            ended_at: t.ended_at,
+            duration_ms: t.duration_ms(),
+            ended_as: t.ended_as.as_str().to_owned(),
+            learned_from: t.learned_from.as_str().to_owned(),
+            last_message: t.last_message.clone(),
+        }
+    }
+}
+
+impl From<&TurnInfo> for TurnDto {
+    fn from(t: &TurnInfo) -> Self {
+        TurnDto {
+            learned_from: t.learned_from.map(|s| s.as_str().to_owned()),
+            running_since: t.running_since,
+            hooks_wired: t.hooks_wired,
+            last: t.last.as_ref().map(LastTurnDto::from),
+        }
+    }
+}
+
+impl LastTurnDto {
+    /// The typed form.
+    pub fn to_view(&self) -> Result<TurnRecord, CommandError> {
+        Ok(TurnRecord {
+            started_at: self.started_at,
+            ended_at: self.ended_at,
+            ended_as: Lifecycle::parse(&self.ended_as)
+                .ok_or_else(|| bad("lifecycle", &self.ended_as))?,
+            learned_from: LifecycleSource::parse(&self.learned_from)
+                .ok_or_else(|| bad("lifecycle source", &self.learned_from))?,
+            last_message: self.last_message.clone(),
+        })
+    }
+}
+
+impl TurnDto {
+    /// The typed form.
+    pub fn to_view(&self) -> Result<TurnInfo, CommandError> {
+        Ok(TurnInfo {
+            learned_from: match &self.learned_from {
+                None => None,
+                Some(s) => {
+                    Some(LifecycleSource::parse(s).ok_or_else(|| bad("lifecycle source", s))?)
+                }
+            },
+            running_since: self.running_since,
+            last: self.last.as_ref().map(LastTurnDto::to_view).transpose()?,
+            hooks_wired: self.hooks_wired,
+        })
+    }
 }
 
 /// What `pane.resume` would run, and where that command came from.
@@ -349,6 +531,8 @@ impl From<&PaneInfo> for PaneDto {
             progress: p.progress.as_ref().map(ProgressDto::from),
             lifecycle_since: p.lifecycle_since,
             resume: p.resume.as_ref().map(ResumeDto::from),
+            turn: TurnDto::from(&p.turn),
+            pending_decision: p.pending_decision.as_ref().map(DecisionDto::from),
         }
     }
 }
@@ -461,6 +645,12 @@ impl PaneDto {
                         .ok_or_else(|| bad("resume source", &r.source))?,
                 }),
             },
+            turn: self.turn.to_view()?,
+            pending_decision: self
+                .pending_decision
+                .as_ref()
+                .map(DecisionDto::to_view)
+                .transpose()?,
         })
     }
 }

@@ -4,7 +4,7 @@
 use berth_engine::ids::{PaneId, TabId, WorkspaceId};
 use serde_json::{json, Value};
 
-use super::dto::NotificationDto;
+use super::dto::{DecisionDto, NotificationDto};
 use crate::error::CommandError;
 use crate::event::Event;
 
@@ -54,10 +54,16 @@ pub fn event_value(event: &Event) -> Value {
         Event::Notification(n) => {
             json!({ "type": "notification", "notification": n.as_ref() })
         }
-        Event::NotificationActivated { id, pane } => json!({
+        Event::NotificationActivated { id, pane, activation_token } => json!({
             "type": "notification.activated",
             "notification_id": id,
             "pane_id": pane.as_str(),
+            "activation_token": activation_token,
+        }),
+        Event::Decision { pane, decision } => json!({
+            "type": "pane.decision",
+            "pane_id": pane.as_str(),
+            "decision": decision.as_ref().map(DecisionDto::from),
         }),
         Event::SubscriberDropped { reason } => {
             json!({ "type": "subscriber.dropped", "reason": reason })
@@ -131,9 +137,17 @@ pub fn decode_event(v: &Value) -> Result<Event, CommandError> {
             let n: NotificationDto = number(v, "notification")?;
             Event::Notification(Box::new(n))
         }
-        "notification.activated" => {
-            Event::NotificationActivated { id: text(v, "notification_id")?, pane: pane(v)? }
-        }
+        "notification.activated" => Event::NotificationActivated {
+            id: text(v, "notification_id")?,
+            pane: pane(v)?,
+            activation_token: v["activation_token"].as_str().map(str::to_owned),
+        },
+        "pane.decision" => Event::Decision {
+            pane: pane(v)?,
+            decision: number::<Option<DecisionDto>>(v, "decision")?
+                .map(|d| d.to_view())
+                .transpose()?,
+        },
         "subscriber.dropped" => Event::SubscriberDropped { reason: text(v, "reason")? },
         "connection.closed" => Event::ConnectionClosed { reason: text(v, "reason")? },
         other => return Err(CommandError::BadParams(format!("unknown event type {other:?}"))),

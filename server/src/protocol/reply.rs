@@ -5,14 +5,18 @@
 
 use std::path::PathBuf;
 
-use berth_engine::ids::{PaneId, TabId, WorkspaceId};
+use berth_engine::ids::{DecisionId, PaneId, TabId, WorkspaceId};
 use berth_engine::model::RestoreState;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::dto::{NotificationDto, ReadDto, ServerInfoDto, WorkspaceListDto};
+use super::dto::{
+    DecisionDto, NotificationDto, PaneDecisionDto, ReadDto, ServerInfoDto, WorkspaceListDto,
+};
 use crate::commands::{Command, Reply};
+use crate::decisions::DecisionAnswer;
+use crate::decisions::{DecisionOutcome, OutcomeReason};
 use crate::error::CommandError;
 
 /// The answer of `events.subscribe`.
@@ -46,6 +50,118 @@ pub struct ScreenshotReply {
     pub bytes: usize,
 }
 
+/// The answer of `decision.request`: how the hook's wait ended.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DecisionOutcomeReply {
+    /// The decision (`dec_…`).
+    pub decision_id: String,
+    /// `allow | always | deny`, or null when nobody answered.
+    pub answer: Option<String>,
+    /// The message given with the answer.
+    pub message: Option<String>,
+    /// `answered | retracted | timeout | lost`.
+    pub reason: String,
+}
+
+impl From<&DecisionOutcome> for DecisionOutcomeReply {
+    fn from(o: &DecisionOutcome) -> Self {
+        DecisionOutcomeReply {
+            decision_id: o.id.to_string(),
+            answer: o.answer.map(|a| a.as_str().to_owned()),
+            message: o.message.clone(),
+            reason: o.reason.as_str().to_owned(),
+        }
+    }
+}
+
+/// The answer of `pane.submit`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SubmitReply {
+    /// The pane.
+    pub pane_id: String,
+    /// Bytes of prompt text delivered.
+    pub bytes: usize,
+    /// Whether it went as a bracketed paste (the program had asked for bracketed paste).
+    pub bracketed: bool,
+    /// Milliseconds between the paste and Enter (the agent's settle delay).
+    pub enter_delay_ms: u64,
+    /// Whether Berth waited for the agent's acknowledgement (its hooks are wired).
+    pub awaited_ack: bool,
+    /// Whether the agent acknowledged the prompt (`UserPromptSubmit`, cursor's
+    /// `beforeSubmitPrompt`…); false when not awaited.
+    pub confirmed: bool,
+    /// Whether Enter was pressed a second time because the first drew no acknowledgement.
+    pub enter_retried: bool,
+}
+
+impl From<&crate::agents::work::SubmitOutcome> for SubmitReply {
+    fn from(o: &crate::agents::work::SubmitOutcome) -> Self {
+        SubmitReply {
+            pane_id: o.pane.to_string(),
+            bytes: o.bytes,
+            bracketed: o.bracketed,
+            enter_delay_ms: o.enter_delay_ms,
+            awaited_ack: o.awaited_ack,
+            confirmed: o.confirmed,
+            enter_retried: o.enter_retried,
+        }
+    }
+}
+
+impl DecisionOutcomeReply {
+    /// The typed form.
+    pub fn to_outcome(&self) -> Result<DecisionOutcome, CommandError> {
+        let answer = match &self.answer {
+            None => None,
+            Some(a) => Some(
+                DecisionAnswer::parse(a)
+                    .ok_or_else(|| answer_error(format!("unknown answer {a:?}")))?,
+            ),
+        };
+        Ok(DecisionOutcome {
+            id: DecisionId::parse(&self.decision_id)?,
+            answer,
+            message: self.message.clone(),
+            reason: OutcomeReason::parse(&self.reason)
+                .ok_or_else(|| answer_error(format!("unknown reason {:?}", self.reason)))?,
+        })
+    }
+}
+
+/// The answer of `pane.wait`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct WaitReply {
+    /// The pane.
+    pub pane_id: String,
+    /// Whether the state was reached; false when the pane exited (or closed) first.
+    pub reached: bool,
+    /// The pane's lifecycle at the end.
+    pub lifecycle: String,
+    /// How it was learned: `hook`, `osc133`, `process` or `interrupt`.
+    pub learned_from: String,
+    /// The last turn's last message from the agent, if any.
+    pub last_message: Option<String>,
+    /// The last turn's length in ms, when its start is known.
+    pub turn_ms: Option<u64>,
+    /// The exit code, once the pane's process has ended.
+    pub exit_code: Option<i32>,
+}
+
+impl From<&crate::agents::work::WaitOutcome> for WaitReply {
+    fn from(o: &crate::agents::work::WaitOutcome) -> Self {
+        let last = o.turn.last.as_ref();
+        WaitReply {
+            pane_id: o.pane.to_string(),
+            reached: o.reached,
+            lifecycle: o.lifecycle.as_str().to_owned(),
+            learned_from: o.learned_from().as_str().to_owned(),
+            last_message: last.and_then(|t| t.last_message.clone()),
+            turn_ms: last.and_then(|t| t.duration_ms()),
+            exit_code: o.exit_code,
+        }
+    }
+}
+
 /// The JSON result of a reply.
 pub fn encode_reply(reply: &Reply) -> Value {
     match reply {
@@ -75,6 +191,19 @@ pub fn encode_reply(reply: &Reply) -> Value {
             json!({ "notifications": list })
         }
         Reply::Marked { count } => json!({ "marked": count }),
+        Reply::Decided { pane, id } => {
+            json!({ "pane_id": pane.as_str(), "decision_id": id.as_str() })
+        }
+        Reply::Decisions(list) => {
+            let list: Vec<PaneDecisionDto> = list
+                .iter()
+                .map(|(pane, d)| PaneDecisionDto {
+                    pane_id: pane.to_string(),
+                    decision: DecisionDto::from(d),
+                })
+                .collect();
+            json!({ "decisions": to_value(&list) })
+        }
         // Internal answers never go on the wire; a plain form for logs.
         Reply::Restored { panes, resumable, auto_resume_candidates } => json!({
             "panes": panes,
@@ -164,5 +293,15 @@ pub fn decode_reply(cmd: &Command, result: Value) -> Result<Reply, CommandError>
         Command::NotificationsMarkRead { .. } | Command::PaneClearAttention { .. } => {
             Reply::Marked { count: field(r, "marked")? }
         }
+        Command::Decide { .. } => Reply::Decided {
+            pane: pane(r)?,
+            id: DecisionId::parse(&field::<String>(r, "decision_id")?)?,
+        },
+        Command::Decisions => Reply::Decisions(
+            field::<Vec<PaneDecisionDto>>(r, "decisions")?
+                .iter()
+                .map(|e| Ok((PaneId::parse(&e.pane_id)?, e.decision.to_view()?)))
+                .collect::<Result<_, CommandError>>()?,
+        ),
     })
 }

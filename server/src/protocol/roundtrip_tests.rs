@@ -5,18 +5,20 @@
 use std::path::PathBuf;
 
 use berth_engine::agents::AgentKind;
-use berth_engine::ids::{NotificationId, PaneId, TabId, WorkspaceId};
+use berth_engine::ids::{DecisionId, NotificationId, PaneId, TabId, WorkspaceId};
 use berth_engine::layout::{CellSize, FocusDir, Layout, Side, SplitDir};
 use berth_engine::model::{Attention, Lifecycle, RestoreState};
 use proptest::prelude::*;
 use serde_json::json;
 
 use super::*;
+use crate::agents::turns::{LifecycleSource, TurnInfo, TurnRecord};
+use crate::agents::work::WaitUntil;
 use crate::commands::Reply;
 use crate::event::Event;
 use crate::view::{
-    AgentView, NotificationView, PaneInfo, Progress, ReadView, ResumePlan, ResumeSource,
-    ServerInfo, StateView, TabInfo, WorkspaceView,
+    AgentView, DecisionAnswer, DecisionOption, NotificationView, PaneInfo, PendingDecision,
+    Progress, ReadView, ResumePlan, ResumeSource, ServerInfo, StateView, TabInfo, WorkspaceView,
 };
 
 /// Through the bytes a client writes and the server reads.
@@ -210,7 +212,22 @@ fn command() -> impl Strategy<Value = Command> {
             }
         }),
     ];
-    prop_oneof![some, more, agents]
+    let decisions = prop_oneof![
+        (
+            pane(),
+            prop::sample::select(DecisionAnswer::ALL.to_vec()),
+            prop::option::of(text()),
+            any::<bool>()
+        )
+            .prop_map(|(pane, answer, message, named)| Command::Decide {
+                pane,
+                answer,
+                message,
+                id: named.then(DecisionId::new),
+            }),
+        Just(Command::Decisions),
+    ];
+    prop_oneof![some, more, agents, decisions]
 }
 
 proptest! {
@@ -246,10 +263,114 @@ fn connection_methods_survive_the_wire() {
             },
         ]),
         ConnectionMethod::WindowAttach { header_rows: 1 },
+        ConnectionMethod::DecisionRequest {
+            pane: PaneId::new(),
+            kind: AgentKind::Cursor,
+            payload: json!({ "hook_event_name": "beforeShellExecution", "command": "ls" }),
+            wait_ms: 30_000,
+        },
+        ConnectionMethod::Wait { pane: PaneId::new(), until: WaitUntil::Exited, timeout_ms: None },
     ] {
         let what = Decoded::Connection(what);
         assert_eq!(through_the_wire(&what), what);
     }
+}
+
+fn until() -> impl Strategy<Value = WaitUntil> {
+    prop::sample::select(WaitUntil::ALL.to_vec())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Any prompt (escapes, line ends, any scalar value) and any wait survive the wire.
+    #[test]
+    fn submits_and_waits_survive_the_wire(
+        pane in pane(),
+        text in "(?s).{1,200}",
+        force in any::<bool>(),
+        until in until(),
+        timeout_ms in proptest::option::of(any::<u64>()),
+    ) {
+        let submit = Decoded::Connection(ConnectionMethod::Submit { pane: pane.clone(), text, force });
+        prop_assert_eq!(through_the_wire(&submit), submit);
+        let wait = Decoded::Connection(ConnectionMethod::Wait { pane, until, timeout_ms });
+        prop_assert_eq!(through_the_wire(&wait), wait);
+    }
+}
+
+#[test]
+fn submit_and_wait_params_are_checked() {
+    let p = PaneId::new();
+    let long = "x".repeat(berth_engine::agents::submit::MAX_PROMPT_BYTES + 1);
+    let cases = [
+        ("pane.submit", json!({ "pane_id": p.as_str(), "text": "" }), "BAD_REQUEST"),
+        ("pane.submit", json!({ "pane_id": p.as_str(), "text": long }), "BAD_REQUEST"),
+        ("pane.submit", json!({ "pane_id": p.as_str() }), "BAD_REQUEST"),
+        ("pane.submit", json!({ "pane_id": "../x", "text": "hi" }), "INVALID_ID"),
+        ("pane.submit", json!({ "pane_id": p.as_str(), "text": "hi", "x": 1 }), "BAD_REQUEST"),
+        ("pane.wait", json!({ "pane_id": p.as_str(), "until": "asleep" }), "BAD_REQUEST"),
+        (
+            "pane.wait",
+            json!({ "pane_id": p.as_str(), "until": "idle", "timeout_ms": -1 }),
+            "BAD_REQUEST",
+        ),
+        ("pane.wait", json!({ "pane_id": p.as_str() }), "BAD_REQUEST"),
+    ];
+    for (method, params, code) in cases {
+        let err = decode_method(method, params.clone()).expect_err("refused");
+        assert_eq!(err.code(), code, "{method} {params}: {err}");
+    }
+    let long =
+        decode_method("pane.submit", json!({ "pane_id": p.as_str(), "text": "x".repeat(40_000) }));
+    assert!(long.unwrap_err().to_string().contains("32 KiB"));
+}
+
+#[test]
+fn submit_and_wait_answers_survive_the_wire() {
+    let submit = SubmitReply {
+        pane_id: PaneId::new().to_string(),
+        bytes: 32768,
+        bracketed: true,
+        enter_delay_ms: 200,
+        awaited_ack: true,
+        confirmed: false,
+        enter_retried: true,
+    };
+    let text = serde_json::to_string(&submit).unwrap();
+    assert_eq!(serde_json::from_str::<SubmitReply>(&text).unwrap(), submit);
+    let outcome = crate::agents::work::WaitOutcome {
+        pane: PaneId::new(),
+        reached: true,
+        lifecycle: Lifecycle::Done,
+        turn: TurnInfo {
+            learned_from: Some(LifecycleSource::Hook),
+            running_since: None,
+            last: Some(TurnRecord {
+                started_at: Some(1000),
+                ended_at: 4500,
+                ended_as: Lifecycle::Done,
+                learned_from: LifecycleSource::Hook,
+                last_message: Some("All tests pass".into()),
+            }),
+            hooks_wired: true,
+        },
+        exit_code: None,
+    };
+    let wait = WaitReply::from(&outcome);
+    assert_eq!(wait.learned_from, "hook");
+    assert_eq!(wait.turn_ms, Some(3500));
+    assert_eq!(wait.last_message.as_deref(), Some("All tests pass"));
+    let value = serde_json::to_value(&wait).unwrap();
+    assert_eq!(
+        value,
+        json!({
+            "pane_id": outcome.pane.as_str(), "reached": true, "lifecycle": "done",
+            "learned_from": "hook", "last_message": "All tests pass", "turn_ms": 3500,
+            "exit_code": null,
+        })
+    );
+    assert_eq!(serde_json::from_value::<WaitReply>(value).unwrap(), wait);
 }
 
 #[test]
@@ -290,6 +411,8 @@ fn every_method_name_has_one_variant_both_ways() {
         ("pane.focus", json!({ "pane_id": p.as_str() })),
         ("pane.resume", json!({ "pane_id": p.as_str() })),
         ("pane.clear_attention", json!({ "pane_id": p.as_str() })),
+        ("pane.submit", json!({ "pane_id": p.as_str(), "text": "hi\nthere", "force": true })),
+        ("pane.wait", json!({ "pane_id": p.as_str(), "until": "idle", "timeout_ms": 5000 })),
         (
             "session.report",
             json!({ "pane_id": p.as_str(), "agent": "claude", "session_id": "abc-1" }),
@@ -298,6 +421,12 @@ fn every_method_name_has_one_variant_both_ways() {
         ("notifications.list", json!({})),
         ("notifications.mark_read", json!({})),
         ("hook.event", json!({ "pane_id": p.as_str(), "agent": "codex", "payload": {} })),
+        ("pane.decide", json!({ "pane_id": p.as_str(), "answer": "deny", "message": "no" })),
+        ("decision.list", json!({})),
+        (
+            "decision.request",
+            json!({ "pane_id": p.as_str(), "agent": "claude", "payload": {}, "wait_ms": 1000 }),
+        ),
         ("events.subscribe", json!({})),
         ("snapshot.save", json!({})),
         ("window.screenshot", json!({ "path": "/tmp/s.png" })),
@@ -351,6 +480,19 @@ fn sample_state() -> StateView {
             argv: vec!["/bin/sh".into(), "-c".into(), "it's".into()],
             source: ResumeSource::Reported,
         }),
+        pending_decision: (state == RestoreState::Live).then(sample_decision),
+        turn: TurnInfo {
+            learned_from: Some(LifecycleSource::Osc133),
+            running_since: Some(1_700_000_002_000),
+            last: Some(TurnRecord {
+                started_at: (state == RestoreState::Live).then_some(1_700_000_000_500),
+                ended_at: 1_700_000_001_000,
+                ended_as: Lifecycle::Done,
+                learned_from: LifecycleSource::Interrupt,
+                last_message: Some("line 1\nline 2 ✓".into()),
+            }),
+            hooks_wired: state == RestoreState::Live,
+        },
     };
     let tab = TabInfo {
         id: TabId::new(),
@@ -372,6 +514,22 @@ fn sample_state() -> StateView {
         tabs: vec![tab],
     };
     StateView { active_workspace: Some(ws.id.clone()), workspaces: vec![ws] }
+}
+
+fn sample_decision() -> PendingDecision {
+    PendingDecision {
+        id: DecisionId::new(),
+        agent: AgentKind::Claude,
+        tool: "Bash".into(),
+        prompt: "Bash: cargo test ✓".into(),
+        detail: "cargo test\n--workspace".into(),
+        options: DecisionAnswer::ALL
+            .into_iter()
+            .map(|answer| DecisionOption { answer, label: answer.label().into() })
+            .collect(),
+        answerable: true,
+        received_at: 1_700_000_002_000,
+    }
 }
 
 fn sample_notification() -> NotificationView {
@@ -472,6 +630,17 @@ fn every_reply_survives_the_wire() {
             Reply::Notifications(vec![sample_notification()]),
         ),
         (Command::PaneClearAttention { pane: p.clone() }, Reply::Marked { count: 4 }),
+        (
+            Command::Decide {
+                pane: p.clone(),
+                answer: DecisionAnswer::Always,
+                message: None,
+                id: None,
+            },
+            Reply::Decided { pane: p.clone(), id: DecisionId::new() },
+        ),
+        (Command::Decisions, Reply::Decisions(vec![(p.clone(), sample_decision())])),
+        (Command::Decisions, Reply::Decisions(vec![])),
     ];
     for (cmd, reply) in cases {
         let value = encode_reply(&reply);
@@ -514,7 +683,18 @@ fn every_event_survives_the_wire() {
         Event::PaneExited { pane: p.clone(), exit_code: -1, signal: Some("SIGKILL".into()) },
         Event::FocusChanged { pane: p.clone(), tab: t.clone(), workspace: w.clone() },
         Event::Notification(Box::new(sample_notification())),
-        Event::NotificationActivated { id: "notif_1".into(), pane: p.clone() },
+        Event::NotificationActivated {
+            id: "notif_1".into(),
+            pane: p.clone(),
+            activation_token: None,
+        },
+        Event::NotificationActivated {
+            id: "notif_2".into(),
+            pane: p.clone(),
+            activation_token: Some("sway-token-1".into()),
+        },
+        Event::Decision { pane: p.clone(), decision: Some(sample_decision()) },
+        Event::Decision { pane: p.clone(), decision: None },
         Event::SubscriberDropped { reason: "slow".into() },
         Event::ConnectionClosed { reason: "idle".into() },
     ];
@@ -557,11 +737,17 @@ fn the_state_keeps_its_documented_field_names() {
         "created_at",
         "progress",
         "lifecycle_since",
+        "pending_decision",
     ] {
         assert!(pane.get(key).is_some(), "pane.{key}");
     }
     assert_eq!(pane["progress"], json!({ "state": "indeterminate", "percent": null }));
     assert_eq!(pane["agent"]["kind"], "claude");
     assert_eq!(pane["state"], "LIVE");
+    let decision = &pane["pending_decision"];
+    for key in ["id", "agent", "tool", "prompt", "detail", "options", "answerable", "received_at"] {
+        assert!(decision.get(key).is_some(), "pending_decision.{key}");
+    }
+    assert_eq!(decision["options"][0], json!({ "id": "allow", "label": "Allow once" }));
     assert!(value.get("active_workspace_id").is_some());
 }

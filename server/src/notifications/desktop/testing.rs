@@ -159,6 +159,14 @@ impl FakeNotifications {
         action_key: &str,
     ) -> zbus::Result<()>;
 
+    /// Sent just before `ActionInvoked`: a token to raise the invoked program's window.
+    #[zbus(signal)]
+    async fn activation_token(
+        emitter: &SignalEmitter<'_>,
+        id: u32,
+        activation_token: &str,
+    ) -> zbus::Result<()>;
+
     /// Sent when a notification goes away.
     #[zbus(signal)]
     async fn notification_closed(
@@ -267,11 +275,26 @@ impl FakeNotificationServer {
     /// Acts like a user's click: sends `ActionInvoked(id, action_key)` and then
     /// `NotificationClosed(id, 2)` to the connection that showed it.
     pub fn invoke_action(&self, id: u32, action_key: &str) -> Result<(), FakeNotificationError> {
+        self.invoke_action_with_token(id, action_key, None)
+    }
+
+    /// [`FakeNotificationServer::invoke_action`], preceded by `ActivationToken(id, token)` as a
+    /// server that supports activation tokens sends it.
+    pub fn invoke_action_with_token(
+        &self,
+        id: u32,
+        action_key: &str,
+        token: Option<&str>,
+    ) -> Result<(), FakeNotificationError> {
         let sender =
             lock(&self.state).open.remove(&id).ok_or(FakeNotificationError::UnknownId(id))?;
         let emitter = self.emitter_to(&sender)?;
         let action_key = action_key.to_owned();
+        let token = token.map(str::to_owned);
         run_on(self.runtime(), async move {
+            if let Some(token) = token {
+                FakeNotifications::activation_token(&emitter, id, &token).await?;
+            }
             FakeNotifications::action_invoked(&emitter, id, &action_key).await?;
             FakeNotifications::notification_closed(&emitter, id, CLOSED_DISMISSED).await
         })??;

@@ -41,21 +41,29 @@ fn note(key: &str, title: &str, body: &str) -> DesktopNote {
         body: body.to_owned(),
         urgency: Urgency::Normal,
         replaces_key: None,
+        actions: Vec::new(),
     }
 }
 
-/// Records the keys `on_activate` is called with.
+/// A key `on_activate` was called with, and its activation token.
+type Activation = (String, Option<String>);
+
+/// Records the keys (and activation tokens) `on_activate` is called with.
 #[derive(Clone, Default)]
-struct Activations(Arc<Mutex<Vec<String>>>);
+struct Activations(Arc<Mutex<Vec<Activation>>>);
 
 impl Activations {
     fn callback(&self) -> OnActivate {
         let keys = self.0.clone();
-        Arc::new(move |key| keys.lock().unwrap().push(key))
+        Arc::new(move |key, token| keys.lock().unwrap().push((key, token)))
     }
 
     fn keys(&self) -> Vec<String> {
-        self.0.lock().unwrap().clone()
+        self.0.lock().unwrap().iter().map(|(key, _)| key.clone()).collect()
+    }
+
+    fn tokens(&self) -> Vec<Option<String>> {
+        self.0.lock().unwrap().iter().map(|(_, token)| token.clone()).collect()
     }
 }
 
@@ -174,6 +182,27 @@ fn clicking_a_notification_activates_its_key() {
     wait_for("the closed notification to be forgotten", || harness.notifier.status().tracked == 1);
 }
 
+/// The server's `ActivationToken` for a notification travels with its click (the window raises
+/// itself with it); a token for another notification does not.
+#[test]
+fn a_click_carries_the_servers_activation_token() {
+    let harness = Harness::start();
+    harness.notifier.notify(note("notif_a", "one", ""));
+    harness.notifier.notify(note("notif_b", "two", ""));
+    let (first, second) = (harness.nth_call(1), harness.nth_call(2));
+    harness.wait_sent(2);
+    harness
+        .fake
+        .invoke_action_with_token(second.id, DEFAULT_ACTION, Some("token-of-b"))
+        .expect("a click with a token");
+    wait_for("the activation", || !harness.activations.keys().is_empty());
+    assert_eq!(harness.activations.tokens(), vec![Some("token-of-b".to_owned())]);
+    harness.fake.invoke_action(first.id, DEFAULT_ACTION).expect("a click without one");
+    wait_for("the second activation", || harness.activations.keys().len() == 2);
+    assert_eq!(harness.activations.keys(), vec!["notif_b".to_owned(), "notif_a".to_owned()]);
+    assert_eq!(harness.activations.tokens()[1], None, "b's token is not reused for a");
+}
+
 #[test]
 fn clicking_a_replaced_notification_activates_the_newest_key() {
     let harness = Harness::start();
@@ -201,6 +230,39 @@ fn other_actions_do_not_activate() {
     // forgotten the action has been handled too.
     wait_for("the notification to be forgotten", || harness.notifier.status().tracked == 0);
     assert!(harness.activations.keys().is_empty());
+}
+
+/// A decision's notification carries its options as actions; invoking one reports the
+/// notification's key and the action, and is not a click.
+#[test]
+fn a_notes_own_actions_are_offered_and_reported() {
+    let bus = PrivateBus::start().expect("a private dbus-daemon");
+    let fake = FakeNotificationServer::start(bus.address()).expect("the fake notification server");
+    let runtime = runtime();
+    let activations = Activations::default();
+    let acted: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let on_action: OnAction = {
+        let acted = acted.clone();
+        Arc::new(move |key, action| acted.lock().unwrap().push((key, action)))
+    };
+    let config = DesktopConfig::for_address(bus.address()).with_backoff(FAST);
+    let notifier = {
+        let _entered = runtime.enter();
+        DesktopNotifier::spawn_with_actions(config, activations.callback(), Some(on_action))
+    };
+    notifier.notify(DesktopNote {
+        actions: vec![("allow".into(), "Allow once".into()), ("deny".into(), "Deny".into())],
+        ..note("notif_d", "Claude asks to run Bash", "Bash: ls")
+    });
+    wait_for("the Notify call", || fake.call_count() >= 1);
+    let call = fake.calls()[0].clone();
+    assert_eq!(call.actions, ["default", "Show", "allow", "Allow once", "deny", "Deny"]);
+    wait_for("sent", || notifier.status().sent >= 1);
+    fake.invoke_action(call.id, "deny").expect("an action");
+    wait_for("the action", || !acted.lock().unwrap().is_empty());
+    assert_eq!(acted.lock().unwrap().clone(), [("notif_d".to_owned(), "deny".to_owned())]);
+    assert!(activations.keys().is_empty(), "an action is not a click");
+    drop(notifier);
 }
 
 #[test]

@@ -1,0 +1,431 @@
+//! Decisions: an agent's permission request held open while a person (or a script) answers.
+//!
+//! `berth hook AGENT` sends a permission request (`decision.request`) and keeps its connection;
+//! the Store holds the request as its pane's pending decision with a [`DecisionRoute`] back to
+//! the waiting connection. `pane.decide` (the CLI, the window, a desktop action) sends the
+//! answer down that route, and the hook prints it in the agent's own format
+//! ([`agent_answer`]). A route that is lost (the hook is gone or timed out, the pane ended, the
+//! server restarted) grants nothing: the decision becomes not answerable and the agent's own
+//! prompt takes over.
+//!
+//! It owns the per-agent tables (which payload is a request: [`request_of`]; what the hook
+//! prints: [`agent_answer`]; how long it waits: [`default_wait`]), the route back to a waiting
+//! hook ([`DecisionRoute`]) and the data of the Store's pending decisions ([`Decisions`]); the
+//! `impl Store` block and the waiting future are [`super::pending`]'s (so the Store can hold
+//! these types without an import cycle). It must not import the Store or `protocol`, nor
+//! write to a pane.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use berth_engine::agents::AgentKind;
+use berth_engine::ids::PaneId;
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+
+use crate::decisions::{DecisionAnswer, DecisionOption, PendingDecision};
+
+/// The most decisions one pane may hold open at once; a request past it is refused (the
+/// hook then gives the agent no decision, and its own prompt takes over).
+pub const MAX_OPEN_PER_PANE: usize = 8;
+
+/// The longest a hook may wait for an answer.
+pub const MAX_WAIT: Duration = Duration::from_secs(3600);
+
+/// The longest one-line prompt, in characters.
+const PROMPT_CHARS: usize = 200;
+
+/// The most lines and characters of a decision's detail.
+const DETAIL_LINES: usize = 12;
+const DETAIL_CHARS: usize = 2000;
+
+/// What a permission request asks, read from an agent's hook payload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecisionRequest {
+    /// The tool.
+    pub tool: String,
+    /// One line: tool and command or file.
+    pub prompt: String,
+    /// A few bounded lines.
+    pub detail: String,
+    /// Claude's first `permission_suggestions` entry, echoed back for "always allow".
+    pub suggestion: Option<Value>,
+    /// Whether "always allow" can be offered.
+    pub always: bool,
+}
+
+impl DecisionRequest {
+    /// The options to show, in order.
+    pub fn options(&self) -> Vec<DecisionOption> {
+        let mut options = vec![DecisionOption {
+            answer: DecisionAnswer::Allow,
+            label: DecisionAnswer::Allow.label().into(),
+        }];
+        if self.always {
+            let label = match self.suggestion.as_ref().and_then(suggestion_text) {
+                Some(rule) => bounded_line(&format!("Always allow {rule}"), 80),
+                None => DecisionAnswer::Always.label().into(),
+            };
+            options.push(DecisionOption { answer: DecisionAnswer::Always, label });
+        }
+        options.push(DecisionOption {
+            answer: DecisionAnswer::Deny,
+            label: DecisionAnswer::Deny.label().into(),
+        });
+        options
+    }
+}
+
+/// How long `berth hook AGENT` waits for an answer by default: under the hook timeout Berth
+/// configures (claude 600 s, cursor 120 s), short for codex (it shows no prompt of its own
+/// until the hook returns), long for opencode (its dialog stays live meanwhile).
+pub fn default_wait(kind: AgentKind) -> Duration {
+    Duration::from_secs(match kind {
+        AgentKind::Claude => 570,
+        AgentKind::Codex => 30,
+        AgentKind::Cursor => 110,
+        AgentKind::Opencode => 600,
+        AgentKind::Generic | AgentKind::None => 30,
+    })
+}
+
+fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    value.get(key)?.as_str()
+}
+
+/// Control characters out (newlines kept), at most `max` characters.
+fn bounded(s: &str, max: usize) -> String {
+    s.chars().filter(|c| !c.is_control() || *c == '\n').take(max).collect()
+}
+
+/// One line of at most `max` characters, an ellipsis where it was cut.
+fn bounded_line(s: &str, max: usize) -> String {
+    let line: String = s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>();
+    let line = line.trim();
+    if line.chars().count() <= max {
+        return line.to_owned();
+    }
+    let mut cut: String = line.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+fn bounded_detail(s: &str) -> String {
+    let text = bounded(s, DETAIL_CHARS);
+    let mut lines: Vec<&str> = text.lines().collect();
+    if lines.len() > DETAIL_LINES {
+        lines.truncate(DETAIL_LINES);
+        return format!("{}\n…", lines.join("\n"));
+    }
+    lines.join("\n")
+}
+
+/// The command or file a tool's input names, else its input as compact JSON.
+fn subject(input: &Value) -> String {
+    for key in ["command", "file_path", "path", "url", "pattern", "query"] {
+        match input.get(key) {
+            Some(Value::String(s)) => return s.clone(),
+            Some(Value::Array(parts)) => {
+                let words: Vec<String> =
+                    parts.iter().map(|p| p.as_str().map_or(p.to_string(), str::to_owned)).collect();
+                return words.join(" ");
+            }
+            _ => {}
+        }
+    }
+    match input {
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn request(tool: &str, input: &Value, description: Option<&str>) -> DecisionRequest {
+    let subject = subject(input);
+    let prompt = if subject.is_empty() {
+        bounded_line(tool, PROMPT_CHARS)
+    } else {
+        bounded_line(&format!("{tool}: {}", subject.lines().next().unwrap_or("")), PROMPT_CHARS)
+    };
+    let detail = match description.filter(|d| !d.is_empty()) {
+        Some(d) => format!("{subject}\n{d}"),
+        None => subject,
+    };
+    DecisionRequest {
+        tool: bounded_line(tool, 64),
+        prompt,
+        detail: bounded_detail(&detail),
+        suggestion: None,
+        always: false,
+    }
+}
+
+/// A short text for a claude permission suggestion (`Bash(cargo test:*)`, `acceptEdits`).
+fn suggestion_text(s: &Value) -> Option<String> {
+    if let Some(rules) = s.get("rules").and_then(Value::as_array) {
+        let rules: Vec<String> = rules
+            .iter()
+            .map(|r| {
+                let tool = text(r, "toolName").unwrap_or("");
+                match text(r, "ruleContent") {
+                    Some(content) => format!("{tool}({content})"),
+                    None => tool.to_owned(),
+                }
+            })
+            .collect();
+        if !rules.is_empty() {
+            return Some(rules.join(", "));
+        }
+    }
+    text(s, "mode").map(str::to_owned)
+}
+
+/// The permission request in an agent's hook payload; `None` for every other event.
+pub fn request_of(kind: AgentKind, payload: &Value) -> Option<DecisionRequest> {
+    match kind {
+        AgentKind::Claude | AgentKind::Codex => {
+            if text(payload, "hook_event_name") != Some("PermissionRequest") {
+                return None;
+            }
+            let tool = text(payload, "tool_name").unwrap_or("tool");
+            let input = payload.get("tool_input").unwrap_or(&Value::Null);
+            let description = input.get("description").and_then(Value::as_str);
+            let mut req = request(tool, input, description);
+            if kind == AgentKind::Claude {
+                // Codex cannot take `updatedPermissions` (it fails closed): no "always" there.
+                req.suggestion = payload
+                    .get("permission_suggestions")
+                    .and_then(Value::as_array)
+                    .and_then(|s| s.first())
+                    .cloned();
+                req.always = req.suggestion.is_some();
+            }
+            Some(req)
+        }
+        AgentKind::Cursor => match text(payload, "hook_event_name")? {
+            "beforeShellExecution" => Some(request("Shell", payload, None)),
+            "beforeMCPExecution" => {
+                let tool = text(payload, "tool_name").unwrap_or("MCP tool");
+                let input = payload.get("tool_input").unwrap_or(&Value::Null);
+                Some(request(tool, input, None))
+            }
+            _ => None,
+        },
+        AgentKind::Opencode => {
+            let kind = text(payload, "type")?;
+            if !matches!(kind, "permission.asked" | "permission.v2.asked" | "permission.updated") {
+                return None;
+            }
+            let props =
+                payload.get("properties").or_else(|| payload.get("data")).unwrap_or(&Value::Null);
+            let tool = text(props, "permission").or_else(|| text(props, "type")).unwrap_or("tool");
+            let patterns = props
+                .get("patterns")
+                .and_then(Value::as_array)
+                .map(|p| p.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "))
+                .filter(|p| !p.is_empty())
+                .or_else(|| text(props, "pattern").map(str::to_owned));
+            let metadata = props.get("metadata").unwrap_or(&Value::Null);
+            let subject = text(props, "title")
+                .map(str::to_owned)
+                .or(patterns)
+                .unwrap_or_else(|| subject(metadata));
+            let mut req = request(tool, &json!({ "command": subject }), None);
+            req.always = true;
+            Some(req)
+        }
+        AgentKind::Generic | AgentKind::None => None,
+    }
+}
+
+/// What `berth hook` prints and how it exits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookReply {
+    /// Standard output, exactly (empty: no decision).
+    pub stdout: String,
+    /// The exit status.
+    pub exit: u8,
+}
+
+fn line(value: Value) -> String {
+    let mut text = value.to_string();
+    text.push('\n');
+    text
+}
+
+/// What the hook prints for `outcome` (`None`: no answer at all, e.g. the server could not be
+/// reached), in the agent's own format. Every fallback grants nothing: claude and codex get no
+/// decision (their own prompt takes over), cursor gets an explicit `ask` (it allows when a hook
+/// prints nothing), opencode's plugin gets nothing and leaves opencode's dialog to the user.
+pub fn agent_answer(
+    kind: AgentKind,
+    payload: &Value,
+    answer: Option<DecisionAnswer>,
+    message: Option<&str>,
+) -> HookReply {
+    let none = HookReply { stdout: String::new(), exit: 0 };
+    let message = message.filter(|m| !m.is_empty());
+    match kind {
+        AgentKind::Claude | AgentKind::Codex => {
+            let decision = match answer {
+                None => return none,
+                Some(DecisionAnswer::Allow) => json!({ "behavior": "allow" }),
+                Some(DecisionAnswer::Always) => {
+                    let suggestion = payload
+                        .get("permission_suggestions")
+                        .and_then(Value::as_array)
+                        .and_then(|s| s.first());
+                    match suggestion {
+                        Some(s) if kind == AgentKind::Claude => {
+                            json!({ "behavior": "allow", "updatedPermissions": [s] })
+                        }
+                        // Nothing to remember with: a plain allow, never more.
+                        _ => json!({ "behavior": "allow" }),
+                    }
+                }
+                Some(DecisionAnswer::Deny) => match message {
+                    Some(m) => json!({ "behavior": "deny", "message": m }),
+                    None => json!({ "behavior": "deny" }),
+                },
+            };
+            HookReply {
+                stdout: line(json!({
+                    "hookSpecificOutput": {
+                        "hookEventName": "PermissionRequest",
+                        "decision": decision,
+                    }
+                })),
+                exit: 0,
+            }
+        }
+        AgentKind::Cursor => {
+            let value = match answer {
+                None => json!({ "permission": "ask" }),
+                Some(DecisionAnswer::Allow | DecisionAnswer::Always) => {
+                    json!({ "permission": "allow" })
+                }
+                Some(DecisionAnswer::Deny) => match message {
+                    Some(m) => {
+                        json!({ "permission": "deny", "user_message": m, "agent_message": m })
+                    }
+                    None => json!({ "permission": "deny" }),
+                },
+            };
+            HookReply { stdout: line(value), exit: 0 }
+        }
+        AgentKind::Opencode => {
+            let reply = match answer {
+                None => return none,
+                Some(DecisionAnswer::Allow) => "once",
+                Some(DecisionAnswer::Always) => "always",
+                Some(DecisionAnswer::Deny) => "reject",
+            };
+            let value = match message {
+                Some(m) => json!({ "reply": reply, "message": m }),
+                None => json!({ "reply": reply }),
+            };
+            HookReply { stdout: line(value), exit: 0 }
+        }
+        AgentKind::Generic | AgentKind::None => none,
+    }
+}
+
+/// What travels down a route: an answer, or the card taken back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    /// Someone answered.
+    Answered {
+        /// The answer.
+        answer: DecisionAnswer,
+        /// Its message.
+        message: Option<String>,
+    },
+    /// Retracted: the agent's turn moved on.
+    Retracted,
+}
+
+/// The way back to a waiting hook: the sending half of its connection's wait. Shared so that
+/// it can ride in an [`Internal`] op (clones are the same route).
+#[derive(Clone, Default)]
+pub struct DecisionRoute(Arc<Mutex<Option<oneshot::Sender<Resolution>>>>);
+
+impl DecisionRoute {
+    /// A route and the receiving end the waiting connection keeps.
+    pub fn new() -> (DecisionRoute, oneshot::Receiver<Resolution>) {
+        let (tx, rx) = oneshot::channel();
+        (DecisionRoute(Arc::new(Mutex::new(Some(tx)))), rx)
+    }
+
+    /// Whether the waiting side is still there.
+    pub fn is_alive(&self) -> bool {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|tx| !tx.is_closed())
+    }
+
+    /// Sends a resolution; false when the waiting side is gone (nothing was delivered).
+    pub(crate) fn send(&self, resolution: Resolution) -> bool {
+        let tx = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        tx.is_some_and(|tx| tx.send(resolution).is_ok())
+    }
+}
+
+impl fmt::Debug for DecisionRoute {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DecisionRoute").field("alive", &self.is_alive()).finish()
+    }
+}
+
+impl PartialEq for DecisionRoute {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// One open decision in the Store.
+#[derive(Debug)]
+pub(crate) struct OpenDecision {
+    pub(crate) view: PendingDecision,
+    pub(crate) route: DecisionRoute,
+    /// The notification raised for it (closed once it is answered or gone).
+    pub(crate) notification: Option<String>,
+}
+
+/// A pane's decisions: those waiting, oldest first, and the last one whose route was lost
+/// (shown as not answerable until the pane's agent moves on).
+#[derive(Debug, Default)]
+pub(crate) struct PaneDecisions {
+    pub(crate) open: VecDeque<OpenDecision>,
+    pub(crate) lost: Option<PendingDecision>,
+}
+
+/// Every pane's decisions.
+#[derive(Debug, Default)]
+pub struct Decisions(pub(crate) BTreeMap<PaneId, PaneDecisions>);
+
+impl Decisions {
+    /// The decision a pane shows: its oldest open one, else the one lost last.
+    pub fn current(&self, pane: &PaneId) -> Option<PendingDecision> {
+        let decisions = self.0.get(pane)?;
+        match decisions.open.front() {
+            Some(open) => {
+                let mut view = open.view.clone();
+                view.answerable = open.route.is_alive();
+                Some(view)
+            }
+            None => decisions.lost.clone(),
+        }
+    }
+
+    /// Forgets a pane's decisions (it closed): their routes drop, so their hooks end with no
+    /// decision.
+    pub fn remove_pane(&mut self, pane: &PaneId) {
+        self.0.remove(pane);
+    }
+
+    pub(crate) fn panes(&self) -> impl Iterator<Item = &PaneId> {
+        self.0.keys()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,476 @@
+//! The Store's side of decisions: a hook's permission request held as its pane's pending
+//! decision, answered (`pane.decide`, a desktop action), lost (the hook went away or timed out)
+//! or taken back (the agent's turn moved on), and the future a waiting hook's connection awaits.
+//!
+//! It owns these `impl Store` blocks and [`wait_for_answer`] with its drop guard; the tables and
+//! the data they work on are [`super::decide`]'s. It must not spell wire names nor write to a
+//! pane.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use berth_engine::agents::AgentKind;
+use berth_engine::ids::{DecisionId, PaneId};
+use berth_engine::model::{Attention, Lifecycle, RestoreState};
+use serde_json::Value;
+
+use super::decide::{
+    request_of, DecisionRoute, OpenDecision, Resolution, MAX_OPEN_PER_PANE, MAX_WAIT,
+};
+use super::turns::LifecycleSource;
+use crate::decisions::{DecisionAnswer, DecisionOutcome, OutcomeReason, PendingDecision};
+use crate::error::CommandError;
+use crate::event::Event;
+use crate::notifications::Incoming;
+use crate::persist::stamp::now_ms;
+use crate::store::{Internal, Store};
+
+impl Store {
+    /// Holds an agent's permission request as its pane's pending decision (see
+    /// [`Internal::OpenDecision`]): raises the pane's attention and a notification whose
+    /// actions are the options.
+    pub(crate) fn open_decision(
+        &mut self,
+        pane: &PaneId,
+        kind: AgentKind,
+        payload: &Value,
+        id: DecisionId,
+        route: DecisionRoute,
+    ) -> Result<(), CommandError> {
+        let p = self.panes.get(pane).ok_or_else(|| CommandError::NoSuchPane(pane.to_string()))?;
+        if p.state() != RestoreState::Live {
+            return Err(CommandError::PaneNotLive(pane.to_string()));
+        }
+        let request = request_of(kind, payload).ok_or_else(|| {
+            CommandError::BadParams(format!(
+                "this {} payload is not a permission request",
+                kind.as_str()
+            ))
+        })?;
+        let open = self.decisions.0.get(pane).map_or(0, |d| d.open.len());
+        if open >= MAX_OPEN_PER_PANE {
+            return Err(CommandError::Busy(format!(
+                "pane {pane} already holds {open} permission requests"
+            )));
+        }
+        let session = crate::agents::hooks::map_hook(kind, payload).session_id;
+        if let Some(session) = session {
+            self.report_session(pane, kind, session, None, None)?;
+        } else if let Some(p) = self.panes.get_mut(pane) {
+            p.agent.kind = kind;
+        }
+        let view = PendingDecision {
+            id: id.clone(),
+            agent: kind,
+            tool: request.tool.clone(),
+            prompt: request.prompt.clone(),
+            detail: request.detail.clone(),
+            options: request.options(),
+            answerable: true,
+            received_at: now_ms(),
+        };
+        if let Some(p) = self.panes.get(pane) {
+            p.shared.set_lifecycle(Lifecycle::Blocked, LifecycleSource::Hook);
+        }
+        let mut incoming = Incoming::new(
+            Some(pane.clone()),
+            &format!("{} asks to run {}", agent_name(kind), request.tool),
+            &request.prompt,
+            &format!("hook:{}", kind.as_str()),
+        );
+        incoming.attention = Attention::NeedsInput;
+        incoming.actions =
+            view.options.iter().map(|o| (o.answer.as_str().to_owned(), o.label.clone())).collect();
+        let notification = Some(self.add_notification(incoming));
+        let decisions = self.decisions.0.entry(pane.clone()).or_default();
+        decisions.lost = None;
+        decisions.open.push_back(OpenDecision { view, route, notification });
+        self.publish_decision(pane);
+        tracing::info!(pane = %pane, decision = %id, agent = kind.as_str(), "permission request pending");
+        Ok(())
+    }
+
+    /// `pane.decide`: sends an answer to the pane's current decision, if its route is alive.
+    pub(crate) fn decide(
+        &mut self,
+        pane: &PaneId,
+        answer: DecisionAnswer,
+        message: Option<String>,
+        id: Option<&DecisionId>,
+    ) -> Result<DecisionId, CommandError> {
+        let live =
+            self.panes.get(pane).ok_or_else(|| CommandError::NoSuchPane(pane.to_string()))?.state()
+                == RestoreState::Live;
+        let lost_error = |id: &DecisionId| {
+            CommandError::NoDecision(format!(
+                "decision {id} of pane {pane} can no longer be answered: its route to the agent \
+                 is lost (the hook was stopped or timed out, the pane ended, or the server \
+                 restarted); nothing was granted, answer in the agent's own prompt"
+            ))
+        };
+        let decisions = self.decisions.0.get_mut(pane);
+        let Some(front) = decisions.as_ref().and_then(|d| d.open.front()) else {
+            let lost = decisions.and_then(|d| d.lost.clone());
+            return Err(match lost {
+                Some(lost) if id.is_none_or(|id| *id == lost.id) => lost_error(&lost.id),
+                _ => CommandError::NoDecision(match id {
+                    Some(id) => format!("decision {id} is not pending in pane {pane}"),
+                    None => format!("pane {pane} has no pending decision"),
+                }),
+            });
+        };
+        let current = front.view.id.clone();
+        if let Some(id) = id.filter(|id| **id != current) {
+            let queued = decisions.is_some_and(|d| d.open.iter().any(|o| o.view.id == *id));
+            return Err(CommandError::NoDecision(if queued {
+                format!("decision {id} is waiting behind {current} in pane {pane}: answer {current} first")
+            } else {
+                format!(
+                    "decision {id} is not pending in pane {pane} (the current one is {current})"
+                )
+            }));
+        }
+        if front.view.option(answer).is_none() {
+            return Err(CommandError::BadParams(format!(
+                "{} cannot take `{}` for this request; answer {}",
+                agent_name(front.view.agent),
+                answer.as_str(),
+                front
+                    .view
+                    .options
+                    .iter()
+                    .map(|o| o.answer.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            )));
+        }
+        if !live || !front.route.is_alive() {
+            self.lose_decision(pane, &current);
+            return Err(lost_error(&current));
+        }
+        let Some(open) = self.decisions.0.get_mut(pane).and_then(|d| d.open.pop_front()) else {
+            return Err(lost_error(&current));
+        };
+        if !open.route.send(Resolution::Answered { answer, message }) {
+            // The hook went away between the check and the send: nothing was granted.
+            let decisions = self.decisions.0.entry(pane.clone()).or_default();
+            decisions.open.push_front(open);
+            self.lose_decision(pane, &current);
+            return Err(lost_error(&current));
+        }
+        tracing::info!(pane = %pane, decision = %current, answer = answer.as_str(), "decision answered");
+        self.close_decision_notification(open.notification.as_deref());
+        if let Some(p) = self.panes.get_mut(pane) {
+            if p.attention == Attention::NeedsInput {
+                p.attention = Attention::None;
+            }
+            p.shared.set_lifecycle(Lifecycle::Working, LifecycleSource::Hook);
+        }
+        self.publish_decision(pane);
+        Ok(current)
+    }
+
+    /// The route of a decision is lost (its hook went away or timed out): it stays shown, not
+    /// answerable, and grants nothing.
+    pub(crate) fn lose_decision(&mut self, pane: &PaneId, id: &DecisionId) {
+        let Some(decisions) = self.decisions.0.get_mut(pane) else { return };
+        let Some(index) = decisions.open.iter().position(|o| &o.view.id == id) else { return };
+        let Some(open) = decisions.open.remove(index) else { return };
+        let mut view = open.view;
+        view.answerable = false;
+        decisions.lost = Some(view);
+        tracing::info!(pane = %pane, decision = %id, "decision route lost; nothing granted");
+        self.close_decision_notification(open.notification.as_deref());
+        self.publish_decision(pane);
+    }
+
+    /// The agent's turn moved on (claude answered in its own dialog, or the turn ended): every
+    /// open decision of the pane is taken back and its hook ends with no decision.
+    pub(crate) fn retract_decisions(&mut self, pane: &PaneId) {
+        let Some(decisions) = self.decisions.0.get_mut(pane) else { return };
+        let open: Vec<OpenDecision> = decisions.open.drain(..).collect();
+        let had_lost = decisions.lost.take().is_some();
+        if open.is_empty() && !had_lost {
+            return;
+        }
+        for o in &open {
+            o.route.send(Resolution::Retracted);
+            self.close_decision_notification(o.notification.as_deref());
+        }
+        self.publish_decision(pane);
+    }
+
+    /// A desktop notification's action was invoked: the answer it names, for the decision
+    /// it was raised for.
+    pub(crate) fn notification_action(&mut self, key: &str, action: &str) {
+        let Some(answer) = DecisionAnswer::parse(action) else { return };
+        let found = self.decisions.0.iter().find_map(|(pane, d)| {
+            d.open
+                .iter()
+                .find(|o| o.notification.as_deref() == Some(key))
+                .map(|o| (pane.clone(), o.view.id.clone()))
+        });
+        let Some((pane, id)) = found else {
+            tracing::info!(notification = key, "a desktop action for a decision no longer pending");
+            return;
+        };
+        if let Err(e) = self.decide(&pane, answer, None, Some(&id)) {
+            tracing::warn!(pane = %pane, decision = %id, error = %e, "desktop action not taken");
+        }
+    }
+
+    /// Every pane's current decision, in the order of the panes' ids.
+    pub(crate) fn pending_decisions(&self) -> Vec<(PaneId, PendingDecision)> {
+        self.decisions
+            .panes()
+            .filter_map(|p| Some((p.clone(), self.pending_decision(p)?)))
+            .collect()
+    }
+
+    /// The decision a pane shows; not answerable once the pane is no longer live.
+    pub(crate) fn pending_decision(&self, pane: &PaneId) -> Option<PendingDecision> {
+        let mut view = self.decisions.current(pane)?;
+        let live = self.panes.get(pane).is_some_and(|p| p.state() == RestoreState::Live);
+        view.answerable &= live;
+        Some(view)
+    }
+
+    fn close_decision_notification(&self, id: Option<&str>) {
+        if let (Some(desktop), Some(id)) = (&self.desktop, id) {
+            desktop.close(id);
+        }
+    }
+
+    fn publish_decision(&self, pane: &PaneId) {
+        self.bus
+            .publish(Event::Decision { pane: pane.clone(), decision: self.pending_decision(pane) });
+        self.bus.publish(Event::PaneChanged { pane: pane.clone() });
+    }
+}
+
+fn agent_name(kind: AgentKind) -> &'static str {
+    match kind {
+        AgentKind::Claude => "Claude",
+        AgentKind::Codex => "Codex",
+        AgentKind::Opencode => "opencode",
+        AgentKind::Cursor => "Cursor agent",
+        AgentKind::Generic | AgentKind::None => "The agent",
+    }
+}
+
+/// Marks a decision's route lost when its waiting future is dropped unfinished (the client
+/// went away) or ends without an answer (timeout).
+struct RouteGuard {
+    store: Arc<Mutex<Store>>,
+    pane: PaneId,
+    id: DecisionId,
+    armed: bool,
+}
+
+impl Drop for RouteGuard {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = store
+            .execute(Internal::DecisionRouteLost { pane: self.pane.clone(), id: self.id.clone() });
+    }
+}
+
+/// Opens a decision for a waiting hook and returns the future that yields its outcome: the
+/// answer, a retraction, or — after `wait` — a timeout. Dropping the future (the hook's
+/// connection closed) marks the decision not answerable; so does the timeout.
+pub fn wait_for_answer(
+    store: Arc<Mutex<Store>>,
+    pane: PaneId,
+    kind: AgentKind,
+    payload: Value,
+    wait: Duration,
+) -> Result<impl Future<Output = DecisionOutcome> + Send + 'static, CommandError> {
+    let id = DecisionId::new();
+    let (route, rx) = DecisionRoute::new();
+    {
+        let mut locked = store.lock().unwrap_or_else(|p| p.into_inner());
+        locked.execute(Internal::OpenDecision {
+            pane: pane.clone(),
+            kind,
+            payload,
+            id: id.clone(),
+            route,
+        })?;
+    }
+    let mut guard = RouteGuard { store, pane, id: id.clone(), armed: true };
+    let wait = wait.min(MAX_WAIT);
+    Ok(async move {
+        let (answer, message, reason) = match tokio::time::timeout(wait, rx).await {
+            Ok(Ok(Resolution::Answered { answer, message })) => {
+                guard.armed = false;
+                (Some(answer), message, OutcomeReason::Answered)
+            }
+            Ok(Ok(Resolution::Retracted)) => {
+                guard.armed = false;
+                (None, None, OutcomeReason::Retracted)
+            }
+            // The route was dropped by the Store (the pane closed): nothing to mark.
+            Ok(Err(_)) => (None, None, OutcomeReason::Lost),
+            Err(_) => (None, None, OutcomeReason::Timeout),
+        };
+        drop(guard);
+        DecisionOutcome { id, answer, message, reason }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use berth_engine::agents::AgentKind;
+    use berth_engine::ids::PaneId;
+    use serde_json::json;
+
+    use super::wait_for_answer;
+    use crate::commands::{Command, Reply, SpawnRequest, WorkspaceSelector};
+    use crate::decisions::{DecisionAnswer, OutcomeReason};
+    use crate::error::CommandError;
+    use crate::events::EventBus;
+    use crate::pane::OutputPulse;
+    use crate::process::testing::FakeSpawner;
+    use crate::store::{Store, StoreConfig};
+
+    fn store_with_pane() -> (Arc<Mutex<Store>>, PaneId, tempfile::TempDir) {
+        let home = tempfile::tempdir().expect("a temp dir");
+        let config = StoreConfig {
+            socket_path: home.path().join("berth.sock"),
+            home: home.path().to_path_buf(),
+            shell: "/bin/sh".into(),
+        };
+        let mut store = Store::with_spawner(
+            config,
+            EventBus::default(),
+            OutputPulse::default(),
+            Arc::new(FakeSpawner::default()),
+        );
+        let spawn = SpawnRequest { argv: vec!["sleep".into()], ..Default::default() };
+        let Ok(Reply::Spawned { pane, .. }) =
+            store.execute(Command::PaneSpawn { workspace: WorkspaceSelector::Active, spawn })
+        else {
+            panic!("no pane")
+        };
+        (Arc::new(Mutex::new(store)), pane, home)
+    }
+
+    fn request() -> serde_json::Value {
+        json!({"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}})
+    }
+
+    fn decide(store: &Arc<Mutex<Store>>, pane: &PaneId) -> Result<Reply, CommandError> {
+        store.lock().unwrap().execute(Command::Decide {
+            pane: pane.clone(),
+            answer: DecisionAnswer::Allow,
+            message: None,
+            id: None,
+        })
+    }
+
+    #[tokio::test]
+    async fn an_answer_reaches_the_waiting_future_once() {
+        let (store, pane, _home) = store_with_pane();
+        let wait = wait_for_answer(
+            store.clone(),
+            pane.clone(),
+            AgentKind::Claude,
+            request(),
+            Duration::from_secs(30),
+        )
+        .expect("opens");
+        let shown = store.lock().unwrap().pending_decision(&pane).expect("pending");
+        assert!(shown.answerable);
+        assert!(matches!(decide(&store, &pane), Ok(Reply::Decided { id, .. }) if id == shown.id));
+        let outcome = wait.await;
+        assert_eq!(
+            (outcome.answer, outcome.reason),
+            (Some(DecisionAnswer::Allow), OutcomeReason::Answered)
+        );
+        assert!(store.lock().unwrap().pending_decision(&pane).is_none());
+        assert!(matches!(decide(&store, &pane), Err(CommandError::NoDecision(_))));
+    }
+
+    #[tokio::test]
+    async fn a_dropped_or_timed_out_wait_grants_nothing() {
+        let (store, pane, _home) = store_with_pane();
+        let wait = wait_for_answer(
+            store.clone(),
+            pane.clone(),
+            AgentKind::Codex,
+            request(),
+            Duration::from_secs(30),
+        )
+        .expect("opens");
+        drop(wait);
+        let shown = store.lock().unwrap().pending_decision(&pane).expect("kept as history");
+        assert!(!shown.answerable);
+        let Err(CommandError::NoDecision(message)) = decide(&store, &pane) else {
+            panic!("answered")
+        };
+        assert!(message.contains("can no longer be answered"), "{message}");
+
+        let wait = wait_for_answer(
+            store.clone(),
+            pane.clone(),
+            AgentKind::Codex,
+            request(),
+            Duration::from_millis(10),
+        )
+        .expect("opens");
+        let outcome = wait.await;
+        assert_eq!((outcome.answer, outcome.reason), (None, OutcomeReason::Timeout));
+        assert!(!store.lock().unwrap().pending_decision(&pane).unwrap().answerable);
+    }
+
+    #[tokio::test]
+    async fn the_turns_next_event_takes_the_card_back() {
+        let (store, pane, _home) = store_with_pane();
+        let wait = wait_for_answer(
+            store.clone(),
+            pane.clone(),
+            AgentKind::Claude,
+            request(),
+            Duration::from_secs(30),
+        )
+        .expect("opens");
+        store
+            .lock()
+            .unwrap()
+            .execute(Command::HookEvent {
+                pane: pane.clone(),
+                kind: AgentKind::Claude,
+                payload: json!({"hook_event_name":"PostToolUse","tool_name":"Bash"}),
+            })
+            .unwrap();
+        assert_eq!(wait.await.reason, OutcomeReason::Retracted);
+        assert!(store.lock().unwrap().pending_decision(&pane).is_none());
+        // A payload that is not a request, or a pane that is not there, opens nothing.
+        let stop = json!({"hook_event_name":"Stop"});
+        assert!(wait_for_answer(
+            store.clone(),
+            pane.clone(),
+            AgentKind::Claude,
+            stop,
+            Duration::from_secs(1)
+        )
+        .is_err());
+        assert!(matches!(
+            wait_for_answer(
+                store.clone(),
+                PaneId::new(),
+                AgentKind::Claude,
+                request(),
+                Duration::from_secs(1)
+            ),
+            Err(CommandError::NoSuchPane(_))
+        ));
+    }
+}
