@@ -294,21 +294,25 @@ fn reconnect(socket: &Path, subscribe: bool) -> Option<Client> {
 /// Any event: look again; one that is not pane output: the state changed.
 fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker) {
     loop {
-        match client.next_event(None) {
+        match client.next_typed_event(None) {
             Ok(event) => {
-                let text = event.to_string();
-                if text.contains("\"notification.activated\"") {
-                    if let Ok(Event::NotificationActivated { activation_token, .. }) =
-                        berth_server::protocol::decode_event(&event)
-                    {
-                        if let Some(raise) = &shared.raise {
-                            raise(activation_token);
-                        }
+                if let Event::NotificationActivated { activation_token, .. } = &event {
+                    if let Some(raise) = &shared.raise {
+                        raise(activation_token.clone());
                     }
                 }
-                if !text.contains("\"pane.output\"") {
+                if !matches!(event, Event::PaneOutput { .. }) {
                     shared.ask_refresh();
                 }
+                shared.poke();
+                if !waker.wake() {
+                    return;
+                }
+            }
+            // An event this build does not know (a newer server): something changed.
+            Err(ClientError::Protocol(e)) => {
+                tracing::debug!(error = %e, "an event not understood");
+                shared.ask_refresh();
                 shared.poke();
                 if !waker.wake() {
                     return;
