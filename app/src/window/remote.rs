@@ -383,48 +383,54 @@ fn send_input(
     socket: &Path,
     queued: &std::sync::mpsc::Receiver<(PaneId, Vec<u8>)>,
 ) {
-    while let Ok((mut pane, mut data)) = queued.recv() {
-        let mut next = None;
-        loop {
-            while next.is_none() && data.len() < MAX_INPUT_CHUNK {
-                let Ok((more_pane, more)) = queued.try_recv() else { break };
-                if more_pane == pane {
-                    data.extend(more);
-                } else {
-                    next = Some((more_pane, more));
-                    break;
-                }
+    let mut carry = None;
+    while let Some((pane, data)) = next_batch(queued, &mut carry) {
+        let cmd = Command::PaneInput { pane, data };
+        match client.execute(cmd.clone()) {
+            Ok(_) => {}
+            Err(ClientError::Rpc { message, .. }) => {
+                // A pane whose program ended refuses input on every key; not news.
+                tracing::debug!(error = %message, "input not sent");
             }
-            let rest = data.split_off(data.len().min(MAX_INPUT_CHUNK));
-            let chunk = std::mem::replace(&mut data, rest);
-            let cmd = Command::PaneInput { pane: pane.clone(), data: chunk };
-            match client.execute(cmd.clone()) {
-                Ok(_) => {}
-                Err(ClientError::Rpc { message, .. }) => {
-                    // A pane whose program ended refuses input on every key; not news.
-                    tracing::debug!(error = %message, "input not sent");
+            Err(e) => {
+                tracing::debug!(error = %e, "the input connection ended; connecting again");
+                let Some(again) = reconnect(socket, false) else { return };
+                client = again;
+                if let Err(e) = client.execute(cmd) {
+                    tracing::warn!(error = %e, "input lost with the connection");
                 }
-                Err(e) => {
-                    tracing::debug!(error = %e, "the input connection ended; connecting again");
-                    let Some(again) = reconnect(socket, false) else { return };
-                    client = again;
-                    if let Err(e) = client.execute(cmd) {
-                        tracing::warn!(error = %e, "input lost with the connection");
-                    }
-                }
-            }
-            if !data.is_empty() {
-                continue; // the rest of a big paste, before anything queued after it
-            }
-            match next.take() {
-                Some((p, d)) => {
-                    pane = p;
-                    data = d;
-                }
-                None => break,
             }
         }
     }
+}
+
+/// The next request's input: what `carry` holds (the rest of a big paste, or another pane's
+/// input met while merging) or the queue's next, with whatever is queued for the same pane
+/// right after it, up to [`MAX_INPUT_CHUNK`]. Order is kept; `None` once the window is gone.
+fn next_batch(
+    queued: &std::sync::mpsc::Receiver<(PaneId, Vec<u8>)>,
+    carry: &mut Option<(PaneId, Vec<u8>)>,
+) -> Option<(PaneId, Vec<u8>)> {
+    let (pane, mut data) = match carry.take() {
+        Some(held) => held,
+        None => queued.recv().ok()?,
+    };
+    while data.len() < MAX_INPUT_CHUNK {
+        match queued.try_recv() {
+            Ok((next, more)) if next == pane => data.extend(more),
+            Ok(other) => {
+                *carry = Some(other);
+                break;
+            }
+            Err(_) => break,
+        }
+    }
+    if data.len() > MAX_INPUT_CHUNK {
+        // Only merging stopped by the size can leave a rest, and then nothing is carried.
+        let rest = data.split_off(MAX_INPUT_CHUNK);
+        *carry = Some((pane.clone(), rest));
+    }
+    Some((pane, data))
 }
 
 /// Pulls the shown panes' frames: after a poke (or [`IDLE_PULL`]), at most once per
@@ -532,5 +538,38 @@ fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker
         if changed && !waker.wake() {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_batches_keep_order_merge_one_pane_and_split_big_pastes() {
+        let (a, b) = (PaneId::new(), PaneId::new());
+        let (tx, rx) = std::sync::mpsc::channel();
+        for (pane, bytes) in [(&a, "ab"), (&a, "cd"), (&b, "x"), (&a, "e"), (&a, "f")] {
+            tx.send((pane.clone(), bytes.as_bytes().to_vec())).unwrap();
+        }
+        let big = vec![b'p'; MAX_INPUT_CHUNK * 2 + 10];
+        tx.send((b.clone(), big.clone())).unwrap();
+        tx.send((b.clone(), b"tail".to_vec())).unwrap();
+        drop(tx);
+        let mut carry = None;
+        let mut batches = Vec::new();
+        while let Some(batch) = next_batch(&rx, &mut carry) {
+            batches.push(batch);
+        }
+        let small: Vec<(bool, &[u8])> =
+            batches[..3].iter().map(|(p, d)| (*p == a, d.as_slice())).collect();
+        assert_eq!(small, [(true, &b"abcd"[..]), (false, b"x"), (true, b"ef")]);
+        let rest = &batches[3..];
+        assert!(rest.iter().all(|(p, d)| *p == b && d.len() <= MAX_INPUT_CHUNK), "{}", rest.len());
+        let joined: Vec<u8> = rest.iter().flat_map(|(_, d)| d.clone()).collect();
+        let mut want = big;
+        want.extend(b"tail");
+        assert_eq!(joined, want, "the paste arrives whole and in order");
+        assert_eq!(rest.len(), 3);
     }
 }
