@@ -462,6 +462,27 @@ fn the_wheel_scrolls_an_attached_window_back(a: &mut Attached) {
     a.wait_window_text(index, "LASTLINE");
 }
 
+/// Key encoding in an attached window follows the modes the frames carry: a program that
+/// pushed the kitty keyboard protocol's flag 1 gets Shift+Enter as `CSI 13;2u`.
+fn an_attached_window_encodes_keys_by_the_frames_modes(a: &mut Attached) {
+    const READER: &str = "stty raw -echo; printf '\\033[>1u'; printf 'KITTY''READY\\r\\n'; \
+        got=$(timeout --foreground 60 head -c 7 | od -An -tx1 | tr -d ' \\n'); printf '\\033[<u'; \
+        stty sane; echo \"kitty-got $got\"; exec sleep 600";
+    let index = a.windows.len() - 1;
+    let id = a.window_id(index);
+    let pane = a.server.berth_ok(&["new", "--", "sh", "-c", READER]).trim().to_owned();
+    a.server.wait_text(&pane, "KITTYREADY", WAIT);
+    a.server.berth_ok(&["focus", &pane]);
+    a.xdotool(&["windowraise", &id]);
+    // The window shows the reader's pane, so it holds a frame with the reader's modes.
+    a.wait_window_text(index, "KITTYREADY");
+    a.xdotool(&["windowfocus", "--sync", &id]);
+    a.xdotool(&["key", "shift+Return"]);
+    // ESC [ 1 3 ; 2 u
+    a.server.wait_text(&pane, "kitty-got 1b5b31333b3275", WAIT);
+    a.server.berth_ok(&["close", &pane]);
+}
+
 /// `server = "standalone"` with no server running: `berth` starts `berth server` as a process
 /// of its own and attaches; `kill -9` of the window leaves the pane running; `berth` brings
 /// it back LIVE on the same server.
@@ -541,6 +562,10 @@ pub(crate) fn run() -> (usize, usize) {
         ("a_stopped_window_does_not_hold_the_server", a_stopped_window_does_not_hold_the_server),
         ("a_slow_link_keeps_typing_correct", a_slow_link_keeps_typing_correct),
         ("the_wheel_scrolls_an_attached_window_back", the_wheel_scrolls_an_attached_window_back),
+        (
+            "an_attached_window_encodes_keys_by_the_frames_modes",
+            an_attached_window_encodes_keys_by_the_frames_modes,
+        ),
     ];
     let (mut passed, mut failed) = (0, 0);
     for (name, case) in cases {
