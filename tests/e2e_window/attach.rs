@@ -491,7 +491,30 @@ fn standalone_mode_outlives_a_killed_window() -> Result<(), String> {
     let (_xvfb, display) = start_xvfb(server.root.path())?;
     let config = server.root.path().join("config.toml");
     std::fs::write(&config, "server = \"standalone\"\n").map_err(|e| e.to_string())?;
+    // The detached server is not this test's child: whatever happens, the one answering on
+    // the socket is stopped by pid at the end.
+    struct StopAtEnd(std::path::PathBuf);
+    impl Drop for StopAtEnd {
+        fn drop(&mut self) {
+            let Ok(mut client) = berth_server::client::Client::connect(&self.0) else { return };
+            let Ok(info) = client.call("server.info", serde_json::json!({})) else { return };
+            let Some(pid) = info["pid"].as_i64().and_then(|p| i32::try_from(p).ok()) else {
+                return;
+            };
+            let target = nix::unistd::Pid::from_raw(pid);
+            let _ = nix::sys::signal::kill(target, nix::sys::signal::Signal::SIGTERM);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while alive(pid) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if alive(pid) {
+                let _ = nix::sys::signal::kill(target, nix::sys::signal::Signal::SIGKILL);
+            }
+        }
+    }
     let mut world = Attached { windows: Vec::new(), server, _xvfb, display };
+    // Declared after the world, so dropped before its temp dirs (and the socket) go.
+    let _stop = StopAtEnd(world.server.socket.clone());
     let first = world.open(&[]);
     let log =
         std::fs::read_to_string(world.server.root.path().join("window0.log")).unwrap_or_default();
@@ -500,22 +523,6 @@ fn standalone_mode_outlives_a_killed_window() -> Result<(), String> {
     let pid = i32::try_from(info["pid"].as_i64().unwrap_or(0)).unwrap_or(0);
     let window_pid = world.windows[first].0.pid();
     assert!(pid > 0 && pid != window_pid, "the server runs in the window's process: {info}");
-    // The detached server is not this test's child: it is stopped by pid at the end.
-    struct StopAtEnd(i32);
-    impl Drop for StopAtEnd {
-        fn drop(&mut self) {
-            let pid = nix::unistd::Pid::from_raw(self.0);
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while alive(self.0) && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            if alive(self.0) {
-                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-            }
-        }
-    }
-    let _stop = StopAtEnd(pid);
 
     let pane = world.first_pane();
     world.server.berth_ok(&["send", &pane, "--enter", "echo agent-$((40+2)); sleep 600"]);
