@@ -10,6 +10,10 @@
 
 mod support;
 
+/// Windows attached to a server in another process.
+#[path = "e2e_window/attach.rs"]
+mod attach;
+
 use std::fs;
 use std::io::Read as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -1118,6 +1122,12 @@ exec sleep 600
 }
 
 fn main() -> ExitCode {
+    // `cargo test --test e2e_window -- attach` runs the attached windows' cases alone.
+    if std::env::args().skip(1).any(|a| a == "attach") {
+        let (passed, failed) = attach::run();
+        println!("{passed} passed, {failed} failed");
+        return if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+    }
     let mut world = match catch_unwind(World::start) {
         Ok(Ok(world)) => world,
         Ok(Err(e)) => {
@@ -1178,6 +1188,9 @@ fn main() -> ExitCode {
         eprintln!("e2e_window: the window's log:\n{}", world.log());
     }
     drop(world);
+    let (more_passed, more_failed) = attach::run();
+    passed += more_passed;
+    failed += more_failed;
     println!("{passed} passed, {failed} failed");
     if failed == 0 {
         ExitCode::SUCCESS

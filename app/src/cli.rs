@@ -77,6 +77,12 @@ enum Verb {
         #[arg(long)]
         move_aside_future: bool,
     },
+    /// Open a window on the server that answers on the socket; closing the window leaves
+    /// the server and its panes running.
+    #[command(
+        after_help = "Example:\n  berth attach --socket /tmp/second.sock   a window on a second server"
+    )]
+    Attach,
     /// Save the state now (it is also saved on its own after every change).
     Save,
     /// Ask the running window to draw a tab into a PNG file.
@@ -501,10 +507,14 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     }
     let Some(verb) = cli.command else {
         crate::logs::init();
-        return crate::window::run(socket().to_path_buf());
+        return crate::window::open(socket().to_path_buf(), false);
     };
     match verb {
         Verb::Server { move_aside_future } => run_server(move_aside_future),
+        Verb::Attach => {
+            crate::logs::init();
+            crate::window::open(socket().to_path_buf(), true)
+        }
         Verb::Completions { shell } => {
             let mut command = Cli::command();
             clap_complete::generate(shell, &mut command, "berth", &mut std::io::stdout());

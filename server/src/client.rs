@@ -128,6 +128,22 @@ impl Client {
         serde_json::from_value(result).map_err(|e| ClientError::Protocol(e.to_string()))
     }
 
+    /// Asks for the screens of `panes` (`screen.frames`): per pane, the rows that differ
+    /// from the hashes given.
+    pub fn screen_frames(
+        &mut self,
+        panes: Vec<crate::screen::PaneHave>,
+    ) -> Result<crate::screen::FramesReply, ClientError> {
+        let result = self.request(&Decoded::Connection(ConnectionMethod::ScreenFrames(panes)))?;
+        serde_json::from_value(result).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// Tells the server a window attaches that draws `header_rows` above each pane.
+    pub fn attach_window(&mut self, header_rows: u16) -> Result<(), ClientError> {
+        let what = Decoded::Connection(ConnectionMethod::WindowAttach { header_rows });
+        self.request(&what).map(|_| ())
+    }
+
     /// Holds an agent's permission request open in its pane until it is answered, taken
     /// back or `wait` passes (`berth hook`). The connection's read timeout is raised to cover
     /// the wait.

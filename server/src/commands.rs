@@ -151,6 +151,13 @@ pub enum Command {
         /// Named keys (`Enter`, `C-c`, `Up` …), sent after the text.
         keys: Vec<String>,
     },
+    /// Send raw input bytes to a pane (what a window encoded: keys, mouse reports, paste).
+    PaneInput {
+        /// Which one.
+        pane: PaneId,
+        /// The bytes, as they are.
+        data: Vec<u8>,
+    },
     /// Read a pane's text.
     PaneRead {
         /// Which one.

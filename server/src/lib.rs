@@ -21,6 +21,8 @@ pub mod process;
 pub mod protocol;
 pub mod restore;
 pub mod rlimit;
+pub mod screen;
+pub mod screen_stream;
 pub mod socket;
 pub mod store;
 pub mod tasks;

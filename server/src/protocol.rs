@@ -322,6 +322,32 @@ pub enum ConnectionMethod {
     },
     /// `task.*`: tasks in worktrees, served by `tasks::serve` (git and waits: answered later).
     Task(Box<crate::tasks::request::TaskRequest>),
+    /// `screen.frames`: per pane, the rows that changed since what the client holds
+    /// (`screen_stream.rs`).
+    ScreenFrames(Vec<crate::screen::PaneHave>),
+    /// `window.attach`: a window attaches; panes are sized for its header rows.
+    WindowAttach {
+        /// Rows the window draws above each pane.
+        header_rows: u16,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScreenFramesParams {
+    panes: Vec<crate::screen::PaneHave>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WindowAttachParams {
+    header_rows: u16,
+}
+
+#[derive(Deserialize)]
+struct InputParams {
+    pane_id: String,
+    data: Vec<u8>,
 }
 
 #[derive(Deserialize)]
@@ -447,6 +473,20 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         "snapshot.save" => {
             params::<Empty>(p)?;
             return Ok(Decoded::Connection(ConnectionMethod::SaveSnapshot));
+        }
+        "screen.frames" => {
+            let p: ScreenFramesParams = params(p)?;
+            return Ok(Decoded::Connection(ConnectionMethod::ScreenFrames(p.panes)));
+        }
+        "window.attach" => {
+            let p: WindowAttachParams = params(p)?;
+            return Ok(Decoded::Connection(ConnectionMethod::WindowAttach {
+                header_rows: p.header_rows,
+            }));
+        }
+        "pane.input" => {
+            let p: InputParams = params(p)?;
+            Command::PaneInput { pane: PaneId::parse(&p.pane_id)?, data: p.data }
         }
         "decision.request" => {
             let p: DecisionRequestParams = params(p)?;
@@ -746,6 +786,7 @@ pub const METHODS: &[&str] = &[
     "pane.split",
     "pane.close",
     "pane.send",
+    "pane.input",
     "pane.read",
     "pane.resize",
     "pane.focus",
@@ -771,6 +812,8 @@ pub const METHODS: &[&str] = &[
     "task.show",
     "task.cancel",
     "task.wait",
+    "screen.frames",
+    "window.attach",
 ];
 
 /// A path as wire text; the wire carries UTF-8 only.
@@ -821,6 +864,12 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
         }
         Decoded::Connection(ConnectionMethod::Screenshot { tab, path }) => {
             return Ok(("window.screenshot", json!({ "tab_id": tab, "path": path_text(path)? })))
+        }
+        Decoded::Connection(ConnectionMethod::ScreenFrames(panes)) => {
+            return Ok(("screen.frames", json!({ "panes": panes })))
+        }
+        Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
+            return Ok(("window.attach", json!({ "header_rows": header_rows })))
         }
         Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms }) => {
             return Ok((
@@ -929,6 +978,9 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
         Command::PaneClose { pane } => ("pane.close", json!({ "pane_id": pane.as_str() })),
         Command::PaneSend { pane, text, keys } => {
             ("pane.send", json!({ "pane_id": pane.as_str(), "text": text, "keys": keys }))
+        }
+        Command::PaneInput { pane, data } => {
+            ("pane.input", json!({ "pane_id": pane.as_str(), "data": data }))
         }
         Command::PaneRead { pane, spec } => (
             "pane.read",

@@ -571,6 +571,12 @@ fn answer(
             }
         }
         Decoded::Connection(ConnectionMethod::SaveSnapshot) => now(save(services)),
+        Decoded::Connection(ConnectionMethod::ScreenFrames(panes)) => {
+            now(crate::screen_stream::frames(&services.store, &panes))
+        }
+        Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
+            now(crate::screen_stream::attach(&services.store, header_rows))
+        }
         Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms }) => {
             let wait = Duration::from_millis(wait_ms);
             match crate::agents::pending::wait_for_answer(

@@ -600,6 +600,7 @@ impl Store {
                 | Command::WorkspaceList
                 | Command::PaneRead { .. }
                 | Command::PaneSend { .. }
+                | Command::PaneInput { .. }
                 | Command::NotificationsList { .. }
                 | Command::Decisions
         );
@@ -774,6 +775,17 @@ impl Store {
                     self.end_interrupted_turn(&pane);
                 }
                 Ok(Reply::Sent { bytes: bytes.len() })
+            }
+            Command::PaneInput { pane, data } => {
+                let p = self.pane(&pane)?;
+                match (&p.pty, p.shared.meta().exit.is_some()) {
+                    (Some(pty), false) if !pty.is_closing() => pty.send(&data)?,
+                    _ => return Err(CommandError::PaneNotLive(pane.to_string())),
+                }
+                if crate::agents::hooks::is_interrupt(&data) {
+                    self.end_interrupted_turn(&pane);
+                }
+                Ok(Reply::Sent { bytes: data.len() })
             }
             Command::PaneRead { pane, spec } => Ok(Reply::Read(self.read(&pane, spec)?)),
             Command::PaneResize { pane, size } => {

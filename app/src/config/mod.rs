@@ -58,6 +58,18 @@ impl Theme {
     }
 }
 
+/// Where `berth` runs the server when none answers on the socket yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerMode {
+    /// Inside the window's process: closing the window ends the panes.
+    #[default]
+    Embedded,
+    /// As a process of its own (`berth server`, through the systemd user unit when it is
+    /// installed), the window attached to it: the panes outlive the window.
+    Standalone,
+}
+
 /// The cursor's shape while the program has not chosen one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -135,6 +147,8 @@ pub struct Config {
     pub keymap: Keymap,
     /// Desktop notifications.
     pub notifications: Notifications,
+    /// Where the server runs when none answers on the socket.
+    pub server: ServerMode,
 }
 
 impl Default for Config {
@@ -151,6 +165,7 @@ impl Default for Config {
             cursor_blink: false,
             keymap: Keymap::default(),
             notifications: Notifications::default(),
+            server: ServerMode::Embedded,
         }
     }
 }
@@ -273,6 +288,7 @@ struct RawConfig {
     colors: RawColors,
     notifications: Notifications,
     keybindings: RawBindings,
+    server: Option<ServerMode>,
 }
 
 impl RawConfig {
@@ -298,6 +314,7 @@ impl RawConfig {
             cursor_blink: self.cursor_blink.unwrap_or(defaults.cursor_blink),
             keymap: Keymap::with_changes(&self.keybindings.0),
             notifications: self.notifications,
+            server: self.server.unwrap_or_default(),
         }
     }
 }

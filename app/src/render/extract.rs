@@ -6,11 +6,10 @@
 //! unfocused, hidden while scrolled away). It must not change the terminal: it reads through
 //! [`PaneTerminal::term`] only.
 
-use alacritty_terminal::grid::Dimensions;
-use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::term::color::Colors;
-use alacritty_terminal::vte::ansi::{Color, CursorShape as TermCursorShape};
+use alacritty_terminal::vte::ansi::Rgb as TermRgb;
 use berth_engine::terminal::{PaneTerminal, TermSize};
+use berth_server::screen::{self, flags, FrameColor, FrameCursorShape, FrameStyle, PaneFrame};
 
 use super::palette::{Palette, Rgb, DIM_FACTOR};
 use super::scene::{CellStyle, CellView, CursorShape, CursorView, ScreenCells, UnderlineStyle};
@@ -24,66 +23,117 @@ use super::scene::{CellStyle, CellView, CursorShape, CursorView, ScreenCells, Un
 /// (DECTCEM), and scrolls with the view when the user scrolled back (it is absent when it is
 /// below the visible rows).
 pub fn extract(term: &PaneTerminal, palette: &Palette, focused: bool) -> ScreenCells {
-    let term = term.term();
-    let cols = term.columns();
-    let rows = term.screen_lines();
-    let content = term.renderable_content();
-    let colors = content.colors;
-    let offset = content.display_offset;
+    screen_of_frame(&PaneFrame::capture(term), palette, focused)
+}
 
-    let default_cell = CellView::blank(
-        resolve(
-            Color::Named(alacritty_terminal::vte::ansi::NamedColor::Foreground),
-            colors,
-            palette,
-        ),
-        resolve(
-            Color::Named(alacritty_terminal::vte::ansi::NamedColor::Background),
-            colors,
-            palette,
-        ),
-    );
-    let mut cells = vec![default_cell; cols * rows];
-    for indexed in content.display_iter {
-        // The display iterator yields grid lines from `-offset` to the last screen line, so
-        // `line + offset` is the visible row.
-        let Ok(row) = usize::try_from(indexed.point.line.0 + offset as i32) else { continue };
-        let col = indexed.point.column.0;
-        if row < rows && col < cols {
-            cells[row * cols + col] = cell_view(indexed.cell, colors, palette);
+/// Turns a pane's frame (captured in process or received over the socket) into cells: the
+/// one path from a frame to what the renderer draws, whichever way the window reads the
+/// server. The rules are [`extract`]'s.
+pub fn screen_of_frame(frame: &PaneFrame, palette: &Palette, focused: bool) -> ScreenCells {
+    let mut colors = Colors::default();
+    for &(index, rgb) in &frame.meta.colors {
+        if usize::from(index) < alacritty_terminal::term::color::COUNT {
+            colors[usize::from(index)] =
+                Some(TermRgb { r: (rgb >> 16) as u8, g: (rgb >> 8) as u8, b: rgb as u8 });
         }
     }
-
-    let cursor = {
-        let point = content.cursor.point;
-        let row = usize::try_from(point.line.0 + offset as i32).ok().filter(|&row| row < rows);
-        let shape = match content.cursor.shape {
-            TermCursorShape::Hidden => None,
-            _ if !focused => Some(CursorShape::HollowBlock),
-            TermCursorShape::Block => Some(CursorShape::Block),
-            TermCursorShape::Beam => Some(CursorShape::Beam),
-            TermCursorShape::Underline => Some(CursorShape::Underline),
-            TermCursorShape::HollowBlock => Some(CursorShape::HollowBlock),
-        };
-        match (row, shape) {
-            (Some(row), Some(shape)) if point.column.0 < cols => Some(CursorView {
-                // Both fit: `row < rows` and `col < cols`, which came from `u16` sizes.
-                col: point.column.0 as u16,
-                row: row as u16,
-                shape,
-                visible: true,
-                blinking: term.cursor_style().blinking,
-            }),
-            _ => None,
+    let cols = usize::from(frame.cols);
+    let rows = frame.rows.len();
+    let default_cell = CellView::blank(
+        frame_color(screen::FG, &colors, palette),
+        frame_color(screen::BG, &colors, palette),
+    );
+    let mut cells = vec![default_cell; cols * rows];
+    for (r, row) in frame.rows.iter().enumerate() {
+        let line = &mut cells[r * cols..(r + 1) * cols];
+        let mut col = 0;
+        for run in &row.runs {
+            let view = style_view(&run.style, &colors, palette);
+            for ch in run.text.chars() {
+                let Some(cell) = line.get_mut(col) else { break };
+                *cell = CellView { ch, ..view.clone() };
+                col += 1;
+            }
         }
-    };
-
+        for (col, extra) in &row.extras {
+            if let Some(cell) = line.get_mut(usize::from(*col)) {
+                cell.extra = Some(extra.clone().into_boxed_str());
+            }
+        }
+    }
+    let cursor = frame.meta.cursor.map(|c| CursorView {
+        col: c.col,
+        row: c.row,
+        shape: match c.shape {
+            _ if !focused => CursorShape::HollowBlock,
+            FrameCursorShape::Block => CursorShape::Block,
+            FrameCursorShape::Beam => CursorShape::Beam,
+            FrameCursorShape::Underline => CursorShape::Underline,
+            FrameCursorShape::HollowBlock => CursorShape::HollowBlock,
+        },
+        visible: true,
+        blinking: c.blinking,
+    });
     ScreenCells {
-        // The terminal's size came from a `TermSize` of `u16`s.
-        cols: u16::try_from(cols).unwrap_or(u16::MAX),
+        cols: frame.cols,
         rows: u16::try_from(rows).unwrap_or(u16::MAX),
         cells,
-        cursor,
+        cursor: cursor.filter(|c| usize::from(c.row) < rows && usize::from(c.col) < cols),
+    }
+}
+
+/// A frame colour through the program's overrides and the palette.
+fn frame_color(color: FrameColor, colors: &Colors, palette: &Palette) -> Rgb {
+    if color & screen::RGB_BIT != 0 {
+        Rgb::new((color >> 16) as u8, (color >> 8) as u8, color as u8)
+    } else {
+        indexed(color as usize, colors, palette)
+    }
+}
+
+/// A frame style as a blank cell of that look (the character is set by the caller).
+fn style_view(style: &FrameStyle, colors: &Colors, palette: &Palette) -> CellView {
+    let f = style.flags;
+    let has = |bit: u16| f & bit != 0;
+    let mut fg = frame_color(style.fg, colors, palette);
+    if has(flags::DIM) && !has(flags::DIM_NAMED) {
+        fg = fg.scaled(DIM_FACTOR);
+    }
+    let mut bg = frame_color(style.bg, colors, palette);
+    if has(flags::INVERSE) {
+        std::mem::swap(&mut fg, &mut bg);
+    }
+    if has(flags::HIDDEN) {
+        fg = bg;
+    }
+    let underline = if has(flags::DOUBLE_UNDERLINE) {
+        Some(UnderlineStyle::Double)
+    } else if has(flags::UNDERCURL) {
+        Some(UnderlineStyle::Curly)
+    } else if has(flags::DOTTED_UNDERLINE) {
+        Some(UnderlineStyle::Dotted)
+    } else if has(flags::DASHED_UNDERLINE) {
+        Some(UnderlineStyle::Dashed)
+    } else if has(flags::UNDERLINE) {
+        Some(UnderlineStyle::Single)
+    } else {
+        None
+    };
+    CellView {
+        ch: ' ',
+        extra: None,
+        fg,
+        bg,
+        underline_color: style.ul.map(|c| frame_color(c, colors, palette)),
+        flags: CellStyle {
+            bold: has(flags::BOLD),
+            italic: has(flags::ITALIC),
+            dim: has(flags::DIM),
+            underline,
+            strike: has(flags::STRIKE),
+            wide: has(flags::WIDE),
+            spacer: has(flags::SPACER),
+        },
     }
 }
 
@@ -144,80 +194,159 @@ fn resize_screen(screen: &ScreenCells, cols: u16, rows: u16, palette: &Palette) 
     out
 }
 
-/// The colour of `color`: the program's override if it set one, else the palette's.
-fn resolve(color: Color, colors: &Colors, palette: &Palette) -> Rgb {
-    match color {
-        Color::Spec(rgb) => rgb.into(),
-        Color::Indexed(index) => indexed(usize::from(index), colors, palette),
-        Color::Named(named) => indexed(named as usize, colors, palette),
-    }
-}
-
 /// Palette entry `index`, or the program's override of it.
 fn indexed(index: usize, colors: &Colors, palette: &Palette) -> Rgb {
     let set = if index < alacritty_terminal::term::color::COUNT { colors[index] } else { None };
     set.map_or_else(|| palette.indexed(index), Rgb::from)
 }
 
-/// One alacritty cell as a [`CellView`].
-fn cell_view(cell: &Cell, colors: &Colors, palette: &Palette) -> CellView {
-    let flags = cell.flags;
-    let mut fg = match (cell.fg, flags.contains(Flags::DIM)) {
-        // Named colours have dim variants of their own (which a program may have set).
-        (Color::Named(named), true) => indexed(named.to_dim() as usize, colors, palette),
-        (color, true) => resolve(color, colors, palette).scaled(DIM_FACTOR),
-        (color, false) => resolve(color, colors, palette),
-    };
-    let mut bg = resolve(cell.bg, colors, palette);
-    if flags.contains(Flags::INVERSE) {
-        std::mem::swap(&mut fg, &mut bg);
-    }
-    if flags.contains(Flags::HIDDEN) {
-        fg = bg;
+/// The direct extraction from alacritty's grid that the frame path replaced, kept as the
+/// oracle of the golden test.
+#[cfg(test)]
+mod tests_oracle {
+    use super::*;
+    use alacritty_terminal::grid::Dimensions;
+    use alacritty_terminal::term::cell::{Cell, Flags};
+    use alacritty_terminal::vte::ansi::{Color, CursorShape as TermCursorShape};
+
+    /// The direct extraction from alacritty's grid that the frame path replaced: the oracle
+    /// the frame path is compared with.
+    pub(super) fn extract_direct(
+        term: &PaneTerminal,
+        palette: &Palette,
+        focused: bool,
+    ) -> ScreenCells {
+        let term = term.term();
+        let cols = term.columns();
+        let rows = term.screen_lines();
+        let content = term.renderable_content();
+        let colors = content.colors;
+        let offset = content.display_offset;
+
+        let default_cell = CellView::blank(
+            resolve(
+                Color::Named(alacritty_terminal::vte::ansi::NamedColor::Foreground),
+                colors,
+                palette,
+            ),
+            resolve(
+                Color::Named(alacritty_terminal::vte::ansi::NamedColor::Background),
+                colors,
+                palette,
+            ),
+        );
+        let mut cells = vec![default_cell; cols * rows];
+        for indexed in content.display_iter {
+            // The display iterator yields grid lines from `-offset` to the last screen line, so
+            // `line + offset` is the visible row.
+            let Ok(row) = usize::try_from(indexed.point.line.0 + offset as i32) else { continue };
+            let col = indexed.point.column.0;
+            if row < rows && col < cols {
+                cells[row * cols + col] = cell_view(indexed.cell, colors, palette);
+            }
+        }
+
+        let cursor = {
+            let point = content.cursor.point;
+            let row = usize::try_from(point.line.0 + offset as i32).ok().filter(|&row| row < rows);
+            let shape = match content.cursor.shape {
+                TermCursorShape::Hidden => None,
+                _ if !focused => Some(CursorShape::HollowBlock),
+                TermCursorShape::Block => Some(CursorShape::Block),
+                TermCursorShape::Beam => Some(CursorShape::Beam),
+                TermCursorShape::Underline => Some(CursorShape::Underline),
+                TermCursorShape::HollowBlock => Some(CursorShape::HollowBlock),
+            };
+            match (row, shape) {
+                (Some(row), Some(shape)) if point.column.0 < cols => Some(CursorView {
+                    // Both fit: `row < rows` and `col < cols`, which came from `u16` sizes.
+                    col: point.column.0 as u16,
+                    row: row as u16,
+                    shape,
+                    visible: true,
+                    blinking: term.cursor_style().blinking,
+                }),
+                _ => None,
+            }
+        };
+
+        ScreenCells {
+            // The terminal's size came from a `TermSize` of `u16`s.
+            cols: u16::try_from(cols).unwrap_or(u16::MAX),
+            rows: u16::try_from(rows).unwrap_or(u16::MAX),
+            cells,
+            cursor,
+        }
     }
 
-    let spacer = flags.intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER);
-    let underline = if flags.contains(Flags::DOUBLE_UNDERLINE) {
-        Some(UnderlineStyle::Double)
-    } else if flags.contains(Flags::UNDERCURL) {
-        Some(UnderlineStyle::Curly)
-    } else if flags.contains(Flags::DOTTED_UNDERLINE) {
-        Some(UnderlineStyle::Dotted)
-    } else if flags.contains(Flags::DASHED_UNDERLINE) {
-        Some(UnderlineStyle::Dashed)
-    } else if flags.contains(Flags::UNDERLINE) {
-        Some(UnderlineStyle::Single)
-    } else {
-        None
-    };
-    // Control characters (a tab is stored as '\t') and spacers draw nothing.
-    let ch = if spacer || cell.c.is_control() { ' ' } else { cell.c };
-    let extra = cell
-        .zerowidth()
-        .filter(|chars| !chars.is_empty() && !spacer)
-        .map(|chars| chars.iter().collect::<String>().into_boxed_str());
-    CellView {
-        ch,
-        extra,
-        fg,
-        bg,
-        underline_color: cell.underline_color().map(|color| resolve(color, colors, palette)),
-        flags: CellStyle {
-            bold: flags.contains(Flags::BOLD),
-            italic: flags.contains(Flags::ITALIC),
-            dim: flags.contains(Flags::DIM),
-            underline,
-            strike: flags.contains(Flags::STRIKEOUT),
-            wide: flags.contains(Flags::WIDE_CHAR),
-            spacer,
-        },
+    /// The colour of `color`: the program's override if it set one, else the palette's.
+    fn resolve(color: Color, colors: &Colors, palette: &Palette) -> Rgb {
+        match color {
+            Color::Spec(rgb) => rgb.into(),
+            Color::Indexed(index) => indexed(usize::from(index), colors, palette),
+            Color::Named(named) => indexed(named as usize, colors, palette),
+        }
+    }
+
+    /// One alacritty cell as a [`CellView`].
+    fn cell_view(cell: &Cell, colors: &Colors, palette: &Palette) -> CellView {
+        let flags = cell.flags;
+        let mut fg = match (cell.fg, flags.contains(Flags::DIM)) {
+            // Named colours have dim variants of their own (which a program may have set).
+            (Color::Named(named), true) => indexed(named.to_dim() as usize, colors, palette),
+            (color, true) => resolve(color, colors, palette).scaled(DIM_FACTOR),
+            (color, false) => resolve(color, colors, palette),
+        };
+        let mut bg = resolve(cell.bg, colors, palette);
+        if flags.contains(Flags::INVERSE) {
+            std::mem::swap(&mut fg, &mut bg);
+        }
+        if flags.contains(Flags::HIDDEN) {
+            fg = bg;
+        }
+
+        let spacer = flags.intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER);
+        let underline = if flags.contains(Flags::DOUBLE_UNDERLINE) {
+            Some(UnderlineStyle::Double)
+        } else if flags.contains(Flags::UNDERCURL) {
+            Some(UnderlineStyle::Curly)
+        } else if flags.contains(Flags::DOTTED_UNDERLINE) {
+            Some(UnderlineStyle::Dotted)
+        } else if flags.contains(Flags::DASHED_UNDERLINE) {
+            Some(UnderlineStyle::Dashed)
+        } else if flags.contains(Flags::UNDERLINE) {
+            Some(UnderlineStyle::Single)
+        } else {
+            None
+        };
+        // Control characters (a tab is stored as '\t') and spacers draw nothing.
+        let ch = if spacer || cell.c.is_control() { ' ' } else { cell.c };
+        let extra = cell
+            .zerowidth()
+            .filter(|chars| !chars.is_empty() && !spacer)
+            .map(|chars| chars.iter().collect::<String>().into_boxed_str());
+        CellView {
+            ch,
+            extra,
+            fg,
+            bg,
+            underline_color: cell.underline_color().map(|color| resolve(color, colors, palette)),
+            flags: CellStyle {
+                bold: flags.contains(Flags::BOLD),
+                italic: flags.contains(Flags::ITALIC),
+                dim: flags.contains(Flags::DIM),
+                underline,
+                strike: flags.contains(Flags::STRIKEOUT),
+                wide: flags.contains(Flags::WIDE_CHAR),
+                spacer,
+            },
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
     fn screen(bytes: &[u8], cols: u16, rows: u16) -> ScreenCells {
         let mut term = PaneTerminal::new(TermSize { cols, rows }, 100);
         term.feed(bytes);
@@ -287,5 +416,72 @@ mod tests {
         assert_eq!(text, ["two  ", "three"]);
         assert_eq!(s.cell(0, 1).map(|c| c.fg), Some(palette.ansi[2]));
         assert_eq!(s.cursor, None);
+    }
+}
+
+/// The golden test of the frame path: one recorded byte stream is fed to a terminal in odd
+/// chunks and, after each chunk, the screen the embedded window draws (a frame captured in
+/// process), the screen an attached window draws (updates of changed rows through the wire's
+/// JSON onto the frame it holds) and the direct extraction from alacritty's grid must be the
+/// same cells.
+#[cfg(test)]
+mod golden {
+    use super::tests_oracle::extract_direct;
+    use super::*;
+    use berth_server::screen::FrameUpdate;
+
+    fn replays() -> Vec<(String, Vec<u8>)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/replays");
+        let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+            .expect("the recorded replays")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "bytes"))
+            .map(|p| (p.display().to_string(), std::fs::read(&p).expect("a replay")))
+            .collect();
+        out.sort();
+        assert!(out.len() >= 5, "the replays are missing: {out:?}");
+        out
+    }
+
+    #[test]
+    fn in_process_and_socket_frames_build_the_same_screen() {
+        let palettes = [Palette::dark(), Palette::light()];
+        for (name, bytes) in replays() {
+            let mut term = PaneTerminal::new(TermSize { cols: 80, rows: 24 }, 1000);
+            let mut held = PaneFrame::default();
+            let mut updates = 0;
+            let mut partial = 0;
+            for (i, chunk) in bytes.chunks(37).enumerate() {
+                term.feed(chunk);
+                if i % 3 == 2 {
+                    continue; // changes fold into the next update
+                }
+                let frame = PaneFrame::capture(&term);
+                let update = frame.update_for("p", held.cols, &held.hashes());
+                partial += usize::from(!update.full);
+                let wire = serde_json::to_string(&update).expect("encodes");
+                let update: FrameUpdate = serde_json::from_str(&wire).expect("decodes");
+                assert!(held.apply(&update), "{name}: update {i} applies");
+                updates += 1;
+                let palette = &palettes[i % 2];
+                let focused = i % 4 != 1;
+                let direct = extract_direct(&term, palette, focused);
+                let embedded = screen_of_frame(&frame, palette, focused);
+                let attached = screen_of_frame(&held, palette, focused);
+                assert_eq!(embedded, direct, "{name}: chunk {i}: the frame differs from the grid");
+                assert_eq!(attached, embedded, "{name}: chunk {i}: attached differs from embedded");
+            }
+            assert!(updates > 2 && partial > 0, "{name}: {updates} updates, {partial} partial");
+            // The view scrolled back into the history.
+            term.scroll_display(7);
+            let frame = PaneFrame::capture(&term);
+            assert!(held.apply(&frame.update_for("p", held.cols, &held.hashes())));
+            let palette = Palette::dark();
+            assert_eq!(
+                screen_of_frame(&held, &palette, true),
+                extract_direct(&term, &palette, true)
+            );
+        }
     }
 }

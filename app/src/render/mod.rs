@@ -36,7 +36,7 @@ pub use self::card::{card_hit, card_layout, CardHit, CardLayout};
 pub use self::chrome::overlay_rows;
 mod error;
 pub use self::error::RenderError;
-pub use self::extract::{extract, extract_styled_lines};
+pub use self::extract::{extract, extract_styled_lines, screen_of_frame};
 use self::gpu::{Gpu, Target};
 pub use self::palette::{Palette, Rgb};
 pub use self::place::{ellipsize, str_width};

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use alacritty_terminal::term::TermMode;
 use anyhow::Result;
 use berth_engine::ids::{PaneId, TabId};
 use berth_engine::layout::CellSize;
@@ -40,9 +41,11 @@ use super::decisions;
 use super::frames::FrameSchedule;
 use super::input::InputState;
 use super::links::LinkState;
+use super::remote::Remote;
 use super::rename::TabRenamer;
 use super::search::Search;
 use super::selection::PaneSelection;
+use super::source::FrameSource;
 use super::switcher::WorkspaceSwitcher;
 use super::tombstones::Tombstones;
 use super::view::{TabView, HEADER_ROWS};
@@ -64,11 +67,25 @@ pub(super) struct Zoom {
     pub(super) pane: PaneId,
 }
 
+/// How the window reaches its server.
+pub enum Start {
+    /// Embeds this server on background threads (it ends with the window).
+    Embedded(Server),
+    /// Attaches to the server answering on this socket (it outlives the window).
+    Attach(PathBuf),
+}
+
 /// The window application.
 pub struct App {
-    server: Option<Server>,
+    start: Option<Start>,
     embedded: Option<EmbeddedServer>,
     pub(super) store: Option<Arc<Mutex<Store>>>,
+    /// The server in another process, when attached (`remote.rs`).
+    pub(super) remote: Option<Remote>,
+    /// Whether this window was the most recently active one (opened, resized, focused,
+    /// typed or clicked in since its last layout sync): with several windows on one server,
+    /// only that one gives the shown tab its size (tmux's `window-size latest`).
+    size_claim: bool,
     waker: Waker,
     display: OwnedDisplayHandle,
     pub(super) window: Option<Arc<Window>>,
@@ -117,7 +134,7 @@ pub struct App {
 
 impl App {
     /// An application that opens its window on the first `resumed`.
-    pub fn new(server: Server, waker: Waker, display: OwnedDisplayHandle) -> Self {
+    pub fn new(start: Start, waker: Waker, display: OwnedDisplayHandle) -> Self {
         let config_path = config::path();
         let (config, banner) = match config_path.as_deref().map(config::load) {
             None => (Config::default(), None),
@@ -128,9 +145,11 @@ impl App {
             }
         };
         Self {
-            server: Some(server),
+            start: Some(start),
             embedded: None,
             store: None,
+            remote: None,
+            size_claim: true,
             waker,
             display,
             window: None,
@@ -223,7 +242,22 @@ impl App {
         self.window = Some(window.clone());
         self.watch_config();
 
-        let server = self.server.take().ok_or_else(|| anyhow::anyhow!("started twice"))?;
+        let server = match self.start.take().ok_or_else(|| anyhow::anyhow!("started twice"))? {
+            Start::Embedded(server) => server,
+            Start::Attach(socket) => {
+                let remote = Remote::connect(&socket, HEADER_ROWS, self.waker.clone(), {
+                    let raise = self.raise_requested.clone();
+                    Box::new(move |token| raise.request(token))
+                })
+                .map_err(|e| anyhow::anyhow!("cannot attach to {}: {e}", socket.display()))?;
+                tracing::info!(socket = %socket.display(), "attached to the server");
+                self.remote = Some(remote);
+                self.update_grid();
+                self.first_start();
+                window.request_redraw();
+                return Ok(());
+            }
+        };
         let embedded = server.spawn_background().map_err(|e| anyhow::anyhow!("{e}"))?;
         let waker = self.waker.clone();
         embedded.set_ui_waker(Box::new(move || {
@@ -244,7 +278,7 @@ impl App {
 
     /// With no saved state: one workspace named after the current directory, with one shell.
     fn first_start(&mut self) {
-        let empty = self.lock_store().view().workspaces.iter().all(|w| w.tabs.is_empty());
+        let empty = self.state_view().workspaces.iter().all(|w| w.tabs.is_empty());
         if !empty {
             return;
         }
@@ -266,8 +300,92 @@ impl App {
         store.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The server's state: the embedded Store's view, or the attached server's.
+    pub(super) fn state_view(&self) -> StateView {
+        match &self.remote {
+            Some(remote) => remote.view(),
+            None => self.lock_store().view(),
+        }
+    }
+
+    /// A pane's restore state.
+    pub(super) fn pane_state(&self, pane: &PaneId) -> Option<RestoreState> {
+        match &self.remote {
+            Some(remote) => remote
+                .view()
+                .workspaces
+                .iter()
+                .flat_map(|w| w.tabs.iter())
+                .flat_map(|t| t.panes.iter())
+                .find(|p| &p.id == pane)
+                .map(|p| p.state),
+            None => self.lock_store().pane_state(pane),
+        }
+    }
+
+    /// How many lines a tombstone's tail has.
+    pub(super) fn pane_tail_len(&self, pane: &PaneId) -> Option<usize> {
+        match &self.remote {
+            // Only a tombstone has a tail (a live pane's text is its frame).
+            Some(_) if self.pane_state(pane) == Some(RestoreState::Live) => None,
+            Some(remote) => remote.tail(pane).map(|t| t.len()),
+            None => self.lock_store().pane_tail_len(pane),
+        }
+    }
+
+    /// A tombstone's tail as styled lines.
+    pub(super) fn pane_tail(&self, pane: &PaneId) -> Option<Vec<String>> {
+        match &self.remote {
+            Some(_) if self.pane_state(pane) == Some(RestoreState::Live) => None,
+            Some(remote) => remote.tail(pane),
+            None => self.lock_store().pane_tail(pane),
+        }
+    }
+
+    /// Where the shown panes' frames come from (`source.rs`).
+    fn frame_source(&self) -> Option<&dyn FrameSource> {
+        match (&self.remote, &self.store) {
+            (Some(remote), _) => Some(remote),
+            (None, Some(store)) => Some(store),
+            (None, None) => None,
+        }
+    }
+
+    /// The terminal modes of a pane (app cursor, mouse, bracketed paste, focus reports, the
+    /// keyboard protocol), from its terminal or the last frame the server sent.
+    pub(super) fn pane_modes(&self, pane: &PaneId) -> Option<TermMode> {
+        match &self.remote {
+            Some(remote) => remote.frame(pane).map(|f| TermMode::from_bits_truncate(f.meta.modes)),
+            None => self.with_term(pane, |t| *t.term().mode()),
+        }
+    }
+
+    /// What key encoding needs of a pane's modes, from its terminal or its last frame.
+    pub(super) fn pane_key_modes(&self, pane: &PaneId) -> Option<super::keys::KeyModes> {
+        match &self.remote {
+            Some(remote) => remote.frame(pane).map(|f| {
+                let mode = TermMode::from_bits_truncate(f.meta.modes);
+                super::keys::KeyModes {
+                    app_cursor: mode.contains(TermMode::APP_CURSOR),
+                    app_keypad: mode.contains(TermMode::APP_KEYPAD),
+                    kitty_flags: f.meta.keyboard_flags,
+                    backarrow_bs: f.meta.backarrow_bs,
+                }
+            }),
+            None => self.with_term(pane, |t| super::keys::KeyModes {
+                app_cursor: t.app_cursor(),
+                app_keypad: t.term().mode().contains(TermMode::APP_KEYPAD),
+                kitty_flags: t.keyboard_flags(),
+                backarrow_bs: t.backarrow_sends_bs(),
+            }),
+        }
+    }
+
     /// Executes a command as the socket would and hands back its error's message.
     pub(super) fn exec_result(&self, cmd: Command) -> Result<Reply, String> {
+        if let Some(remote) = &self.remote {
+            return remote.execute(cmd);
+        }
         let store = self.store.as_ref().ok_or("the window has no server")?;
         let result = store.lock().unwrap_or_else(|p| p.into_inner()).execute(cmd);
         result.map_err(|e| e.to_string())
@@ -275,12 +393,19 @@ impl App {
 
     /// Executes a command as the socket would; failures are logged (the user sees the state).
     pub(super) fn exec(&self, cmd: Command) -> Option<Reply> {
-        let store = self.store.as_ref()?;
         // Only the variant's name: the fields may hold typed text.
         let debug = format!("{cmd:?}");
         let name = debug.split([' ', '{', '(']).next().unwrap_or_default().to_owned();
-        let input = matches!(cmd, Command::PaneSend { .. });
-        let result = store.lock().unwrap_or_else(|p| p.into_inner()).execute(cmd);
+        let input = matches!(cmd, Command::PaneSend { .. } | Command::PaneInput { .. });
+        let result = match (&self.remote, &self.store) {
+            (Some(remote), _) => remote.execute(cmd).map_err(|e| e.to_string()),
+            (None, Some(store)) => store
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .execute(cmd)
+                .map_err(|e| e.to_string()),
+            (None, None) => return None,
+        };
         match result {
             Ok(value) => Some(value),
             // Typing into a pane whose program ended fails on every key; that is not news.
@@ -297,12 +422,15 @@ impl App {
 
     /// The tab the window shows, if there is one.
     pub(super) fn view(&self) -> Option<TabView> {
-        self.store.as_ref()?;
-        TabView::active(&self.lock_store().view())
+        if self.remote.is_none() {
+            self.store.as_ref()?;
+        }
+        TabView::active(&self.state_view())
     }
 
     /// A pane's shared state (its terminal), if it has a live one.
     pub(super) fn pane_shared(&self, pane: &PaneId) -> Option<Arc<berth_server::pane::PaneShared>> {
+        self.store.as_ref()?;
         self.lock_store().pane_shared(pane)
     }
 
@@ -312,7 +440,7 @@ impl App {
         pane: &PaneId,
         f: impl FnOnce(&PaneTerminal) -> R,
     ) -> Option<R> {
-        let shared = self.lock_store().pane_shared(pane)?;
+        let shared = self.pane_shared(pane)?;
         let term = shared.term.lock();
         Some(f(&term))
     }
@@ -323,7 +451,7 @@ impl App {
         pane: &PaneId,
         f: impl FnOnce(&mut PaneTerminal) -> R,
     ) -> Option<R> {
-        let shared = self.lock_store().pane_shared(pane)?;
+        let shared = self.pane_shared(pane)?;
         let mut term = shared.term.lock();
         Some(f(&mut term))
     }
@@ -335,17 +463,15 @@ impl App {
                 t.scroll_to_bottom();
             }
         });
-        match String::from_utf8(bytes) {
-            Ok(text) => {
-                self.exec(Command::PaneSend {
-                    pane: pane.clone(),
-                    text: Some(text),
-                    keys: Vec::new(),
-                });
+        // Bytes as they are (legacy mouse reports past column 95 are not UTF-8); an attached
+        // window does not wait for the server's answer.
+        match &self.remote {
+            Some(remote) => {
+                remote.scroll_to_bottom(pane);
+                remote.send_input(pane, bytes);
             }
-            // Only legacy mouse reports past column 95 are not UTF-8; they are dropped.
-            Err(e) => {
-                tracing::debug!(bytes = e.as_bytes().len(), "input that is not UTF-8 dropped")
+            None => {
+                self.exec(Command::PaneInput { pane: pane.clone(), data: bytes });
             }
         }
     }
@@ -480,7 +606,8 @@ impl App {
     /// a program never sees the old theme after a reload.
     fn apply_store_settings(&self) {
         use alacritty_terminal::vte::ansi::{CursorShape as Shape, CursorStyle, Rgb};
-        if self.store.is_none() {
+        // An attached window leaves the server's settings to the server.
+        if self.store.is_none() || self.remote.is_some() {
             return;
         }
         let shape = match self.config.cursor_style {
@@ -513,8 +640,15 @@ impl App {
         let mut changed = false;
         let grid = self.tab_grid();
         let key = (view.tab_id.clone(), grid, format!("{:?}", view.layout));
-        if view.size != grid
-            || (self.zoom.is_none() && self.resynced.as_ref() != Some(&key) && !sizes_match(view))
+        // An attached window that another window's activity took the size from leaves it
+        // alone (it draws the tab clipped or padded) until it is active again; the embedded
+        // window keeps the tab at its own size.
+        let may_size = self.remote.is_none() || std::mem::take(&mut self.size_claim);
+        if may_size
+            && (view.size != grid
+                || (self.zoom.is_none()
+                    && self.resynced.as_ref() != Some(&key)
+                    && !sizes_match(view)))
         {
             self.exec(Command::TabResize { tab: view.tab_id.clone(), size: grid });
             self.resynced = Some(key);
@@ -531,8 +665,8 @@ impl App {
         if let Some(zoom) = &self.zoom {
             let want =
                 CellSize { cols: grid.cols, rows: grid.rows.saturating_sub(HEADER_ROWS).max(1) };
-            let have = self.with_term(&zoom.pane, |t| t.size());
-            if have.is_some_and(|s| (s.cols, s.rows) != (want.cols, want.rows)) {
+            let have = self.frame_source().and_then(|s| s.frame(&zoom.pane));
+            if have.is_some_and(|f| (f.cols, f.rows.len()) != (want.cols, usize::from(want.rows))) {
                 self.exec(Command::PaneResize { pane: zoom.pane.clone(), size: want });
             }
         }
@@ -543,7 +677,11 @@ impl App {
     /// notifications for a pane the user is looking at stay off the desktop and unread marks.
     pub(super) fn report_view(&self, view: &TabView) {
         let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| &z.pane);
-        let visible = view.placements(zoomed).into_iter().map(|(id, _)| id).collect();
+        let visible: Vec<PaneId> = view.placements(zoomed).into_iter().map(|(id, _)| id).collect();
+        if let Some(remote) = &self.remote {
+            remote.show(visible);
+            return;
+        }
         let _ = self.lock_store().execute(Internal::SetWindowView(WindowView {
             visible,
             focused_pane: Some(view.active_pane.clone()),
@@ -588,8 +726,8 @@ impl App {
             let tail_rows = overlay
                 .as_ref()
                 .map_or(rows, |o| rows.saturating_sub(render::overlay_rows(o)).max(1));
-            let len = self.lock_store().pane_tail_len(&pane_id);
-            let tail = || self.lock_store().pane_tail(&pane_id);
+            let len = self.pane_tail_len(&pane_id);
+            let tail = || self.pane_tail(&pane_id);
             let size = (rect.cols, tail_rows);
             if let Some(screen) = self.tombstones.cells(&pane_id, size, len, tail, &self.palette) {
                 panes.push(PaneScene {
@@ -604,18 +742,23 @@ impl App {
                 });
                 continue;
             }
-            let drawn = self.with_term(&pane_id, |term| {
-                let mut screen = render::extract(term, &self.palette, focused && focused_window);
-                if let Some(cursor) = &mut screen.cursor {
-                    if cursor.blinking && self.frames.cursor_hidden() && focused {
-                        cursor.visible = false;
-                    }
+            // The same frame whichever way the server is reached (`source.rs`).
+            let Some(frame) = self.frame_source().and_then(|s| s.frame(&pane_id)) else {
+                continue;
+            };
+            let mut screen =
+                render::screen_of_frame(&frame, &self.palette, focused && focused_window);
+            if let Some(cursor) = &mut screen.cursor {
+                if cursor.blinking && self.frames.cursor_hidden() && focused {
+                    cursor.visible = false;
                 }
+            }
+            // Selection, search and links read the terminal itself: the embedded window's.
+            let marks = self.with_term(&pane_id, |term| {
                 let span = selection.and_then(|s| s.visible_span(term.term()));
-                let marks = (self.search.scene(&pane_id, term), self.links.spans(&pane_id, term));
-                (screen, span, marks)
+                (span, self.search.scene(&pane_id, term), self.links.spans(&pane_id, term))
             });
-            let Some((screen, span, (search, link))) = drawn else { continue };
+            let (span, search, link) = marks.unwrap_or_default();
             panes.push(PaneScene {
                 rect: placed,
                 header,
@@ -655,7 +798,7 @@ impl App {
     fn draw(&mut self, event_loop: &ActiveEventLoop) {
         let wake_only = self.frames.begin();
         // One reading of the Store's state per frame (it probes every pane's process).
-        let mut list = self.lock_store().view();
+        let mut list = self.state_view();
         let Some(mut view) = TabView::active(&list) else {
             if self.had_panes {
                 tracing::info!("the last pane was closed: closing the window");
@@ -666,7 +809,7 @@ impl App {
         self.had_panes = true;
         self.search.end_unless_focused(&view.active_pane);
         if self.sync_layout(&view) {
-            list = self.lock_store().view();
+            list = self.state_view();
             match TabView::active(&list) {
                 Some(v) => view = v,
                 None => return,
@@ -742,7 +885,7 @@ impl App {
 
     /// A PNG of a tab (the shown one when `None`).
     fn screenshot(&mut self, tab: Option<&str>) -> Result<Vec<u8>, String> {
-        let list = self.lock_store().view();
+        let list = self.state_view();
         let view = match tab {
             Some(id) => TabId::parse(id)
                 .ok()
@@ -839,6 +982,16 @@ impl ApplicationHandler<UserEvent> for App {
     }
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        if matches!(
+            event,
+            WindowEvent::Resized(_)
+                | WindowEvent::ScaleFactorChanged { .. }
+                | WindowEvent::Focused(true)
+                | WindowEvent::KeyboardInput { .. }
+                | WindowEvent::MouseInput { .. }
+        ) {
+            self.size_claim = true;
+        }
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
             WindowEvent::RedrawRequested => self.draw(event_loop),
@@ -871,6 +1024,11 @@ impl ApplicationHandler<UserEvent> for App {
     fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
         if self.embedded.as_ref().is_some_and(|e| !e.is_running()) {
             tracing::info!("the server stopped: closing the window");
+            event_loop.exit();
+            return;
+        }
+        if self.remote.as_ref().is_some_and(Remote::gone) {
+            tracing::info!("the attached server went away: closing the window");
             event_loop.exit();
             return;
         }

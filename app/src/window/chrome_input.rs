@@ -40,7 +40,7 @@ impl App {
         let Some(((col, row), _)) = self.pointer_window_cell() else { return false };
         let (col, row) = (col.max(0) as u16, row.max(0) as u16);
         if self.switcher.is_open() {
-            let list = self.lock_store().view();
+            let list = self.state_view();
             let grid = (self.grid.cols, self.grid.rows);
             let intents =
                 self.switcher.press(&list, self.home.as_deref(), grid, (col, row), button);
@@ -51,7 +51,7 @@ impl App {
             return self.card_press(col, row, button);
         }
         let Some(view) = self.view() else { return true };
-        let list = self.lock_store().view();
+        let list = self.state_view();
         let bar = chrome::tab_bar(&list, &view, self.grid.cols, self.renaming.editing());
         // The bar lists the workspace's tabs in order, from the first.
         let tab_of = |i: usize| {
@@ -71,7 +71,7 @@ impl App {
                 }
                 if double {
                     if let Some(tab) = tab_of(i) {
-                        let list = self.lock_store().view();
+                        let list = self.state_view();
                         let intents = self.renaming.start(&list, &tab.id);
                         self.apply(intents);
                     }
@@ -136,7 +136,7 @@ impl App {
             return;
         }
         let Some(view) = self.view() else { return };
-        let list = self.lock_store().view();
+        let list = self.state_view();
         let bar = chrome::tab_bar(&list, &view, self.grid.cols, self.renaming.editing());
         let Some(to) = chrome::drop_index(&bar, col.max(0) as u16) else { return };
         if to == from {
@@ -156,7 +156,7 @@ impl App {
         if row < i32::from(TAB_BAR_ROWS) {
             let target = view
                 .neighbour_tab(if up { -1 } else { 1 })
-                .and_then(|tab| TabView::by_id(&self.lock_store().view(), tab))
+                .and_then(|tab| TabView::by_id(&self.state_view(), tab))
                 .map(|v| v.active_pane);
             if let Some(pane) = target {
                 self.exec(Command::PaneFocus { pane });
@@ -171,7 +171,7 @@ impl App {
         else {
             return false;
         };
-        let Some(len) = self.lock_store().pane_tail_len(&pane) else { return false };
+        let Some(len) = self.pane_tail_len(&pane) else { return false };
         self.tombstones.wheel(&pane, up, steps, len);
         self.redraw();
         true

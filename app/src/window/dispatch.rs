@@ -27,7 +27,7 @@ use super::clipboard::{paste_bytes, Selection};
 use super::decisions::{self, ChordOutcome};
 use super::input::{Drag, KeyRoute, KeyTakers};
 use super::intent::{Intent, UiAction};
-use super::keys::{self, KeyModes, KeyPress};
+use super::keys::{self, KeyPress};
 use super::links;
 use super::mouse::{self, MouseModes, MouseReport, ReportButton, ReportKind, ReportMods};
 use super::selection::{PaneSelection, ScreenCell};
@@ -70,7 +70,7 @@ impl App {
                 self.redraw();
             }
             KeyRoute::Switcher(action) => {
-                let list = self.lock_store().view();
+                let list = self.state_view();
                 let mods = self.input.mods;
                 let intents =
                     self.switcher.key(&list, self.home.as_deref(), key, text, action, mods);
@@ -110,8 +110,7 @@ impl App {
         // One key resumes a tombstone: Enter on a restored or ended pane asks the Store to
         // start it (an agent's official resume command, a fresh shell in its cwd, or its
         // program again); any other key does nothing there.
-        let tombstone =
-            self.lock_store().pane_state(&pane).is_some_and(|s| s != RestoreState::Live);
+        let tombstone = self.pane_state(&pane).is_some_and(|s| s != RestoreState::Live);
         if tombstone {
             if kind != KeyKind::Release
                 && key == Key::Named(NamedKey::Enter)
@@ -121,14 +120,7 @@ impl App {
             }
             return;
         }
-        let modes = self
-            .with_term(&pane, |t| KeyModes {
-                app_cursor: t.app_cursor(),
-                app_keypad: t.term().mode().contains(TermMode::APP_KEYPAD),
-                kitty_flags: t.keyboard_flags(),
-                backarrow_bs: t.backarrow_sends_bs(),
-            })
-            .unwrap_or_default();
+        let modes = self.pane_key_modes(&pane).unwrap_or_default();
         let unmodified = event.key_without_modifiers();
         let press = KeyPress {
             kind,
@@ -184,9 +176,7 @@ impl App {
             self.report_view(&view);
         }
         if let Some((_, pane)) = self.focused() {
-            if self.with_term(&pane, |t| t.term().mode().contains(TermMode::FOCUS_IN_OUT))
-                == Some(true)
-            {
+            if self.pane_modes(&pane).is_some_and(|m| m.contains(TermMode::FOCUS_IN_OUT)) {
                 self.send_bytes(
                     &pane,
                     if focused { b"\x1b[I".to_vec() } else { b"\x1b[O".to_vec() },
@@ -200,7 +190,7 @@ impl App {
     /// Carries out a chord's action.
     fn run_action(&mut self, action: Action) {
         let Some((view, pane)) = self.focused() else { return };
-        let command = actions::store_command(action, &view, &pane, || self.lock_store().view());
+        let command = actions::store_command(action, &view, &pane, || self.state_view());
         if let Some(command) = command {
             if matches!(action, Action::SplitRight | Action::SplitDown) {
                 self.zoom = None;
@@ -232,14 +222,14 @@ impl App {
             Action::Paste => self.paste(&pane, Selection::Clipboard),
             Action::PastePrimary => self.paste(&pane, Selection::Primary),
             Action::Switcher => {
-                let list = self.lock_store().view();
+                let list = self.state_view();
                 let intents = self.switcher.open(&list, self.home.as_deref());
                 self.apply(intents);
             }
             Action::Search => self.open_search(&pane),
             Action::ReloadConfig => self.reload_config(),
             Action::RenameTab => {
-                let list = self.lock_store().view();
+                let list = self.state_view();
                 let intents = self.renaming.start(&list, &view.tab_id);
                 self.apply(intents);
             }
@@ -281,9 +271,8 @@ impl App {
             self.search_text(text.lines().next().unwrap_or_default());
             return;
         }
-        let bracketed = self
-            .with_term(pane, |t| t.term().mode().contains(TermMode::BRACKETED_PASTE))
-            .unwrap_or(false);
+        let bracketed =
+            self.pane_modes(pane).is_some_and(|m| m.contains(TermMode::BRACKETED_PASTE));
         self.send_bytes(pane, paste_bytes(&text, bracketed).into_bytes());
     }
 
@@ -314,7 +303,7 @@ impl App {
     }
 
     fn mouse_modes(&self, pane: &PaneId) -> MouseModes {
-        self.with_term(pane, |t| MouseModes::from_term(*t.term().mode())).unwrap_or_default()
+        self.pane_modes(pane).map(MouseModes::from_term).unwrap_or_default()
     }
 
     /// Sends a mouse report to a pane if its modes ask for it.
@@ -520,12 +509,9 @@ impl App {
             }
             return;
         }
-        let arrows = self.with_term(&pane, |t| {
-            let mode = t.term().mode();
-            mode.contains(TermMode::ALT_SCREEN) && mode.contains(TermMode::ALTERNATE_SCROLL)
-        });
-        if arrows == Some(true) {
-            let app_cursor = self.with_term(&pane, |t| t.app_cursor()).unwrap_or(false);
+        let mode = self.pane_modes(&pane).unwrap_or_default();
+        if mode.contains(TermMode::ALT_SCREEN) && mode.contains(TermMode::ALTERNATE_SCROLL) {
+            let app_cursor = mode.contains(TermMode::APP_CURSOR);
             let arrow = match (up, app_cursor) {
                 (true, false) => b"\x1b[A",
                 (true, true) => b"\x1bOA",
@@ -537,7 +523,13 @@ impl App {
         }
         // The primary screen: scroll the view through the scrollback.
         let lines = i32::try_from(steps * WHEEL_ARROWS).unwrap_or(i32::MAX);
-        self.with_term_mut(&pane, |t| t.scroll_display(if up { lines } else { -lines }));
+        let lines = if up { lines } else { -lines };
+        match &self.remote {
+            Some(remote) => remote.scroll(&pane, lines),
+            None => {
+                self.with_term_mut(&pane, |t| t.scroll_display(lines));
+            }
+        }
         self.redraw();
     }
 

@@ -1,5 +1,8 @@
 //! The window: `berth` with no subcommand. A winit event loop on the main thread draws the
-//! embedded server's active tab and turns keys, mouse and IME input into Store commands.
+//! server's active tab and turns keys, mouse and IME input into Store commands. The server is
+//! embedded (on the window's own threads) or, when one already answers on the socket (or the
+//! config says `server = "standalone"`), another process the window attaches to
+//! (`remote.rs`): then closing or killing the window leaves it and its panes running.
 //!
 //! This module owns starting up (display check, embedding the server, the first workspace on
 //! a first start), the wake-ups that reach the event loop from other threads, and shutting
@@ -23,9 +26,11 @@ mod intent;
 pub mod keys;
 pub mod links;
 pub mod mouse;
+mod remote;
 mod rename;
 mod search;
 pub mod selection;
+mod source;
 mod switcher;
 mod tombstones;
 pub mod view;
@@ -33,17 +38,103 @@ mod wake;
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use berth_server::{Server, ServerConfig};
 use winit::event_loop::EventLoop;
 
 use self::backend::Backend;
 use self::wake::{UserEvent, Waker};
 
+/// How long `berth` waits for a standalone server it started to answer.
+const STANDALONE_START: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `berth` (and `berth attach`, with `attach_only`): attaches a window to the server that
+/// answers on `socket`; with none, `berth attach` fails, and `berth` embeds a server (config
+/// `server = "embedded"`, the default) or starts `berth server` as a process of its own and
+/// attaches to it (`server = "standalone"`).
+pub fn open(socket: std::path::PathBuf, attach_only: bool) -> Result<ExitCode> {
+    if answering(&socket) {
+        return run(socket, true);
+    }
+    if attach_only {
+        bail!(
+            "no Berth server answers on {}: start one with `berth server` (or run `berth`)",
+            socket.display()
+        );
+    }
+    let mode = crate::config::path()
+        .and_then(|path| crate::config::load(&path).ok())
+        .map(|config| config.server)
+        .unwrap_or_default();
+    if mode == crate::config::ServerMode::Embedded {
+        return run(socket, false);
+    }
+    start_standalone(&socket)?;
+    let deadline = std::time::Instant::now() + STANDALONE_START;
+    while !answering(&socket) {
+        if std::time::Instant::now() > deadline {
+            bail!(
+                "the standalone server did not answer on {} within {} s (see `berth logs`)",
+                socket.display(),
+                STANDALONE_START.as_secs()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    run(socket, true)
+}
+
+/// Whether a Berth server answers on `socket`.
+fn answering(socket: &std::path::Path) -> bool {
+    use berth_server::client::Client;
+    use berth_server::commands::Command;
+    let timeout = std::time::Duration::from_millis(800);
+    Client::connect_with_timeout(socket, timeout)
+        .and_then(|mut client| client.execute(Command::ServerInfo))
+        .is_ok()
+}
+
+/// Starts `berth server` on `socket` as a process of its own: through the packaged systemd
+/// user unit when it is installed and `socket` is the default one, else detached (a process
+/// group of its own, no terminal, output to nothing: it logs to its log file).
+fn start_standalone(socket: &std::path::Path) -> Result<()> {
+    use std::os::unix::process::CommandExt as _;
+    use std::process::{Command, Stdio};
+    let unit = "berth-server.service";
+    let systemd = socket == berth_server::paths::socket_path()
+        && Command::new("systemctl")
+            .args(["--user", "cat", unit])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    if systemd {
+        let started = Command::new("systemctl").args(["--user", "start", unit]).status();
+        if started.is_ok_and(|s| s.success()) {
+            tracing::info!("started the standalone server through {unit}");
+            return Ok(());
+        }
+        tracing::warn!("systemctl --user start {unit} failed; starting the server directly");
+    }
+    let exe = std::env::current_exe().context("cannot find the berth binary")?;
+    Command::new(exe)
+        .arg("--socket")
+        .arg(socket)
+        .arg("server")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .context("cannot start `berth server`")?;
+    tracing::info!(socket = %socket.display(), "started a standalone server");
+    Ok(())
+}
+
 /// Opens the window on the embedded server and runs until it is closed (or the server is
 /// stopped by SIGTERM/SIGINT). Errors are one line each: no display, no GPU adapter, a
 /// server already running.
-pub fn run(socket_path: std::path::PathBuf) -> Result<ExitCode> {
+pub fn run(socket_path: std::path::PathBuf, attach: bool) -> Result<ExitCode> {
     let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
     let choice = backend::choose(&var).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut builder = EventLoop::<UserEvent>::with_user_event();
@@ -67,10 +158,15 @@ pub fn run(socket_path: std::path::PathBuf) -> Result<ExitCode> {
         }
     })?;
     tracing::info!(backend = choice.backend.name(), display = %choice.display, why = choice.why, "window backend");
-    let server = Server::bind(&ServerConfig { socket_path, ..ServerConfig::from_env() })
-        .context("cannot start the server")?;
+    let start = if attach {
+        app::Start::Attach(socket_path)
+    } else {
+        let server = Server::bind(&ServerConfig { socket_path, ..ServerConfig::from_env() })
+            .context("cannot start the server")?;
+        app::Start::Embedded(server)
+    };
     let waker = Waker::new(event_loop.create_proxy());
-    let mut app = app::App::new(server, waker, event_loop.owned_display_handle());
+    let mut app = app::App::new(start, waker, event_loop.owned_display_handle());
     event_loop.run_app(&mut app).context("the window's event loop failed")?;
     app.finish()
 }

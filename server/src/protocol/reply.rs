@@ -271,7 +271,9 @@ pub fn decode_reply(cmd: &Command, result: Value) -> Result<Reply, CommandError>
         | Command::PaneFocusDirection { .. }
         | Command::SessionReport { .. }
         | Command::HookEvent { .. } => Reply::Pane { pane: pane(r)? },
-        Command::PaneSend { .. } => Reply::Sent { bytes: field(r, "bytes")? },
+        Command::PaneSend { .. } | Command::PaneInput { .. } => {
+            Reply::Sent { bytes: field(r, "bytes")? }
+        }
         Command::PaneRead { .. } => Reply::Read(whole::<ReadDto>(result)?.to_view()?),
         Command::PaneResume { .. } => {
             let state: String = field(r, "state")?;

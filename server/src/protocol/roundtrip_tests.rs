@@ -144,6 +144,8 @@ fn command() -> impl Strategy<Value = Command> {
         (pane(), prop::option::of(text()), prop::collection::vec("[A-Za-z-]{1,6}", 0..3))
             .prop_filter("text or keys", |(_, text, keys)| text.is_some() || !keys.is_empty())
             .prop_map(|(pane, text, keys)| Command::PaneSend { pane, text, keys }),
+        (pane(), prop::collection::vec(any::<u8>(), 0..40))
+            .prop_map(|(pane, data)| Command::PaneInput { pane, data }),
         (pane(), prop::option::of(any::<u64>()), prop::option::of(0usize..100_000), any::<bool>())
             .prop_filter("since or last", |(_, since, last, _)| since.is_none() || last.is_none())
             .prop_map(|(pane, since, last, ansi)| Command::PaneRead {
@@ -245,6 +247,22 @@ fn connection_methods_survive_the_wire() {
         ConnectionMethod::SaveSnapshot,
         ConnectionMethod::Screenshot { tab: None, path: "/tmp/x.png".into() },
         ConnectionMethod::Screenshot { tab: Some(TabId::new().to_string()), path: "/a b".into() },
+        ConnectionMethod::ScreenFrames(vec![]),
+        ConnectionMethod::ScreenFrames(vec![
+            crate::screen::PaneHave {
+                pane_id: PaneId::new().to_string(),
+                cols: 0,
+                rows: vec![],
+                offset: 0,
+            },
+            crate::screen::PaneHave {
+                pane_id: PaneId::new().to_string(),
+                cols: 80,
+                rows: vec![0, u64::MAX, 42],
+                offset: 17,
+            },
+        ]),
+        ConnectionMethod::WindowAttach { header_rows: 1 },
         ConnectionMethod::DecisionRequest {
             pane: PaneId::new(),
             kind: AgentKind::Cursor,
@@ -417,6 +435,7 @@ fn every_method_name_has_one_variant_both_ways() {
         ("pane.split", json!({ "pane_id": p.as_str(), "dir": "down" })),
         ("pane.close", json!({ "pane_id": p.as_str() })),
         ("pane.send", json!({ "pane_id": p.as_str(), "text": "ls" })),
+        ("pane.input", json!({ "pane_id": p.as_str(), "data": [27, 91, 77, 32, 200, 33] })),
         ("pane.read", json!({ "pane_id": p.as_str(), "last": 10 })),
         ("pane.resize", json!({ "pane_id": p.as_str(), "cols": 80, "rows": 24 })),
         ("pane.focus", json!({ "pane_id": p.as_str() })),
@@ -455,6 +474,8 @@ fn every_method_name_has_one_variant_both_ways() {
         ("task.show", json!({ "task_id": task.as_str() })),
         ("task.cancel", json!({ "task_id": task.as_str() })),
         ("task.wait", json!({ "task_id": task.as_str(), "until": "input_required" })),
+        ("screen.frames", json!({ "panes": [{ "pane_id": p.as_str() }] })),
+        ("window.attach", json!({ "header_rows": 1 })),
     ];
     let names: Vec<&str> = cases.iter().map(|(m, _)| *m).collect();
     assert_eq!(names, METHODS, "one case per method, in the table's order");

@@ -1,0 +1,575 @@
+//! The window attached to a server in another process, through its socket.
+//!
+//! Owns five connections: one for the window's commands (answered in order on the event
+//! loop's thread), one for input (`pane.input`, sent in order by a thread of its own so the
+//! window never waits on the link; keys typed meanwhile go in the next request), one
+//! subscribed to events (any event makes the window look again; one that is not pane output
+//! makes the state thread fetch the state on the fourth), and one that pulls frames
+//! (`screen.frames`) for the panes the window shows, on its own thread: it asks again only
+//! after the previous answer arrived and at most once per [`MIN_PULL`], so the server never
+//! holds more than one unread frame per pane for this window and a stopped window costs the
+//! server nothing. It must not draw and holds no state the server owns beyond the copies it
+//! shows.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use berth_engine::ids::PaneId;
+use berth_server::client::{Client, ClientError};
+use berth_server::commands::{Command, ReadSpec, Reply};
+use berth_server::event::Event;
+use berth_server::screen::{PaneFrame, PaneHave};
+use berth_server::view::StateView;
+
+use super::wake::Waker;
+
+/// The shortest time between two frame pulls: a pane's frames come at most at a display's
+/// refresh rate.
+const MIN_PULL: Duration = Duration::from_millis(16);
+
+/// How long the puller waits without a poke before asking anyway (a cursor that moved without
+/// output, a change whose event was missed).
+const IDLE_PULL: Duration = Duration::from_millis(500);
+
+/// How long a lost connection is tried again before the server counts as gone.
+const RECONNECT: Duration = Duration::from_secs(3);
+
+/// The most input bytes one `pane.input` carries (as a JSON array a byte takes up to four
+/// characters of the server's 1 MiB line); a bigger paste goes in several, in order.
+const MAX_INPUT_CHUNK: usize = 64 << 10;
+
+/// How many lines of a tombstone's tail are read.
+const TAIL_LINES: usize = 2000;
+
+/// Asks the window to come to the front.
+pub(super) type Raise = Box<dyn Fn(Option<String>) + Send + Sync>;
+
+/// What the threads share with the window.
+#[derive(Default)]
+struct Shared {
+    /// The latest frame of each shown pane.
+    frames: Mutex<HashMap<PaneId, PaneFrame>>,
+    /// The panes the window shows (the puller asks for these).
+    shown: Mutex<Vec<PaneId>>,
+    /// How far this window's view of each pane is scrolled back (absent: the live screen).
+    offsets: Mutex<HashMap<PaneId, u32>>,
+    /// Set by a poke, cleared by the puller.
+    poke: Mutex<bool>,
+    poked: Condvar,
+    /// The window's own command changed the state: the next `view` fetches it at once.
+    stale: AtomicBool,
+    /// The state an event said changed, fetched by the state thread (the window never waits
+    /// for it).
+    state: Mutex<Option<StateView>>,
+    /// Set by an event, cleared by the state thread.
+    refresh: Mutex<bool>,
+    refreshed: Condvar,
+    /// The server went away.
+    gone: AtomicBool,
+    /// A desktop notification was clicked: the window comes to the front (with the
+    /// notification server's activation token, if any).
+    raise: Option<Raise>,
+}
+
+impl Shared {
+    fn ask_refresh(&self) {
+        *self.refresh.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.refreshed.notify_one();
+    }
+
+    fn poke(&self) {
+        *self.poke.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.poked.notify_one();
+    }
+}
+
+/// A window's link to a server over its socket.
+pub(super) struct Remote {
+    socket: PathBuf,
+    commands: RefCell<Option<Client>>,
+    tails: RefCell<HashMap<PaneId, Vec<String>>>,
+    shared: Arc<Shared>,
+    /// Input for the input thread, which sends it in order without the window waiting.
+    input: std::sync::mpsc::Sender<(PaneId, Vec<u8>)>,
+}
+
+impl Remote {
+    /// Connects to the server at `socket`, tells it a window with `header_rows` attaches, and
+    /// starts the event and frame threads.
+    pub(super) fn connect(
+        socket: &Path,
+        header_rows: u16,
+        waker: Waker,
+        raise: Raise,
+    ) -> Result<Self, ClientError> {
+        let mut commands = Client::connect(socket)?;
+        commands.attach_window(header_rows)?;
+        let shared = Arc::new(Shared { raise: Some(raise), ..Shared::default() });
+        shared.stale.store(true, Ordering::Release);
+        let mut events = Client::connect(socket)?;
+        events.subscribe()?;
+        let frames = Client::connect(socket)?;
+        let state = Client::connect(socket)?;
+        let typing = Client::connect(socket)?;
+        let (input, queued) = std::sync::mpsc::channel();
+        spawn("berth-attach-input", {
+            let socket = socket.to_path_buf();
+            move || send_input(typing, &socket, &queued)
+        });
+        spawn("berth-attach-state", {
+            let (shared, waker, socket) = (shared.clone(), waker.clone(), socket.to_path_buf());
+            move || follow_state(state, &socket, &shared, &waker)
+        });
+        spawn("berth-attach-events", {
+            let (shared, waker, socket) = (shared.clone(), waker.clone(), socket.to_path_buf());
+            move || follow_events(events, &socket, &shared, &waker)
+        });
+        spawn("berth-attach-frames", {
+            let (shared, socket) = (shared.clone(), socket.to_path_buf());
+            move || pull_frames(frames, &socket, &shared, &waker)
+        });
+        Ok(Self {
+            socket: socket.to_path_buf(),
+            commands: RefCell::new(Some(commands)),
+            tails: RefCell::new(HashMap::new()),
+            shared,
+            input,
+        })
+    }
+
+    /// Whether the server went away (the window then closes).
+    pub(super) fn gone(&self) -> bool {
+        self.shared.gone.load(Ordering::Acquire)
+    }
+
+    /// Executes a command on the server; a connection closed while idle is made again once.
+    pub(super) fn execute(&self, cmd: Command) -> Result<Reply, String> {
+        let mut slot = self.commands.borrow_mut();
+        for attempt in 0..2 {
+            if slot.is_none() {
+                *slot = Some(Client::connect(&self.socket).map_err(|e| e.to_string())?);
+            }
+            let Some(client) = slot.as_mut() else { break };
+            match client.execute(cmd.clone()) {
+                Ok(reply) => {
+                    self.shared.stale.store(true, Ordering::Release);
+                    self.shared.poke();
+                    return Ok(reply);
+                }
+                Err(ClientError::Io(e)) if attempt == 0 => {
+                    tracing::debug!(error = %e, "the command connection broke; connecting again");
+                    *slot = None;
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Err("the server does not answer".into())
+    }
+
+    /// The server's state: fetched at once after the window's own command (or the first
+    /// time), else as the state thread last fetched it after an event.
+    pub(super) fn view(&self) -> StateView {
+        let missing = self.shared.state.lock().unwrap_or_else(|p| p.into_inner()).is_none();
+        if self.shared.stale.swap(false, Ordering::AcqRel) || missing {
+            match self.execute_quiet(Command::WorkspaceList) {
+                Ok(Reply::State(list)) => {
+                    *self.shared.state.lock().unwrap_or_else(|p| p.into_inner()) = Some(*list);
+                    self.tails.borrow_mut().clear();
+                }
+                Ok(_) => tracing::warn!("workspace.list answered with another reply"),
+                Err(e) => tracing::warn!(error = %e, "cannot read the server's state"),
+            }
+        }
+        self.shared.state.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default()
+    }
+
+    /// Scrolls this window's view of a pane by `lines` (positive: back into the scrollback);
+    /// the server clamps it to the history there is.
+    pub(super) fn scroll(&self, pane: &PaneId, lines: i32) {
+        let held = self.frame(pane).map_or(0, |f| f.meta.display_offset);
+        let mut offsets = self.shared.offsets.lock().unwrap_or_else(|p| p.into_inner());
+        // From the offset asked for last (wheel clicks come faster than frames); the puller
+        // brings it down to what the server could show, so scrolling past the top does not
+        // pile up.
+        let base = offsets.get(pane).copied().unwrap_or(held);
+        let now = i64::from(base) + i64::from(lines);
+        let offset = u32::try_from(now.max(0)).unwrap_or(u32::MAX);
+        if offset == 0 {
+            offsets.remove(pane);
+        } else {
+            offsets.insert(pane.clone(), offset);
+        }
+        drop(offsets);
+        self.shared.poke();
+    }
+
+    /// Returns this window's view of a pane to the live screen (before input).
+    pub(super) fn scroll_to_bottom(&self, pane: &PaneId) {
+        let had = self.shared.offsets.lock().unwrap_or_else(|p| p.into_inner()).remove(pane);
+        if had.is_some() {
+            self.shared.poke();
+        }
+    }
+
+    /// Sends input bytes to a pane without waiting: the input thread sends them in order,
+    /// what queued up meanwhile in one request.
+    pub(super) fn send_input(&self, pane: &PaneId, bytes: Vec<u8>) {
+        if self.input.send((pane.clone(), bytes)).is_err() {
+            tracing::warn!("the input thread is gone: input dropped");
+        }
+        self.shared.poke();
+    }
+
+    /// `execute` without marking the state stale (a read).
+    fn execute_quiet(&self, cmd: Command) -> Result<Reply, String> {
+        let mut slot = self.commands.borrow_mut();
+        for attempt in 0..2 {
+            if slot.is_none() {
+                *slot = Some(Client::connect(&self.socket).map_err(|e| e.to_string())?);
+            }
+            let Some(client) = slot.as_mut() else { break };
+            match client.execute(cmd.clone()) {
+                Ok(reply) => return Ok(reply),
+                Err(ClientError::Io(_)) if attempt == 0 => *slot = None,
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Err("the server does not answer".into())
+    }
+
+    /// Says which panes the window shows; the puller asks for their frames.
+    pub(super) fn show(&self, panes: Vec<PaneId>) {
+        let mut shown = self.shared.shown.lock().unwrap_or_else(|p| p.into_inner());
+        if *shown != panes {
+            *shown = panes;
+            drop(shown);
+            self.shared.poke();
+        }
+    }
+
+    /// The latest frame of a pane, if one arrived.
+    pub(super) fn frame(&self, pane: &PaneId) -> Option<PaneFrame> {
+        self.shared.frames.lock().unwrap_or_else(|p| p.into_inner()).get(pane).cloned()
+    }
+
+    /// A tombstone's saved tail, read once per state change.
+    pub(super) fn tail(&self, pane: &PaneId) -> Option<Vec<String>> {
+        if let Some(lines) = self.tails.borrow().get(pane) {
+            return Some(lines.clone());
+        }
+        let spec = ReadSpec { since: None, last: Some(TAIL_LINES), ansi: true };
+        let lines = match self.execute_quiet(Command::PaneRead { pane: pane.clone(), spec }) {
+            Ok(Reply::Read(read)) => read.lines,
+            _ => return None,
+        };
+        self.tails.borrow_mut().insert(pane.clone(), lines.clone());
+        Some(lines)
+    }
+}
+
+fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
+    if let Err(e) = std::thread::Builder::new().name(name.into()).spawn(f) {
+        tracing::error!(error = %e, thread = name, "cannot start a thread of the attached window");
+    }
+}
+
+/// Connects again for up to [`RECONNECT`]; `None` when the server is gone.
+fn reconnect(socket: &Path, subscribe: bool) -> Option<Client> {
+    let deadline = Instant::now() + RECONNECT;
+    while Instant::now() < deadline {
+        if let Ok(mut client) = Client::connect(socket) {
+            if !subscribe || client.subscribe().is_ok() {
+                return Some(client);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    None
+}
+
+/// Any event: look again; one that is not pane output: the state changed.
+fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker) {
+    loop {
+        match client.next_typed_event(None) {
+            Ok(event) => {
+                if let Event::NotificationActivated { activation_token, .. } = &event {
+                    if let Some(raise) = &shared.raise {
+                        raise(activation_token.clone());
+                    }
+                }
+                if !matches!(event, Event::PaneOutput { .. }) {
+                    shared.ask_refresh();
+                }
+                shared.poke();
+                if !waker.wake() {
+                    return;
+                }
+            }
+            // An event this build does not know (a newer server): something changed.
+            Err(ClientError::Protocol(e)) => {
+                tracing::debug!(error = %e, "an event not understood");
+                shared.ask_refresh();
+                shared.poke();
+                if !waker.wake() {
+                    return;
+                }
+            }
+            Err(e) => {
+                tracing::info!(error = %e, "the event connection ended; connecting again");
+                match reconnect(socket, true) {
+                    Some(again) => {
+                        client = again;
+                        shared.ask_refresh();
+                        waker.wake();
+                    }
+                    None => {
+                        shared.gone.store(true, Ordering::Release);
+                        waker.wake();
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Fetches the state after an event said it changed (many events, one fetch), then wakes
+/// the window.
+fn follow_state(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker) {
+    loop {
+        {
+            let mut asked = shared.refresh.lock().unwrap_or_else(|p| p.into_inner());
+            while !*asked {
+                asked = shared.refreshed.wait(asked).unwrap_or_else(|p| p.into_inner());
+                if shared.gone.load(Ordering::Acquire) {
+                    return;
+                }
+            }
+            *asked = false;
+        }
+        match client.execute(Command::WorkspaceList) {
+            Ok(Reply::State(list)) => {
+                *shared.state.lock().unwrap_or_else(|p| p.into_inner()) = Some(*list);
+                if !waker.wake() {
+                    return;
+                }
+            }
+            Ok(_) => tracing::warn!("workspace.list answered with another reply"),
+            Err(ClientError::Rpc { message, .. }) => {
+                tracing::warn!(error = %message, "cannot read the server's state");
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "the state connection ended; connecting again");
+                match reconnect(socket, false) {
+                    Some(again) => {
+                        client = again;
+                        shared.ask_refresh();
+                    }
+                    None => return,
+                }
+            }
+        }
+    }
+}
+
+/// Sends queued input in order; input for one pane queued while a request was in flight goes
+/// in the next request, so a slow link costs latency, never order or keys.
+fn send_input(
+    mut client: Client,
+    socket: &Path,
+    queued: &std::sync::mpsc::Receiver<(PaneId, Vec<u8>)>,
+) {
+    let mut carry = None;
+    while let Some((pane, data)) = next_batch(queued, &mut carry) {
+        let cmd = Command::PaneInput { pane, data };
+        match client.execute(cmd.clone()) {
+            Ok(_) => {}
+            Err(ClientError::Rpc { message, .. }) => {
+                // A pane whose program ended refuses input on every key; not news.
+                tracing::debug!(error = %message, "input not sent");
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "the input connection ended; connecting again");
+                let Some(again) = reconnect(socket, false) else { return };
+                client = again;
+                if let Err(e) = client.execute(cmd) {
+                    tracing::warn!(error = %e, "input lost with the connection");
+                }
+            }
+        }
+    }
+}
+
+/// The next request's input: what `carry` holds (the rest of a big paste, or another pane's
+/// input met while merging) or the queue's next, with whatever is queued for the same pane
+/// right after it, up to [`MAX_INPUT_CHUNK`]. Order is kept; `None` once the window is gone.
+fn next_batch(
+    queued: &std::sync::mpsc::Receiver<(PaneId, Vec<u8>)>,
+    carry: &mut Option<(PaneId, Vec<u8>)>,
+) -> Option<(PaneId, Vec<u8>)> {
+    let (pane, mut data) = match carry.take() {
+        Some(held) => held,
+        None => queued.recv().ok()?,
+    };
+    while data.len() < MAX_INPUT_CHUNK {
+        match queued.try_recv() {
+            Ok((next, more)) if next == pane => data.extend(more),
+            Ok(other) => {
+                *carry = Some(other);
+                break;
+            }
+            Err(_) => break,
+        }
+    }
+    if data.len() > MAX_INPUT_CHUNK {
+        // Only merging stopped by the size can leave a rest, and then nothing is carried.
+        let rest = data.split_off(MAX_INPUT_CHUNK);
+        *carry = Some((pane.clone(), rest));
+    }
+    Some((pane, data))
+}
+
+/// Pulls the shown panes' frames: after a poke (or [`IDLE_PULL`]), at most once per
+/// [`MIN_PULL`], each request sending the hashes of the rows already held.
+fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker) {
+    let mut last = Instant::now() - MIN_PULL;
+    loop {
+        {
+            let mut poked = shared.poke.lock().unwrap_or_else(|p| p.into_inner());
+            if !*poked {
+                poked = shared
+                    .poked
+                    .wait_timeout(poked, IDLE_PULL)
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|p| p.into_inner().0);
+            }
+            *poked = false;
+        }
+        if shared.gone.load(Ordering::Acquire) {
+            return;
+        }
+        let since = last.elapsed();
+        if since < MIN_PULL {
+            std::thread::sleep(MIN_PULL - since);
+        }
+        last = Instant::now();
+        let shown = shared.shown.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if shown.is_empty() {
+            continue;
+        }
+        let have: Vec<PaneHave> = {
+            let offsets = shared.offsets.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let frames = shared.frames.lock().unwrap_or_else(|p| p.into_inner());
+            shown
+                .iter()
+                .map(|id| {
+                    let held = frames.get(id);
+                    PaneHave {
+                        pane_id: id.to_string(),
+                        cols: held.map_or(0, |f| f.cols),
+                        rows: held.map(PaneFrame::hashes).unwrap_or_default(),
+                        offset: offsets.get(id).copied().unwrap_or(0),
+                    }
+                })
+                .collect()
+        };
+        let reply = match client.screen_frames(have.clone()) {
+            Ok(reply) => reply,
+            Err(ClientError::Rpc { message, .. }) => {
+                tracing::warn!(error = %message, "the server refused a frame request");
+                continue;
+            }
+            Err(e) => {
+                tracing::info!(error = %e, "the frame connection ended; connecting again");
+                match reconnect(socket, false) {
+                    Some(again) => {
+                        client = again;
+                        shared.poke();
+                        continue;
+                    }
+                    None => {
+                        shared.gone.store(true, Ordering::Release);
+                        waker.wake();
+                        return;
+                    }
+                }
+            }
+        };
+        let mut changed = false;
+        {
+            let mut offsets = shared.offsets.lock().unwrap_or_else(|p| p.into_inner());
+            for (asked, update) in have.iter().zip(&reply.frames) {
+                let Ok(id) = PaneId::parse(&update.pane_id) else { continue };
+                let shown = update.meta.as_ref().map_or(0, |m| m.display_offset);
+                // The server had less history than asked for: the offset is what it showed.
+                if asked.offset > shown && offsets.get(&id) == Some(&asked.offset) {
+                    offsets.insert(id, shown);
+                }
+            }
+        }
+        {
+            let mut frames = shared.frames.lock().unwrap_or_else(|p| p.into_inner());
+            frames.retain(|id, _| shown.contains(id));
+            for update in &reply.frames {
+                let Ok(id) = PaneId::parse(&update.pane_id) else { continue };
+                if update.gone {
+                    changed |= frames.remove(&id).is_some();
+                    continue;
+                }
+                if !update.changed.is_empty() || update.full {
+                    changed = true;
+                }
+                let frame = frames.entry(id.clone()).or_default();
+                if update.meta.as_ref() != Some(&frame.meta) {
+                    changed = true;
+                }
+                if !frame.apply(update) {
+                    // A malformed update: ask for everything next time.
+                    frames.remove(&id);
+                    shared.poke();
+                }
+            }
+        }
+        tracing::trace!(panes = reply.frames.len(), changed, "frames pulled");
+        if changed && !waker.wake() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_batches_keep_order_merge_one_pane_and_split_big_pastes() {
+        let (a, b) = (PaneId::new(), PaneId::new());
+        let (tx, rx) = std::sync::mpsc::channel();
+        for (pane, bytes) in [(&a, "ab"), (&a, "cd"), (&b, "x"), (&a, "e"), (&a, "f")] {
+            tx.send((pane.clone(), bytes.as_bytes().to_vec())).unwrap();
+        }
+        let big = vec![b'p'; MAX_INPUT_CHUNK * 2 + 10];
+        tx.send((b.clone(), big.clone())).unwrap();
+        tx.send((b.clone(), b"tail".to_vec())).unwrap();
+        drop(tx);
+        let mut carry = None;
+        let mut batches = Vec::new();
+        while let Some(batch) = next_batch(&rx, &mut carry) {
+            batches.push(batch);
+        }
+        let small: Vec<(bool, &[u8])> =
+            batches[..3].iter().map(|(p, d)| (*p == a, d.as_slice())).collect();
+        assert_eq!(small, [(true, &b"abcd"[..]), (false, b"x"), (true, b"ef")]);
+        let rest = &batches[3..];
+        assert!(rest.iter().all(|(p, d)| *p == b && d.len() <= MAX_INPUT_CHUNK), "{}", rest.len());
+        let joined: Vec<u8> = rest.iter().flat_map(|(_, d)| d.clone()).collect();
+        let mut want = big;
+        want.extend(b"tail");
+        assert_eq!(joined, want, "the paste arrives whole and in order");
+        assert_eq!(rest.len(), 3);
+    }
+}

@@ -1,0 +1,68 @@
+//! The screen stream: `screen.frames` answers a window attached over the socket with, per pane
+//! it shows, the rows that changed since what it holds (a full frame the first time), and
+//! `window.attach` gives the Store the window's header rows.
+//!
+//! Flow control is by pull: a client asks again only after the previous answer arrived, so
+//! at most one frame per pane and client is ever unacknowledged, and changes made meanwhile
+//! are folded into the next answer (it is computed from the screen as it is then). The server
+//! keeps nothing per client: the client sends the hashes of the rows it holds. Frames are
+//! captured under each pane's own lock, never while holding the Store's; the PTY reader never
+//! waits on a client. It must not draw.
+
+use std::sync::{Arc, Mutex};
+
+use berth_engine::ids::PaneId;
+use serde_json::Value;
+
+use crate::error::CommandError;
+use crate::screen::{FrameUpdate, FramesReply, PaneFrame, PaneHave, MAX_PANES_PER_REQUEST};
+use crate::store::{Internal, Store};
+
+/// Answers `screen.frames`.
+pub fn frames(store: &Arc<Mutex<Store>>, panes: &[PaneHave]) -> Result<Value, CommandError> {
+    if panes.len() > MAX_PANES_PER_REQUEST {
+        return Err(CommandError::BadParams(format!(
+            "at most {MAX_PANES_PER_REQUEST} panes per request"
+        )));
+    }
+    let mut frames = Vec::with_capacity(panes.len());
+    for have in panes {
+        let id = PaneId::parse(&have.pane_id)?;
+        // The Store's lock only to find the pane; the capture takes the pane's own lock.
+        let shared = store.lock().unwrap_or_else(|p| p.into_inner()).pane_shared(&id);
+        let Some(shared) = shared else {
+            frames.push(FrameUpdate::gone(&have.pane_id));
+            continue;
+        };
+        let frame = {
+            let mut term = shared.term.lock();
+            if have.offset == 0 && term.display_offset() == 0 {
+                PaneFrame::capture(&term)
+            } else {
+                // This client's own scroll, under the pane's lock: shown, captured, and put
+                // back before anyone else sees the terminal.
+                let before = term.display_offset();
+                term.scroll_to_bottom();
+                term.scroll_display(i32::try_from(have.offset).unwrap_or(i32::MAX));
+                let frame = PaneFrame::capture(&term);
+                term.scroll_to_bottom();
+                term.scroll_display(i32::try_from(before).unwrap_or(i32::MAX));
+                frame
+            }
+        };
+        frames.push(frame.update_for(&have.pane_id, have.cols, &have.rows));
+    }
+    serde_json::to_value(FramesReply { frames })
+        .map_err(|e| CommandError::Internal(format!("frames did not encode: {e}")))
+}
+
+/// Answers `window.attach`: the Store sizes panes for a window that draws `header_rows` above
+/// each one.
+pub fn attach(store: &Arc<Mutex<Store>>, header_rows: u16) -> Result<Value, CommandError> {
+    if header_rows > 4 {
+        return Err(CommandError::BadParams("header_rows must be at most 4".into()));
+    }
+    let mut store = store.lock().unwrap_or_else(|p| p.into_inner());
+    store.execute(Internal::SetHeaderRows(header_rows))?;
+    Ok(serde_json::json!({ "attached": true, "header_rows": header_rows }))
+}

@@ -1,0 +1,611 @@
+//! Windows attached to a `berth server` in another process (issue 17): the server outlives
+//! the window. A world of its own: a real `berth server`, an Xvfb display, and `berth`
+//! windows that find the server answering on the socket and attach to it. Pixels are read off
+//! the X server (GetImage), since an attached window's screen is what is compared.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{alive, poll, rss_kib, TestServer};
+use crate::{ocr, run_tool, start_xvfb, Image, Killed, WAIT};
+
+/// The pixel rows at the window's top left out of comparisons: the tab bar and the pane's
+/// header (which carries a clock: "working 3s").
+const CHROME_PX: u32 = 64;
+
+/// The attached windows' world.
+pub(crate) struct Attached {
+    windows: Vec<(Killed, String)>,
+    server: TestServer,
+    _xvfb: Killed,
+    display: String,
+}
+
+impl Attached {
+    pub(crate) fn start() -> Result<Attached, String> {
+        let server = TestServer::start();
+        let (xvfb, display) = start_xvfb(server.root.path())?;
+        Ok(Attached { windows: Vec::new(), server, _xvfb: xvfb, display })
+    }
+
+    /// Starts `berth` (it must attach: a server answers) and waits for its window and a live
+    /// pane; returns the window's index.
+    fn open(&mut self, verb: &[&str]) -> usize {
+        let log = self.server.root.path().join(format!("window{}.log", self.windows.len()));
+        let out = std::fs::File::create(&log).expect("the window's log");
+        let err = out.try_clone().expect("the window's log");
+        let child = self
+            .server
+            .command()
+            .args(verb)
+            .env("BERTH_LOG", "info,berth::window=debug,berth::render=debug")
+            .env("DISPLAY", &self.display)
+            .env("BERTH_CONFIG", self.server.root.path().join("config.toml"))
+            .env_remove("WAYLAND_DISPLAY")
+            .env_remove("WGPU_BACKEND")
+            .current_dir(&self.server.home)
+            .stdin(std::process::Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .expect("start berth");
+        let mut window = Killed { name: "berth (attached)", child };
+        let pid = window.pid().to_string();
+        let deadline = Instant::now() + WAIT;
+        let id = loop {
+            if let Ok(Some(status)) = window.child.try_wait() {
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                panic!("berth exited early with {status}; its log:\n{text}");
+            }
+            // A window of a running sibling is not this one (xdotool's --pid has been seen to
+            // answer with another process's window while this one's has no pid yet).
+            let taken: Vec<String> = self
+                .windows
+                .iter_mut()
+                .filter_map(|(w, id)| matches!(w.child.try_wait(), Ok(None)).then(|| id.clone()))
+                .collect();
+            let found =
+                run_tool(&self.display, "xdotool", &["search", "--pid", &pid, "--name", "Berth"])
+                    .ok()
+                    .and_then(|out| {
+                        out.lines().rfind(|id| !taken.iter().any(|t| t == id)).map(str::to_owned)
+                    });
+            // A standalone server the window starts answers only after a moment.
+            let live = berth_server::client::Client::connect(&self.server.socket).is_ok()
+                && self.panes().iter().any(|p| p["state"] == "LIVE");
+            if let (Some(id), true) = (found, live) {
+                break id;
+            }
+            assert!(Instant::now() < deadline, "no attached window within 30 s");
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        // The window logs that it attached right after it maps.
+        poll(Duration::from_secs(10), "the window saying it attached", || {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            text.contains("attached to the server").then_some(())
+        });
+        self.windows.push((window, id));
+        self.windows.len() - 1
+    }
+
+    fn xdotool(&self, args: &[&str]) {
+        run_tool(&self.display, "xdotool", args).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    fn window_id(&self, index: usize) -> String {
+        self.windows[index].1.clone()
+    }
+
+    /// Every pane of the server as `berth ls --json` shows it.
+    fn panes(&self) -> Vec<Value> {
+        let list = self.server.list();
+        list["workspaces"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|w| w["tabs"].as_array().cloned().unwrap_or_default())
+            .flat_map(|t| t["panes"].as_array().cloned().unwrap_or_default())
+            .collect()
+    }
+
+    fn first_pane(&self) -> String {
+        self.panes()[0]["id"].as_str().expect("a pane id").to_owned()
+    }
+
+    /// The window's pixels as the X server holds them.
+    fn grab(&self, index: usize) -> Image {
+        grab(&self.display, &self.window_id(index)).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Text OCR reads in a window's image.
+    fn read_window(&self, index: usize, name: &str) -> String {
+        let image = self.grab(index);
+        ocr(&image, self.server.root.path(), name, image.height, "6")
+    }
+
+    /// Waits until OCR of window `index` reads `text`.
+    fn wait_window_text(&self, index: usize, text: &str) {
+        let mut last = String::new();
+        let deadline = Instant::now() + WAIT;
+        while Instant::now() < deadline {
+            last = self.read_window(index, &format!("w{index}"));
+            if last.replace(' ', "").contains(text) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        if let Some(dir) = std::env::var_os("BERTH_E2E_SHOTS") {
+            let name = format!("w{index}.x3.png");
+            let _ = std::fs::create_dir_all(&dir);
+            let _ = std::fs::copy(self.server.root.path().join(&name), Path::new(&dir).join(name));
+        }
+        let ids: Vec<String> = self.windows.iter().map(|(_, id)| id.clone()).collect();
+        let all = run_tool(&self.display, "xdotool", &["search", "--name", "Berth"]);
+        panic!("window {index} never showed {text:?}; OCR read:\n{last}\nids {ids:?}, all {all:?}");
+    }
+
+    /// Closes window `index` as a user does (the window manager's close: WM_DELETE_WINDOW)
+    /// and waits for its process to end.
+    fn close(&mut self, index: usize) {
+        let id = self.window_id(index);
+        request_close(&self.display, &id).unwrap_or_else(|e| panic!("{e}"));
+        let window = &mut self.windows[index].0;
+        let deadline = Instant::now() + WAIT;
+        let status = loop {
+            if let Ok(Some(status)) = window.child.try_wait() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "the window did not close");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(status.success(), "the window ended with {status}");
+    }
+}
+
+/// Asks a window to close as a window manager does: a `WM_DELETE_WINDOW` client message
+/// (xdotool's windowclose destroys the window instead).
+fn request_close(display: &str, window: &str) -> Result<(), String> {
+    use x11rb::protocol::xproto::{ClientMessageEvent, ConnectionExt as _, EventMask};
+    let (conn, _) = x11rb::connect(Some(display)).map_err(|e| format!("X connect: {e}"))?;
+    let id: u32 = window.trim().parse().map_err(|e| format!("window id {window:?}: {e}"))?;
+    let atom = |name: &[u8]| -> Result<u32, String> {
+        Ok(conn
+            .intern_atom(false, name)
+            .map_err(|e| e.to_string())?
+            .reply()
+            .map_err(|e| e.to_string())?
+            .atom)
+    };
+    let (protocols, delete) = (atom(b"WM_PROTOCOLS")?, atom(b"WM_DELETE_WINDOW")?);
+    let event = ClientMessageEvent::new(32, id, protocols, [delete, 0, 0, 0, 0]);
+    conn.send_event(false, id, EventMask::NO_EVENT, event).map_err(|e| e.to_string())?;
+    // A round trip: the X server has handled the event before this connection closes.
+    conn.get_input_focus().map_err(|e| e.to_string())?.reply().map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// A window's pixels read with GetImage (24-bit TrueColor: BGRX in memory).
+fn grab(display: &str, window: &str) -> Result<Image, String> {
+    use x11rb::connection::Connection as _;
+    use x11rb::protocol::xproto::{ConnectionExt as _, ImageFormat};
+    let (conn, _) = x11rb::connect(Some(display)).map_err(|e| format!("X connect: {e}"))?;
+    let id: u32 = window.trim().parse().map_err(|e| format!("window id {window:?}: {e}"))?;
+    let geometry = conn
+        .get_geometry(id)
+        .map_err(|e| e.to_string())?
+        .reply()
+        .map_err(|e| format!("geometry: {e}"))?;
+    let (w, h) = (geometry.width, geometry.height);
+    let image = conn
+        .get_image(ImageFormat::Z_PIXMAP, id, 0, 0, w, h, !0)
+        .map_err(|e| e.to_string())?
+        .reply()
+        .map_err(|e| format!("get_image: {e}"))?;
+    let bytes_per_pixel = image.data.len() / (usize::from(w) * usize::from(h)).max(1);
+    if bytes_per_pixel != 4 {
+        return Err(format!("unexpected image format: {bytes_per_pixel} bytes per pixel"));
+    }
+    conn.flush().map_err(|e| e.to_string())?;
+    let pixels = image.data.chunks_exact(4).map(|p| [p[2], p[1], p[0]]).collect();
+    Ok(Image { width: u32::from(w), height: u32::from(h), pixels })
+}
+
+/// Pixels that differ between two images of the same size, below the chrome rows.
+fn differing(a: &Image, b: &Image) -> usize {
+    assert_eq!((a.width, a.height), (b.width, b.height), "the windows differ in size");
+    let skip = (CHROME_PX * a.width) as usize;
+    a.pixels[skip..].iter().zip(&b.pixels[skip..]).filter(|(x, y)| x != y).count()
+}
+
+// ---- the cases ----
+
+/// `berth server` running → `berth` attaches; typed text runs in the pane and reads back with
+/// `berth read`; the window closed → the pane is still LIVE; a new window shows the same
+/// screen.
+fn attaches_types_and_outlives_the_window(a: &mut Attached) {
+    let first = a.open(&[]);
+    let id = a.window_id(first);
+    a.xdotool(&["windowfocus", "--sync", &id]);
+    a.xdotool(&["type", "--delay", "20", "clear; echo WIND\"\"OWONE"]);
+    a.xdotool(&["key", "Return"]);
+    let pane = a.first_pane();
+    a.server.wait_text(&pane, "WINDOWONE", WAIT);
+    a.wait_window_text(first, "WINDOWONE");
+    // Nothing moves on screen any more (the cursor does not blink by default).
+    std::thread::sleep(Duration::from_millis(500));
+    let before = a.grab(first);
+    assert!(before.distinct_colours() > 2, "the attached window is blank");
+
+    a.close(first);
+    let panes = a.panes();
+    assert!(!panes.is_empty() && panes.iter().all(|p| p["state"] == "LIVE"), "{panes:?}");
+    assert!(alive(a.server.pid()), "the server ended with the window");
+
+    let second = a.open(&["attach"]);
+    let id = a.window_id(second);
+    a.xdotool(&["windowfocus", "--sync", &id]);
+    let after = poll(WAIT, "the same screen in the new window", || {
+        std::thread::sleep(Duration::from_millis(200));
+        // The window may not be drawable yet right after it maps.
+        let after = grab(&a.display, &a.window_id(second)).ok()?;
+        (differing(&before, &after) == 0).then_some(after)
+    });
+    assert_eq!(after.width, before.width);
+}
+
+/// `kill -9` of an attached window: every pane is still LIVE, none lost.
+fn kill_9_of_an_attached_window_loses_nothing(a: &mut Attached) {
+    let index = a.windows.len() - 1;
+    let pane = a.first_pane();
+    a.server.berth_ok(&["split", &pane, "--right"]);
+    let panes = poll(WAIT, "two panes", || {
+        let panes = a.panes();
+        (panes.len() >= 2).then_some(panes)
+    });
+    let window = &mut a.windows[index].0;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(window.pid()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill -9 the window");
+    let _ = window.child.wait();
+    std::thread::sleep(Duration::from_millis(300));
+    let after = a.panes();
+    assert_eq!(after.len(), panes.len(), "{after:?}");
+    assert!(after.iter().all(|p| p["state"] == "LIVE"), "{after:?}");
+    assert!(alive(a.server.pid()), "the server ended with the window");
+}
+
+/// Two windows on one server both show a line printed after both attached.
+fn two_windows_show_the_same_output(a: &mut Attached) {
+    let one = a.open(&[]);
+    let two = a.open(&["attach"]);
+    // Both have drawn their first frames before they are moved.
+    std::thread::sleep(Duration::from_secs(1));
+    // Side by side, so neither hides the other's pixels.
+    for (index, x) in [(one, "0"), (two, "640")] {
+        let id = a.window_id(index);
+        a.xdotool(&["windowsize", &id, "620", "400"]);
+        a.xdotool(&["windowmove", &id, x, "0"]);
+    }
+    let pane = a.first_pane();
+    a.server.berth_ok(&["send", &pane, "--enter", "clear; echo BOTH\"\"SHOWN"]);
+    a.server.wait_text(&pane, "BOTHSHOWN", WAIT);
+    a.wait_window_text(one, "BOTHSHOWN");
+    a.wait_window_text(two, "BOTHSHOWN");
+}
+
+/// The size of the tab both windows show: `(cols, rows)`.
+fn tab_size(a: &Attached) -> (u64, u64) {
+    let list = a.server.list();
+    let size = &list["workspaces"][0]["tabs"][0]["size"];
+    (size["cols"].as_u64().unwrap_or(0), size["rows"].as_u64().unwrap_or(0))
+}
+
+/// Two windows of different sizes on one tab: the tab takes the size of the window used
+/// last (resized, focused, typed in), and the other does not take it back on its own.
+fn the_tab_follows_the_latest_active_window(a: &mut Attached) {
+    let (one, two) = (a.windows.len() - 2, a.windows.len() - 1);
+    let same = tab_size(a);
+    a.xdotool(&["windowsize", &a.window_id(one), "500", "300"]);
+    let smaller = poll(WAIT, "the tab to take the resized window's size", || {
+        let size = tab_size(a);
+        (size != same).then_some(size)
+    });
+    assert!(smaller.0 < same.0 && smaller.1 < same.1, "{smaller:?} after {same:?}");
+    // The other window, bigger, draws the tab padded and does not fight for its size, not
+    // even while output makes both draw again.
+    let pane = a.first_pane();
+    for i in 0..5 {
+        a.server.berth_ok(&["send", &pane, "--enter", &format!("echo redraw-{i}")]);
+        a.server.wait_text(&pane, &format!("redraw-{i}"), WAIT);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(tab_size(a), smaller, "the other window took the size back unasked");
+    a.xdotool(&["windowfocus", "--sync", &a.window_id(two)]);
+    poll(WAIT, "the tab to take the focused window's size", || (tab_size(a) == same).then_some(()));
+}
+
+/// A window stopped (SIGSTOP) for 10 s while a pane prints 50 MB: the server's memory stays
+/// bounded, and after SIGCONT the window shows the final screen.
+fn a_stopped_window_does_not_hold_the_server(a: &mut Attached) {
+    let index = a.windows.len() - 1;
+    let pane = a.first_pane();
+    let server = a.server.pid();
+    let baseline = rss_kib(server);
+    let window = nix::unistd::Pid::from_raw(a.windows[index].0.pid());
+    nix::sys::signal::kill(window, nix::sys::signal::Signal::SIGSTOP).expect("SIGSTOP");
+    let started = Instant::now();
+    a.server.berth_ok(&[
+        "send",
+        &pane,
+        "--enter",
+        "clear; yes 0123456789abcdefghijklmnopqrstuvwxyz0123456789 | head -c 50000000; echo; echo FIN\"\"ISHED",
+    ]);
+    let mut peak = baseline;
+    let mut printed = None;
+    while started.elapsed() < Duration::from_secs(10) || printed.is_none() {
+        peak = peak.max(rss_kib(server));
+        if printed.is_none() && a.server.screen(&pane).contains("FINISHED") {
+            printed = Some(started.elapsed());
+        }
+        assert!(started.elapsed() < Duration::from_secs(180), "the 50 MB never finished");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let growth = peak.saturating_sub(baseline);
+    eprintln!(
+        "e2e_window: attached window stopped: server RSS {baseline} KiB before, peak {peak} KiB \
+         (+{growth} KiB) while a pane printed 50 MB in {:.1} s",
+        printed.unwrap_or_default().as_secs_f64()
+    );
+    nix::sys::signal::kill(window, nix::sys::signal::Signal::SIGCONT).expect("SIGCONT");
+    // Bounded: the scrollback's worth, not the 50 MB (nor a queue of frames).
+    assert!(growth < 96 * 1024, "the server grew by {growth} KiB while the window was stopped");
+    a.wait_window_text(index, "FINISHED");
+}
+
+/// A Unix socket proxy that delays every byte by `delay` each way: a slow link between an
+/// attached window and its server. Runs until the process ends.
+fn delay_proxy(listen: &Path, upstream: &Path, delay: Duration) {
+    use std::io::{Read as _, Write as _};
+    use std::os::unix::net::{UnixListener, UnixStream};
+    let listener = UnixListener::bind(listen).expect("bind the proxy");
+    let upstream = upstream.to_path_buf();
+    let pipe = move |mut from: UnixStream, mut to: UnixStream| {
+        let (tx, rx) = std::sync::mpsc::channel::<(Instant, Vec<u8>)>();
+        std::thread::spawn(move || {
+            let mut buf = vec![0; 64 << 10];
+            while let Ok(n) = from.read(&mut buf) {
+                if n == 0 || tx.send((Instant::now() + delay, buf[..n].to_vec())).is_err() {
+                    break;
+                }
+            }
+        });
+        std::thread::spawn(move || {
+            while let Ok((due, bytes)) = rx.recv() {
+                std::thread::sleep(due.saturating_duration_since(Instant::now()));
+                if to.write_all(&bytes).is_err() {
+                    break;
+                }
+            }
+            let _ = to.shutdown(std::net::Shutdown::Both);
+        });
+    };
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = UnixStream::connect(&upstream) else { continue };
+            let (Ok(client2), Ok(server2)) = (client.try_clone(), server.try_clone()) else {
+                continue;
+            };
+            pipe(client, server);
+            pipe(server2, client2);
+        }
+    });
+}
+
+/// Over a link that adds 50 ms each way, fast typing arrives whole and in order, and the
+/// window shows the output once it stops.
+fn a_slow_link_keeps_typing_correct(a: &mut Attached) {
+    let proxy = a.server.root.path().join("slow.sock");
+    delay_proxy(&proxy, &a.server.socket, Duration::from_millis(50));
+    let proxy = proxy.to_str().expect("temp paths are UTF-8").to_owned();
+    let index = a.open(&["--socket", &proxy, "attach"]);
+    let id = a.window_id(index);
+    a.xdotool(&["windowraise", &id]);
+    a.xdotool(&["windowfocus", "--sync", &id]);
+    let pane = a.server.list()["workspaces"][0]["tabs"][0]["active_pane_id"]
+        .as_str()
+        .expect("an active pane")
+        .to_owned();
+    // Every key counts and their order too: the pane prints a checksum of what arrived.
+    let keys = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let sum = std::process::Command::new("sh")
+        .args(["-c", &format!("printf %s {keys} | cksum")])
+        .output()
+        .expect("cksum");
+    let sum = String::from_utf8_lossy(&sum.stdout).trim().to_owned();
+    let typed = format!("echo SLOW\"\"LINK $(printf %s {keys} | cksum)");
+    a.xdotool(&["type", "--delay", "5", &format!("clear; {typed}")]);
+    a.xdotool(&["key", "Return"]);
+    let want = format!("SLOWLINK {sum}");
+    let deadline = Instant::now() + WAIT;
+    while !a.server.screen(&pane).contains(&want) {
+        assert!(Instant::now() < deadline, "typed over the slow link:\n{}", a.server.screen(&pane));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    a.wait_window_text(index, "SLOWLINK");
+}
+
+/// The wheel scrolls an attached window's own view of a pane through the scrollback (the
+/// server sends the rows at that offset); a key brings it back to the live screen.
+fn the_wheel_scrolls_an_attached_window_back(a: &mut Attached) {
+    let index = a.windows.len() - 1;
+    let id = a.window_id(index);
+    a.xdotool(&["windowraise", &id]);
+    let pane = a.first_pane();
+    let print = "clear; echo FIRST''LINE; seq 2 149 | sed s/^/SCROLL/; echo LAST''LINE";
+    a.server.berth_ok(&["send", &pane, "--enter", print]);
+    a.server.wait_text(&pane, "LASTLINE", WAIT);
+    a.wait_window_text(index, "LASTLINE");
+    // The first pane is the left one; the pointer goes over it.
+    a.xdotool(&["mousemove", "--window", &id, "100", "200"]);
+    for _ in 0..60 {
+        a.xdotool(&["click", "4"]);
+    }
+    a.wait_window_text(index, "FIRSTLINE");
+    a.xdotool(&["windowfocus", "--sync", &id]);
+    a.xdotool(&["mousemove", "--window", &id, "100", "200"]);
+    a.xdotool(&["click", "1"]);
+    a.xdotool(&["key", "space"]);
+    a.wait_window_text(index, "LASTLINE");
+}
+
+/// Key encoding in an attached window follows the modes the frames carry: a program that
+/// pushed the kitty keyboard protocol's flag 1 gets Shift+Enter as `CSI 13;2u`.
+fn an_attached_window_encodes_keys_by_the_frames_modes(a: &mut Attached) {
+    const READER: &str = "stty raw -echo; printf '\\033[>1u'; printf 'KITTY''READY\\r\\n'; \
+        got=$(timeout --foreground 60 head -c 7 | od -An -tx1 | tr -d ' \\n'); printf '\\033[<u'; \
+        stty sane; echo \"kitty-got $got\"; exec sleep 600";
+    let index = a.windows.len() - 1;
+    let id = a.window_id(index);
+    let pane = a.server.berth_ok(&["new", "--", "sh", "-c", READER]).trim().to_owned();
+    a.server.wait_text(&pane, "KITTYREADY", WAIT);
+    a.server.berth_ok(&["focus", &pane]);
+    a.xdotool(&["windowraise", &id]);
+    // The window shows the reader's pane, so it holds a frame with the reader's modes.
+    a.wait_window_text(index, "KITTYREADY");
+    a.xdotool(&["windowfocus", "--sync", &id]);
+    a.xdotool(&["key", "shift+Return"]);
+    // ESC [ 1 3 ; 2 u
+    a.server.wait_text(&pane, "kitty-got 1b5b31333b3275", WAIT);
+    a.server.berth_ok(&["close", &pane]);
+}
+
+/// `server = "standalone"` with no server running: `berth` starts `berth server` as a process
+/// of its own and attaches; `kill -9` of the window leaves the pane running; `berth` brings
+/// it back LIVE on the same server.
+fn standalone_mode_outlives_a_killed_window() -> Result<(), String> {
+    let server = TestServer::prepare();
+    let (_xvfb, display) = start_xvfb(server.root.path())?;
+    let config = server.root.path().join("config.toml");
+    std::fs::write(&config, "server = \"standalone\"\n").map_err(|e| e.to_string())?;
+    // The detached server is not this test's child: whatever happens, the one answering on
+    // the socket is stopped by pid at the end.
+    struct StopAtEnd(std::path::PathBuf);
+    impl Drop for StopAtEnd {
+        fn drop(&mut self) {
+            let Ok(mut client) = berth_server::client::Client::connect(&self.0) else { return };
+            let Ok(info) = client.call("server.info", serde_json::json!({})) else { return };
+            let Some(pid) = info["pid"].as_i64().and_then(|p| i32::try_from(p).ok()) else {
+                return;
+            };
+            let target = nix::unistd::Pid::from_raw(pid);
+            let _ = nix::sys::signal::kill(target, nix::sys::signal::Signal::SIGTERM);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while alive(pid) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if alive(pid) {
+                let _ = nix::sys::signal::kill(target, nix::sys::signal::Signal::SIGKILL);
+            }
+        }
+    }
+    let mut world = Attached { windows: Vec::new(), server, _xvfb, display };
+    // Declared after the world, so dropped before its temp dirs (and the socket) go.
+    let _stop = StopAtEnd(world.server.socket.clone());
+    let first = world.open(&[]);
+    let log =
+        std::fs::read_to_string(world.server.root.path().join("window0.log")).unwrap_or_default();
+    assert!(log.contains("started a standalone server"), "{log}");
+    let info = world.server.call("server.info", serde_json::json!({}));
+    let pid = i32::try_from(info["pid"].as_i64().unwrap_or(0)).unwrap_or(0);
+    let window_pid = world.windows[first].0.pid();
+    assert!(pid > 0 && pid != window_pid, "the server runs in the window's process: {info}");
+
+    let pane = world.first_pane();
+    world.server.berth_ok(&["send", &pane, "--enter", "echo agent-$((40+2)); sleep 600"]);
+    world.server.wait_text(&pane, "agent-42", WAIT);
+    let window = &mut world.windows[first].0;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(window.pid()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .map_err(|e| e.to_string())?;
+    let _ = window.child.wait();
+    assert!(alive(pid), "the standalone server died with the window");
+    let sleeping = world.server.pids_matching("sleep 600");
+    assert_eq!(sleeping.len(), 1, "the pane's program does not run on: {sleeping:?}");
+
+    let again = world.open(&[]);
+    let log = std::fs::read_to_string(world.server.root.path().join(format!("window{again}.log")))
+        .unwrap_or_default();
+    assert!(!log.contains("started a standalone server"), "a second server was started: {log}");
+    let info = world.server.call("server.info", serde_json::json!({}));
+    assert_eq!(info["pid"].as_i64(), Some(i64::from(pid)), "another server answers");
+    let panes = world.panes();
+    assert!(panes.iter().any(|p| p["id"] == pane.as_str() && p["state"] == "LIVE"), "{panes:?}");
+    world.wait_window_text(again, "agent-42");
+    Ok(())
+}
+
+/// Runs the attached windows' cases; returns (passed, failed).
+pub(crate) fn run() -> (usize, usize) {
+    let mut world = match std::panic::catch_unwind(Attached::start) {
+        Ok(Ok(world)) => world,
+        Ok(Err(e)) => {
+            eprintln!("e2e_window: cannot set up the attached windows: {e}");
+            return (0, 1);
+        }
+        Err(_) => return (0, 1),
+    };
+    type Case = (&'static str, fn(&mut Attached));
+    let cases: &[Case] = &[
+        ("attaches_types_and_outlives_the_window", attaches_types_and_outlives_the_window),
+        ("kill_9_of_an_attached_window_loses_nothing", kill_9_of_an_attached_window_loses_nothing),
+        ("two_windows_show_the_same_output", two_windows_show_the_same_output),
+        ("the_tab_follows_the_latest_active_window", the_tab_follows_the_latest_active_window),
+        ("a_stopped_window_does_not_hold_the_server", a_stopped_window_does_not_hold_the_server),
+        ("a_slow_link_keeps_typing_correct", a_slow_link_keeps_typing_correct),
+        ("the_wheel_scrolls_an_attached_window_back", the_wheel_scrolls_an_attached_window_back),
+        (
+            "an_attached_window_encodes_keys_by_the_frames_modes",
+            an_attached_window_encodes_keys_by_the_frames_modes,
+        ),
+    ];
+    let (mut passed, mut failed) = (0, 0);
+    for (name, case) in cases {
+        let ok =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(&mut world))).is_ok();
+        println!("test attach::{name} ... {}", if ok { "ok" } else { "FAILED" });
+        if ok {
+            passed += 1;
+        } else {
+            failed += 1;
+        }
+    }
+    let standalone = std::panic::catch_unwind(standalone_mode_outlives_a_killed_window);
+    let ok = matches!(standalone, Ok(Ok(())));
+    if let Ok(Err(e)) = &standalone {
+        eprintln!("e2e_window: standalone mode: {e}");
+    }
+    println!(
+        "test attach::standalone_mode_outlives_a_killed_window ... {}",
+        if ok { "ok" } else { "FAILED" }
+    );
+    if ok {
+        passed += 1;
+    } else {
+        failed += 1;
+    }
+    if failed > 0 {
+        for i in 0..world.windows.len() {
+            let log = world.server.root.path().join(format!("window{i}.log"));
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            eprintln!("e2e_window: attached window {i}'s log:\n{text}");
+        }
+        eprintln!("e2e_window: the server's log:\n{}", world.server.log_text());
+    }
+    (passed, failed)
+}
