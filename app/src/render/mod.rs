@@ -22,6 +22,7 @@ mod marks;
 mod palette;
 mod place;
 mod quads;
+mod sidebar;
 pub mod scene;
 mod text;
 
@@ -44,7 +45,8 @@ use self::quads::QuadPipeline;
 pub use self::scene::{
     Badge, ButtonTone, CardButton, CellRectU16, CellSpan, CellStyle, CellView, CursorShape,
     CursorView, DecisionCard, HeaderScene, PaneScene, Progress, ProgressKind, Ring, Scene,
-    ScreenCells, SearchScene, SelectionSpan, SwitcherEntry, SwitcherScene, TabBarScene, TabLabel,
+    ScreenCells, SearchScene, SelectionSpan, SidebarButton, SidebarLine, SidebarScene, SidebarStyle,
+    SwitcherEntry, SwitcherScene, TabBarScene, TabLabel,
     TombstoneOverlay, UnderlineStyle,
 };
 use self::text::TextSystem;

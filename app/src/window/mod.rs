@@ -28,6 +28,7 @@ pub mod links;
 pub mod mouse;
 mod remote;
 mod rename;
+pub mod sidebar;
 mod search;
 pub mod selection;
 mod source;
