@@ -14,10 +14,10 @@ use super::marks;
 use super::palette::{Palette, Rgb};
 use super::place::{self, clip_of, col_x, row_y, Placement};
 use super::quads::{Quad, QuadKind};
-use super::sidebar;
 use super::scene::{
     Badge, CellRectU16, CellView, CursorShape, HeaderScene, PaneScene, Scene, UnderlineStyle,
 };
+use super::sidebar;
 use super::text::{CellMetrics, TextSystem};
 
 /// Everything one frame draws, in order: `quads[..under]`, then the text, then

@@ -28,7 +28,13 @@ pub(super) fn sidebar(
     // The edge: a line down the middle of the first column.
     let line = m.stroke.max(1.0).round();
     let edge_x = x + ((m.cell_w - line) / 2.0).round();
-    under.push(Quad::fill(edge_x, row_y(m, r.row), line, f32::from(r.rows) * m.cell_h, palette.divider));
+    under.push(Quad::fill(
+        edge_x,
+        row_y(m, r.row),
+        line,
+        f32::from(r.rows) * m.cell_h,
+        palette.divider,
+    ));
     let text_col = r.col + 1;
     let cols = usize::from(r.cols - 1);
     let tx = col_x(m, text_col);

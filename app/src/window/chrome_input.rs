@@ -147,7 +147,8 @@ impl App {
             }
             (SidebarHit::Answer(pane, answer), MouseButton::Left) => {
                 let info = list.workspaces.iter().flat_map(|w| &w.tabs).flat_map(|t| &t.panes);
-                let command = info.filter(|p| p.id == pane).find_map(|p| decisions::answer(p, answer));
+                let command =
+                    info.filter(|p| p.id == pane).find_map(|p| decisions::answer(p, answer));
                 self.apply(command.map(Intent::Store).into_iter().collect());
             }
             _ => {}

@@ -259,7 +259,8 @@ pub fn layout(
             .filter(|p| matches!(p.lifecycle, Lifecycle::Blocked | Lifecycle::Done))
             .filter_map(|p| {
                 let last = p.turn.last.as_ref()?;
-                let message = last.last_message.as_deref()?.lines().find(|l| !l.trim().is_empty())?;
+                let message =
+                    last.last_message.as_deref()?.lines().find(|l| !l.trim().is_empty())?;
                 Some((last.ended_at, p.id.clone(), message.trim().to_owned()))
             })
             .max_by_key(|(at, _, _)| *at);
@@ -309,7 +310,12 @@ pub fn layout(
                 col += w + 1;
             }
             push(
-                SidebarLine { style: SidebarStyle::Decision, current, buttons, ..SidebarLine::default() },
+                SidebarLine {
+                    style: SidebarStyle::Decision,
+                    current,
+                    buttons,
+                    ..SidebarLine::default()
+                },
                 LineTarget { pane: Some(p.id.clone()), answers: Some((p.id.clone(), answers)) },
             );
         }
@@ -333,10 +339,7 @@ pub fn layout(
                 to(task.pane.clone().or_else(|| jump.clone())),
             );
         }
-        push(
-            SidebarLine { style: SidebarStyle::Blank, ..SidebarLine::default() },
-            to(None),
-        );
+        push(SidebarLine { style: SidebarStyle::Blank, ..SidebarLine::default() }, to(None));
     }
     SidebarLayout { scene: SidebarScene { rect, lines }, targets }
 }
@@ -408,9 +411,7 @@ mod tests {
     use berth_engine::ids::TabId;
     use berth_engine::layout::{CellSize, Layout};
     use berth_server::agents::turns::{LifecycleSource, TurnRecord};
-    use berth_server::view::{
-        AgentView, DecisionOption, PaneInfo, PendingDecision, TabInfo,
-    };
+    use berth_server::view::{AgentView, DecisionOption, PaneInfo, PendingDecision, TabInfo};
 
     fn pane(id: &str, lifecycle: Lifecycle, attention: Attention) -> PaneInfo {
         PaneInfo {
@@ -590,7 +591,10 @@ mod tests {
         assert_eq!(hit(&laid, 70, 7), focus("pane_3"));
         // Buttons: text columns start one past the edge.
         let pane_4 = PaneId::parse("pane_4").expect("a pane id");
-        assert_eq!(hit(&laid, 69 + 2, 4), SidebarHit::Answer(pane_4.clone(), DecisionAnswer::Allow));
+        assert_eq!(
+            hit(&laid, 69 + 2, 4),
+            SidebarHit::Answer(pane_4.clone(), DecisionAnswer::Allow)
+        );
         assert_eq!(hit(&laid, 69 + 10, 4), SidebarHit::Answer(pane_4, DecisionAnswer::Deny));
         assert_eq!(hit(&laid, 69 + 8, 4), SidebarHit::Inside);
         // Below the last line.
@@ -630,8 +634,11 @@ mod tests {
             created_at: created,
             ..TaskRecord::default()
         };
-        let tasks =
-            tasks_of(&[record("task_b", Some("ws_a"), 20), record("task_a", Some("ws_a"), 10), record("task_c", None, 5)]);
+        let tasks = tasks_of(&[
+            record("task_b", Some("ws_a"), 20),
+            record("task_a", Some("ws_a"), 10),
+            record("task_c", None, 5),
+        ]);
         let labels: Vec<&str> = tasks.iter().map(|t| t.label.as_str()).collect();
         assert_eq!(labels, ["task_a", "task_b"]);
         assert_eq!(tasks[0].pane, PaneId::parse("pane_9").ok());
