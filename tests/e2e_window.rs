@@ -1019,6 +1019,128 @@ fn tabs_are_renamed_in_the_tab_bar(w: &World) {
     w.xdotool(&["mousemove", "--window", &w.window_id, "300", "300"]);
 }
 
+/// The sidebar (shown by `auto` once there are two workspaces more): each workspace's entry
+/// names its git branch (two temp repos on named branches, read by OCR), a notification in a
+/// pane of another workspace marks that workspace's entry ("unread"), and a click on that
+/// entry's title row (found by OCR, row by row) focuses its pane. Both workspaces' panes are
+/// closed at the end, so later cases find the window as they left it.
+fn sidebar_lists_workspaces_marks_and_jumps(w: &World) {
+    let home_pane = w.active_pane();
+    let dir = w.server.root.path();
+    let repo = |name: &str, branch: &str| {
+        let path = dir.join(name);
+        fs::create_dir_all(&path).expect("mkdir");
+        let out = Command::new("git")
+            .args(["init", "-q", "-b", branch])
+            .arg(&path)
+            .output()
+            .expect("run git init");
+        assert!(out.status.success(), "git init: {}", String::from_utf8_lossy(&out.stderr));
+        path.to_str().expect("UTF-8").to_owned()
+    };
+    let (alpha_dir, beta_dir) = (repo("alpha", "alphabranch"), repo("beta", "betabranch"));
+    let new = |ws: &str, cwd: &str| {
+        let args = ["new", "--workspace", ws, "--cwd", cwd, "--", "bash", "--norc"];
+        w.server.berth_ok(&args).trim().to_owned()
+    };
+    let alpha = new("wsalpha", &alpha_dir);
+    let beta = new("wsbeta", &beta_dir);
+    let result = catch_unwind(AssertUnwindSafe(|| sidebar_steps(w, &alpha, &beta)));
+    for pane in [&alpha, &beta] {
+        w.server.berth_ok(&["close", pane]);
+    }
+    w.server.berth_ok(&["focus", &home_pane]);
+    poll(WAIT, "the first pane shown again", || (w.active_pane() == home_pane).then_some(()));
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+/// The sidebar's text rows, read one by one (a row per cell height, from the tab bar down),
+/// with the pixel row of each.
+fn sidebar_rows(w: &World, image: &Image, name: &str) -> Vec<(u32, String)> {
+    // The default width: 32 columns along the right edge (9 pixels each).
+    let left = image.width.saturating_sub(31 * 9);
+    // The entries needed are near the top (the first workspace's, then alpha's and beta's).
+    let rows = (image.height / CELL_PX_HIGH).min(18);
+    (1..rows)
+        .map(|row| {
+            let (top, bottom) = (row * CELL_PX_HIGH, row * CELL_PX_HIGH + CELL_PX_HIGH - 1);
+            let text =
+                ocr_box(image, w.server.root.path(), name, (left, top, image.width - 1, bottom));
+            // OCR mixes cases up ("aLphabranch"): the names are compared in lower case.
+            (top, text.to_lowercase())
+        })
+        .collect()
+}
+
+fn sidebar_steps(w: &World, alpha: &str, beta: &str) {
+    w.server.berth_ok(&["focus", alpha]);
+    poll(WAIT, "pane alpha shown", || (w.active_pane() == alpha).then_some(()));
+    let deadline = Instant::now() + WAIT;
+    let rows = loop {
+        let image = w.screenshot("sidebar.png");
+        w.keep("sidebar.png");
+        let rows = sidebar_rows(w, &image, "sidebar-row");
+        let all = rows.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join(" | ");
+        if (all.contains("alphabranch") && all.contains("betabranch")) || Instant::now() > deadline
+        {
+            break rows;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let all = rows.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join(" | ");
+    assert!(all.contains("wsalpha") && all.contains("alphabranch"), "sidebar: {all:?}");
+    assert!(all.contains("wsbeta") && all.contains("betabranch"), "sidebar: {all:?}");
+    assert!(!all.contains("unread"), "nothing is unread yet: {all:?}");
+    // A notification in the hidden workspace's pane marks its entry: the unread dot (the dark
+    // theme's amber, #ffb000) at the left of beta's title row, where there was none.
+    let (top, _) = rows.iter().find(|(_, t)| t.contains("betabranch")).expect("beta's row").clone();
+    let amber = |[r, g, b]: [u8; 3]| r > 230 && (160..200).contains(&g) && b < 40;
+    let dots = |image: &Image| {
+        let left = image.width.saturating_sub(31 * 9);
+        let mut n = 0;
+        for y in top..top + CELL_PX_HIGH {
+            for x in left..image.width {
+                n += usize::from(amber(image.pixels[(y * image.width + x) as usize]));
+            }
+        }
+        n
+    };
+    let before = dots(&w.screenshot("sidebar-before-dot.png"));
+    assert_eq!(before, 0, "an amber dot on beta's row before any notification");
+    w.server.berth_ok(&["send", beta, "--enter", r"printf '\e]9;sidebar ping\a'"]);
+    poll(WAIT, "pane beta unread", || {
+        (w.server.pane(beta)?["attention"] == "unread").then_some(())
+    });
+    let after = poll(WAIT, "the unread dot on beta's entry", || {
+        let n = dots(&w.screenshot("sidebar-unread.png"));
+        (n > 20).then_some(n)
+    });
+    w.keep("sidebar-unread.png");
+    println!("sidebar: {after} amber pixels of the unread dot on beta's entry (0 before)");
+    // A click on the entry's title focuses its pane.
+    let image = w.screenshot("sidebar-click.png");
+    let x = image.width - 15 * 9;
+    let y = top + CELL_PX_HIGH / 2;
+    w.xdotool(&[
+        "mousemove",
+        "--window",
+        &w.window_id,
+        &x.to_string(),
+        &y.to_string(),
+        "click",
+        "1",
+    ]);
+    poll(WAIT, "a click on beta's entry to focus its pane", || {
+        (w.active_pane() == beta).then_some(())
+    });
+    poll(WAIT, "pane beta's attention cleared", || {
+        (w.server.pane(beta)?["attention"] == "none").then_some(())
+    });
+    w.xdotool(&["mousemove", "--window", &w.window_id, "300", "300"]);
+}
+
 /// The column after tab 1's label in the tab bar: " 1 <title>" + a blank + the close button.
 fn tabs_end_of_first(list: &Value) -> u32 {
     let tab = &list["workspaces"][0]["tabs"][0];
@@ -1159,6 +1281,7 @@ fn main() -> ExitCode {
         ("decision_card_click_and_jump_key", decision_card_click_and_jump_key),
         ("switcher_and_tab_bar", switcher_and_tab_bar),
         ("tabs_are_renamed_in_the_tab_bar", tabs_are_renamed_in_the_tab_bar),
+        ("sidebar_lists_workspaces_marks_and_jumps", sidebar_lists_workspaces_marks_and_jumps),
         (
             "shift_enter_reaches_a_kitty_program_as_csi_u",
             shift_enter_reaches_a_kitty_program_as_csi_u,

@@ -18,8 +18,9 @@ use berth_engine::terminal::{PaneTerminal, SearchQuery, SearchScope, TermSize};
 use render::{
     extract, extract_styled_lines, Badge, ButtonTone, CardButton, CellRectU16, CellSpan,
     DecisionCard, HeaderScene, Palette, PaneScene, Progress, ProgressKind, RenderConfig,
-    RenderError, Renderer, Ring, Scene, SearchScene, SelectionSpan, SwitcherEntry, SwitcherScene,
-    TabBarScene, TabLabel, TombstoneOverlay,
+    RenderError, Renderer, Ring, Scene, SearchScene, SelectionSpan, SidebarButton, SidebarLine,
+    SidebarScene, SidebarStyle, SwitcherEntry, SwitcherScene, TabBarScene, TabLabel,
+    TombstoneOverlay,
 };
 
 /// A channel may differ by this much and still count as equal.
@@ -824,4 +825,78 @@ fn fallback_fonts_draw_cjk_and_colour_emoji() {
     let hues = buckets.iter().filter(|&&n| n >= 3).count();
     assert!(hues > 2, "🦀 is drawn in colour: pixels per 10° of hue {buckets:?}");
     compare("fallback_fonts", &png);
+}
+
+/// The sidebar beside a pane, under the tab bar, in `palette`: two workspaces, the shown one
+/// highlighted with a needs-input dot, a summary, a decision with its buttons and a task; the
+/// other with an unread dot, a done agent's last message and a finished task.
+fn sidebar_scene(palette: &Palette) -> Scene {
+    let line = |text: &str, style: SidebarStyle, ring: Option<Ring>, current: bool| SidebarLine {
+        text: text.into(),
+        style,
+        ring,
+        current,
+        buttons: Vec::new(),
+    };
+    let button = |label: &str, cols: std::ops::Range<u16>, tone: ButtonTone| SidebarButton {
+        label: label.into(),
+        cols,
+        tone,
+    };
+    let mut buttons = line("", SidebarStyle::Decision, None, true);
+    buttons.buttons = vec![
+        button(" Allow ", 1..8, ButtonTone::Allow),
+        button(" Always ", 9..17, ButtonTone::Always),
+        button(" Deny ", 18..24, ButtonTone::Deny),
+    ];
+    let lines = vec![
+        line("berth  main *", SidebarStyle::Title, Some(Ring::NeedsInput), true),
+        line(" 1 needs input · 2 working", SidebarStyle::Summary, None, true),
+        line(" ? asks to run Bash", SidebarStyle::Decision, None, true),
+        buttons,
+        line("  ▸ fix the parser working 3m", SidebarStyle::Task, None, true),
+        line("", SidebarStyle::Blank, None, false),
+        line("site  feature/x", SidebarStyle::Title, Some(Ring::Unread), false),
+        line(" 1 unread · 1 done", SidebarStyle::Summary, None, false),
+        line(" “All 12 tests pass.”", SidebarStyle::Message, None, false),
+        line("  ▸ docs completed 1m", SidebarStyle::Task, None, false),
+    ];
+    let mut term = PaneTerminal::new(TermSize { cols: 48, rows: 12 }, 100);
+    term.feed(b"$ cargo test\r\ntest result: ok. 12 passed\r\n$ ");
+    let main = PaneScene {
+        rect: CellRectU16::new(0, 1, 48, 13),
+        header: HeaderScene { title: "bash".into(), focused: true, ..HeaderScene::default() },
+        screen: extract(&term, palette, true),
+        focused: true,
+        ..PaneScene::default()
+    };
+    Scene {
+        grid_cols: 80,
+        grid_rows: 14,
+        panes: vec![main],
+        background: palette.bg,
+        tab_bar: Some(TabBarScene {
+            row: 0,
+            tabs: vec![TabLabel {
+                title: " 1 agents".into(),
+                active: true,
+                attention: 1,
+                cols: 0..15,
+                editing: false,
+            }],
+            right: "berth [1/2]".into(),
+        }),
+        sidebar: Some(SidebarScene { rect: CellRectU16::new(48, 1, 32, 13), lines }),
+        ..Scene::default()
+    }
+}
+
+#[test]
+fn sidebar_dark() {
+    check_with_palette("sidebar_dark", &sidebar_scene(&Palette::dark()), Palette::dark());
+}
+
+#[test]
+fn sidebar_light() {
+    check_with_palette("sidebar_light", &sidebar_scene(&Palette::light()), Palette::light());
 }

@@ -61,6 +61,8 @@ pub enum Action {
     ReloadConfig,
     /// Rename the shown tab (an editor in the tab bar).
     RenameTab,
+    /// Show or hide the sidebar of workspaces and tasks.
+    ToggleSidebar,
     /// Answer the focused pane's permission request: allow once (only while its card shows;
     /// otherwise the key goes to the program).
     DecisionAllow,
@@ -162,6 +164,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(CTRL_SHIFT, Char('q'), Action::CloseTab, "Ctrl+Shift+Q"),
     bind(CTRL_SHIFT, Named(NamedKey::F5), Action::ReloadConfig, "Ctrl+Shift+F5"),
     bind(CTRL_SHIFT, Char('r'), Action::RenameTab, "Ctrl+Shift+R"),
+    bind(CTRL_SHIFT, Char('b'), Action::ToggleSidebar, "Ctrl+Shift+B"),
     // Answers on a decision card: Y(es), (a)L(ways), N(o). Not Ctrl+Shift+U: input methods
     // (IBus) take it for typing a character by its code point.
     bind(CTRL_SHIFT, Char('y'), Action::DecisionAllow, "Ctrl+Shift+Y"),
@@ -213,6 +216,7 @@ impl Action {
         Action::CloseTab,
         Action::ReloadConfig,
         Action::RenameTab,
+        Action::ToggleSidebar,
         Action::DecisionAllow,
         Action::DecisionAlways,
         Action::DecisionDeny,
@@ -251,6 +255,7 @@ impl Action {
             Action::CloseTab => "close_tab",
             Action::ReloadConfig => "reload_config",
             Action::RenameTab => "rename_tab",
+            Action::ToggleSidebar => "toggle_sidebar",
             Action::DecisionAllow => "decision_allow",
             Action::DecisionAlways => "decision_always",
             Action::DecisionDeny => "decision_deny",

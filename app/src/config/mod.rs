@@ -34,6 +34,29 @@ pub const FONT_SIZE_RANGE: (f32, f32) = (6.0, 72.0);
 /// The line heights allowed, as multiples of the font's.
 pub const LINE_HEIGHT_RANGE: (f32, f32) = (0.8, 3.0);
 
+/// The sidebar's width when the config does not set one.
+pub const DEFAULT_SIDEBAR_WIDTH: u16 = 32;
+
+/// The narrowest and widest the sidebar may be.
+pub const SIDEBAR_WIDTH_RANGE: (u16, u16) = (16, 120);
+
+/// A sidebar width, checked against [`SIDEBAR_WIDTH_RANGE`] when read.
+#[derive(Debug, Clone, Copy)]
+struct SidebarWidth(u16);
+
+impl<'de> Deserialize<'de> for SidebarWidth {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let n = i64::deserialize(d)?;
+        let (lo, hi) = SIDEBAR_WIDTH_RANGE;
+        match u16::try_from(n) {
+            Ok(w) if (lo..=hi).contains(&w) => Ok(Self(w)),
+            _ => Err(serde::de::Error::custom(format!(
+                "sidebar_width must be {lo} to {hi} columns, not {n}"
+            ))),
+        }
+    }
+}
+
 /// The most scrollback lines a pane may keep.
 pub const MAX_SCROLLBACK: usize = 100_000;
 
@@ -68,6 +91,19 @@ pub enum ServerMode {
     /// As a process of its own (`berth server`, through the systemd user unit when it is
     /// installed), the window attached to it: the panes outlive the window.
     Standalone,
+}
+
+/// When the sidebar of workspaces and tasks is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SidebarMode {
+    /// While more than one workspace exists.
+    #[default]
+    Auto,
+    /// Always.
+    On,
+    /// Never (the toggle key still shows it).
+    Off,
 }
 
 /// The cursor's shape while the program has not chosen one.
@@ -149,6 +185,10 @@ pub struct Config {
     pub notifications: Notifications,
     /// Where the server runs when none answers on the socket.
     pub server: ServerMode,
+    /// When the sidebar is shown.
+    pub sidebar: SidebarMode,
+    /// The sidebar's starting width in columns (dragging its edge changes it).
+    pub sidebar_width: u16,
 }
 
 impl Default for Config {
@@ -165,6 +205,8 @@ impl Default for Config {
             cursor_blink: false,
             keymap: Keymap::default(),
             notifications: Notifications::default(),
+            sidebar: SidebarMode::Auto,
+            sidebar_width: DEFAULT_SIDEBAR_WIDTH,
             server: ServerMode::Embedded,
         }
     }
@@ -289,6 +331,8 @@ struct RawConfig {
     notifications: Notifications,
     keybindings: RawBindings,
     server: Option<ServerMode>,
+    sidebar: Option<SidebarMode>,
+    sidebar_width: Option<SidebarWidth>,
 }
 
 impl RawConfig {
@@ -315,6 +359,8 @@ impl RawConfig {
             keymap: Keymap::with_changes(&self.keybindings.0),
             notifications: self.notifications,
             server: self.server.unwrap_or_default(),
+            sidebar: self.sidebar.unwrap_or_default(),
+            sidebar_width: self.sidebar_width.map_or(defaults.sidebar_width, |w| w.0),
         }
     }
 }

@@ -17,6 +17,7 @@ use super::quads::{Quad, QuadKind};
 use super::scene::{
     Badge, CellRectU16, CellView, CursorShape, HeaderScene, PaneScene, Scene, UnderlineStyle,
 };
+use super::sidebar;
 use super::text::{CellMetrics, TextSystem};
 
 /// Everything one frame draws, in order: `quads[..under]`, then the text, then
@@ -47,6 +48,9 @@ pub fn build(scene: &Scene, palette: &Palette, text: &mut TextSystem, scale: f32
     }
     if let Some(bar) = &scene.tab_bar {
         chrome::tab_bar(bar, scene.grid_cols, palette, m, text, &mut under, &mut texts);
+    }
+    if let Some(bar) = &scene.sidebar {
+        sidebar::sidebar(bar, palette, m, text, &mut under, &mut texts);
     }
     for pane in &scene.panes {
         if pane.rect.cols == 0 || pane.rect.rows == 0 {

@@ -23,6 +23,7 @@ mod palette;
 mod place;
 mod quads;
 pub mod scene;
+mod sidebar;
 mod text;
 
 use std::sync::Arc;
@@ -44,8 +45,9 @@ use self::quads::QuadPipeline;
 pub use self::scene::{
     Badge, ButtonTone, CardButton, CellRectU16, CellSpan, CellStyle, CellView, CursorShape,
     CursorView, DecisionCard, HeaderScene, PaneScene, Progress, ProgressKind, Ring, Scene,
-    ScreenCells, SearchScene, SelectionSpan, SwitcherEntry, SwitcherScene, TabBarScene, TabLabel,
-    TombstoneOverlay, UnderlineStyle,
+    ScreenCells, SearchScene, SelectionSpan, SidebarButton, SidebarLine, SidebarScene,
+    SidebarStyle, SwitcherEntry, SwitcherScene, TabBarScene, TabLabel, TombstoneOverlay,
+    UnderlineStyle,
 };
 use self::text::TextSystem;
 pub use self::text::FONT_FAMILY;

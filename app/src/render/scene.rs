@@ -47,6 +47,63 @@ pub struct Scene {
     pub switcher: Option<SwitcherScene>,
     /// One line of error along the window's bottom row (a config file that did not load).
     pub banner: Option<String>,
+    /// The sidebar of workspaces and tasks along the window's right edge, if shown (the
+    /// panes are narrower by its width).
+    pub sidebar: Option<SidebarScene>,
+}
+
+/// The sidebar: one entry per workspace, drawn as lines of text top to bottom.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct SidebarScene {
+    /// Where it is drawn on the window grid; its first column is the edge that is dragged.
+    pub rect: CellRectU16,
+    /// The lines, from the top row of `rect` (those past its bottom are not drawn).
+    pub lines: Vec<SidebarLine>,
+}
+
+/// One line of the sidebar.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct SidebarLine {
+    /// The text (already cut to the sidebar's width).
+    pub text: String,
+    /// How it is drawn.
+    pub style: SidebarStyle,
+    /// The attention mark at its left end (a workspace's title line), if any.
+    pub ring: Option<Ring>,
+    /// Whether it belongs to the workspace shown now (drawn on a highlighted background).
+    pub current: bool,
+    /// Buttons drawn on the line (a pending decision's answers), at columns relative to the
+    /// sidebar's text start.
+    pub buttons: Vec<SidebarButton>,
+}
+
+/// How a sidebar line is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum SidebarStyle {
+    /// A workspace's name, branch and dirty mark (bold).
+    #[default]
+    Title,
+    /// The lifecycle summary of its panes.
+    Summary,
+    /// An agent's latest message (dimmed).
+    Message,
+    /// A task and its state.
+    Task,
+    /// A pending decision's question and its buttons.
+    Decision,
+    /// A blank line between entries.
+    Blank,
+}
+
+/// One answer button on a sidebar line.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SidebarButton {
+    /// What it says.
+    pub label: String,
+    /// The columns it takes, relative to the sidebar's first text column.
+    pub cols: std::ops::Range<u16>,
+    /// Its colour.
+    pub tone: ButtonTone,
 }
 
 /// The tab bar: the active workspace's tabs.

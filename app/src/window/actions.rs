@@ -79,7 +79,8 @@ pub(super) fn store_command(
         | Action::Search
         | Action::Switcher
         | Action::ReloadConfig
-        | Action::RenameTab => None,
+        | Action::RenameTab
+        | Action::ToggleSidebar => None,
     }
 }
 

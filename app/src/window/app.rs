@@ -45,6 +45,7 @@ use super::remote::Remote;
 use super::rename::TabRenamer;
 use super::search::Search;
 use super::selection::PaneSelection;
+use super::sidebar::{self, SidebarLayout, SidebarState};
 use super::source::FrameSource;
 use super::switcher::WorkspaceSwitcher;
 use super::tombstones::Tombstones;
@@ -120,6 +121,8 @@ pub struct App {
     raise_requested: RaiseRequest,
     /// Renaming a tab in the tab bar (`window/rename.rs`).
     pub(super) renaming: TabRenamer,
+    /// The sidebar of workspaces and tasks (`window/sidebar.rs`).
+    pub(super) sidebar: SidebarState,
     /// The user's home directory, for `~` in the chrome.
     pub(super) home: Option<PathBuf>,
     /// The config in use: the last good one the file gave (or the defaults).
@@ -170,6 +173,7 @@ impl App {
             tombstones: Tombstones::default(),
             switcher: WorkspaceSwitcher::default(),
             renaming: TabRenamer::default(),
+            sidebar: SidebarState::default(),
             raise_requested: RaiseRequest::default(),
             home: std::env::var_os("HOME").map(PathBuf::from),
             config,
@@ -489,9 +493,32 @@ impl App {
         self.frames.reset_blink();
     }
 
-    /// The shown tab's size in cells: the window's less the tab bar.
+    /// The shown tab's size in cells: the window's less the tab bar and the sidebar.
     pub(super) fn tab_grid(&self) -> CellSize {
-        CellSize { cols: self.grid.cols, rows: self.grid.rows.saturating_sub(TAB_BAR_ROWS).max(1) }
+        let cols = self.grid.cols.saturating_sub(self.sidebar_cols()).max(1);
+        CellSize { cols, rows: self.grid.rows.saturating_sub(TAB_BAR_ROWS).max(1) }
+    }
+
+    /// The columns the sidebar takes now (0 when hidden).
+    pub(super) fn sidebar_cols(&self) -> u16 {
+        self.sidebar.cols(self.config.sidebar, self.config.sidebar_width, self.grid.cols)
+    }
+
+    /// The sidebar of `list` as the frame draws it, when it shows.
+    pub(super) fn sidebar_layout(&self, list: &StateView) -> Option<SidebarLayout> {
+        let cols = self.sidebar_cols();
+        if cols == 0 {
+            return None;
+        }
+        // Tasks live in the Store; an attached window's view does not carry them yet.
+        let tasks = match &self.remote {
+            Some(_) => Vec::new(),
+            None => sidebar::tasks_of(&self.lock_store().task_records(None)),
+        };
+        let mut git = self.sidebar.git.borrow_mut();
+        let rect = sidebar::rect(self.grid.cols, self.grid.rows, cols);
+        let now = berth_server::persist::stamp::now_ms();
+        Some(sidebar::layout(list, &tasks, |dir| sidebar::git_of(&mut git, dir), rect, now))
     }
 
     /// Recomputes the window's size in cells from its pixels and the cell size.
@@ -791,6 +818,7 @@ impl App {
             tab_bar: Some(chrome::tab_bar(list, view, grid_cols, self.renaming.editing())),
             switcher,
             banner: self.banner.clone(),
+            sidebar: self.sidebar_layout(list).map(|l| l.scene),
         }
     }
 
@@ -799,6 +827,7 @@ impl App {
         let wake_only = self.frames.begin();
         // One reading of the Store's state per frame (it probes every pane's process).
         let mut list = self.state_view();
+        self.sidebar.workspaces = list.workspaces.len();
         let Some(mut view) = TabView::active(&list) else {
             if self.had_panes {
                 tracing::info!("the last pane was closed: closing the window");

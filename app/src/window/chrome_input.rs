@@ -17,6 +17,9 @@ use winit::event::MouseButton;
 use super::app::App;
 use super::chrome::{self, TabBarHit, TAB_BAR_ROWS};
 use super::decisions;
+use super::input::Drag;
+use super::intent::Intent;
+use super::sidebar::{self, SidebarHit};
 use super::view::{self, Hit, TabView};
 use crate::render::{self, CardHit, CellRectU16};
 
@@ -48,6 +51,9 @@ impl App {
             return true;
         }
         if row >= TAB_BAR_ROWS {
+            if self.sidebar_press(col, row, button) {
+                return true;
+            }
             return self.card_press(col, row, button);
         }
         let Some(view) = self.view() else { return true };
@@ -125,6 +131,29 @@ impl App {
             self.apply(intents);
             self.redraw();
         }
+        true
+    }
+
+    /// A button press at window cell (`col`, `row`) on the sidebar: its edge starts a drag,
+    /// an entry focuses its pane, a decision button answers. Whether it was on the sidebar.
+    fn sidebar_press(&mut self, col: u16, row: u16, button: MouseButton) -> bool {
+        let list = self.state_view();
+        let Some(laid) = self.sidebar_layout(&list) else { return false };
+        match (sidebar::hit(&laid, col, row), button) {
+            (SidebarHit::Outside, _) => return false,
+            (SidebarHit::Edge, MouseButton::Left) => self.input.drag = Some(Drag::Sidebar),
+            (SidebarHit::Focus(pane), MouseButton::Left) => {
+                self.exec(Command::PaneFocus { pane });
+            }
+            (SidebarHit::Answer(pane, answer), MouseButton::Left) => {
+                let info = list.workspaces.iter().flat_map(|w| &w.tabs).flat_map(|t| &t.panes);
+                let command =
+                    info.filter(|p| p.id == pane).find_map(|p| decisions::answer(p, answer));
+                self.apply(command.map(Intent::Store).into_iter().collect());
+            }
+            _ => {}
+        }
+        self.redraw();
         true
     }
 

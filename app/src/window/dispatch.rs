@@ -31,6 +31,7 @@ use super::keys::{self, KeyPress};
 use super::links;
 use super::mouse::{self, MouseModes, MouseReport, ReportButton, ReportKind, ReportMods};
 use super::selection::{PaneSelection, ScreenCell};
+use super::sidebar;
 use super::view::{self, Hit, TabView};
 use crate::config::keymap::Action;
 use crate::render::CardHit;
@@ -228,6 +229,10 @@ impl App {
             }
             Action::Search => self.open_search(&pane),
             Action::ReloadConfig => self.reload_config(),
+            Action::ToggleSidebar => {
+                self.sidebar.toggle(self.config.sidebar);
+                self.redraw();
+            }
             Action::RenameTab => {
                 let list = self.state_view();
                 let intents = self.renaming.start(&list, &view.tab_id);
@@ -325,6 +330,14 @@ impl App {
         let zoomed = self.zoomed_in(&view);
         match self.input.drag.clone() {
             Some(Drag::Tab(_)) => {}
+            Some(Drag::Sidebar) if moved_cell => {
+                let cols = self.grid.cols;
+                let width = sidebar::dragged_width(cols, col.clamp(0, i32::from(cols)) as u16);
+                if self.sidebar.dragged != Some(width) {
+                    self.sidebar.dragged = Some(width);
+                    self.redraw();
+                }
+            }
             Some(Drag::Divider(divider)) if moved_cell => {
                 let Some((c, r)) = self.pointer_grid_cell() else { return };
                 if let Some(ratio) = view::drag_ratio(&view, &divider, c, r) {
@@ -354,6 +367,11 @@ impl App {
             }
             Some(_) => {}
             None if row < 0 => self.set_pointer_icon(&Hit::Nothing),
+            None if col >= i32::from(self.tab_grid().cols) => {
+                let edge = col == i32::from(self.tab_grid().cols);
+                let icon = if edge { CursorIcon::ColResize } else { CursorIcon::Default };
+                self.apply(vec![Intent::Ui(UiAction::PointerIcon(icon))]);
+            }
             None => {
                 let (c, r) = (col.max(0) as u16, row.max(0) as u16);
                 // Over a decision card: a hand on its buttons, and nothing for the program.
@@ -479,7 +497,7 @@ impl App {
                 }
             }
             Some(Drag::Tab(from)) => self.drop_tab(from),
-            Some(Drag::Divider(_)) | None => {}
+            Some(Drag::Divider(_) | Drag::Sidebar) | None => {}
         }
     }
 

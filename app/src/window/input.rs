@@ -30,6 +30,8 @@ pub(super) enum Drag {
     Report { pane: PaneId, button: ReportButton },
     /// Moving a tab in the tab bar (its index when the drag started).
     Tab(usize),
+    /// Moving the sidebar's edge.
+    Sidebar,
 }
 
 /// The window's input state.

@@ -30,6 +30,7 @@ mod remote;
 mod rename;
 mod search;
 pub mod selection;
+pub mod sidebar;
 mod source;
 mod switcher;
 mod tombstones;
