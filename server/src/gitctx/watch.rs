@@ -1,0 +1,301 @@
+//! The git context cache and what refreshes it: one task that waits for a reason (a
+//! `workspace.refresh_git`, a file-system event in a watched repo, or any Store event — a
+//! pane's cwd may have changed), waits 200 ms more to gather the rest (debounce), then runs
+//! `git status` only for directories that are new or whose repo had an event, on a blocking
+//! thread, and applies the results through `Store::execute` (`Internal::SetGit`), which
+//! publishes `git.changed`. Nothing polls: with no events, no git runs (`git_probes` in
+//! `server.info` stays flat).
+//!
+//! Watched per repo (inotify, through `notify`): the work tree recursively (edits make it
+//! dirty), and, when they are outside it (a linked worktree), its git dir and the common
+//! dir's `refs`. Inside a `.git`, only `HEAD`, `index`, `packed-refs` and `refs/` count.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use notify::{RecursiveMode, Watcher};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{probe, GitContext, RepoDirs};
+use crate::event::Event;
+use crate::events::EventBus;
+use crate::store::{Internal, Store};
+
+/// How long the watcher gathers reasons before it refreshes.
+pub const DEBOUNCE: Duration = Duration::from_millis(200);
+
+/// A reason to refresh now, sent to the watcher.
+#[derive(Debug)]
+pub enum Kick {
+    /// `workspace.refresh_git`: probe every directory again; answer how many were probed.
+    All(oneshot::Sender<usize>),
+}
+
+/// The Store's cache of git contexts by directory, and the way to the watcher.
+#[derive(Debug, Default)]
+pub struct GitCache {
+    by_dir: BTreeMap<String, GitContext>,
+    kick: Option<mpsc::UnboundedSender<Kick>>,
+}
+
+impl GitCache {
+    /// The context of `dir`, if known and in a work tree.
+    pub fn get(&self, dir: &str) -> Option<GitContext> {
+        self.by_dir.get(dir).cloned()
+    }
+
+    /// The watcher's inbox, when one runs.
+    pub fn kicker(&self) -> Option<mpsc::UnboundedSender<Kick>> {
+        self.kick.clone()
+    }
+}
+
+impl Store {
+    /// Applies new contexts; publishes `git.changed` for each that changed.
+    pub(crate) fn set_git(&mut self, changes: Vec<(String, Option<GitContext>)>) {
+        for (dir, git) in changes {
+            let old = match &git {
+                Some(ctx) => self.git.by_dir.insert(dir.clone(), ctx.clone()),
+                None => self.git.by_dir.remove(&dir),
+            };
+            if old != git {
+                self.bus.publish(Event::GitChanged { dir, git });
+            }
+        }
+    }
+
+    /// Every directory whose git context is shown: workspaces' and panes' cwds.
+    pub fn git_dirs(&self) -> BTreeSet<String> {
+        let mut dirs: BTreeSet<String> =
+            self.workspaces.iter().map(|w| w.cwd.display().to_string()).collect();
+        dirs.extend(self.panes.values().map(|p| self.pane_cwd(p)));
+        dirs
+    }
+}
+
+fn lock(store: &Mutex<Store>) -> std::sync::MutexGuard<'_, Store> {
+    store.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Whether a file-system event at `path` may change a git context.
+fn relevant(path: &Path) -> bool {
+    let parts: Vec<&std::ffi::OsStr> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    let Some(git_at) = parts.iter().position(|p| *p == ".git") else {
+        // The work tree (or a git dir outside it, watched on purpose).
+        return true;
+    };
+    let inside = &parts[git_at + 1..];
+    let Some(name) = inside.last().and_then(|n| n.to_str()) else {
+        // `.git` itself.
+        return false;
+    };
+    if name.ends_with(".lock") {
+        return false;
+    }
+    matches!(name, "HEAD" | "index" | "packed-refs") || inside.iter().any(|p| *p == "refs")
+}
+
+/// The watcher's state: what it knows of each directory, and what inotify watches.
+struct State {
+    known: HashMap<String, Option<RepoDirs>>,
+    watched: HashSet<PathBuf>,
+    watcher: Option<notify::RecommendedWatcher>,
+}
+
+impl State {
+    fn watch(&mut self, dirs: &RepoDirs) {
+        let mut want = vec![(dirs.root.clone(), RecursiveMode::Recursive)];
+        if !dirs.git_dir.starts_with(&dirs.root) {
+            want.push((dirs.git_dir.clone(), RecursiveMode::NonRecursive));
+        }
+        if !dirs.common_dir.starts_with(&dirs.root) {
+            want.push((dirs.common_dir.clone(), RecursiveMode::NonRecursive));
+            want.push((dirs.common_dir.join("refs"), RecursiveMode::Recursive));
+        }
+        let Some(watcher) = self.watcher.as_mut() else { return };
+        for (path, mode) in want {
+            if self.watched.contains(&path) {
+                continue;
+            }
+            match watcher.watch(&path, mode) {
+                Ok(()) => {
+                    self.watched.insert(path);
+                }
+                Err(e) => tracing::debug!(path = %path.display(), error = %e, "cannot watch"),
+            }
+        }
+    }
+
+    /// Drops the watches no known repo needs any more.
+    fn prune(&mut self) {
+        let needed: HashSet<&Path> = self
+            .known
+            .values()
+            .flatten()
+            .flat_map(|d| [d.root.as_path(), d.git_dir.as_path(), d.common_dir.as_path()])
+            .collect();
+        let stale: Vec<PathBuf> = self
+            .watched
+            .iter()
+            .filter(|w| {
+                !needed.contains(w.as_path())
+                    && !w.parent().is_some_and(|p| needed.contains(p) && w.ends_with("refs"))
+            })
+            .cloned()
+            .collect();
+        for path in stale {
+            if let Some(watcher) = self.watcher.as_mut() {
+                let _ = watcher.unwatch(&path);
+            }
+            self.watched.remove(&path);
+        }
+    }
+
+    fn affected(&self, dir: &str, changed: &[PathBuf]) -> bool {
+        match self.known.get(dir) {
+            None => true,
+            Some(None) => false,
+            Some(Some(d)) => changed.iter().any(|p| {
+                p.starts_with(&d.root) || p.starts_with(&d.git_dir) || p.starts_with(&d.common_dir)
+            }),
+        }
+    }
+}
+
+/// What the watcher gathered during one wait.
+#[derive(Default)]
+struct Reasons {
+    all: Vec<oneshot::Sender<usize>>,
+    changed: Vec<PathBuf>,
+    check: bool,
+}
+
+/// Starts the watcher for `store` (on the current runtime).
+pub fn spawn(store: Arc<Mutex<Store>>, bus: EventBus) {
+    let (tx, mut kicks) = mpsc::unbounded_channel::<Kick>();
+    lock(&store).git.kick = Some(tx);
+    let (fs_tx, mut fs) = mpsc::unbounded_channel::<PathBuf>();
+    let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        let Ok(event) = res else { return };
+        if matches!(event.kind, notify::EventKind::Access(_)) {
+            return;
+        }
+        for path in event.paths.into_iter().filter(|p| relevant(p)) {
+            let _ = fs_tx.send(path);
+        }
+    });
+    let watcher = match watcher {
+        Ok(w) => Some(w),
+        Err(e) => {
+            tracing::warn!(error = %e, "no file-system events for git context; it refreshes on cwd changes and workspace.refresh_git only");
+            None
+        }
+    };
+    let mut state = State { known: HashMap::new(), watched: HashSet::new(), watcher };
+    tokio::spawn(async move {
+        let mut events = bus.subscribe();
+        // The first pass learns every directory there is.
+        let mut reasons = Reasons { check: true, ..Reasons::default() };
+        loop {
+            let deadline = tokio::time::Instant::now() + DEBOUNCE;
+            // Gather until the debounce ends (once there is a reason) .
+            loop {
+                let has_reason = reasons.check || !reasons.all.is_empty() || !reasons.changed.is_empty();
+                tokio::select! {
+                    _ = tokio::time::sleep_until(deadline), if has_reason => break,
+                    kick = kicks.recv() => match kick {
+                        Some(Kick::All(reply)) => reasons.all.push(reply),
+                        None => return,
+                    },
+                    Some(path) = fs.recv() => reasons.changed.push(path),
+                    event = events.recv() => match event {
+                        Some(line) => {
+                            if !line.contains("\"git.changed\"") {
+                                reasons.check = true;
+                            }
+                        }
+                        None => {
+                            events = bus.subscribe();
+                            reasons.check = true;
+                        }
+                    },
+                }
+            }
+            let taken = std::mem::take(&mut reasons);
+            refresh(&store, &mut state, taken).await;
+        }
+    });
+}
+
+async fn refresh(store: &Arc<Mutex<Store>>, state: &mut State, reasons: Reasons) {
+    let dirs = lock(store).git_dirs();
+    let all = !reasons.all.is_empty();
+    let probe_dirs: Vec<String> = dirs
+        .iter()
+        .filter(|d| all || state.affected(d, &reasons.changed))
+        .cloned()
+        .collect();
+    let gone: Vec<String> = state.known.keys().filter(|d| !dirs.contains(*d)).cloned().collect();
+    let count = probe_dirs.len();
+    let results = if probe_dirs.is_empty() {
+        Vec::new()
+    } else {
+        tokio::task::spawn_blocking(move || {
+            probe_dirs.into_iter().map(|d| {
+                let got = probe(Path::new(&d));
+                (d, got)
+            }).collect::<Vec<_>>()
+        })
+        .await
+        .unwrap_or_default()
+    };
+    let mut changes = Vec::new();
+    for (dir, got) in results {
+        if let Some((_, dirs)) = &got {
+            state.watch(dirs);
+        }
+        state.known.insert(dir.clone(), got.as_ref().map(|(_, d)| d.clone()));
+        changes.push((dir, got.map(|(c, _)| c)));
+    }
+    for dir in gone {
+        state.known.remove(&dir);
+        changes.push((dir, None));
+    }
+    state.prune();
+    if !changes.is_empty() {
+        if count > 0 {
+            tracing::debug!(probed = count, "git context refreshed");
+        }
+        let _ = lock(store).execute(Internal::SetGit(changes));
+    }
+    for reply in reasons.all {
+        let _ = reply.send(count);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relevant;
+    use std::path::Path;
+
+    #[test]
+    fn only_head_index_and_refs_count_inside_git() {
+        assert!(relevant(Path::new("/r/src/main.rs")));
+        assert!(relevant(Path::new("/r/.git/HEAD")));
+        assert!(relevant(Path::new("/r/.git/index")));
+        assert!(relevant(Path::new("/r/.git/refs/heads/main")));
+        assert!(relevant(Path::new("/r/.git/worktrees/wt/HEAD")));
+        assert!(!relevant(Path::new("/r/.git/index.lock")));
+        assert!(!relevant(Path::new("/r/.git/objects/ab/cdef")));
+        assert!(!relevant(Path::new("/r/.git/logs/HEAD.lock")));
+        assert!(!relevant(Path::new("/r/.git")));
+    }
+}
