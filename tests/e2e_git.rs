@@ -195,9 +195,24 @@ fn a_tasks_diff_lists_added_modified_deleted_renamed_and_binary_files() {
     let out = server
         .command()
         .args([
-            "task", "start", "--json", "--repo", &repo_arg, "--agent", "claude", "--objective",
-            "Change files", "--label", "review", "--", python(), &script, "--berth", &bin,
-            "--log", &log_arg,
+            "task",
+            "start",
+            "--json",
+            "--repo",
+            &repo_arg,
+            "--agent",
+            "claude",
+            "--objective",
+            "Change files",
+            "--label",
+            "review",
+            "--",
+            python(),
+            &script,
+            "--berth",
+            &bin,
+            "--log",
+            &log_arg,
         ])
         .stdin(Stdio::null())
         .output()
@@ -286,11 +301,18 @@ fn a_huge_diff_is_marked_too_large_and_hunks_page() {
     assert_eq!(out["hunks"], json!([]));
     assert!(serde_json::to_string(&out).unwrap().len() < 4096, "{out}");
 
-    let page = server.call("diff.file", json!({ "target": ws, "path": "paged.txt", "offset": 1, "limit": 1 }));
+    let page = server
+        .call("diff.file", json!({ "target": ws, "path": "paged.txt", "offset": 1, "limit": 1 }));
     assert_eq!(page["total_hunks"], 3, "{page}");
     let hunks = page["hunks"].as_array().unwrap();
     assert_eq!(hunks.len(), 1);
-    let added = hunks[0]["lines"].as_array().unwrap().iter().find(|l| l["kind"] == "added").unwrap().clone();
+    let added = hunks[0]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["kind"] == "added")
+        .unwrap()
+        .clone();
     assert_eq!((added["text"].clone(), added["new_line"].clone()), (json!("fifty"), json!(50)));
     let text = server.berth_ok(&["diff", "big", "--stat"]);
     assert!(text.contains("too large"), "{text}");

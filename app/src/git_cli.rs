@@ -77,11 +77,8 @@ fn mark(f: &DiffFile) -> String {
         Some(old) => format!("{old} -> {}", f.path),
         None => f.path.clone(),
     };
-    let counts = if f.binary {
-        "binary".to_owned()
-    } else {
-        format!("+{} -{}", f.added, f.removed)
-    };
+    let counts =
+        if f.binary { "binary".to_owned() } else { format!("+{} -{}", f.added, f.removed) };
     let large = if f.too_large { " (too large to show)" } else { "" };
     format!("{status} {counts:>12}  {path}{large}")
 }
@@ -151,8 +148,8 @@ pub fn diff(mut client: Client, args: DiffArgs) -> Result<ExitCode> {
         print_hunks(&hunks);
         return Ok(ExitCode::SUCCESS);
     }
-    let answer =
-        client.git(GitRequest::DiffFiles(DiffFilesParams { target: target.clone() }), Some(GIT_WAIT))?;
+    let answer = client
+        .git(GitRequest::DiffFiles(DiffFilesParams { target: target.clone() }), Some(GIT_WAIT))?;
     let files = files_of(&answer)?;
     if args.json && args.stat {
         println!("{}", serde_json::to_string_pretty(&answer)?);

@@ -11,10 +11,10 @@ mod doctor;
 mod hook_install;
 mod logs;
 // The renderer's API is wider than the window uses yet (tests and examples use the rest).
+mod git_cli;
 #[allow(dead_code, unused_imports)]
 mod render;
 mod shell_init;
-mod git_cli;
 mod task_cli;
 mod window;
 

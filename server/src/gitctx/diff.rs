@@ -295,7 +295,8 @@ pub fn files(source: &DiffSource) -> Result<Vec<DiffFile>, String> {
     let dir = &source.dir;
     let base = source.base.as_str();
     let numstat = parse_numstat_z(&run(dir, &["diff", "--numstat", "-z", "-M", base, "--"])?);
-    let statuses = parse_name_status_z(&run(dir, &["diff", "--name-status", "-z", "-M", base, "--"])?);
+    let statuses =
+        parse_name_status_z(&run(dir, &["diff", "--name-status", "-z", "-M", base, "--"])?);
     let mut all = Vec::new();
     for (status, path, old_path) in statuses {
         let counts = numstat.iter().find(|(_, p, _)| *p == path).map(|(c, _, _)| *c);

@@ -92,8 +92,11 @@ fn a_real_repo_lists_every_kind_of_change() {
     std::fs::write(dir.join("pic.bin"), [0u8, 1, 2, 3, 0, 255]).unwrap();
     git(&dir, &["add", "-A"]);
     git(&dir, &["commit", "-q", "-m", "base"]);
-    std::fs::write(dir.join("mod.txt"), body.replace("line 2\n", "LINE 2\n").replace("line 30\n", ""))
-        .unwrap();
+    std::fs::write(
+        dir.join("mod.txt"),
+        body.replace("line 2\n", "LINE 2\n").replace("line 30\n", ""),
+    )
+    .unwrap();
     std::fs::remove_file(dir.join("del.txt")).unwrap();
     git(&dir, &["mv", "old.txt", "new.txt"]);
     std::fs::write(dir.join("pic.bin"), [9u8, 0, 8, 7, 0, 1]).unwrap();

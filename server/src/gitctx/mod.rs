@@ -84,7 +84,13 @@ pub fn probe(dir: &Path) -> Option<(GitContext, RepoDirs)> {
     // and another probe).
     let status = git(
         &dirs.root,
-        &["--no-optional-locks", "status", "--porcelain=v2", "--branch", "--untracked-files=normal"],
+        &[
+            "--no-optional-locks",
+            "status",
+            "--porcelain=v2",
+            "--branch",
+            "--untracked-files=normal",
+        ],
     )
     .ok()
     .filter(|o| o.ok)?;

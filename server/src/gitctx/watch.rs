@@ -208,7 +208,8 @@ pub fn spawn(store: Arc<Mutex<Store>>, bus: EventBus) {
             let deadline = tokio::time::Instant::now() + DEBOUNCE;
             // Gather until the debounce ends (once there is a reason) .
             loop {
-                let has_reason = reasons.check || !reasons.all.is_empty() || !reasons.changed.is_empty();
+                let has_reason =
+                    reasons.check || !reasons.all.is_empty() || !reasons.changed.is_empty();
                 tokio::select! {
                     _ = tokio::time::sleep_until(deadline), if has_reason => break,
                     kick = kicks.recv() => match kick {
@@ -238,21 +239,21 @@ pub fn spawn(store: Arc<Mutex<Store>>, bus: EventBus) {
 async fn refresh(store: &Arc<Mutex<Store>>, state: &mut State, reasons: Reasons) {
     let dirs = lock(store).git_dirs();
     let all = !reasons.all.is_empty();
-    let probe_dirs: Vec<String> = dirs
-        .iter()
-        .filter(|d| all || state.affected(d, &reasons.changed))
-        .cloned()
-        .collect();
+    let probe_dirs: Vec<String> =
+        dirs.iter().filter(|d| all || state.affected(d, &reasons.changed)).cloned().collect();
     let gone: Vec<String> = state.known.keys().filter(|d| !dirs.contains(*d)).cloned().collect();
     let count = probe_dirs.len();
     let results = if probe_dirs.is_empty() {
         Vec::new()
     } else {
         tokio::task::spawn_blocking(move || {
-            probe_dirs.into_iter().map(|d| {
-                let got = probe(Path::new(&d));
-                (d, got)
-            }).collect::<Vec<_>>()
+            probe_dirs
+                .into_iter()
+                .map(|d| {
+                    let got = probe(Path::new(&d));
+                    (d, got)
+                })
+                .collect::<Vec<_>>()
         })
         .await
         .unwrap_or_default()
