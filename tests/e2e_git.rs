@@ -138,10 +138,12 @@ fn git_context_follows_branch_commit_edit_and_worktree_without_polling() {
     assert_flat(&server);
 
     // Panes carry their cwd's context too.
-    let pane = workspace(&server, "side")["tabs"][0]["panes"][0].clone();
-    if !pane.is_null() {
-        assert_eq!(pane["git"]["branch"], "side", "{pane}");
-    }
+    let wt_arg = wt.display().to_string();
+    server.berth_ok(&["new", "--workspace", "side", "--cwd", &wt_arg, "--", "sleep", "60"]);
+    poll(Duration::from_secs(2), "the pane's context", || {
+        let pane = workspace(&server, "side")["tabs"][0]["panes"][0].clone();
+        (pane["git"]["branch"] == "side" && pane["git"]["worktree"] == true).then_some(())
+    });
 
     // `berth worktree ls`: both, each with the workspace using it.
     let list = json_of(&server.berth(&["worktree", "ls", "--repo", &cwd, "--json"]));

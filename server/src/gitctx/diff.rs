@@ -120,9 +120,12 @@ pub struct DiffHunk {
     pub lines: Vec<DiffLine>,
 }
 
-/// Parses `git diff --numstat -z` output: `(added, removed, path, old_path)`; `None` counts
-/// for a binary file.
-pub fn parse_numstat_z(out: &[u8]) -> Vec<(Option<(u64, u64)>, String, Option<String>)> {
+/// One `--numstat` entry: `(added, removed)` (`None` for a binary file), the path, and the
+/// old path of a rename.
+pub type NumstatEntry = (Option<(u64, u64)>, String, Option<String>);
+
+/// Parses `git diff --numstat -z` output.
+pub fn parse_numstat_z(out: &[u8]) -> Vec<NumstatEntry> {
     let mut fields = out.split(|b| *b == 0).map(|f| String::from_utf8_lossy(f).into_owned());
     let mut all = Vec::new();
     while let Some(field) = fields.next() {
