@@ -777,7 +777,7 @@ fn hook(agent: &str, payload: Option<String>, print_config: bool, wait: Option<f
 }
 
 /// A workspace id from a name or an id.
-pub(crate) fn resolve_workspace(client: &mut Client, name_or_id: &str) -> Result<WorkspaceId> {
+fn resolve_workspace(client: &mut Client, name_or_id: &str) -> Result<WorkspaceId> {
     let state = state(client)?;
     let matches: Vec<&WorkspaceId> = state
         .workspaces

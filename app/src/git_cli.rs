@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use berth_server::client::Client;
 use berth_server::gitctx::diff::{DiffFile, DiffHunk, FileStatus, LineKind};
-use berth_server::gitctx::serve::{
+use berth_server::gitctx::request::{
     DiffFileParams, DiffFilesParams, GitRequest, WorktreeListParams, MAX_HUNKS,
 };
 use berth_server::gitctx::WorktreeEntry;
@@ -56,7 +56,20 @@ fn target_of(client: &mut Client, target: &str) -> Result<String> {
     if target.starts_with("task_") {
         return Ok(target.to_owned());
     }
-    Ok(crate::cli::resolve_workspace(client, target)?.to_string())
+    // A workspace by id or name.
+    let list = client.call("workspace.list", serde_json::json!({}))?;
+    let found: Vec<String> = list["workspaces"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|w| w["id"] == target || w["name"] == target)
+        .filter_map(|w| w["id"].as_str().map(str::to_owned))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => bail!("no task or workspace {target:?} (berth ls, berth task ls)"),
+        _ => bail!("{target:?} names several workspaces; use the workspace's id"),
+    }
 }
 
 fn files_of(answer: &Value) -> Result<Vec<DiffFile>> {

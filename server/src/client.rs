@@ -211,7 +211,7 @@ impl Client {
     /// its JSON answer. Git may take a while: `timeout` bounds the read.
     pub fn git(
         &mut self,
-        request: crate::gitctx::serve::GitRequest,
+        request: crate::gitctx::request::GitRequest,
         timeout: Option<Duration>,
     ) -> Result<Value, ClientError> {
         self.reader.get_ref().set_read_timeout(timeout)?;

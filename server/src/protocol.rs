@@ -324,7 +324,7 @@ pub enum ConnectionMethod {
     Task(Box<crate::tasks::request::TaskRequest>),
     /// `diff.*`, `workspace.refresh_git`, `worktree.list`: git context and review, served by
     /// `gitctx::serve` (git runs off the lock: answered later).
-    Git(Box<crate::gitctx::serve::GitRequest>),
+    Git(Box<crate::gitctx::request::GitRequest>),
     /// `screen.frames`: per pane, the rows that changed since what the client holds
     /// (`screen_stream.rs`).
     ScreenFrames(Vec<crate::screen::PaneHave>),
@@ -541,7 +541,7 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
             return Ok(Decoded::Connection(ConnectionMethod::Task(Box::new(request))));
         }
         "diff.files" | "diff.file" | "workspace.refresh_git" | "worktree.list" => {
-            use crate::gitctx::serve::GitRequest as G;
+            use crate::gitctx::request::GitRequest as G;
             let request = match method {
                 "diff.files" => G::DiffFiles(params(p)?),
                 "diff.file" => G::DiffFile(params(p)?),
@@ -932,7 +932,7 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
             });
         }
         Decoded::Connection(ConnectionMethod::Git(request)) => {
-            use crate::gitctx::serve::GitRequest as G;
+            use crate::gitctx::request::GitRequest as G;
             let json = |v: Result<Value, serde_json::Error>| {
                 v.map_err(|e| CommandError::BadParams(format!("git params: {e}")))
             };

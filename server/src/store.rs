@@ -377,7 +377,7 @@ pub struct Store {
     /// The permission requests agents' hooks wait on, by pane.
     pub(crate) decisions: crate::agents::decide::Decisions,
     /// The git context of workspaces' and panes' directories (`gitctx`), by directory.
-    pub(crate) git: crate::gitctx::watch::GitCache,
+    pub(crate) git: crate::gitctx::cache::GitCache,
 }
 
 /// What the window shows: which panes are on screen, which one has the keyboard, and

@@ -5,7 +5,9 @@
 //!
 //! Everything here that runs git blocks; it runs on blocking threads, off the Store's lock.
 
+pub mod cache;
 pub mod diff;
+pub mod request;
 pub mod serve;
 pub mod watch;
 

@@ -10,7 +10,7 @@
 //! dirty), and, when they are outside it (a linked worktree), its git dir and the common
 //! dir's `refs`. Inside a `.git`, only `HEAD`, `index`, `packed-refs` and `refs/` count.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,6 +18,7 @@ use std::time::Duration;
 use notify::{RecursiveMode, Watcher};
 use tokio::sync::{mpsc, oneshot};
 
+use super::cache::Kick;
 use super::{probe, GitContext, RepoDirs};
 use crate::event::Event;
 use crate::events::EventBus;
@@ -25,32 +26,6 @@ use crate::store::{Internal, Store};
 
 /// How long the watcher gathers reasons before it refreshes.
 pub const DEBOUNCE: Duration = Duration::from_millis(200);
-
-/// A reason to refresh now, sent to the watcher.
-#[derive(Debug)]
-pub enum Kick {
-    /// `workspace.refresh_git`: probe every directory again; answer how many were probed.
-    All(oneshot::Sender<usize>),
-}
-
-/// The Store's cache of git contexts by directory, and the way to the watcher.
-#[derive(Debug, Default)]
-pub struct GitCache {
-    by_dir: BTreeMap<String, GitContext>,
-    kick: Option<mpsc::UnboundedSender<Kick>>,
-}
-
-impl GitCache {
-    /// The context of `dir`, if known and in a work tree.
-    pub fn get(&self, dir: &str) -> Option<GitContext> {
-        self.by_dir.get(dir).cloned()
-    }
-
-    /// The watcher's inbox, when one runs.
-    pub fn kicker(&self) -> Option<mpsc::UnboundedSender<Kick>> {
-        self.kick.clone()
-    }
-}
 
 impl Store {
     /// Applies new contexts; publishes `git.changed` for each that changed.
