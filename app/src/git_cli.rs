@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use berth_server::client::Client;
+use berth_server::commands::{Command, Reply};
 use berth_server::gitctx::diff::{DiffFile, DiffHunk, FileStatus, LineKind};
 use berth_server::gitctx::request::{
     DiffFileParams, DiffFilesParams, GitRequest, WorktreeListParams, MAX_HUNKS,
@@ -57,13 +58,15 @@ fn target_of(client: &mut Client, target: &str) -> Result<String> {
         return Ok(target.to_owned());
     }
     // A workspace by id or name.
-    let list = client.call("workspace.list", serde_json::json!({}))?;
-    let found: Vec<String> = list["workspaces"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|w| w["id"] == target || w["name"] == target)
-        .filter_map(|w| w["id"].as_str().map(str::to_owned))
+    let state = match client.execute(Command::WorkspaceList)? {
+        Reply::State(state) => *state,
+        _ => bail!("the server answered workspace.list with something else"),
+    };
+    let found: Vec<String> = state
+        .workspaces
+        .iter()
+        .filter(|w| w.id.as_str() == target || w.name == target)
+        .map(|w| w.id.to_string())
         .collect();
     match found.as_slice() {
         [one] => Ok(one.clone()),
