@@ -145,6 +145,33 @@ impl State {
     }
 }
 
+impl State {
+    fn new() -> Self {
+        State { known: HashMap::new(), watched: HashSet::new(), watcher: None }
+    }
+}
+
+/// The inotify watcher, sending the paths of relevant events; `None` when inotify is not
+/// available (git context then follows cwd changes and `workspace.refresh_git` only).
+fn watcher(fs_tx: mpsc::UnboundedSender<PathBuf>) -> Option<notify::RecommendedWatcher> {
+    let made = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        let Ok(event) = res else { return };
+        if matches!(event.kind, notify::EventKind::Access(_)) {
+            return;
+        }
+        for path in event.paths.into_iter().filter(|p| relevant(p)) {
+            let _ = fs_tx.send(path);
+        }
+    });
+    match made {
+        Ok(w) => Some(w),
+        Err(e) => {
+            tracing::warn!(error = %e, "no file-system events for git context");
+            None
+        }
+    }
+}
+
 /// What the watcher gathered during one wait.
 #[derive(Default)]
 struct Reasons {
@@ -158,35 +185,24 @@ pub fn spawn(store: Arc<Mutex<Store>>, bus: EventBus) {
     let (tx, mut kicks) = mpsc::unbounded_channel::<Kick>();
     lock(&store).git.kick = Some(tx);
     let (fs_tx, mut fs) = mpsc::unbounded_channel::<PathBuf>();
-    let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        let Ok(event) = res else { return };
-        if matches!(event.kind, notify::EventKind::Access(_)) {
-            return;
-        }
-        for path in event.paths.into_iter().filter(|p| relevant(p)) {
-            let _ = fs_tx.send(path);
-        }
-    });
-    let watcher = match watcher {
-        Ok(w) => Some(w),
-        Err(e) => {
-            tracing::warn!(error = %e, "no file-system events for git context; it refreshes on cwd changes and workspace.refresh_git only");
-            None
-        }
-    };
-    let mut state = State { known: HashMap::new(), watched: HashSet::new(), watcher };
+    let mut state = State::new();
+    state.watcher = watcher(fs_tx);
     tokio::spawn(async move {
         let mut events = bus.subscribe();
         // The first pass learns every directory there is.
         let mut reasons = Reasons { check: true, ..Reasons::default() };
         loop {
-            let deadline = tokio::time::Instant::now() + DEBOUNCE;
-            // Gather until the debounce ends (once there is a reason) .
+            // Wait for a reason, then gather more for DEBOUNCE from the first one.
+            let mut deadline = None;
             loop {
                 let has_reason =
                     reasons.check || !reasons.all.is_empty() || !reasons.changed.is_empty();
+                if has_reason && deadline.is_none() {
+                    deadline = Some(tokio::time::Instant::now() + DEBOUNCE);
+                }
+                let wake = deadline.unwrap_or_else(tokio::time::Instant::now);
                 tokio::select! {
-                    _ = tokio::time::sleep_until(deadline), if has_reason => break,
+                    _ = tokio::time::sleep_until(wake), if deadline.is_some() => break,
                     kick = kicks.recv() => match kick {
                         Some(Kick::All(reply)) => reasons.all.push(reply),
                         None => return,
@@ -206,46 +222,51 @@ pub fn spawn(store: Arc<Mutex<Store>>, bus: EventBus) {
                 }
             }
             let taken = std::mem::take(&mut reasons);
-            refresh(&store, &mut state, taken).await;
+            state = refresh(&store, state, taken).await;
         }
     });
 }
 
-async fn refresh(store: &Arc<Mutex<Store>>, state: &mut State, reasons: Reasons) {
+/// One refresh: probes what needs it and updates the watches on a blocking thread (git, and
+/// a recursive inotify watch walks the tree), then applies the results under the lock.
+async fn refresh(store: &Arc<Mutex<Store>>, state: State, reasons: Reasons) -> State {
     let dirs = lock(store).git_dirs();
     let all = !reasons.all.is_empty();
     let probe_dirs: Vec<String> =
         dirs.iter().filter(|d| all || state.affected(d, &reasons.changed)).cloned().collect();
     let gone: Vec<String> = state.known.keys().filter(|d| !dirs.contains(*d)).cloned().collect();
     let count = probe_dirs.len();
-    let results = if probe_dirs.is_empty() {
-        Vec::new()
+    let (state, changes) = if probe_dirs.is_empty() && gone.is_empty() {
+        (state, Vec::new())
     } else {
-        tokio::task::spawn_blocking(move || {
-            probe_dirs
-                .into_iter()
-                .map(|d| {
-                    let got = probe(Path::new(&d));
-                    (d, got)
-                })
-                .collect::<Vec<_>>()
-        })
-        .await
-        .unwrap_or_default()
-    };
-    let mut changes = Vec::new();
-    for (dir, got) in results {
-        if let Some((_, dirs)) = &got {
-            state.watch(dirs);
+        let work = tokio::task::spawn_blocking(move || {
+            let mut state = state;
+            let mut changes = Vec::new();
+            for dir in probe_dirs {
+                let got = probe(Path::new(&dir));
+                if let Some((_, dirs)) = &got {
+                    state.watch(dirs);
+                }
+                state.known.insert(dir.clone(), got.as_ref().map(|(_, d)| d.clone()));
+                changes.push((dir, got.map(|(c, _)| c)));
+            }
+            for dir in gone {
+                state.known.remove(&dir);
+                changes.push((dir, None));
+            }
+            state.prune();
+            (state, changes)
+        });
+        match work.await {
+            Ok(done) => done,
+            Err(e) => {
+                // A panic on the thread: start again from nothing known (the next reason
+                // probes every directory).
+                tracing::warn!(error = %e, "the git context refresh failed");
+                (State::new(), Vec::new())
+            }
         }
-        state.known.insert(dir.clone(), got.as_ref().map(|(_, d)| d.clone()));
-        changes.push((dir, got.map(|(c, _)| c)));
-    }
-    for dir in gone {
-        state.known.remove(&dir);
-        changes.push((dir, None));
-    }
-    state.prune();
+    };
     if !changes.is_empty() {
         if count > 0 {
             tracing::debug!(probed = count, "git context refreshed");
@@ -255,6 +276,7 @@ async fn refresh(store: &Arc<Mutex<Store>>, state: &mut State, reasons: Reasons)
     for reply in reasons.all {
         let _ = reply.send(count);
     }
+    state
 }
 
 #[cfg(test)]
