@@ -103,10 +103,20 @@ fn git_context_follows_branch_commit_edit_and_worktree_without_polling() {
     assert!(g["detached_sha"].is_null() && g["ahead"].is_null(), "{g}");
     assert_flat(&server);
 
-    // A branch switch.
+    // A branch switch, seen in `ls` and on the event stream.
+    let mut events = server.client();
+    events.subscribe().unwrap();
     git(&dir, &["checkout", "-q", "-b", "feature"]);
     git(&dir, &["branch", "-q", "--set-upstream-to", "main"]);
     wait_git(&server, "proj", "the new branch", |g| g["branch"] == "feature" && g["ahead"] == 0);
+    poll(Duration::from_secs(2), "git.changed for the new branch", || {
+        let event = events.next_event(Some(Duration::from_millis(200))).ok()?;
+        (event["type"] == "git.changed"
+            && event["dir"] == cwd.as_str()
+            && event["git"]["branch"] == "feature")
+            .then_some(())
+    });
+    drop(events);
     // An edited file (the work tree only).
     std::fs::write(dir.join("a.txt"), "one\ntwo\n").unwrap();
     wait_git(&server, "proj", "the edit to make it dirty", |g| g["dirty"] == true);
