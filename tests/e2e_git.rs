@@ -155,6 +155,18 @@ fn git_context_follows_branch_commit_edit_and_worktree_without_polling() {
         (pane["git"]["branch"] == "side" && pane["git"]["worktree"] == true).then_some(())
     });
 
+    // A shell that changes directory (no OSC 7: the process's cwd) takes the new context.
+    let shell =
+        server.berth_ok(&["new", "--workspace", "proj", "--cwd", &cwd, "--", "bash", "--norc"]);
+    let pane_git = |server: &TestServer| server.pane(&shell).map(|p| p["git"].clone());
+    poll(Duration::from_secs(2), "the shell's context", || {
+        pane_git(&server).filter(|g| g["branch"] == "feature")
+    });
+    server.berth_ok(&["send", &shell, "--enter", &format!("cd {wt_arg}")]);
+    poll(Duration::from_secs(2), "the context after cd", || {
+        pane_git(&server).filter(|g| g["branch"] == "side" && g["worktree"] == true)
+    });
+
     // `berth worktree ls`: both, each with the workspace using it.
     let list = json_of(&server.berth(&["worktree", "ls", "--repo", &cwd, "--json"]));
     let all = list["worktrees"].as_array().unwrap();
@@ -165,7 +177,8 @@ fn git_context_follows_branch_commit_edit_and_worktree_without_polling() {
     assert_eq!(all[0]["main"], true);
     assert_eq!(all[0]["workspaces"], json!([proj]));
     assert_eq!(all[1]["branch"], "side");
-    assert_eq!(all[1]["workspaces"], json!([side]));
+    // The side worktree is used by its workspace and by the proj shell that went there.
+    assert_eq!(all[1]["workspaces"], json!([proj, side]));
     let text = server.berth_ok(&["worktree", "ls", "--repo", &cwd]);
     assert!(text.contains("side") && text.contains("[main]"), "{text}");
 
