@@ -11,9 +11,9 @@ use berth_server::client::Client;
 use berth_server::commands::{Command, Reply};
 use berth_server::gitctx::diff::{DiffFile, DiffHunk, FileStatus, LineKind};
 use berth_server::gitctx::request::{
-    DiffFileParams, DiffFilesParams, GitRequest, WorktreeListParams, MAX_HUNKS,
+    DiffFileParams, DiffFileReply, DiffFilesParams, DiffFilesReply, GitRequest, WorktreeListParams,
+    WorktreeListReply, MAX_HUNKS,
 };
-use berth_server::gitctx::WorktreeEntry;
 use clap::{Args, Subcommand};
 use serde_json::Value;
 
@@ -76,7 +76,9 @@ fn target_of(client: &mut Client, target: &str) -> Result<String> {
 }
 
 fn files_of(answer: &Value) -> Result<Vec<DiffFile>> {
-    serde_json::from_value(answer["files"].clone()).context("the server's diff.files answer")
+    let reply: DiffFilesReply =
+        serde_json::from_value(answer.clone()).context("the server's diff.files answer")?;
+    Ok(reply.files)
 }
 
 fn mark(f: &DiffFile) -> String {
@@ -157,11 +159,10 @@ pub fn diff(mut client: Client, args: DiffArgs) -> Result<ExitCode> {
             println!("{}", serde_json::to_string_pretty(&answer)?);
             return Ok(ExitCode::SUCCESS);
         }
-        let file: DiffFile =
-            serde_json::from_value(answer["file"].clone()).context("the server's answer")?;
-        println!("{}", mark(&file));
-        let hunks: Vec<DiffHunk> = serde_json::from_value(answer["hunks"].clone())?;
-        print_hunks(&hunks);
+        let reply: DiffFileReply =
+            serde_json::from_value(answer).context("the server's diff.file answer")?;
+        println!("{}", mark(&reply.file));
+        print_hunks(&reply.hunks);
         return Ok(ExitCode::SUCCESS);
     }
     let answer = client
@@ -219,8 +220,9 @@ pub fn worktree(mut client: Client, verb: WorktreeVerb) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let all: Vec<WorktreeEntry> = serde_json::from_value(answer["worktrees"].clone())?;
-    for w in all {
+    let reply: WorktreeListReply =
+        serde_json::from_value(answer).context("the server's worktree.list answer")?;
+    for w in reply.worktrees {
         let what = match (&w.branch, &w.head) {
             (Some(b), _) => b.clone(),
             (None, Some(h)) => format!("(detached {})", &h[..h.len().min(12)]),

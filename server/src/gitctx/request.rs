@@ -80,3 +80,47 @@ impl GitRequest {
         }
     }
 }
+
+/// The answer of `diff.files`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffFilesReply {
+    /// The target as asked.
+    pub target: String,
+    /// The work tree compared (its top).
+    pub dir: PathBuf,
+    /// What it is compared with: a task's base SHA, or `HEAD`.
+    pub base: String,
+    /// The changed files, tracked ones in git's order, then untracked ones.
+    pub files: Vec<super::diff::DiffFile>,
+}
+
+/// The answer of `diff.file`: a page of one file's hunks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffFileReply {
+    /// The target as asked.
+    pub target: String,
+    /// The file (binary or too large: no hunks).
+    pub file: super::diff::DiffFile,
+    /// The first hunk's index.
+    pub offset: usize,
+    /// How many hunks the file has.
+    pub total_hunks: usize,
+    /// The hunks from `offset`, at most `limit`.
+    pub hunks: Vec<super::diff::DiffHunk>,
+}
+
+/// The answer of `workspace.refresh_git`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefreshGitReply {
+    /// How many directories were probed.
+    pub probed: usize,
+}
+
+/// The answer of `worktree.list`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorktreeListReply {
+    /// The repo's top (of the checkout asked about).
+    pub repo: PathBuf,
+    /// Its worktrees, the main checkout first.
+    pub worktrees: Vec<super::WorktreeEntry>,
+}

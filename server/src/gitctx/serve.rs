@@ -8,10 +8,13 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use berth_engine::ids::{TaskId, WorkspaceId};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::diff::{self, DiffSource};
-use super::request::{GitRequest, DEFAULT_HUNKS, MAX_HUNKS};
+use super::request::{
+    DiffFileReply, DiffFilesReply, GitRequest, RefreshGitReply, WorktreeListReply, DEFAULT_HUNKS,
+    MAX_HUNKS,
+};
 use crate::error::CommandError;
 use crate::store::Store;
 
@@ -41,6 +44,11 @@ fn source_of(store: &Mutex<Store>, target: &str) -> Result<(DiffSource, bool), C
     Err(CommandError::BadParams(format!(
         "{target:?} is neither a task id (task_…) nor a workspace id (ws_…)"
     )))
+}
+
+/// A reply's JSON (plain data: it always serialises).
+fn reply<T: serde::Serialize>(value: &T) -> Result<Value, CommandError> {
+    serde_json::to_value(value).map_err(|e| CommandError::Internal(format!("reply: {e}")))
 }
 
 /// Runs `f` on a blocking thread.
@@ -75,12 +83,12 @@ pub fn serve(store: &Arc<Mutex<Store>>, request: GitRequest) -> Result<GitAnswer
                     Ok((source, files))
                 })
                 .await?;
-                Ok(json!({
-                    "target": p.target,
-                    "dir": source.dir,
-                    "base": source.base,
-                    "files": files,
-                }))
+                reply(&DiffFilesReply {
+                    target: p.target,
+                    dir: source.dir,
+                    base: source.base,
+                    files,
+                })
             })
         }
         GitRequest::DiffFile(p) => {
@@ -94,13 +102,13 @@ pub fn serve(store: &Arc<Mutex<Store>>, request: GitRequest) -> Result<GitAnswer
                     diff::file(&source, &path, offset, limit)
                 })
                 .await?;
-                Ok(json!({
-                    "target": p.target,
-                    "file": file,
-                    "offset": p.offset,
-                    "total_hunks": total,
-                    "hunks": hunks,
-                }))
+                reply(&DiffFileReply {
+                    target: p.target,
+                    file,
+                    offset: p.offset,
+                    total_hunks: total,
+                    hunks,
+                })
             })
         }
         GitRequest::RefreshGit(_) => {
@@ -108,13 +116,13 @@ pub fn serve(store: &Arc<Mutex<Store>>, request: GitRequest) -> Result<GitAnswer
                 CommandError::Conflict("this server does not watch git context".into())
             })?;
             Box::pin(async move {
-                let (reply, answer) = tokio::sync::oneshot::channel();
-                kick.send(super::cache::Kick::All(reply))
+                let (tell, answer) = tokio::sync::oneshot::channel();
+                kick.send(super::cache::Kick::All(tell))
                     .map_err(|_| CommandError::Internal("the git watcher stopped".into()))?;
                 let probed = answer
                     .await
                     .map_err(|_| CommandError::Internal("the git watcher stopped".into()))?;
-                Ok(json!({ "probed": probed }))
+                reply(&RefreshGitReply { probed })
             })
         }
         GitRequest::WorktreeList(p) => {
@@ -134,7 +142,7 @@ pub fn serve(store: &Arc<Mutex<Store>>, request: GitRequest) -> Result<GitAnswer
                 })
                 .await?;
                 users(&store, &mut all);
-                Ok(json!({ "repo": top, "worktrees": all }))
+                reply(&WorktreeListReply { repo: top, worktrees: all })
             })
         }
     })
