@@ -6,9 +6,10 @@
 //! publishes `git.changed`. Nothing polls: with no events, no git runs (`git_probes` in
 //! `server.info` stays flat).
 //!
-//! Watched per repo (inotify, through `notify`): the work tree recursively (edits make it
-//! dirty), and, when they are outside it (a linked worktree), its git dir and the common
-//! dir's `refs`. Inside a `.git`, only `HEAD`, `index`, `packed-refs` and `refs/` count.
+//! Watched per repo (inotify, through `notify`): the directories of its tracked files, each
+//! alone (edits make it dirty; ignored trees like `target/` are never watched; at most
+//! [`MAX_WATCHED_DIRS`]), its git dir, and the common dir with its `refs`. Inside a `.git`,
+//! only `HEAD`, `index`, `packed-refs` and `refs/` count.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
@@ -78,54 +79,80 @@ fn relevant(path: &Path) -> bool {
     matches!(name, "HEAD" | "index" | "packed-refs") || inside.iter().any(|p| *p == "refs")
 }
 
+/// At most this many work-tree directories are watched per repo (the shallowest first).
+pub const MAX_WATCHED_DIRS: usize = 2_000;
+
+/// The directories holding `root`'s tracked files (never ignored ones such as `target/`), the
+/// shallowest first, at most [`MAX_WATCHED_DIRS`].
+fn tracked_dirs(root: &Path) -> Vec<PathBuf> {
+    let Ok(out) = crate::tasks::git::git_raw(root, &["ls-files", "-z"]) else {
+        return vec![root.to_path_buf()];
+    };
+    let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
+    dirs.insert(root.to_path_buf());
+    for file in out.stdout.split(|b| *b == 0).filter(|f| !f.is_empty()) {
+        let rel = Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(file));
+        let mut dir = rel.parent();
+        while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+            if !dirs.insert(root.join(d)) {
+                break;
+            }
+            dir = d.parent();
+        }
+    }
+    let mut dirs: Vec<PathBuf> = dirs.into_iter().collect();
+    dirs.sort_by_key(|d| d.components().count());
+    dirs.truncate(MAX_WATCHED_DIRS);
+    dirs
+}
+
 /// The watcher's state: what it knows of each directory, and what inotify watches.
 struct State {
     known: HashMap<String, Option<RepoDirs>>,
+    /// Per work tree's top, the paths watched for it.
+    by_root: HashMap<PathBuf, Vec<PathBuf>>,
+    /// Every path watched (once, however many work trees need it).
     watched: HashSet<PathBuf>,
     watcher: Option<notify::RecommendedWatcher>,
 }
 
 impl State {
+    /// Watches a work tree (the directories of its tracked files, not recursively: ignored
+    /// trees such as `target/` are never watched), its git dir and its common dir's `refs`.
     fn watch(&mut self, dirs: &RepoDirs) {
-        let mut want = vec![(dirs.root.clone(), RecursiveMode::Recursive)];
-        if !dirs.git_dir.starts_with(&dirs.root) {
-            want.push((dirs.git_dir.clone(), RecursiveMode::NonRecursive));
+        if self.watcher.is_none() || self.by_root.contains_key(&dirs.root) {
+            return;
         }
-        if !dirs.common_dir.starts_with(&dirs.root) {
-            want.push((dirs.common_dir.clone(), RecursiveMode::NonRecursive));
-            want.push((dirs.common_dir.join("refs"), RecursiveMode::Recursive));
-        }
+        let mut want: Vec<(PathBuf, RecursiveMode)> = tracked_dirs(&dirs.root)
+            .into_iter()
+            .map(|d| (d, RecursiveMode::NonRecursive))
+            .collect();
+        want.push((dirs.git_dir.clone(), RecursiveMode::NonRecursive));
+        want.push((dirs.common_dir.clone(), RecursiveMode::NonRecursive));
+        want.push((dirs.common_dir.join("refs"), RecursiveMode::Recursive));
         let Some(watcher) = self.watcher.as_mut() else { return };
+        let mut mine = Vec::new();
         for (path, mode) in want {
-            if self.watched.contains(&path) {
-                continue;
-            }
-            match watcher.watch(&path, mode) {
-                Ok(()) => {
-                    self.watched.insert(path);
+            if !self.watched.contains(&path) {
+                if let Err(e) = watcher.watch(&path, mode) {
+                    tracing::debug!(path = %path.display(), error = %e, "cannot watch");
+                    continue;
                 }
-                Err(e) => tracing::debug!(path = %path.display(), error = %e, "cannot watch"),
+                self.watched.insert(path.clone());
             }
+            mine.push(path);
         }
+        self.by_root.insert(dirs.root.clone(), mine);
     }
 
     /// Drops the watches no known repo needs any more.
     fn prune(&mut self) {
-        let needed: HashSet<&Path> = self
-            .known
-            .values()
-            .flatten()
-            .flat_map(|d| [d.root.as_path(), d.git_dir.as_path(), d.common_dir.as_path()])
-            .collect();
-        let stale: Vec<PathBuf> = self
-            .watched
-            .iter()
-            .filter(|w| {
-                !needed.contains(w.as_path())
-                    && !w.parent().is_some_and(|p| needed.contains(p) && w.ends_with("refs"))
-            })
-            .cloned()
-            .collect();
+        let roots: HashSet<&Path> =
+            self.known.values().flatten().map(|d| d.root.as_path()).collect();
+        self.by_root.retain(|root, _| roots.contains(root.as_path()));
+        let needed: HashSet<&PathBuf> = self.by_root.values().flatten().collect();
+        let stale: Vec<PathBuf> =
+            self.watched.iter().filter(|w| !needed.contains(w)).cloned().collect();
         for path in stale {
             if let Some(watcher) = self.watcher.as_mut() {
                 let _ = watcher.unwatch(&path);
@@ -147,7 +174,12 @@ impl State {
 
 impl State {
     fn new() -> Self {
-        State { known: HashMap::new(), watched: HashSet::new(), watcher: None }
+        State {
+            known: HashMap::new(),
+            by_root: HashMap::new(),
+            watched: HashSet::new(),
+            watcher: None,
+        }
     }
 }
 
