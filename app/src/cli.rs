@@ -232,6 +232,11 @@ enum Verb {
     /// Tasks: agents working in parallel, each on a contract in its own git worktree.
     #[command(subcommand, after_help = crate::task_cli::TASK_HELP)]
     Task(crate::task_cli::TaskVerb),
+    /// A task's or a workspace's changes: the files with +/- counts, and their hunks.
+    Diff(crate::git_cli::DiffArgs),
+    /// Git worktrees of a repo, with the workspaces and tasks using each.
+    #[command(subcommand)]
+    Worktree(crate::git_cli::WorktreeVerb),
     /// Close a workspace, tab or pane by id.
     Close {
         /// A `ws_…`, `tab_…` or `pane_…` id.
@@ -617,6 +622,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Verb::Submit(args) => submit(args),
         Verb::Wait(args) => wait(args),
         Verb::Task(verb) => crate::task_cli::run(connect()?, verb),
+        Verb::Diff(args) => crate::git_cli::diff(connect()?, args),
+        Verb::Worktree(verb) => crate::git_cli::worktree(connect()?, verb),
         Verb::Close { id } => close(&id),
         Verb::Focus { pane } => {
             let pane = pane_id(&pane)?;

@@ -11,6 +11,7 @@ mod doctor;
 mod hook_install;
 mod logs;
 // The renderer's API is wider than the window uses yet (tests and examples use the rest).
+mod git_cli;
 #[allow(dead_code, unused_imports)]
 mod render;
 mod shell_init;

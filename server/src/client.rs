@@ -207,6 +207,19 @@ impl Client {
         result
     }
 
+    /// A git request (`diff.files`, `diff.file`, `workspace.refresh_git`, `worktree.list`);
+    /// its JSON answer. Git may take a while: `timeout` bounds the read.
+    pub fn git(
+        &mut self,
+        request: crate::gitctx::request::GitRequest,
+        timeout: Option<Duration>,
+    ) -> Result<Value, ClientError> {
+        self.reader.get_ref().set_read_timeout(timeout)?;
+        let result = self.request(&Decoded::Connection(ConnectionMethod::Git(Box::new(request))));
+        self.reader.get_ref().set_read_timeout(Some(CALL_TIMEOUT))?;
+        result
+    }
+
     /// Sends one request and waits for its JSON result.
     fn request(&mut self, what: &Decoded) -> Result<Value, ClientError> {
         let id = self.next_id;

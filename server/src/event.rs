@@ -129,4 +129,11 @@ pub enum Event {
         /// Its state now (`pending`, `working` … the wire name).
         state: String,
     },
+    /// The git context of a directory (a workspace's or a pane's) changed (`gitctx`).
+    GitChanged {
+        /// The directory.
+        dir: String,
+        /// Its context now; `None`: not in a git work tree (any more).
+        git: Option<crate::gitctx::GitContext>,
+    },
 }

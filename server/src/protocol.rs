@@ -322,6 +322,9 @@ pub enum ConnectionMethod {
     },
     /// `task.*`: tasks in worktrees, served by `tasks::serve` (git and waits: answered later).
     Task(Box<crate::tasks::request::TaskRequest>),
+    /// `diff.*`, `workspace.refresh_git`, `worktree.list`: git context and review, served by
+    /// `gitctx::serve` (git runs off the lock: answered later).
+    Git(Box<crate::gitctx::request::GitRequest>),
     /// `screen.frames`: per pane, the rows that changed since what the client holds
     /// (`screen_stream.rs`).
     ScreenFrames(Vec<crate::screen::PaneHave>),
@@ -536,6 +539,17 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
             };
             request.check()?;
             return Ok(Decoded::Connection(ConnectionMethod::Task(Box::new(request))));
+        }
+        "diff.files" | "diff.file" | "workspace.refresh_git" | "worktree.list" => {
+            use crate::gitctx::request::GitRequest as G;
+            let request = match method {
+                "diff.files" => G::DiffFiles(params(p)?),
+                "diff.file" => G::DiffFile(params(p)?),
+                "workspace.refresh_git" => G::RefreshGit(params(p)?),
+                _ => G::WorktreeList(params(p)?),
+            };
+            request.check()?;
+            return Ok(Decoded::Connection(ConnectionMethod::Git(Box::new(request))));
         }
         "pane.resume" => {
             let p: PaneRef = params(p)?;
@@ -812,6 +826,10 @@ pub const METHODS: &[&str] = &[
     "task.show",
     "task.cancel",
     "task.wait",
+    "diff.files",
+    "diff.file",
+    "workspace.refresh_git",
+    "worktree.list",
     "screen.frames",
     "window.attach",
 ];
@@ -911,6 +929,18 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
                 T::Show(p) => ("task.show", json(serde_json::to_value(p))?),
                 T::Cancel(p) => ("task.cancel", json(serde_json::to_value(p))?),
                 T::Wait(p) => ("task.wait", json(serde_json::to_value(p))?),
+            });
+        }
+        Decoded::Connection(ConnectionMethod::Git(request)) => {
+            use crate::gitctx::request::GitRequest as G;
+            let json = |v: Result<Value, serde_json::Error>| {
+                v.map_err(|e| CommandError::BadParams(format!("git params: {e}")))
+            };
+            return Ok(match request.as_ref() {
+                G::DiffFiles(p) => ("diff.files", json(serde_json::to_value(p))?),
+                G::DiffFile(p) => ("diff.file", json(serde_json::to_value(p))?),
+                G::RefreshGit(p) => ("workspace.refresh_git", json(serde_json::to_value(p))?),
+                G::WorktreeList(p) => ("worktree.list", json(serde_json::to_value(p))?),
             });
         }
         Decoded::Command(cmd) => cmd,

@@ -630,6 +630,12 @@ fn answer(
                 Err(err) => now(Err(err)),
             }
         }
+        Decoded::Connection(ConnectionMethod::Git(request)) => {
+            match crate::gitctx::serve::serve(&services.store, *request) {
+                Ok(answer) => Some(Answer::Later(id, answer)),
+                Err(err) => now(Err(err)),
+            }
+        }
         Decoded::Command(cmd) => now(command(services, cmd, conn)),
     }
 }

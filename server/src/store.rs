@@ -308,6 +308,8 @@ pub enum Internal {
         /// The action's key (`allow`, `always`, `deny`).
         action: String,
     },
+    /// New git contexts of directories (`gitctx::watch`, after running git off the lock).
+    SetGit(Vec<(String, Option<crate::gitctx::GitContext>)>),
 }
 
 /// Everything [`Store::execute`] runs: a client's command or an internal one.
@@ -374,6 +376,8 @@ pub struct Store {
         std::collections::BTreeMap<berth_engine::ids::TaskId, crate::tasks::model::Task>,
     /// The permission requests agents' hooks wait on, by pane.
     pub(crate) decisions: crate::agents::decide::Decisions,
+    /// The git context of workspaces' and panes' directories (`gitctx`), by directory.
+    pub(crate) git: crate::gitctx::cache::GitCache,
 }
 
 /// What the window shows: which panes are on screen, which one has the keyboard, and
@@ -471,6 +475,7 @@ impl Store {
             spawner,
             tasks: Default::default(),
             decisions: Default::default(),
+            git: Default::default(),
         }
     }
 
@@ -658,6 +663,7 @@ impl Store {
             }
             Internal::DecisionRouteLost { pane, id } => self.lose_decision(&pane, &id),
             Internal::NotificationAction { id, action } => self.notification_action(&id, &action),
+            Internal::SetGit(changes) => self.set_git(changes),
         }
         Ok(Reply::Done)
     }
@@ -1352,10 +1358,11 @@ impl Store {
             Some(tomb) => tomb.exit_code,
             None => pane.exit().map(|e| e.code),
         };
+        let cwd = self.pane_cwd(pane);
         PaneInfo {
             id: pane.id.clone(),
             title: self.pane_title(pane),
-            cwd: self.pane_cwd(pane),
+            cwd: cwd.clone(),
             argv: pane.argv.clone(),
             state,
             lifecycle,
@@ -1378,6 +1385,7 @@ impl Store {
             resume: self.resume_plan(pane),
             pending_decision: self.pending_decision(&pane.id),
             turn: meta.turns.info(),
+            git: self.git.get(&cwd),
         }
     }
 
@@ -1390,6 +1398,7 @@ impl Store {
                 id: ws.id.clone(),
                 name: ws.name.clone(),
                 cwd: ws.cwd.display().to_string(),
+                git: self.git.get(&ws.cwd.display().to_string()),
                 auto_resume: ws.auto_resume,
                 active_tab: ws.active_tab.clone(),
                 tabs: ws

@@ -37,6 +37,9 @@ pub struct WorkspaceView {
     pub active_tab: Option<TabId>,
     /// Its tabs, in order.
     pub tabs: Vec<TabInfo>,
+    /// The git context of its directory (cached; `None`: not in a git work tree, or not
+    /// known yet).
+    pub git: Option<crate::gitctx::GitContext>,
 }
 
 /// One tab.
@@ -95,6 +98,8 @@ pub struct PaneInfo {
     pub pending_decision: Option<PendingDecision>,
     /// Its turns: how the lifecycle was learned, the running turn, the last one.
     pub turn: crate::agents::turns::TurnInfo,
+    /// The git context of its working directory (cached, like the workspace's).
+    pub git: Option<crate::gitctx::GitContext>,
 }
 
 impl PaneInfo {

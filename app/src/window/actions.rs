@@ -115,6 +115,7 @@ mod tests {
             resume: None,
             pending_decision: None,
             turn: Default::default(),
+            git: None,
         }
     }
 
@@ -138,6 +139,7 @@ mod tests {
                 id: ws_1.clone(),
                 name: "proj".into(),
                 cwd: "/".into(),
+                git: None,
                 auto_resume: false,
                 active_tab: Some(TabId::parse("tab_1").expect("a tab id")),
                 tabs: vec![

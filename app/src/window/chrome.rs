@@ -466,6 +466,7 @@ mod tests {
             resume: None,
             pending_decision: None,
             turn: Default::default(),
+            git: None,
         }
     }
 
@@ -485,6 +486,7 @@ mod tests {
             id: WorkspaceId::parse(id).expect("a workspace id"),
             name: name.into(),
             cwd: format!("/home/u/{name}"),
+            git: None,
             auto_resume: false,
             active_tab: Some(tabs[0].id.clone()),
             tabs,

@@ -195,6 +195,7 @@ mod tests {
             resume: None,
             pending_decision: decision,
             turn: Default::default(),
+            git: None,
         }
     }
 
@@ -292,6 +293,7 @@ mod tests {
             id: WorkspaceId::parse(id).expect("a workspace id"),
             name: id.into(),
             cwd: "/".into(),
+            git: None,
             auto_resume: false,
             active_tab: Some(tabs[0].id.clone()),
             tabs,

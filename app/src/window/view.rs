@@ -289,6 +289,7 @@ mod tests {
             resume: None,
             pending_decision: None,
             turn: Default::default(),
+            git: None,
         }
     }
 
@@ -309,6 +310,7 @@ mod tests {
                 id: id("ws_1"),
                 name: "proj".into(),
                 cwd: "/".into(),
+                git: None,
                 auto_resume: false,
                 active_tab: Some(id("tab_1")),
                 tabs: vec![

@@ -176,6 +176,10 @@ pub struct PaneDto {
     /// The permission request the pane's agent is waiting on (`berth decide` answers it).
     #[serde(default)]
     pub pending_decision: Option<DecisionDto>,
+    /// The git context of its working directory (`root`, `branch`, `detached_sha`, `dirty`,
+    /// `ahead`, `behind`, `worktree`); `null` outside a work tree.
+    #[serde(default)]
+    pub git: Option<crate::gitctx::GitContext>,
 }
 
 /// A pending decision on the wire (`pending_decision` of a pane, `decision.list`,
@@ -426,6 +430,9 @@ pub struct WorkspaceDto {
     pub active_tab_id: Option<String>,
     /// Its tabs, in order.
     pub tabs: Vec<TabDto>,
+    /// The git context of its directory, as a pane's.
+    #[serde(default)]
+    pub git: Option<crate::gitctx::GitContext>,
 }
 
 /// The result of `workspace.list`.
@@ -469,6 +476,10 @@ pub struct ServerInfoDto {
     pub socket: PathBuf,
     /// When it started, ms since the Unix epoch.
     pub started_at: u64,
+    /// How many git context probes the server has run (`gitctx`): flat while nothing
+    /// changes, since nothing polls.
+    #[serde(default)]
+    pub git_probes: u64,
 }
 
 /// A kept notification on the wire: the same record the snapshot saves.
@@ -485,6 +496,7 @@ impl From<&ServerInfo> for ServerInfoDto {
             pid: info.pid,
             socket: info.socket.clone(),
             started_at: info.started_at,
+            git_probes: crate::gitctx::probe_count(),
         }
     }
 }
@@ -533,6 +545,7 @@ impl From<&PaneInfo> for PaneDto {
             resume: p.resume.as_ref().map(ResumeDto::from),
             turn: TurnDto::from(&p.turn),
             pending_decision: p.pending_decision.as_ref().map(DecisionDto::from),
+            git: p.git.clone(),
         }
     }
 }
@@ -559,6 +572,7 @@ impl From<&WorkspaceView> for WorkspaceDto {
             auto_resume: w.auto_resume,
             active_tab_id: w.active_tab.as_ref().map(ToString::to_string),
             tabs: w.tabs.iter().map(TabDto::from).collect(),
+            git: w.git.clone(),
         }
     }
 }
@@ -651,6 +665,7 @@ impl PaneDto {
                 .as_ref()
                 .map(DecisionDto::to_view)
                 .transpose()?,
+            git: self.git.clone(),
         })
     }
 }
@@ -679,6 +694,7 @@ impl WorkspaceDto {
             auto_resume: self.auto_resume,
             active_tab: self.active_tab_id.as_deref().map(TabId::parse).transpose()?,
             tabs: self.tabs.iter().map(TabDto::to_view).collect::<Result<_, _>>()?,
+            git: self.git.clone(),
         })
     }
 }

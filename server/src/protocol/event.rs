@@ -74,6 +74,7 @@ pub fn event_value(event: &Event) -> Value {
         Event::TaskChanged { task, state } => {
             json!({ "type": "task.changed", "task_id": task.as_str(), "state": state })
         }
+        Event::GitChanged { dir, git } => json!({ "type": "git.changed", "dir": dir, "git": git }),
     }
 }
 
@@ -157,6 +158,7 @@ pub fn decode_event(v: &Value) -> Result<Event, CommandError> {
             task: berth_engine::ids::TaskId::parse(&text(v, "task_id")?)?,
             state: text(v, "state")?,
         },
+        "git.changed" => Event::GitChanged { dir: text(v, "dir")?, git: number(v, "git")? },
         other => return Err(CommandError::BadParams(format!("unknown event type {other:?}"))),
     })
 }

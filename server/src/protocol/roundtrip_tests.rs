@@ -395,6 +395,9 @@ fn task_params_are_checked() {
         ("task.show", json!({ "task_id": "../x" }), "INVALID_ID"),
         ("task.wait", json!({ "task_id": "task_1", "until": "done" }), "BAD_REQUEST"),
         ("task.list", json!({ "repo": "/r", "x": 1 }), "BAD_REQUEST"),
+        ("diff.file", json!({ "target": "ws_1", "path": "" }), "BAD_REQUEST"),
+        ("diff.file", json!({ "target": "ws_1", "path": "a", "limit": 0 }), "BAD_REQUEST"),
+        ("worktree.list", json!({ "repo": "rel" }), "BAD_REQUEST"),
     ];
     for (method, params, code) in cases {
         let err = decode_method(method, params.clone()).expect_err("refused");
@@ -474,6 +477,10 @@ fn every_method_name_has_one_variant_both_ways() {
         ("task.show", json!({ "task_id": task.as_str() })),
         ("task.cancel", json!({ "task_id": task.as_str() })),
         ("task.wait", json!({ "task_id": task.as_str(), "until": "input_required" })),
+        ("diff.files", json!({ "target": task.as_str() })),
+        ("diff.file", json!({ "target": "ws_1", "path": "a.rs", "offset": 2, "limit": 10 })),
+        ("workspace.refresh_git", json!({})),
+        ("worktree.list", json!({ "repo": "/tmp/r" })),
         ("screen.frames", json!({ "panes": [{ "pane_id": p.as_str() }] })),
         ("window.attach", json!({ "header_rows": 1 })),
     ];
@@ -537,6 +544,7 @@ fn sample_state() -> StateView {
             }),
             hooks_wired: state == RestoreState::Live,
         },
+        git: (state == RestoreState::Live).then(sample_git),
     };
     let tab = TabInfo {
         id: TabId::new(),
@@ -556,6 +564,7 @@ fn sample_state() -> StateView {
         auto_resume: true,
         active_tab: Some(tab.id.clone()),
         tabs: vec![tab],
+        git: Some(crate::gitctx::GitContext { worktree: true, ..sample_git() }),
     };
     StateView { active_workspace: Some(ws.id.clone()), workspaces: vec![ws] }
 }
@@ -742,6 +751,8 @@ fn every_event_survives_the_wire() {
         Event::SubscriberDropped { reason: "slow".into() },
         Event::ConnectionClosed { reason: "idle".into() },
         Event::TaskChanged { task: berth_engine::ids::TaskId::new(), state: "working".into() },
+        Event::GitChanged { dir: "/r".into(), git: Some(sample_git()) },
+        Event::GitChanged { dir: "/r".into(), git: None },
     ];
     for event in events {
         let line = encode_event(&event);
@@ -795,4 +806,16 @@ fn the_state_keeps_its_documented_field_names() {
     }
     assert_eq!(decision["options"][0], json!({ "id": "allow", "label": "Allow once" }));
     assert!(value.get("active_workspace_id").is_some());
+}
+
+fn sample_git() -> crate::gitctx::GitContext {
+    crate::gitctx::GitContext {
+        root: "/home/u/api".into(),
+        branch: Some("main".into()),
+        detached_sha: None,
+        dirty: true,
+        ahead: Some(2),
+        behind: Some(0),
+        worktree: false,
+    }
 }

@@ -26,6 +26,29 @@ pub struct GitOutput {
 /// Runs `git -C dir args…` with [`GIT_TIMEOUT`]; an error when it cannot start or runs too
 /// long (it is killed then).
 pub fn git(dir: &Path, args: &[&str]) -> Result<GitOutput, String> {
+    let raw = git_raw(dir, args)?;
+    Ok(GitOutput {
+        ok: raw.ok,
+        stdout: String::from_utf8_lossy(&raw.stdout).trim().to_owned(),
+        stderr: raw.stderr,
+    })
+}
+
+/// What one git command did, its standard output as bytes, untrimmed (diffs, `-z` lists).
+#[derive(Debug, Clone)]
+pub struct GitRaw {
+    /// Whether it exited 0.
+    pub ok: bool,
+    /// Its exit code, if it exited.
+    pub code: Option<i32>,
+    /// Its standard output, as it wrote it.
+    pub stdout: Vec<u8>,
+    /// Its standard error, trimmed.
+    pub stderr: String,
+}
+
+/// Runs `git -C dir args…` like [`git`], keeping its output as bytes.
+pub fn git_raw(dir: &Path, args: &[&str]) -> Result<GitRaw, String> {
     let mut child = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -46,8 +69,8 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<GitOutput, String> {
     let mut out = child.stdout.take().expect("stdout is piped above");
     let mut err = child.stderr.take().expect("stderr is piped above");
     let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
+        let mut s = Vec::new();
+        let _ = out.read_to_end(&mut s);
         s
     });
     let err = std::thread::spawn(move || {
@@ -72,9 +95,10 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<GitOutput, String> {
             Err(e) => return Err(format!("git {}: {e}", args.join(" "))),
         }
     };
-    Ok(GitOutput {
+    Ok(GitRaw {
         ok: status.success(),
-        stdout: out.join().unwrap_or_default().trim().to_owned(),
+        code: status.code(),
+        stdout: out.join().unwrap_or_default(),
         stderr: err.join().unwrap_or_default().trim().to_owned(),
     })
 }

@@ -1,0 +1,237 @@
+//! `berth diff` and `berth worktree ls`: review a task's or a workspace's changes, and list a
+//! repo's worktrees, each one request on the socket (`diff.files`, `diff.file`,
+//! `worktree.list`); the server runs git.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use berth_server::client::Client;
+use berth_server::commands::{Command, Reply};
+use berth_server::gitctx::diff::{DiffFile, DiffHunk, FileStatus, LineKind};
+use berth_server::gitctx::request::{
+    DiffFileParams, DiffFileReply, DiffFilesParams, DiffFilesReply, GitRequest, WorktreeListParams,
+    WorktreeListReply, MAX_HUNKS,
+};
+use clap::{Args, Subcommand};
+use serde_json::Value;
+
+/// How long a git answer may take.
+const GIT_WAIT: Duration = Duration::from_secs(60);
+
+/// `berth diff`'s arguments.
+#[derive(Args, Debug)]
+#[command(after_help = "A task's diff is its worktree (uncommitted and untracked files \
+included) against its base commit; a workspace's is its directory's work tree against HEAD.\n\
+Binary files and files over 20,000 changed lines or 1 MiB of patch are marked, never printed.\n\n\
+Examples:\n  berth diff task_3f… --stat\n  berth diff task_3f… src/main.rs\n  berth diff api --json")]
+pub struct DiffArgs {
+    /// A task id (`task_…`), or a workspace by name or id.
+    pub target: String,
+    /// Only this file's hunks.
+    pub file: Option<String>,
+    /// Only the list of files with their +/- counts.
+    #[arg(long)]
+    pub stat: bool,
+    /// Print JSON (the server's answer).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `berth worktree …`.
+#[derive(Subcommand, Debug)]
+pub enum WorktreeVerb {
+    /// Git's registered worktrees of a repo, each with the workspaces and tasks using it.
+    Ls {
+        /// Any directory in the repo (default: the current one).
+        #[arg(long)]
+        repo: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn target_of(client: &mut Client, target: &str) -> Result<String> {
+    if target.starts_with("task_") {
+        return Ok(target.to_owned());
+    }
+    // A workspace by id or name.
+    let state = match client.execute(Command::WorkspaceList)? {
+        Reply::State(state) => *state,
+        _ => bail!("the server answered workspace.list with something else"),
+    };
+    let found: Vec<String> = state
+        .workspaces
+        .iter()
+        .filter(|w| w.id.as_str() == target || w.name == target)
+        .map(|w| w.id.to_string())
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => bail!("no task or workspace {target:?} (berth ls, berth task ls)"),
+        _ => bail!("{target:?} names several workspaces; use the workspace's id"),
+    }
+}
+
+fn files_of(answer: &Value) -> Result<Vec<DiffFile>> {
+    let reply: DiffFilesReply =
+        serde_json::from_value(answer.clone()).context("the server's diff.files answer")?;
+    Ok(reply.files)
+}
+
+fn mark(f: &DiffFile) -> String {
+    let status = match f.status {
+        FileStatus::Added => "A",
+        FileStatus::Modified => "M",
+        FileStatus::Deleted => "D",
+        FileStatus::Renamed => "R",
+        FileStatus::Copied => "C",
+        FileStatus::TypeChanged => "T",
+        FileStatus::Unmerged => "U",
+    };
+    let path = match &f.old_path {
+        Some(old) => format!("{old} -> {}", f.path),
+        None => f.path.clone(),
+    };
+    let counts =
+        if f.binary { "binary".to_owned() } else { format!("+{} -{}", f.added, f.removed) };
+    let large = if f.too_large { " (too large to show)" } else { "" };
+    format!("{status} {counts:>12}  {path}{large}")
+}
+
+fn print_hunks(hunks: &[DiffHunk]) {
+    for h in hunks {
+        println!(
+            "@@ -{},{} +{},{} @@ {}",
+            h.old_start, h.old_lines, h.new_start, h.new_lines, h.header
+        );
+        for l in &h.lines {
+            let (sign, old, new) = (
+                match l.kind {
+                    LineKind::Context => ' ',
+                    LineKind::Added => '+',
+                    LineKind::Removed => '-',
+                },
+                l.old_line.map(|n| n.to_string()).unwrap_or_default(),
+                l.new_line.map(|n| n.to_string()).unwrap_or_default(),
+            );
+            println!("{old:>5} {new:>5} {sign}{}", l.text);
+        }
+    }
+}
+
+/// Every hunk of one file, page by page.
+fn whole_file(client: &mut Client, target: &str, path: &str) -> Result<Value> {
+    let mut offset = 0;
+    let mut all: Vec<Value> = Vec::new();
+    loop {
+        let request = GitRequest::DiffFile(DiffFileParams {
+            target: target.to_owned(),
+            path: path.to_owned(),
+            offset,
+            limit: Some(MAX_HUNKS),
+        });
+        let mut answer = client.git(request, Some(GIT_WAIT))?;
+        let page = answer["hunks"].as_array().cloned().unwrap_or_default();
+        let total = answer["total_hunks"].as_u64().unwrap_or(0) as usize;
+        offset += page.len();
+        all.extend(page);
+        if page_done(offset, total, all.is_empty()) {
+            answer["hunks"] = Value::Array(all);
+            answer["offset"] = 0.into();
+            return Ok(answer);
+        }
+    }
+}
+
+fn page_done(offset: usize, total: usize, empty: bool) -> bool {
+    offset >= total || (empty && total == 0)
+}
+
+/// `berth diff`.
+pub fn diff(mut client: Client, args: DiffArgs) -> Result<ExitCode> {
+    let target = target_of(&mut client, &args.target)?;
+    if let Some(path) = &args.file {
+        let answer = whole_file(&mut client, &target, path)?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&answer)?);
+            return Ok(ExitCode::SUCCESS);
+        }
+        let reply: DiffFileReply =
+            serde_json::from_value(answer).context("the server's diff.file answer")?;
+        println!("{}", mark(&reply.file));
+        print_hunks(&reply.hunks);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let answer = client
+        .git(GitRequest::DiffFiles(DiffFilesParams { target: target.clone() }), Some(GIT_WAIT))?;
+    let files = files_of(&answer)?;
+    if args.json && args.stat {
+        println!("{}", serde_json::to_string_pretty(&answer)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.json {
+        // The list, and the hunks of every file that has some to show.
+        let mut out = answer.clone();
+        let mut with_hunks = Vec::new();
+        for f in &files {
+            let mut v = serde_json::to_value(f)?;
+            if !f.binary && !f.too_large {
+                let file = whole_file(&mut client, &target, &f.path)?;
+                v["hunks"] = file["hunks"].clone();
+            }
+            with_hunks.push(v);
+        }
+        out["files"] = Value::Array(with_hunks);
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if files.is_empty() {
+        println!("no changes");
+        return Ok(ExitCode::SUCCESS);
+    }
+    for f in &files {
+        println!("{}", mark(f));
+    }
+    if !args.stat {
+        for f in files.iter().filter(|f| !f.binary && !f.too_large) {
+            println!("\n--- {}", f.path);
+            let file = whole_file(&mut client, &target, &f.path)?;
+            let hunks: Vec<DiffHunk> = serde_json::from_value(file["hunks"].clone())?;
+            print_hunks(&hunks);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `berth worktree …`.
+pub fn worktree(mut client: Client, verb: WorktreeVerb) -> Result<ExitCode> {
+    let WorktreeVerb::Ls { repo, json } = verb;
+    let repo = match repo {
+        Some(r) => r,
+        None => std::env::current_dir()?,
+    };
+    let repo = std::path::absolute(&repo).unwrap_or(repo);
+    let answer =
+        client.git(GitRequest::WorktreeList(WorktreeListParams { repo }), Some(GIT_WAIT))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&answer)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let reply: WorktreeListReply =
+        serde_json::from_value(answer).context("the server's worktree.list answer")?;
+    for w in reply.worktrees {
+        let what = match (&w.branch, &w.head) {
+            (Some(b), _) => b.clone(),
+            (None, Some(h)) => format!("(detached {})", &h[..h.len().min(12)]),
+            (None, None) => "(bare)".into(),
+        };
+        let mut users: Vec<String> = w.workspaces.clone();
+        users.extend(w.tasks.iter().cloned());
+        let main = if w.main { " [main]" } else { "" };
+        println!("{}  {what}{main}  {}", w.path, users.join(" "));
+    }
+    Ok(ExitCode::SUCCESS)
+}

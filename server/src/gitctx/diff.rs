@@ -1,0 +1,375 @@
+//! Diffs for review (`diff.files`, `diff.file`): git's `--numstat -z` / `--name-status -z -M`
+//! lists and its unified patch text, parsed into typed files and hunks with old/new line
+//! numbers. Computed on demand, never stored; a file over [`MAX_LINES`] changed lines or
+//! [`MAX_PATCH_BYTES`] of patch is marked too large and its hunks are never sent.
+//!
+//! Blocking (it runs git): callers run it on a blocking thread, off the Store's lock.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::tasks::git::git_raw;
+
+/// A file with more changed lines than this is too large to show.
+pub const MAX_LINES: u64 = 20_000;
+/// A file whose patch is larger than this is too large to show.
+pub const MAX_PATCH_BYTES: usize = 1 << 20;
+/// At most this many untracked files are listed as added.
+const MAX_UNTRACKED: usize = 2_000;
+
+/// How a file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileStatus {
+    /// New.
+    Added,
+    /// Changed in place.
+    Modified,
+    /// Gone.
+    Deleted,
+    /// Moved (perhaps changed too).
+    Renamed,
+    /// Copied from another file.
+    Copied,
+    /// Its type changed (file, link, submodule).
+    TypeChanged,
+    /// In conflict.
+    Unmerged,
+}
+
+impl FileStatus {
+    /// From git's `--name-status` letter.
+    pub fn from_letter(c: u8) -> Option<Self> {
+        Some(match c {
+            b'A' => Self::Added,
+            b'M' => Self::Modified,
+            b'D' => Self::Deleted,
+            b'R' => Self::Renamed,
+            b'C' => Self::Copied,
+            b'T' => Self::TypeChanged,
+            b'U' => Self::Unmerged,
+            _ => return None,
+        })
+    }
+}
+
+/// One changed file of a diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffFile {
+    /// Its path now (for a deleted file, the path it had).
+    pub path: String,
+    /// Its path before, for a renamed or copied file.
+    pub old_path: Option<String>,
+    /// How it changed.
+    pub status: FileStatus,
+    /// Lines added (0 for a binary file).
+    pub added: u64,
+    /// Lines removed (0 for a binary file).
+    pub removed: u64,
+    /// Whether git sees it as binary (no lines, no hunks).
+    pub binary: bool,
+    /// Whether it is too large to show: its hunks are never sent.
+    pub too_large: bool,
+    /// Whether it is not tracked yet (a new file in the work tree, not added).
+    pub untracked: bool,
+}
+
+/// What a line of a hunk is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LineKind {
+    /// In both.
+    Context,
+    /// New.
+    Added,
+    /// Gone.
+    Removed,
+}
+
+/// One line of a hunk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffLine {
+    /// What it is.
+    pub kind: LineKind,
+    /// Its number in the old file (context and removed lines).
+    pub old_line: Option<u64>,
+    /// Its number in the new file (context and added lines).
+    pub new_line: Option<u64>,
+    /// Its text, without the marker and the newline.
+    pub text: String,
+    /// Whether the file has no newline after this line.
+    #[serde(default)]
+    pub no_newline: bool,
+}
+
+/// One hunk: a run of changed lines with context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffHunk {
+    /// First line in the old file.
+    pub old_start: u64,
+    /// Lines in the old file.
+    pub old_lines: u64,
+    /// First line in the new file.
+    pub new_start: u64,
+    /// Lines in the new file.
+    pub new_lines: u64,
+    /// The text after the second `@@` (often the enclosing function).
+    pub header: String,
+    /// Its lines.
+    pub lines: Vec<DiffLine>,
+}
+
+/// One `--numstat` entry: `(added, removed)` (`None` for a binary file), the path, and the
+/// old path of a rename.
+pub type NumstatEntry = (Option<(u64, u64)>, String, Option<String>);
+
+/// Parses `git diff --numstat -z` output.
+pub fn parse_numstat_z(out: &[u8]) -> Vec<NumstatEntry> {
+    let mut fields = out.split(|b| *b == 0).map(|f| String::from_utf8_lossy(f).into_owned());
+    let mut all = Vec::new();
+    while let Some(field) = fields.next() {
+        if field.is_empty() {
+            continue;
+        }
+        let mut parts = field.splitn(3, '\t');
+        let (Some(a), Some(r), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let counts = match (a.parse::<u64>(), r.parse::<u64>()) {
+            (Ok(a), Ok(r)) => Some((a, r)),
+            _ => None,
+        };
+        if path.is_empty() {
+            // A rename: the old and new paths follow as their own fields.
+            let old = fields.next().unwrap_or_default();
+            let new = fields.next().unwrap_or_default();
+            all.push((counts, new, Some(old)));
+        } else {
+            all.push((counts, path.to_owned(), None));
+        }
+    }
+    all
+}
+
+/// Parses `git diff --name-status -z` output: `(status, path, old_path)`.
+pub fn parse_name_status_z(out: &[u8]) -> Vec<(FileStatus, String, Option<String>)> {
+    let mut fields = out.split(|b| *b == 0).map(|f| String::from_utf8_lossy(f).into_owned());
+    let mut all = Vec::new();
+    while let Some(code) = fields.next() {
+        let Some(status) = code.bytes().next().and_then(FileStatus::from_letter) else {
+            continue;
+        };
+        let first = fields.next().unwrap_or_default();
+        if matches!(status, FileStatus::Renamed | FileStatus::Copied) {
+            let new = fields.next().unwrap_or_default();
+            all.push((status, new, Some(first)));
+        } else {
+            all.push((status, first, None));
+        }
+    }
+    all
+}
+
+fn parse_range(s: &str) -> Option<(u64, u64)> {
+    let mut parts = s.splitn(2, ',');
+    let start = parts.next()?.parse().ok()?;
+    let count = match parts.next() {
+        Some(c) => c.parse().ok()?,
+        None => 1,
+    };
+    Some((start, count))
+}
+
+/// Parses one `@@ -a,b +c,d @@ header` line.
+fn parse_hunk_header(line: &str) -> Option<DiffHunk> {
+    let rest = line.strip_prefix("@@ -")?;
+    let (old, rest) = rest.split_once(' ')?;
+    let rest = rest.strip_prefix('+')?;
+    let (new, rest) = rest.split_once(" @@")?;
+    let (old_start, old_lines) = parse_range(old)?;
+    let (new_start, new_lines) = parse_range(new)?;
+    Some(DiffHunk {
+        old_start,
+        old_lines,
+        new_start,
+        new_lines,
+        header: rest.trim_start().to_owned(),
+        lines: Vec::new(),
+    })
+}
+
+/// Parses the unified patch of one file (`git diff -U3 -- FILE`) into hunks with old/new line
+/// numbers; the file header lines (`diff --git`, `index`, `---`, `+++`) are skipped.
+pub fn parse_hunks(patch: &[u8]) -> Vec<DiffHunk> {
+    let text = String::from_utf8_lossy(patch);
+    let mut hunks: Vec<DiffHunk> = Vec::new();
+    let (mut old, mut new) = (0u64, 0u64);
+    for line in text.split('\n') {
+        if line.starts_with("@@ ") {
+            if let Some(h) = parse_hunk_header(line) {
+                old = h.old_start;
+                new = h.new_start;
+                hunks.push(h);
+            }
+            continue;
+        }
+        let Some(hunk) = hunks.last_mut() else { continue };
+        let (kind, text) = match line.as_bytes().first() {
+            Some(b' ') => (LineKind::Context, &line[1..]),
+            Some(b'+') => (LineKind::Added, &line[1..]),
+            Some(b'-') => (LineKind::Removed, &line[1..]),
+            Some(b'\\') => {
+                if let Some(last) = hunk.lines.last_mut() {
+                    last.no_newline = true;
+                }
+                continue;
+            }
+            // The next file's header, or the end.
+            _ => continue,
+        };
+        let (old_line, new_line) = match kind {
+            LineKind::Context => {
+                old += 1;
+                new += 1;
+                (Some(old - 1), Some(new - 1))
+            }
+            LineKind::Added => {
+                new += 1;
+                (None, Some(new - 1))
+            }
+            LineKind::Removed => {
+                old += 1;
+                (Some(old - 1), None)
+            }
+        };
+        hunk.lines.push(DiffLine {
+            kind,
+            old_line,
+            new_line,
+            text: text.to_owned(),
+            no_newline: false,
+        });
+    }
+    hunks
+}
+
+/// What a diff is taken against: a commit, in a work tree (its uncommitted changes and
+/// untracked files included).
+#[derive(Debug, Clone)]
+pub struct DiffSource {
+    /// The work tree.
+    pub dir: std::path::PathBuf,
+    /// The commit the work tree is compared with (a task's base SHA, or `HEAD`).
+    pub base: String,
+}
+
+fn run(dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
+    let out = git_raw(dir, args)?;
+    if out.ok {
+        Ok(out.stdout)
+    } else {
+        Err(format!("git {} failed: {}", args.join(" "), out.stderr))
+    }
+}
+
+fn untracked(dir: &Path) -> Result<Vec<String>, String> {
+    let out = run(dir, &["ls-files", "--others", "--exclude-standard", "-z"])?;
+    Ok(out
+        .split(|b| *b == 0)
+        .filter(|f| !f.is_empty())
+        .take(MAX_UNTRACKED)
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .collect())
+}
+
+/// `git diff --no-index` of a new file (exit 1 means "differs").
+fn no_index(dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
+    let out = git_raw(dir, args)?;
+    match out.code {
+        Some(0 | 1) => Ok(out.stdout),
+        _ => Err(format!("git {} failed: {}", args.join(" "), out.stderr)),
+    }
+}
+
+/// Every changed file of `source`, tracked changes first (in git's order), then untracked
+/// files as added.
+pub fn files(source: &DiffSource) -> Result<Vec<DiffFile>, String> {
+    let dir = &source.dir;
+    let base = source.base.as_str();
+    let numstat = parse_numstat_z(&run(dir, &["diff", "--numstat", "-z", "-M", base, "--"])?);
+    let statuses =
+        parse_name_status_z(&run(dir, &["diff", "--name-status", "-z", "-M", base, "--"])?);
+    let mut all = Vec::new();
+    for (status, path, old_path) in statuses {
+        let counts = numstat.iter().find(|(_, p, _)| *p == path).map(|(c, _, _)| *c);
+        let binary = matches!(counts, Some(None));
+        let (added, removed) = counts.flatten().unwrap_or((0, 0));
+        all.push(DiffFile {
+            too_large: added + removed > MAX_LINES,
+            path,
+            old_path,
+            status,
+            added,
+            removed,
+            binary,
+            untracked: false,
+        });
+    }
+    for path in untracked(dir)? {
+        let out = no_index(dir, &["diff", "--no-index", "--numstat", "-z", "/dev/null", &path])?;
+        let counts = parse_numstat_z(&out).into_iter().next().and_then(|(c, _, _)| c);
+        let (added, removed) = counts.unwrap_or((0, 0));
+        all.push(DiffFile {
+            path,
+            old_path: None,
+            status: FileStatus::Added,
+            added,
+            removed,
+            binary: counts.is_none(),
+            too_large: added + removed > MAX_LINES,
+            untracked: true,
+        });
+    }
+    Ok(all)
+}
+
+/// One file's hunks, `offset`/`limit` of them, with the file and the total count. A binary
+/// or too-large file has none; a file whose patch turns out over [`MAX_PATCH_BYTES`] is marked
+/// too large then.
+pub fn file(
+    source: &DiffSource,
+    path: &str,
+    offset: usize,
+    limit: usize,
+) -> Result<(DiffFile, Vec<DiffHunk>, usize), String> {
+    let mut entry = files(source)?
+        .into_iter()
+        .find(|f| f.path == path || f.old_path.as_deref() == Some(path))
+        .ok_or_else(|| format!("{path} has no changes in this diff"))?;
+    if entry.binary || entry.too_large {
+        return Ok((entry, Vec::new(), 0));
+    }
+    let dir = &source.dir;
+    let patch = if entry.untracked {
+        no_index(dir, &["diff", "--no-index", "-U3", "/dev/null", path])?
+    } else {
+        let mut args = vec!["diff", "-U3", "-M", source.base.as_str(), "--"];
+        if let Some(old) = entry.old_path.as_deref() {
+            args.push(old);
+        }
+        args.push(entry.path.as_str());
+        run(dir, &args)?
+    };
+    if patch.len() > MAX_PATCH_BYTES {
+        entry.too_large = true;
+        return Ok((entry, Vec::new(), 0));
+    }
+    let hunks = parse_hunks(&patch);
+    let total = hunks.len();
+    Ok((entry, hunks.into_iter().skip(offset).take(limit).collect(), total))
+}
+
+#[cfg(test)]
+#[path = "diff_tests.rs"]
+mod tests;

@@ -1,0 +1,136 @@
+//! The diff parser, on real git output (a temp repo) and on fixed patch text.
+
+use super::*;
+use std::path::PathBuf;
+use std::process::Command;
+
+const PATCH: &str = "diff --git a/f.txt b/f.txt
+index 1111111..2222222 100644
+--- a/f.txt
++++ b/f.txt
+@@ -1,4 +1,4 @@ fn main
+ one
+-two
++TWO
+ three
+ four
+@@ -10 +10,2 @@
+ ten
++eleven
+\\ No newline at end of file
+";
+
+#[test]
+fn hunks_carry_old_and_new_line_numbers() {
+    let hunks = parse_hunks(PATCH.as_bytes());
+    assert_eq!(hunks.len(), 2);
+    let h = &hunks[0];
+    assert_eq!((h.old_start, h.old_lines, h.new_start, h.new_lines), (1, 4, 1, 4));
+    assert_eq!(h.header, "fn main");
+    let kinds: Vec<_> = h.lines.iter().map(|l| (l.kind, l.old_line, l.new_line)).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (LineKind::Context, Some(1), Some(1)),
+            (LineKind::Removed, Some(2), None),
+            (LineKind::Added, None, Some(2)),
+            (LineKind::Context, Some(3), Some(3)),
+            (LineKind::Context, Some(4), Some(4)),
+        ]
+    );
+    assert_eq!(h.lines[2].text, "TWO");
+    let h = &hunks[1];
+    assert_eq!((h.old_start, h.old_lines, h.new_start, h.new_lines), (10, 1, 10, 2));
+    assert_eq!(h.lines[1].new_line, Some(11));
+    assert!(h.lines[1].no_newline, "the marker belongs to the line before it");
+    assert!(!h.lines[0].no_newline);
+}
+
+#[test]
+fn numstat_and_name_status_read_renames_and_binaries() {
+    let numstat = b"3\t1\ta.txt\x00-\t-\tpic.bin\x000\t0\t\x00old name\x00new name\x00";
+    let parsed = parse_numstat_z(numstat);
+    assert_eq!(parsed[0], (Some((3, 1)), "a.txt".to_owned(), None));
+    assert_eq!(parsed[1], (None, "pic.bin".to_owned(), None));
+    assert_eq!(parsed[2], (Some((0, 0)), "new name".to_owned(), Some("old name".to_owned())));
+    let status = b"M\x00a.txt\x00R087\x00old name\x00new name\x00D\x00gone\x00";
+    let parsed = parse_name_status_z(status);
+    assert_eq!(parsed[0], (FileStatus::Modified, "a.txt".to_owned(), None));
+    assert_eq!(
+        parsed[1],
+        (FileStatus::Renamed, "new name".to_owned(), Some("old name".to_owned()))
+    );
+    assert_eq!(parsed[2], (FileStatus::Deleted, "gone".to_owned(), None));
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_INDEX_FILE")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .status()
+        .expect("git runs")
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+#[test]
+fn a_real_repo_lists_every_kind_of_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir: PathBuf = tmp.path().to_path_buf();
+    git(&dir, &["init", "-q", "-b", "main"]);
+    let body: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(dir.join("mod.txt"), &body).unwrap();
+    std::fs::write(dir.join("del.txt"), "bye\n").unwrap();
+    std::fs::write(dir.join("old.txt"), "same text\nmore\nand more\n").unwrap();
+    std::fs::write(dir.join("pic.bin"), [0u8, 1, 2, 3, 0, 255]).unwrap();
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "base"]);
+    std::fs::write(
+        dir.join("mod.txt"),
+        body.replace("line 2\n", "LINE 2\n").replace("line 30\n", ""),
+    )
+    .unwrap();
+    std::fs::remove_file(dir.join("del.txt")).unwrap();
+    git(&dir, &["mv", "old.txt", "new.txt"]);
+    std::fs::write(dir.join("pic.bin"), [9u8, 0, 8, 7, 0, 1]).unwrap();
+    std::fs::write(dir.join("added.txt"), "fresh\n").unwrap();
+    let source = DiffSource { dir: dir.clone(), base: "HEAD".into() };
+    let all = files(&source).unwrap();
+    let find = |p: &str| all.iter().find(|f| f.path == p).unwrap_or_else(|| panic!("{p}: {all:?}"));
+    assert_eq!(find("mod.txt").status, FileStatus::Modified);
+    assert_eq!((find("mod.txt").added, find("mod.txt").removed), (1, 2));
+    assert_eq!(find("del.txt").status, FileStatus::Deleted);
+    assert_eq!(find("new.txt").status, FileStatus::Renamed);
+    assert_eq!(find("new.txt").old_path.as_deref(), Some("old.txt"));
+    assert!(find("pic.bin").binary);
+    assert_eq!(find("added.txt").status, FileStatus::Added);
+    assert!(find("added.txt").untracked);
+    assert_eq!(all.len(), 5, "{all:?}");
+
+    let (f, hunks, total) = file(&source, "mod.txt", 0, 10).unwrap();
+    assert_eq!(f.status, FileStatus::Modified);
+    assert_eq!(total, 2, "{hunks:?}");
+    let removed: Vec<_> = hunks[0].lines.iter().filter(|l| l.kind == LineKind::Removed).collect();
+    assert_eq!(removed[0].text, "line 2");
+    assert_eq!(removed[0].old_line, Some(2));
+    let gone = hunks[1].lines.iter().find(|l| l.kind == LineKind::Removed).unwrap();
+    assert_eq!((gone.text.as_str(), gone.old_line), ("line 30", Some(30)));
+    // Paging: the second hunk alone.
+    let (_, page, total) = file(&source, "mod.txt", 1, 1).unwrap();
+    assert_eq!((page.len(), total), (1, 2));
+    assert_eq!(page[0], hunks[1]);
+    // A new file's one hunk; a binary file none.
+    let (_, hunks, _) = file(&source, "added.txt", 0, 10).unwrap();
+    assert_eq!(hunks[0].lines[0].new_line, Some(1));
+    assert_eq!(hunks[0].lines[0].text, "fresh");
+    let (f, hunks, total) = file(&source, "pic.bin", 0, 10).unwrap();
+    assert!(f.binary && hunks.is_empty() && total == 0);
+    assert!(file(&source, "nothing.txt", 0, 10).is_err());
+}

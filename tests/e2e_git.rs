@@ -1,0 +1,344 @@
+//! Git context and review (issue 16, server and CLI): `git` on workspaces and panes in
+//! `berth ls --json`, refreshed by file-system events in the repo (no polling: the probe
+//! count stays flat while nothing changes), `berth worktree ls`, and `berth diff` of a task
+//! (stub agent, real worktree) and of a workspace, with a too-large file marked, never sent.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use support::*;
+
+/// Runs git in `dir`; panics with its output when it fails.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A repo on `main` with one commit.
+fn repo(server: &TestServer, name: &str, files: &[(&str, &[u8])]) -> PathBuf {
+    let dir = server.root.path().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q", "-b", "main"]);
+    git(&dir, &["config", "user.name", "Test"]);
+    git(&dir, &["config", "user.email", "test@example.com"]);
+    for (path, body) in files {
+        std::fs::write(dir.join(path), body).unwrap();
+    }
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-qm", "first"]);
+    dir.canonicalize().unwrap()
+}
+
+fn server() -> TestServer {
+    let server = TestServer::prepare();
+    let data = server.root.path().join("data");
+    server.with_env("XDG_DATA_HOME", &data.display().to_string()).launch()
+}
+
+fn json_of(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON output")
+}
+
+fn ls(server: &TestServer) -> Value {
+    json_of(&server.berth(&["ls", "--json"]))
+}
+
+fn workspace(server: &TestServer, name: &str) -> Value {
+    ls(server)["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no workspace {name}"))
+}
+
+/// Waits (at most 2 s) until the workspace's `git` satisfies `check`.
+fn wait_git(server: &TestServer, name: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+    poll(Duration::from_secs(2), what, || {
+        let git = workspace(server, name)["git"].clone();
+        check(&git).then_some(git)
+    })
+}
+
+fn probes(server: &TestServer) -> u64 {
+    server.call("server.info", json!({}))["git_probes"].as_u64().expect("git_probes")
+}
+
+/// The probe count does not move over 1.5 s while nothing changes.
+fn assert_flat(server: &TestServer) {
+    // Let the last refresh (and its debounce) finish first.
+    std::thread::sleep(Duration::from_millis(500));
+    let before = probes(server);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(probes(server), before, "git ran while nothing changed");
+}
+
+#[test]
+fn git_context_follows_branch_commit_edit_and_worktree_without_polling() {
+    let server = server();
+    let dir = repo(&server, "proj", &[("a.txt", b"one\n")]);
+    let cwd = dir.display().to_string();
+    server.call("workspace.create", json!({ "name": "proj", "cwd": cwd }));
+    let g = wait_git(&server, "proj", "the repo's context", |g| g["branch"] == "main");
+    assert_eq!(g["root"], cwd.as_str());
+    assert_eq!(g["dirty"], false);
+    assert_eq!(g["worktree"], false);
+    assert!(g["detached_sha"].is_null() && g["ahead"].is_null(), "{g}");
+    assert_flat(&server);
+
+    // A branch switch, seen in `ls` and on the event stream.
+    let mut events = server.client();
+    events.subscribe().unwrap();
+    git(&dir, &["checkout", "-q", "-b", "feature"]);
+    git(&dir, &["branch", "-q", "--set-upstream-to", "main"]);
+    wait_git(&server, "proj", "the new branch", |g| g["branch"] == "feature" && g["ahead"] == 0);
+    poll(Duration::from_secs(2), "git.changed for the new branch", || {
+        let event = events.next_event(Some(Duration::from_millis(200))).ok()?;
+        (event["type"] == "git.changed"
+            && event["dir"] == cwd.as_str()
+            && event["git"]["branch"] == "feature")
+            .then_some(())
+    });
+    drop(events);
+    // An edited file (the work tree only).
+    std::fs::write(dir.join("a.txt"), "one\ntwo\n").unwrap();
+    wait_git(&server, "proj", "the edit to make it dirty", |g| g["dirty"] == true);
+    // A new commit: clean again, one ahead of its upstream.
+    git(&dir, &["commit", "-qam", "second"]);
+    wait_git(&server, "proj", "the commit", |g| g["dirty"] == false && g["ahead"] == 1);
+    // Detached.
+    git(&dir, &["checkout", "-q", "--detach", "HEAD~1"]);
+    let g = wait_git(&server, "proj", "a detached HEAD", |g| g["branch"].is_null());
+    assert_eq!(g["detached_sha"].as_str().unwrap(), git(&dir, &["rev-parse", "HEAD"]));
+    git(&dir, &["checkout", "-q", "feature"]);
+    wait_git(&server, "proj", "back on the branch", |g| g["branch"] == "feature");
+    assert_flat(&server);
+
+    // A new worktree, and a workspace in it.
+    let wt = server.root.path().join("proj-wt");
+    git(&dir, &["worktree", "add", "-q", "-b", "side", &wt.display().to_string()]);
+    let wt = wt.canonicalize().unwrap();
+    server.call("workspace.create", json!({ "name": "side", "cwd": wt.display().to_string() }));
+    let g = wait_git(&server, "side", "the worktree's context", |g| g["branch"] == "side");
+    assert_eq!(g["worktree"], true);
+    assert_eq!(g["root"], wt.display().to_string().as_str());
+    // A commit in the linked worktree is seen through its own git dir.
+    std::fs::write(wt.join("b.txt"), "b\n").unwrap();
+    git(&wt, &["add", "b.txt"]);
+    wait_git(&server, "side", "the staged file", |g| g["dirty"] == true);
+    git(&wt, &["commit", "-qm", "side"]);
+    wait_git(&server, "side", "the worktree's commit", |g| g["dirty"] == false);
+    assert_flat(&server);
+
+    // Panes carry their cwd's context too.
+    let wt_arg = wt.display().to_string();
+    server.berth_ok(&["new", "--workspace", "side", "--cwd", &wt_arg, "--", "sleep", "60"]);
+    poll(Duration::from_secs(2), "the pane's context", || {
+        let pane = workspace(&server, "side")["tabs"][0]["panes"][0].clone();
+        (pane["git"]["branch"] == "side" && pane["git"]["worktree"] == true).then_some(())
+    });
+
+    // A shell that changes directory (no OSC 7: the process's cwd) takes the new context.
+    let shell =
+        server.berth_ok(&["new", "--workspace", "proj", "--cwd", &cwd, "--", "bash", "--norc"]);
+    let pane_git = |server: &TestServer| server.pane(&shell).map(|p| p["git"].clone());
+    poll(Duration::from_secs(2), "the shell's context", || {
+        pane_git(&server).filter(|g| g["branch"] == "feature")
+    });
+    server.berth_ok(&["send", &shell, "--enter", &format!("cd {wt_arg}")]);
+    poll(Duration::from_secs(2), "the context after cd", || {
+        pane_git(&server).filter(|g| g["branch"] == "side" && g["worktree"] == true)
+    });
+
+    // `berth worktree ls`: both, each with the workspace using it.
+    let list = json_of(&server.berth(&["worktree", "ls", "--repo", &cwd, "--json"]));
+    let all = list["worktrees"].as_array().unwrap();
+    assert_eq!(all.len(), 2, "{list}");
+    let proj = workspace(&server, "proj")["id"].clone();
+    let side = workspace(&server, "side")["id"].clone();
+    assert_eq!(all[0]["path"], cwd.as_str());
+    assert_eq!(all[0]["main"], true);
+    assert_eq!(all[0]["workspaces"], json!([proj]));
+    assert_eq!(all[1]["branch"], "side");
+    // The side worktree is used by its workspace and by the proj shell that went there.
+    assert_eq!(all[1]["workspaces"], json!([proj, side]));
+    let text = server.berth_ok(&["worktree", "ls", "--repo", &cwd]);
+    assert!(text.contains("side") && text.contains("[main]"), "{text}");
+
+    // An explicit refresh probes every directory once.
+    let refreshed = server.call("workspace.refresh_git", json!({}));
+    assert!(refreshed["probed"].as_u64().unwrap() >= 2, "{refreshed}");
+}
+
+fn python() -> &'static str {
+    if Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    }
+}
+
+#[test]
+fn a_tasks_diff_lists_added_modified_deleted_renamed_and_binary_files() {
+    let server = server();
+    let body: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let dir = repo(
+        &server,
+        "proj",
+        &[
+            ("mod.txt", body.as_bytes()),
+            ("del.txt", b"bye\n"),
+            ("old.txt", b"same text\nmore of it\nand more\n"),
+            ("pic.bin", &[0, 1, 2, 3, 0, 255]),
+        ],
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/stub_agent.py");
+    let log = server.root.path().join("stub.log");
+    let (repo_arg, script, log_arg, bin) = (
+        dir.display().to_string(),
+        script.display().to_string(),
+        log.display().to_string(),
+        berth_bin().display().to_string(),
+    );
+    let out = server
+        .command()
+        .args([
+            "task",
+            "start",
+            "--json",
+            "--repo",
+            &repo_arg,
+            "--agent",
+            "claude",
+            "--objective",
+            "Change files",
+            "--label",
+            "review",
+            "--",
+            python(),
+            &script,
+            "--berth",
+            &bin,
+            "--log",
+            &log_arg,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let task = json_of(&out);
+    let id = task["id"].as_str().unwrap().to_owned();
+    let wt = PathBuf::from(task["worktree_path"].as_str().unwrap());
+    // The agent's work: committed and not.
+    std::fs::write(wt.join("mod.txt"), body.replace("line 3\n", "LINE 3\n")).unwrap();
+    git(&wt, &["rm", "-q", "del.txt"]);
+    git(&wt, &["mv", "old.txt", "new.txt"]);
+    git(&wt, &["-c", "user.name=T", "-c", "user.email=t@t", "commit", "-qm", "agent"]);
+    std::fs::write(wt.join("pic.bin"), [7u8, 0, 9, 9, 0, 1]).unwrap();
+    std::fs::write(wt.join("added.txt"), "fresh\n").unwrap();
+
+    let answer = json_of(&server.berth(&["diff", &id, "--json"]));
+    let files = answer["files"].as_array().unwrap();
+    let find = |p: &str| {
+        files.iter().find(|f| f["path"] == p).unwrap_or_else(|| panic!("{p} in {answer}")).clone()
+    };
+    assert_eq!(files.len(), 5, "{answer}");
+    assert_eq!(find("added.txt")["status"], "added");
+    assert_eq!(find("added.txt")["added"], 1);
+    assert_eq!(find("del.txt")["status"], "deleted");
+    assert_eq!(find("new.txt")["status"], "renamed");
+    assert_eq!(find("new.txt")["old_path"], "old.txt");
+    assert_eq!(find("pic.bin")["binary"], true);
+    assert!(find("pic.bin")["hunks"].is_null(), "a binary file has no hunks");
+    let modified = find("mod.txt");
+    assert_eq!(modified["status"], "modified");
+    assert_eq!((modified["added"].clone(), modified["removed"].clone()), (json!(1), json!(1)));
+    let hunk = &modified["hunks"][0];
+    assert_eq!(hunk["old_start"], 1);
+    let lines = hunk["lines"].as_array().unwrap();
+    let removed = lines.iter().find(|l| l["kind"] == "removed").unwrap();
+    let added = lines.iter().find(|l| l["kind"] == "added").unwrap();
+    assert_eq!((removed["text"].clone(), removed["old_line"].clone()), (json!("line 3"), json!(3)));
+    assert_eq!((added["text"].clone(), added["new_line"].clone()), (json!("LINE 3"), json!(3)));
+    assert_eq!(answer["base"], task["base_sha"]);
+
+    // The text forms.
+    let stat = server.berth_ok(&["diff", &id, "--stat"]);
+    assert!(stat.contains("old.txt -> new.txt") && stat.contains("binary"), "{stat}");
+    assert!(!stat.contains("LINE 3"), "--stat prints no hunks: {stat}");
+    let one = server.berth_ok(&["diff", &id, "mod.txt"]);
+    assert!(one.contains("+LINE 3") && one.contains("-line 3"), "{one}");
+    // Bad input: a clear error, and the server stays up.
+    let out = server.berth(&["diff", &id, "nothing.txt"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing.txt"));
+    let out = server.berth(&["diff", "task_nope"]);
+    assert!(!out.status.success());
+    server.call("server.info", json!({}));
+}
+
+#[test]
+fn a_huge_diff_is_marked_too_large_and_hunks_page() {
+    let server = server();
+    let body: String = (1..=100).map(|i| format!("line {i}\n")).collect();
+    let dir = repo(&server, "big", &[("paged.txt", body.as_bytes())]);
+    server.call("workspace.create", json!({ "name": "big", "cwd": dir.display().to_string() }));
+    let ws = workspace(&server, "big")["id"].as_str().unwrap().to_owned();
+    let huge: String = (1..=20_001).map(|i| format!("row {i}\n")).collect();
+    std::fs::write(dir.join("huge.txt"), &huge).unwrap();
+    git(&dir, &["add", "huge.txt"]);
+    // Three hunks far apart.
+    let paged = body
+        .replace("line 5\n", "five\n")
+        .replace("line 50\n", "fifty\n")
+        .replace("line 95\n", "ninety-five\n");
+    std::fs::write(dir.join("paged.txt"), paged).unwrap();
+
+    let answer = json_of(&server.berth(&["diff", "big", "--json"]));
+    let huge = answer["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "huge.txt")
+        .cloned()
+        .unwrap();
+    assert_eq!(huge["too_large"], true, "{huge}");
+    assert_eq!(huge["added"], 20_001);
+    assert!(huge["hunks"].is_null(), "never sent whole");
+    let out = server.call("diff.file", json!({ "target": ws, "path": "huge.txt" }));
+    assert_eq!(out["file"]["too_large"], true);
+    assert_eq!(out["hunks"], json!([]));
+    assert!(serde_json::to_string(&out).unwrap().len() < 4096, "{out}");
+
+    let page = server
+        .call("diff.file", json!({ "target": ws, "path": "paged.txt", "offset": 1, "limit": 1 }));
+    assert_eq!(page["total_hunks"], 3, "{page}");
+    let hunks = page["hunks"].as_array().unwrap();
+    assert_eq!(hunks.len(), 1);
+    let added = hunks[0]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["kind"] == "added")
+        .unwrap()
+        .clone();
+    assert_eq!((added["text"].clone(), added["new_line"].clone()), (json!("fifty"), json!(50)));
+    let text = server.berth_ok(&["diff", "big", "--stat"]);
+    assert!(text.contains("too large"), "{text}");
+}
