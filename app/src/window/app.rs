@@ -518,7 +518,7 @@ impl App {
         let mut git = self.sidebar.git.borrow_mut();
         let rect = sidebar::rect(self.grid.cols, self.grid.rows, cols);
         let now = berth_server::persist::stamp::now_ms();
-        Some(sidebar::layout(list, &tasks, |dir| sidebar::git_of(&mut git, dir), rect, now))
+        Some(sidebar::layout(list, &tasks, |dir| sidebar::git_of(list, &mut git, dir), rect, now))
     }
 
     /// Recomputes the window's size in cells from its pixels and the cell size.

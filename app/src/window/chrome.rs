@@ -365,7 +365,6 @@ pub fn switcher_hit(scene: &SwitcherScene, col: u16, row: u16) -> Option<usize> 
 #[derive(Debug, Default)]
 pub struct GitBranches {
     cache: HashMap<PathBuf, (Option<String>, Instant)>,
-    dirty: HashMap<PathBuf, (bool, Instant)>,
 }
 
 /// How long a branch read from disk is trusted.
@@ -384,26 +383,6 @@ impl GitBranches {
         let branch = read_branch(dir);
         self.cache.insert(dir.to_owned(), (branch.clone(), now));
         branch
-    }
-
-    /// Whether the checkout holding `dir` has changes (`git status --porcelain`, tracked
-    /// files only), kept as long as a branch.
-    pub fn dirty(&mut self, dir: &Path) -> bool {
-        let now = Instant::now();
-        if let Some((dirty, at)) = self.dirty.get(dir) {
-            if now.duration_since(*at) < GIT_TTL {
-                return *dirty;
-            }
-        }
-        let dirty = std::process::Command::new("git")
-            .args(["status", "--porcelain", "--untracked-files=no"])
-            .current_dir(dir)
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .output()
-            .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
-        self.dirty.insert(dir.to_owned(), (dirty, now));
-        dirty
     }
 }
 

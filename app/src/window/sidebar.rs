@@ -90,11 +90,19 @@ pub fn tasks_of(records: &[TaskRecord]) -> Vec<SidebarTask> {
     tasks
 }
 
-/// The branch and dirty mark of the repository holding `dir`. The one place the sidebar
-/// learns git context: the server's git-context fields replace this lookup when they land.
-pub fn git_of(git: &mut GitBranches, dir: &Path) -> Option<(String, bool)> {
-    let branch = git.branch(dir)?;
-    Some((branch, git.dirty(dir)))
+/// The branch (or short detached SHA) and dirty mark of the workspace whose cwd is `dir`: the
+/// server's git context (`WorkspaceView::git`, kept fresh by its watcher); until the server
+/// has probed it, the branch from `.git/HEAD` with no dirty mark. The one place the sidebar
+/// learns git context; the window runs no `git` itself.
+pub fn git_of(list: &StateView, branches: &mut GitBranches, dir: &Path) -> Option<(String, bool)> {
+    let known = list.workspaces.iter().find(|w| Path::new(&w.cwd) == dir).and_then(|w| {
+        let git = w.git.as_ref()?;
+        let name = git.branch.clone().or_else(|| {
+            git.detached_sha.as_deref().map(|sha| sha.chars().take(7).collect())
+        })?;
+        Some((name, git.dirty))
+    });
+    known.or_else(|| branches.branch(dir).map(|branch| (branch, false)))
 }
 
 /// What a line of the sidebar leads to when clicked.
@@ -433,6 +441,7 @@ mod tests {
             resume: None,
             pending_decision: None,
             turn: Default::default(),
+            git: None,
         }
     }
 
@@ -452,6 +461,7 @@ mod tests {
             auto_resume: false,
             active_tab: Some(tab.id.clone()),
             tabs: vec![tab],
+            git: None,
         }
     }
 
