@@ -14,6 +14,7 @@ mod logs;
 #[allow(dead_code, unused_imports)]
 mod render;
 mod shell_init;
+mod ssh_attach;
 mod task_cli;
 mod window;
 

@@ -330,6 +330,9 @@ pub enum ConnectionMethod {
         /// Rows the window draws above each pane.
         header_rows: u16,
     },
+    /// `window.view`: an attached window says what it shows, as the embedded one tells the
+    /// Store directly (notifications for a pane the user looks at stay off the desktop).
+    WindowView(crate::store::WindowView),
 }
 
 #[derive(Deserialize)]
@@ -342,6 +345,14 @@ struct ScreenFramesParams {
 #[serde(deny_unknown_fields)]
 struct WindowAttachParams {
     header_rows: u16,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WindowViewParams {
+    visible: Vec<String>,
+    focused_pane_id: Option<String>,
+    window_focused: bool,
 }
 
 #[derive(Deserialize)]
@@ -483,6 +494,18 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
             return Ok(Decoded::Connection(ConnectionMethod::WindowAttach {
                 header_rows: p.header_rows,
             }));
+        }
+        "window.view" => {
+            let p: WindowViewParams = params(p)?;
+            let visible = p.visible.iter().map(|id| PaneId::parse(id)).collect::<Result<_, _>>()?;
+            let focused_pane = p.focused_pane_id.as_deref().map(PaneId::parse).transpose()?;
+            return Ok(Decoded::Connection(ConnectionMethod::WindowView(
+                crate::store::WindowView {
+                    visible,
+                    focused_pane,
+                    window_focused: p.window_focused,
+                },
+            )));
         }
         "pane.input" => {
             let p: InputParams = params(p)?;
@@ -814,6 +837,7 @@ pub const METHODS: &[&str] = &[
     "task.wait",
     "screen.frames",
     "window.attach",
+    "window.view",
 ];
 
 /// A path as wire text; the wire carries UTF-8 only.
@@ -870,6 +894,17 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
         }
         Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
             return Ok(("window.attach", json!({ "header_rows": header_rows })))
+        }
+        Decoded::Connection(ConnectionMethod::WindowView(view)) => {
+            let visible: Vec<&str> = view.visible.iter().map(PaneId::as_str).collect();
+            return Ok((
+                "window.view",
+                json!({
+                    "visible": visible,
+                    "focused_pane_id": view.focused_pane.as_ref().map(PaneId::as_str),
+                    "window_focused": view.window_focused,
+                }),
+            ));
         }
         Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms }) => {
             return Ok((

@@ -263,6 +263,12 @@ fn connection_methods_survive_the_wire() {
             },
         ]),
         ConnectionMethod::WindowAttach { header_rows: 1 },
+        ConnectionMethod::WindowView(crate::store::WindowView::default()),
+        ConnectionMethod::WindowView(crate::store::WindowView {
+            visible: vec![PaneId::new(), PaneId::new()],
+            focused_pane: Some(PaneId::new()),
+            window_focused: true,
+        }),
         ConnectionMethod::DecisionRequest {
             pane: PaneId::new(),
             kind: AgentKind::Cursor,
@@ -476,6 +482,10 @@ fn every_method_name_has_one_variant_both_ways() {
         ("task.wait", json!({ "task_id": task.as_str(), "until": "input_required" })),
         ("screen.frames", json!({ "panes": [{ "pane_id": p.as_str() }] })),
         ("window.attach", json!({ "header_rows": 1 })),
+        (
+            "window.view",
+            json!({ "visible": [p.as_str()], "focused_pane_id": p.as_str(), "window_focused": true }),
+        ),
     ];
     let names: Vec<&str> = cases.iter().map(|(m, _)| *m).collect();
     assert_eq!(names, METHODS, "one case per method, in the table's order");
