@@ -171,7 +171,7 @@ impl App {
         // Tell the Store at once, not with the next frame: a compositor sends a hidden
         // window no frames (Wayland), and until the Store knows, a notification for a pane on
         // screen counts as seen and stays off the desktop.
-        let list = self.lock_store().view();
+        let list = self.state_view();
         if let Some(view) = TabView::active(&list) {
             self.report_view(&view);
         }
