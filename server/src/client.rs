@@ -147,7 +147,12 @@ impl Client {
     /// Tells the server what an attached window shows (`window.view`), as the embedded window
     /// tells its Store; the server forgets it when this connection ends.
     pub fn report_view(&mut self, view: crate::store::WindowView) -> Result<(), ClientError> {
-        let what = Decoded::Connection(ConnectionMethod::WindowView(view));
+        let crate::store::WindowView { visible, focused_pane, window_focused } = view;
+        let what = Decoded::Connection(ConnectionMethod::WindowView {
+            visible,
+            focused_pane,
+            window_focused,
+        });
         self.request(&what).map(|_| ())
     }
 

@@ -332,7 +332,14 @@ pub enum ConnectionMethod {
     },
     /// `window.view`: an attached window says what it shows, as the embedded one tells the
     /// Store directly (notifications for a pane the user looks at stay off the desktop).
-    WindowView(crate::store::WindowView),
+    WindowView {
+        /// Panes drawn on screen.
+        visible: Vec<PaneId>,
+        /// The pane with the keyboard.
+        focused_pane: Option<PaneId>,
+        /// Whether the window has the desktop's focus.
+        window_focused: bool,
+    },
 }
 
 #[derive(Deserialize)]
@@ -499,13 +506,11 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
             let p: WindowViewParams = params(p)?;
             let visible = p.visible.iter().map(|id| PaneId::parse(id)).collect::<Result<_, _>>()?;
             let focused_pane = p.focused_pane_id.as_deref().map(PaneId::parse).transpose()?;
-            return Ok(Decoded::Connection(ConnectionMethod::WindowView(
-                crate::store::WindowView {
-                    visible,
-                    focused_pane,
-                    window_focused: p.window_focused,
-                },
-            )));
+            return Ok(Decoded::Connection(ConnectionMethod::WindowView {
+                visible,
+                focused_pane,
+                window_focused: p.window_focused,
+            }));
         }
         "pane.input" => {
             let p: InputParams = params(p)?;
@@ -895,14 +900,18 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
         Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
             return Ok(("window.attach", json!({ "header_rows": header_rows })))
         }
-        Decoded::Connection(ConnectionMethod::WindowView(view)) => {
-            let visible: Vec<&str> = view.visible.iter().map(PaneId::as_str).collect();
+        Decoded::Connection(ConnectionMethod::WindowView {
+            visible,
+            focused_pane,
+            window_focused,
+        }) => {
+            let visible: Vec<&str> = visible.iter().map(PaneId::as_str).collect();
             return Ok((
                 "window.view",
                 json!({
                     "visible": visible,
-                    "focused_pane_id": view.focused_pane.as_ref().map(PaneId::as_str),
-                    "window_focused": view.window_focused,
+                    "focused_pane_id": focused_pane.as_ref().map(PaneId::as_str),
+                    "window_focused": window_focused,
                 }),
             ));
         }

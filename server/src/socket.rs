@@ -580,7 +580,15 @@ fn answer(
         Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
             now(crate::screen_stream::attach(&services.store, header_rows))
         }
-        Decoded::Connection(ConnectionMethod::WindowView(view)) => now(conn.view.report(view)),
+        Decoded::Connection(ConnectionMethod::WindowView {
+            visible,
+            focused_pane,
+            window_focused,
+        }) => now(conn.view.report(crate::store::WindowView {
+            visible,
+            focused_pane,
+            window_focused,
+        })),
         Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms }) => {
             let wait = Duration::from_millis(wait_ms);
             match crate::agents::pending::wait_for_answer(

@@ -263,12 +263,12 @@ fn connection_methods_survive_the_wire() {
             },
         ]),
         ConnectionMethod::WindowAttach { header_rows: 1 },
-        ConnectionMethod::WindowView(crate::store::WindowView::default()),
-        ConnectionMethod::WindowView(crate::store::WindowView {
+        ConnectionMethod::WindowView { visible: vec![], focused_pane: None, window_focused: false },
+        ConnectionMethod::WindowView {
             visible: vec![PaneId::new(), PaneId::new()],
             focused_pane: Some(PaneId::new()),
             window_focused: true,
-        }),
+        },
         ConnectionMethod::DecisionRequest {
             pane: PaneId::new(),
             kind: AgentKind::Cursor,
