@@ -420,3 +420,40 @@ exec sleep 60
     let screen = server.screen(&pane);
     assert!(screen.contains("probe:SODC:end"), "replies out of order:\n{screen}");
 }
+
+/// An attached window reports what it shows (`window.view`) as the embedded one tells its
+/// Store: a notification for the pane it watches is read at once; when the window's
+/// connection ends, the pane is watched no more.
+#[test]
+fn an_attached_windows_view_keeps_a_watched_panes_notifications_read() {
+    let server = TestServer::start();
+    let pane = pane_running(&server, "true");
+    let mut window = berth_server::client::Client::connect(&server.socket).expect("connect");
+    let view = serde_json::json!({
+        "visible": [pane], "focused_pane_id": pane, "window_focused": true,
+    });
+    window.call("window.view", view).expect("window.view");
+    // A bad id is refused with a clear error; the connection and the server live on.
+    let bad =
+        serde_json::json!({ "visible": ["nope"], "focused_pane_id": null, "window_focused": true });
+    let err = window.call("window.view", bad).expect_err("a bad pane id");
+    assert!(format!("{err}").contains("nope"), "{err}");
+    server.berth_ok(&["notify", "--pane", &pane, "watched"]);
+    let list = wait_notifications(&server, 1);
+    assert!(!list[0]["read_at"].is_null(), "a watched pane's notification is unread: {list:?}");
+    assert_eq!(server.pane(&pane).unwrap()["attention"], "none");
+
+    drop(window);
+    // The server sees the connection end a moment later: notify until one stays unread.
+    let mut count = 0;
+    poll(WAIT, "an unread notification once the window left", || {
+        count += 1;
+        let title = format!("after-{count}");
+        server.berth_ok(&["notify", "--pane", &pane, &title]);
+        let list = notifications(&server);
+        let sent = list.iter().find(|n| n["title"] == title.as_str())?;
+        std::thread::sleep(Duration::from_millis(100));
+        sent["read_at"].is_null().then_some(())
+    });
+    assert_eq!(server.pane(&pane).unwrap()["attention"], "unread");
+}

@@ -80,9 +80,24 @@ enum Verb {
     /// Open a window on the server that answers on the socket; closing the window leaves
     /// the server and its panes running.
     #[command(
-        after_help = "Example:\n  berth attach --socket /tmp/second.sock   a window on a second server"
+        after_help = "Examples:\n  berth attach --socket /tmp/second.sock   a window on a second server\n  \
+                      berth attach ssh://me@box:2222          a window on box's server, over ssh"
     )]
-    Attach,
+    Attach {
+        /// `ssh://[user@]host[:port]`: forward the remote user's socket over ssh (asked with
+        /// `ssh host berth server-info --socket-path`) for as long as the window is open.
+        remote: Option<String>,
+    },
+    /// What the server says of itself; `--socket-path` prints only the socket's path
+    /// (asking no server: `berth attach ssh://` runs it on the remote machine).
+    #[command(
+        after_help = "Example:\n  berth server-info --socket-path   where this user's server binds"
+    )]
+    ServerInfo {
+        /// Print the socket path this user's server binds and exit.
+        #[arg(long)]
+        socket_path: bool,
+    },
     /// Save the state now (it is also saved on its own after every change).
     Save,
     /// Ask the running window to draw a tab into a PNG file.
@@ -516,9 +531,29 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     };
     match verb {
         Verb::Server { move_aside_future } => run_server(move_aside_future),
-        Verb::Attach => {
+        Verb::Attach { remote: None } => {
             crate::logs::init();
             crate::window::open(socket().to_path_buf(), true)
+        }
+        Verb::Attach { remote: Some(remote) } => {
+            crate::logs::init();
+            crate::ssh_attach::attach(&remote)
+        }
+        Verb::ServerInfo { socket_path: true } => {
+            println!("{}", socket().display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Verb::ServerInfo { socket_path: false } => {
+            match connect()?.execute(Command::ServerInfo)? {
+                Reply::ServerInfo(info) => {
+                    println!("version {}", info.version);
+                    println!("pid {}", info.pid);
+                    println!("socket {}", info.socket.display());
+                    println!("started_at {}", info.started_at);
+                }
+                other => return Err(unexpected(&other)),
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Verb::Completions { shell } => {
             let mut command = Cli::command();

@@ -15,6 +15,7 @@ mod git_cli;
 #[allow(dead_code, unused_imports)]
 mod render;
 mod shell_init;
+mod ssh_attach;
 mod task_cli;
 mod window;
 

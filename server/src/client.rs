@@ -144,6 +144,18 @@ impl Client {
         self.request(&what).map(|_| ())
     }
 
+    /// Tells the server what an attached window shows (`window.view`), as the embedded window
+    /// tells its Store; the server forgets it when this connection ends.
+    pub fn report_view(&mut self, view: crate::store::WindowView) -> Result<(), ClientError> {
+        let crate::store::WindowView { visible, focused_pane, window_focused } = view;
+        let what = Decoded::Connection(ConnectionMethod::WindowView {
+            visible,
+            focused_pane,
+            window_focused,
+        });
+        self.request(&what).map(|_| ())
+    }
+
     /// Holds an agent's permission request open in its pane until it is answered, taken
     /// back or `wait` passes (`berth hook`). The connection's read timeout is raised to cover
     /// the wait.

@@ -333,6 +333,16 @@ pub enum ConnectionMethod {
         /// Rows the window draws above each pane.
         header_rows: u16,
     },
+    /// `window.view`: an attached window says what it shows, as the embedded one tells the
+    /// Store directly (notifications for a pane the user looks at stay off the desktop).
+    WindowView {
+        /// Panes drawn on screen.
+        visible: Vec<PaneId>,
+        /// The pane with the keyboard.
+        focused_pane: Option<PaneId>,
+        /// Whether the window has the desktop's focus.
+        window_focused: bool,
+    },
 }
 
 #[derive(Deserialize)]
@@ -345,6 +355,14 @@ struct ScreenFramesParams {
 #[serde(deny_unknown_fields)]
 struct WindowAttachParams {
     header_rows: u16,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WindowViewParams {
+    visible: Vec<String>,
+    focused_pane_id: Option<String>,
+    window_focused: bool,
 }
 
 #[derive(Deserialize)]
@@ -485,6 +503,16 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
             let p: WindowAttachParams = params(p)?;
             return Ok(Decoded::Connection(ConnectionMethod::WindowAttach {
                 header_rows: p.header_rows,
+            }));
+        }
+        "window.view" => {
+            let p: WindowViewParams = params(p)?;
+            let visible = p.visible.iter().map(|id| PaneId::parse(id)).collect::<Result<_, _>>()?;
+            let focused_pane = p.focused_pane_id.as_deref().map(PaneId::parse).transpose()?;
+            return Ok(Decoded::Connection(ConnectionMethod::WindowView {
+                visible,
+                focused_pane,
+                window_focused: p.window_focused,
             }));
         }
         "pane.input" => {
@@ -832,6 +860,7 @@ pub const METHODS: &[&str] = &[
     "worktree.list",
     "screen.frames",
     "window.attach",
+    "window.view",
 ];
 
 /// A path as wire text; the wire carries UTF-8 only.
@@ -888,6 +917,21 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
         }
         Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
             return Ok(("window.attach", json!({ "header_rows": header_rows })))
+        }
+        Decoded::Connection(ConnectionMethod::WindowView {
+            visible,
+            focused_pane,
+            window_focused,
+        }) => {
+            let visible: Vec<&str> = visible.iter().map(PaneId::as_str).collect();
+            return Ok((
+                "window.view",
+                json!({
+                    "visible": visible,
+                    "focused_pane_id": focused_pane.as_ref().map(PaneId::as_str),
+                    "window_focused": window_focused,
+                }),
+            ));
         }
         Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms }) => {
             return Ok((

@@ -1,6 +1,7 @@
 //! The screen stream: `screen.frames` answers a window attached over the socket with, per pane
 //! it shows, the rows that changed since what it holds (a full frame the first time), and
-//! `window.attach` gives the Store the window's header rows.
+//! `window.attach` gives the Store the window's header rows, `window.view` what the window
+//! shows (the last report wins; a connection that ends takes its report back).
 //!
 //! Flow control is by pull: a client asks again only after the previous answer arrived, so
 //! at most one frame per pane and client is ever unacknowledged, and changes made meanwhile
@@ -54,6 +55,44 @@ pub fn frames(store: &Arc<Mutex<Store>>, panes: &[PaneHave]) -> Result<Value, Co
     }
     serde_json::to_value(FramesReply { frames })
         .map_err(|e| CommandError::Internal(format!("frames did not encode: {e}")))
+}
+
+/// What one connection last reported with `window.view`; when the connection ends and the
+/// Store still holds that report, the Store forgets it (a closed window looks at nothing).
+pub struct ReportedView {
+    store: Arc<Mutex<Store>>,
+    last: Mutex<Option<crate::store::WindowView>>,
+}
+
+impl ReportedView {
+    /// No report yet.
+    pub fn new(store: Arc<Mutex<Store>>) -> ReportedView {
+        ReportedView { store, last: Mutex::new(None) }
+    }
+
+    /// Answers `window.view`: the Store takes the window's view as the embedded window's.
+    pub fn report(&self, view: crate::store::WindowView) -> Result<Value, CommandError> {
+        if view.visible.len() > MAX_PANES_PER_REQUEST {
+            return Err(CommandError::BadParams(format!(
+                "at most {MAX_PANES_PER_REQUEST} visible panes"
+            )));
+        }
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(view.clone());
+        let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        store.execute(Internal::SetWindowView(view))?;
+        Ok(serde_json::json!({ "ok": true }))
+    }
+}
+
+impl Drop for ReportedView {
+    fn drop(&mut self) {
+        let last = self.last.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let Some(last) = last else { return };
+        let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        if store.window_view == last {
+            let _ = store.execute(Internal::SetWindowView(crate::store::WindowView::default()));
+        }
+    }
 }
 
 /// Answers `window.attach`: the Store sizes panes for a window that draws `header_rows` above

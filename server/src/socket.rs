@@ -365,6 +365,7 @@ async fn serve_client(
     let mut buf = Vec::new();
     let mut events: Option<mpsc::Receiver<EncodedEvent>> = None;
     let mut sink = ConnectionSink(None);
+    let view = crate::screen_stream::ReportedView::new(services.store.clone());
     // The request that waits for its answer, if any (see [`Deferred`]).
     let mut waiting: Option<(Option<Value>, Deferred)> = None;
     loop {
@@ -387,7 +388,7 @@ async fn serve_client(
                     // A request marks the connection as one that talks (never evicted
                     // before a silent one).
                     slot.touch();
-                    let conn = Conn { peer_pid, write: &write };
+                    let conn = Conn { peer_pid, write: &write, view: &view };
                     let answered = match answer(&line, &services, &mut events, &mut sink.0, conn) {
                         Some(Answer::Later(id, _)) if waiting.is_some() => {
                             let err = CommandError::Conflict(
@@ -479,6 +480,8 @@ struct Conn<'a> {
     peer_pid: Option<i32>,
     /// The connection's writing half (a subscription duplicates its descriptor).
     write: &'a OwnedWriteHalf,
+    /// What an attached window on this connection last said it shows.
+    view: &'a crate::screen_stream::ReportedView,
 }
 
 /// A connection's direct sink, closed when the connection's task ends (by any path).
@@ -577,6 +580,15 @@ fn answer(
         Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
             now(crate::screen_stream::attach(&services.store, header_rows))
         }
+        Decoded::Connection(ConnectionMethod::WindowView {
+            visible,
+            focused_pane,
+            window_focused,
+        }) => now(conn.view.report(crate::store::WindowView {
+            visible,
+            focused_pane,
+            window_focused,
+        })),
         Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms }) => {
             let wait = Duration::from_millis(wait_ms);
             match crate::agents::pending::wait_for_answer(

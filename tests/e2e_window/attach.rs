@@ -33,6 +33,11 @@ impl Attached {
     /// Starts `berth` (it must attach: a server answers) and waits for its window and a live
     /// pane; returns the window's index.
     fn open(&mut self, verb: &[&str]) -> usize {
+        self.open_env(verb, &[])
+    }
+
+    /// [`Attached::open`] with more environment.
+    fn open_env(&mut self, verb: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> usize {
         let log = self.server.root.path().join(format!("window{}.log", self.windows.len()));
         let out = std::fs::File::create(&log).expect("the window's log");
         let err = out.try_clone().expect("the window's log");
@@ -45,6 +50,7 @@ impl Attached {
             .env("BERTH_CONFIG", self.server.root.path().join("config.toml"))
             .env_remove("WAYLAND_DISPLAY")
             .env_remove("WGPU_BACKEND")
+            .envs(env.iter().copied())
             .current_dir(&self.server.home)
             .stdin(std::process::Stdio::null())
             .stdout(out)
@@ -483,6 +489,142 @@ fn an_attached_window_encodes_keys_by_the_frames_modes(a: &mut Attached) {
     a.server.berth_ok(&["close", &pane]);
 }
 
+/// The forwarder the fake `ssh` runs: a Unix socket at argv[1] piped to the one at argv[2].
+const FORWARDER: &str = r#"
+import socket, sys, threading
+local, remote = sys.argv[1], sys.argv[2]
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(local)
+srv.listen(8)
+def pipe(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    try:
+        b.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+while True:
+    c, _ = srv.accept()
+    u = socket.socket(socket.AF_UNIX)
+    u.connect(remote)
+    threading.Thread(target=pipe, args=(c, u), daemon=True).start()
+    threading.Thread(target=pipe, args=(u, c), daemon=True).start()
+"#;
+
+/// A fake `ssh` first on PATH: logs its argv, runs a remote command here (so `berth
+/// server-info --socket-path` really runs), and performs `-L LOCAL:REMOTE` with a local
+/// forwarder, writing its pid. No network: the "remote" server is this test's.
+fn fake_ssh(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let python = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .map_err(|e| format!("python3 (the fake ssh's forwarder) is needed: {e}"))?;
+    let python = String::from_utf8_lossy(&python.stdout).trim().to_owned();
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("forwarder.py"), FORWARDER).map_err(|e| e.to_string())?;
+    let script = format!(
+        r#"#!/bin/bash
+printf '%s\n' "$*" >> '{dir}/argv'
+spec=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -p|-o) shift 2 ;;
+    -L) spec=$2; shift 2 ;;
+    -N) shift ;;
+    --) shift; break ;;
+    *) break ;;
+  esac
+done
+shift # the destination
+if [ $# -gt 0 ]; then exec "$@"; fi
+echo $$ > '{dir}/forward.pid'
+exec '{python}' '{dir}/forwarder.py' "${{spec%%:*}}" "${{spec#*:}}"
+"#,
+        dir = dir.display()
+    );
+    let ssh = dir.join("ssh");
+    std::fs::write(&ssh, script).map_err(|e| e.to_string())?;
+    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| e.to_string())?;
+    std::os::unix::fs::symlink(crate::support::berth_bin(), dir.join("berth"))
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// `berth attach ssh://tester@localhost:2222` asks the remote berth for its socket, forwards
+/// a local socket to it with `ssh -N -o ExitOnForwardFailure=yes -L`, attaches, and ends the
+/// forward when the window closes (and when it is killed: PR_SET_PDEATHSIG).
+fn attach_over_ssh_forwards_and_tears_down(a: &mut Attached) {
+    let bin = a.server.root.path().join("fake-ssh");
+    fake_ssh(&bin).unwrap_or_else(|e| panic!("{e}"));
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut paths = vec![bin.clone()];
+    paths.extend(std::env::split_paths(&path));
+    let path = std::env::join_paths(paths).expect("PATH");
+    let index = a.open_env(&["attach", "ssh://tester@localhost:2222"], &[("PATH", &path)]);
+    let argv = std::fs::read_to_string(bin.join("argv")).unwrap_or_default();
+    let lines: Vec<&str> = argv.lines().collect();
+    let remote = a.server.socket.display().to_string();
+    assert_eq!(lines.len(), 2, "{argv}");
+    assert_eq!(
+        lines[0], "-p 2222 -o BatchMode=yes -- tester@localhost berth server-info --socket-path",
+        "{argv}"
+    );
+    let forward = lines[1];
+    assert!(
+        forward.starts_with("-p 2222 -N -o ExitOnForwardFailure=yes -L ")
+            && forward.ends_with(&format!(":{remote} -- tester@localhost")),
+        "{argv}"
+    );
+    let local = forward
+        .split(' ')
+        .nth(6)
+        .and_then(|spec| spec.split(':').next())
+        .map(std::path::PathBuf::from)
+        .expect("the local socket");
+    assert!(local != a.server.socket && local.exists(), "{argv}");
+    let forward_pid = |bin: &Path| -> i32 {
+        let text = std::fs::read_to_string(bin.join("forward.pid")).unwrap_or_default();
+        text.trim().parse().expect("the forward's pid")
+    };
+    let pid = forward_pid(&bin);
+    assert!(alive(pid), "the forward is not running");
+    // The window works through it.
+    let id = a.window_id(index);
+    a.xdotool(&["windowraise", &id]);
+    let pane = a.first_pane();
+    a.server.berth_ok(&["send", &pane, "--enter", "clear; echo OVER\"\"SSH"]);
+    a.server.wait_text(&pane, "OVERSSH", WAIT);
+    a.wait_window_text(index, "OVERSSH");
+
+    a.close(index);
+    assert!(!alive(pid), "the forward outlived the window");
+    assert!(!local.exists(), "the forward's socket is left at {}", local.display());
+    assert!(alive(a.server.pid()), "the server ended with the window");
+
+    // kill -9 of the window: the forward goes too.
+    std::fs::remove_file(bin.join("forward.pid")).expect("the pid file");
+    let index = a.open_env(&["attach", "ssh://tester@localhost:2222"], &[("PATH", &path)]);
+    let pid = forward_pid(&bin);
+    let window = &mut a.windows[index].0;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(window.pid()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill -9 the window");
+    let _ = window.child.wait();
+    poll(WAIT, "the forward ending with the killed window", || (!alive(pid)).then_some(()));
+    let panes = a.panes();
+    assert!(panes.iter().all(|p| p["state"] == "LIVE"), "{panes:?}");
+}
+
 /// `server = "standalone"` with no server running: `berth` starts `berth server` as a process
 /// of its own and attaches; `kill -9` of the window leaves the pane running; `berth` brings
 /// it back LIVE on the same server.
@@ -573,6 +715,7 @@ pub(crate) fn run() -> (usize, usize) {
             "an_attached_window_encodes_keys_by_the_frames_modes",
             an_attached_window_encodes_keys_by_the_frames_modes,
         ),
+        ("attach_over_ssh_forwards_and_tears_down", attach_over_ssh_forwards_and_tears_down),
     ];
     let (mut passed, mut failed) = (0, 0);
     for (name, case) in cases {

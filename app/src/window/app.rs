@@ -705,15 +705,16 @@ impl App {
     pub(super) fn report_view(&self, view: &TabView) {
         let zoomed = self.zoom.as_ref().filter(|z| z.tab == view.tab_id).map(|z| &z.pane);
         let visible: Vec<PaneId> = view.placements(zoomed).into_iter().map(|(id, _)| id).collect();
-        if let Some(remote) = &self.remote {
-            remote.show(visible);
-            return;
-        }
-        let _ = self.lock_store().execute(Internal::SetWindowView(WindowView {
+        let view = WindowView {
             visible,
             focused_pane: Some(view.active_pane.clone()),
             window_focused: self.input.window_focused,
-        }));
+        };
+        if let Some(remote) = &self.remote {
+            remote.show(view);
+            return;
+        }
+        let _ = self.lock_store().execute(Internal::SetWindowView(view));
     }
 
     /// The scene of a tab as it is now: the tab bar, the tab's panes below it, and the

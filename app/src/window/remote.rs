@@ -23,6 +23,7 @@ use berth_server::client::{Client, ClientError};
 use berth_server::commands::{Command, ReadSpec, Reply};
 use berth_server::event::Event;
 use berth_server::screen::{PaneFrame, PaneHave};
+use berth_server::store::WindowView;
 use berth_server::view::StateView;
 
 use super::wake::Waker;
@@ -55,6 +56,9 @@ struct Shared {
     frames: Mutex<HashMap<PaneId, PaneFrame>>,
     /// The panes the window shows (the puller asks for these).
     shown: Mutex<Vec<PaneId>>,
+    /// What the window shows, for the server's notifications (`window.view`), sent by the
+    /// puller on its connection when it changed.
+    view: Mutex<Option<WindowView>>,
     /// How far this window's view of each pane is scrolled back (absent: the live screen).
     offsets: Mutex<HashMap<PaneId, u32>>,
     /// Set by a poke, cleared by the puller.
@@ -92,6 +96,8 @@ pub(super) struct Remote {
     socket: PathBuf,
     commands: RefCell<Option<Client>>,
     tails: RefCell<HashMap<PaneId, Vec<String>>>,
+    /// The view last handed to the puller.
+    last_view: RefCell<Option<WindowView>>,
     shared: Arc<Shared>,
     /// Input for the input thread, which sends it in order without the window waiting.
     input: std::sync::mpsc::Sender<(PaneId, Vec<u8>)>,
@@ -136,6 +142,7 @@ impl Remote {
             socket: socket.to_path_buf(),
             commands: RefCell::new(Some(commands)),
             tails: RefCell::new(HashMap::new()),
+            last_view: RefCell::new(None),
             shared,
             input,
         })
@@ -241,12 +248,27 @@ impl Remote {
         Err("the server does not answer".into())
     }
 
-    /// Says which panes the window shows; the puller asks for their frames.
-    pub(super) fn show(&self, panes: Vec<PaneId>) {
-        let mut shown = self.shared.shown.lock().unwrap_or_else(|p| p.into_inner());
-        if *shown != panes {
-            *shown = panes;
-            drop(shown);
+    /// Says which panes the window shows (the puller asks for their frames), which has the
+    /// keyboard and whether the window is focused (the server keeps a watched pane's
+    /// notifications off the desktop, as for the embedded window).
+    pub(super) fn show(&self, view: WindowView) {
+        let mut poke = false;
+        {
+            let mut shown = self.shared.shown.lock().unwrap_or_else(|p| p.into_inner());
+            if *shown != view.visible {
+                shown.clone_from(&view.visible);
+                poke = true;
+            }
+        }
+        {
+            let mut reported = self.last_view.borrow_mut();
+            if reported.as_ref() != Some(&view) {
+                *reported = Some(view.clone());
+                *self.shared.view.lock().unwrap_or_else(|p| p.into_inner()) = Some(view);
+                poke = true;
+            }
+        }
+        if poke {
             self.shared.poke();
         }
     }
@@ -437,6 +459,8 @@ fn next_batch(
 /// [`MIN_PULL`], each request sending the hashes of the rows already held.
 fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker) {
     let mut last = Instant::now() - MIN_PULL;
+    // The view this connection reported last (sent again on a new connection).
+    let mut last_view: Option<WindowView> = None;
     loop {
         {
             let mut poked = shared.poke.lock().unwrap_or_else(|p| p.into_inner());
@@ -457,6 +481,18 @@ fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker
             std::thread::sleep(MIN_PULL - since);
         }
         last = Instant::now();
+        let view = shared.view.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(view) = view {
+            match client.report_view(view.clone()) {
+                Ok(()) => last_view = Some(view),
+                Err(e) => {
+                    tracing::debug!(error = %e, "the server did not take the window's view");
+                    // Sent again after the next pull reconnects (or with the next change).
+                    let mut slot = shared.view.lock().unwrap_or_else(|p| p.into_inner());
+                    slot.get_or_insert(view);
+                }
+            }
+        }
         let shown = shared.shown.lock().unwrap_or_else(|p| p.into_inner()).clone();
         if shown.is_empty() {
             continue;
@@ -488,6 +524,12 @@ fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker
                 match reconnect(socket, false) {
                     Some(again) => {
                         client = again;
+                        // The old connection's report went with it.
+                        let mut slot = shared.view.lock().unwrap_or_else(|p| p.into_inner());
+                        if slot.is_none() {
+                            *slot = last_view.clone();
+                        }
+                        drop(slot);
                         shared.poke();
                         continue;
                     }

@@ -263,6 +263,12 @@ fn connection_methods_survive_the_wire() {
             },
         ]),
         ConnectionMethod::WindowAttach { header_rows: 1 },
+        ConnectionMethod::WindowView { visible: vec![], focused_pane: None, window_focused: false },
+        ConnectionMethod::WindowView {
+            visible: vec![PaneId::new(), PaneId::new()],
+            focused_pane: Some(PaneId::new()),
+            window_focused: true,
+        },
         ConnectionMethod::DecisionRequest {
             pane: PaneId::new(),
             kind: AgentKind::Cursor,
@@ -483,6 +489,10 @@ fn every_method_name_has_one_variant_both_ways() {
         ("worktree.list", json!({ "repo": "/tmp/r" })),
         ("screen.frames", json!({ "panes": [{ "pane_id": p.as_str() }] })),
         ("window.attach", json!({ "header_rows": 1 })),
+        (
+            "window.view",
+            json!({ "visible": [p.as_str()], "focused_pane_id": p.as_str(), "window_focused": true }),
+        ),
     ];
     let names: Vec<&str> = cases.iter().map(|(m, _)| *m).collect();
     assert_eq!(names, METHODS, "one case per method, in the table's order");
