@@ -97,9 +97,10 @@ pub fn tasks_of(records: &[TaskRecord]) -> Vec<SidebarTask> {
 pub fn git_of(list: &StateView, branches: &mut GitBranches, dir: &Path) -> Option<(String, bool)> {
     let known = list.workspaces.iter().find(|w| Path::new(&w.cwd) == dir).and_then(|w| {
         let git = w.git.as_ref()?;
-        let name = git.branch.clone().or_else(|| {
-            git.detached_sha.as_deref().map(|sha| sha.chars().take(7).collect())
-        })?;
+        let name = git
+            .branch
+            .clone()
+            .or_else(|| git.detached_sha.as_deref().map(|sha| sha.chars().take(7).collect()))?;
         Some((name, git.dirty))
     });
     known.or_else(|| branches.branch(dir).map(|branch| (branch, false)))
