@@ -88,34 +88,20 @@ pub(super) fn store_command(
 mod tests {
     use super::*;
     use crate::config::keymap::Keymap;
+    use crate::window::fixtures;
     use berth_engine::agents::AgentKind;
     use berth_engine::ids::{TabId, WorkspaceId};
     use berth_engine::layout::{CellSize, FocusDir, Layout, Side};
-    use berth_engine::model::{Attention, Lifecycle, RestoreState};
-    use berth_server::view::{AgentView, PaneInfo, TabInfo, WorkspaceView};
+    use berth_engine::model::Attention;
+    use berth_server::view::{PaneInfo, TabInfo, WorkspaceView};
     use winit::keyboard::{Key, ModifiersState, NamedKey};
 
     fn pane_info(id: &PaneId, cwd: &str, attention: Attention) -> PaneInfo {
         PaneInfo {
-            id: id.clone(),
-            title: "sh".into(),
             cwd: cwd.into(),
-            argv: vec!["sh".into()],
-            state: RestoreState::Live,
-            lifecycle: Lifecycle::Idle,
             attention,
-            agent: AgentView { kind: AgentKind::None, session_id: None, resume_argv: None },
-            exit_code: None,
             size: CellSize { cols: 1, rows: 1 },
-            was_running: None,
-            pid: None,
-            created_at: 0,
-            progress: None,
-            lifecycle_since: None,
-            resume: None,
-            pending_decision: None,
-            turn: Default::default(),
-            git: None,
+            ..fixtures::pane_info(id.as_str())
         }
     }
 

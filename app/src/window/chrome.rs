@@ -417,9 +417,9 @@ fn read_branch(dir: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use berth_engine::agents::AgentKind;
+    use crate::window::fixtures;
     use berth_engine::layout::{CellSize, Layout};
-    use berth_server::view::{AgentView, TabInfo};
+    use berth_server::view::TabInfo;
 
     fn pane_id(id: &str) -> PaneId {
         PaneId::parse(id).expect("a pane id")
@@ -427,25 +427,11 @@ mod tests {
 
     fn pane(id: &str, attention: Attention) -> PaneInfo {
         PaneInfo {
-            id: pane_id(id),
             title: format!("title-{}", id.trim_start_matches("pane_")),
             cwd: "/home/u/code".into(),
             argv: vec!["bash".into()],
-            state: RestoreState::Live,
-            lifecycle: Lifecycle::Idle,
             attention,
-            agent: AgentView { kind: AgentKind::None, session_id: None, resume_argv: None },
-            exit_code: None,
-            size: CellSize { cols: 80, rows: 24 },
-            was_running: None,
-            pid: None,
-            created_at: 0,
-            progress: None,
-            lifecycle_since: None,
-            resume: None,
-            pending_decision: None,
-            turn: Default::default(),
-            git: None,
+            ..fixtures::pane_info(id)
         }
     }
 

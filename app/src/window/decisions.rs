@@ -154,9 +154,10 @@ pub fn next_decision(list: &StateView, current: Option<&PaneId>) -> Option<PaneI
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::window::fixtures;
     use berth_engine::ids::{DecisionId, TabId, WorkspaceId};
     use berth_engine::layout::{CellSize, Layout};
-    use berth_engine::model::{Attention, Lifecycle, RestoreState};
+    use berth_engine::model::Lifecycle;
     use berth_server::view::{AgentView, DecisionOption, TabInfo, WorkspaceView};
 
     fn decision(answers: &[DecisionAnswer], answerable: bool) -> PendingDecision {
@@ -177,25 +178,12 @@ mod tests {
 
     fn pane(id: &str, decision: Option<PendingDecision>) -> PaneInfo {
         PaneInfo {
-            id: PaneId::parse(id).expect("a pane id"),
             title: "claude".into(),
-            cwd: "/".into(),
             argv: vec!["claude".into()],
-            state: RestoreState::Live,
             lifecycle: Lifecycle::Blocked,
-            attention: Attention::None,
             agent: AgentView { kind: AgentKind::Claude, session_id: None, resume_argv: None },
-            exit_code: None,
-            size: CellSize { cols: 80, rows: 24 },
-            was_running: None,
-            pid: None,
-            created_at: 0,
-            progress: None,
-            lifecycle_since: None,
-            resume: None,
             pending_decision: decision,
-            turn: Default::default(),
-            git: None,
+            ..fixtures::pane_info(id)
         }
     }
 

@@ -20,6 +20,8 @@ mod chrome_input;
 pub mod clipboard;
 mod decisions;
 mod dispatch;
+#[cfg(test)]
+mod fixtures;
 mod frames;
 mod input;
 mod intent;

@@ -416,6 +416,7 @@ impl SidebarState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::window::fixtures;
     use berth_engine::agents::AgentKind;
     use berth_engine::ids::TabId;
     use berth_engine::layout::{CellSize, Layout};
@@ -424,25 +425,12 @@ mod tests {
 
     fn pane(id: &str, lifecycle: Lifecycle, attention: Attention) -> PaneInfo {
         PaneInfo {
-            id: PaneId::parse(id).expect("a pane id"),
             title: id.into(),
             cwd: "/w".into(),
-            argv: vec!["sh".into()],
-            state: RestoreState::Live,
             lifecycle,
             attention,
             agent: AgentView { kind: AgentKind::Claude, session_id: None, resume_argv: None },
-            exit_code: None,
-            size: CellSize { cols: 80, rows: 24 },
-            was_running: None,
-            pid: None,
-            created_at: 0,
-            progress: None,
-            lifecycle_since: None,
-            resume: None,
-            pending_decision: None,
-            turn: Default::default(),
-            git: None,
+            ..fixtures::pane_info(id)
         }
     }
 

@@ -265,31 +265,14 @@ pub fn resize_target(view: &TabView, pane: &PaneId, dir: FocusDir) -> Option<(Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use berth_engine::agents::AgentKind;
-    use berth_engine::model::{Attention, Lifecycle, RestoreState};
-    use berth_server::view::{AgentView, WorkspaceView};
+    use crate::window::fixtures;
+    use berth_server::view::WorkspaceView;
 
     fn pane_info(id: &PaneId, title: &str) -> PaneInfo {
         PaneInfo {
-            id: id.clone(),
             title: title.into(),
-            cwd: "/".into(),
-            argv: vec!["sh".into()],
-            state: RestoreState::Live,
-            lifecycle: Lifecycle::Idle,
-            attention: Attention::None,
-            agent: AgentView { kind: AgentKind::None, session_id: None, resume_argv: None },
-            exit_code: None,
             size: CellSize { cols: 1, rows: 1 },
-            was_running: None,
-            pid: None,
-            created_at: 0,
-            progress: None,
-            lifecycle_since: None,
-            resume: None,
-            pending_decision: None,
-            turn: Default::default(),
-            git: None,
+            ..fixtures::pane_info(id.as_str())
         }
     }
 
