@@ -6,9 +6,10 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
+use support::git::{git, server_with_data_home as server};
 use support::*;
 
 fn python() -> &'static str {
@@ -19,36 +20,9 @@ fn python() -> &'static str {
     }
 }
 
-/// Runs git in `dir`; panics with its output when it fails.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git").arg("-C").arg(dir).args(args).output().expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?} in {}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
 /// A repo on `main` with one commit holding `a.txt`.
 fn repo(server: &TestServer, name: &str) -> PathBuf {
-    let dir = server.root.path().join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    git(&dir, &["init", "-q", "-b", "main"]);
-    git(&dir, &["config", "user.name", "Test"]);
-    git(&dir, &["config", "user.email", "test@example.com"]);
-    std::fs::write(dir.join("a.txt"), "one\ntwo\n").unwrap();
-    git(&dir, &["add", "a.txt"]);
-    git(&dir, &["commit", "-qm", "first"]);
-    dir
-}
-
-/// A server whose worktrees go under its own temp `XDG_DATA_HOME`.
-fn server() -> TestServer {
-    let server = TestServer::prepare();
-    let data = server.root.path().join("data");
-    server.with_env("XDG_DATA_HOME", &data.display().to_string()).launch()
+    support::git::repo(server, name, &[("a.txt", b"one\ntwo\n")])
 }
 
 fn berth(server: &TestServer, args: &[&str]) -> Output {

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+pub mod git;
 pub mod image;
 
 pub use berth_server::client::{Client, ClientError};
