@@ -203,6 +203,23 @@ fn a_click_carries_the_servers_activation_token() {
     assert_eq!(harness.activations.tokens()[1], None, "b's token is not reused for a");
 }
 
+/// A token past `MAX_TOKEN_BYTES` is dropped: the click still activates, without a token.
+#[test]
+fn an_oversized_activation_token_is_dropped_and_the_click_still_counts() {
+    let harness = Harness::start();
+    harness.notifier.notify(note("notif_a", "one", ""));
+    let call = harness.nth_call(1);
+    harness.wait_sent(1);
+    let huge = "t".repeat(MAX_TOKEN_BYTES + 1);
+    harness
+        .fake
+        .invoke_action_with_token(call.id, DEFAULT_ACTION, Some(&huge))
+        .expect("a click with a huge token");
+    wait_for("the activation", || !harness.activations.keys().is_empty());
+    assert_eq!(harness.activations.keys(), vec!["notif_a".to_owned()]);
+    assert_eq!(harness.activations.tokens(), vec![None]);
+}
+
 #[test]
 fn clicking_a_replaced_notification_activates_the_newest_key() {
     let harness = Harness::start();
