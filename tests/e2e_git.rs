@@ -155,6 +155,68 @@ fn git_context_follows_branch_commit_edit_and_worktree_without_polling() {
     assert!(refreshed["probed"].as_u64().unwrap() >= 2, "{refreshed}");
 }
 
+fn checks(server: &TestServer) -> u64 {
+    server.call("server.info", json!({}))["git_checks"].as_u64().expect("git_checks")
+}
+
+/// Regression: every event on the bus (each `pane.output` included) made the git watcher
+/// lock the Store and read every directory, every 200 ms while a pane printed. Now a pane
+/// printing for 2 s makes it look at nothing (`git_checks` and `git_probes` flat), while its
+/// shell's `cd` into another repo (no OSC 7) is still seen within 2 s. And a directory made
+/// in a watched work tree is watched (a file made in it later makes the repo dirty), unless
+/// git ignores it (`target/`: writing there runs no git).
+#[test]
+fn pane_output_costs_the_git_watcher_nothing_and_new_directories_are_watched() {
+    let server = server();
+    let dir = repo(&server, "proj", &[("a.txt", b"one\n"), (".gitignore", b"target/\n")]);
+    let other = repo(&server, "other", &[("b.txt", b"b\n")]);
+    git(&other, &["checkout", "-q", "-b", "elsewhere"]);
+    let cwd = dir.display().to_string();
+    let shell =
+        server.berth_ok(&["new", "--workspace", "proj", "--cwd", &cwd, "--", "bash", "--norc"]);
+    wait_git(&server, "proj", "the repo's context", |g| g["branch"] == "main");
+    let pane_git = |server: &TestServer| server.pane(&shell).map(|p| p["git"].clone());
+    poll(Duration::from_secs(2), "the shell's context", || {
+        pane_git(&server).filter(|g| g["branch"] == "main")
+    });
+    assert_flat(&server);
+
+    // Two seconds of output: the watcher neither looks nor probes.
+    let (checks_before, probes_before) = (checks(&server), probes(&server));
+    server.berth_ok(&["send", &shell, "--enter", "timeout 2 yes printing; echo printed-$((40+2))"]);
+    server.wait_text(&shell, "printed-42", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(500));
+    let (checks_after, probes_after) = (checks(&server), probes(&server));
+    println!(
+        "2 s of output: git_checks {checks_before} → {checks_after}, \
+         git_probes {probes_before} → {probes_after}"
+    );
+    assert_eq!(checks_after, checks_before, "the watcher looked while the pane printed");
+    assert_eq!(probes_after, probes_before, "git ran while the pane printed");
+
+    // A cd into another repo (no OSC 7: the process's cwd) is seen.
+    server.berth_ok(&["send", &shell, "--enter", &format!("cd {}", other.display())]);
+    poll(Duration::from_secs(2), "the context after cd", || {
+        pane_git(&server).filter(|g| g["branch"] == "elsewhere")
+    });
+
+    // A new directory is watched: a file made in it later is seen.
+    std::fs::create_dir(dir.join("fresh")).unwrap();
+    assert_flat(&server);
+    assert_eq!(workspace(&server, "proj")["git"]["dirty"], false, "an empty dir is no change");
+    std::fs::write(dir.join("fresh/new.txt"), "new\n").unwrap();
+    wait_git(&server, "proj", "a file in the new directory", |g| g["dirty"] == true);
+    std::fs::remove_file(dir.join("fresh/new.txt")).unwrap();
+    wait_git(&server, "proj", "the file gone again", |g| g["dirty"] == false);
+    // An ignored one is not: writing there runs no git.
+    std::fs::create_dir(dir.join("target")).unwrap();
+    assert_flat(&server);
+    let before = probes(&server);
+    std::fs::write(dir.join("target/out.o"), "x").unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    assert_eq!(probes(&server), before, "a write in an ignored directory ran git");
+}
+
 fn python() -> &'static str {
     if Path::new("/usr/bin/python3").exists() {
         "/usr/bin/python3"

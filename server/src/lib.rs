@@ -309,7 +309,7 @@ impl Server {
         stop: impl std::future::Future<Output = ()>,
     ) -> Result<(), ServerError> {
         tokio::spawn(self.pulse.clone().run(self.bus.clone()));
-        gitctx::watch::spawn(self.store.clone(), self.bus.clone());
+        gitctx::watch::spawn(self.store.clone());
         self.start_notifications();
         self.spawn_auto_resume();
         // Held until the server stops: dropping it releases the delay inhibitor.

@@ -6,7 +6,7 @@
 //! Store reads what this module records.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -20,6 +20,7 @@ use tokio::sync::Notify;
 use crate::agents::turns::{LifecycleSource, TurnLog};
 use crate::event::Event;
 use crate::events::EventBus;
+use crate::gitctx::cache::GitKicker;
 use crate::notifications::reader::PaneNotifications;
 use crate::notifications::NotificationInbox;
 use crate::persist::stamp::now_ms;
@@ -65,6 +66,8 @@ pub struct PaneShared {
     meta: Mutex<PaneMeta>,
     /// Bumped on every output chunk, so a save knows which tails changed.
     content_gen: AtomicU64,
+    /// The pid of the pane's process (0 until it is started), for its reader's cwd checks.
+    pid: AtomicI32,
     /// Woken (every waiter) when the lifecycle or the turn log changes: `pane.wait` and
     /// `pane.submit` wait on it.
     pub changed: Notify,
@@ -88,8 +91,24 @@ impl PaneShared {
                 turns: TurnLog::default(),
             }),
             content_gen: AtomicU64::new(0),
+            pid: AtomicI32::new(0),
             changed: Notify::new(),
         })
+    }
+
+    /// Records the pid of the pane's (new) process.
+    pub fn set_pid(&self, pid: i32) {
+        self.pid.store(pid, Ordering::Release);
+    }
+
+    /// The cwd the pane's program is in: the one it reported (OSC 7), else its process's.
+    fn current_cwd(&self) -> Option<String> {
+        if let Some(cwd) = self.meta().reported_cwd.clone() {
+            return Some(cwd);
+        }
+        let pid = self.pid.load(Ordering::Acquire);
+        let cwd = (pid > 0).then(|| berth_engine::procfs::cwd(pid)).flatten()?;
+        Some(cwd.display().to_string())
     }
 
     /// How many output chunks the terminal has taken.
@@ -263,6 +282,58 @@ fn output_event(pane: &PaneId) -> Event {
     Event::PaneOutput { pane: pane.clone() }
 }
 
+/// A pane's cwd as its reader last saw it, for the git watcher: looked at (one `readlink`,
+/// never the Store's lock) on output at most once per [`CwdCheck::EVERY`], and once more when
+/// the output stops, so a shell's `cd` (no OSC 7) is seen by the prompt it prints after.
+/// A change kicks the watcher ([`GitKicker::dirs_changed`]).
+struct CwdCheck {
+    kick: GitKicker,
+    last: Option<String>,
+    checked_at: Option<Instant>,
+    /// Output came since the last look.
+    pending: bool,
+}
+
+impl CwdCheck {
+    /// The shortest time between two looks while a pane prints.
+    const EVERY: Duration = Duration::from_millis(100);
+
+    fn new(kick: GitKicker) -> Self {
+        Self { kick, last: None, checked_at: None, pending: false }
+    }
+
+    /// Output arrived (`reported`: it set the cwd with OSC 7).
+    fn on_output(&mut self, shared: &PaneShared, now: Instant, reported: bool) {
+        match self.checked_at {
+            Some(at) if !reported && now.saturating_duration_since(at) < Self::EVERY => {
+                self.pending = true;
+            }
+            _ => self.look(shared, now),
+        }
+    }
+
+    /// The output stopped for a while: the last look, if output came since.
+    fn on_idle(&mut self, shared: &PaneShared, now: Instant) {
+        if self.pending {
+            self.look(shared, now);
+        }
+    }
+
+    fn look(&mut self, shared: &PaneShared, now: Instant) {
+        self.checked_at = Some(now);
+        let Some(cwd) = shared.current_cwd() else {
+            // Not started yet (no pid): look again when idle.
+            self.pending = true;
+            return;
+        };
+        self.pending = false;
+        if self.last.as_deref() != Some(cwd.as_str()) {
+            self.last = Some(cwd);
+            self.kick.dirs_changed();
+        }
+    }
+}
+
 /// A terminal reply or an OSC notification string, kept in the order the output had them.
 enum Ordered {
     Reply(Vec<u8>),
@@ -278,6 +349,8 @@ pub struct PaneIo {
     notifications: PaneNotifications,
     /// This pane's immediate `pane.output` events in the current interval (see [`OutputPulse`]).
     output_window: BurstWindow,
+    /// Its cwd, watched for the git context (none in a server without a git watcher).
+    cwd: Option<CwdCheck>,
 }
 
 impl PaneIo {
@@ -289,7 +362,13 @@ impl PaneIo {
         inbox: NotificationInbox,
     ) -> Self {
         let notifications = PaneNotifications::new(shared.id.clone(), inbox);
-        Self { shared, bus, pulse, notifications, output_window: BurstWindow::default() }
+        Self { shared, bus, pulse, notifications, output_window: BurstWindow::default(), cwd: None }
+    }
+
+    /// Tells the git watcher through `kick` when the pane's cwd changes.
+    pub fn with_git(mut self, kick: GitKicker) -> Self {
+        self.cwd = Some(CwdCheck::new(kick));
+        self
     }
 
     /// Parses one OSC 9/99/777 payload (see [`PaneNotifications::handle_osc`]) and notes the
@@ -319,6 +398,7 @@ impl PtyHandler for PaneIo {
         };
         self.shared.content_gen.fetch_add(1, Ordering::AcqRel);
         let mut changed = false;
+        let mut reported_cwd = false;
         // Replies and OSC 9/99/777 strings in stream order: a query's answer must follow the
         // answers to the queries before it (a program that sends OSC 99 `p=?` then DA1 takes a
         // DA1 answer that arrives first as "no OSC 99").
@@ -341,6 +421,7 @@ impl PtyHandler for PaneIo {
                     TerminalEvent::Cwd(cwd) => {
                         meta.reported_cwd = Some(cwd);
                         changed = true;
+                        reported_cwd = true;
                     }
                     TerminalEvent::Notify { kind, payload } => {
                         ordered.push(Ordered::Osc(kind, payload));
@@ -378,6 +459,9 @@ impl PtyHandler for PaneIo {
             self.bus.publish(Event::PaneChanged { pane: self.shared.id.clone() });
         }
         self.pulse.output(&self.bus, &self.shared.id, &mut self.output_window, now);
+        if let Some(cwd) = self.cwd.as_mut() {
+            cwd.on_output(&self.shared, now, reported_cwd);
+        }
     }
 
     fn on_idle(&mut self, replies: &PtyInput) {
@@ -402,9 +486,16 @@ impl PtyHandler for PaneIo {
             self.pulse.mark(&self.shared.id);
         }
         self.notifications.flush_suppressed(now);
+        if let Some(cwd) = self.cwd.as_mut() {
+            cwd.on_idle(&self.shared, now);
+        }
     }
 
     fn on_exit(&mut self, exit: ExitInfo) {
+        // The pane's directory is its start cwd again (its process is gone).
+        if let Some(cwd) = &self.cwd {
+            cwd.kick.dirs_changed();
+        }
         {
             let mut meta = self.shared.meta();
             meta.exit = Some(exit.clone());

@@ -876,6 +876,17 @@ impl Store {
     }
 
     fn publish(&self, event: Event) {
+        // The directories whose git context is shown change with workspaces and panes (a
+        // pane's own cwd changes are its reader's to report).
+        if matches!(
+            event,
+            Event::WorkspaceCreated { .. }
+                | Event::WorkspaceClosed { .. }
+                | Event::PaneCreated { .. }
+                | Event::PaneClosed { .. }
+        ) {
+            self.git.kick.dirs_changed();
+        }
         self.bus.publish(event);
     }
 
@@ -999,8 +1010,10 @@ impl Store {
         let shared = shared
             .unwrap_or_else(|| PaneShared::new(id.clone(), self.new_terminal(term_size(size))));
         let io =
-            PaneIo::new(shared.clone(), self.bus.clone(), self.pulse.clone(), self.inbox.clone());
+            PaneIo::new(shared.clone(), self.bus.clone(), self.pulse.clone(), self.inbox.clone())
+                .with_git(self.git.kick_handle());
         let pty = self.spawner.spawn(&spec, Box::new(io))?;
+        shared.set_pid(pty.pid());
         tracing::info!(pane = %id, pid = pty.pid(), "pane started");
         Ok(Started { shared, pty, argv, agent, cwd })
     }

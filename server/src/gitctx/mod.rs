@@ -56,6 +56,15 @@ pub fn probe_count() -> u64 {
     PROBES.load(Ordering::Relaxed)
 }
 
+pub(crate) static CHECKS: AtomicU64 = AtomicU64::new(0);
+
+/// How many times the watcher looked at the Store's directories (each one a refresh pass:
+/// the Store's lock and `git_dirs`, probing only what needs it); a test reads it in
+/// `server.info` (`git_checks`) to see that a pane's output does not make the watcher look.
+pub fn check_count() -> u64 {
+    CHECKS.load(Ordering::Relaxed)
+}
+
 fn absolute(base: &Path, p: &str) -> PathBuf {
     let p = Path::new(p);
     let p = if p.is_absolute() { p.to_path_buf() } else { base.join(p) };

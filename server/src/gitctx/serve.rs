@@ -118,6 +118,7 @@ pub fn serve(store: &Arc<Mutex<Store>>, request: GitRequest) -> Result<GitAnswer
             Box::pin(async move {
                 let (tell, answer) = tokio::sync::oneshot::channel();
                 kick.send(super::cache::Kick::All(tell))
+                    .await
                     .map_err(|_| CommandError::Internal("the git watcher stopped".into()))?;
                 let probed = answer
                     .await

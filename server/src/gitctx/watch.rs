@@ -1,14 +1,17 @@
 //! The git context cache and what refreshes it: one task that waits for a reason (a
-//! `workspace.refresh_git`, a file-system event in a watched repo, or any Store event — a
-//! pane's cwd may have changed), waits 200 ms more to gather the rest (debounce), then runs
-//! `git status` only for directories that are new or whose repo had an event, on a blocking
-//! thread, and applies the results through `Store::execute` (`Internal::SetGit`), which
-//! publishes `git.changed`. Nothing polls: with no events, no git runs (`git_probes` in
-//! `server.info` stays flat).
+//! `workspace.refresh_git`, a file-system event in a watched repo, or a [`Kick::Dirs`] — the
+//! Store made or closed a workspace or pane, a pane's reader saw its cwd change), waits 200 ms
+//! more to gather the rest (debounce), then runs `git status` only for directories that are
+//! new or whose repo had an event, on a blocking thread, and applies the results through
+//! `Store::execute` (`Internal::SetGit`), which publishes `git.changed`. Nothing polls: with
+//! no reasons, no git runs and the Store is not even looked at (`git_probes` and
+//! `git_checks` in `server.info` stay flat). It does not listen to the event bus, so a
+//! server without subscribers encodes no events, and a pane's output costs it nothing.
 //!
 //! Watched per repo (inotify, through `notify`): the directories of its tracked files, each
 //! alone (edits make it dirty; ignored trees like `target/` are never watched; at most
-//! [`MAX_WATCHED_DIRS`]), its git dir, and the common dir with its `refs`. Inside a `.git`,
+//! [`MAX_WATCHED_DIRS`]), a new directory that git does not ignore (with the untracked
+//! directories under it), its git dir, and the common dir with its `refs`. Inside a `.git`,
 //! only `HEAD`, `index`, `packed-refs` and `refs/` count.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -22,7 +25,6 @@ use tokio::sync::{mpsc, oneshot};
 use super::cache::Kick;
 use super::{probe, GitContext, RepoDirs};
 use crate::event::Event;
-use crate::events::EventBus;
 use crate::store::{Internal, Store};
 
 /// How long the watcher gathers reasons before it refreshes.
@@ -106,6 +108,42 @@ fn tracked_dirs(root: &Path) -> Vec<PathBuf> {
     dirs
 }
 
+/// The directories under `dir` (itself included) that git neither tracks nor ignores, the
+/// shallowest first, at most `max`; nothing when `dir` is ignored (`target/`).
+fn untracked_dirs(root: &Path, dir: &Path, max: usize) -> Vec<PathBuf> {
+    let Ok(rel) = dir.strip_prefix(root) else { return Vec::new() };
+    let Some(rel_str) = rel.to_str().filter(|r| !r.is_empty()) else { return Vec::new() };
+    // `check-ignore` exits 0 for an ignored path, 1 for one that is not.
+    match crate::tasks::git::git_raw(root, &["check-ignore", "-q", "--", rel_str]) {
+        Ok(out) if !out.ok => {}
+        _ => return Vec::new(),
+    }
+    let mut dirs: BTreeSet<PathBuf> = BTreeSet::new();
+    dirs.insert(dir.to_path_buf());
+    let listed = crate::tasks::git::git_raw(
+        root,
+        &["ls-files", "-z", "--others", "--exclude-standard", "--", rel_str],
+    );
+    if let Ok(out) = listed {
+        for file in out.stdout.split(|b| *b == 0).filter(|f| !f.is_empty()) {
+            let rel =
+                Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(file));
+            let mut at = rel.parent();
+            while let Some(d) = at.filter(|d| !d.as_os_str().is_empty()) {
+                let full = root.join(d);
+                if !full.starts_with(dir) || !dirs.insert(full) {
+                    break;
+                }
+                at = d.parent();
+            }
+        }
+    }
+    let mut dirs: Vec<PathBuf> = dirs.into_iter().collect();
+    dirs.sort_by_key(|d| d.components().count());
+    dirs.truncate(max);
+    dirs
+}
+
 /// The watcher's state: what it knows of each directory, and what inotify watches.
 struct State {
     known: HashMap<String, Option<RepoDirs>>,
@@ -143,6 +181,44 @@ impl State {
             mine.push(path);
         }
         self.by_root.insert(dirs.root.clone(), mine);
+    }
+
+    /// Watches the directories among `changed` that appeared in a watched work tree since it
+    /// was listed (not inside a `.git`, not ignored), with the untracked directories under
+    /// them, so a file made in a new directory is seen.
+    fn watch_new_dirs(&mut self, changed: &[PathBuf]) {
+        for path in changed {
+            if self.watcher.is_none() || self.watched.contains(path) || !path.is_dir() {
+                continue;
+            }
+            if path.components().any(|c| c.as_os_str() == ".git") {
+                continue;
+            }
+            // The deepest work tree holding it (a nested repo's own root is its own).
+            let Some(root) = self
+                .by_root
+                .keys()
+                .filter(|r| path.starts_with(r) && path != *r)
+                .max_by_key(|r| r.components().count())
+                .cloned()
+            else {
+                continue;
+            };
+            let have = self.by_root.get(&root).map_or(0, Vec::len);
+            let room = MAX_WATCHED_DIRS.saturating_sub(have);
+            for dir in untracked_dirs(&root, path, room) {
+                if self.watched.contains(&dir) {
+                    continue;
+                }
+                let Some(watcher) = self.watcher.as_mut() else { return };
+                if let Err(e) = watcher.watch(&dir, RecursiveMode::NonRecursive) {
+                    tracing::debug!(path = %dir.display(), error = %e, "cannot watch");
+                    continue;
+                }
+                self.watched.insert(dir.clone());
+                self.by_root.entry(root.clone()).or_default().push(dir);
+            }
+        }
     }
 
     /// Drops the watches no known repo needs any more.
@@ -212,15 +288,13 @@ struct Reasons {
     check: bool,
 }
 
-/// Starts the watcher for `store` (on the current runtime).
-pub fn spawn(store: Arc<Mutex<Store>>, bus: EventBus) {
-    let (tx, mut kicks) = mpsc::unbounded_channel::<Kick>();
-    lock(&store).git.kick = Some(tx);
+/// Starts the watcher for `store` (on the current runtime); a second call does nothing.
+pub fn spawn(store: Arc<Mutex<Store>>) {
+    let Some(mut kicks) = lock(&store).git.kick.open() else { return };
     let (fs_tx, mut fs) = mpsc::unbounded_channel::<PathBuf>();
     let mut state = State::new();
     state.watcher = watcher(fs_tx);
     tokio::spawn(async move {
-        let mut events = bus.subscribe();
         // The first pass learns every directory there is.
         let mut reasons = Reasons { check: true, ..Reasons::default() };
         loop {
@@ -237,20 +311,10 @@ pub fn spawn(store: Arc<Mutex<Store>>, bus: EventBus) {
                     _ = tokio::time::sleep_until(wake), if deadline.is_some() => break,
                     kick = kicks.recv() => match kick {
                         Some(Kick::All(reply)) => reasons.all.push(reply),
+                        Some(Kick::Dirs) => reasons.check = true,
                         None => return,
                     },
                     Some(path) = fs.recv() => reasons.changed.push(path),
-                    event = events.recv() => match event {
-                        Some(line) => {
-                            if !line.contains("\"git.changed\"") {
-                                reasons.check = true;
-                            }
-                        }
-                        None => {
-                            events = bus.subscribe();
-                            reasons.check = true;
-                        }
-                    },
                 }
             }
             let taken = std::mem::take(&mut reasons);
@@ -262,17 +326,22 @@ pub fn spawn(store: Arc<Mutex<Store>>, bus: EventBus) {
 /// One refresh: probes what needs it and updates the watches on a blocking thread (git, and
 /// a recursive inotify watch walks the tree), then applies the results under the lock.
 async fn refresh(store: &Arc<Mutex<Store>>, state: State, reasons: Reasons) -> State {
+    super::CHECKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dirs = lock(store).git_dirs();
     let all = !reasons.all.is_empty();
     let probe_dirs: Vec<String> =
         dirs.iter().filter(|d| all || state.affected(d, &reasons.changed)).cloned().collect();
     let gone: Vec<String> = state.known.keys().filter(|d| !dirs.contains(*d)).cloned().collect();
     let count = probe_dirs.len();
-    let (state, changes) = if probe_dirs.is_empty() && gone.is_empty() {
+    let mut changed = reasons.changed;
+    changed.sort();
+    changed.dedup();
+    let (state, changes) = if probe_dirs.is_empty() && gone.is_empty() && changed.is_empty() {
         (state, Vec::new())
     } else {
         let work = tokio::task::spawn_blocking(move || {
             let mut state = state;
+            state.watch_new_dirs(&changed);
             let mut changes = Vec::new();
             for dir in probe_dirs {
                 let got = probe(Path::new(&dir));
@@ -313,11 +382,67 @@ async fn refresh(store: &Arc<Mutex<Store>>, state: State, reasons: Reasons) -> S
 
 #[cfg(test)]
 mod tests {
-    use super::relevant;
-    use std::path::Path;
+    use super::*;
+    use crate::commands::Command;
+    use crate::events::EventBus;
+    use crate::pane::OutputPulse;
+    use crate::process::testing::FakeSpawner;
+    use crate::store::StoreConfig;
+
+    /// Regression: the watcher subscribed to the event bus, so with no client connected every
+    /// event (each pane's output included) was still encoded, and each one made the watcher
+    /// lock the Store. Now it has no subscription and learns of a new workspace from the
+    /// Store's kick.
+    #[test]
+    fn the_watcher_subscribes_to_nothing_and_follows_the_stores_kicks() {
+        let home = tempfile::tempdir().expect("a temp dir");
+        let repo = home.path().join("repo");
+        std::fs::create_dir(&repo).expect("mkdir");
+        let init = std::process::Command::new("git")
+            .args(["init", "-q", "-b", "trunk"])
+            .arg(&repo)
+            .output()
+            .expect("run git init");
+        assert!(init.status.success(), "git init: {init:?}");
+        let bus = EventBus::default();
+        let config = StoreConfig {
+            socket_path: home.path().join("berth.sock"),
+            home: home.path().to_path_buf(),
+            shell: "/bin/sh".into(),
+        };
+        let store = Arc::new(Mutex::new(Store::with_spawner(
+            config,
+            bus.clone(),
+            OutputPulse::default(),
+            Arc::new(FakeSpawner::default()),
+        )));
+        let runtime =
+            tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+        runtime.block_on(async {
+            spawn(store.clone());
+            assert_eq!(bus.subscriber_count(), 0, "the watcher listens to no events");
+            let create = Command::WorkspaceCreate { name: Some("r".into()), cwd: Some(repo) };
+            lock(&store).execute(create).expect("a workspace");
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+            loop {
+                let view = lock(&store).view();
+                let git = view.workspaces.iter().find_map(|w| w.git.clone());
+                if let Some(git) = git {
+                    assert_eq!(git.branch.as_deref(), Some("trunk"));
+                    break;
+                }
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "no git context for the new workspace"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        });
+    }
 
     #[test]
     fn only_head_index_and_refs_count_inside_git() {
+        use std::path::Path;
         assert!(relevant(Path::new("/r/src/main.rs")));
         assert!(relevant(Path::new("/r/.git/HEAD")));
         assert!(relevant(Path::new("/r/.git/index")));

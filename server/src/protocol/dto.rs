@@ -480,6 +480,10 @@ pub struct ServerInfoDto {
     /// changes, since nothing polls.
     #[serde(default)]
     pub git_probes: u64,
+    /// How many times the git watcher looked at the directories (`gitctx`): flat while
+    /// nothing but pane output happens.
+    #[serde(default)]
+    pub git_checks: u64,
 }
 
 /// A kept notification on the wire: the same record the snapshot saves.
@@ -497,6 +501,7 @@ impl From<&ServerInfo> for ServerInfoDto {
             socket: info.socket.clone(),
             started_at: info.started_at,
             git_probes: crate::gitctx::probe_count(),
+            git_checks: crate::gitctx::check_count(),
         }
     }
 }
