@@ -173,7 +173,7 @@ impl App {
             tombstones: Tombstones::default(),
             switcher: WorkspaceSwitcher::default(),
             renaming: TabRenamer::default(),
-            sidebar: SidebarState::default(),
+            sidebar: SidebarState::remembered(super::prefs::path()),
             raise_requested: RaiseRequest::default(),
             home: std::env::var_os("HOME").map(PathBuf::from),
             config,
@@ -510,9 +510,9 @@ impl App {
         if cols == 0 {
             return None;
         }
-        // Tasks live in the Store; an attached window's view does not carry them yet.
+        // Tasks live in the Store; an attached window has the list its state thread read.
         let tasks = match &self.remote {
-            Some(_) => Vec::new(),
+            Some(remote) => sidebar::tasks_of(&remote.tasks()),
             None => sidebar::tasks_of(&self.lock_store().task_records(None)),
         };
         let mut git = self.sidebar.git.borrow_mut();

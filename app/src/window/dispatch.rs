@@ -497,7 +497,8 @@ impl App {
                 }
             }
             Some(Drag::Tab(from)) => self.drop_tab(from),
-            Some(Drag::Divider(_) | Drag::Sidebar) | None => {}
+            Some(Drag::Sidebar) => self.sidebar.drag_ended(),
+            Some(Drag::Divider(_)) | None => {}
         }
     }
 

@@ -28,6 +28,7 @@ mod intent;
 pub mod keys;
 pub mod links;
 pub mod mouse;
+mod prefs;
 mod remote;
 mod rename;
 mod search;

@@ -4,7 +4,8 @@
 //! loop's thread), one for input (`pane.input`, sent in order by a thread of its own so the
 //! window never waits on the link; keys typed meanwhile go in the next request), one
 //! subscribed to events (any event makes the window look again; one that is not pane output
-//! makes the state thread fetch the state on the fourth), and one that pulls frames
+//! makes the state thread fetch the state on the fourth, and the task list with it after a
+//! `task.changed`, for the sidebar), and one that pulls frames
 //! (`screen.frames`) for the panes the window shows, on its own thread: it asks again only
 //! after the previous answer arrived and at most once per [`MIN_PULL`], so the server never
 //! holds more than one unread frame per pane for this window and a stopped window costs the
@@ -22,8 +23,10 @@ use berth_engine::ids::PaneId;
 use berth_server::client::{Client, ClientError};
 use berth_server::commands::{Command, ReadSpec, Reply};
 use berth_server::event::Event;
+use berth_server::persist::task_record::TaskRecord;
 use berth_server::screen::{PaneFrame, PaneHave};
 use berth_server::store::WindowView;
+use berth_server::tasks::request::{ListParams, TaskRequest};
 use berth_server::view::StateView;
 
 use super::wake::Waker;
@@ -69,6 +72,10 @@ struct Shared {
     /// The state an event said changed, fetched by the state thread (the window never waits
     /// for it).
     state: Mutex<Option<StateView>>,
+    /// The tasks (the sidebar lists them), fetched by the state thread with the state.
+    tasks: Mutex<Vec<TaskRecord>>,
+    /// A task changed (or the list was never read): the next state fetch reads them too.
+    tasks_stale: AtomicBool,
     /// Set by an event, cleared by the state thread.
     refresh: Mutex<bool>,
     refreshed: Condvar,
@@ -116,6 +123,8 @@ impl Remote {
         commands.attach_window(header_rows)?;
         let shared = Arc::new(Shared { raise: Some(raise), ..Shared::default() });
         shared.stale.store(true, Ordering::Release);
+        shared.tasks_stale.store(true, Ordering::Release);
+        shared.ask_refresh();
         let mut events = Client::connect(socket)?;
         events.subscribe()?;
         let frames = Client::connect(socket)?;
@@ -192,6 +201,11 @@ impl Remote {
             }
         }
         self.shared.state.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default()
+    }
+
+    /// The server's tasks as the state thread last read them (oldest first).
+    pub(super) fn tasks(&self) -> Vec<TaskRecord> {
+        self.shared.tasks.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Scrolls this window's view of a pane by `lines` (positive: back into the scrollback);
@@ -293,6 +307,14 @@ impl Remote {
     }
 }
 
+/// The server's tasks (`task.list`), oldest first.
+fn read_tasks(client: &mut Client) -> Result<Vec<TaskRecord>, String> {
+    let request = TaskRequest::List(ListParams::default());
+    let answer = client.task(request, Some(Duration::from_secs(5))).map_err(|e| e.to_string())?;
+    let tasks = answer.get("tasks").cloned().unwrap_or_default();
+    serde_json::from_value(tasks).map_err(|e| format!("task.list: {e}"))
+}
+
 fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
     if let Err(e) = std::thread::Builder::new().name(name.into()).spawn(f) {
         tracing::error!(error = %e, thread = name, "cannot start a thread of the attached window");
@@ -323,6 +345,9 @@ fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Wak
                         raise(activation_token.clone());
                     }
                 }
+                if matches!(event, Event::TaskChanged { .. }) {
+                    shared.tasks_stale.store(true, Ordering::Release);
+                }
                 if !matches!(event, Event::PaneOutput { .. }) {
                     shared.ask_refresh();
                 }
@@ -345,6 +370,7 @@ fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Wak
                 match reconnect(socket, true) {
                     Some(again) => {
                         client = again;
+                        shared.tasks_stale.store(true, Ordering::Release);
                         shared.ask_refresh();
                         waker.wake();
                     }
@@ -376,6 +402,18 @@ fn follow_state(mut client: Client, socket: &Path, shared: &Shared, waker: &Wake
         match client.execute(Command::WorkspaceList) {
             Ok(Reply::State(list)) => {
                 *shared.state.lock().unwrap_or_else(|p| p.into_inner()) = Some(*list);
+                if shared.tasks_stale.swap(false, Ordering::AcqRel) {
+                    match read_tasks(&mut client) {
+                        Ok(tasks) => {
+                            *shared.tasks.lock().unwrap_or_else(|p| p.into_inner()) = tasks;
+                        }
+                        Err(e) => {
+                            // Read again with the next fetch.
+                            tracing::debug!(error = %e, "cannot read the server's tasks");
+                            shared.tasks_stale.store(true, Ordering::Release);
+                        }
+                    }
+                }
                 if !waker.wake() {
                     return;
                 }

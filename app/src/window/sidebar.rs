@@ -384,14 +384,16 @@ pub fn rect(grid_cols: u16, grid_rows: u16, cols: u16) -> CellRectU16 {
     CellRectU16::new(grid_cols.saturating_sub(cols), top, cols, grid_rows.saturating_sub(top))
 }
 
-/// The window's sidebar state: the toggle key's choice, the dragged width, and the git
-/// lookups' cache.
+/// The window's sidebar state: the toggle key's choice, the dragged width (remembered across
+/// restarts in `prefs.rs`'s file), and the git lookups' cache.
 #[derive(Debug, Default)]
 pub struct SidebarState {
     /// Shown or hidden by the toggle key (`None`: as the config says).
     pub toggled: Option<bool>,
-    /// The width the edge was dragged to (`None`: the config's).
+    /// The width the edge was dragged to, this time or before (`None`: the config's).
     pub dragged: Option<u16>,
+    /// Where the dragged width is remembered (`None`: nowhere).
+    pub remember_in: Option<std::path::PathBuf>,
     /// How many workspaces the last frame's view had (for `auto`).
     pub workspaces: usize,
     /// Branches and dirty marks of workspace directories.
@@ -399,6 +401,20 @@ pub struct SidebarState {
 }
 
 impl SidebarState {
+    /// The state a window starts with: the width remembered in the file at `path` (clamped),
+    /// if any.
+    pub fn remembered(path: Option<std::path::PathBuf>) -> Self {
+        let dragged = path.as_deref().map(super::prefs::load).and_then(|p| p.sidebar_width());
+        Self { dragged, remember_in: path, ..Self::default() }
+    }
+
+    /// A drag of the edge ended: its width is remembered (written off this thread).
+    pub fn drag_ended(&self) {
+        if let (Some(path), Some(cols)) = (&self.remember_in, self.dragged) {
+            super::prefs::remember_sidebar_width(path.clone(), cols);
+        }
+    }
+
     /// The columns the sidebar takes in a window `grid_cols` wide (0 when hidden).
     pub fn cols(&self, mode: SidebarMode, configured: u16, grid_cols: u16) -> u16 {
         if !shown(mode, self.toggled, self.workspaces) {
@@ -620,6 +636,47 @@ mod tests {
         assert_eq!(width(30, 40), 0);
         assert_eq!(width(200, 500), SIDEBAR_WIDTH_RANGE.1);
         assert_eq!(dragged_width(120, 119), SIDEBAR_WIDTH_RANGE.0);
+    }
+
+    #[test]
+    fn drag_math_follows_the_pointer_within_the_range() {
+        let (lo, hi) = SIDEBAR_WIDTH_RANGE;
+        // The edge under the pointer: the sidebar spans from that column to the right edge.
+        assert_eq!(dragged_width(200, 160), 40);
+        assert_eq!(dragged_width(200, 200 - lo), lo);
+        // Past either end: clamped, never zero or wider than allowed.
+        assert_eq!(dragged_width(200, 0), hi);
+        assert_eq!(dragged_width(200, 250), lo);
+        assert_eq!(dragged_width(0, 0), lo);
+        // A dragged width the window cannot afford leaves the panes their columns.
+        assert_eq!(width(60, dragged_width(60, 0)), 60 - MIN_PANE_COLS);
+    }
+
+    #[test]
+    fn the_remembered_width_is_read_back_clamped() {
+        let (lo, hi) = SIDEBAR_WIDTH_RANGE;
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join(crate::window::prefs::FILE);
+        assert_eq!(SidebarState::remembered(Some(path.clone())).dragged, None);
+        assert_eq!(SidebarState::remembered(None).dragged, None);
+        std::fs::write(&path, r#"{"sidebar_width": 37}"#).expect("write");
+        assert_eq!(SidebarState::remembered(Some(path.clone())).dragged, Some(37));
+        std::fs::write(&path, r#"{"sidebar_width": 100000}"#).expect("write");
+        assert_eq!(SidebarState::remembered(Some(path.clone())).dragged, Some(hi));
+        std::fs::write(&path, r#"{"sidebar_width": 1}"#).expect("write");
+        let state = SidebarState::remembered(Some(path.clone()));
+        assert_eq!(state.dragged, Some(lo));
+        std::fs::write(&path, "{{{").expect("write");
+        assert_eq!(SidebarState::remembered(Some(path.clone())).dragged, None);
+        // A drag's end writes the width where the next window reads it.
+        let mut state = SidebarState::remembered(Some(path.clone()));
+        state.dragged = Some(dragged_width(120, 80));
+        state.drag_ended();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while SidebarState::remembered(Some(path.clone())).dragged != Some(40) {
+            assert!(std::time::Instant::now() < deadline, "the width was not remembered");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     #[test]
