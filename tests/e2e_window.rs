@@ -140,6 +140,9 @@ impl World {
         require_tool("Xvfb", "xvfb")?;
         require_tool("xdotool", "xdotool")?;
         let server = TestServer::prepare();
+        // Tasks' worktrees go under the world's own data dir, never the user's.
+        let data = server.root.path().join("data").display().to_string();
+        let server = server.with_env("XDG_DATA_HOME", &data);
         let (xvfb, display) = start_xvfb(server.root.path())?;
         write_opener_stub(server.root.path())?;
         let window_log = server.root.path().join("window.log");
@@ -1059,6 +1062,11 @@ fn sidebar_lists_workspaces_marks_and_jumps(w: &World) {
 /// The sidebar's text rows, read one by one (a row per cell height, from the tab bar down),
 /// with the pixel row of each.
 fn sidebar_rows(w: &World, image: &Image, name: &str) -> Vec<(u32, String)> {
+    sidebar_rows_of(image, w.server.root.path(), name)
+}
+
+/// [`sidebar_rows`] of any window's image, the OCR's files in `dir`.
+fn sidebar_rows_of(image: &Image, dir: &Path, name: &str) -> Vec<(u32, String)> {
     // The default width: 32 columns along the right edge (9 pixels each).
     let left = image.width.saturating_sub(31 * 9);
     // The entries needed are near the top (the first workspace's, then alpha's and beta's).
@@ -1066,12 +1074,142 @@ fn sidebar_rows(w: &World, image: &Image, name: &str) -> Vec<(u32, String)> {
     (1..rows)
         .map(|row| {
             let (top, bottom) = (row * CELL_PX_HIGH, row * CELL_PX_HIGH + CELL_PX_HIGH - 1);
-            let text =
-                ocr_box(image, w.server.root.path(), name, (left, top, image.width - 1, bottom));
+            let text = ocr_box(image, dir, name, (left, top, image.width - 1, bottom));
             // OCR mixes cases up ("aLphabranch"): the names are compared in lower case.
             (top, text.to_lowercase())
         })
         .collect()
+}
+
+/// Starts a task on `repo` labelled `label` with the stub agent (a turn that lasts ten
+/// minutes, so the task stays `working` until it is reported); returns its id and workspace.
+fn start_stub_task(server: &TestServer, repo: &Path, label: &str) -> (String, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/stub_agent.py");
+    let log = server.root.path().join(format!("{label}.log"));
+    let python =
+        if Path::new("/usr/bin/python3").exists() { "/usr/bin/python3" } else { "python3" };
+    let (repo, script, log, bin) = (
+        repo.display().to_string(),
+        script.display().to_string(),
+        log.display().to_string(),
+        berth_bin().display().to_string(),
+    );
+    let out = server.berth_ok(&[
+        "task",
+        "start",
+        "--json",
+        "--repo",
+        &repo,
+        "--agent",
+        "claude",
+        "--objective",
+        "Add the file new.txt",
+        "--accept",
+        "new.txt is committed",
+        "--label",
+        label,
+        "--",
+        python,
+        &script,
+        "--berth",
+        &bin,
+        "--log",
+        &log,
+        "--turn-ms",
+        "600000",
+    ]);
+    let task: Value = serde_json::from_str(&out).expect("task start --json prints JSON");
+    let id = task["id"].as_str().expect("a task id").to_owned();
+    let ws = task["workspace_id"].as_str().unwrap_or_default().to_owned();
+    (id, ws)
+}
+
+/// Waits until the task's state (as `berth task show` says) is `state`; returns its JSON.
+fn wait_task_state(server: &TestServer, id: &str, state: &str) -> Value {
+    poll(WAIT, &format!("task {id} {state}"), || {
+        let out = server.berth_ok(&["task", "show", id, "--json"]);
+        let task: Value = serde_json::from_str(&out).ok()?;
+        (task["state"] == state).then_some(task)
+    })
+}
+
+/// Focuses a task's worker pane, so its workspace's entry is the current one (drawn in full
+/// colour, which OCR reads best).
+fn focus_worker(server: &TestServer, task: &Value) {
+    let pane = task["pane_id"].as_str().expect("the task's worker pane");
+    server.berth_ok(&["focus", pane]);
+}
+
+/// Whether `text` holds `word` with at most one letter read wrong (OCR of the sidebar's small
+/// type reads "working" as "workirg" now and then).
+fn holds_nearly(text: &str, word: &str) -> bool {
+    let (text, word): (Vec<char>, Vec<char>) = (text.chars().collect(), word.chars().collect());
+    text.windows(word.len().max(1))
+        .any(|w| w.iter().zip(&word).filter(|(a, b)| a != b).count() <= 1)
+}
+
+/// Waits until one OCR'd sidebar row of `grab()`'s image holds every word of `words` (nearly:
+/// [`holds_nearly`]); returns that row's text.
+fn wait_sidebar_row(
+    dir: &Path,
+    name: &str,
+    words: &[&str],
+    mut grab: impl FnMut() -> Option<Image>,
+) -> String {
+    let deadline = Instant::now() + WAIT;
+    let mut last = String::new();
+    while Instant::now() < deadline {
+        if let Some(image) = grab() {
+            let rows = sidebar_rows_of(&image, dir, name);
+            let found = rows.iter().find(|(_, t)| words.iter().all(|w| holds_nearly(t, w)));
+            if let Some((_, row)) = found {
+                return row.clone();
+            }
+            last = rows.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join(" | ");
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    panic!("no sidebar row with {words:?}; OCR read: {last:?}");
+}
+
+/// Ends a task started by [`start_stub_task`]: its work discarded (its pane closed, its
+/// worktree removed) and its workspace closed, so later cases find the window as it was.
+fn end_stub_task(server: &TestServer, id: &str, ws: &str) {
+    let _ = server.berth(&["task", "finish", id, "--discard", "--force"]);
+    if !ws.is_empty() {
+        let _ = server.berth(&["close", ws]);
+    }
+}
+
+/// A task's state change shows in the sidebar: a task started on a temp repo with the stub
+/// agent is listed under its workspace as `working` (OCR of the sidebar's rows), and after
+/// `berth task report --status completed` the same row reads `completed`.
+fn sidebar_shows_a_tasks_state_change(w: &World) {
+    let home_pane = w.active_pane();
+    let repo = support::git::repo(&w.server, "taskrepo", &[("a.txt", b"a\n")]);
+    let (id, ws) = start_stub_task(&w.server, &repo, "sidetask");
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let task = wait_task_state(&w.server, &id, "working");
+        focus_worker(&w.server, &task);
+        let dir = w.server.root.path();
+        let grab = || Some(w.screenshot("sidebar-task.png"));
+        let row = wait_sidebar_row(dir, "sidebar-task-row", &["sidetask", "working"], grab);
+        w.keep("sidebar-task.png");
+        println!("sidebar: the task's row before its report: {row:?}");
+        let report = ["task", "report", "--task", &id, "--status", "completed", "--summary", "ok"];
+        w.server.berth_ok(&report);
+        wait_task_state(&w.server, &id, "completed");
+        let grab = || Some(w.screenshot("sidebar-task-done.png"));
+        let row = wait_sidebar_row(dir, "sidebar-task-row", &["sidetask", "completed"], grab);
+        w.keep("sidebar-task-done.png");
+        println!("sidebar: the task's row after its report: {row:?}");
+    }));
+    end_stub_task(&w.server, &id, &ws);
+    w.server.berth_ok(&["focus", &home_pane]);
+    poll(WAIT, "the first pane shown again", || (w.active_pane() == home_pane).then_some(()));
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
 }
 
 fn sidebar_steps(w: &World, alpha: &str, beta: &str) {
@@ -1243,6 +1381,18 @@ exec sleep 600
     window.stop(Duration::from_secs(20)).expect("berth exited");
 }
 
+/// The case names asked for on the command line (`cargo test --test e2e_window -- sidebar`
+/// runs the cases whose names contain "sidebar"); empty: every case.
+fn case_filter() -> Vec<String> {
+    std::env::args().skip(1).filter(|a| !a.starts_with('-') && a != "attach").collect()
+}
+
+/// Whether the case `name` runs under the command line's filter.
+fn selected(name: &str) -> bool {
+    let filter = case_filter();
+    filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()))
+}
+
 fn main() -> ExitCode {
     // `cargo test --test e2e_window -- attach` runs the attached windows' cases alone.
     if std::env::args().skip(1).any(|a| a == "attach") {
@@ -1250,19 +1400,6 @@ fn main() -> ExitCode {
         println!("{passed} passed, {failed} failed");
         return if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE };
     }
-    let mut world = match catch_unwind(World::start) {
-        Ok(Ok(world)) => world,
-        Ok(Err(e)) => {
-            eprintln!("e2e_window: cannot set up the window: {e}");
-            println!("0 passed, 1 failed");
-            return ExitCode::FAILURE;
-        }
-        Err(_) => {
-            eprintln!("e2e_window: setting up the window panicked");
-            println!("0 passed, 1 failed");
-            return ExitCode::FAILURE;
-        }
-    };
     type Case = (&'static str, fn(&World));
     let cases: &[Case] = &[
         ("typed_text_runs_in_the_shell", typed_text_runs_in_the_shell),
@@ -1282,11 +1419,37 @@ fn main() -> ExitCode {
         ("switcher_and_tab_bar", switcher_and_tab_bar),
         ("tabs_are_renamed_in_the_tab_bar", tabs_are_renamed_in_the_tab_bar),
         ("sidebar_lists_workspaces_marks_and_jumps", sidebar_lists_workspaces_marks_and_jumps),
+        ("sidebar_shows_a_tasks_state_change", sidebar_shows_a_tasks_state_change),
         (
             "shift_enter_reaches_a_kitty_program_as_csi_u",
             shift_enter_reaches_a_kitty_program_as_csi_u,
         ),
     ];
+    type LaterCase = (&'static str, fn(&mut World));
+    let later: &[LaterCase] = &[
+        ("sigterm_stops_the_window", sigterm_stops_the_window),
+        ("restored_tail_is_drawn", restored_tail_is_drawn),
+        ("resumable_agent_resumes_with_enter", resumable_agent_resumes_with_enter),
+    ];
+    let asked = cases.iter().map(|(n, _)| *n).chain(later.iter().map(|(n, _)| *n));
+    if !asked.into_iter().any(selected) {
+        let (passed, failed) = attach::run();
+        println!("{passed} passed, {failed} failed");
+        return if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+    }
+    let mut world = match catch_unwind(World::start) {
+        Ok(Ok(world)) => world,
+        Ok(Err(e)) => {
+            eprintln!("e2e_window: cannot set up the window: {e}");
+            println!("0 passed, 1 failed");
+            return ExitCode::FAILURE;
+        }
+        Err(_) => {
+            eprintln!("e2e_window: setting up the window panicked");
+            println!("0 passed, 1 failed");
+            return ExitCode::FAILURE;
+        }
+    };
     let (mut passed, mut failed) = (0, 0);
     let mut record = |name: &str, ok: bool| {
         println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });
@@ -1296,17 +1459,14 @@ fn main() -> ExitCode {
             failed += 1;
         }
     };
-    for (name, case) in cases {
+    for (name, case) in cases.iter().filter(|(name, _)| selected(name)) {
         let ok = catch_unwind(AssertUnwindSafe(|| case(&world))).is_ok();
         record(name, ok);
     }
-    let ok = catch_unwind(AssertUnwindSafe(|| sigterm_stops_the_window(&mut world))).is_ok();
-    record("sigterm_stops_the_window", ok);
-    let ok = catch_unwind(AssertUnwindSafe(|| restored_tail_is_drawn(&mut world))).is_ok();
-    record("restored_tail_is_drawn", ok);
-    let ok =
-        catch_unwind(AssertUnwindSafe(|| resumable_agent_resumes_with_enter(&mut world))).is_ok();
-    record("resumable_agent_resumes_with_enter", ok);
+    for (name, case) in later.iter().filter(|(name, _)| selected(name)) {
+        let ok = catch_unwind(AssertUnwindSafe(|| case(&mut world))).is_ok();
+        record(name, ok);
+    }
     if failed > 0 {
         eprintln!("e2e_window: the window's log:\n{}", world.log());
     }

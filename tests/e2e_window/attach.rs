@@ -25,7 +25,8 @@ pub(crate) struct Attached {
 
 impl Attached {
     pub(crate) fn start() -> Result<Attached, String> {
-        let server = TestServer::start();
+        // Tasks' worktrees go under the world's own data dir, never the user's.
+        let server = crate::support::git::server_with_data_home();
         let (xvfb, display) = start_xvfb(server.root.path())?;
         Ok(Attached { windows: Vec::new(), server, _xvfb: xvfb, display })
     }
@@ -259,6 +260,36 @@ fn attaches_types_and_outlives_the_window(a: &mut Attached) {
         (differing(&before, &after) == 0).then_some(after)
     });
     assert_eq!(after.width, before.width);
+}
+
+/// Regression: an attached window has no Store of its own and its sidebar listed no tasks.
+/// Now it reads the task list from the server: a task started on a temp repo (stub agent)
+/// shows as `working` in the attached window's sidebar (OCR of its rows, pixels from the X
+/// server), and `completed` after `berth task report`.
+fn an_attached_windows_sidebar_lists_tasks(a: &mut Attached) {
+    let repo = crate::support::git::repo(&a.server, "attachrepo", &[("a.txt", b"a\n")]);
+    let (id, ws) = crate::start_stub_task(&a.server, &repo, "attachtask");
+    // A second workspace, so the sidebar shows (`auto`).
+    let shell = a.server.berth_ok(&["new", "--workspace", "second", "--", "bash", "--norc"]);
+    let window = a.open(&[]);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let task = crate::wait_task_state(&a.server, &id, "working");
+        crate::focus_worker(&a.server, &task);
+        let (dir, win) = (a.server.root.path().to_path_buf(), a.window_id(window));
+        let grab = || grab(&a.display, &win).ok();
+        let row = crate::wait_sidebar_row(&dir, "attach-task", &["attachtask", "working"], grab);
+        println!("attached sidebar: the task's row: {row:?}");
+        let report = ["task", "report", "--task", &id, "--status", "completed", "--summary", "ok"];
+        a.server.berth_ok(&report);
+        let done = crate::wait_sidebar_row(&dir, "attach-task", &["attachtask", "completed"], grab);
+        println!("attached sidebar: after the report: {done:?}");
+    }));
+    crate::end_stub_task(&a.server, &id, &ws);
+    let _ = a.server.berth(&["close", shell.trim()]);
+    a.close(window);
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
 }
 
 /// `kill -9` of an attached window: every pane is still LIVE, none lost.
@@ -694,14 +725,6 @@ fn standalone_mode_outlives_a_killed_window() -> Result<(), String> {
 
 /// Runs the attached windows' cases; returns (passed, failed).
 pub(crate) fn run() -> (usize, usize) {
-    let mut world = match std::panic::catch_unwind(Attached::start) {
-        Ok(Ok(world)) => world,
-        Ok(Err(e)) => {
-            eprintln!("e2e_window: cannot set up the attached windows: {e}");
-            return (0, 1);
-        }
-        Err(_) => return (0, 1),
-    };
     type Case = (&'static str, fn(&mut Attached));
     let cases: &[Case] = &[
         ("attaches_types_and_outlives_the_window", attaches_types_and_outlives_the_window),
@@ -716,9 +739,22 @@ pub(crate) fn run() -> (usize, usize) {
             an_attached_window_encodes_keys_by_the_frames_modes,
         ),
         ("attach_over_ssh_forwards_and_tears_down", attach_over_ssh_forwards_and_tears_down),
+        ("an_attached_windows_sidebar_lists_tasks", an_attached_windows_sidebar_lists_tasks),
     ];
+    let standalone = "standalone_mode_outlives_a_killed_window";
+    if !cases.iter().any(|(name, _)| crate::selected(name)) && !crate::selected(standalone) {
+        return (0, 0);
+    }
+    let mut world = match std::panic::catch_unwind(Attached::start) {
+        Ok(Ok(world)) => world,
+        Ok(Err(e)) => {
+            eprintln!("e2e_window: cannot set up the attached windows: {e}");
+            return (0, 1);
+        }
+        Err(_) => return (0, 1),
+    };
     let (mut passed, mut failed) = (0, 0);
-    for (name, case) in cases {
+    for (name, case) in cases.iter().filter(|(name, _)| crate::selected(name)) {
         let ok =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(&mut world))).is_ok();
         println!("test attach::{name} ... {}", if ok { "ok" } else { "FAILED" });
@@ -727,6 +763,9 @@ pub(crate) fn run() -> (usize, usize) {
         } else {
             failed += 1;
         }
+    }
+    if !crate::selected(standalone) {
+        return (passed, failed);
     }
     let standalone = std::panic::catch_unwind(standalone_mode_outlives_a_killed_window);
     let ok = matches!(standalone, Ok(Ok(())));
