@@ -208,6 +208,15 @@ fn pane_output_costs_the_git_watcher_nothing_and_new_directories_are_watched() {
     wait_git(&server, "proj", "a file in the new directory", |g| g["dirty"] == true);
     std::fs::remove_file(dir.join("fresh/new.txt")).unwrap();
     wait_git(&server, "proj", "the file gone again", |g| g["dirty"] == false);
+    // Removed and made again: watched again.
+    std::fs::remove_dir(dir.join("fresh")).unwrap();
+    assert_flat(&server);
+    std::fs::create_dir(dir.join("fresh")).unwrap();
+    assert_flat(&server);
+    std::fs::write(dir.join("fresh/again.txt"), "again\n").unwrap();
+    wait_git(&server, "proj", "a file in the remade directory", |g| g["dirty"] == true);
+    std::fs::remove_dir_all(dir.join("fresh")).unwrap();
+    wait_git(&server, "proj", "clean once more", |g| g["dirty"] == false);
     // An ignored one is not: writing there runs no git.
     std::fs::create_dir(dir.join("target")).unwrap();
     assert_flat(&server);

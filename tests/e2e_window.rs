@@ -811,6 +811,19 @@ fn bounding_box(
 /// the box is cut out, made black on white by its luminance (light text on a dark ground or
 /// dark text on a light one) and scaled up 3 times first.
 fn ocr_box(image: &Image, dir: &Path, name: &str, (l, t, r, b): (u32, u32, u32, u32)) -> String {
+    ocr_box_by(image, dir, name, (l, t, r, b), false)
+}
+
+/// [`ocr_box`]; `adaptive`: ink is what lies past the midpoint between the ground's luminance
+/// and the farthest from it (dim text, such as the sidebar's entries that are not current,
+/// is read too), instead of fixed thresholds.
+fn ocr_box_by(
+    image: &Image,
+    dir: &Path,
+    name: &str,
+    (l, t, r, b): (u32, u32, u32, u32),
+    adaptive: bool,
+) -> String {
     let luma = |[r, g, b]: [u8; 3]| (u32::from(r) * 3 + u32::from(g) * 6 + u32::from(b)) / 10;
     let pixels: Vec<[u8; 3]> = (t..=b)
         .flat_map(|y| (l..=r).map(move |x| (x, y)))
@@ -819,10 +832,21 @@ fn ocr_box(image: &Image, dir: &Path, name: &str, (l, t, r, b): (u32, u32, u32, 
     // The ground is the box's most common luminance side; text is the other side.
     let mean = pixels.iter().map(|p| luma(*p)).sum::<u32>() / pixels.len().max(1) as u32;
     let light_ground = mean > 110;
+    let (lo, hi) = if adaptive {
+        let far = if light_ground {
+            pixels.iter().map(|p| luma(*p)).min().unwrap_or(0)
+        } else {
+            pixels.iter().map(|p| luma(*p)).max().unwrap_or(255)
+        };
+        let mid = (mean + far) / 2;
+        (mid, mid)
+    } else {
+        (90, 130)
+    };
     let mapped = pixels
         .iter()
         .map(|p| {
-            let ink = if light_ground { luma(*p) < 90 } else { luma(*p) > 130 };
+            let ink = if light_ground { luma(*p) < lo } else { luma(*p) > hi };
             if ink {
                 [0, 0, 0]
             } else {
@@ -1062,11 +1086,12 @@ fn sidebar_lists_workspaces_marks_and_jumps(w: &World) {
 /// The sidebar's text rows, read one by one (a row per cell height, from the tab bar down),
 /// with the pixel row of each.
 fn sidebar_rows(w: &World, image: &Image, name: &str) -> Vec<(u32, String)> {
-    sidebar_rows_of(image, w.server.root.path(), name)
+    sidebar_rows_of(image, w.server.root.path(), name, false)
 }
 
-/// [`sidebar_rows`] of any window's image, the OCR's files in `dir`.
-fn sidebar_rows_of(image: &Image, dir: &Path, name: &str) -> Vec<(u32, String)> {
+/// [`sidebar_rows`] of any window's image, the OCR's files in `dir` (`adaptive`: see
+/// [`ocr_box_by`]).
+fn sidebar_rows_of(image: &Image, dir: &Path, name: &str, adaptive: bool) -> Vec<(u32, String)> {
     // The default width: 32 columns along the right edge (9 pixels each).
     let left = image.width.saturating_sub(31 * 9);
     // The entries needed are near the top (the first workspace's, then alpha's and beta's).
@@ -1074,7 +1099,7 @@ fn sidebar_rows_of(image: &Image, dir: &Path, name: &str) -> Vec<(u32, String)> 
     (1..rows)
         .map(|row| {
             let (top, bottom) = (row * CELL_PX_HIGH, row * CELL_PX_HIGH + CELL_PX_HIGH - 1);
-            let text = ocr_box(image, dir, name, (left, top, image.width - 1, bottom));
+            let text = ocr_box_by(image, dir, name, (left, top, image.width - 1, bottom), adaptive);
             // OCR mixes cases up ("aLphabranch"): the names are compared in lower case.
             (top, text.to_lowercase())
         })
@@ -1160,7 +1185,7 @@ fn wait_sidebar_row(
     let mut last = String::new();
     while Instant::now() < deadline {
         if let Some(image) = grab() {
-            let rows = sidebar_rows_of(&image, dir, name);
+            let rows = sidebar_rows_of(&image, dir, name, true);
             let found = rows.iter().find(|(_, t)| words.iter().all(|w| holds_nearly(t, w)));
             if let Some((_, row)) = found {
                 return row.clone();
@@ -1277,6 +1302,66 @@ fn sidebar_steps(w: &World, alpha: &str, beta: &str) {
         (w.server.pane(beta)?["attention"] == "none").then_some(())
     });
     w.xdotool(&["mousemove", "--window", &w.window_id, "300", "300"]);
+}
+
+/// A pending decision shows its buttons in the sidebar: a permission request of an agent in a
+/// workspace that is not shown puts its question and an Allow button (the dark theme's green,
+/// found inside the sidebar, its label read by OCR) on that workspace's entry; a click on it
+/// answers, and the waiting `berth hook claude` prints claude's allow.
+fn sidebar_decision_buttons_answer(w: &World) {
+    let home_pane = w.active_pane();
+    let pane = w.server.berth_ok(&["new", "--workspace", "wsdecide", "--", "bash", "--norc"]);
+    let pane = pane.trim().to_owned();
+    w.server.berth_ok(&["focus", &home_pane]);
+    poll(WAIT, "the first pane shown", || (w.active_pane() == home_pane).then_some(()));
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let hook = WaitingHook::start(w, &pane, "echo sidebar decides");
+        poll(WAIT, "the pending decision in ls --json", || {
+            w.server.pane(&pane).map(|p| p["pending_decision"].clone()).filter(|d| !d.is_null())
+        });
+        let dir = w.server.root.path();
+        let green = |p: [u8; 3]| p == [0x5f, 0xbf, 0x5f];
+        let found = poll(WAIT, "the Allow button in the sidebar", || {
+            let image = w.screenshot("sidebar-decision.png");
+            // Inside the sidebar, past its edge (the panes' LIVE badges are left of it).
+            let left = image.width.saturating_sub(30 * 9);
+            let mut found: Option<(u32, u32, u32, u32)> = None;
+            for y in CELL_PX_HIGH..image.height {
+                for x in left..image.width {
+                    if green(image.pixels[(y * image.width + x) as usize]) {
+                        found = Some(match found {
+                            None => (x, y, x, y),
+                            Some((l, t, r, b)) => (l.min(x), t.min(y), r.max(x), b.max(y)),
+                        });
+                    }
+                }
+            }
+            let found = found?;
+            let label = ocr_box(&image, dir, "sidebar-allow", found);
+            holds_nearly(&label, "Allow").then_some((found, label))
+        });
+        w.keep("sidebar-decision.png");
+        let ((l, t, r, b), label) = found;
+        println!("sidebar: the Allow button at {l},{t}–{r},{b} reads {label:?}");
+        let (x, y) = ((l + r) / 2, (t + b) / 2);
+        w.xdotool(&["mousemove", "--window", &w.window_id, &x.to_string(), &y.to_string()]);
+        w.xdotool(&["click", "1"]);
+        let (status, out) = hook.finish();
+        assert!(status.success(), "the hook exited with {status}: {out}");
+        let answer: Value =
+            serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+        assert_eq!(answer["hookSpecificOutput"]["decision"]["behavior"], "allow", "{out}");
+        poll(WAIT, "the decision cleared", || {
+            w.server.pane(&pane).map(|p| p["pending_decision"].clone()).filter(Value::is_null)
+        });
+        w.xdotool(&["mousemove", "--window", &w.window_id, "300", "300"]);
+    }));
+    let _ = w.server.berth(&["close", &pane]);
+    w.server.berth_ok(&["focus", &home_pane]);
+    poll(WAIT, "the first pane shown again", || (w.active_pane() == home_pane).then_some(()));
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
 }
 
 /// The column after tab 1's label in the tab bar: " 1 <title>" + a blank + the close button.
@@ -1420,6 +1505,7 @@ fn main() -> ExitCode {
         ("tabs_are_renamed_in_the_tab_bar", tabs_are_renamed_in_the_tab_bar),
         ("sidebar_lists_workspaces_marks_and_jumps", sidebar_lists_workspaces_marks_and_jumps),
         ("sidebar_shows_a_tasks_state_change", sidebar_shows_a_tasks_state_change),
+        ("sidebar_decision_buttons_answer", sidebar_decision_buttons_answer),
         (
             "shift_enter_reaches_a_kitty_program_as_csi_u",
             shift_enter_reaches_a_kitty_program_as_csi_u,

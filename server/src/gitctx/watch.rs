@@ -185,10 +185,23 @@ impl State {
 
     /// Watches the directories among `changed` that appeared in a watched work tree since it
     /// was listed (not inside a `.git`, not ignored), with the untracked directories under
-    /// them, so a file made in a new directory is seen.
+    /// them, so a file made in a new directory is seen; forgets the watched ones that went away.
     fn watch_new_dirs(&mut self, changed: &[PathBuf]) {
         for path in changed {
-            if self.watcher.is_none() || self.watched.contains(path) || !path.is_dir() {
+            if self.watcher.is_none() {
+                return;
+            }
+            if !path.is_dir() {
+                // A watched directory removed: forgotten, so one made again is watched again.
+                if self.watched.remove(path) {
+                    if let Some(watcher) = self.watcher.as_mut() {
+                        let _ = watcher.unwatch(path);
+                    }
+                    self.by_root.values_mut().for_each(|dirs| dirs.retain(|d| d != path));
+                }
+                continue;
+            }
+            if self.watched.contains(path) {
                 continue;
             }
             if path.components().any(|c| c.as_os_str() == ".git") {
