@@ -1364,6 +1364,62 @@ fn sidebar_decision_buttons_answer(w: &World) {
     }
 }
 
+/// The sidebar's edge dragged with the mouse resizes it (the shown tab gets the columns it
+/// gives up) and the width is remembered in the state dir's `window.json` for the next start;
+/// dragged back at the end, so later cases find the default width.
+fn sidebar_edge_drag_resizes_and_is_remembered(w: &World) {
+    let home_pane = w.active_pane();
+    let other = w.server.berth_ok(&["new", "--workspace", "wsdrag", "--", "bash", "--norc"]);
+    let other = other.trim().to_owned();
+    w.server.berth_ok(&["focus", &home_pane]);
+    poll(WAIT, "the first pane shown", || (w.active_pane() == home_pane).then_some(()));
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        // The columns of the tab holding the home pane.
+        let tab_cols = || {
+            let list = w.server.list();
+            let tabs = list["workspaces"]
+                .as_array()?
+                .iter()
+                .flat_map(|ws| ws["tabs"].as_array().cloned().unwrap_or_default());
+            let has_home = |t: &Value| {
+                t["panes"].as_array().is_some_and(|p| p.iter().any(|p| p["id"] == home_pane))
+            };
+            tabs.filter(has_home).find_map(|t| t["size"]["cols"].as_u64())
+        };
+        let grid = u64::from(w.screenshot("drag.png").width / 9);
+        poll(WAIT, "the sidebar's default 32 columns beside the tab", || {
+            tab_cols().filter(|c| *c == grid - 32)
+        });
+        let saved = w.server.state_dir().join("window.json");
+        let remembered = || {
+            let text = fs::read_to_string(&saved).ok()?;
+            serde_json::from_str::<Value>(&text).ok()?["sidebar_width"].as_u64()
+        };
+        let drag = |from_col: u64, to_col: u64| {
+            let (x0, x1, y) = (from_col * 9 + 4, to_col * 9 + 4, 5 * CELL_PX_HIGH + 10);
+            let id = w.window_id.as_str();
+            let (x0, x1, y) = (x0.to_string(), x1.to_string(), y.to_string());
+            w.xdotool(&["mousemove", "--window", id, &x0, &y, "mousedown", "1"]);
+            w.xdotool(&["mousemove", "--window", id, &x1, &y]);
+            w.xdotool(&["mouseup", "1"]);
+        };
+        drag(grid - 32, grid - 40);
+        poll(WAIT, "the tab 8 columns narrower", || tab_cols().filter(|c| *c == grid - 40));
+        poll(WAIT, "the width remembered in window.json", || remembered().filter(|c| *c == 40));
+        println!("sidebar: dragged from 32 to 40 columns; window.json says 40");
+        drag(grid - 40, grid - 32);
+        poll(WAIT, "the tab as wide as before", || tab_cols().filter(|c| *c == grid - 32));
+        poll(WAIT, "the default width remembered", || remembered().filter(|c| *c == 32));
+        w.xdotool(&["mousemove", "--window", &w.window_id, "300", "300"]);
+    }));
+    let _ = w.server.berth(&["close", &other]);
+    w.server.berth_ok(&["focus", &home_pane]);
+    poll(WAIT, "the first pane shown again", || (w.active_pane() == home_pane).then_some(()));
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
+}
+
 /// The column after tab 1's label in the tab bar: " 1 <title>" + a blank + the close button.
 fn tabs_end_of_first(list: &Value) -> u32 {
     let tab = &list["workspaces"][0]["tabs"][0];
@@ -1506,6 +1562,10 @@ fn main() -> ExitCode {
         ("sidebar_lists_workspaces_marks_and_jumps", sidebar_lists_workspaces_marks_and_jumps),
         ("sidebar_shows_a_tasks_state_change", sidebar_shows_a_tasks_state_change),
         ("sidebar_decision_buttons_answer", sidebar_decision_buttons_answer),
+        (
+            "sidebar_edge_drag_resizes_and_is_remembered",
+            sidebar_edge_drag_resizes_and_is_remembered,
+        ),
         (
             "shift_enter_reaches_a_kitty_program_as_csi_u",
             shift_enter_reaches_a_kitty_program_as_csi_u,
