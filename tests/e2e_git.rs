@@ -224,6 +224,20 @@ fn pane_output_costs_the_git_watcher_nothing_and_new_directories_are_watched() {
     std::fs::write(dir.join("target/out.o"), "x").unwrap();
     std::thread::sleep(Duration::from_millis(1000));
     assert_eq!(probes(&server), before, "a write in an ignored directory ran git");
+
+    // A checkout that makes nested tracked directories: they are watched too.
+    git(&dir, &["checkout", "-q", "-b", "deep"]);
+    std::fs::create_dir_all(dir.join("sub/deep")).unwrap();
+    std::fs::write(dir.join("sub/deep/x.txt"), "x\n").unwrap();
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-qm", "deep"]);
+    git(&dir, &["checkout", "-q", "main"]);
+    wait_git(&server, "proj", "back on main, sub/ gone", |g| g["branch"] == "main");
+    git(&dir, &["checkout", "-q", "deep"]);
+    wait_git(&server, "proj", "on deep", |g| g["branch"] == "deep" && g["dirty"] == false);
+    assert_flat(&server);
+    std::fs::write(dir.join("sub/deep/x.txt"), "changed\n").unwrap();
+    wait_git(&server, "proj", "an edit two directories down", |g| g["dirty"] == true);
 }
 
 fn python() -> &'static str {

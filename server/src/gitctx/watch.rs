@@ -10,8 +10,8 @@
 //!
 //! Watched per repo (inotify, through `notify`): the directories of its tracked files, each
 //! alone (edits make it dirty; ignored trees like `target/` are never watched; at most
-//! [`MAX_WATCHED_DIRS`]), a new directory that git does not ignore (with the untracked
-//! directories under it), its git dir, and the common dir with its `refs`. Inside a `.git`,
+//! [`MAX_WATCHED_DIRS`]), a new directory that git does not ignore (with the directories
+//! under it that hold files git does not ignore), its git dir, and the common dir with its `refs`. Inside a `.git`,
 //! only `HEAD`, `index`, `packed-refs` and `refs/` count.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -108,9 +108,10 @@ fn tracked_dirs(root: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// The directories under `dir` (itself included) that git neither tracks nor ignores, the
-/// shallowest first, at most `max`; nothing when `dir` is ignored (`target/`).
-fn untracked_dirs(root: &Path, dir: &Path, max: usize) -> Vec<PathBuf> {
+/// The directories under `dir` (itself included) holding files git does not ignore, tracked
+/// or not (a directory made again by a checkout has tracked ones), the shallowest first, at
+/// most `max`; nothing when `dir` is ignored (`target/`).
+fn unignored_dirs(root: &Path, dir: &Path, max: usize) -> Vec<PathBuf> {
     let Ok(rel) = dir.strip_prefix(root) else { return Vec::new() };
     let Some(rel_str) = rel.to_str().filter(|r| !r.is_empty()) else { return Vec::new() };
     // `check-ignore` exits 0 for an ignored path, 1 for one that is not.
@@ -122,7 +123,7 @@ fn untracked_dirs(root: &Path, dir: &Path, max: usize) -> Vec<PathBuf> {
     dirs.insert(dir.to_path_buf());
     let listed = crate::tasks::git::git_raw(
         root,
-        &["ls-files", "-z", "--others", "--exclude-standard", "--", rel_str],
+        &["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", rel_str],
     );
     if let Ok(out) = listed {
         for file in out.stdout.split(|b| *b == 0).filter(|f| !f.is_empty()) {
@@ -184,8 +185,8 @@ impl State {
     }
 
     /// Watches the directories among `changed` that appeared in a watched work tree since it
-    /// was listed (not inside a `.git`, not ignored), with the untracked directories under
-    /// them, so a file made in a new directory is seen; forgets the watched ones that went away.
+    /// was listed (not inside a `.git`, not ignored), with the directories under them that
+    /// hold files git does not ignore, so a file made in a new directory is seen; forgets the watched ones that went away.
     fn watch_new_dirs(&mut self, changed: &[PathBuf]) {
         for path in changed {
             if self.watcher.is_none() {
@@ -219,7 +220,7 @@ impl State {
             };
             let have = self.by_root.get(&root).map_or(0, Vec::len);
             let room = MAX_WATCHED_DIRS.saturating_sub(have);
-            for dir in untracked_dirs(&root, path, room) {
+            for dir in unignored_dirs(&root, path, room) {
                 if self.watched.contains(&dir) {
                     continue;
                 }
