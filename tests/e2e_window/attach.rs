@@ -268,23 +268,29 @@ fn attaches_types_and_outlives_the_window(a: &mut Attached) {
 /// server), and `completed` after `berth task report`.
 fn an_attached_windows_sidebar_lists_tasks(a: &mut Attached) {
     let repo = crate::support::git::repo(&a.server, "attachrepo", &[("a.txt", b"a\n")]);
-    let (id, ws) = crate::start_stub_task(&a.server, &repo, "attachtask");
+    let (id, ws) = crate::sidebar::start_stub_task(&a.server, &repo, "attachtask");
     // A second workspace, so the sidebar shows (`auto`).
     let shell = a.server.berth_ok(&["new", "--workspace", "second", "--", "bash", "--norc"]);
     let window = a.open(&[]);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let task = crate::wait_task_state(&a.server, &id, "working");
-        crate::focus_worker(&a.server, &task);
+        let task = crate::sidebar::wait_task_state(&a.server, &id, "working");
+        crate::sidebar::focus_worker(&a.server, &task);
         let (dir, win) = (a.server.root.path().to_path_buf(), a.window_id(window));
         let grab = || grab(&a.display, &win).ok();
-        let row = crate::wait_sidebar_row(&dir, "attach-task", &["attachtask", "working"], grab);
+        let row =
+            crate::sidebar::wait_sidebar_row(&dir, "attach-task", &["attachtask", "working"], grab);
         println!("attached sidebar: the task's row: {row:?}");
         let report = ["task", "report", "--task", &id, "--status", "completed", "--summary", "ok"];
         a.server.berth_ok(&report);
-        let done = crate::wait_sidebar_row(&dir, "attach-task", &["attachtask", "completed"], grab);
+        let done = crate::sidebar::wait_sidebar_row(
+            &dir,
+            "attach-task",
+            &["attachtask", "completed"],
+            grab,
+        );
         println!("attached sidebar: after the report: {done:?}");
     }));
-    crate::end_stub_task(&a.server, &id, &ws);
+    crate::sidebar::end_stub_task(&a.server, &id, &ws);
     let _ = a.server.berth(&["close", shell.trim()]);
     a.close(window);
     if let Err(panic) = result {
