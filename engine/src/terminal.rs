@@ -652,6 +652,14 @@ impl PaneTerminal {
                     self.answers.save_modes(&self.term, &modes);
                 }
                 OscEvent::Control(Control::RestoreModes(modes)) => self.restore_modes(&modes),
+                OscEvent::Control(Control::Margins { left, right }) => {
+                    if self.term.mode().contains(TermMode::LEFT_RIGHT_MARGIN) {
+                        if let Some(saved) = self.answers.saved_cursor_before.take() {
+                            self.term.grid_mut().saved_cursor = saved;
+                        }
+                        self.term.set_horizontal_margins(left.into(), right.into());
+                    }
+                }
                 OscEvent::Control(control) => {
                     rect::apply(&mut self.term, &self.answers, &control);
                     self.seq.observe(&mut self.term);
@@ -661,7 +669,7 @@ impl PaneTerminal {
     }
 
     /// DECSTR, as xterm does it: the cursor shown, insert mode, origin mode, reverse
-    /// wraparound, application cursor keys and keypad off, the scrolling region the whole
+    /// wraparound, the left and right margins (DECLRMM), application cursor keys and keypad off, the scrolling region the whole
     /// screen, normal rendition and no DECSCA protection, the character sets ASCII, and the
     /// saved cursor at home; the cursor stays where it is, and the screen, autowrap and
     /// everything else are kept.
@@ -682,8 +690,10 @@ impl PaneTerminal {
         handler.unset_private_mode(PrivateMode::Named(NamedPrivateMode::Origin));
         handler.unset_private_mode(PrivateMode::Named(NamedPrivateMode::CursorKeys));
         handler.unset_keypad_application_mode();
-        // Reverse wraparound (45), which the vendored alacritty implements.
+        // Reverse wraparound (45) and the left and right margins (DECLRMM, 69), which the
+        // vendored alacritty implements.
         handler.unset_private_mode(PrivateMode::Unknown(45));
+        handler.unset_private_mode(PrivateMode::Unknown(69));
         // DECSTBM homes the cursor: put it back.
         handler.set_scrolling_region(1, None);
         handler.goto(point.line.0, point.column.0);
