@@ -8,7 +8,8 @@
 //! from the scrolling region's top in origin mode, and clipped to the screen; one that is
 //! empty once clipped changes nothing. DECSERA, and the selective erases of the display and
 //! the line (DECSED, DECSEL, through [`erase_cells`]), keep the characters DECSCA protects
-//! or SPA protects (the vendored alacritty's `Flags::PROTECTED`), as xterm does. In
+//! (the vendored alacritty's `Flags::PROTECTED`), as xterm does; while SPA protection is in
+//! use, DECSED and DECSEL keep those characters too but DECSERA erases them, as xterm. In
 //! origin mode the columns count from the left margin. DECIC, DECDC, DECBI and DECFI move only
 //! the cells between the left and right margins (DECSLRM). A wide character cut by an edge is
 //! blanked whole, so the grid stays well formed.
@@ -62,8 +63,10 @@ pub(super) fn apply(term: &mut Term<TermListener>, state: &AnswerState, control:
         }
         Control::Erase { rect, selective: true } => {
             if let Some(rect) = resolve(term, state, rect) {
+                // As in xterm, DECSERA keeps only DEC-protected characters (DECSCA): while ISO
+                // protection (SPA) is in use it erases everything.
                 for line in rect.top..=rect.bottom {
-                    erase_cells(term, line, rect.left..=rect.right, true);
+                    erase_cells(term, line, rect.left..=rect.right, !state.iso_protection);
                 }
             }
         }

@@ -481,11 +481,16 @@ impl Handler for SeqHandler<'_> {
             DECNKM => Handler::unset_keypad_application_mode(&mut *self.term),
             DECBKM => self.answers.backarrow_sends_bs = false,
             SAVE_CURSOR => Handler::restore_cursor_position(&mut *self.term),
-            ALT_SCREEN if in_alt => self.term.swap_alt(),
-            ALT_SCREEN_CLEARED if in_alt => {
-                // 1047 clears the alternate screen as it leaves it.
-                self.term.grid_mut().reset_region(..);
+            ALT_SCREEN | ALT_SCREEN_CLEARED if in_alt => {
+                // As in xterm, the screens share the cursor: it stays where the program left
+                // it on the alternate screen (only 1049 restores a saved one).
+                let cursor = self.term.grid().cursor.clone();
+                if mode.raw() == ALT_SCREEN_CLEARED {
+                    // 1047 clears the alternate screen as it leaves it.
+                    self.term.grid_mut().reset_region(..);
+                }
                 self.term.swap_alt();
+                self.term.grid_mut().cursor = cursor;
             }
             _ => (),
         }

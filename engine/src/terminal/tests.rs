@@ -619,7 +619,8 @@ fn events_keep_the_order_of_the_queries_in_every_chunking() {
 }
 
 /// xterm's older alternate-screen modes, which alacritty does not know: 47 and 1047 switch
-/// screens (1047 clearing the alternate one as it leaves), 1048 saves and restores the cursor.
+/// screens (1047 clearing the alternate one as it leaves) and keep the cursor where it is, 1048
+/// saves and restores the cursor.
 #[test]
 fn the_older_alternate_screen_modes_switch_screens_and_save_the_cursor() {
     let mut term = terminal();
@@ -642,6 +643,11 @@ fn the_older_alternate_screen_modes_switch_screens_and_save_the_cursor() {
     term.feed(b"x\x1b[?47l");
     assert!(!term.alt_screen());
     assert_eq!(term.screen_lines(false), ["primary"]);
+    // As in xterm, the screens share the cursor: leaving by 47 or 1047 does not move it.
+    for mode in ["47", "1047"] {
+        term.feed(format!("\x1b[1;3H\x1b[?{mode}h\x1b[5;9H\x1b[?{mode}l").as_bytes());
+        assert_eq!(cursor(&term), (4, 8), "leaving {mode}");
+    }
     assert_eq!(alt_cells(&mut term), 2, "the alternate grid is released after 47");
     // 1048 is DECSC/DECRC.
     term.feed(b"\x1b[3;4H\x1b[?1048h\x1b[H\x1b[?1048l");
