@@ -1,7 +1,7 @@
 //! A bounded fuzz of the path hostile program output takes: bytes → the OSC scanner (inside
 //! `PaneTerminal::feed`) → terminal events → the notification parser; and grid edits inside
-//! left/right and top/bottom margins. A fixed number of cases,
-//! so it runs in seconds in the test suite; a failing case found here becomes a table test.
+//! left/right and top/bottom margins. A fixed number of cases, so it runs in seconds in the
+//! test suite; a failing case found here becomes a table test.
 
 use std::time::{Duration, Instant};
 
