@@ -135,6 +135,10 @@ pub enum Control {
         /// DECBI rather than DECFI.
         back: bool,
     },
+    /// `CSI ? Pm h` or `CSI ? Pm l` with DECLRMM (69) among the modes: vte applies it; it is
+    /// reported so that output a synchronized update holds back is applied before a DECSLRM
+    /// that follows is taken.
+    MarginMode,
 }
 
 /// The control a complete CSI sequence (parameters, intermediates and final byte) is, if it
@@ -145,6 +149,7 @@ fn csi_control(body: &[u8]) -> Option<Control> {
         b"!p" => Control::SoftReset,
         [b'?', params @ .., b's'] => Control::SaveModes(numbers(params)?),
         [b'?', params @ .., b'r'] => Control::RestoreModes(numbers(params)?),
+        [b'?', params @ .., b'h' | b'l'] if numbers(params)?.contains(&69) => Control::MarginMode,
         [params @ .., b's'] => {
             let v = numbers(params)?;
             Control::Margins { left: at(&v, 0), right: at(&v, 1) }
@@ -537,6 +542,11 @@ impl OscScanner {
         } else {
             (i, &input[..i])
         }
+    }
+
+    /// The events found so far, without clearing them.
+    pub fn events(&self) -> &[OscEvent] {
+        &self.events
     }
 
     /// Returns and clears the events found so far.

@@ -277,11 +277,32 @@ impl PaneTerminal {
                 answers: &mut self.answers,
             };
             self.processor.advance(&mut handler, filtered);
+            // A query or control the scanner found acts on the output before it: a
+            // synchronized update holding that output back ends first.
+            if self.sync_deadline().is_some()
+                && self.scanner.events().iter().any(|event| self.needs_held_output(event))
+            {
+                self.flush_sync();
+            }
             self.collect_events();
             rest = &rest[used..];
         }
         if self.scratch.capacity() > 1 << 20 {
             self.scratch = Vec::new();
+        }
+    }
+
+    /// Whether `event` must be taken after the output a synchronized update holds back: the
+    /// queries and controls, except a `CSI s` that is a cursor save (DECLRMM reset; a
+    /// DECLRMM set inside the update is a control that ends it first), which vte applies in
+    /// its place.
+    fn needs_held_output(&self, event: &OscEvent) -> bool {
+        match event {
+            OscEvent::Control(Control::Margins { .. }) => {
+                self.term.mode().contains(TermMode::LEFT_RIGHT_MARGIN)
+            }
+            OscEvent::Query(_) | OscEvent::Control(_) => true,
+            _ => false,
         }
     }
 
@@ -312,7 +333,9 @@ impl PaneTerminal {
     ///
     /// Events come in the order of the bytes that caused them (an OSC 99 query before a DA1
     /// query is answered first), except that output held back by a synchronized update reports
-    /// its events when the update ends.
+    /// its events when the update ends. A query or control that the OSC scanner recognises
+    /// (see [`crate::osc::Query`] and [`crate::osc::Control`]) ends a synchronized update
+    /// first, so that it is answered or applied after the output before it.
     pub fn take_events(&mut self) -> Vec<TerminalEvent> {
         std::mem::take(&mut self.events)
     }

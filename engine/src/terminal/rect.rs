@@ -83,6 +83,7 @@ pub(super) fn apply(term: &mut Term<TermListener>, state: &AnswerState, control:
         }
         Control::Index { back } => index(term, state, back, &blank),
         Control::Margins { .. }
+        | Control::MarginMode
         | Control::SoftReset
         | Control::Protect(_)
         | Control::IsoProtect(_)

@@ -676,3 +676,26 @@ fn xtsave_and_xtrestore_put_modes_back() {
     assert!(fed(b"\x1b[?67h\x1b[?67s\x1b[?67l\x1b[?67r").backarrow_sends_bs());
     assert!(mode(b"\x1b[?7l\x1b[?7s\x1bc\x1b[?7h\x1b[?7r").contains(TermMode::LINE_WRAP));
 }
+
+/// The queries and controls the OSC scanner recognises act after the output before them, also
+/// when a synchronized update holds that output back (the update ends first).
+#[test]
+fn a_control_or_query_inside_a_synchronized_update_comes_after_the_output_before_it() {
+    let replies = |term: &mut PaneTerminal| -> Vec<TerminalEvent> { term.take_events() };
+    // DECERA after text, both inside a synchronized update: the text is erased.
+    let mut term = fed(b"\x1b[?2026habc\x1b[1;1;1;3$z\x1b[?2026l");
+    term.flush_sync();
+    assert!(term.screen_lines(false).is_empty());
+    // DECLRMM and DECSLRM inside one: margins set, the saved cursor kept.
+    let mut term = fed(b"\x1b[2;2H\x1b7\x1b[?2026h\x1b[?69h\x1b[5;10s\x1b[?2026l");
+    term.flush_sync();
+    assert_eq!(term.term().horizontal_margins(), Some((4, 9)));
+    term.feed(b"\x1b8");
+    assert_eq!(cursor(&term), (1, 1));
+    // A DECRQSS answers with the region the update set before it.
+    let mut term = fed(b"\x1b[?2026h\x1b[3;9r\x1bP$qr\x1b\\");
+    assert_eq!(replies(&mut term), [TerminalEvent::PtyWrite(b"\x1bP1$r3;9r\x1b\\".to_vec())]);
+    // A `CSI s` without DECLRMM (a cursor save) does not end the update.
+    let term = fed(b"\x1b[?2026habc\x1b[s");
+    assert!(term.sync_deadline().is_some());
+}
