@@ -152,6 +152,9 @@ pub(super) fn saveable_mode(
         25 => flag(Named::ShowCursor, TermMode::SHOW_CURSOR),
         66 => Some((PrivateMode::Unknown(66), term.mode().contains(TermMode::APP_KEYPAD))),
         67 => Some((PrivateMode::Unknown(67), state.backarrow_sends_bs)),
+        // DECLRMM, which the vendored alacritty implements (restoring it reset removes the
+        // margins).
+        69 => Some((PrivateMode::Unknown(69), term.mode().contains(TermMode::LEFT_RIGHT_MARGIN))),
         1000 => flag(Named::ReportMouseClicks, TermMode::MOUSE_REPORT_CLICK),
         1002 => flag(Named::ReportCellMouseMotion, TermMode::MOUSE_DRAG),
         1003 => flag(Named::ReportAllMouseMotion, TermMode::MOUSE_MOTION),

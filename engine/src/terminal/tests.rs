@@ -672,6 +672,8 @@ fn xtsave_and_xtrestore_put_modes_back() {
     assert!(
         !mode(b"\x1b[?2004h\x1b[?2004r\x1b[?2004l\x1b[?2004r").contains(TermMode::BRACKETED_PASTE)
     );
+    // DECLRMM, which the vendored alacritty adds.
+    assert!(mode(b"\x1b[?69h\x1b[?69s\x1b[?69l\x1b[?69r").contains(TermMode::LEFT_RIGHT_MARGIN));
     // Berth's own DECBKM too; a reset forgets what was saved.
     assert!(fed(b"\x1b[?67h\x1b[?67s\x1b[?67l\x1b[?67r").backarrow_sends_bs());
     assert!(mode(b"\x1b[?7l\x1b[?7s\x1bc\x1b[?7h\x1b[?7r").contains(TermMode::LINE_WRAP));
