@@ -9,8 +9,8 @@
 //! extracts the OSC payloads Berth acts on but alacritty ignores: 7 (working directory), 9, 99
 //! and 777 (notifications), reported as [`OscEvent`]s. Third, it recognises the few CSI and
 //! DCS queries vte does not parse (XTVERSION, DA3, XTWINOPS 16 and 19, DECXCPR and the other
-//! DEC status reports, DECRQSS and DECRQCRA, see [`Query`]) and controls (DECSTR and the
-//! VT420 rectangle and column edits, see [`Control`]), and reports them as events in their
+//! DEC status reports, DECRQSS and DECRQCRA, see [`Query`]) and controls (DECSTR, the
+//! VT420 rectangle and column edits, DECSLRM, DECBI and DECFI, see [`Control`]), and reports them as events in their
 //! place in the stream, so the terminal answers or applies them in order with alacritty's own
 //! replies.
 //!
@@ -120,6 +120,25 @@ pub enum Control {
     InsertColumns(u16),
     /// DECDC, `CSI Pn ' ~`: delete columns at the cursor.
     DeleteColumns(u16),
+    /// `CSI Pl ; Pr s`: DECSLRM, set the left and right margins (1-based; 0 for the default),
+    /// when DECLRMM (`CSI ? 69 h`) is set; else SCOSC, which vte has already applied as a
+    /// cursor save.
+    Margins {
+        /// The left margin's column.
+        left: u16,
+        /// The right margin's column.
+        right: u16,
+    },
+    /// DECBI (`ESC 6`, true) or DECFI (`ESC 9`): move the cursor one column back or forward,
+    /// or at the left or right margin scroll the columns between the margins instead.
+    Index {
+        /// DECBI rather than DECFI.
+        back: bool,
+    },
+    /// `CSI ? Pm h` or `CSI ? Pm l` with DECLRMM (69) among the modes: vte applies it; it is
+    /// reported so that output a synchronized update holds back is applied before a DECSLRM
+    /// that follows is taken.
+    MarginMode,
 }
 
 /// The control a complete CSI sequence (parameters, intermediates and final byte) is, if it
@@ -130,6 +149,11 @@ fn csi_control(body: &[u8]) -> Option<Control> {
         b"!p" => Control::SoftReset,
         [b'?', params @ .., b's'] => Control::SaveModes(numbers(params)?),
         [b'?', params @ .., b'r'] => Control::RestoreModes(numbers(params)?),
+        [b'?', params @ .., b'h' | b'l'] if numbers(params)?.contains(&69) => Control::MarginMode,
+        [params @ .., b's'] => {
+            let v = numbers(params)?;
+            Control::Margins { left: at(&v, 0), right: at(&v, 1) }
+        }
         [b'?', params @ .., end @ (b'J' | b'K')] => {
             Control::SelectiveErase { line: *end == b'K', mode: at(&numbers(params)?, 0) }
         }
@@ -520,6 +544,11 @@ impl OscScanner {
         }
     }
 
+    /// The events found so far, without clearing them.
+    pub fn events(&self) -> &[OscEvent] {
+        &self.events
+    }
+
     /// Returns and clears the events found so far.
     pub fn take_events(&mut self) -> Vec<OscEvent> {
         std::mem::take(&mut self.events)
@@ -619,6 +648,9 @@ impl OscScanner {
         match (before, after) {
             (State::Escape, State::Ground) if matches!(byte, b'V' | b'W') => {
                 self.events.push(OscEvent::Control(Control::IsoProtect(byte == b'V')));
+            }
+            (State::Escape, State::Ground) if matches!(byte, b'6' | b'9') => {
+                self.events.push(OscEvent::Control(Control::Index { back: byte == b'6' }));
             }
             (State::Escape, State::DcsEntry) => {
                 self.dcs_header.clear();

@@ -277,11 +277,32 @@ impl PaneTerminal {
                 answers: &mut self.answers,
             };
             self.processor.advance(&mut handler, filtered);
+            // A query or control the scanner found acts on the output before it: a
+            // synchronized update holding that output back ends first.
+            if self.sync_deadline().is_some()
+                && self.scanner.events().iter().any(|event| self.needs_held_output(event))
+            {
+                self.flush_sync();
+            }
             self.collect_events();
             rest = &rest[used..];
         }
         if self.scratch.capacity() > 1 << 20 {
             self.scratch = Vec::new();
+        }
+    }
+
+    /// Whether `event` must be taken after the output a synchronized update holds back: the
+    /// queries and controls, except a `CSI s` that is a cursor save (DECLRMM reset; a
+    /// DECLRMM set inside the update is a control that ends it first), which vte applies in
+    /// its place.
+    fn needs_held_output(&self, event: &OscEvent) -> bool {
+        match event {
+            OscEvent::Control(Control::Margins { .. }) => {
+                self.term.mode().contains(TermMode::LEFT_RIGHT_MARGIN)
+            }
+            OscEvent::Query(_) | OscEvent::Control(_) => true,
+            _ => false,
         }
     }
 
@@ -312,7 +333,9 @@ impl PaneTerminal {
     ///
     /// Events come in the order of the bytes that caused them (an OSC 99 query before a DA1
     /// query is answered first), except that output held back by a synchronized update reports
-    /// its events when the update ends.
+    /// its events when the update ends. A query or control that the OSC scanner recognises
+    /// (see [`crate::osc::Query`] and [`crate::osc::Control`]) ends a synchronized update
+    /// first, so that it is answered or applied after the output before it.
     pub fn take_events(&mut self) -> Vec<TerminalEvent> {
         std::mem::take(&mut self.events)
     }
@@ -652,6 +675,14 @@ impl PaneTerminal {
                     self.answers.save_modes(&self.term, &modes);
                 }
                 OscEvent::Control(Control::RestoreModes(modes)) => self.restore_modes(&modes),
+                OscEvent::Control(Control::Margins { left, right }) => {
+                    if self.term.mode().contains(TermMode::LEFT_RIGHT_MARGIN) {
+                        if let Some(saved) = self.answers.saved_cursor_before.take() {
+                            self.term.grid_mut().saved_cursor = saved;
+                        }
+                        self.term.set_horizontal_margins(left.into(), right.into());
+                    }
+                }
                 OscEvent::Control(control) => {
                     rect::apply(&mut self.term, &self.answers, &control);
                     self.seq.observe(&mut self.term);
@@ -661,7 +692,7 @@ impl PaneTerminal {
     }
 
     /// DECSTR, as xterm does it: the cursor shown, insert mode, origin mode, reverse
-    /// wraparound, application cursor keys and keypad off, the scrolling region the whole
+    /// wraparound, the left and right margins (DECLRMM), application cursor keys and keypad off, the scrolling region the whole
     /// screen, normal rendition and no DECSCA protection, the character sets ASCII, and the
     /// saved cursor at home; the cursor stays where it is, and the screen, autowrap and
     /// everything else are kept.
@@ -682,8 +713,10 @@ impl PaneTerminal {
         handler.unset_private_mode(PrivateMode::Named(NamedPrivateMode::Origin));
         handler.unset_private_mode(PrivateMode::Named(NamedPrivateMode::CursorKeys));
         handler.unset_keypad_application_mode();
-        // Reverse wraparound (45), which the vendored alacritty implements.
+        // Reverse wraparound (45) and the left and right margins (DECLRMM, 69), which the
+        // vendored alacritty implements.
         handler.unset_private_mode(PrivateMode::Unknown(45));
+        handler.unset_private_mode(PrivateMode::Unknown(69));
         // DECSTBM homes the cursor: put it back.
         handler.set_scrolling_region(1, None);
         handler.goto(point.line.0, point.column.0);

@@ -1,6 +1,7 @@
 //! A bounded fuzz of the path hostile program output takes: bytes → the OSC scanner (inside
-//! `PaneTerminal::feed`) → terminal events → the notification parser. A fixed number of cases,
-//! so it runs in seconds in the test suite; a failing case found here becomes a table test.
+//! `PaneTerminal::feed`) → terminal events → the notification parser; and grid edits inside
+//! left/right and top/bottom margins. A fixed number of cases, so it runs in seconds in the
+//! test suite; a failing case found here becomes a table test.
 
 use std::time::{Duration, Instant};
 
@@ -53,5 +54,75 @@ proptest! {
         }
         // A program cannot grow the terminal: `CSI 8 ; rows ; cols t` is not obeyed.
         prop_assert_eq!(term.size(), TermSize { cols: 40, rows: 10 });
+    }
+}
+
+/// Pieces that edit the grid inside left/right and top/bottom margins, with wide characters
+/// cut by the margins' edges, origin mode and reverse wraparound.
+fn margin_piece() -> impl Strategy<Value = Vec<u8>> {
+    let n = || 0u16..50;
+    prop_oneof![
+        (n(), n()).prop_map(|(l, r)| format!("\x1b[{l};{r}s").into_bytes()),
+        (n(), n()).prop_map(|(t, b)| format!("\x1b[{t};{b}r").into_bytes()),
+        (n(), n()).prop_map(|(y, x)| format!("\x1b[{y};{x}H").into_bytes()),
+        (n(), prop::sample::select(b"@PLMSTbCDEFGIZad".to_vec())).prop_map(|(v, f)| format!(
+            "\x1b[{v}{}",
+            f as char
+        )
+        .into_bytes()),
+        (n(), prop::sample::select(vec!["'}", "'~"]))
+            .prop_map(|(v, f)| format!("\x1b[{v}{f}").into_bytes()),
+        prop::sample::select(vec![
+            b"\x1b[?69h".to_vec(),
+            b"\x1b[?69l".to_vec(),
+            b"\x1b[?6h".to_vec(),
+            b"\x1b[?6l".to_vec(),
+            b"\x1b[?45h".to_vec(),
+            b"\x1b[?7l".to_vec(),
+            b"\x1b[4h".to_vec(),
+            b"\x1b[4l".to_vec(),
+            b"\x1b6".to_vec(),
+            b"\x1b9".to_vec(),
+            b"\x1bD".to_vec(),
+            b"\x1bM".to_vec(),
+            b"\x1bE".to_vec(),
+            b"\x1b7".to_vec(),
+            b"\x1b8".to_vec(),
+            b"\x1b[!p".to_vec(),
+            b"\x1b#8".to_vec(),
+            b"\r".to_vec(),
+            b"\n".to_vec(),
+            b"\x08".to_vec(),
+            b"\t".to_vec(),
+            "漢字ab".as_bytes().to_vec(),
+            b"abcdefghij".to_vec(),
+            b"\x1b[?1047h".to_vec(),
+            b"\x1b[?1047l".to_vec(),
+        ]),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn edits_inside_left_and_right_margins_never_panic(
+        pieces in prop::collection::vec(margin_piece(), 0..60),
+        resize_at in 0usize..60,
+    ) {
+        let mut term = PaneTerminal::new(TermSize { cols: 20, rows: 8 }, 50);
+        for (i, piece) in pieces.iter().enumerate() {
+            if i == resize_at {
+                term.resize(TermSize { cols: 13, rows: 5 });
+            }
+            term.feed(piece);
+        }
+        let size = term.size();
+        let cursor = term.term().grid().cursor.point;
+        prop_assert!(cursor.column.0 < usize::from(size.cols));
+        prop_assert!(cursor.line.0 >= 0 && cursor.line.0 < i32::from(size.rows));
+        if let Some((left, right)) = term.term().horizontal_margins() {
+            prop_assert!(left < right && right < usize::from(size.cols));
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! ([`crate::osc::Query`]: XTVERSION, DA3, XTWINOPS 16 and 19, DECXCPR and the other DEC
 //! status reports, DECRQSS, DECRQCRA), answered by [`answer`]; and those vte parses but
 //! alacritty answers wrongly or not at all (DA1, DECRQM for the modes it does not know, the
-//! kitty keyboard flags, XTWINOPS 14), answered by the forwarding handler
+//! kitty keyboard flags, XTWINOPS 14, CPR in origin mode), answered by the forwarding handler
 //! (`super::seq::SeqHandler`) with the functions here. Pure functions of the Term's state and
 //! of [`AnswerState`], which mirrors the little that alacritty keeps private (the scrolling
 //! region, the depth of the kitty keyboard stacks) and keeps the modes Berth adds (DECBKM, the
@@ -15,9 +15,9 @@
 //! is text any program (or a file that is `cat`ed) can set, and echoing it back as input is a
 //! known injection route, so Berth, like xterm's default configuration, stays silent.
 
-use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::grid::{Cursor, Dimensions};
 use alacritty_terminal::index::{Column, Line};
-use alacritty_terminal::term::cell::Flags;
+use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::term::TermMode;
 use alacritty_terminal::vte::ansi::{
     Color, CursorShape, NamedColor, NamedPrivateMode, PrivateMode,
@@ -63,6 +63,9 @@ pub(super) struct AnswerState {
     /// xterm, ISO-protected characters survive ED, EL and ECH (DEC-protected ones do not), and
     /// both survive the selective erases.
     pub(super) iso_protection: bool,
+    /// The saved cursor as it was before the last `CSI s` while DECLRMM was set: vte saves
+    /// the cursor for every `CSI s`, but then it is DECSLRM, which puts this back.
+    pub(super) saved_cursor_before: Option<Cursor<Cell>>,
 }
 
 impl AnswerState {
@@ -149,6 +152,9 @@ pub(super) fn saveable_mode(
         25 => flag(Named::ShowCursor, TermMode::SHOW_CURSOR),
         66 => Some((PrivateMode::Unknown(66), term.mode().contains(TermMode::APP_KEYPAD))),
         67 => Some((PrivateMode::Unknown(67), state.backarrow_sends_bs)),
+        // DECLRMM, which the vendored alacritty implements (restoring it reset removes the
+        // margins).
+        69 => Some((PrivateMode::Unknown(69), term.mode().contains(TermMode::LEFT_RIGHT_MARGIN))),
         1000 => flag(Named::ReportMouseClicks, TermMode::MOUSE_REPORT_CLICK),
         1002 => flag(Named::ReportCellMouseMotion, TermMode::MOUSE_DRAG),
         1003 => flag(Named::ReportAllMouseMotion, TermMode::MOUSE_MOTION),
@@ -160,6 +166,19 @@ pub(super) fn saveable_mode(
         2004 => flag(Named::BracketedPaste, TermMode::BRACKETED_PASTE),
         _ => None,
     }
+}
+
+/// The cursor's row and column as CPR and DECXCPR report them (1-based): in origin mode
+/// counted from the scrolling region's top and the left margin, as in xterm.
+pub(super) fn cursor_position(term: &Term<TermListener>, state: &AnswerState) -> (usize, usize) {
+    let point = term.grid().cursor.point;
+    let (line, column) = (point.line.0.max(0) as usize + 1, point.column.0 + 1);
+    if !term.mode().contains(TermMode::ORIGIN) {
+        return (line, column);
+    }
+    let top = state.region_or_screen(term.screen_lines()).0;
+    let left = term.horizontal_margins().map_or(1, |(left, _)| left + 1);
+    ((line + 1).saturating_sub(top).max(1), (column + 1).saturating_sub(left).max(1))
 }
 
 /// XTWINOPS 14: the text area in pixels, from [`REPORTED_CELL_PIXELS`].
@@ -184,10 +203,10 @@ pub(super) fn answer(term: &Term<TermListener>, state: &AnswerState, query: &Que
             format!("\x1b[9;{};{}t", term.screen_lines(), term.columns()).into_bytes()
         }
         Query::ExtendedCursorPosition => {
-            // Absolute, like alacritty's answer to `CSI 6 n`. No page: that is a VT400
-            // field, and Berth reports itself as a VT220 (DA1) and a VT100 (alacritty's DA2).
-            let point = term.grid().cursor.point;
-            format!("\x1b[?{};{}R", point.line.0 + 1, point.column.0 + 1).into_bytes()
+            // As CPR (`CSI 6 n`). No page: that is a VT400 field, and Berth reports itself as
+            // a VT220 (DA1) and a VT100 (alacritty's DA2).
+            let (line, column) = cursor_position(term, state);
+            format!("\x1b[?{line};{column}R").into_bytes()
         }
         // No printer.
         Query::PrinterStatus => b"\x1b[?13n".to_vec(),
@@ -244,12 +263,17 @@ pub(super) fn resolve(
     let lines = term.screen_lines();
     let columns = term.columns();
     let or = |value: u16, default: usize| if value == 0 { default } else { usize::from(value) };
-    let (mut top, left) = (or(rect[0], 1), or(rect[1], 1));
-    let (mut bottom, right) = (or(rect[2], lines), or(rect[3], columns));
+    let (mut top, mut left) = (or(rect[0], 1), or(rect[1], 1));
+    let (mut bottom, mut right) = (or(rect[2], lines), or(rect[3], columns));
     if term.mode().contains(TermMode::ORIGIN) {
         let offset = state.region_or_screen(lines).0 - 1;
         top += offset;
         bottom += offset;
+        // Columns count from the left margin, as rows from the top one.
+        if let Some((margin, _)) = term.horizontal_margins() {
+            left += margin;
+            right += margin;
+        }
     }
     let (bottom, right) = (bottom.min(lines), right.min(columns));
     (top <= bottom && left <= right).then(|| Rect {
@@ -300,6 +324,11 @@ fn setting(term: &Term<TermListener>, state: &AnswerState, request: &[u8]) -> Op
         b"r" => {
             let (top, bottom) = state.region_or_screen(term.screen_lines());
             Some(format!("{top};{bottom}r"))
+        }
+        // DECSLRM: the left and right margins.
+        b"s" => {
+            let (left, right) = term.horizontal_margins().unwrap_or((0, term.columns() - 1));
+            Some(format!("{};{}s", left + 1, right + 1))
         }
         b" q" => {
             let style = term.cursor_style();

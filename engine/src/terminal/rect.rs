@@ -1,14 +1,18 @@
 //! The VT420 editing controls vte does not parse and the OSC scanner recognises
 //! ([`crate::osc::Control`]): fill, erase and copy a rectangle (DECFRA, DECERA, DECSERA,
-//! DECCRA), insert and delete columns (DECIC, DECDC). Applied straight to the Term's screen
-//! grid, never to its history; the cursor does not move.
+//! DECCRA), insert and delete columns (DECIC, DECDC), back and forward index (DECBI, DECFI).
+//! Applied straight to the Term's screen grid, never to its history; the cursor moves only
+//! for DECBI and DECFI.
 //!
 //! Rectangles are 1-based and inclusive, 0 meaning the default (the screen's edge), counted
 //! from the scrolling region's top in origin mode, and clipped to the screen; one that is
 //! empty once clipped changes nothing. DECSERA, and the selective erases of the display and
 //! the line (DECSED, DECSEL, through [`erase_cells`]), keep the characters DECSCA protects
-//! or SPA protects (the vendored alacritty's `Flags::PROTECTED`), as xterm does. Berth has no left and right
-//! margins, so DECIC/DECDC work across the whole width. A wide character cut by an edge is blanked whole, so the grid stays well formed.
+//! (the vendored alacritty's `Flags::PROTECTED`), as xterm does; while SPA protection is in
+//! use, DECSED and DECSEL keep those characters too but DECSERA erases them, as xterm. In
+//! origin mode the columns count from the left margin. DECIC, DECDC, DECBI and DECFI move only
+//! the cells between the left and right margins (DECSLRM). A wide character cut by an edge is
+//! blanked whole, so the grid stays well formed.
 
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::{Column, Line};
@@ -59,8 +63,10 @@ pub(super) fn apply(term: &mut Term<TermListener>, state: &AnswerState, control:
         }
         Control::Erase { rect, selective: true } => {
             if let Some(rect) = resolve(term, state, rect) {
+                // As in xterm, DECSERA keeps only DEC-protected characters (DECSCA): while ISO
+                // protection (SPA) is in use it erases everything.
                 for line in rect.top..=rect.bottom {
-                    erase_cells(term, line, rect.left..=rect.right, true);
+                    erase_cells(term, line, rect.left..=rect.right, !state.iso_protection);
                 }
             }
         }
@@ -75,7 +81,10 @@ pub(super) fn apply(term: &mut Term<TermListener>, state: &AnswerState, control:
         Control::DeleteColumns(n) => {
             shift_columns(term, state, usize::from(n.max(1)), false, &blank)
         }
-        Control::SoftReset
+        Control::Index { back } => index(term, state, back, &blank),
+        Control::Margins { .. }
+        | Control::MarginMode
+        | Control::SoftReset
         | Control::Protect(_)
         | Control::IsoProtect(_)
         | Control::SelectiveErase { .. }
@@ -146,8 +155,8 @@ fn copy(term: &mut Term<TermListener>, state: &AnswerState, source: Rect, top: u
 }
 
 /// DECIC (`insert`) or DECDC: `n` blank columns inserted at the cursor's column, or `n`
-/// columns deleted there, on the rows of the scrolling region; nothing when the cursor is
-/// outside it.
+/// columns deleted there, on the rows of the scrolling region, up to the right margin; nothing
+/// when the cursor is outside the scrolling region or the left and right margins.
 fn shift_columns(
     term: &mut Term<TermListener>,
     state: &AnswerState,
@@ -155,22 +164,62 @@ fn shift_columns(
     insert: bool,
     blank: &Cell,
 ) {
+    let (top, bottom) = state.region_or_screen(term.screen_lines());
+    let (left, right) = term.horizontal_margins().unwrap_or((0, term.columns() - 1));
+    let cursor = term.grid().cursor.point;
+    let line = cursor.line.0.max(0) as usize;
+    let at = cursor.column.0;
+    if line + 1 < top || line + 1 > bottom || at < left || at > right {
+        return;
+    }
+    shift_columns_at(term, state, at, n, insert, blank);
+}
+
+/// DECBI (`back`) or DECFI: the cursor moves one column back or forward, except at the left
+/// (right) margin, where the columns between the margins scroll right (left) by one on the
+/// rows of the scrolling region instead; at the screen's edge outside the margins nothing
+/// happens, as in xterm.
+fn index(term: &mut Term<TermListener>, state: &AnswerState, back: bool, blank: &Cell) {
+    let last = term.columns() - 1;
+    let (left, right) = term.horizontal_margins().unwrap_or((0, last));
+    let column = term.grid().cursor.point.column.0;
+    let cursor = &mut term.grid_mut().cursor;
+    match (back, column) {
+        (true, c) if c == left => shift_columns_at(term, state, left, 1, true, blank),
+        (false, c) if c == right => shift_columns_at(term, state, left, 1, false, blank),
+        (true, c) if c > 0 => {
+            cursor.point.column = Column(c - 1);
+            cursor.input_needs_wrap = false;
+        }
+        (false, c) if c < last => {
+            cursor.point.column = Column(c + 1);
+            cursor.input_needs_wrap = false;
+        }
+        _ => (),
+    }
+}
+
+/// `n` blank columns inserted at column `at` (`insert`), or `n` columns deleted there, on the
+/// rows of the scrolling region, the cells between `at` and the right margin moving.
+fn shift_columns_at(
+    term: &mut Term<TermListener>,
+    state: &AnswerState,
+    at: usize,
+    n: usize,
+    insert: bool,
+    blank: &Cell,
+) {
     let lines = term.screen_lines();
     let columns = term.columns();
     let (top, bottom) = state.region_or_screen(lines);
-    let cursor = term.grid().cursor.point;
-    let line = cursor.line.0.max(0) as usize;
-    if line + 1 < top || line + 1 > bottom {
-        return;
-    }
-    let at = cursor.column.0.min(columns - 1);
-    let n = n.min(columns - at);
+    let end = term.horizontal_margins().map_or(columns, |(_, right)| right + 1);
+    let n = n.min(end - at);
     let grid = term.grid_mut();
     for line in top - 1..bottom {
         let row = &mut grid[Line(line as i32)];
         // The row's soft wrap ends: its last cell no longer continues on the next row.
         row[Column(columns - 1)].flags.remove(Flags::WRAPLINE);
-        let cells = &mut row[Column(at)..Column(columns)];
+        let cells = &mut row[Column(at)..Column(end)];
         if insert {
             cells.rotate_right(n);
             cells[..n].fill(blank.clone());

@@ -5,8 +5,9 @@
 //! must not change what the terminal does beyond these: it drops the oldest history lines once
 //! the history outgrows the ring; it allocates the alternate screen's grid only around its use
 //! (`super::alt`); it answers itself the queries alacritty answers wrongly or not at all (DA1,
-//! DECRQM of modes alacritty does not know, the kitty keyboard flags, XTWINOPS 14; the replies
-//! come from `super::answers`); it takes DECNKM (`CSI ? 66 h/l`) as the keypad mode that
+//! DECRQM of modes alacritty does not know, the kitty keyboard flags, XTWINOPS 14, CPR in
+//! origin mode; the replies come from `super::answers`); it undoes the cursor save vte makes
+//! of a `CSI Pl ; Pr s` that is DECSLRM (DECLRMM set); it takes DECNKM (`CSI ? 66 h/l`) as the keypad mode that
 //! `ESC =`/`ESC >` set, and keeps DECBKM (`CSI ? 67 h/l`) for the key encoder; it implements
 //! xterm's older alternate-screen modes 47 and 1047 and the cursor save of 1048, which
 //! alacritty does not know (the vendored `swap_alt` leaves both screens' saved cursors alone;
@@ -248,7 +249,13 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn device_status(&mut self, value: usize) {
-        Handler::device_status(&mut *self.term, value);
+        // CPR: in origin mode alacritty would report the absolute position.
+        if value == 6 && self.term.mode().contains(TermMode::ORIGIN) {
+            let (line, column) = answers::cursor_position(self.term, self.answers);
+            self.listener.reply(format!("\x1b[{line};{column}R"));
+        } else {
+            Handler::device_status(&mut *self.term, value);
+        }
         self.after_call();
     }
 
@@ -360,6 +367,11 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn save_cursor_position(&mut self) {
+        // With DECLRMM set, `CSI s` is DECSLRM: the scanner's `Control::Margins` that follows
+        // puts the saved cursor back (`ESC 7` is followed by none and stays a save).
+        if self.term.mode().contains(TermMode::LEFT_RIGHT_MARGIN) {
+            self.answers.saved_cursor_before = Some(self.term.grid().saved_cursor.clone());
+        }
         Handler::save_cursor_position(&mut *self.term);
         self.after_call();
     }
@@ -469,11 +481,16 @@ impl Handler for SeqHandler<'_> {
             DECNKM => Handler::unset_keypad_application_mode(&mut *self.term),
             DECBKM => self.answers.backarrow_sends_bs = false,
             SAVE_CURSOR => Handler::restore_cursor_position(&mut *self.term),
-            ALT_SCREEN if in_alt => self.term.swap_alt(),
-            ALT_SCREEN_CLEARED if in_alt => {
-                // 1047 clears the alternate screen as it leaves it.
-                self.term.grid_mut().reset_region(..);
+            ALT_SCREEN | ALT_SCREEN_CLEARED if in_alt => {
+                // As in xterm, the screens share the cursor: it stays where the program left
+                // it on the alternate screen (only 1049 restores a saved one).
+                let cursor = self.term.grid().cursor.clone();
+                if mode.raw() == ALT_SCREEN_CLEARED {
+                    // 1047 clears the alternate screen as it leaves it.
+                    self.term.grid_mut().reset_region(..);
+                }
                 self.term.swap_alt();
+                self.term.grid_mut().cursor = cursor;
             }
             _ => (),
         }

@@ -619,7 +619,8 @@ fn events_keep_the_order_of_the_queries_in_every_chunking() {
 }
 
 /// xterm's older alternate-screen modes, which alacritty does not know: 47 and 1047 switch
-/// screens (1047 clearing the alternate one as it leaves), 1048 saves and restores the cursor.
+/// screens (1047 clearing the alternate one as it leaves) and keep the cursor where it is, 1048
+/// saves and restores the cursor.
 #[test]
 fn the_older_alternate_screen_modes_switch_screens_and_save_the_cursor() {
     let mut term = terminal();
@@ -642,6 +643,11 @@ fn the_older_alternate_screen_modes_switch_screens_and_save_the_cursor() {
     term.feed(b"x\x1b[?47l");
     assert!(!term.alt_screen());
     assert_eq!(term.screen_lines(false), ["primary"]);
+    // As in xterm, the screens share the cursor: leaving by 47 or 1047 does not move it.
+    for mode in ["47", "1047"] {
+        term.feed(format!("\x1b[1;3H\x1b[?{mode}h\x1b[5;9H\x1b[?{mode}l").as_bytes());
+        assert_eq!(cursor(&term), (4, 8), "leaving {mode}");
+    }
     assert_eq!(alt_cells(&mut term), 2, "the alternate grid is released after 47");
     // 1048 is DECSC/DECRC.
     term.feed(b"\x1b[3;4H\x1b[?1048h\x1b[H\x1b[?1048l");
@@ -666,7 +672,32 @@ fn xtsave_and_xtrestore_put_modes_back() {
     assert!(
         !mode(b"\x1b[?2004h\x1b[?2004r\x1b[?2004l\x1b[?2004r").contains(TermMode::BRACKETED_PASTE)
     );
+    // DECLRMM, which the vendored alacritty adds.
+    assert!(mode(b"\x1b[?69h\x1b[?69s\x1b[?69l\x1b[?69r").contains(TermMode::LEFT_RIGHT_MARGIN));
     // Berth's own DECBKM too; a reset forgets what was saved.
     assert!(fed(b"\x1b[?67h\x1b[?67s\x1b[?67l\x1b[?67r").backarrow_sends_bs());
     assert!(mode(b"\x1b[?7l\x1b[?7s\x1bc\x1b[?7h\x1b[?7r").contains(TermMode::LINE_WRAP));
+}
+
+/// The queries and controls the OSC scanner recognises act after the output before them, also
+/// when a synchronized update holds that output back (the update ends first).
+#[test]
+fn a_control_or_query_inside_a_synchronized_update_comes_after_the_output_before_it() {
+    let replies = |term: &mut PaneTerminal| -> Vec<TerminalEvent> { term.take_events() };
+    // DECERA after text, both inside a synchronized update: the text is erased.
+    let mut term = fed(b"\x1b[?2026habc\x1b[1;1;1;3$z\x1b[?2026l");
+    term.flush_sync();
+    assert!(term.screen_lines(false).is_empty());
+    // DECLRMM and DECSLRM inside one: margins set, the saved cursor kept.
+    let mut term = fed(b"\x1b[2;2H\x1b7\x1b[?2026h\x1b[?69h\x1b[5;10s\x1b[?2026l");
+    term.flush_sync();
+    assert_eq!(term.term().horizontal_margins(), Some((4, 9)));
+    term.feed(b"\x1b8");
+    assert_eq!(cursor(&term), (1, 1));
+    // A DECRQSS answers with the region the update set before it.
+    let mut term = fed(b"\x1b[?2026h\x1b[3;9r\x1bP$qr\x1b\\");
+    assert_eq!(replies(&mut term), [TerminalEvent::PtyWrite(b"\x1bP1$r3;9r\x1b\\".to_vec())]);
+    // A `CSI s` without DECLRMM (a cursor save) does not end the update.
+    let term = fed(b"\x1b[?2026habc\x1b[s");
+    assert!(term.sync_deadline().is_some());
 }

@@ -198,11 +198,12 @@ fn spa_protects_characters_from_ed_el_ech_and_the_selective_erases() {
         term.feed(erase);
         assert_eq!(term.screen_lines(false), ["  c"], "{erase:?}");
     }
-    // DECSED and DECSERA too (as xterm: the ISO standard would have them erase it).
+    // DECSED too (as xterm, for backward compatibility: the ISO standard would have it erase
+    // it), but not DECSERA (as xterm, and esctest's test_DECSERA_doesNotRespectISOProtect).
     let mut term = fed(b"a\x1bVb\x1bW\x1b[?2J");
     assert_eq!(term.screen_lines(false), [" b"]);
     term.feed(b"\x1b[1;1Hc\x1b[1;1;1;80${");
-    assert_eq!(term.screen_lines(false), [" b"]);
+    assert!(term.screen_lines(false).is_empty());
     // DECSCA puts back DEC protection: ED erases everything again.
     term.feed(b"\x1b[1\"qab\x1b[0\"q\x1b[2J");
     assert!(term.screen_lines(false).is_empty());
@@ -230,4 +231,161 @@ fn a_kitty_keyboard_push_past_alacrittys_cap_drops_the_bottom_entry() {
     }
     Handler::push_keyboard_mode(&mut term.term, KeyboardModes::REPORT_EVENT_TYPES);
     assert_eq!(term.keyboard_flags(), 2);
+}
+
+/// The bytes that draw the 5×5 block `abcde`…`uvwxy` at the top left, then set the scrolling
+/// region to rows 2–4 and, with DECLRMM, the left and right margins to columns 2–4.
+const MARGINS_BLOCK: &[u8] =
+    b"\x1b[1;1Habcde\x1b[2;1Hfghij\x1b[3;1Hklmno\x1b[4;1Hpqrst\x1b[5;1Huvwxy\x1b[2;4r\x1b[?69h\x1b[2;4s";
+
+/// The first five rows of the screen.
+fn block(term: &PaneTerminal) -> Vec<String> {
+    term.screen_lines(false)[..5].to_vec()
+}
+
+/// The replies written back to the PTY so far.
+fn replies(term: &mut PaneTerminal) -> String {
+    let mut out = String::new();
+    for event in term.take_events() {
+        if let TerminalEvent::PtyWrite(bytes) = event {
+            out.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    out
+}
+
+#[test]
+fn declrmm_makes_csi_s_set_the_margins_instead_of_saving_the_cursor() {
+    // Without DECLRMM, `CSI s` saves the cursor (SCOSC).
+    let mut term = fed(b"\x1b[3;7H\x1b[2;5s\x1b[1;1H\x1b[u");
+    assert_eq!(cursor(&term), (3, 7));
+    assert_eq!(term.term().horizontal_margins(), None);
+    // With it, DECSLRM sets the margins and homes the cursor; the saved cursor is kept.
+    term.feed(b"\x1b[?69h\x1b[9;9H\x1b[2;5s");
+    assert_eq!(term.term().horizontal_margins(), Some((1, 4)));
+    assert_eq!(cursor(&term), (1, 1));
+    term.feed(b"\x1b[u");
+    assert_eq!(cursor(&term), (3, 7));
+    // DECSC (`ESC 7`) still saves while DECLRMM is set.
+    term.feed(b"\x1b[4;4H\x1b7\x1b[1;1H\x1b8");
+    assert_eq!(cursor(&term), (4, 4));
+    // Margins of fewer than two columns are ignored; `CSI s` alone is the whole width.
+    term.feed(b"\x1b[3;3s");
+    assert_eq!(term.term().horizontal_margins(), Some((1, 4)));
+    term.feed(b"\x1b[s");
+    assert_eq!(term.term().horizontal_margins(), None);
+    // Resetting DECLRMM removes them.
+    term.feed(b"\x1b[2;5s\x1b[?69l");
+    assert_eq!(term.term().horizontal_margins(), None);
+}
+
+#[test]
+fn text_wraps_from_the_right_margin_to_the_left_one_and_insert_mode_stops_there() {
+    let term = fed(b"\x1b[?69h\x1b[5;10s\x1b[1;9Habcd");
+    assert_eq!(term.screen_lines(false)[..2], ["        ab".to_owned(), "    cd".to_owned()]);
+    // Without autowrap the last character written stays at the right margin.
+    let term = fed(b"\x1b[?7l\x1b[?69h\x1b[5;10s\x1b[1;9Habcd");
+    assert_eq!(term.screen_lines(false)[0], "        ad");
+    // IRM pushes cells out at the right margin, not the screen's edge.
+    let term = fed(b"\x1b[1;1Habcdefghijkl\x1b[?69h\x1b[5;10s\x1b[1;6H\x1b[4hX");
+    assert_eq!(term.screen_lines(false)[0], "abcdeXfghikl");
+}
+
+#[test]
+fn cursor_controls_stop_at_the_left_and_right_margins() {
+    // (controls after margins 5–10 are set, the cursor's row and column after them)
+    let cases: &[(&[u8], (i32, usize))] = &[
+        (b"\x1b[2;8H\r", (2, 5)),              // CR from right of the left margin
+        (b"\x1b[2;3H\r", (2, 1)),              // CR from left of it
+        (b"\x1b[?6h\x1b[2;3H\r", (2, 5)),      // CR in origin mode (CUP puts it in the margins)
+        (b"\x1b[2;5H\x08", (2, 5)),            // BS stops at the left margin
+        (b"\x1b[2;3H\x08", (2, 2)),            // BS left of it moves on
+        (b"\x1b[2;8H\x1b[9D", (2, 5)),         // CUB
+        (b"\x1b[2;8H\x1b[9C", (2, 10)),        // CUF
+        (b"\x1b[2;12H\x1b[9C", (2, 21)),       // CUF right of the right margin
+        (b"\x1b[2;6H\t\t", (2, 10)),           // HT stops at the right margin
+        (b"\x1b[2;8H\x1b[3I", (2, 10)),        // CHT
+        (b"\x1b[2;8H\x1b[E", (3, 5)),          // CNL returns to the left margin
+        (b"\x1b[?6h\x1b[2;3H", (2, 7)),        // CUP in origin mode counts from the left margin
+        (b"\x1b[?6h\x1b[1;30H", (1, 10)),      // and stops at the right one
+        (b"\x1b[?6h\x1b[3G", (1, 7)),          // CHA too
+        (b"\x1b[?6h\x1b[3;4H\x1b[5d", (5, 8)), // VPA keeps the column
+        // Reverse wraparound goes on from the right margin of the line above.
+        (b"\x1b[?45h\x1b[3;5H\x08", (2, 10)),
+        (b"\x1b[?45h\x1b[3;1H\x08", (2, 10)),
+    ];
+    for (bytes, want) in cases {
+        let mut term = fed(b"\x1b[?69h\x1b[5;10s");
+        term.feed(bytes);
+        assert_eq!(cursor(&term), *want, "{:?}", String::from_utf8_lossy(bytes));
+    }
+}
+
+#[test]
+fn edits_and_scrolling_stay_between_the_left_and_right_margins() {
+    let unchanged = ["abcde", "fghij", "klmno", "pqrst", "uvwxy"];
+    let cases: &[(&[u8], [&str; 5])] = &[
+        (b"\x1b[S", ["abcde", "flmnj", "kqrso", "p   t", "uvwxy"]), // SU
+        (b"\x1b[T", ["abcde", "f   j", "kghio", "plmnt", "uvwxy"]), // SD
+        (b"\x1b[4;3H\n", ["abcde", "flmnj", "kqrso", "p   t", "uvwxy"]), // LF at the bottom
+        (b"\x1b[4;3H\x1bD", ["abcde", "flmnj", "kqrso", "p   t", "uvwxy"]), // IND
+        (b"\x1b[4;3H\x1bE", ["abcde", "flmnj", "kqrso", "p   t", "uvwxy"]), // NEL
+        (b"\x1b[2;3H\x1bM", ["abcde", "f   j", "kghio", "plmnt", "uvwxy"]), // RI at the top
+        (b"\x1b[3;3H\x1b[L", ["abcde", "fghij", "k   o", "plmnt", "uvwxy"]), // IL
+        (b"\x1b[2;2H\x1b[M", ["abcde", "flmnj", "kqrso", "p   t", "uvwxy"]), // DL
+        (b"\x1b[2;2H\x1b[9M", ["abcde", "f   j", "k   o", "p   t", "uvwxy"]), // DL 9
+        (b"\x1b[2;3H\x1b[@", ["abcde", "fg hj", "klmno", "pqrst", "uvwxy"]), // ICH
+        (b"\x1b[2;2H\x1b[P", ["abcde", "fhi j", "klmno", "pqrst", "uvwxy"]), // DCH
+        (b"\x1b[2;3H\x1b[9P", ["abcde", "fg  j", "klmno", "pqrst", "uvwxy"]), // DCH 9
+        (b"\x1b[2;3H\x1b['}", ["abcde", "fg hj", "kl mo", "pq rt", "uvwxy"]), // DECIC
+        (b"\x1b[2;3H\x1b['~", ["abcde", "fgi j", "kln o", "pqs t", "uvwxy"]), // DECDC
+        (b"\x1b[2;2H\x1b6", ["abcde", "f ghj", "k lmo", "p qrt", "uvwxy"]), // DECBI at the left
+        (b"\x1b[2;4H\x1b9", ["abcde", "fhi j", "kmn o", "prs t", "uvwxy"]), // DECFI at the right
+        // Outside the left and right margins these change nothing.
+        (b"\x1b[3;1H\x1b[M", unchanged),
+        (b"\x1b[3;5H\x1b[L", unchanged),
+        (b"\x1b[4;1H\n", unchanged),
+        (b"\x1b[2;5H\x1bM", unchanged),
+        (b"\x1b[2;5H\x1b[@", unchanged),
+        (b"\x1b[2;1H\x1b[P", unchanged),
+        (b"\x1b[2;5H\x1b['}", unchanged),
+        (b"\x1b[3;1H\x1b6", unchanged),
+    ];
+    for (bytes, want) in cases {
+        let mut term = fed(MARGINS_BLOCK);
+        term.feed(bytes);
+        assert_eq!(block(&term), *want, "{:?}", String::from_utf8_lossy(bytes));
+    }
+    // DECBI and DECFI elsewhere only move the cursor.
+    let mut term = fed(b"\x1b[3;5H\x1b6");
+    assert_eq!(cursor(&term), (3, 4));
+    term.feed(b"\x1b9\x1b9");
+    assert_eq!(cursor(&term), (3, 6));
+}
+
+#[test]
+fn the_margins_go_with_decstr_ris_decaln_and_a_resize() {
+    for reset in [&b"\x1b[!p"[..], b"\x1bc", b"\x1b#8"] {
+        let mut term = fed(b"\x1b[?69h\x1b[5;10s");
+        term.feed(reset);
+        assert_eq!(term.term().horizontal_margins(), None, "{reset:?}");
+    }
+    // DECSTR also resets DECLRMM: `CSI s` saves the cursor again.
+    let mut term = fed(b"\x1b[?69h\x1b[!p\x1b[2;4s");
+    assert_eq!(term.term().horizontal_margins(), None);
+    term.feed(b"\x1b[?69$p");
+    assert_eq!(replies(&mut term), "\x1b[?69;2$y");
+    let mut term = fed(b"\x1b[?69h\x1b[5;10s");
+    term.resize(TermSize { cols: 60, rows: 20 });
+    assert_eq!(term.term().horizontal_margins(), None);
+}
+
+#[test]
+fn declrmm_decslrm_and_cpr_in_origin_mode_are_reported() {
+    let mut term = fed(b"\x1b[?69$p\x1b[?69h\x1b[?69$p\x1b[5;10s\x1bP$qs\x1b\\");
+    assert_eq!(replies(&mut term), "\x1b[?69;2$y\x1b[?69;1$y\x1bP1$r5;10s\x1b\\");
+    // CPR and DECXCPR count from the origin in origin mode, as CUP does.
+    term.feed(b"\x1b[3;8r\x1b[?6h\x1b[2;3H\x1b[6n\x1b[?6n");
+    assert_eq!(replies(&mut term), "\x1b[2;3R\x1b[?2;3R");
+    assert_eq!(cursor(&term), (4, 7));
 }

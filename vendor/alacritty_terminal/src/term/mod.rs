@@ -79,6 +79,7 @@ bitflags! {
         const REPORT_ASSOCIATED_TEXT  = 1 << 22;
         const REVERSE_WRAP            = 1 << 23;
         const MORE_FIX                = 1 << 24;
+        const LEFT_RIGHT_MARGIN       = 1 << 25;
         const MOUSE_MODE              = Self::MOUSE_REPORT_CLICK.bits() | Self::MOUSE_MOTION.bits() | Self::MOUSE_DRAG.bits();
         const KITTY_KEYBOARD_PROTOCOL = Self::DISAMBIGUATE_ESC_CODES.bits()
                                       | Self::REPORT_EVENT_TYPES.bits()
@@ -95,6 +96,9 @@ const REVERSE_WRAP_MODE: u16 = 45;
 /// xterm's "more(1) fix" (`CSI ? 41 h`), which vte does not name: a tab with a wrap pending
 /// wraps first.
 const MORE_FIX_MODE: u16 = 41;
+
+/// DECLRMM (`CSI ? 69 h`), which vte does not name: DECSLRM may set left and right margins.
+const LEFT_RIGHT_MARGIN_MODE: u16 = 69;
 
 impl From<KeyboardModes> for TermMode {
     fn from(value: KeyboardModes) -> Self {
@@ -309,6 +313,10 @@ pub struct Term<T> {
     /// Range going from top to bottom of the terminal, indexed from the top of the viewport.
     scroll_region: Range<Line>,
 
+    /// Left and right margins (DECSLRM), inclusive; the whole width unless DECLRMM is set
+    /// (Berth: vendor/BERTH.md).
+    lr_margins: (Column, Column),
+
     /// Modified terminal colors.
     colors: Colors,
 
@@ -434,6 +442,7 @@ impl<T> Term<T> {
         Term {
             inactive_grid,
             scroll_region,
+            lr_margins: (Column(0), Column(num_cols - 1)),
             event_proxy,
             damage,
             config,
@@ -708,6 +717,7 @@ impl<T> Term<T> {
 
         // Reset scrolling region.
         self.scroll_region = Line(0)..Line(self.screen_lines() as i32);
+        self.lr_margins = (Column(0), self.last_column());
 
         // Resize damage information.
         self.damage.resize(num_cols, num_lines);
@@ -753,6 +763,12 @@ impl<T> Term<T> {
 
         let region = origin..self.scroll_region.end;
 
+        // Left and right margins: only the rectangle between them scrolls.
+        if self.horizontal_margins().is_some() {
+            self.scroll_lr_rect(region, lines, false);
+            return;
+        }
+
         // Scroll selection.
         self.selection =
             self.selection.take().and_then(|s| s.rotate(self, &region, -(lines as i32)));
@@ -779,6 +795,12 @@ impl<T> Term<T> {
         lines = cmp::min(lines, (self.scroll_region.end - self.scroll_region.start).0 as usize);
 
         let region = origin..self.scroll_region.end;
+
+        // Left and right margins: only the rectangle between them scrolls.
+        if self.horizontal_margins().is_some() {
+            self.scroll_lr_rect(region, lines, true);
+            return;
+        }
 
         // Scroll selection.
         self.selection = self.selection.take().and_then(|s| s.rotate(self, &region, lines as i32));
@@ -980,7 +1002,7 @@ impl<T> Term<T> {
             self.grid.cursor.point.line += 1;
         }
 
-        self.grid.cursor.point.column = Column(0);
+        self.grid.cursor.point.column = self.carriage_return_column();
         self.grid.cursor.input_needs_wrap = false;
         self.damage_cursor();
     }
@@ -1066,10 +1088,13 @@ impl<T> Term<T> {
             cols = cols.saturating_sub(1);
         }
 
-        let columns = self.columns() as i64;
+        // With left and right margins the cursor goes on from the right margin, and stops
+        // at the left one when it starts between them.
+        let left = if self.cursor_in_lr_margins() { self.lr_margins.0 .0 as i64 } else { 0 };
+        let columns = self.lr_margins.1 .0 as i64 + 1 - left;
         let mut line = self.grid.cursor.point.line;
         let mut column = self.grid.cursor.point.column.0 as i64 - cols as i64;
-        while column < 0 {
+        while column < left {
             column += columns;
             line = if line == self.scroll_region.start {
                 self.scroll_region.end - 1
@@ -1083,6 +1108,122 @@ impl<T> Term<T> {
         self.damage_cursor();
         self.grid.cursor.point = Point::new(line, Column(column as usize));
         self.damage_cursor();
+    }
+
+    /// The left and right margins (0-based, inclusive) when DECLRMM is set and DECSLRM made
+    /// them narrower than the screen; `None` otherwise, when every row edit spans the whole
+    /// width (Berth: vendor/BERTH.md).
+    #[inline]
+    pub fn horizontal_margins(&self) -> Option<(usize, usize)> {
+        let (left, right) = self.lr_margins;
+        (left.0 != 0 || right != self.last_column()).then_some((left.0, right.0))
+    }
+
+    /// DECSLRM (`CSI Pl ; Pr s` while DECLRMM is set): `left` and `right` are 1-based, 0 for
+    /// the default (the screen's edge). As in xterm, margins that leave fewer than two columns
+    /// are ignored, and the cursor goes home (Berth: vendor/BERTH.md).
+    pub fn set_horizontal_margins(&mut self, left: usize, right: usize)
+    where
+        T: EventListener,
+    {
+        if !self.mode.contains(TermMode::LEFT_RIGHT_MARGIN) {
+            return;
+        }
+        let columns = self.columns();
+        let left = left.max(1);
+        let right = if right == 0 { columns } else { right.min(columns) };
+        if left >= right {
+            return;
+        }
+        self.lr_margins = (Column(left - 1), Column(right - 1));
+        self.goto(0, 0);
+    }
+
+    /// Whether the cursor is between the left and right margins.
+    #[inline]
+    fn cursor_in_lr_margins(&self) -> bool {
+        let column = self.grid.cursor.point.column;
+        self.lr_margins.0 <= column && column <= self.lr_margins.1
+    }
+
+    /// The last column the cursor may move or write to on its row: the right margin when it
+    /// is not right of it, else the screen's last column.
+    #[inline]
+    fn right_edge(&self) -> Column {
+        if self.grid.cursor.point.column <= self.lr_margins.1 {
+            self.lr_margins.1
+        } else {
+            self.last_column()
+        }
+    }
+
+    /// The column a carriage return goes to: the left margin, unless the cursor is left of it
+    /// outside origin mode (then the screen's first column), as in xterm.
+    #[inline]
+    fn carriage_return_column(&self) -> Column {
+        let left = self.lr_margins.0;
+        if self.mode.contains(TermMode::ORIGIN) || self.grid.cursor.point.column >= left {
+            left
+        } else {
+            Column(0)
+        }
+    }
+
+    /// The screen column of column `col` of a CUP, CHA or HPA: counted from the left margin
+    /// and stopped at the right one in origin mode, as in xterm.
+    #[inline]
+    fn origin_column(&self, col: Column) -> Column {
+        if self.mode.contains(TermMode::ORIGIN) {
+            cmp::min(col + self.lr_margins.0 .0, self.lr_margins.1)
+        } else {
+            cmp::min(col, self.last_column())
+        }
+    }
+
+    /// Scrolls the cells of `region` between the left and right margins `lines` rows up
+    /// (`up`) or down, blanking those uncovered with the current background; nothing moves
+    /// into or out of the history (Berth: vendor/BERTH.md).
+    fn scroll_lr_rect(&mut self, region: Range<Line>, lines: usize, up: bool) {
+        let (left, right) = (self.lr_margins.0 .0, self.lr_margins.1 .0 + 1);
+        let height = (region.end - region.start).0.max(0) as usize;
+        let lines = cmp::min(lines, height);
+        let blank: Cell = self.grid.cursor.template.bg.into();
+        for i in 0..height {
+            // Rows are written in the order that reads each source before it is overwritten.
+            let i = if up { i } else { height - 1 - i };
+            let dest = region.start + i;
+            let source = if up { i + lines } else { i.wrapping_sub(lines) };
+            for column in left..right {
+                let cell = if source < height {
+                    self.grid[region.start + source][Column(column)].clone()
+                } else {
+                    blank.clone()
+                };
+                self.grid[dest][Column(column)] = cell;
+            }
+            self.split_wide_chars_at_margins(dest);
+        }
+        self.mark_fully_damaged();
+    }
+
+    /// Blanks the halves of wide characters that an edit between the left and right margins
+    /// separated from their other half on row `line`.
+    fn split_wide_chars_at_margins(&mut self, line: Line) {
+        let (left, right) = self.lr_margins;
+        let last = self.last_column();
+        let row = &mut self.grid[line];
+        for column in [left, right] {
+            let flags = row[column].flags;
+            let broken = (flags.contains(Flags::WIDE_CHAR)
+                && (column == last
+                    || !row[column + 1].flags.contains(Flags::WIDE_CHAR_SPACER)))
+                || (flags.contains(Flags::WIDE_CHAR_SPACER)
+                    && (column.0 == 0 || !row[column - 1].flags.contains(Flags::WIDE_CHAR)));
+            if broken {
+                row[column].c = ' ';
+                row[column].flags.remove(Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER);
+            }
+        }
     }
 
     #[inline]
@@ -1149,8 +1290,8 @@ impl<T: EventListener> Handler for Term<T> {
             self.wrapline();
         }
 
-        // If in insert mode, first shift cells to the right.
-        let columns = self.columns();
+        // If in insert mode, first shift cells to the right (up to the right margin).
+        let columns = self.right_edge().0 + 1;
         if self.mode.contains(TermMode::INSERT) && self.grid.cursor.point.column + width < columns {
             let line = self.grid.cursor.point.line;
             let col = self.grid.cursor.point.column;
@@ -1211,6 +1352,7 @@ impl<T: EventListener> Handler for Term<T> {
 
         // Like xterm: the margins are reset and the cursor goes home.
         self.scroll_region = Line(0)..Line(self.screen_lines() as i32);
+        self.lr_margins = (Column(0), self.last_column());
         self.grid.cursor.point = Point::new(Line(0), Column(0));
         self.grid.cursor.input_needs_wrap = false;
 
@@ -1231,7 +1373,7 @@ impl<T: EventListener> Handler for Term<T> {
 
         self.damage_cursor();
         self.grid.cursor.point.line = cmp::max(cmp::min(line + y_offset, max_y), Line(0));
-        self.grid.cursor.point.column = cmp::min(col, self.last_column());
+        self.grid.cursor.point.column = self.origin_column(col);
         self.damage_cursor();
         self.grid.cursor.input_needs_wrap = false;
     }
@@ -1239,26 +1381,38 @@ impl<T: EventListener> Handler for Term<T> {
     #[inline]
     fn goto_line(&mut self, line: i32) {
         trace!("Going to line: {line}");
-        self.goto(line, self.grid.cursor.point.column.0)
+        // The column stays (in origin mode `goto` would count it from the left margin).
+        let column = self.grid.cursor.point.column;
+        self.goto(line, 0);
+        self.grid.cursor.point.column = column;
     }
 
     #[inline]
     fn goto_col(&mut self, col: usize) {
         trace!("Going to column: {col}");
-        self.goto(self.grid.cursor.point.line.0, col)
+        self.damage_cursor();
+        self.grid.cursor.point.column = self.origin_column(Column(col));
+        self.damage_cursor();
+        self.grid.cursor.input_needs_wrap = false;
     }
 
     #[inline]
     fn insert_blank(&mut self, count: usize) {
+        // Outside the left and right margins ICH does nothing; inside, the cells shift up to
+        // the right margin (Berth: vendor/BERTH.md).
+        if !self.cursor_in_lr_margins() {
+            return;
+        }
+        let columns = self.lr_margins.1 .0 + 1;
         let cursor = &self.grid.cursor;
         let bg = cursor.template.bg;
 
         // Ensure inserting within terminal bounds
-        let count = cmp::min(count, self.columns() - cursor.point.column.0);
+        let count = cmp::min(count, columns - cursor.point.column.0);
 
         let source = cursor.point.column;
         let destination = cursor.point.column.0 + count;
-        let num_cells = self.columns() - destination;
+        let num_cells = columns - destination;
 
         let line = cursor.point.line;
         self.damage.damage_line(line.0 as usize, 0, self.columns() - 1);
@@ -1293,7 +1447,7 @@ impl<T: EventListener> Handler for Term<T> {
     #[inline]
     fn move_forward(&mut self, cols: usize) {
         trace!("Moving forward: {cols}");
-        let last_column = cmp::min(self.grid.cursor.point.column + cols, self.last_column());
+        let last_column = cmp::min(self.grid.cursor.point.column + cols, self.right_edge());
 
         let cursor_line = self.grid.cursor.point.line.0 as usize;
         self.damage.damage_line(cursor_line, self.grid.cursor.point.column.0, last_column.0);
@@ -1310,7 +1464,11 @@ impl<T: EventListener> Handler for Term<T> {
             return;
         }
 
-        let column = self.grid.cursor.point.column.saturating_sub(cols);
+        // CUB stops at the left margin when it starts right of it.
+        let mut column = self.grid.cursor.point.column.saturating_sub(cols);
+        if self.cursor_in_lr_margins() {
+            column = cmp::max(column, self.lr_margins.0 .0);
+        }
 
         let cursor_line = self.grid.cursor.point.line.0 as usize;
         self.damage.damage_line(cursor_line, column, self.grid.cursor.point.column.0);
@@ -1425,7 +1583,7 @@ impl<T: EventListener> Handler for Term<T> {
         trace!("Moving down and cr: {lines}");
 
         self.move_cursor_vertically(false, lines);
-        self.grid.cursor.point.column = Column(0);
+        self.grid.cursor.point.column = self.carriage_return_column();
     }
 
     #[inline]
@@ -1433,7 +1591,7 @@ impl<T: EventListener> Handler for Term<T> {
         trace!("Moving up and cr: {lines}");
 
         self.move_cursor_vertically(true, lines);
-        self.grid.cursor.point.column = Column(0);
+        self.grid.cursor.point.column = self.carriage_return_column();
     }
 
     /// Insert tab at cursor position.
@@ -1448,7 +1606,9 @@ impl<T: EventListener> Handler for Term<T> {
             self.wrapline();
         }
 
-        while self.grid.cursor.point.column < self.columns() && count != 0 {
+        // Tabs stop at the right margin when the cursor starts left of it.
+        let columns = self.right_edge().0 + 1;
+        while self.grid.cursor.point.column < columns && count != 0 {
             count -= 1;
 
             let c = self.grid.cursor.charsets[self.active_charset].map('\t');
@@ -1458,7 +1618,7 @@ impl<T: EventListener> Handler for Term<T> {
             }
 
             loop {
-                if (self.grid.cursor.point.column + 1) == self.columns() {
+                if (self.grid.cursor.point.column + 1) == columns {
                     break;
                 }
 
@@ -1481,7 +1641,9 @@ impl<T: EventListener> Handler for Term<T> {
             return;
         }
 
-        if self.grid.cursor.point.column > Column(0) {
+        // BS stops at the left margin when it starts right of it.
+        let stop = if self.cursor_in_lr_margins() { self.lr_margins.0 } else { Column(0) };
+        if self.grid.cursor.point.column > stop {
             let line = self.grid.cursor.point.line.0 as usize;
             let column = self.grid.cursor.point.column.0;
             self.grid.cursor.point.column -= 1;
@@ -1494,7 +1656,7 @@ impl<T: EventListener> Handler for Term<T> {
     #[inline]
     fn carriage_return(&mut self) {
         trace!("Carriage return");
-        let new_col = 0;
+        let new_col = self.carriage_return_column().0;
         let line = self.grid.cursor.point.line.0 as usize;
         self.damage.damage_line(line, new_col, self.grid.cursor.point.column.0);
         self.grid.cursor.point.column = Column(new_col);
@@ -1507,7 +1669,10 @@ impl<T: EventListener> Handler for Term<T> {
         trace!("Linefeed");
         let next = self.grid.cursor.point.line + 1;
         if next == self.scroll_region.end {
-            self.scroll_up(1);
+            // Outside the left and right margins the region does not scroll.
+            if self.cursor_in_lr_margins() {
+                self.scroll_up(1);
+            }
         } else if next < self.screen_lines() {
             self.damage_cursor();
             self.grid.cursor.point.line += 1;
@@ -1586,7 +1751,7 @@ impl<T: EventListener> Handler for Term<T> {
         trace!("Inserting blank {lines} lines");
 
         let origin = self.grid.cursor.point.line;
-        if self.scroll_region.contains(&origin) {
+        if self.scroll_region.contains(&origin) && self.cursor_in_lr_margins() {
             self.scroll_down_relative(origin, lines);
         }
     }
@@ -1598,7 +1763,7 @@ impl<T: EventListener> Handler for Term<T> {
 
         trace!("Deleting {lines} lines");
 
-        if lines > 0 && self.scroll_region.contains(&origin) {
+        if lines > 0 && self.scroll_region.contains(&origin) && self.cursor_in_lr_margins() {
             self.scroll_up_relative(origin, lines);
         }
     }
@@ -1624,15 +1789,19 @@ impl<T: EventListener> Handler for Term<T> {
 
     #[inline]
     fn delete_chars(&mut self, count: usize) {
-        let columns = self.columns();
+        // Outside the left and right margins DCH does nothing; inside, the cells shift from
+        // the right margin, and at most the cells up to it are deleted (Berth:
+        // vendor/BERTH.md).
+        if !self.cursor_in_lr_margins() {
+            return;
+        }
+        let columns = self.lr_margins.1 .0 + 1;
         let cursor = &self.grid.cursor;
         let bg = cursor.template.bg;
 
-        // Ensure deleting within terminal bounds.
-        let count = cmp::min(count, columns);
-
         let start = cursor.point.column.0;
-        let end = cmp::min(start + count, columns - 1);
+        let count = cmp::min(count, columns - start);
+        let end = start + count;
         let num_cells = columns - end;
 
         let line = cursor.point.line;
@@ -1646,7 +1815,7 @@ impl<T: EventListener> Handler for Term<T> {
         // Clear last `count` cells in the row. If deleting 1 char, need to delete
         // 1 cell.
         let end = columns - count;
-        for cell in &mut row[end..] {
+        for cell in &mut row[end..columns] {
             *cell = bg.into();
         }
     }
@@ -1680,7 +1849,7 @@ impl<T: EventListener> Handler for Term<T> {
     fn move_forward_tabs(&mut self, count: u16) {
         trace!("Moving forward {count} tabs");
 
-        let num_cols = self.columns();
+        let num_cols = self.right_edge().0 + 1;
         let old_col = self.grid.cursor.point.column.0;
         for _ in 0..count {
             let mut col = self.grid.cursor.point.column;
@@ -1931,6 +2100,7 @@ impl<T: EventListener> Handler for Term<T> {
         self.grid.reset();
         self.inactive_grid.reset();
         self.scroll_region = Line(0)..Line(self.screen_lines() as i32);
+        self.lr_margins = (Column(0), self.last_column());
         self.tabs = TabStops::new(self.columns());
         self.title_stack = Vec::new();
         self.title = None;
@@ -1952,7 +2122,10 @@ impl<T: EventListener> Handler for Term<T> {
         trace!("Reversing index");
         // If cursor is at the top.
         if self.grid.cursor.point.line == self.scroll_region.start {
-            self.scroll_down(1);
+            // Outside the left and right margins the region does not scroll.
+            if self.cursor_in_lr_margins() {
+                self.scroll_down(1);
+            }
         } else {
             self.damage_cursor();
             self.grid.cursor.point.line = cmp::max(self.grid.cursor.point.line - 1, Line(0));
@@ -2033,6 +2206,10 @@ impl<T: EventListener> Handler for Term<T> {
                 self.mode.insert(TermMode::MORE_FIX);
                 return;
             },
+            PrivateMode::Unknown(LEFT_RIGHT_MARGIN_MODE) => {
+                self.mode.insert(TermMode::LEFT_RIGHT_MARGIN);
+                return;
+            },
             PrivateMode::Unknown(mode) => {
                 debug!("Ignoring unknown mode {mode} in set_private_mode");
                 return;
@@ -2104,6 +2281,12 @@ impl<T: EventListener> Handler for Term<T> {
             },
             PrivateMode::Unknown(MORE_FIX_MODE) => {
                 self.mode.remove(TermMode::MORE_FIX);
+                return;
+            },
+            PrivateMode::Unknown(LEFT_RIGHT_MARGIN_MODE) => {
+                // Resetting DECLRMM also removes the margins.
+                self.mode.remove(TermMode::LEFT_RIGHT_MARGIN);
+                self.lr_margins = (Column(0), self.last_column());
                 return;
             },
             PrivateMode::Unknown(mode) => {
@@ -2197,6 +2380,9 @@ impl<T: EventListener> Handler for Term<T> {
                 self.mode.contains(TermMode::REVERSE_WRAP).into()
             },
             PrivateMode::Unknown(MORE_FIX_MODE) => self.mode.contains(TermMode::MORE_FIX).into(),
+            PrivateMode::Unknown(LEFT_RIGHT_MARGIN_MODE) => {
+                self.mode.contains(TermMode::LEFT_RIGHT_MARGIN).into()
+            },
             PrivateMode::Unknown(_) => ModeState::NotSupported,
         };
 
