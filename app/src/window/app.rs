@@ -6,8 +6,8 @@
 //! resize, the cursor's blink, or the config file. It must not change server state except
 //! through `Store::execute` (and the Store's settings the config file owns: scrollback of new
 //! panes, desktop notifications). The window's parts own their state (`input.rs`,
-//! `selection.rs`, `search.rs`, `links.rs`, `switcher.rs`, `rename.rs`, `tombstones.rs`,
-//! `frames.rs`) and return intents; `dispatch.rs` routes input to them and carries the
+//! `selection.rs` and `frame_text.rs`, `search.rs` and `server_search.rs`, `links.rs`,
+//! `switcher.rs`, `rename.rs`, `tombstones.rs`, `frames.rs`) and return intents; `dispatch.rs` routes input to them and carries the
 //! intents out. No part imports this file.
 
 use std::path::PathBuf;
@@ -38,13 +38,15 @@ use winit::window::{Window, WindowId};
 
 use super::chrome::{self, TAB_BAR_ROWS};
 use super::decisions;
+use super::frame_text::FrameSelection;
 use super::frames::FrameSchedule;
 use super::input::InputState;
-use super::links::LinkState;
+use super::links::{LinkSource, LinkState};
 use super::remote::Remote;
 use super::rename::TabRenamer;
 use super::search::Search;
 use super::selection::PaneSelection;
+use super::server_search::ServerSearch;
 use super::sidebar::{self, SidebarLayout, SidebarState};
 use super::source::FrameSource;
 use super::switcher::WorkspaceSwitcher;
@@ -100,8 +102,14 @@ pub struct App {
     pub(super) input: InputState,
     /// The selection, if any (`window/selection.rs`).
     pub(super) selection: Option<PaneSelection>,
+    /// The selection in an attached window, by line number over frames
+    /// (`window/frame_text.rs`).
+    pub(super) frame_selection: Option<FrameSelection>,
     /// Search in the focused pane (`window/search.rs`).
     pub(super) search: Search,
+    /// Search in the focused pane of an attached window, done by the server
+    /// (`window/server_search.rs`).
+    pub(super) server_search: ServerSearch,
     /// The link under the pointer while Ctrl is held (`window/links.rs`).
     pub(super) links: LinkState,
     title: String,
@@ -164,7 +172,9 @@ impl App {
             zoom: None,
             input: InputState::new(),
             selection: None,
+            frame_selection: None,
             search: Search::default(),
+            server_search: ServerSearch::default(),
             links: LinkState::default(),
             title: String::new(),
             had_panes: false,
@@ -781,11 +791,23 @@ impl App {
                     cursor.visible = false;
                 }
             }
-            // Selection, search and links read the terminal itself: the embedded window's.
-            let marks = self.with_term(&pane_id, |term| {
-                let span = selection.and_then(|s| s.visible_span(term.term()));
-                (span, self.search.scene(&pane_id, term), self.links.spans(&pane_id, term))
-            });
+            // Selection, search and links read the embedded window's terminal, or the frame
+            // (and the server) in an attached window.
+            let marks = if self.remote.is_some() {
+                let span = self
+                    .frame_selection
+                    .as_ref()
+                    .filter(|s| s.pane == pane_id)
+                    .and_then(|s| s.visible_span(&frame));
+                let link = self.links.spans(&pane_id, LinkSource::Frame(&frame));
+                Some((span, self.server_search.scene(&pane_id, &frame), link))
+            } else {
+                self.with_term(&pane_id, |term| {
+                    let span = selection.and_then(|s| s.visible_span(term.term()));
+                    let link = self.links.spans(&pane_id, LinkSource::Term(term));
+                    (span, self.search.scene(&pane_id, term), link)
+                })
+            };
             let (span, search, link) = marks.unwrap_or_default();
             panes.push(PaneScene {
                 rect: placed,
@@ -838,6 +860,10 @@ impl App {
         };
         self.had_panes = true;
         self.search.end_unless_focused(&view.active_pane);
+        self.server_search.end_unless_focused(&view.active_pane);
+        if let (Some(remote), Some(pane)) = (&self.remote, self.server_search.pane().cloned()) {
+            self.server_search.follow_view(remote, remote.frame(&pane).as_ref());
+        }
         if self.sync_layout(&view) {
             list = self.state_view();
             match TabView::active(&list) {

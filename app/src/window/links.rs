@@ -17,6 +17,7 @@ use alacritty_terminal::term::search::{RegexIter, RegexSearch};
 use alacritty_terminal::term::{point_to_viewport, viewport_to_point, Term};
 use berth_engine::ids::PaneId;
 use berth_engine::terminal::PaneTerminal;
+use berth_server::screen::PaneFrame;
 use winit::window::CursorIcon;
 
 use super::intent::{Intent, UiAction};
@@ -51,10 +52,33 @@ pub(super) struct HoveredLink {
     pane: PaneId,
     /// The link.
     link: Link,
-    /// The terminal's revision and scroll position when it was found: once either changes
-    /// the cells may have moved, so it is not drawn any more.
-    revision: u64,
-    offset: usize,
+    /// The pane's revision and scroll position when it was found ([`LinkSource::stamp`]):
+    /// once either changes the cells may have moved, so it is not drawn any more.
+    stamp: (u64, usize),
+}
+
+/// Where a pane's cells are read: the embedded window's terminal, or the frame an attached
+/// window holds (whose OSC 8 hyperlinks the server put in it).
+#[derive(Clone, Copy)]
+pub(super) enum LinkSource<'a> {
+    /// The pane's terminal.
+    Term(&'a PaneTerminal),
+    /// The pane's latest frame.
+    Frame(&'a PaneFrame),
+}
+
+impl LinkSource<'_> {
+    /// What changes when the cells may have moved: the terminal's revision and scroll, or
+    /// the frame's top line and scroll (and its row hashes).
+    fn stamp(&self) -> (u64, usize) {
+        match self {
+            LinkSource::Term(t) => (t.revision(), t.display_offset()),
+            LinkSource::Frame(f) => {
+                let rows = f.hashes().iter().fold(f.meta.content_seq, |h, r| h.rotate_left(5) ^ r);
+                (rows, f.meta.display_offset as usize)
+            }
+        }
+    }
 }
 
 /// The window's link state: the hovered link and the compiled URL regex.
@@ -66,8 +90,12 @@ pub(super) struct LinkState {
 }
 
 impl LinkState {
-    /// Finds the link at `(col, row)` of `term`'s view.
-    fn find(&self, term: &PaneTerminal, col: u16, row: u16) -> Option<Link> {
+    /// Finds the link at `(col, row)` of a pane's view.
+    fn find(&self, source: LinkSource<'_>, col: u16, row: u16) -> Option<Link> {
+        let term = match source {
+            LinkSource::Term(term) => term,
+            LinkSource::Frame(frame) => return super::frame_text::link_at(frame, col, row),
+        };
         let mut regex = self.regex.borrow_mut();
         if regex.is_none() {
             match RegexSearch::new(URL_REGEX) {
@@ -262,24 +290,19 @@ pub fn open(url: &str) -> Result<(), OpenError> {
 
 impl LinkState {
     /// Follows the pointer over the window: with Ctrl held (`ctrl`) and the pointer over a
-    /// pane's screen (`hit`, with that pane's terminal `term`), the link under it is hovered.
-    /// Returns what the window does about it: a hand pointer over a link, a frame when the
-    /// hovered link changed.
+    /// pane's screen (`hit`, with that pane's cells in `source`), the link under it is
+    /// hovered. Returns what the window does about it: a hand pointer over a link, a frame
+    /// when the hovered link changed.
     pub(super) fn hover(
         &mut self,
         hit: &Hit,
         ctrl: bool,
-        term: Option<&PaneTerminal>,
+        source: Option<LinkSource<'_>>,
     ) -> Vec<Intent> {
-        let found = match (hit, term) {
-            (Hit::Screen { pane, col, row }, Some(t)) if ctrl => {
-                self.find(t, *col, *row).map(|link| HoveredLink {
-                    pane: pane.clone(),
-                    link,
-                    revision: t.revision(),
-                    offset: t.display_offset(),
-                })
-            }
+        let found = match (hit, source) {
+            (Hit::Screen { pane, col, row }, Some(s)) if ctrl => self
+                .find(s, *col, *row)
+                .map(|link| HoveredLink { pane: pane.clone(), link, stamp: s.stamp() }),
             _ => None,
         };
         let was = self.hovered.as_ref().map(|h| (&h.pane, &h.link));
@@ -303,28 +326,23 @@ impl LinkState {
 
     /// The link to underline in `pane`, if the pointer is over one there and the pane's cells
     /// have not moved since it was found.
-    pub(super) fn spans(&self, pane: &PaneId, term: &PaneTerminal) -> Vec<CellSpan> {
+    pub(super) fn spans(&self, pane: &PaneId, source: LinkSource<'_>) -> Vec<CellSpan> {
         match &self.hovered {
-            Some(h)
-                if h.pane == *pane
-                    && h.revision == term.revision()
-                    && h.offset == term.display_offset() =>
-            {
-                h.link
-                    .spans
-                    .iter()
-                    .map(|(row, cols)| CellSpan { row: *row, cols: cols.clone() })
-                    .collect()
-            }
+            Some(h) if h.pane == *pane && h.stamp == source.stamp() => h
+                .link
+                .spans
+                .iter()
+                .map(|(row, cols)| CellSpan { row: *row, cols: cols.clone() })
+                .collect(),
             _ => Vec::new(),
         }
     }
 
-    /// Ctrl+click at `cell` of a pane's view (`term`): opening the link there, if there is
-    /// one. The window then does nothing else with the click (no selection, no mouse report),
-    /// whether the link is opened or refused.
-    pub(super) fn click(&self, term: &PaneTerminal, cell: (u16, u16)) -> Option<Intent> {
-        let link = self.find(term, cell.0, cell.1)?;
+    /// Ctrl+click at `cell` of a pane's view (`source`): opening the link there, if there
+    /// is one. The window then does nothing else with the click (no selection, no mouse
+    /// report), whether the link is opened or refused.
+    pub(super) fn click(&self, source: LinkSource<'_>, cell: (u16, u16)) -> Option<Intent> {
+        let link = self.find(source, cell.0, cell.1)?;
         Some(Intent::Ui(UiAction::OpenLink(link.url)))
     }
 }

@@ -22,6 +22,7 @@ use berth_engine::ids::PaneId;
 use berth_server::client::{Client, ClientError};
 use berth_server::commands::{Command, ReadSpec, Reply};
 use berth_server::event::Event;
+use berth_server::pane_search::{SearchReply, SearchRequest};
 use berth_server::screen::{PaneFrame, PaneHave};
 use berth_server::store::WindowView;
 use berth_server::view::StateView;
@@ -212,6 +213,59 @@ impl Remote {
         }
         drop(offsets);
         self.shared.poke();
+    }
+
+    /// Scrolls this window's view of a pane to `offset` lines back (a search's match).
+    pub(super) fn scroll_to(&self, pane: &PaneId, offset: u32) {
+        let mut offsets = self.shared.offsets.lock().unwrap_or_else(|p| p.into_inner());
+        if offset == 0 {
+            offsets.remove(pane);
+        } else {
+            offsets.insert(pane.clone(), offset);
+        }
+        drop(offsets);
+        self.shared.poke();
+    }
+
+    /// How far this window's view of a pane is scrolled back: as asked for last, else as the
+    /// latest frame shows it.
+    pub(super) fn offset(&self, pane: &PaneId) -> u32 {
+        let asked =
+            self.shared.offsets.lock().unwrap_or_else(|p| p.into_inner()).get(pane).copied();
+        asked.unwrap_or_else(|| self.frame(pane).map_or(0, |f| f.meta.display_offset))
+    }
+
+    /// Searches a pane's scrollback on the server (`pane.search`); the error is the server's
+    /// message.
+    pub(super) fn search(&self, request: SearchRequest) -> Result<SearchReply, String> {
+        let mut slot = self.commands.borrow_mut();
+        for attempt in 0..2 {
+            if slot.is_none() {
+                *slot = Some(Client::connect(&self.socket).map_err(|e| e.to_string())?);
+            }
+            let Some(client) = slot.as_mut() else { break };
+            match client.search(request.clone()) {
+                Ok(reply) => return Ok(reply),
+                Err(ClientError::Io(_)) if attempt == 0 => *slot = None,
+                Err(ClientError::Rpc { message, .. }) => return Err(message),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Err("the server does not answer".into())
+    }
+
+    /// A pane's lines from line `since` on, as plain text (`pane.read`): the rows of a
+    /// selection the window does not hold. Returns the first line's number and the lines.
+    pub(super) fn read_lines(&self, pane: &PaneId, since: u64) -> Option<(u64, Vec<String>)> {
+        let spec = ReadSpec { since: Some(since), last: None, ansi: false };
+        match self.execute_quiet(Command::PaneRead { pane: pane.clone(), spec }) {
+            Ok(Reply::Read(read)) => Some((read.first_seq, read.lines)),
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the selected lines");
+                None
+            }
+        }
     }
 
     /// Returns this window's view of a pane to the live screen (before input).
