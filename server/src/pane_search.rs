@@ -4,25 +4,22 @@
 //! Owns the request and answer ([`SearchRequest`], [`SearchReply`]: matches named by
 //! `content_seq` line and column, as the engine's search names them), their bounds (query
 //! length, matches counted and listed, a deadline after which the count is skipped) and
-//! [`search`], which runs the engine's search (the same `PaneTerminal` methods the embedded
-//! window's search calls) under the pane's own lock, never the Store's. A window's scroll is
+//! [`search_terminal`], which runs the engine's search (the same `PaneTerminal` methods the
+//! embedded window's search calls); `screen_stream.rs` calls it under the pane's own lock,
+//! never the Store's. It must not import the Store (the protocol imports this file). A window's scroll is
 //! its own: the request says where the window's view is, the search scrolls the terminal
 //! there, finds, scrolls to the match as the embedded window would, reads the view and puts
 //! the terminal's scroll back before anyone else sees it (as `screen.frames` does). It must
 //! not change the pane otherwise and sends nothing to it.
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use berth_engine::ids::PaneId;
 use berth_engine::terminal::{
     PaneTerminal, SearchDirection, SearchError, SearchMatch, SearchQuery, SearchScope, SeqPoint,
 };
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::error::CommandError;
-use crate::store::Store;
 
 /// The longest query, in bytes.
 pub const MAX_QUERY_BYTES: usize = 1024;
@@ -170,29 +167,6 @@ impl SearchRequest {
         }
         Ok(())
     }
-}
-
-/// Answers `pane.search`.
-pub fn search(store: &Arc<Mutex<Store>>, req: &SearchRequest) -> Result<Value, CommandError> {
-    req.validate()?;
-    let id = PaneId::parse(&req.pane_id)?;
-    let shared = {
-        // The Store's lock only to find the pane; the search takes the pane's own lock.
-        let store = store.lock().unwrap_or_else(|p| p.into_inner());
-        match store.pane_shared(&id) {
-            Some(shared) => shared,
-            None if store.pane_state(&id).is_some() => {
-                return Err(CommandError::PaneNotLive(id.to_string()))
-            }
-            None => return Err(CommandError::NoSuchPane(id.to_string())),
-        }
-    };
-    let reply = {
-        let mut term = shared.term.lock();
-        search_terminal(&mut term, req)?
-    };
-    serde_json::to_value(reply)
-        .map_err(|e| CommandError::Internal(format!("the search did not encode: {e}")))
 }
 
 /// The search on one terminal, its scroll put back afterwards.

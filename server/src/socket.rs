@@ -578,7 +578,7 @@ fn answer(
             now(crate::screen_stream::frames(&services.store, &panes))
         }
         Decoded::Connection(ConnectionMethod::PaneSearch(request)) => {
-            now(crate::pane_search::search(&services.store, &request))
+            now(crate::screen_stream::search(&services.store, &request))
         }
         Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
             now(crate::screen_stream::attach(&services.store, header_rows))

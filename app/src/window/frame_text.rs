@@ -1,29 +1,21 @@
 //! A pane's text as its frame holds it, for a window without a terminal of its own (the
 //! attached window): cells named by `content_seq` line and column, the selection over them,
-//! the link under a cell and search matches placed on the view.
+//! a row's text and search matches placed on the view.
 //!
 //! Owns [`FrameSelection`] (kept in line numbers, so it stays on its text while the view
 //! scrolls; its text comes from the rows the frame holds, or from lines the server reads for
-//! the rest), [`link_at`] (the cell's OSC 8 hyperlink, which the server put in the frame, else
-//! a plain URL found in the cell's logical line, wrapped rows joined, trimmed as the embedded
-//! window trims it) and [`match_spans`]. It reads frames only: it must not ask the server for
+//! the rest), a row's cells as text (which `links.rs` finds links in) and [`match_spans`]. It reads frames only: it must not ask the server for
 //! anything (the window does, `remote.rs`) and must not draw.
-
-use std::ops::Range;
 
 use berth_engine::ids::PaneId;
 use berth_server::pane_search::WireMatch;
 use berth_server::screen::{flags, FrameRow, PaneFrame};
 
-use super::links::{trim_url, Link};
 use super::selection::ScreenCell;
 use crate::render::CellSpan;
 
 /// The characters that end a word for a double-click (alacritty's default).
 const WORD_ENDS: &str = ",│`|:\"' ()[]{}<>\t";
-
-/// The schemes a plain URL may start with (as the embedded window's URL regex).
-const URL_SCHEMES: &[&str] = &["https://", "http://", "file://", "ftp://", "mailto:"];
 
 /// A cell named by its line's `content_seq` number and its column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -47,7 +39,7 @@ fn view_row(frame: &PaneFrame, seq: u64) -> Option<usize> {
 
 /// One entry per cell of a row: its text (the character and its zero-width characters), or
 /// `None` for the spacer after a wide character.
-fn cells(row: &FrameRow, cols: u16) -> Vec<Option<String>> {
+pub(super) fn cells(row: &FrameRow, cols: u16) -> Vec<Option<String>> {
     let mut out: Vec<Option<String>> = Vec::with_capacity(usize::from(cols));
     for run in &row.runs {
         let spacer = run.style.flags & flags::SPACER != 0;
@@ -281,85 +273,6 @@ fn unit_at(frame: &PaneFrame, unit: Unit, cell: ScreenCell) -> (LinePoint, LineP
     }
 }
 
-/// Whether `ch` may be part of a plain URL (the embedded window's URL regex's class).
-fn url_char(ch: char) -> bool {
-    !(ch.is_control()
-        || ('\u{7f}'..='\u{9f}').contains(&ch)
-        || ch.is_whitespace()
-        || "<>\"{}^`\\⟨⟩".contains(ch))
-}
-
-/// The link at `(col, row)` of the view: the cell's OSC 8 hyperlink (every cell of the view
-/// carrying it), else a plain URL covering the cell in its logical line.
-pub fn link_at(frame: &PaneFrame, col: u16, row: u16) -> Option<Link> {
-    let here = frame.rows.get(usize::from(row))?;
-    if col >= frame.cols {
-        return None;
-    }
-    if let Some((_, _, uri)) = here.links.iter().find(|(c, n, _)| (*c..c + n).contains(&col)) {
-        let spans = frame
-            .rows
-            .iter()
-            .enumerate()
-            .flat_map(|(i, r)| {
-                r.links.iter().filter(|l| l.2 == *uri).map(move |(c, n, _)| (i as u16, *c..c + n))
-            })
-            .collect();
-        return Some(Link { url: uri.clone(), spans });
-    }
-    let row = usize::from(row);
-    let mut first = row;
-    while first > 0 && frame.rows[first - 1].wraps {
-        first -= 1;
-    }
-    let mut last = row;
-    while last + 1 < frame.rows.len() && frame.rows[last].wraps {
-        last += 1;
-    }
-    // The logical line's characters with their cells.
-    let mut text: Vec<(char, u16, u16)> = Vec::new();
-    for (i, r) in frame.rows.iter().enumerate().take(last + 1).skip(first) {
-        for (c, cell) in cells(r, frame.cols).into_iter().enumerate() {
-            if let Some(ch) = cell.and_then(|t| t.chars().next()) {
-                text.push((ch, i as u16, c as u16));
-            }
-        }
-    }
-    let pointer = text.iter().position(|&(_, r, c)| usize::from(r) == row && c == col)?;
-    let lower: Vec<char> = text.iter().map(|(ch, _, _)| ch.to_ascii_lowercase()).collect();
-    let mut i = 0;
-    while i < text.len() {
-        let scheme = URL_SCHEMES.iter().find(|s| {
-            let s: Vec<char> = s.chars().collect();
-            lower.get(i..i + s.len()) == Some(&s[..])
-        });
-        let Some(scheme) = scheme else {
-            i += 1;
-            continue;
-        };
-        let mut end = i + scheme.len();
-        while end < text.len() && url_char(text[end].0) {
-            end += 1;
-        }
-        let found: String = text[i..end].iter().map(|(ch, _, _)| ch).collect();
-        let url = trim_url(&found);
-        let len = url.chars().count();
-        let after_scheme = url.split_once(':').map(|(_, rest)| rest.trim_start_matches('/'));
-        if after_scheme.is_some_and(|r| !r.is_empty()) && (i..i + len).contains(&pointer) {
-            let mut spans: Vec<(u16, Range<u16>)> = Vec::new();
-            for &(_, r, c) in &text[i..i + len] {
-                match spans.last_mut() {
-                    Some((sr, cols)) if *sr == r && cols.end == c => cols.end = c + 1,
-                    _ => spans.push((r, c..c + 1)),
-                }
-            }
-            return Some(Link { url: url.to_owned(), spans });
-        }
-        i = end.max(i + 1);
-    }
-    None
-}
-
 /// The parts of `m` on the view's rows.
 pub fn match_spans(frame: &PaneFrame, m: &WireMatch) -> Vec<CellSpan> {
     let top = view_top(frame);
@@ -444,29 +357,6 @@ mod tests {
         assert_eq!(first, last);
         let lines = vec![text.clone().unwrap(), "after".to_owned()];
         assert_eq!(sel.text_of_lines(&lines, first), text);
-    }
-
-    #[test]
-    fn links_come_from_osc8_cells_and_plain_urls() {
-        let f = frame(
-            30,
-            4,
-            "a \x1b]8;;https://osc8.example/\x1b\\linked\x1b]8;;\x1b\\ b http://x.io/p.",
-        );
-        let osc8 = link_at(&f, 4, 0).expect("the OSC 8 link");
-        assert_eq!(
-            (osc8.url.as_str(), osc8.spans.clone()),
-            ("https://osc8.example/", vec![(0, 2..8)])
-        );
-        let plain = link_at(&f, 15, 0).expect("the plain URL");
-        assert_eq!((plain.url.as_str(), plain.spans), ("http://x.io/p", vec![(0, 11..24)]));
-        assert_eq!(link_at(&f, 24, 0), None, "the full stop is not part of it");
-        assert_eq!(link_at(&f, 0, 0), None);
-        // A URL that wraps is one link across its rows.
-        let wrapped = frame(20, 4, "x https://example.org/long/path");
-        let link = link_at(&wrapped, 3, 1).expect("the wrapped URL");
-        assert_eq!(link.url, "https://example.org/long/path");
-        assert_eq!(link.spans, vec![(0, 2..20), (1, 0..11)]);
     }
 
     #[test]

@@ -94,7 +94,7 @@ impl LinkState {
     fn find(&self, source: LinkSource<'_>, col: u16, row: u16) -> Option<Link> {
         let term = match source {
             LinkSource::Term(term) => term,
-            LinkSource::Frame(frame) => return super::frame_text::link_at(frame, col, row),
+            LinkSource::Frame(frame) => return frame_link_at(frame, col, row),
         };
         let mut regex = self.regex.borrow_mut();
         if regex.is_none() {
@@ -197,6 +197,90 @@ fn view_spans<T>(term: &Term<T>, start: Point, end: Point) -> Vec<(u16, Range<u1
         spans.push((view.line as u16, from as u16..to.min(cols) as u16));
     }
     spans
+}
+
+/// The schemes a plain URL in a frame may start with (as [`URL_REGEX`]).
+const URL_SCHEMES: &[&str] = &["https://", "http://", "file://", "ftp://", "mailto:"];
+
+/// Whether `ch` may be part of a plain URL (the embedded window's URL regex's class).
+fn url_char(ch: char) -> bool {
+    !(ch.is_control()
+        || ('\u{7f}'..='\u{9f}').contains(&ch)
+        || ch.is_whitespace()
+        || "<>\"{}^`\\⟨⟩".contains(ch))
+}
+
+/// The link at `(col, row)` of a frame's view (an attached window's): the cell's OSC 8
+/// hyperlink, which the server put in the frame (every cell of the view carrying it), else a
+/// plain URL covering the cell in its logical line (wrapped rows joined), trimmed as
+/// [`link_at`] trims it.
+pub fn frame_link_at(frame: &PaneFrame, col: u16, row: u16) -> Option<Link> {
+    let here = frame.rows.get(usize::from(row))?;
+    if col >= frame.cols {
+        return None;
+    }
+    if let Some((_, _, uri)) = here.links.iter().find(|(c, n, _)| (*c..c + n).contains(&col)) {
+        let spans = frame
+            .rows
+            .iter()
+            .enumerate()
+            .flat_map(|(i, r)| {
+                r.links.iter().filter(|l| l.2 == *uri).map(move |(c, n, _)| (i as u16, *c..c + n))
+            })
+            .collect();
+        return Some(Link { url: uri.clone(), spans });
+    }
+    let row = usize::from(row);
+    let mut first = row;
+    while first > 0 && frame.rows[first - 1].wraps {
+        first -= 1;
+    }
+    let mut last = row;
+    while last + 1 < frame.rows.len() && frame.rows[last].wraps {
+        last += 1;
+    }
+    // The logical line's characters with their cells.
+    let mut text: Vec<(char, u16, u16)> = Vec::new();
+    for (i, r) in frame.rows.iter().enumerate().take(last + 1).skip(first) {
+        for (c, cell) in super::frame_text::cells(r, frame.cols).into_iter().enumerate() {
+            if let Some(ch) = cell.and_then(|t| t.chars().next()) {
+                text.push((ch, i as u16, c as u16));
+            }
+        }
+    }
+    let pointer = text.iter().position(|&(_, r, c)| usize::from(r) == row && c == col)?;
+    let lower: Vec<char> = text.iter().map(|(ch, _, _)| ch.to_ascii_lowercase()).collect();
+    let mut i = 0;
+    while i < text.len() {
+        let scheme = URL_SCHEMES.iter().find(|s| {
+            let s: Vec<char> = s.chars().collect();
+            lower.get(i..i + s.len()) == Some(&s[..])
+        });
+        let Some(scheme) = scheme else {
+            i += 1;
+            continue;
+        };
+        let mut end = i + scheme.len();
+        while end < text.len() && url_char(text[end].0) {
+            end += 1;
+        }
+        let found: String = text[i..end].iter().map(|(ch, _, _)| ch).collect();
+        let url = trim_url(&found);
+        let len = url.chars().count();
+        let after_scheme = url.split_once(':').map(|(_, rest)| rest.trim_start_matches('/'));
+        if after_scheme.is_some_and(|r| !r.is_empty()) && (i..i + len).contains(&pointer) {
+            let mut spans: Vec<(u16, Range<u16>)> = Vec::new();
+            for &(_, r, c) in &text[i..i + len] {
+                match spans.last_mut() {
+                    Some((sr, cols)) if *sr == r && cols.end == c => cols.end = c + 1,
+                    _ => spans.push((r, c..c + 1)),
+                }
+            }
+            return Some(Link { url: url.to_owned(), spans });
+        }
+        i = end.max(i + 1);
+    }
+    None
 }
 
 /// A URL without what probably ends the sentence around it: trailing `.,;:!?'"` and closing
@@ -429,6 +513,33 @@ mod tests {
         // A plain URL on the same row is its own link.
         assert_eq!(find(&term, 20, 0).map(|l| l.url).as_deref(), Some("https://plain.org"));
         assert_eq!(find(&term, 0, 0), None);
+    }
+
+    fn frame_of(cols: u16, rows: u16, bytes: &str) -> PaneFrame {
+        PaneFrame::capture(&terminal(cols, rows, bytes))
+    }
+
+    #[test]
+    fn links_in_a_frame_come_from_osc8_ranges_and_plain_urls() {
+        let f = frame_of(
+            30,
+            4,
+            "a \x1b]8;;https://osc8.example/\x1b\\linked\x1b]8;;\x1b\\ b http://x.io/p.",
+        );
+        let osc8 = frame_link_at(&f, 4, 0).expect("the OSC 8 link");
+        assert_eq!(
+            (osc8.url.as_str(), osc8.spans.clone()),
+            ("https://osc8.example/", vec![(0, 2..8)])
+        );
+        let plain = frame_link_at(&f, 15, 0).expect("the plain URL");
+        assert_eq!((plain.url.as_str(), plain.spans), ("http://x.io/p", vec![(0, 11..24)]));
+        assert_eq!(frame_link_at(&f, 24, 0), None, "the full stop is not part of it");
+        assert_eq!(frame_link_at(&f, 0, 0), None);
+        // A URL that wraps is one link across its rows.
+        let wrapped = frame_of(20, 4, "x https://example.org/long/path");
+        let link = frame_link_at(&wrapped, 3, 1).expect("the wrapped URL");
+        assert_eq!(link.url, "https://example.org/long/path");
+        assert_eq!(link.spans, vec![(0, 2..20), (1, 0..11)]);
     }
 
     #[test]
