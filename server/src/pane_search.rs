@@ -169,6 +169,17 @@ impl SearchRequest {
     }
 }
 
+/// The matches of `query` on the rows `term` shows now (at most [`MAX_LISTED`]), for a frame
+/// (`screen.frames` with a search); `None` for a query [`search_terminal`] would refuse.
+pub fn view_matches(term: &PaneTerminal, query: &str) -> Option<Vec<WireMatch>> {
+    if query.is_empty() || query.len() > MAX_QUERY_BYTES {
+        return None;
+    }
+    let mut query = SearchQuery::new(query).ok()?;
+    let found = term.search_matches(&mut query, SearchScope::View, MAX_LISTED);
+    Some(found.iter().map(wire_match).collect())
+}
+
 /// The search on one terminal, its scroll put back afterwards.
 pub fn search_terminal(
     term: &mut PaneTerminal,

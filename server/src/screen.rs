@@ -339,6 +339,7 @@ impl PaneFrame {
             styles,
             changed,
             meta: Some(self.meta.clone()),
+            matches: None,
         }
     }
 
@@ -462,6 +463,10 @@ pub struct PaneHave {
     /// window scrolls on its own, the pane's terminal does not move.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub offset: u32,
+    /// The query of the window's open search in this pane: its matches on the frame's rows
+    /// come with the frame ([`FrameUpdate::matches`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -512,6 +517,11 @@ pub struct FrameUpdate {
     /// Cursor, modes, title, `content_seq`.
     #[serde(default)]
     pub meta: Option<FrameMeta>,
+    /// The matches of the request's `search` on the frame's rows (and the parts of matches
+    /// that reach onto them), oldest first, by `content_seq` line; absent without a search
+    /// or for a query `pane.search` would refuse.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matches: Option<Vec<crate::pane_search::WireMatch>>,
 }
 
 impl FrameUpdate {
@@ -526,6 +536,7 @@ impl FrameUpdate {
             styles: Vec::new(),
             changed: Vec::new(),
             meta: None,
+            matches: None,
         }
     }
 }
@@ -604,6 +615,18 @@ mod tests {
         // A link alone changes the row's hash, so a client holding the plain row gets it.
         let plain = FrameRow { links: Vec::new(), ..frame.rows[0].clone() };
         assert_ne!(plain.hash64(), frame.rows[0].hash64());
+    }
+
+    #[test]
+    fn a_frame_asked_with_a_search_carries_its_matches_on_the_rows() {
+        let t = term(b"one two\r\nxx two");
+        let matches = crate::pane_search::view_matches(&t, "two").expect("a valid query");
+        let top = t.screen_base_seq();
+        let at: Vec<_> =
+            matches.iter().map(|m| (m.start.seq - top, m.start.col, m.end.col)).collect();
+        assert_eq!(at, [(0, 4, 6), (1, 3, 5)]);
+        assert_eq!(crate::pane_search::view_matches(&t, ""), None);
+        assert_eq!(crate::pane_search::view_matches(&t, &"x".repeat(5000)), None);
     }
 
     #[test]

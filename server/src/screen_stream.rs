@@ -36,23 +36,31 @@ pub fn frames(store: &Arc<Mutex<Store>>, panes: &[PaneHave]) -> Result<Value, Co
             frames.push(FrameUpdate::gone(&have.pane_id));
             continue;
         };
-        let frame = {
+        // The frame, and the open search's matches on the same rows.
+        let capture = |term: &berth_engine::terminal::PaneTerminal| {
+            let matches =
+                have.search.as_deref().and_then(|q| crate::pane_search::view_matches(term, q));
+            (PaneFrame::capture(term), matches)
+        };
+        let (frame, matches) = {
             let mut term = shared.term.lock();
             if have.offset == 0 && term.display_offset() == 0 {
-                PaneFrame::capture(&term)
+                capture(&term)
             } else {
                 // This client's own scroll, under the pane's lock: shown, captured, and put
                 // back before anyone else sees the terminal.
                 let before = term.display_offset();
                 term.scroll_to_bottom();
                 term.scroll_display(i32::try_from(have.offset).unwrap_or(i32::MAX));
-                let frame = PaneFrame::capture(&term);
+                let captured = capture(&term);
                 term.scroll_to_bottom();
                 term.scroll_display(i32::try_from(before).unwrap_or(i32::MAX));
-                frame
+                captured
             }
         };
-        frames.push(frame.update_for(&have.pane_id, have.cols, &have.rows));
+        let mut update = frame.update_for(&have.pane_id, have.cols, &have.rows);
+        update.matches = matches;
+        frames.push(update);
     }
     serde_json::to_value(FramesReply { frames })
         .map_err(|e| CommandError::Internal(format!("frames did not encode: {e}")))

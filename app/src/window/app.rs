@@ -800,7 +800,10 @@ impl App {
                     .filter(|s| s.pane == pane_id)
                     .and_then(|s| s.visible_span(&frame));
                 let link = self.links.spans(&pane_id, LinkSource::Frame(&frame));
-                Some((span, self.server_search.scene(&pane_id, &frame), link))
+                let on_view = self.remote.as_ref().map(|r| r.view_matches(&pane_id));
+                let search =
+                    self.server_search.scene(&pane_id, &frame, &on_view.unwrap_or_default());
+                Some((span, search, link))
             } else {
                 self.with_term(&pane_id, |term| {
                     let span = selection.and_then(|s| s.visible_span(term.term()));
@@ -860,9 +863,8 @@ impl App {
         };
         self.had_panes = true;
         self.search.end_unless_focused(&view.active_pane);
-        self.server_search.end_unless_focused(&view.active_pane);
-        if let (Some(remote), Some(pane)) = (&self.remote, self.server_search.pane().cloned()) {
-            self.server_search.follow_view(remote, remote.frame(&pane).as_ref());
+        if let Some(remote) = &self.remote {
+            self.server_search.end_unless_focused(&view.active_pane, remote);
         }
         if self.sync_layout(&view) {
             list = self.state_view();

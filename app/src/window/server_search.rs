@@ -7,9 +7,9 @@
 //! from where the view's bottom was when the search opened; Enter steps to the next older
 //! match and Shift+Enter to the next newer one (wrapping); the server answers with the view's
 //! scroll that shows the match (the embedded window's rule: a shown line stays, another comes
-//! to the middle), which the window then asks frames for. When the view shows other lines
-//! than the matches were listed for (scrolled, or output came), the matches are asked for
-//! again. It must not send anything to the pane.
+//! to the middle), which the window then asks frames for. The matches on the view come with
+//! each frame (the puller sends the query with its request), so they follow scrolling and
+//! output without a request of their own. It must not send anything to the pane.
 
 use berth_engine::ids::PaneId;
 use berth_server::pane_search::{
@@ -35,9 +35,6 @@ struct Open {
     current: Option<WireMatch>,
     /// "3/17", "no matches", or why the query cannot be searched.
     status: String,
-    /// The matches on the view the server last listed, and that view: (top line, scroll).
-    matches: Vec<WireMatch>,
-    listed_for: Option<(u64, u32)>,
 }
 
 /// The attached window's search part: at most one search, in one pane.
@@ -72,15 +69,20 @@ impl ServerSearch {
             origin,
             current: None,
             status: String::new(),
-            matches: Vec::new(),
-            listed_for: None,
         });
     }
 
     /// Ends the search when its pane is no longer `active_pane`.
-    pub(super) fn end_unless_focused(&mut self, active_pane: &PaneId) {
+    pub(super) fn end_unless_focused(&mut self, active_pane: &PaneId, remote: &Remote) {
         if self.pane().is_some_and(|p| p != active_pane) {
-            self.open = None;
+            self.close(remote);
+        }
+    }
+
+    /// Closes the search; the frames stop carrying its matches.
+    fn close(&mut self, remote: &Remote) {
+        if let Some(search) = self.open.take() {
+            remote.set_search(&search.pane, None);
         }
     }
 
@@ -93,7 +95,7 @@ impl ServerSearch {
         remote: &Remote,
     ) {
         match key {
-            Key::Named(NamedKey::Escape) => self.open = None,
+            Key::Named(NamedKey::Escape) => self.close(remote),
             Key::Named(NamedKey::Enter) => {
                 let direction =
                     if mods.shift_key() { WireDirection::Newer } else { WireDirection::Older };
@@ -128,39 +130,17 @@ impl ServerSearch {
         self.requery(remote);
     }
 
-    /// Lists the matches again when the view shows other lines than they were listed for.
-    pub(super) fn follow_view(&mut self, remote: &Remote, frame: Option<&PaneFrame>) {
-        let Some(search) = &mut self.open else { return };
-        let Some(frame) = frame else { return };
-        if search.query.is_empty() {
-            return;
-        }
-        let shown = (view_top(frame), frame.meta.display_offset);
-        if search.listed_for == Some(shown) {
-            return;
-        }
-        let request = SearchRequest {
-            pane_id: search.pane.to_string(),
-            query: search.query.clone(),
-            jump: None,
-            offset: frame.meta.display_offset,
-            covered: BAR_ROWS,
-            count: false,
-            all: false,
-        };
-        // Whatever the answer, this view was asked for (a failure is not asked again).
-        search.listed_for = Some(shown);
-        if let Ok(reply) = remote.search(request) {
-            search.matches = reply.matches;
-        }
-    }
-
-    /// The search's part of `pane`'s scene.
-    pub(super) fn scene(&self, pane: &PaneId, frame: &PaneFrame) -> Option<SearchScene> {
+    /// The search's part of `pane`'s scene: `frame` and the matches that came with it.
+    pub(super) fn scene(
+        &self,
+        pane: &PaneId,
+        frame: &PaneFrame,
+        on_view: &[WireMatch],
+    ) -> Option<SearchScene> {
         let search = self.open.as_ref().filter(|s| s.pane == *pane)?;
         let mut matches = Vec::new();
         let mut current = 0..0;
-        for m in &search.matches {
+        for m in on_view {
             let spans = match_spans(frame, m);
             if Some(*m) == search.current {
                 current = matches.len()..matches.len() + spans.len();
@@ -179,8 +159,9 @@ impl ServerSearch {
     fn requery(&mut self, remote: &Remote) {
         let Some(search) = &mut self.open else { return };
         search.current = None;
-        search.matches.clear();
         search.status.clear();
+        let query = Some(search.query.as_str()).filter(|q| !q.is_empty());
+        remote.set_search(&search.pane, query);
         if search.query.is_empty() {
             return;
         }
@@ -218,8 +199,6 @@ impl ServerSearch {
             Ok(reply) => {
                 search.status = status_of(&reply);
                 search.current = reply.current;
-                search.matches = reply.matches;
-                search.listed_for = Some((reply.view_top, reply.offset));
                 if reply.current.is_some() {
                     remote.scroll_to(&search.pane, reply.offset);
                 }
@@ -227,7 +206,6 @@ impl ServerSearch {
             Err(e) => {
                 search.status = e;
                 search.current = None;
-                search.matches.clear();
             }
         }
     }
