@@ -12,14 +12,16 @@
 //! output without a request of their own. It must not send anything to the pane.
 
 use berth_engine::ids::PaneId;
+use berth_engine::terminal::SearchDirection;
 use berth_server::pane_search::{
     Jump, SearchReply, SearchRequest, WireDirection, WireMatch, WirePoint, MAX_COUNT,
 };
 use berth_server::screen::PaneFrame;
-use winit::keyboard::{Key, ModifiersState, NamedKey};
+use winit::keyboard::{Key, ModifiersState};
 
 use super::frame_text::{match_spans, view_top};
 use super::remote::Remote;
+use super::search::SearchKey;
 use crate::render::SearchScene;
 
 /// Rows at the bottom of the pane the search bar covers (as `search.rs`).
@@ -86,7 +88,8 @@ impl ServerSearch {
         }
     }
 
-    /// A key press while the search is open (as `Search::key`).
+    /// A key press while the search is open: the same keys as the embedded window's search
+    /// ([`SearchKey`]).
     pub(super) fn key(
         &mut self,
         key: Key<&str>,
@@ -94,27 +97,24 @@ impl ServerSearch {
         mods: ModifiersState,
         remote: &Remote,
     ) {
-        match key {
-            Key::Named(NamedKey::Escape) => self.close(remote),
-            Key::Named(NamedKey::Enter) => {
-                let direction =
-                    if mods.shift_key() { WireDirection::Newer } else { WireDirection::Older };
-                self.step(direction, remote);
-            }
-            Key::Named(NamedKey::Backspace) => {
+        match SearchKey::of(key, text, mods) {
+            SearchKey::Close => self.close(remote),
+            SearchKey::Step(SearchDirection::Older) => self.step(WireDirection::Older, remote),
+            SearchKey::Step(SearchDirection::Newer) => self.step(WireDirection::Newer, remote),
+            SearchKey::Backspace => {
                 if let Some(search) = &mut self.open {
                     search.query.pop();
                 }
                 self.requery(remote);
             }
-            Key::Character(c) if mods.control_key() && c.eq_ignore_ascii_case("u") => {
+            SearchKey::Clear => {
                 if let Some(search) = &mut self.open {
                     search.query.clear();
                 }
                 self.requery(remote);
             }
-            _ if mods.control_key() || mods.alt_key() || mods.super_key() => {}
-            _ => self.text(text.unwrap_or_default(), remote),
+            SearchKey::Nothing => {}
+            SearchKey::Text(text) => self.text(&text, remote),
         }
     }
 
