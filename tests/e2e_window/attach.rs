@@ -513,14 +513,17 @@ fn show_program(a: &Attached, index: usize, script: &str, ready: &str) -> String
 }
 
 /// Text selected by a mouse drag in an attached window (whose rows are frames from the
-/// server, not a terminal of its own) is what Ctrl+Shift+C puts on the clipboard: pasted
-/// with Ctrl+Shift+V into a program that reads a line, exactly that text arrives.
+/// server, not a terminal of its own) is what the release puts on the primary selection
+/// (from the rows the window holds) and, after output scrolled those rows away, what
+/// Ctrl+Shift+C puts on the clipboard (the lines read from the server): pasted with
+/// Shift+Insert and Ctrl+Shift+V into a program that reads two lines, exactly that text
+/// arrives twice.
 fn a_drag_in_an_attached_window_copies_exactly_the_text(a: &mut Attached) {
     let index = live_window(a);
     let id = a.window_id(index);
     // The word in pure green, so its cells are found by colour; no cursor.
-    let print =
-        r"printf '\033[?25l\033[2J\033[6;4Hleft \033[38;2;0;255;0mDRAG''SELECT\033[0m right'";
+    let print = r"printf '\033[?25l\033[2J\033[6;4Hleft \033[38;2;0;255;0mDRAG''SELECT\033[0m right'; \
+        read -r _; seq 1 100 | sed s/^/after-/";
     let pane = show_program(a, index, print, "DRAGSELECT");
     let green = |[r, g, b]: [u8; 3]| g > 200 && r < 90 && b < 90;
     let (x0, y0, x1, y1) = poll(WAIT, "the green word in the attached window", || {
@@ -533,21 +536,27 @@ fn a_drag_in_an_attached_window_copies_exactly_the_text(a: &mut Attached) {
     a.xdotool(&["mousemove", "--window", &id, &((x0 + x1) / 2).to_string(), &y]);
     a.xdotool(&["mousemove", "--window", &id, &(x1 + 2).to_string(), &y]);
     a.xdotool(&["mouseup", "1"]);
+    // Output scrolls the selected row out of every frame the window gets.
+    a.server.berth_ok(&["send", &pane, "--keys", "Enter"]);
+    a.server.wait_text(&pane, "after-100", WAIT);
+    a.wait_window_text(index, "after-");
     a.xdotool(&["key", "ctrl+shift+c"]);
-    // A program that reads one line gets the clipboard's text.
+    // A program that reads two lines gets the primary selection's text and the clipboard's.
     let reader = show_program(
         a,
         index,
-        r#"printf 'paste-here\n'; IFS= read -r line; printf 'GOT[%s]\n' "$line""#,
+        r#"printf 'paste-here\n'; IFS= read -r p; IFS= read -r c; printf 'GOT[%s][%s]\n' "$p" "$c""#,
         "paste-here",
     );
     a.wait_window_text(index, "paste-here");
+    a.xdotool(&["key", "shift+Insert"]);
+    a.xdotool(&["key", "Return"]);
     a.xdotool(&["key", "ctrl+shift+v"]);
     a.xdotool(&["key", "Return"]);
     a.server.wait_text(&reader, "GOT[", WAIT);
     let screen = a.server.screen(&reader);
     let got = screen.lines().find(|l| l.starts_with("GOT[")).unwrap_or_default().to_owned();
-    assert_eq!(got, "GOT[DRAGSELECT]", "the clipboard held something else:\n{screen}");
+    assert_eq!(got, "GOT[DRAGSELECT][DRAGSELECT]", "the selections held something else:\n{screen}");
     a.server.berth_ok(&["close", &reader]);
     a.server.berth_ok(&["close", &pane]);
 }
