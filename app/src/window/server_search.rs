@@ -227,3 +227,36 @@ fn status_of(reply: &SearchReply) -> String {
     }
     status
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(current: bool, count: Option<usize>, more: bool, why: Option<&str>) -> SearchReply {
+        let at = WirePoint { seq: 7, col: 1 };
+        SearchReply {
+            current: current.then_some(WireMatch { start: at, end: at }),
+            offset: 0,
+            view_top: 0,
+            matches: Vec::new(),
+            count,
+            more,
+            index: count.map(|_| 2),
+            regex_error: why.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn the_status_reads_as_the_embedded_windows() {
+        let cases = [
+            (reply(true, Some(17), false, None), "2/17"),
+            (reply(true, Some(MAX_COUNT), true, None), "2/9999+"),
+            (reply(false, Some(0), false, None), "no matches"),
+            (reply(true, None, false, None), "?/many"),
+            (reply(true, Some(3), false, Some("unclosed group")), "2/3  (as text: unclosed group)"),
+        ];
+        for (reply, want) in cases {
+            assert_eq!(status_of(&reply), want);
+        }
+    }
+}
