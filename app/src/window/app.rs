@@ -38,7 +38,6 @@ use winit::window::{Window, WindowId};
 
 use super::chrome::{self, TAB_BAR_ROWS};
 use super::decisions;
-use super::frame_text::FrameSelection;
 use super::frames::FrameSchedule;
 use super::input::InputState;
 use super::links::{LinkSource, LinkState};
@@ -100,11 +99,8 @@ pub struct App {
     pub(super) font_px: f32,
     pub(super) zoom: Option<Zoom>,
     pub(super) input: InputState,
-    /// The selection, if any (`window/selection.rs`).
+    /// The selection, if any, by line over the pane's frames (`window/selection.rs`).
     pub(super) selection: Option<PaneSelection>,
-    /// The selection in an attached window, by line number over frames
-    /// (`window/frame_text.rs`).
-    pub(super) frame_selection: Option<FrameSelection>,
     /// Search in the focused pane (`window/search.rs`).
     pub(super) search: Search,
     /// Search in the focused pane of an attached window, done by the server
@@ -172,7 +168,6 @@ impl App {
             zoom: None,
             input: InputState::new(),
             selection: None,
-            frame_selection: None,
             search: Search::default(),
             server_search: ServerSearch::default(),
             links: LinkState::default(),
@@ -357,7 +352,7 @@ impl App {
     }
 
     /// Where the shown panes' frames come from (`source.rs`).
-    fn frame_source(&self) -> Option<&dyn FrameSource> {
+    pub(super) fn frame_source(&self) -> Option<&dyn FrameSource> {
         match (&self.remote, &self.store) {
             (Some(remote), _) => Some(remote),
             (None, Some(store)) => Some(store),
@@ -791,27 +786,22 @@ impl App {
                     cursor.visible = false;
                 }
             }
-            // Selection, search and links read the embedded window's terminal, or the frame
-            // (and the server) in an attached window.
+            // The selection reads the frame in both windows; search and links read the
+            // embedded window's terminal, or the frame (and the server) in an attached window.
+            let span = selection.and_then(|s| s.visible_span(&frame));
             let marks = if self.remote.is_some() {
-                let span = self
-                    .frame_selection
-                    .as_ref()
-                    .filter(|s| s.pane == pane_id)
-                    .and_then(|s| s.visible_span(&frame));
                 let link = self.links.spans(&pane_id, LinkSource::Frame(&frame));
                 let on_view = self.remote.as_ref().map(|r| r.view_matches(&pane_id));
                 let search =
                     self.server_search.scene(&pane_id, &frame, &on_view.unwrap_or_default());
-                Some((span, search, link))
+                Some((search, link))
             } else {
                 self.with_term(&pane_id, |term| {
-                    let span = selection.and_then(|s| s.visible_span(term.term()));
                     let link = self.links.spans(&pane_id, LinkSource::Term(term));
-                    (span, self.search.scene(&pane_id, term), link)
+                    (self.search.scene(&pane_id, term), link)
                 })
             };
-            let (span, search, link) = marks.unwrap_or_default();
+            let (search, link) = marks.unwrap_or_default();
             panes.push(PaneScene {
                 rect: placed,
                 header,

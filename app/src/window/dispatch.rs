@@ -10,7 +10,7 @@
 use berth_engine::ids::PaneId;
 use berth_engine::layout::SplitDir;
 use berth_engine::model::RestoreState;
-use berth_server::commands::Command;
+use berth_server::commands::{Command, ReadSpec, Reply};
 use winit::dpi::PhysicalPosition;
 use winit::event::{ElementState, Ime, KeyEvent, MouseButton, MouseScrollDelta};
 use winit::keyboard::{Key, ModifiersState, NamedKey, PhysicalKey};
@@ -25,7 +25,6 @@ use super::app::{App, Zoom};
 use super::chrome::TAB_BAR_ROWS;
 use super::clipboard::{paste_bytes, Selection};
 use super::decisions::{self, ChordOutcome};
-use super::frame_text::FrameSelection;
 use super::input::{Drag, KeyRoute, KeyTakers};
 use super::intent::{Intent, UiAction};
 use super::keys::{self, KeyPress};
@@ -143,8 +142,8 @@ impl App {
         if let Some(bytes) = keys::encode(&press, modes) {
             if kind != KeyKind::Release {
                 self.reset_blink();
-                // The selection does not follow the text as it moves: typing ends it.
-                if self.selection.take().is_some() | self.frame_selection.take().is_some() {
+                // Typing ends the selection, as in most terminals.
+                if self.selection.take().is_some() {
                     self.redraw();
                 }
             }
@@ -264,22 +263,31 @@ impl App {
         self.redraw();
     }
 
-    /// The selected text, if there is a selection: from the embedded window's terminal, or
-    /// from an attached window's frame, with the lines it does not hold read from the server.
+    /// The selected text, if there is a selection: from the pane's frame, with the lines it
+    /// does not hold (scrolled away) read from the server, in both windows.
     fn selection_text(&self) -> Option<String> {
-        if let Some(remote) = &self.remote {
-            let selection = self.frame_selection.as_ref()?;
-            let frame = remote.frame(&selection.pane)?;
-            return match selection.text(&frame) {
-                Ok(text) => text,
-                Err((first, _)) => {
-                    let (from, lines) = remote.read_lines(&selection.pane, first)?;
-                    selection.text_of_lines(&lines, from)
-                }
-            };
-        }
         let selection = self.selection.as_ref()?;
-        self.with_term(&selection.pane, |t| selection.text(t.term())).flatten()
+        let frame = self.frame_source()?.frame(&selection.pane)?;
+        match selection.text(&frame) {
+            Ok(text) => text,
+            Err((first, _)) => {
+                let (from, lines) = self.read_lines(&selection.pane, first)?;
+                selection.text_of_lines(&lines, from)
+            }
+        }
+    }
+
+    /// A pane's lines from line `since` on, as plain text (`pane.read`), and the first one's
+    /// number.
+    fn read_lines(&self, pane: &PaneId, since: u64) -> Option<(u64, Vec<String>)> {
+        if let Some(remote) = &self.remote {
+            return remote.read_lines(pane, since);
+        }
+        let spec = ReadSpec { since: Some(since), last: None, ansi: false };
+        match self.exec_result(Command::PaneRead { pane: pane.clone(), spec }) {
+            Ok(Reply::Read(read)) => Some((read.first_seq, read.lines)),
+            _ => None,
+        }
     }
 
     /// Pastes a selection's text into a pane, or into the search query (its first line)
@@ -363,10 +371,7 @@ impl App {
                 }
             }
             Some(Drag::Select) => {
-                let pane = self.selection.as_ref().map(|s| s.pane.clone());
-                let Some(pane) =
-                    pane.or_else(|| self.frame_selection.as_ref().map(|s| s.pane.clone()))
-                else {
+                let Some(pane) = self.selection.as_ref().map(|s| s.pane.clone()) else {
                     return;
                 };
                 let Some((c, r)) = view::cell_in_pane(&view, zoomed.as_ref(), &pane, col, row)
@@ -374,12 +379,8 @@ impl App {
                     return;
                 };
                 let cell = ScreenCell { col: c, row: r, right_half };
-                if let Some(mut selection) = self.selection.take() {
-                    self.with_term(&pane, |t| selection.extend(t.term(), cell));
-                    self.selection = Some(selection);
-                }
-                let frame = self.remote.as_ref().and_then(|r| r.frame(&pane));
-                if let (Some(selection), Some(frame)) = (&mut self.frame_selection, frame) {
+                let frame = self.frame_source().and_then(|s| s.frame(&pane));
+                if let (Some(selection), Some(frame)) = (&mut self.selection, frame) {
                     selection.extend(&frame, cell);
                 }
                 self.redraw();
@@ -489,14 +490,10 @@ impl App {
             MouseButton::Left => {
                 let clicks = self.input.clicks.press(cell, std::time::Instant::now());
                 let screen_cell = ScreenCell { col: cell.0, row: cell.1, right_half };
-                let id = pane.clone();
-                self.frame_selection = self
-                    .remote
-                    .as_ref()
-                    .and_then(|r| r.frame(&pane))
-                    .map(|f| FrameSelection::start(pane.clone(), &f, screen_cell, clicks));
                 self.selection = self
-                    .with_term(&pane, |t| PaneSelection::start(id, t.term(), screen_cell, clicks));
+                    .frame_source()
+                    .and_then(|s| s.frame(&pane))
+                    .map(|f| PaneSelection::start(pane.clone(), &f, screen_cell, clicks));
                 self.input.drag = Some(Drag::Select);
                 self.redraw();
             }
