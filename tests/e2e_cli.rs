@@ -348,3 +348,62 @@ fn ls_json_prints_exactly_what_the_wire_carries() {
     let printed = server.berth_ok(&["notifications", "--json"]);
     assert_eq!(printed, serde_json::to_string_pretty(&raw).unwrap());
 }
+
+/// `berth search` (`pane.search`) finds a word printed far up in the scrollback by line
+/// number, which `berth read --since` then prints from; bad requests get clear errors over the
+/// real socket and the server stays up to answer the next one.
+#[test]
+fn search_finds_scrollback_lines_by_number_and_refuses_bad_requests() {
+    let server = TestServer::start();
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    server.berth_ok(&[
+        "send",
+        &pane,
+        "--enter",
+        "echo far-$((6*7))-needle; seq 1 300 | sed s/^/filler-/; echo search-done",
+    ]);
+    server.wait_text(&pane, "search-done", WAIT);
+    let found = server.berth_ok(&["search", &pane, "far-42-needle"]);
+    let lines: Vec<&str> = found.lines().collect();
+    assert_eq!(lines.len(), 1, "{found}");
+    let (start, end) = lines[0].split_once('-').expect("FIRST-LAST");
+    let (seq, col) = start.split_once(':').expect("SEQ:COL");
+    assert_eq!((col, end), ("0", &*format!("{seq}:12")), "{found}");
+    let from = server.berth_ok(&["read", &pane, "--since", seq]);
+    assert_eq!(from.lines().next(), Some("far-42-needle"), "{from}");
+    // Case is smart, and a query that is no regex is searched as text.
+    let upper = server.berth(&["search", &pane, "FILLER-29[0-9]", "--json"]);
+    let json: Value = serde_json::from_slice(&upper.stdout).expect("JSON");
+    assert_eq!(json["count"], 0, "upper case matches case: {json}");
+    let json: Value =
+        serde_json::from_str(&server.berth_ok(&["search", &pane, "filler-29[0-9]", "--json"]))
+            .unwrap();
+    assert_eq!(json["count"], 10, "{json}");
+    let missing = server.berth(&["search", &pane, "never-printed-anywhere"]);
+    assert_eq!(missing.status.code(), Some(1), "nothing found exits 1");
+
+    // (params, what the error says)
+    let long = "x".repeat(2000);
+    let cases = [
+        (json!({ "pane_id": pane, "query": "" }), "query is empty"),
+        (json!({ "pane_id": pane, "query": long }), "at most 1024"),
+        (json!({ "pane_id": pane, "query": "a", "covered": 500 }), "covered must be at most"),
+        (json!({ "pane_id": pane, "query": "a", "offset": -1 }), "bad params"),
+        (json!({ "pane_id": pane, "query": "a", "nope": 1 }), "unknown field"),
+        (json!({ "pane_id": "pane_missing", "query": "a" }), "no pane"),
+        (json!({ "pane_id": "tab_x", "query": "a" }), "invalid id"),
+        (json!({ "query": "a" }), "pane_id"),
+    ];
+    for (params, want) in cases {
+        let err = server.client().call("pane.search", params.clone()).expect_err("refused");
+        assert!(err.to_string().contains(want), "{params}: {err}");
+    }
+    // A huge offset is clamped to the history there is, and the server still answers.
+    let top = server.call(
+        "pane.search",
+        json!({ "pane_id": pane, "query": "filler", "offset": 4_000_000_000u64 }),
+    );
+    assert_eq!(top["view_top"], 0, "the view at the oldest line: {top}");
+    assert!(top["offset"].as_u64().unwrap() > 250, "{top}");
+    assert_eq!(server.berth_ok(&["search", &pane, "far-42-needle"]), found);
+}

@@ -237,6 +237,19 @@ enum Verb {
     /// Print a pane's text (the visible screen unless --since or --lines).
     #[command(after_help = "Example:\n  berth read pane_1 --lines 200 --json")]
     Read(ReadArgs),
+    /// Search a pane's scrollback and screen for QUERY (a regex, else literal text; smart
+    /// case): prints each match as FIRST_SEQ:COL-LAST_SEQ:COL, oldest first (at most 2000).
+    #[command(after_help = "Example:\n  berth search pane_1 'error\\[E[0-9]+\\]'\n\
+        Exits 1 when nothing matches. `berth read PANE --since SEQ` prints from a match on.")]
+    Search {
+        /// The pane.
+        pane: String,
+        /// What to look for.
+        query: String,
+        /// Print the whole answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Submit a prompt to the agent in a pane, as a person pasting it would: one paste, then
     /// Enter after the agent's settle delay; confirmed by its hook where its hooks are wired.
     #[command(after_help = SUBMIT_HELP)]
@@ -654,6 +667,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Verb::Split(args) => split(args),
         Verb::Send(args) => send(args),
         Verb::Read(args) => read(args),
+        Verb::Search { pane, query, json } => search(&pane, query, json),
         Verb::Submit(args) => submit(args),
         Verb::Wait(args) => wait(args),
         Verb::Task(verb) => crate::task_cli::run(connect()?, verb),
@@ -984,6 +998,34 @@ fn read(args: ReadArgs) -> Result<ExitCode> {
         eprintln!("berth: some lines before {} were already gone", result.oldest_seq);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `berth search`: every match in the pane (`pane.search`), oldest first.
+fn search(pane: &str, query: String, json: bool) -> Result<ExitCode> {
+    use berth_server::pane_search::SearchRequest;
+    let pane = pane_id(pane)?;
+    let request = SearchRequest {
+        pane_id: pane.to_string(),
+        query,
+        jump: None,
+        offset: 0,
+        covered: 0,
+        count: true,
+        all: true,
+    };
+    let reply = connect()?.search(request)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&reply)?);
+    } else {
+        let mut out = std::io::stdout().lock();
+        for m in &reply.matches {
+            writeln!(out, "{}:{}-{}:{}", m.start.seq, m.start.col, m.end.seq, m.end.col)?;
+        }
+        if reply.more || reply.count.is_some_and(|c| c > reply.matches.len()) {
+            eprintln!("berth: more matches than the {} printed", reply.matches.len());
+        }
+    }
+    Ok(if reply.matches.is_empty() { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 /// `berth submit`: the prompt from the argument, a file or standard input.

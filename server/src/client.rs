@@ -138,6 +138,16 @@ impl Client {
         serde_json::from_value(result).map_err(|e| ClientError::Protocol(e.to_string()))
     }
 
+    /// Searches a pane's scrollback on the server (`pane.search`).
+    pub fn search(
+        &mut self,
+        request: crate::pane_search::SearchRequest,
+    ) -> Result<crate::pane_search::SearchReply, ClientError> {
+        let what = Decoded::Connection(ConnectionMethod::PaneSearch(Box::new(request)));
+        let result = self.request(&what)?;
+        serde_json::from_value(result).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
     /// Tells the server a window attaches that draws `header_rows` above each pane.
     pub fn attach_window(&mut self, header_rows: u16) -> Result<(), ClientError> {
         let what = Decoded::Connection(ConnectionMethod::WindowAttach { header_rows });

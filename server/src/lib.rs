@@ -15,6 +15,7 @@ pub mod gitctx;
 pub mod logind;
 pub mod notifications;
 pub mod pane;
+pub mod pane_search;
 pub mod paths;
 pub mod persist;
 pub mod persistence;

@@ -328,6 +328,8 @@ pub enum ConnectionMethod {
     /// `screen.frames`: per pane, the rows that changed since what the client holds
     /// (`screen_stream.rs`).
     ScreenFrames(Vec<crate::screen::PaneHave>),
+    /// `pane.search`: matches in a pane's scrollback by `content_seq` (`pane_search.rs`).
+    PaneSearch(Box<crate::pane_search::SearchRequest>),
     /// `window.attach`: a window attaches; panes are sized for its header rows.
     WindowAttach {
         /// Rows the window draws above each pane.
@@ -498,6 +500,11 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         "screen.frames" => {
             let p: ScreenFramesParams = params(p)?;
             return Ok(Decoded::Connection(ConnectionMethod::ScreenFrames(p.panes)));
+        }
+        "pane.search" => {
+            let p: crate::pane_search::SearchRequest = params(p)?;
+            PaneId::parse(&p.pane_id)?;
+            return Ok(Decoded::Connection(ConnectionMethod::PaneSearch(Box::new(p))));
         }
         "window.attach" => {
             let p: WindowAttachParams = params(p)?;
@@ -859,6 +866,7 @@ pub const METHODS: &[&str] = &[
     "workspace.refresh_git",
     "worktree.list",
     "screen.frames",
+    "pane.search",
     "window.attach",
     "window.view",
 ];
@@ -914,6 +922,11 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
         }
         Decoded::Connection(ConnectionMethod::ScreenFrames(panes)) => {
             return Ok(("screen.frames", json!({ "panes": panes })))
+        }
+        Decoded::Connection(ConnectionMethod::PaneSearch(request)) => {
+            let value = serde_json::to_value(request)
+                .map_err(|e| CommandError::Internal(format!("pane.search did not encode: {e}")))?;
+            return Ok(("pane.search", value));
         }
         Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
             return Ok(("window.attach", json!({ "header_rows": header_rows })))

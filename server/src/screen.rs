@@ -90,14 +90,20 @@ pub struct FrameRun {
     pub text: String,
 }
 
-/// One row: its runs from column 0 (cells past the last run are blank in the default style)
-/// and the zero-width characters drawn on top of some of its cells.
+/// One row: its runs from column 0 (cells past the last run are blank in the default style),
+/// the zero-width characters drawn on top of some of its cells, the OSC 8 hyperlinks on it,
+/// and whether it wraps onto the next row.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct FrameRow {
     /// The runs.
     pub runs: Vec<FrameRun>,
     /// `(column, characters)`: combining marks and variation selectors.
     pub extras: Vec<(u16, String)>,
+    /// OSC 8 hyperlinks: `(first column, columns, URI)`, one entry per run of cells carrying
+    /// the same hyperlink.
+    pub links: Vec<(u16, u16, String)>,
+    /// The row's text goes on in the next row (a long line the terminal wrapped).
+    pub wraps: bool,
 }
 
 impl FrameRow {
@@ -116,6 +122,15 @@ impl FrameRow {
         for (col, text) in &self.extras {
             h.u32(u32::from(*col));
             h.bytes(text.as_bytes());
+        }
+        for (col, len, uri) in &self.links {
+            h.u32(0xffff_fffd);
+            h.u32(u32::from(*col));
+            h.u32(u32::from(*len));
+            h.bytes(uri.as_bytes());
+        }
+        if self.wraps {
+            h.u32(0xffff_fffc);
         }
         h.0
     }
@@ -212,14 +227,33 @@ impl PaneFrame {
         let colors = content.colors;
         let mut cells: Vec<Vec<(FrameStyle, char, Option<String>)>> =
             vec![Vec::with_capacity(cols); rows];
+        let mut links: Vec<Vec<(u16, u16, String)>> = vec![Vec::new(); rows];
+        let mut wraps = vec![false; rows];
         for indexed in content.display_iter {
             // The display iterator yields grid lines from `-offset` to the last screen line.
             let Ok(row) = usize::try_from(indexed.point.line.0 + offset as i32) else { continue };
             if row < rows && cells[row].len() < cols {
+                let col = cells[row].len() as u16;
+                if let Some(link) = indexed.cell.hyperlink() {
+                    match links[row].last_mut() {
+                        Some((from, len, uri)) if *from + *len == col && uri == link.uri() => {
+                            *len += 1;
+                        }
+                        _ => links[row].push((col, 1, link.uri().to_owned())),
+                    }
+                }
+                if indexed.cell.flags.contains(Flags::WRAPLINE) {
+                    wraps[row] = true;
+                }
                 cells[row].push(cell_of(indexed.cell));
             }
         }
-        let rows_out = cells.into_iter().map(row_of).collect();
+        let rows_out = cells
+            .into_iter()
+            .zip(links)
+            .zip(wraps)
+            .map(|((cells, links), wraps)| FrameRow { links, wraps, ..row_of(cells) })
+            .collect();
         let cursor = {
             let point = content.cursor.point;
             let row = usize::try_from(point.line.0 + offset as i32).ok().filter(|&r| r < rows);
@@ -288,7 +322,13 @@ impl PaneFrame {
                     (index as u16, run.text.clone())
                 })
                 .collect();
-            changed.push(WireRow { i: i as u16, runs, x: row.extras.clone() });
+            changed.push(WireRow {
+                i: i as u16,
+                runs,
+                x: row.extras.clone(),
+                l: row.links.clone(),
+                w: row.wraps,
+            });
         }
         FrameUpdate {
             pane_id: pane_id.to_owned(),
@@ -299,6 +339,7 @@ impl PaneFrame {
             styles,
             changed,
             meta: Some(self.meta.clone()),
+            matches: None,
         }
     }
 
@@ -317,7 +358,7 @@ impl PaneFrame {
                 let Some(style) = update.styles.get(usize::from(*style)) else { return false };
                 runs.push(FrameRun { style: *style, text: text.clone() });
             }
-            *slot = FrameRow { runs, extras: row.x.clone() };
+            *slot = FrameRow { runs, extras: row.x.clone(), links: row.l.clone(), wraps: row.w };
         }
         if let Some(meta) = &update.meta {
             self.meta = meta.clone();
@@ -422,6 +463,10 @@ pub struct PaneHave {
     /// window scrolls on its own, the pane's terminal does not move.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub offset: u32,
+    /// The query of the window's open search in this pane: its matches on the frame's rows
+    /// come with the frame ([`FrameUpdate::matches`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -438,6 +483,12 @@ pub struct WireRow {
     /// `(column, zero-width characters)`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub x: Vec<(u16, String)>,
+    /// `(first column, columns, URI)`: OSC 8 hyperlinks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub l: Vec<(u16, u16, String)>,
+    /// The row wraps onto the next one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub w: bool,
 }
 
 /// One pane's answer to `screen.frames`: the rows that changed since what the client holds.
@@ -466,6 +517,11 @@ pub struct FrameUpdate {
     /// Cursor, modes, title, `content_seq`.
     #[serde(default)]
     pub meta: Option<FrameMeta>,
+    /// The matches of the request's `search` on the frame's rows (and the parts of matches
+    /// that reach onto them), oldest first, by `content_seq` line; absent without a search
+    /// or for a query `pane.search` would refuse.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matches: Option<Vec<crate::pane_search::WireMatch>>,
 }
 
 impl FrameUpdate {
@@ -480,6 +536,7 @@ impl FrameUpdate {
             styles: Vec::new(),
             changed: Vec::new(),
             meta: None,
+            matches: None,
         }
     }
 }
@@ -541,10 +598,48 @@ mod tests {
     }
 
     #[test]
+    fn hyperlinks_and_wraps_travel_with_their_rows() {
+        let mut t = PaneTerminal::new(TermSize { cols: 10, rows: 4 }, 100);
+        t.feed(b"a \x1b]8;;https://x.org/\x1b\\link\x1b]8;;\x1b\\ b\r\n0123456789abc");
+        let frame = PaneFrame::capture(&t);
+        assert_eq!(frame.rows[0].links, vec![(2, 4, "https://x.org/".to_owned())]);
+        assert!(!frame.rows[0].wraps);
+        assert!(frame.rows[1].wraps, "a line longer than the row wraps");
+        assert!(!frame.rows[2].wraps);
+        let mut client = PaneFrame::default();
+        let wire: FrameUpdate =
+            serde_json::from_str(&serde_json::to_string(&frame.update_for("p", 0, &[])).unwrap())
+                .unwrap();
+        assert!(client.apply(&wire));
+        assert_eq!(client, frame);
+        // A link alone changes the row's hash, so a client holding the plain row gets it.
+        let plain = FrameRow { links: Vec::new(), ..frame.rows[0].clone() };
+        assert_ne!(plain.hash64(), frame.rows[0].hash64());
+    }
+
+    #[test]
+    fn a_frame_asked_with_a_search_carries_its_matches_on_the_rows() {
+        let t = term(b"one two\r\nxx two");
+        let matches = crate::pane_search::view_matches(&t, "two").expect("a valid query");
+        let top = t.screen_base_seq();
+        let at: Vec<_> =
+            matches.iter().map(|m| (m.start.seq - top, m.start.col, m.end.col)).collect();
+        assert_eq!(at, [(0, 4, 6), (1, 3, 5)]);
+        assert_eq!(crate::pane_search::view_matches(&t, ""), None);
+        assert_eq!(crate::pane_search::view_matches(&t, &"x".repeat(5000)), None);
+    }
+
+    #[test]
     fn a_malformed_update_is_refused() {
         let mut client = PaneFrame::default();
         let bad = FrameUpdate {
-            changed: vec![WireRow { i: 0, runs: vec![(3, "x".into())], x: Vec::new() }],
+            changed: vec![WireRow {
+                i: 0,
+                runs: vec![(3, "x".into())],
+                x: Vec::new(),
+                l: Vec::new(),
+                w: false,
+            }],
             rows: 1,
             cols: 1,
             ..FrameUpdate::gone("p")

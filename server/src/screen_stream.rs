@@ -1,4 +1,5 @@
-//! The screen stream: `screen.frames` answers a window attached over the socket with, per pane
+//! The screen stream: `pane.search` searches a pane's scrollback for a window that does not
+//! hold it, `screen.frames` answers a window attached over the socket with, per pane
 //! it shows, the rows that changed since what it holds (a full frame the first time), and
 //! `window.attach` gives the Store the window's header rows, `window.view` what the window
 //! shows (the last report wins; a connection that ends takes its report back).
@@ -35,26 +36,60 @@ pub fn frames(store: &Arc<Mutex<Store>>, panes: &[PaneHave]) -> Result<Value, Co
             frames.push(FrameUpdate::gone(&have.pane_id));
             continue;
         };
-        let frame = {
+        // The frame, and the open search's matches on the same rows.
+        let capture = |term: &berth_engine::terminal::PaneTerminal| {
+            let matches =
+                have.search.as_deref().and_then(|q| crate::pane_search::view_matches(term, q));
+            (PaneFrame::capture(term), matches)
+        };
+        let (frame, matches) = {
             let mut term = shared.term.lock();
             if have.offset == 0 && term.display_offset() == 0 {
-                PaneFrame::capture(&term)
+                capture(&term)
             } else {
                 // This client's own scroll, under the pane's lock: shown, captured, and put
                 // back before anyone else sees the terminal.
                 let before = term.display_offset();
                 term.scroll_to_bottom();
                 term.scroll_display(i32::try_from(have.offset).unwrap_or(i32::MAX));
-                let frame = PaneFrame::capture(&term);
+                let captured = capture(&term);
                 term.scroll_to_bottom();
                 term.scroll_display(i32::try_from(before).unwrap_or(i32::MAX));
-                frame
+                captured
             }
         };
-        frames.push(frame.update_for(&have.pane_id, have.cols, &have.rows));
+        let mut update = frame.update_for(&have.pane_id, have.cols, &have.rows);
+        update.matches = matches;
+        frames.push(update);
     }
     serde_json::to_value(FramesReply { frames })
         .map_err(|e| CommandError::Internal(format!("frames did not encode: {e}")))
+}
+
+/// Answers `pane.search` (`pane_search.rs`): the search runs under the pane's own lock.
+pub fn search(
+    store: &Arc<Mutex<Store>>,
+    req: &crate::pane_search::SearchRequest,
+) -> Result<Value, CommandError> {
+    req.validate()?;
+    let id = PaneId::parse(&req.pane_id)?;
+    let shared = {
+        // The Store's lock only to find the pane; the search takes the pane's own lock.
+        let store = store.lock().unwrap_or_else(|p| p.into_inner());
+        match store.pane_shared(&id) {
+            Some(shared) => shared,
+            None if store.pane_state(&id).is_some() => {
+                return Err(CommandError::PaneNotLive(id.to_string()))
+            }
+            None => return Err(CommandError::NoSuchPane(id.to_string())),
+        }
+    };
+    let reply = {
+        let mut term = shared.term.lock();
+        crate::pane_search::search_terminal(&mut term, req)?
+    };
+    serde_json::to_value(reply)
+        .map_err(|e| CommandError::Internal(format!("the search did not encode: {e}")))
 }
 
 /// What one connection last reported with `window.view`; when the connection ends and the

@@ -577,6 +577,9 @@ fn answer(
         Decoded::Connection(ConnectionMethod::ScreenFrames(panes)) => {
             now(crate::screen_stream::frames(&services.store, &panes))
         }
+        Decoded::Connection(ConnectionMethod::PaneSearch(request)) => {
+            now(crate::screen_stream::search(&services.store, &request))
+        }
         Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
             now(crate::screen_stream::attach(&services.store, header_rows))
         }

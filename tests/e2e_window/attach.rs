@@ -526,6 +526,163 @@ fn an_attached_window_encodes_keys_by_the_frames_modes(a: &mut Attached) {
     a.server.berth_ok(&["close", &pane]);
 }
 
+/// The last window still running, or a new one when none is (the cases below also run
+/// alone).
+fn live_window(a: &mut Attached) -> usize {
+    let live = a.windows.iter_mut().rposition(|(w, _)| matches!(w.child.try_wait(), Ok(None)));
+    match live {
+        Some(index) => index,
+        None => a.open(&["attach"]),
+    }
+}
+
+/// Starts a pane in a tab of its own running `script` (then sleeping), shows it in window
+/// `index` and waits until the server's screen has `ready`; returns the pane's id.
+fn show_program(a: &Attached, index: usize, script: &str, ready: &str) -> String {
+    let script = format!("{script}; exec sleep 600");
+    let pane = a.server.berth_ok(&["new", "--", "sh", "-c", &script]).trim().to_owned();
+    a.server.wait_text(&pane, ready, WAIT);
+    a.server.berth_ok(&["focus", &pane]);
+    let id = a.window_id(index);
+    a.xdotool(&["windowraise", &id]);
+    a.xdotool(&["windowfocus", "--sync", &id]);
+    pane
+}
+
+/// Text selected by a mouse drag in an attached window (whose rows are frames from the
+/// server, not a terminal of its own) is what the release puts on the primary selection
+/// (from the rows the window holds) and, after output scrolled those rows away, what
+/// Ctrl+Shift+C puts on the clipboard (the lines read from the server): pasted with
+/// Shift+Insert and Ctrl+Shift+V into a program that reads two lines, exactly that text
+/// arrives twice.
+fn a_drag_in_an_attached_window_copies_exactly_the_text(a: &mut Attached) {
+    let index = live_window(a);
+    let id = a.window_id(index);
+    // The word in pure green, so its cells are found by colour; no cursor.
+    let print = r"printf '\033[?25l\033[2J\033[6;4Hleft \033[38;2;0;255;0mDRAG''SELECT\033[0m right'; \
+        read -r _; seq 1 100 | sed s/^/after-/";
+    let pane = show_program(a, index, print, "DRAGSELECT");
+    let green = |[r, g, b]: [u8; 3]| g > 200 && r < 90 && b < 90;
+    let (x0, y0, x1, y1) = poll(WAIT, "the green word in the attached window", || {
+        let image = grab(&a.display, &id).ok()?;
+        crate::bounding_box(&image, CHROME_PX, green)
+    });
+    let y = ((y0 + y1) / 2).to_string();
+    a.xdotool(&["mousemove", "--window", &id, &(x0.saturating_sub(2)).to_string(), &y]);
+    a.xdotool(&["mousedown", "1"]);
+    a.xdotool(&["mousemove", "--window", &id, &((x0 + x1) / 2).to_string(), &y]);
+    a.xdotool(&["mousemove", "--window", &id, &(x1 + 2).to_string(), &y]);
+    a.xdotool(&["mouseup", "1"]);
+    // Output scrolls the selected row out of every frame the window gets.
+    a.server.berth_ok(&["send", &pane, "--keys", "Enter"]);
+    a.server.wait_text(&pane, "after-100", WAIT);
+    a.wait_window_text(index, "after-");
+    a.xdotool(&["key", "ctrl+shift+c"]);
+    // A program that reads two lines gets the primary selection's text and the clipboard's.
+    let reader = show_program(
+        a,
+        index,
+        r#"printf 'paste-here\n'; IFS= read -r p; IFS= read -r c; printf 'GOT[%s][%s]\n' "$p" "$c""#,
+        "paste-here",
+    );
+    a.wait_window_text(index, "paste-here");
+    a.xdotool(&["key", "shift+Insert"]);
+    a.xdotool(&["key", "Return"]);
+    a.xdotool(&["key", "ctrl+shift+v"]);
+    a.xdotool(&["key", "Return"]);
+    a.server.wait_text(&reader, "GOT[", WAIT);
+    let screen = a.server.screen(&reader);
+    let got = screen.lines().find(|l| l.starts_with("GOT[")).unwrap_or_default().to_owned();
+    assert_eq!(got, "GOT[DRAGSELECT][DRAGSELECT]", "the selections held something else:\n{screen}");
+    a.server.berth_ok(&["close", &reader]);
+    a.server.berth_ok(&["close", &pane]);
+}
+
+/// Ctrl+Shift+F in an attached window finds a word printed far up in the scrollback, rows
+/// the window does not hold (the server searches): the view scrolls there and the match is
+/// highlighted in the current match's colour; Esc takes the highlight away.
+fn search_in_an_attached_window_scrolls_to_a_match_it_did_not_hold(a: &mut Attached) {
+    let index = live_window(a);
+    let id = a.window_id(index);
+    // Palette::dark()'s search_match and search_current.
+    let highlight = |p: [u8; 3]| p == [0xc8, 0xa2, 0x4a] || p == [0xff, 0x8c, 0x1a];
+    let current = |p: [u8; 3]| p == [0xff, 0x8c, 0x1a];
+    let print = r"printf 'FAR''NEEDLE\n'; seq 1 300 | sed s/^/filler-/; printf 'search-ready\n'";
+    let pane = show_program(a, index, print, "search-ready");
+    // The tab may be taller than this window (another window sized it): the bottom rows can
+    // be clipped, so the window is known to show the pane by a line above them.
+    a.wait_window_text(index, "filler-29");
+    let before = a.grab(index);
+    assert_eq!(before.count(highlight), 0, "search colours before any search");
+    assert!(!a.read_window(index, "before-search").contains("NEEDLE"), "the word is on view");
+    a.xdotool(&["key", "ctrl+shift+f"]);
+    a.xdotool(&["type", "--delay", "20", "FARNEEDLE"]);
+    let cur = poll(WAIT, "the match far up highlighted in the attached window", || {
+        let image = grab(&a.display, &id).ok()?;
+        let cur = image.count(current);
+        // Nine cells of the current match's colour, most of each cell's pixels.
+        (cur > 9 * 60).then_some(cur)
+    });
+    // The view is at the match: the filler's first lines show too.
+    a.wait_window_text(index, "filler-1");
+    assert!(!a.server.screen(&pane).contains("FARNEEDLEFARNEEDLE"), "typed into the pane");
+    a.xdotool(&["key", "Escape"]);
+    poll(WAIT, "no highlights after Esc", || {
+        let image = grab(&a.display, &id).ok()?;
+        (image.count(highlight) == 0).then_some(())
+    });
+    eprintln!("e2e_window: attached search highlighted {cur} px of the current match");
+    a.server.berth_ok(&["close", &pane]);
+}
+
+/// Ctrl+click on a URL in an attached window runs the opener with it (as in the embedded
+/// window), and so does Ctrl+click on an OSC 8 hyperlink, whose target only the server knew.
+fn ctrl_click_in_an_attached_window_opens_links(a: &mut Attached) {
+    crate::write_opener_stub(a.server.root.path()).unwrap_or_else(|e| panic!("{e}"));
+    let opener = a.server.root.path().join(crate::OPENER_STUB);
+    let index = a.open_env(&["attach"], &[("BERTH_OPENER", opener.as_os_str())]);
+    let id = a.window_id(index);
+    let opened = a.server.root.path().join(crate::OPENED_FILE);
+    // (the link, what prints it, what the window then shows, spaces left out).
+    let cases = [
+        (
+            "https://example.org/berth-attach",
+            "for i in $(seq 80); do echo https://example.org/berth-attach; done",
+            "example.org/berth-attach",
+        ),
+        (
+            "https://osc8.example/attach",
+            r"for i in $(seq 80); do printf '\033]8;;https://osc8.example/attach\033\\CLICK ME HERE\033]8;;\033\\\n'; done",
+            "CLICKMEHERE",
+        ),
+    ];
+    for (url, print, shown) in cases {
+        let pane = show_program(a, index, &format!("{print}; echo link-$((6*7))"), "link-42");
+        a.wait_window_text(index, shown);
+        let _ = std::fs::remove_file(&opened);
+        let geometry =
+            run_tool(&a.display, "xdotool", &["getwindowgeometry", &id]).unwrap_or_default();
+        let height = geometry
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("Geometry: "))
+            .and_then(|g| g.split('x').nth(1))
+            .and_then(|h| h.trim().parse::<u32>().ok())
+            .unwrap_or(400);
+        let y = (height / 2).to_string();
+        a.xdotool(&["mousemove", "--window", &id, "49", &y]);
+        a.xdotool(&["keydown", "ctrl"]);
+        a.xdotool(&["mousemove", "--window", &id, "50", &y]);
+        a.xdotool(&["click", "1"]);
+        a.xdotool(&["keyup", "ctrl"]);
+        let text = poll(WAIT, "the opener to be run with the link", || {
+            std::fs::read_to_string(&opened).ok().filter(|t| t.contains(url))
+        });
+        assert_eq!(text.trim(), url, "the opener got exactly the link, once");
+        a.server.berth_ok(&["close", &pane]);
+    }
+    a.close(index);
+}
+
 /// The forwarder the fake `ssh` runs: a Unix socket at argv[1] piped to the one at argv[2].
 const FORWARDER: &str = r#"
 import socket, sys, threading
@@ -743,6 +900,18 @@ pub(crate) fn run() -> (usize, usize) {
         (
             "an_attached_window_encodes_keys_by_the_frames_modes",
             an_attached_window_encodes_keys_by_the_frames_modes,
+        ),
+        (
+            "a_drag_in_an_attached_window_copies_exactly_the_text",
+            a_drag_in_an_attached_window_copies_exactly_the_text,
+        ),
+        (
+            "search_in_an_attached_window_scrolls_to_a_match_it_did_not_hold",
+            search_in_an_attached_window_scrolls_to_a_match_it_did_not_hold,
+        ),
+        (
+            "ctrl_click_in_an_attached_window_opens_links",
+            ctrl_click_in_an_attached_window_opens_links,
         ),
         ("attach_over_ssh_forwards_and_tears_down", attach_over_ssh_forwards_and_tears_down),
         ("an_attached_windows_sidebar_lists_tasks", an_attached_windows_sidebar_lists_tasks),

@@ -6,8 +6,8 @@
 //! resize, the cursor's blink, or the config file. It must not change server state except
 //! through `Store::execute` (and the Store's settings the config file owns: scrollback of new
 //! panes, desktop notifications). The window's parts own their state (`input.rs`,
-//! `selection.rs`, `search.rs`, `links.rs`, `switcher.rs`, `rename.rs`, `tombstones.rs`,
-//! `frames.rs`) and return intents; `dispatch.rs` routes input to them and carries the
+//! `selection.rs` and `frame_text.rs`, `search.rs` and `server_search.rs`, `links.rs`,
+//! `switcher.rs`, `rename.rs`, `tombstones.rs`, `frames.rs`) and return intents; `dispatch.rs` routes input to them and carries the
 //! intents out. No part imports this file.
 
 use std::path::PathBuf;
@@ -40,11 +40,12 @@ use super::chrome::{self, TAB_BAR_ROWS};
 use super::decisions;
 use super::frames::FrameSchedule;
 use super::input::InputState;
-use super::links::LinkState;
+use super::links::{LinkSource, LinkState};
 use super::remote::Remote;
 use super::rename::TabRenamer;
 use super::search::Search;
 use super::selection::PaneSelection;
+use super::server_search::ServerSearch;
 use super::sidebar::{self, SidebarLayout, SidebarState};
 use super::source::FrameSource;
 use super::switcher::WorkspaceSwitcher;
@@ -98,10 +99,13 @@ pub struct App {
     pub(super) font_px: f32,
     pub(super) zoom: Option<Zoom>,
     pub(super) input: InputState,
-    /// The selection, if any (`window/selection.rs`).
+    /// The selection, if any, by line over the pane's frames (`window/selection.rs`).
     pub(super) selection: Option<PaneSelection>,
     /// Search in the focused pane (`window/search.rs`).
     pub(super) search: Search,
+    /// Search in the focused pane of an attached window, done by the server
+    /// (`window/server_search.rs`).
+    pub(super) server_search: ServerSearch,
     /// The link under the pointer while Ctrl is held (`window/links.rs`).
     pub(super) links: LinkState,
     title: String,
@@ -165,6 +169,7 @@ impl App {
             input: InputState::new(),
             selection: None,
             search: Search::default(),
+            server_search: ServerSearch::default(),
             links: LinkState::default(),
             title: String::new(),
             had_panes: false,
@@ -347,7 +352,7 @@ impl App {
     }
 
     /// Where the shown panes' frames come from (`source.rs`).
-    fn frame_source(&self) -> Option<&dyn FrameSource> {
+    pub(super) fn frame_source(&self) -> Option<&dyn FrameSource> {
         match (&self.remote, &self.store) {
             (Some(remote), _) => Some(remote),
             (None, Some(store)) => Some(store),
@@ -781,12 +786,22 @@ impl App {
                     cursor.visible = false;
                 }
             }
-            // Selection, search and links read the terminal itself: the embedded window's.
-            let marks = self.with_term(&pane_id, |term| {
-                let span = selection.and_then(|s| s.visible_span(term.term()));
-                (span, self.search.scene(&pane_id, term), self.links.spans(&pane_id, term))
-            });
-            let (span, search, link) = marks.unwrap_or_default();
+            // The selection reads the frame in both windows; search and links read the
+            // embedded window's terminal, or the frame (and the server) in an attached window.
+            let span = selection.and_then(|s| s.visible_span(&frame));
+            let marks = if self.remote.is_some() {
+                let link = self.links.spans(&pane_id, LinkSource::Frame(&frame));
+                let on_view = self.remote.as_ref().map(|r| r.view_matches(&pane_id));
+                let search =
+                    self.server_search.scene(&pane_id, &frame, &on_view.unwrap_or_default());
+                Some((search, link))
+            } else {
+                self.with_term(&pane_id, |term| {
+                    let link = self.links.spans(&pane_id, LinkSource::Term(term));
+                    (self.search.scene(&pane_id, term), link)
+                })
+            };
+            let (search, link) = marks.unwrap_or_default();
             panes.push(PaneScene {
                 rect: placed,
                 header,
@@ -838,6 +853,9 @@ impl App {
         };
         self.had_panes = true;
         self.search.end_unless_focused(&view.active_pane);
+        if let Some(remote) = &self.remote {
+            self.server_search.end_unless_focused(&view.active_pane, remote);
+        }
         if self.sync_layout(&view) {
             list = self.state_view();
             match TabView::active(&list) {

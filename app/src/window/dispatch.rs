@@ -10,7 +10,7 @@
 use berth_engine::ids::PaneId;
 use berth_engine::layout::SplitDir;
 use berth_engine::model::RestoreState;
-use berth_server::commands::Command;
+use berth_server::commands::{Command, ReadSpec, Reply};
 use winit::dpi::PhysicalPosition;
 use winit::event::{ElementState, Ime, KeyEvent, MouseButton, MouseScrollDelta};
 use winit::keyboard::{Key, ModifiersState, NamedKey, PhysicalKey};
@@ -28,7 +28,7 @@ use super::decisions::{self, ChordOutcome};
 use super::input::{Drag, KeyRoute, KeyTakers};
 use super::intent::{Intent, UiAction};
 use super::keys::{self, KeyPress};
-use super::links;
+use super::links::{self, LinkSource};
 use super::mouse::{self, MouseModes, MouseReport, ReportButton, ReportKind, ReportMods};
 use super::selection::{PaneSelection, ScreenCell};
 use super::sidebar;
@@ -55,7 +55,7 @@ impl App {
     pub(super) fn on_key(&mut self, event: &KeyEvent) {
         let key = event.logical_key.as_ref();
         let open = KeyTakers {
-            search: self.search.is_open(),
+            search: self.search.is_open() || self.server_search.is_open(),
             switcher: self.switcher.is_open(),
             rename: self.renaming.editing().is_some(),
         };
@@ -65,9 +65,13 @@ impl App {
             KeyRoute::Ignored => {}
             KeyRoute::Search => {
                 let mods = self.input.mods;
-                let shared = self.search.pane().and_then(|p| self.pane_shared(p));
-                let mut term = shared.as_ref().map(|s| s.term.lock());
-                self.search.key(key, text, mods, term.as_deref_mut());
+                if let Some(remote) = &self.remote {
+                    self.server_search.key(key, text, mods, remote);
+                } else {
+                    let shared = self.search.pane().and_then(|p| self.pane_shared(p));
+                    let mut term = shared.as_ref().map(|s| s.term.lock());
+                    self.search.key(key, text, mods, term.as_deref_mut());
+                }
                 self.redraw();
             }
             KeyRoute::Switcher(action) => {
@@ -138,7 +142,7 @@ impl App {
         if let Some(bytes) = keys::encode(&press, modes) {
             if kind != KeyKind::Release {
                 self.reset_blink();
-                // The selection does not follow the text as it moves: typing ends it.
+                // Typing ends the selection, as in most terminals.
                 if self.selection.take().is_some() {
                     self.redraw();
                 }
@@ -152,7 +156,7 @@ impl App {
         match ime {
             Ime::Enabled | Ime::Disabled => self.input.composing = false,
             Ime::Preedit(text, _) => self.input.composing = !text.is_empty(),
-            Ime::Commit(text) if self.search.is_open() => {
+            Ime::Commit(text) if self.search.is_open() || self.server_search.is_open() => {
                 self.input.composing = false;
                 self.search_text(&text);
             }
@@ -259,10 +263,31 @@ impl App {
         self.redraw();
     }
 
-    /// The selected text, if there is a selection.
+    /// The selected text, if there is a selection: from the pane's frame, with the lines it
+    /// does not hold (scrolled away) read from the server, in both windows.
     fn selection_text(&self) -> Option<String> {
         let selection = self.selection.as_ref()?;
-        self.with_term(&selection.pane, |t| selection.text(t.term())).flatten()
+        let frame = self.frame_source()?.frame(&selection.pane)?;
+        match selection.text(&frame) {
+            Ok(text) => text,
+            Err((first, _)) => {
+                let (from, lines) = self.read_lines(&selection.pane, first)?;
+                selection.text_of_lines(&lines, from)
+            }
+        }
+    }
+
+    /// A pane's lines from line `since` on, as plain text (`pane.read`), and the first one's
+    /// number.
+    fn read_lines(&self, pane: &PaneId, since: u64) -> Option<(u64, Vec<String>)> {
+        if let Some(remote) = &self.remote {
+            return remote.read_lines(pane, since);
+        }
+        let spec = ReadSpec { since: Some(since), last: None, ansi: false };
+        match self.exec_result(Command::PaneRead { pane: pane.clone(), spec }) {
+            Ok(Reply::Read(read)) => Some((read.first_seq, read.lines)),
+            _ => None,
+        }
     }
 
     /// Pastes a selection's text into a pane, or into the search query (its first line)
@@ -272,7 +297,7 @@ impl App {
         if text.is_empty() {
             return;
         }
-        if self.search.pane() == Some(pane) {
+        if self.search.pane() == Some(pane) || self.server_search.pane() == Some(pane) {
             self.search_text(text.lines().next().unwrap_or_default());
             return;
         }
@@ -354,9 +379,9 @@ impl App {
                     return;
                 };
                 let cell = ScreenCell { col: c, row: r, right_half };
-                if let Some(mut selection) = self.selection.take() {
-                    self.with_term(&pane, |t| selection.extend(t.term(), cell));
-                    self.selection = Some(selection);
+                let frame = self.frame_source().and_then(|s| s.frame(&pane));
+                if let (Some(selection), Some(frame)) = (&mut self.selection, frame) {
+                    selection.extend(&frame, cell);
                 }
                 self.redraw();
             }
@@ -442,7 +467,14 @@ impl App {
         };
         // Ctrl+click on a link opens it and does nothing else (no selection, no report).
         if button == MouseButton::Left && self.input.mods.control_key() {
-            let open = self.with_term(&pane, |t| self.links.click(t, cell)).flatten();
+            let open = match &self.remote {
+                Some(remote) => {
+                    remote.frame(&pane).and_then(|f| self.links.click(LinkSource::Frame(&f), cell))
+                }
+                None => {
+                    self.with_term(&pane, |t| self.links.click(LinkSource::Term(t), cell)).flatten()
+                }
+            };
             if let Some(intent) = open {
                 self.apply(vec![intent]);
                 return;
@@ -458,9 +490,10 @@ impl App {
             MouseButton::Left => {
                 let clicks = self.input.clicks.press(cell, std::time::Instant::now());
                 let screen_cell = ScreenCell { col: cell.0, row: cell.1, right_half };
-                let id = pane.clone();
                 self.selection = self
-                    .with_term(&pane, |t| PaneSelection::start(id, t.term(), screen_cell, clicks));
+                    .frame_source()
+                    .and_then(|s| s.frame(&pane))
+                    .map(|f| PaneSelection::start(pane.clone(), &f, screen_cell, clicks));
                 self.input.drag = Some(Drag::Select);
                 self.redraw();
             }
@@ -572,6 +605,11 @@ impl App {
 
     /// Adds typed, committed or pasted text to the open search's query.
     fn search_text(&mut self, text: &str) {
+        if let Some(remote) = &self.remote {
+            self.server_search.text(text, remote);
+            self.redraw();
+            return;
+        }
         let shared = self.search.pane().and_then(|p| self.pane_shared(p));
         let mut term = shared.as_ref().map(|s| s.term.lock());
         self.search.text(text, term.as_deref_mut());
@@ -580,6 +618,10 @@ impl App {
 
     /// Ctrl+Shift+F on `pane`: opens the search there (a pane with a live terminal).
     fn open_search(&mut self, pane: &PaneId) {
+        if let Some(remote) = &self.remote {
+            self.server_search.open(pane, remote.frame(pane).as_ref());
+            return;
+        }
         let Some(shared) = self.pane_shared(pane) else { return };
         let term = shared.term.lock();
         self.search.open(pane, &term);
@@ -588,12 +630,23 @@ impl App {
     /// Follows the pointer over a pane's screen: with Ctrl held, the link under it is
     /// underlined and the pointer is a hand. Called after the pointer icon was set for `hit`.
     pub(super) fn hover_link(&mut self, hit: &Hit) {
+        if let Some(remote) = &self.remote {
+            let frame = match hit {
+                Hit::Screen { pane, .. } => remote.frame(pane),
+                _ => None,
+            };
+            let ctrl = self.input.mods.control_key();
+            let intents = self.links.hover(hit, ctrl, frame.as_ref().map(LinkSource::Frame));
+            self.apply(intents);
+            return;
+        }
         let shared = match hit {
             Hit::Screen { pane, .. } => self.pane_shared(pane),
             _ => None,
         };
         let term = shared.as_ref().map(|s| s.term.lock());
-        let intents = self.links.hover(hit, self.input.mods.control_key(), term.as_deref());
+        let source = term.as_deref().map(LinkSource::Term);
+        let intents = self.links.hover(hit, self.input.mods.control_key(), source);
         drop(term);
         self.apply(intents);
     }

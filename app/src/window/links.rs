@@ -17,6 +17,7 @@ use alacritty_terminal::term::search::{RegexIter, RegexSearch};
 use alacritty_terminal::term::{point_to_viewport, viewport_to_point, Term};
 use berth_engine::ids::PaneId;
 use berth_engine::terminal::PaneTerminal;
+use berth_server::screen::PaneFrame;
 use winit::window::CursorIcon;
 
 use super::intent::{Intent, UiAction};
@@ -51,10 +52,33 @@ pub(super) struct HoveredLink {
     pane: PaneId,
     /// The link.
     link: Link,
-    /// The terminal's revision and scroll position when it was found: once either changes
-    /// the cells may have moved, so it is not drawn any more.
-    revision: u64,
-    offset: usize,
+    /// The pane's revision and scroll position when it was found ([`LinkSource::stamp`]):
+    /// once either changes the cells may have moved, so it is not drawn any more.
+    stamp: (u64, usize),
+}
+
+/// Where a pane's cells are read: the embedded window's terminal, or the frame an attached
+/// window holds (whose OSC 8 hyperlinks the server put in it).
+#[derive(Clone, Copy)]
+pub(super) enum LinkSource<'a> {
+    /// The pane's terminal.
+    Term(&'a PaneTerminal),
+    /// The pane's latest frame.
+    Frame(&'a PaneFrame),
+}
+
+impl LinkSource<'_> {
+    /// What changes when the cells may have moved: the terminal's revision and scroll, or
+    /// the frame's top line and scroll (and its row hashes).
+    fn stamp(&self) -> (u64, usize) {
+        match self {
+            LinkSource::Term(t) => (t.revision(), t.display_offset()),
+            LinkSource::Frame(f) => {
+                let rows = f.hashes().iter().fold(f.meta.content_seq, |h, r| h.rotate_left(5) ^ r);
+                (rows, f.meta.display_offset as usize)
+            }
+        }
+    }
 }
 
 /// The window's link state: the hovered link and the compiled URL regex.
@@ -66,8 +90,12 @@ pub(super) struct LinkState {
 }
 
 impl LinkState {
-    /// Finds the link at `(col, row)` of `term`'s view.
-    fn find(&self, term: &PaneTerminal, col: u16, row: u16) -> Option<Link> {
+    /// Finds the link at `(col, row)` of a pane's view.
+    fn find(&self, source: LinkSource<'_>, col: u16, row: u16) -> Option<Link> {
+        let term = match source {
+            LinkSource::Term(term) => term,
+            LinkSource::Frame(frame) => return frame_link_at(frame, col, row),
+        };
         let mut regex = self.regex.borrow_mut();
         if regex.is_none() {
             match RegexSearch::new(URL_REGEX) {
@@ -171,6 +199,90 @@ fn view_spans<T>(term: &Term<T>, start: Point, end: Point) -> Vec<(u16, Range<u1
     spans
 }
 
+/// The schemes a plain URL in a frame may start with (as [`URL_REGEX`]).
+const URL_SCHEMES: &[&str] = &["https://", "http://", "file://", "ftp://", "mailto:"];
+
+/// Whether `ch` may be part of a plain URL (the embedded window's URL regex's class).
+fn url_char(ch: char) -> bool {
+    !(ch.is_control()
+        || ('\u{7f}'..='\u{9f}').contains(&ch)
+        || ch.is_whitespace()
+        || "<>\"{}^`\\⟨⟩".contains(ch))
+}
+
+/// The link at `(col, row)` of a frame's view (an attached window's): the cell's OSC 8
+/// hyperlink, which the server put in the frame (every cell of the view carrying it), else a
+/// plain URL covering the cell in its logical line (wrapped rows joined), trimmed as
+/// [`link_at`] trims it.
+pub fn frame_link_at(frame: &PaneFrame, col: u16, row: u16) -> Option<Link> {
+    let here = frame.rows.get(usize::from(row))?;
+    if col >= frame.cols {
+        return None;
+    }
+    if let Some((_, _, uri)) = here.links.iter().find(|(c, n, _)| (*c..c + n).contains(&col)) {
+        let spans = frame
+            .rows
+            .iter()
+            .enumerate()
+            .flat_map(|(i, r)| {
+                r.links.iter().filter(|l| l.2 == *uri).map(move |(c, n, _)| (i as u16, *c..c + n))
+            })
+            .collect();
+        return Some(Link { url: uri.clone(), spans });
+    }
+    let row = usize::from(row);
+    let mut first = row;
+    while first > 0 && frame.rows[first - 1].wraps {
+        first -= 1;
+    }
+    let mut last = row;
+    while last + 1 < frame.rows.len() && frame.rows[last].wraps {
+        last += 1;
+    }
+    // The logical line's characters with their cells.
+    let mut text: Vec<(char, u16, u16)> = Vec::new();
+    for (i, r) in frame.rows.iter().enumerate().take(last + 1).skip(first) {
+        for (c, cell) in super::frame_text::cells(r, frame.cols).into_iter().enumerate() {
+            if let Some(ch) = cell.and_then(|t| t.chars().next()) {
+                text.push((ch, i as u16, c as u16));
+            }
+        }
+    }
+    let pointer = text.iter().position(|&(_, r, c)| usize::from(r) == row && c == col)?;
+    let lower: Vec<char> = text.iter().map(|(ch, _, _)| ch.to_ascii_lowercase()).collect();
+    let mut i = 0;
+    while i < text.len() {
+        let scheme = URL_SCHEMES.iter().find(|s| {
+            let s: Vec<char> = s.chars().collect();
+            lower.get(i..i + s.len()) == Some(&s[..])
+        });
+        let Some(scheme) = scheme else {
+            i += 1;
+            continue;
+        };
+        let mut end = i + scheme.len();
+        while end < text.len() && url_char(text[end].0) {
+            end += 1;
+        }
+        let found: String = text[i..end].iter().map(|(ch, _, _)| ch).collect();
+        let url = trim_url(&found);
+        let len = url.chars().count();
+        let after_scheme = url.split_once(':').map(|(_, rest)| rest.trim_start_matches('/'));
+        if after_scheme.is_some_and(|r| !r.is_empty()) && (i..i + len).contains(&pointer) {
+            let mut spans: Vec<(u16, Range<u16>)> = Vec::new();
+            for &(_, r, c) in &text[i..i + len] {
+                match spans.last_mut() {
+                    Some((sr, cols)) if *sr == r && cols.end == c => cols.end = c + 1,
+                    _ => spans.push((r, c..c + 1)),
+                }
+            }
+            return Some(Link { url: url.to_owned(), spans });
+        }
+        i = end.max(i + 1);
+    }
+    None
+}
+
 /// A URL without what probably ends the sentence around it: trailing `.,;:!?'"` and closing
 /// brackets that were not opened inside the URL.
 pub fn trim_url(url: &str) -> &str {
@@ -262,24 +374,19 @@ pub fn open(url: &str) -> Result<(), OpenError> {
 
 impl LinkState {
     /// Follows the pointer over the window: with Ctrl held (`ctrl`) and the pointer over a
-    /// pane's screen (`hit`, with that pane's terminal `term`), the link under it is hovered.
-    /// Returns what the window does about it: a hand pointer over a link, a frame when the
-    /// hovered link changed.
+    /// pane's screen (`hit`, with that pane's cells in `source`), the link under it is
+    /// hovered. Returns what the window does about it: a hand pointer over a link, a frame
+    /// when the hovered link changed.
     pub(super) fn hover(
         &mut self,
         hit: &Hit,
         ctrl: bool,
-        term: Option<&PaneTerminal>,
+        source: Option<LinkSource<'_>>,
     ) -> Vec<Intent> {
-        let found = match (hit, term) {
-            (Hit::Screen { pane, col, row }, Some(t)) if ctrl => {
-                self.find(t, *col, *row).map(|link| HoveredLink {
-                    pane: pane.clone(),
-                    link,
-                    revision: t.revision(),
-                    offset: t.display_offset(),
-                })
-            }
+        let found = match (hit, source) {
+            (Hit::Screen { pane, col, row }, Some(s)) if ctrl => self
+                .find(s, *col, *row)
+                .map(|link| HoveredLink { pane: pane.clone(), link, stamp: s.stamp() }),
             _ => None,
         };
         let was = self.hovered.as_ref().map(|h| (&h.pane, &h.link));
@@ -303,28 +410,23 @@ impl LinkState {
 
     /// The link to underline in `pane`, if the pointer is over one there and the pane's cells
     /// have not moved since it was found.
-    pub(super) fn spans(&self, pane: &PaneId, term: &PaneTerminal) -> Vec<CellSpan> {
+    pub(super) fn spans(&self, pane: &PaneId, source: LinkSource<'_>) -> Vec<CellSpan> {
         match &self.hovered {
-            Some(h)
-                if h.pane == *pane
-                    && h.revision == term.revision()
-                    && h.offset == term.display_offset() =>
-            {
-                h.link
-                    .spans
-                    .iter()
-                    .map(|(row, cols)| CellSpan { row: *row, cols: cols.clone() })
-                    .collect()
-            }
+            Some(h) if h.pane == *pane && h.stamp == source.stamp() => h
+                .link
+                .spans
+                .iter()
+                .map(|(row, cols)| CellSpan { row: *row, cols: cols.clone() })
+                .collect(),
             _ => Vec::new(),
         }
     }
 
-    /// Ctrl+click at `cell` of a pane's view (`term`): opening the link there, if there is
-    /// one. The window then does nothing else with the click (no selection, no mouse report),
-    /// whether the link is opened or refused.
-    pub(super) fn click(&self, term: &PaneTerminal, cell: (u16, u16)) -> Option<Intent> {
-        let link = self.find(term, cell.0, cell.1)?;
+    /// Ctrl+click at `cell` of a pane's view (`source`): opening the link there, if there
+    /// is one. The window then does nothing else with the click (no selection, no mouse
+    /// report), whether the link is opened or refused.
+    pub(super) fn click(&self, source: LinkSource<'_>, cell: (u16, u16)) -> Option<Intent> {
+        let link = self.find(source, cell.0, cell.1)?;
         Some(Intent::Ui(UiAction::OpenLink(link.url)))
     }
 }
@@ -411,6 +513,33 @@ mod tests {
         // A plain URL on the same row is its own link.
         assert_eq!(find(&term, 20, 0).map(|l| l.url).as_deref(), Some("https://plain.org"));
         assert_eq!(find(&term, 0, 0), None);
+    }
+
+    fn frame_of(cols: u16, rows: u16, bytes: &str) -> PaneFrame {
+        PaneFrame::capture(&terminal(cols, rows, bytes))
+    }
+
+    #[test]
+    fn links_in_a_frame_come_from_osc8_ranges_and_plain_urls() {
+        let f = frame_of(
+            30,
+            4,
+            "a \x1b]8;;https://osc8.example/\x1b\\linked\x1b]8;;\x1b\\ b http://x.io/p.",
+        );
+        let osc8 = frame_link_at(&f, 4, 0).expect("the OSC 8 link");
+        assert_eq!(
+            (osc8.url.as_str(), osc8.spans.clone()),
+            ("https://osc8.example/", vec![(0, 2..8)])
+        );
+        let plain = frame_link_at(&f, 15, 0).expect("the plain URL");
+        assert_eq!((plain.url.as_str(), plain.spans), ("http://x.io/p", vec![(0, 11..24)]));
+        assert_eq!(frame_link_at(&f, 24, 0), None, "the full stop is not part of it");
+        assert_eq!(frame_link_at(&f, 0, 0), None);
+        // A URL that wraps is one link across its rows.
+        let wrapped = frame_of(20, 4, "x https://example.org/long/path");
+        let link = frame_link_at(&wrapped, 3, 1).expect("the wrapped URL");
+        assert_eq!(link.url, "https://example.org/long/path");
+        assert_eq!(link.spans, vec![(0, 2..20), (1, 0..11)]);
     }
 
     #[test]

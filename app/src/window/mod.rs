@@ -22,6 +22,7 @@ mod decisions;
 mod dispatch;
 #[cfg(test)]
 mod fixtures;
+mod frame_text;
 mod frames;
 mod input;
 mod intent;
@@ -33,6 +34,7 @@ mod remote;
 mod rename;
 mod search;
 pub mod selection;
+mod server_search;
 pub mod sidebar;
 mod source;
 mod switcher;

@@ -6,7 +6,8 @@
 //! subscribed to events (any event makes the window look again; one that is not pane output
 //! makes the state thread fetch the state on the fourth, and the task list with it after a
 //! `task.changed`, for the sidebar), and one that pulls frames
-//! (`screen.frames`) for the panes the window shows, on its own thread: it asks again only
+//! (`screen.frames`, with an open search's query, so that its matches on the rows come with
+//! them) for the panes the window shows, on its own thread: it asks again only
 //! after the previous answer arrived and at most once per [`MIN_PULL`], so the server never
 //! holds more than one unread frame per pane for this window and a stopped window costs the
 //! server nothing. It must not draw and holds no state the server owns beyond the copies it
@@ -23,6 +24,7 @@ use berth_engine::ids::PaneId;
 use berth_server::client::{Client, ClientError};
 use berth_server::commands::{Command, ReadSpec, Reply};
 use berth_server::event::Event;
+use berth_server::pane_search::{SearchReply, SearchRequest, WireMatch};
 use berth_server::persist::task_record::TaskRecord;
 use berth_server::screen::{PaneFrame, PaneHave};
 use berth_server::store::WindowView;
@@ -64,6 +66,10 @@ struct Shared {
     view: Mutex<Option<WindowView>>,
     /// How far this window's view of each pane is scrolled back (absent: the live screen).
     offsets: Mutex<HashMap<PaneId, u32>>,
+    /// The query of the open search in a pane: its matches on the view come with the frames.
+    searches: Mutex<HashMap<PaneId, String>>,
+    /// Those matches, as the latest frame of the pane came with them.
+    matches: Mutex<HashMap<PaneId, Vec<WireMatch>>>,
     /// Set by a poke, cleared by the puller.
     poke: Mutex<bool>,
     poked: Condvar,
@@ -226,6 +232,82 @@ impl Remote {
         }
         drop(offsets);
         self.shared.poke();
+    }
+
+    /// Scrolls this window's view of a pane to `offset` lines back (a search's match).
+    pub(super) fn scroll_to(&self, pane: &PaneId, offset: u32) {
+        let mut offsets = self.shared.offsets.lock().unwrap_or_else(|p| p.into_inner());
+        if offset == 0 {
+            offsets.remove(pane);
+        } else {
+            offsets.insert(pane.clone(), offset);
+        }
+        drop(offsets);
+        self.shared.poke();
+    }
+
+    /// How far this window's view of a pane is scrolled back: as asked for last, else as the
+    /// latest frame shows it.
+    pub(super) fn offset(&self, pane: &PaneId) -> u32 {
+        let asked =
+            self.shared.offsets.lock().unwrap_or_else(|p| p.into_inner()).get(pane).copied();
+        asked.unwrap_or_else(|| self.frame(pane).map_or(0, |f| f.meta.display_offset))
+    }
+
+    /// Sets the query of the open search in a pane (`None`: closed): the frames pulled then
+    /// come with its matches on their rows.
+    pub(super) fn set_search(&self, pane: &PaneId, query: Option<&str>) {
+        let mut searches = self.shared.searches.lock().unwrap_or_else(|p| p.into_inner());
+        let changed = match query {
+            Some(q) => searches.insert(pane.clone(), q.to_owned()).as_deref() != Some(q),
+            None => searches.remove(pane).is_some(),
+        };
+        drop(searches);
+        if changed {
+            if query.is_none() {
+                self.shared.matches.lock().unwrap_or_else(|p| p.into_inner()).remove(pane);
+            }
+            self.shared.poke();
+        }
+    }
+
+    /// The open search's matches on the rows of the pane's latest frame.
+    pub(super) fn view_matches(&self, pane: &PaneId) -> Vec<WireMatch> {
+        let matches = self.shared.matches.lock().unwrap_or_else(|p| p.into_inner());
+        matches.get(pane).cloned().unwrap_or_default()
+    }
+
+    /// Searches a pane's scrollback on the server (`pane.search`); the error is the server's
+    /// message.
+    pub(super) fn search(&self, request: SearchRequest) -> Result<SearchReply, String> {
+        let mut slot = self.commands.borrow_mut();
+        for attempt in 0..2 {
+            if slot.is_none() {
+                *slot = Some(Client::connect(&self.socket).map_err(|e| e.to_string())?);
+            }
+            let Some(client) = slot.as_mut() else { break };
+            match client.search(request.clone()) {
+                Ok(reply) => return Ok(reply),
+                Err(ClientError::Io(_)) if attempt == 0 => *slot = None,
+                Err(ClientError::Rpc { message, .. }) => return Err(message),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Err("the server does not answer".into())
+    }
+
+    /// A pane's lines from line `since` on, as plain text (`pane.read`): the rows of a
+    /// selection the window does not hold. Returns the first line's number and the lines.
+    pub(super) fn read_lines(&self, pane: &PaneId, since: u64) -> Option<(u64, Vec<String>)> {
+        let spec = ReadSpec { since: Some(since), last: None, ansi: false };
+        match self.execute_quiet(Command::PaneRead { pane: pane.clone(), spec }) {
+            Ok(Reply::Read(read)) => Some((read.first_seq, read.lines)),
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the selected lines");
+                None
+            }
+        }
     }
 
     /// Returns this window's view of a pane to the live screen (before input).
@@ -537,6 +619,7 @@ fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker
         }
         let have: Vec<PaneHave> = {
             let offsets = shared.offsets.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let searches = shared.searches.lock().unwrap_or_else(|p| p.into_inner()).clone();
             let frames = shared.frames.lock().unwrap_or_else(|p| p.into_inner());
             shown
                 .iter()
@@ -547,6 +630,7 @@ fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker
                         cols: held.map_or(0, |f| f.cols),
                         rows: held.map(PaneFrame::hashes).unwrap_or_default(),
                         offset: offsets.get(id).copied().unwrap_or(0),
+                        search: searches.get(id).cloned(),
                     }
                 })
                 .collect()
@@ -590,6 +674,18 @@ fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker
                     offsets.insert(id, shown);
                 }
             }
+        }
+        {
+            let mut matches = shared.matches.lock().unwrap_or_else(|p| p.into_inner());
+            for update in &reply.frames {
+                let Ok(id) = PaneId::parse(&update.pane_id) else { continue };
+                let now = update.matches.clone().unwrap_or_default();
+                if matches.get(&id).map_or(!now.is_empty(), |held| *held != now) {
+                    changed = true;
+                }
+                matches.insert(id, now);
+            }
+            matches.retain(|id, _| shown.contains(id));
         }
         {
             let mut frames = shared.frames.lock().unwrap_or_else(|p| p.into_inner());

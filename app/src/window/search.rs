@@ -30,6 +30,43 @@ const MAX_SHOWN: usize = 2000;
 /// Rows at the bottom of the pane the search bar covers.
 const BAR_ROWS: u16 = 1;
 
+/// What a key does to an open search: the same in the embedded window's search and the
+/// attached window's (`server_search.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum SearchKey {
+    /// Esc: close the search, leaving the view where it is.
+    Close,
+    /// Enter / Shift+Enter: the next older / newer match.
+    Step(SearchDirection),
+    /// Backspace: the query's last character goes.
+    Backspace,
+    /// Ctrl+U: the query is cleared, as in a shell.
+    Clear,
+    /// Typed text goes on the query.
+    Text(String),
+    /// Nothing (another chord with Ctrl, Alt or Super).
+    Nothing,
+}
+
+impl SearchKey {
+    /// What `key` (with its `text` and the modifiers `mods`) does to an open search.
+    pub(super) fn of(key: Key<&str>, text: Option<&str>, mods: ModifiersState) -> Self {
+        match key {
+            Key::Named(NamedKey::Escape) => SearchKey::Close,
+            Key::Named(NamedKey::Enter) if mods.shift_key() => {
+                SearchKey::Step(SearchDirection::Newer)
+            }
+            Key::Named(NamedKey::Enter) => SearchKey::Step(SearchDirection::Older),
+            Key::Named(NamedKey::Backspace) => SearchKey::Backspace,
+            Key::Character(c) if mods.control_key() && c.eq_ignore_ascii_case("u") => {
+                SearchKey::Clear
+            }
+            _ if mods.control_key() || mods.alt_key() || mods.super_key() => SearchKey::Nothing,
+            _ => SearchKey::Text(text.unwrap_or_default().to_owned()),
+        }
+    }
+}
+
 /// An open search.
 #[derive(Debug)]
 struct PaneSearch {
@@ -163,28 +200,23 @@ impl Search {
         mods: ModifiersState,
         term: Option<&mut PaneTerminal>,
     ) {
-        match key {
-            Key::Named(NamedKey::Escape) => self.open = None,
-            Key::Named(NamedKey::Enter) => {
-                let dir =
-                    if mods.shift_key() { SearchDirection::Newer } else { SearchDirection::Older };
-                self.step(dir, term);
-            }
-            Key::Named(NamedKey::Backspace) => {
+        match SearchKey::of(key, text, mods) {
+            SearchKey::Close => self.open = None,
+            SearchKey::Step(dir) => self.step(dir, term),
+            SearchKey::Backspace => {
                 if let Some(search) = &mut self.open {
                     search.query.pop();
                 }
                 self.requery(term);
             }
-            // Ctrl+U clears the query, as in a shell.
-            Key::Character(c) if mods.control_key() && c.eq_ignore_ascii_case("u") => {
+            SearchKey::Clear => {
                 if let Some(search) = &mut self.open {
                     search.query.clear();
                 }
                 self.requery(term);
             }
-            _ if mods.control_key() || mods.alt_key() || mods.super_key() => {}
-            _ => self.text(text.unwrap_or_default(), term),
+            SearchKey::Nothing => {}
+            SearchKey::Text(text) => self.text(&text, term),
         }
     }
 
@@ -334,6 +366,28 @@ mod tests {
             .as_mut()
             .and_then(|q| term.next_match(q, from, SearchDirection::Older));
         assert_eq!(status(&term, &s), "2/3");
+    }
+
+    #[test]
+    fn keys_do_the_same_in_both_windows_searches() {
+        let none = ModifiersState::empty();
+        let cases: &[(Key<&str>, Option<&str>, ModifiersState, SearchKey)] = &[
+            (Key::Named(NamedKey::Escape), None, none, SearchKey::Close),
+            (Key::Named(NamedKey::Enter), None, none, SearchKey::Step(SearchDirection::Older)),
+            (
+                Key::Named(NamedKey::Enter),
+                None,
+                ModifiersState::SHIFT,
+                SearchKey::Step(SearchDirection::Newer),
+            ),
+            (Key::Named(NamedKey::Backspace), None, none, SearchKey::Backspace),
+            (Key::Character("U"), None, ModifiersState::CONTROL, SearchKey::Clear),
+            (Key::Character("x"), Some("x"), ModifiersState::ALT, SearchKey::Nothing),
+            (Key::Character("x"), Some("x"), none, SearchKey::Text("x".into())),
+        ];
+        for (key, text, mods, want) in cases {
+            assert_eq!(SearchKey::of(key.clone(), *text, *mods), *want, "{key:?} {mods:?}");
+        }
     }
 
     #[test]

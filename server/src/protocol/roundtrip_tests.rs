@@ -248,18 +248,29 @@ fn connection_methods_survive_the_wire() {
         ConnectionMethod::Screenshot { tab: None, path: "/tmp/x.png".into() },
         ConnectionMethod::Screenshot { tab: Some(TabId::new().to_string()), path: "/a b".into() },
         ConnectionMethod::ScreenFrames(vec![]),
+        ConnectionMethod::PaneSearch(Box::new(crate::pane_search::SearchRequest {
+            pane_id: PaneId::new().to_string(),
+            query: "needle".into(),
+            jump: None,
+            offset: 0,
+            covered: 0,
+            count: false,
+            all: true,
+        })),
         ConnectionMethod::ScreenFrames(vec![
             crate::screen::PaneHave {
                 pane_id: PaneId::new().to_string(),
                 cols: 0,
                 rows: vec![],
                 offset: 0,
+                search: None,
             },
             crate::screen::PaneHave {
                 pane_id: PaneId::new().to_string(),
                 cols: 80,
                 rows: vec![0, u64::MAX, 42],
                 offset: 17,
+                search: Some("err(or)?".into()),
             },
         ]),
         ConnectionMethod::WindowAttach { header_rows: 1 },
@@ -488,6 +499,14 @@ fn every_method_name_has_one_variant_both_ways() {
         ("workspace.refresh_git", json!({})),
         ("worktree.list", json!({ "repo": "/tmp/r" })),
         ("screen.frames", json!({ "panes": [{ "pane_id": p.as_str() }] })),
+        (
+            "pane.search",
+            json!({
+                "pane_id": p.as_str(), "query": "err(or)?", "offset": 3, "covered": 1,
+                "count": true, "jump": { "from": { "seq": 9, "col": 2 }, "direction": "newer",
+                "past": true },
+            }),
+        ),
         ("window.attach", json!({ "header_rows": 1 })),
         (
             "window.view",
