@@ -489,6 +489,7 @@ fn every_method_name_has_one_variant_both_ways() {
         ("worktree.list", json!({ "repo": "/tmp/r" })),
         ("screen.frames", json!({ "panes": [{ "pane_id": p.as_str() }] })),
         ("window.attach", json!({ "header_rows": 1 })),
+        ("window.review", json!({ "task_id": task.as_str() })),
         (
             "window.view",
             json!({ "visible": [p.as_str()], "focused_pane_id": p.as_str(), "window_focused": true }),
@@ -763,6 +764,7 @@ fn every_event_survives_the_wire() {
         Event::TaskChanged { task: berth_engine::ids::TaskId::new(), state: "working".into() },
         Event::GitChanged { dir: "/r".into(), git: Some(sample_git()) },
         Event::GitChanged { dir: "/r".into(), git: None },
+        Event::ReviewRequested { task: berth_engine::ids::TaskId::new() },
     ];
     for event in events {
         let line = encode_event(&event);

@@ -1,0 +1,3 @@
+//! The review view's state machine: files, hunks, paging, errors.
+
+use super::*;
