@@ -14,6 +14,10 @@ mod support;
 #[path = "e2e_window/attach.rs"]
 mod attach;
 
+/// The review view of a task's diff.
+#[path = "e2e_window/review.rs"]
+mod review;
+
 use std::fs;
 use std::io::Read as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -1282,6 +1286,14 @@ fn main() -> ExitCode {
         ("switcher_and_tab_bar", switcher_and_tab_bar),
         ("tabs_are_renamed_in_the_tab_bar", tabs_are_renamed_in_the_tab_bar),
         ("sidebar_lists_workspaces_marks_and_jumps", sidebar_lists_workspaces_marks_and_jumps),
+        (
+            "review_view_lists_colours_merges_and_shows_a_conflict",
+            review::review_view_lists_colours_merges_and_shows_a_conflict,
+        ),
+        (
+            "a_twenty_thousand_line_diff_opens_in_the_review_view",
+            review::a_twenty_thousand_line_diff_opens_in_the_review_view,
+        ),
         (
             "shift_enter_reaches_a_kitty_program_as_csi_u",
             shift_enter_reaches_a_kitty_program_as_csi_u,

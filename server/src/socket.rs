@@ -367,7 +367,8 @@ async fn serve_client(
     let mut buf = Vec::new();
     let mut events: Option<mpsc::Receiver<EncodedEvent>> = None;
     let mut sink = ConnectionSink(None);
-    let view = crate::screen_stream::ReportedView::new(services.store.clone(), services.windows.clone());
+    let view =
+        crate::screen_stream::ReportedView::new(services.store.clone(), services.windows.clone());
     // The request that waits for its answer, if any (see [`Deferred`]).
     let mut waiting: Option<(Option<Value>, Deferred)> = None;
     loop {

@@ -428,7 +428,10 @@ impl App {
         if self.review.is_some() && button == MouseButton::Left {
             let cell = self.pointer_window_cell().map(|(c, _)| c);
             if let Some((col, row)) = cell.filter(|&(c, r)| c >= 0 && r >= 0) {
-                let (col, row) = (u16::try_from(col).unwrap_or(u16::MAX), u16::try_from(row).unwrap_or(u16::MAX));
+                let (col, row) = (
+                    u16::try_from(col).unwrap_or(u16::MAX),
+                    u16::try_from(row).unwrap_or(u16::MAX),
+                );
                 if self.review_press(col, row) {
                     return;
                 }

@@ -331,7 +331,8 @@ fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Wak
                     }
                 }
                 if let Event::ReviewRequested { task } = &event {
-                    *shared.review.lock().unwrap_or_else(|p| p.into_inner()) = Some(task.as_str().to_owned());
+                    *shared.review.lock().unwrap_or_else(|p| p.into_inner()) =
+                        Some(task.as_str().to_owned());
                 }
                 if !matches!(event, Event::PaneOutput { .. }) {
                     shared.ask_refresh();

@@ -234,7 +234,10 @@ impl ReviewView {
     }
 
     /// The view of the task the focused pane works on (or the workspace's newest), once found.
-    pub fn find(pane: Option<PaneId>, workspace: Option<WorkspaceId>) -> (ReviewView, Vec<ReviewAsk>) {
+    pub fn find(
+        pane: Option<PaneId>,
+        workspace: Option<WorkspaceId>,
+    ) -> (ReviewView, Vec<ReviewAsk>) {
         (ReviewView::empty(None), vec![ReviewAsk::Resolve { pane, workspace }])
     }
 
@@ -396,13 +399,15 @@ impl ReviewView {
         self.pages.retain(|p, _| keep.contains(p));
         debug_assert!(self.pages.len() <= HELD_PAGES, "the view holds at most {HELD_PAGES} pages");
         let pages_total = self.total_hunks.map(|t| t.div_ceil(PAGE_HUNKS));
-        let mut need = vec![at];
-        if let Some(total) = pages_total {
-            if at + 1 < total {
-                need.push(at + 1);
-            }
-            if at > 0 {
-                need.push(at - 1);
+        // Until a page tells the count, the anchor's page; then the pages that exist.
+        let mut need = Vec::new();
+        match pages_total {
+            None => need.push(at),
+            Some(total) => {
+                need.extend([at, at + 1].into_iter().filter(|p| *p < total));
+                if at > 0 && at - 1 < total {
+                    need.push(at - 1);
+                }
             }
         }
         let mut asks = Vec::new();
@@ -546,9 +551,11 @@ impl ReviewView {
     /// What the status rows say, wrapped to `width`.
     fn status_lines(&self, width: usize) -> Vec<String> {
         let text = match &self.status {
-            Status::Keys => "↑↓ PgUp PgDn scroll · n p hunk · Tab ⇧Tab file · m merge · d discard · \
+            Status::Keys => {
+                "↑↓ PgUp PgDn scroll · n p hunk · Tab ⇧Tab file · m merge · d discard · \
                              Esc close"
-                .to_owned(),
+                    .to_owned()
+            }
             Status::Info(s) => s.clone(),
             Status::Error(e) => e.clone(),
             Status::ConfirmDiscard => {
@@ -630,7 +637,8 @@ impl ReviewView {
 
     /// The diff rows from the anchor, at most `max`.
     fn rows(&self, max: usize) -> Vec<ReviewLine> {
-        let note = |text: String| ReviewLine { kind: ReviewLineKind::Note, text, ..ReviewLine::default() };
+        let note =
+            |text: String| ReviewLine { kind: ReviewLineKind::Note, text, ..ReviewLine::default() };
         let Some(file) = self.file() else {
             return match &self.files {
                 None => vec![note("loading the files…".into())],
@@ -705,7 +713,10 @@ fn buttons(cols: u16) -> Vec<(ReviewButtonAction, ReviewButton)> {
     for (action, label, tone) in BUTTONS.iter().rev() {
         let w = u16::try_from(render::str_width(label)).unwrap_or(u16::MAX);
         let Some(start) = end.checked_sub(w) else { break };
-        out.push((*action, ReviewButton { label: (*label).to_owned(), cols: start..end, tone: *tone }));
+        out.push((
+            *action,
+            ReviewButton { label: (*label).to_owned(), cols: start..end, tone: *tone },
+        ));
         end = start.saturating_sub(1);
     }
     out.reverse();

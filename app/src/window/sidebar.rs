@@ -356,7 +356,10 @@ pub fn layout(
                     current,
                     ..SidebarLine::default()
                 },
-                LineTarget { review: Some(task.id.clone()), ..to(task.pane.clone().or_else(|| jump.clone())) },
+                LineTarget {
+                    review: Some(task.id.clone()),
+                    ..to(task.pane.clone().or_else(|| jump.clone()))
+                },
             );
         }
         push(SidebarLine { style: SidebarStyle::Blank, ..SidebarLine::default() }, to(None));

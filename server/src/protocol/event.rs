@@ -162,9 +162,9 @@ pub fn decode_event(v: &Value) -> Result<Event, CommandError> {
             state: text(v, "state")?,
         },
         "git.changed" => Event::GitChanged { dir: text(v, "dir")?, git: number(v, "git")? },
-        "review.requested" => Event::ReviewRequested {
-            task: berth_engine::ids::TaskId::parse(&text(v, "task_id")?)?,
-        },
+        "review.requested" => {
+            Event::ReviewRequested { task: berth_engine::ids::TaskId::parse(&text(v, "task_id")?)? }
+        }
         other => return Err(CommandError::BadParams(format!("unknown event type {other:?}"))),
     })
 }
