@@ -1268,7 +1268,19 @@ fn main() -> ExitCode {
         }
     };
     type Case = (&'static str, fn(&World));
-    let cases: &[Case] = &[
+    // `cargo test --test e2e_window -- review` runs the review view's cases alone.
+    let only_review = std::env::args().skip(1).any(|a| a == "review");
+    let review_cases: &[Case] = &[
+        (
+            "review_view_lists_colours_merges_and_shows_a_conflict",
+            review::review_view_lists_colours_merges_and_shows_a_conflict,
+        ),
+        (
+            "a_twenty_thousand_line_diff_opens_in_the_review_view",
+            review::a_twenty_thousand_line_diff_opens_in_the_review_view,
+        ),
+    ];
+    let all_cases: &[Case] = &[
         ("typed_text_runs_in_the_shell", typed_text_runs_in_the_shell),
         ("split_chord_gives_two_panes", split_chord_gives_two_panes),
         ("window_resize_changes_pane_size", window_resize_changes_pane_size),
@@ -1287,14 +1299,6 @@ fn main() -> ExitCode {
         ("tabs_are_renamed_in_the_tab_bar", tabs_are_renamed_in_the_tab_bar),
         ("sidebar_lists_workspaces_marks_and_jumps", sidebar_lists_workspaces_marks_and_jumps),
         (
-            "review_view_lists_colours_merges_and_shows_a_conflict",
-            review::review_view_lists_colours_merges_and_shows_a_conflict,
-        ),
-        (
-            "a_twenty_thousand_line_diff_opens_in_the_review_view",
-            review::a_twenty_thousand_line_diff_opens_in_the_review_view,
-        ),
-        (
             "shift_enter_reaches_a_kitty_program_as_csi_u",
             shift_enter_reaches_a_kitty_program_as_csi_u,
         ),
@@ -1308,9 +1312,19 @@ fn main() -> ExitCode {
             failed += 1;
         }
     };
+    let cases =
+        if only_review { review_cases.to_vec() } else { [all_cases, review_cases].concat() };
     for (name, case) in cases {
         let ok = catch_unwind(AssertUnwindSafe(|| case(&world))).is_ok();
         record(name, ok);
+    }
+    if only_review {
+        drop(record);
+        if failed > 0 {
+            eprintln!("e2e_window: the window's log:\n{}", world.log());
+        }
+        println!("{passed} passed, {failed} failed");
+        return if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE };
     }
     let ok = catch_unwind(AssertUnwindSafe(|| sigterm_stops_the_window(&mut world))).is_ok();
     record("sigterm_stops_the_window", ok);

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::support::git::{git, repo};
 use super::support::image::Image;
 use super::support::{berth_bin, poll};
-use super::{ocr_box, World, CELL_PX_HIGH, WAIT};
+use super::{World, CELL_PX_HIGH, WAIT};
 
 /// One cell's width in pixels at the suite's 15 px font.
 const CELL_PX_WIDE: u32 = 9;
@@ -81,6 +81,27 @@ impl Area {
     }
 }
 
+/// The text tesseract reads in the box `(left, top, right, bottom)`: ink is whatever differs
+/// from the box's most common luminance by more than a little (the list's grey text on its
+/// grey ground reads too), scaled up 3 times.
+fn read_box(image: &Image, dir: &Path, name: &str, (l, t, r, b): (u32, u32, u32, u32)) -> String {
+    let luma = |[r, g, b]: [u8; 3]| (i32::from(r) * 3 + i32::from(g) * 6 + i32::from(b)) / 10;
+    let pixels: Vec<[u8; 3]> = (t..=b)
+        .flat_map(|y| (l..=r).map(move |x| image.pixels[(y * image.width + x) as usize]))
+        .collect();
+    let mut counts = std::collections::HashMap::new();
+    for p in &pixels {
+        *counts.entry(luma(*p)).or_insert(0usize) += 1;
+    }
+    let ground = counts.into_iter().max_by_key(|(_, n)| *n).map_or(0, |(l, _)| l);
+    let mapped = pixels
+        .iter()
+        .map(|p| if (luma(*p) - ground).abs() > 40 { [0, 0, 0] } else { [255, 255, 255] })
+        .collect();
+    let crop = Image { width: r - l + 1, height: b - t + 1, pixels: mapped };
+    super::support::image::ocr(&crop, dir, name, u32::MAX, "7").trim().to_lowercase()
+}
+
 /// The OCR of rows `from..to` of the view (window rows), lower case.
 fn rows_text(
     w: &World,
@@ -93,7 +114,7 @@ fn rows_text(
     (from..to)
         .map(|row| {
             let (top, bottom) = (row * CELL_PX_HIGH, row * CELL_PX_HIGH + CELL_PX_HIGH - 1);
-            ocr_box(image, w.server.root.path(), name, (left, top, right, bottom)).to_lowercase()
+            read_box(image, w.server.root.path(), name, (left, top, right, bottom))
         })
         .collect::<Vec<_>>()
         .join(" | ")
@@ -114,11 +135,27 @@ fn diff_colours(image: &Image, area: &Area) -> (usize, usize) {
     (green, red)
 }
 
-/// Whether the title row reads as the review view.
+/// Presses `name` in the window (focused first, as a person's keys go to it).
+fn key(w: &World, name: &str) {
+    w.xdotool(&["windowfocus", "--sync", &w.window_id]);
+    w.xdotool(&["key", name]);
+}
+
+/// Whether the view shows: its Merge (green) and Discard (red) buttons on the title row (a
+/// pane's header there has at most a green LIVE badge).
 fn review_shown(w: &World, name: &str) -> bool {
     let image = w.screenshot(name);
     let area = Area::of(w, &image);
-    rows_text(w, &image, name, (0, area.right), 1, 2).contains("review")
+    let (mut green, mut red) = (0, 0);
+    for y in CELL_PX_HIGH..2 * CELL_PX_HIGH {
+        for x in 0..area.right {
+            let [r, g, b] = image.pixels[(y * image.width + x) as usize];
+            let (r, g, b) = (i32::from(r), i32::from(g), i32::from(b));
+            green += usize::from(g > r + 40 && g > b + 40);
+            red += usize::from(r > g + 50 && r > b + 50);
+        }
+    }
+    green > 500 && red > 500
 }
 
 /// A task with an added, a modified, a deleted, a renamed and a binary file: the view lists
@@ -130,16 +167,16 @@ pub(super) fn review_view_lists_colours_merges_and_shows_a_conflict(w: &World) {
         &w.server,
         "reviewed",
         &[
-            ("mod.txt", body.as_bytes()),
-            ("del.txt", b"gone\n"),
-            ("r.txt", b"alpha\nbeta\ngamma\ndelta\nepsilon\n"),
+            ("changed.txt", body.as_bytes()),
+            ("removed.txt", b"gone\n"),
+            ("old.txt", b"alpha\nbeta\ngamma\ndelta\nepsilon\n"),
             ("clash.txt", b"base\n"),
         ],
     );
-    let work =
-        "printf 'hello\\n' > new.txt && printf 'one\\ntwo\\nTHREE\\nfour\\nfive\\nsix\\n' > \
-                mod.txt && git rm -q del.txt && git mv r.txt mvd.txt && \
-                printf '\\000\\001\\002\\003' > pic.bin";
+    let work = "printf 'hello\\n' > added.txt && \
+                printf 'one\\ntwo\\nTHREE\\nfour\\nfive\\nsix\\n' > changed.txt && \
+                git rm -q removed.txt && git mv old.txt moved.txt && \
+                printf '\\000\\001\\002\\003' > picture.bin";
     let id = completed_task(w, &repo, "review-five", work);
     // The files in the server's order, to find the modified one's place.
     let stat: Value =
@@ -151,38 +188,49 @@ pub(super) fn review_view_lists_colours_merges_and_shows_a_conflict(w: &World) {
         .map(|f| f["path"].as_str().unwrap_or_default().to_owned())
         .collect();
     assert_eq!(paths.len(), 5, "{stat}");
-    let modified = paths.iter().position(|p| p == "mod.txt").expect("mod.txt listed");
+    let modified = paths.iter().position(|p| p == "changed.txt").expect("changed.txt listed");
     let out = w.server.berth_ok(&["review", &id]);
     assert!(out.contains("opened in 1 window"), "{out}");
-    let list = poll(WAIT, "the review view's file list", || {
+    let deadline = Instant::now() + WAIT;
+    let list = loop {
         let image = w.screenshot("review-files.png");
+        w.keep("review-files.png");
         let area = Area::of(w, &image);
-        let text = rows_text(w, &image, "review-list", (0, area.right / 3), 3, 9);
-        ["new.txt", "mod.txt", "del.txt", "mvd.txt", "pic.bin"]
-            .iter()
-            .all(|name| text.contains(name))
-            .then_some(text)
-    });
-    w.keep("review-files.png");
+        // The paths' columns of the list (after the mark, before the counts), from row 3 down.
+        let list_cols = (area.right + 1) / CELL_PX_WIDE * 2 / 5;
+        let paths_right = (list_cols - 8) * CELL_PX_WIDE;
+        let text = rows_text(w, &image, "review-list", (3 * CELL_PX_WIDE, paths_right), 3, 10);
+        let squeezed = text.replace(' ', "");
+        let names = ["added", "changed", "removed", "old.txt", "moved", "picture"];
+        if names.iter().all(|name| squeezed.contains(name)) {
+            break text;
+        }
+        assert!(Instant::now() < deadline, "the review view's file list within 30 s: {text:?}");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    };
     println!("review: the file list reads {list:?}");
-    assert!(list.contains("binary"), "the binary file is marked: {list}");
+    let image = w.screenshot("review-counts.png");
+    let area = Area::of(w, &image);
+    let counts = rows_text(w, &image, "review-counts", (area.right / 4, area.right * 2 / 5), 3, 10);
+    assert!(counts.contains("binary"), "the binary file is marked: {counts}");
     for _ in 0..modified {
-        w.xdotool(&["key", "--window", &w.window_id, "Tab"]);
+        key(w, "Tab");
     }
-    let (green, red) = poll(WAIT, "a red and a green row in mod.txt's hunk", || {
+    let (green, red) = poll(WAIT, "a red and a green row in changed.txt's hunk", || {
         let image = w.screenshot("review-hunk.png");
+        w.keep("review-hunk.png");
         let (green, red) = diff_colours(&image, &Area::of(w, &image));
         (green > 300 && red > 300).then_some((green, red))
     });
     w.keep("review-hunk.png");
-    println!("review: mod.txt's hunk has {green} green and {red} red pixels");
-    w.xdotool(&["key", "--window", &w.window_id, "m"]);
+    println!("review: changed.txt's hunk has {green} green and {red} red pixels");
+    key(w, "m");
     poll(WAIT, "the task merged by the view's key", || {
         let shown: Value =
             serde_json::from_str(&w.server.berth_ok(&["task", "show", &id, "--json"])).ok()?;
         (shown["disposition"]["outcome"] == "merged").then_some(())
     });
-    assert!(repo.join("new.txt").exists() && repo.join("mvd.txt").exists());
+    assert!(repo.join("added.txt").exists() && repo.join("moved.txt").exists());
     poll(WAIT, "the view closed after the merge", || {
         (!review_shown(w, "review-merged.png")).then_some(())
     });
@@ -192,19 +240,33 @@ pub(super) fn review_view_lists_colours_merges_and_shows_a_conflict(w: &World) {
     git(&repo, &["commit", "-qam", "main changes clash.txt"]);
     w.server.berth_ok(&["review", &id]);
     poll(WAIT, "the second review open", || review_shown(w, "review-clash.png").then_some(()));
-    w.xdotool(&["key", "--window", &w.window_id, "m"]);
+    key(w, "m");
     let status = poll(WAIT, "the conflict shown in place", || {
         let image = w.screenshot("review-conflict.png");
         let area = Area::of(w, &image);
-        let text = rows_text(w, &image, "review-status", (0, area.right), 2, 6);
-        text.contains("clash.txt").then_some(text)
+        // The error's rows: red text under the title, left of where the diff starts.
+        let list_right = (area.right + 1) / CELL_PX_WIDE * 2 / 5 * CELL_PX_WIDE;
+        let red_text = |row: u32| {
+            let mut n = 0;
+            for y in row * CELL_PX_HIGH..(row + 1) * CELL_PX_HIGH {
+                for x in 3 * CELL_PX_WIDE..list_right {
+                    let [r, g, b] = image.pixels[(y * image.width + x) as usize];
+                    n += usize::from(r > g.saturating_add(60) && r > b.saturating_add(60));
+                }
+            }
+            n
+        };
+        let rows: Vec<u32> = (2..7).take_while(|row| red_text(*row) > 30).collect();
+        let (first, last) = (*rows.first()?, *rows.last()?);
+        let text = rows_text(w, &image, "review-status", (0, area.right), first, last + 1);
+        (text.contains("clash.txt") && text.contains("conflict")).then_some(text)
     });
     w.keep("review-conflict.png");
     println!("review: the conflict reads {status:?}");
     let shown: Value =
         serde_json::from_str(&w.server.berth_ok(&["task", "show", &id, "--json"])).expect("JSON");
     assert_eq!(shown["disposition"]["outcome"], "none", "{shown}");
-    w.xdotool(&["key", "--window", &w.window_id, "Escape"]);
+    key(w, "Escape");
     poll(WAIT, "Escape closes the view", || (!review_shown(w, "review-esc.png")).then_some(()));
     w.server.berth_ok(&["task", "finish", &id, "--discard"]);
 }
@@ -238,7 +300,7 @@ pub(super) fn a_twenty_thousand_line_diff_opens_in_the_review_view(w: &World) {
     );
     // Paging: far down and back, the window answering all the while.
     for _ in 0..40 {
-        w.xdotool(&["key", "--window", &w.window_id, "Next"]);
+        key(w, "Next");
     }
     let paged = Instant::now();
     poll(WAIT, "hunks drawn after paging down", || {
@@ -247,7 +309,8 @@ pub(super) fn a_twenty_thousand_line_diff_opens_in_the_review_view(w: &World) {
         (green > 300 && red > 300).then_some(())
     });
     println!("review: 40 pages down drawn within {} ms", paged.elapsed().as_millis());
-    w.xdotool(&["key", "--window", &w.window_id, "Escape"]);
+    assert!(review_shown(w, "review-big-open.png"), "the view reads as open before Escape");
+    key(w, "Escape");
     poll(WAIT, "the big review closed", || (!review_shown(w, "review-big-esc.png")).then_some(()));
     w.server.berth_ok(&["task", "finish", &id, "--discard"]);
 }

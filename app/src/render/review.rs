@@ -46,7 +46,11 @@ pub(super) fn review(
     // The title row and its buttons.
     fill(quads, r.col, r.row, r.cols, 1, palette.tab_bar_bg);
     let mut cells = vec![CellView::blank(palette.switcher_fg, palette.tab_bar_bg); width];
-    put_text(&mut cells, 1, width, &view.title, palette.switcher_fg, true);
+    // The title stops short of the first button.
+    let title_end =
+        view.buttons.first().map_or(width, |b| usize::from(b.cols.start).saturating_sub(1));
+    let title = super::place::ellipsize(&view.title, title_end.saturating_sub(1));
+    put_text(&mut cells, 1, title_end, &title, palette.switcher_fg, true);
     for b in &view.buttons {
         let (start, end) = (usize::from(b.cols.start), usize::from(b.cols.end).min(width));
         if start >= end {

@@ -552,8 +552,7 @@ impl ReviewView {
     fn status_lines(&self, width: usize) -> Vec<String> {
         let text = match &self.status {
             Status::Keys => {
-                "↑↓ PgUp PgDn scroll · n p hunk · Tab ⇧Tab file · m merge · d discard · \
-                             Esc close"
+                "↑↓ PgUp PgDn · n p hunk · Tab ⇧Tab file · m merge · d discard · Esc close"
                     .to_owned()
             }
             Status::Info(s) => s.clone(),
@@ -570,7 +569,7 @@ impl ReviewView {
         let status_rows = u16::try_from(status.len()).unwrap_or(1);
         let body_row = rect.row + 1 + status_rows;
         let body_rows = usize::from((rect.row + rect.rows).saturating_sub(body_row));
-        let list_cols = (rect.cols / 3).clamp(12, 40);
+        let list_cols = (rect.cols * 2 / 5).clamp(16, 48);
         let file_top = (self.selected + 1).saturating_sub(body_rows.max(1));
         Geometry { status, body_row, body_rows, list_cols, file_top }
     }
