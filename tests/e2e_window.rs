@@ -1319,7 +1319,6 @@ fn main() -> ExitCode {
         record(name, ok);
     }
     if only_review {
-        drop(record);
         if failed > 0 {
             eprintln!("e2e_window: the window's log:\n{}", world.log());
         }

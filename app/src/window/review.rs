@@ -201,6 +201,14 @@ struct Geometry {
     file_top: usize,
 }
 
+/// The review view shown, numbered so that answers for a view already closed are dropped.
+pub struct OpenReview {
+    /// Its number.
+    pub serial: u64,
+    /// The view.
+    pub view: ReviewView,
+}
+
 /// The review view of one task.
 #[derive(Debug, Clone)]
 pub struct ReviewView {

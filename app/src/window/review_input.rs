@@ -6,38 +6,14 @@
 //! (`review_link.rs`) and the requests the event forwarders set. It must not lock the Store:
 //! everything the view needs comes over the socket, the same for an attached window.
 
-use std::sync::{Arc, Mutex};
-
 use berth_engine::ids::{PaneId, WorkspaceId};
 use winit::event::{ElementState, KeyEvent};
 
 use super::app::App;
 use super::chrome::TAB_BAR_ROWS;
-use super::review::{ReviewAsk, ReviewHit, ReviewKey, ReviewView};
+use super::review::{OpenReview, ReviewAsk, ReviewHit, ReviewKey, ReviewView};
 use super::review_link::ReviewLink;
 use crate::render::{CellRectU16, ReviewScene};
-
-/// A task whose review `berth review` asked for, set by the event forwarder and taken by the
-/// event loop.
-#[derive(Clone, Default)]
-pub(super) struct ReviewRequest(Arc<Mutex<Option<String>>>);
-
-impl ReviewRequest {
-    /// Asks for `task`'s review (the latest ask wins).
-    pub(super) fn request(&self, task: String) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
-    }
-
-    fn take(&self) -> Option<String> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
-    }
-}
-
-/// The review view shown, numbered so that answers for a view already closed are dropped.
-pub(super) struct OpenReview {
-    serial: u64,
-    view: ReviewView,
-}
 
 impl App {
     /// Opens the review view of `task`.

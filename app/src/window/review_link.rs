@@ -30,6 +30,23 @@ const FINISH_WAIT: Duration = Duration::from_secs(180);
 /// error at once.
 const QUEUE: usize = 64;
 
+/// A task whose review `berth review` asked for, set by the event forwarder and taken by the
+/// event loop.
+#[derive(Clone, Default)]
+pub(super) struct ReviewRequest(Arc<Mutex<Option<String>>>);
+
+impl ReviewRequest {
+    /// Asks for `task`'s review (the latest ask wins).
+    pub(super) fn request(&self, task: String) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
+    }
+
+    /// The task asked for since the last call, if any.
+    pub(super) fn take(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+}
+
 /// Answers waiting for the window, each with the number of the view that asked.
 type Inbox = Arc<Mutex<Vec<(u64, ReviewAnswer)>>>;
 

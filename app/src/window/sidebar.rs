@@ -602,8 +602,8 @@ mod tests {
         assert_eq!(hit(&laid, 68, 5), SidebarHit::Edge);
         // The title goes to the pane that wants attention.
         assert_eq!(hit(&laid, 70, 1), focus("pane_4"));
-        // The task line goes to its worker.
-        assert_eq!(hit(&laid, 70, 5), focus("pane_2"));
+        // The task line opens its review view.
+        assert_eq!(hit(&laid, 70, 5), SidebarHit::Review("task_fix the parser".into()));
         // The second workspace's title goes to its pane.
         assert_eq!(hit(&laid, 70, 7), focus("pane_3"));
         // Buttons: text columns start one past the edge.
