@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::support::git::{git, repo};
 use super::support::image::Image;
-use super::support::{berth_bin, poll};
+use super::support::{berth_bin, poll, TestServer};
 use super::{World, CELL_PX_HIGH, WAIT};
 
 /// One cell's width in pixels at the suite's 15 px font.
@@ -25,9 +25,9 @@ fn python() -> &'static str {
 
 /// Starts a task on `repo` with the stub agent running `work` when it gets the prompt, then
 /// reporting; waits until it is completed and returns its id.
-fn completed_task(w: &World, repo: &Path, label: &str, work: &str) -> String {
+pub(super) fn completed_task(server: &TestServer, repo: &Path, label: &str, work: &str) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/stub_agent.py");
-    let log = w.server.root.path().join(format!("{label}.log"));
+    let log = server.root.path().join(format!("{label}.log"));
     let bin = berth_bin().display().to_string();
     let work = format!(
         "{work} && git add -A && git commit -qm 'task work' && {bin} task report --status \
@@ -57,25 +57,29 @@ fn completed_task(w: &World, repo: &Path, label: &str, work: &str) -> String {
         "--on-submit",
         &work,
     ];
-    let task: Value = serde_json::from_str(&w.server.berth_ok(&args)).expect("task JSON");
+    let task: Value = serde_json::from_str(&server.berth_ok(&args)).expect("task JSON");
     let id = task["id"].as_str().expect("a task id").to_owned();
     poll(WAIT, &format!("task {label} completed"), || {
         let shown: Value =
-            serde_json::from_str(&w.server.berth_ok(&["task", "show", &id, "--json"])).ok()?;
+            serde_json::from_str(&server.berth_ok(&["task", "show", &id, "--json"])).ok()?;
         (shown["state"] == "completed").then_some(())
     });
     id
 }
 
 /// The review view's rectangle in pixels: the tab's area (left of the sidebar, when shown).
-struct Area {
+pub(super) struct Area {
     right: u32,
 }
 
 impl Area {
     fn of(w: &World, image: &Image) -> Area {
+        Area::on(&w.server, image)
+    }
+
+    pub(super) fn on(server: &TestServer, image: &Image) -> Area {
         // The sidebar shows with more than one workspace, 32 columns wide.
-        let workspaces = w.server.list()["workspaces"].as_array().map_or(0, Vec::len);
+        let workspaces = server.list()["workspaces"].as_array().map_or(0, Vec::len);
         let sidebar = if workspaces > 1 { 32 * CELL_PX_WIDE } else { 0 };
         Area { right: image.width.saturating_sub(sidebar) - 1 }
     }
@@ -121,7 +125,7 @@ fn rows_text(
 }
 
 /// Pixels of the diff area (right of the file list, below the status) that are green and red.
-fn diff_colours(image: &Image, area: &Area) -> (usize, usize) {
+pub(super) fn diff_colours(image: &Image, area: &Area) -> (usize, usize) {
     let (mut green, mut red) = (0, 0);
     let left = area.right / 2;
     for y in 3 * CELL_PX_HIGH..image.height {
@@ -145,7 +149,11 @@ fn key(w: &World, name: &str) {
 /// pane's header there has at most a green LIVE badge).
 fn review_shown(w: &World, name: &str) -> bool {
     let image = w.screenshot(name);
-    let area = Area::of(w, &image);
+    buttons_shown(&image, &Area::of(w, &image))
+}
+
+/// Whether `image` has the view's Merge and Discard buttons on its title row.
+pub(super) fn buttons_shown(image: &Image, area: &Area) -> bool {
     let (mut green, mut red) = (0, 0);
     for y in CELL_PX_HIGH..2 * CELL_PX_HIGH {
         for x in 0..area.right {
@@ -177,7 +185,7 @@ pub(super) fn review_view_lists_colours_merges_and_shows_a_conflict(w: &World) {
                 printf 'one\\ntwo\\nTHREE\\nfour\\nfive\\nsix\\n' > changed.txt && \
                 git rm -q removed.txt && git mv old.txt moved.txt && \
                 printf '\\000\\001\\002\\003' > picture.bin";
-    let id = completed_task(w, &repo, "review-five", work);
+    let id = completed_task(&w.server, &repo, "review-five", work);
     // The files in the server's order, to find the modified one's place.
     let stat: Value =
         serde_json::from_str(&w.server.berth_ok(&["diff", &id, "--stat", "--json"])).expect("JSON");
@@ -235,7 +243,7 @@ pub(super) fn review_view_lists_colours_merges_and_shows_a_conflict(w: &World) {
         (!review_shown(w, "review-merged.png")).then_some(())
     });
     // A task that changes clash.txt while main changes it too.
-    let id = completed_task(w, &repo, "review-clash", "printf 'TASK\\n' > clash.txt");
+    let id = completed_task(&w.server, &repo, "review-clash", "printf 'TASK\\n' > clash.txt");
     std::fs::write(repo.join("clash.txt"), "MAIN\n").expect("write clash.txt");
     git(&repo, &["commit", "-qam", "main changes clash.txt"]);
     w.server.berth_ok(&["review", &id]);
@@ -278,7 +286,7 @@ pub(super) fn a_twenty_thousand_line_diff_opens_in_the_review_view(w: &World) {
     let repo = repo(&w.server, "big", &[("big.txt", lines.as_bytes())]);
     let work = "awk '{ if ((NR - 1) % 20 < 5) print \"x\" $0; else print }' big.txt > big.tmp && \
                 mv big.tmp big.txt";
-    let id = completed_task(w, &repo, "review-big", work);
+    let id = completed_task(&w.server, &repo, "review-big", work);
     let stat: Value =
         serde_json::from_str(&w.server.berth_ok(&["diff", &id, "--stat", "--json"])).expect("JSON");
     let file = &stat["files"][0];
