@@ -246,8 +246,25 @@ pub(super) fn review_view_lists_colours_merges_and_shows_a_conflict(w: &World) {
     let id = completed_task(&w.server, &repo, "review-clash", "printf 'TASK\\n' > clash.txt");
     std::fs::write(repo.join("clash.txt"), "MAIN\n").expect("write clash.txt");
     git(&repo, &["commit", "-qam", "main changes clash.txt"]);
-    w.server.berth_ok(&["review", &id]);
-    poll(WAIT, "the second review open", || review_shown(w, "review-clash.png").then_some(()));
+    // This one opens with the window's key: the focused pane is the task's worker.
+    let worker: Value =
+        serde_json::from_str(&w.server.berth_ok(&["task", "show", &id, "--json"])).expect("JSON");
+    let pane = worker["pane_id"].as_str().expect("the worker's pane").to_owned();
+    w.server.berth_ok(&["focus", &pane]);
+    poll(WAIT, "the worker's pane focused", || (w.active_pane() == pane).then_some(()));
+    key(w, "ctrl+shift+g");
+    poll(WAIT, "the second review open by its key", || {
+        review_shown(w, "review-clash.png").then_some(())
+    });
+    // The focused pane's task: its one file is in the list.
+    poll(WAIT, "the key opened the focused pane's task", || {
+        let image = w.screenshot("review-clash-list.png");
+        w.keep("review-clash-list.png");
+        let list_cols = (Area::of(w, &image).right + 1) / CELL_PX_WIDE * 2 / 5;
+        let right = list_cols * CELL_PX_WIDE;
+        let text = rows_text(w, &image, "review-clash-list", (0, right), 3, 4);
+        text.contains("clas").then_some(())
+    });
     key(w, "m");
     let status = poll(WAIT, "the conflict shown in place", || {
         let image = w.screenshot("review-conflict.png");
@@ -276,6 +293,35 @@ pub(super) fn review_view_lists_colours_merges_and_shows_a_conflict(w: &World) {
     assert_eq!(shown["disposition"]["outcome"], "none", "{shown}");
     key(w, "Escape");
     poll(WAIT, "Escape closes the view", || (!review_shown(w, "review-esc.png")).then_some(()));
+    // A click on the task's line in the sidebar opens it too.
+    let deadline = Instant::now() + WAIT;
+    let top = loop {
+        let image = w.screenshot("review-sidebar.png");
+        w.keep("review-sidebar.png");
+        let rows = super::sidebar_rows(w, &image, "review-sidebar-row");
+        if let Some((top, _)) = rows.iter().find(|(_, text)| text.contains("clas")) {
+            break *top;
+        }
+        assert!(Instant::now() < deadline, "the task's line in the sidebar: {rows:?}");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    };
+    let image = w.screenshot("review-sidebar.png");
+    let (x, y) = (image.width - 15 * CELL_PX_WIDE, top + CELL_PX_HIGH / 2);
+    w.xdotool(&[
+        "mousemove",
+        "--window",
+        &w.window_id,
+        &x.to_string(),
+        &y.to_string(),
+        "click",
+        "1",
+    ]);
+    poll(WAIT, "the sidebar's task line opens its review", || {
+        review_shown(w, "review-from-sidebar.png").then_some(())
+    });
+    key(w, "Escape");
+    poll(WAIT, "closed again", || (!review_shown(w, "review-esc2.png")).then_some(()));
+    w.xdotool(&["mousemove", "--window", &w.window_id, "300", "300"]);
     w.server.berth_ok(&["task", "finish", &id, "--discard"]);
 }
 
