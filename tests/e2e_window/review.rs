@@ -170,6 +170,32 @@ pub(super) fn buttons_shown(image: &Image, area: &Area) -> bool {
 /// them, the modified file's hunk has a red and a green row, `m` merges and the view closes; a
 /// second task that conflicts shows the file's name in place.
 pub(super) fn review_view_lists_colours_merges_and_shows_a_conflict(w: &World) {
+    with_room(w, review_steps);
+}
+
+/// Runs `steps` in a window of the default size (earlier cases resize it), then puts back the
+/// size and the focused pane whatever happened, so later cases find the window as it was.
+fn with_room(w: &World, steps: fn(&World)) {
+    let home = w.active_pane();
+    let before = w.screenshot("review-before.png");
+    let size = |width: u32, height: u32| {
+        w.xdotool(&["windowsize", &w.window_id, &width.to_string(), &height.to_string()]);
+        poll(WAIT, "the window at its size", || {
+            let image = w.screenshot("review-size.png");
+            (image.width == width && image.height == height).then_some(())
+        });
+    };
+    size(1000, 640);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| steps(w)));
+    size(before.width, before.height);
+    w.server.berth_ok(&["focus", &home]);
+    poll(WAIT, "the first pane shown again", || (w.active_pane() == home).then_some(()));
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+fn review_steps(w: &World) {
     let body = "one\ntwo\nthree\nfour\nfive\nsix\n";
     let repo = repo(
         &w.server,
@@ -328,6 +354,10 @@ pub(super) fn review_view_lists_colours_merges_and_shows_a_conflict(w: &World) {
 /// A task whose diff is 20,000 changed lines in 2,000 hunks: the view's first frame with hunks
 /// comes within the e2e bound (the figure is printed, not asserted).
 pub(super) fn a_twenty_thousand_line_diff_opens_in_the_review_view(w: &World) {
+    with_room(w, big_steps);
+}
+
+fn big_steps(w: &World) {
     let lines: String = (1..=40_000).map(|i| format!("line {i}\n")).collect();
     let repo = repo(&w.server, "big", &[("big.txt", lines.as_bytes())]);
     let work = "awk '{ if ((NR - 1) % 20 < 5) print \"x\" $0; else print }' big.txt > big.tmp && \
