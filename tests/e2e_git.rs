@@ -344,6 +344,34 @@ fn a_tasks_diff_lists_added_modified_deleted_renamed_and_binary_files() {
     let out = server.berth(&["diff", "task_nope"]);
     assert!(!out.status.success());
     server.call("server.info", json!({}));
+
+    // `berth review`: a headless server has no window to open it in, and says so.
+    let out = server.berth(&["review", &id]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no window is open"), "{err}");
+    let out = server.berth(&["review", "nonsense"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("task id"), "{out:?}");
+    // With a window attached (a connection that said `window.attach`), its event follower
+    // gets `review.requested`; once that connection ends, none is counted again.
+    let mut window = berth_server::client::Client::connect(&server.socket).expect("connect");
+    window.attach_window(1).expect("window.attach");
+    let mut events = berth_server::client::Client::connect(&server.socket).expect("connect");
+    events.subscribe().expect("subscribe");
+    let out = server.berth_ok(&["review", &id]);
+    assert!(out.contains("opened in 1 window"), "{out}");
+    let told = poll(Duration::from_secs(10), "review.requested", || {
+        let event = events.next_event(Some(Duration::from_secs(5))).ok()?;
+        (event["type"] == "review.requested").then_some(event)
+    });
+    assert_eq!(told["task_id"], json!(id), "{told}");
+    drop(window);
+    poll(Duration::from_secs(10), "the closed window no longer counted", || {
+        let out = server.berth(&["review", &id]);
+        (!out.status.success()).then_some(())
+    });
+    let out = server.berth(&["review", "task_0123456789abcdef0123456789abcdef"]);
+    assert!(!out.status.success());
 }
 
 #[test]

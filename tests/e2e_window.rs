@@ -18,6 +18,10 @@ mod attach;
 #[path = "e2e_window/sidebar.rs"]
 mod sidebar;
 
+/// The review view of a task's diff.
+#[path = "e2e_window/review.rs"]
+mod review;
+
 use std::fs;
 use std::io::Read as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -1199,6 +1203,14 @@ fn main() -> ExitCode {
         (
             "shift_enter_reaches_a_kitty_program_as_csi_u",
             shift_enter_reaches_a_kitty_program_as_csi_u,
+        ),
+        (
+            "review_view_lists_colours_merges_and_shows_a_conflict",
+            review::review_view_lists_colours_merges_and_shows_a_conflict,
+        ),
+        (
+            "a_twenty_thousand_line_diff_opens_in_the_review_view",
+            review::a_twenty_thousand_line_diff_opens_in_the_review_view,
         ),
     ];
     type LaterCase = (&'static str, fn(&mut World));

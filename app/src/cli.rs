@@ -265,6 +265,8 @@ enum Verb {
     /// Git worktrees of a repo, with the workspaces and tasks using each.
     #[command(subcommand)]
     Worktree(crate::git_cli::WorktreeVerb),
+    /// Open a task's review view (its diff, merge and discard) in the running window.
+    Review(crate::git_cli::ReviewArgs),
     /// Close a workspace, tab or pane by id.
     Close {
         /// A `ws_…`, `tab_…` or `pane_…` id.
@@ -673,6 +675,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Verb::Task(verb) => crate::task_cli::run(connect()?, verb),
         Verb::Diff(args) => crate::git_cli::diff(connect()?, args),
         Verb::Worktree(verb) => crate::git_cli::worktree(connect()?, verb),
+        Verb::Review(args) => crate::git_cli::review(connect()?, args),
         Verb::Close { id } => close(&id),
         Verb::Focus { pane } => {
             let pane = pane_id(&pane)?;

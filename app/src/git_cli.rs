@@ -1,6 +1,7 @@
-//! `berth diff` and `berth worktree ls`: review a task's or a workspace's changes, and list a
-//! repo's worktrees, each one request on the socket (`diff.files`, `diff.file`,
-//! `worktree.list`); the server runs git.
+//! `berth diff`, `berth review` and `berth worktree ls`: review a task's or a workspace's
+//! changes (printed, or in the window's review view), and list a repo's worktrees, each one
+//! request on the socket (`diff.files`, `diff.file`, `window.review`, `worktree.list`); the
+//! server runs git.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,6 +38,17 @@ pub struct DiffArgs {
     /// Print JSON (the server's answer).
     #[arg(long)]
     pub json: bool,
+}
+
+/// `berth review`'s arguments.
+#[derive(Args, Debug)]
+#[command(after_help = "The window shows the task's files with +/- counts and the selected \
+file's hunks; m merges, d (twice) discards, Esc closes. Needs a window on the server (`berth` \
+or `berth attach`); without one, `berth diff TASK` prints the same.\n\n\
+Example:\n  berth review task_3f…")]
+pub struct ReviewArgs {
+    /// A task id (`task_…`).
+    pub task: String,
 }
 
 /// `berth worktree …`.
@@ -203,6 +215,17 @@ pub fn diff(mut client: Client, args: DiffArgs) -> Result<ExitCode> {
             print_hunks(&hunks);
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `berth review`: the windows open the task's review view.
+pub fn review(mut client: Client, args: ReviewArgs) -> Result<ExitCode> {
+    let task = berth_engine::ids::TaskId::parse(&args.task)
+        .map_err(|e| anyhow::anyhow!("{e} (a task id looks like task_…; see `berth task ls`)"))?;
+    let answer = client.review(task)?;
+    let windows = answer["windows"].as_u64().unwrap_or(0);
+    let noun = if windows == 1 { "window" } else { "windows" };
+    println!("review of {} opened in {windows} {noun}", args.task);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -18,9 +18,9 @@ use berth_engine::terminal::{PaneTerminal, SearchQuery, SearchScope, TermSize};
 use render::{
     extract, extract_styled_lines, Badge, ButtonTone, CardButton, CellRectU16, CellSpan,
     DecisionCard, HeaderScene, Palette, PaneScene, Progress, ProgressKind, RenderConfig,
-    RenderError, Renderer, Ring, Scene, SearchScene, SelectionSpan, SidebarButton, SidebarLine,
-    SidebarScene, SidebarStyle, SwitcherEntry, SwitcherScene, TabBarScene, TabLabel,
-    TombstoneOverlay,
+    RenderError, Renderer, ReviewButton, ReviewFileRow, ReviewLine, ReviewLineKind, ReviewScene,
+    Ring, Scene, SearchScene, SelectionSpan, SidebarButton, SidebarLine, SidebarScene,
+    SidebarStyle, SwitcherEntry, SwitcherScene, TabBarScene, TabLabel, TombstoneOverlay,
 };
 
 /// A channel may differ by this much and still count as equal.
@@ -899,4 +899,98 @@ fn sidebar_dark() {
 #[test]
 fn sidebar_light() {
     check_with_palette("sidebar_light", &sidebar_scene(&Palette::light()), Palette::light());
+}
+
+/// A task's review view over a tab: the title with its buttons, the keys, five files of each
+/// kind with their counts, and a hunk of the selected file with removed and added rows.
+fn review_scene(palette: &Palette) -> Scene {
+    let file = |mark: char, path: &str, counts: &str, selected: bool| ReviewFileRow {
+        mark,
+        path: path.into(),
+        counts: counts.into(),
+        selected,
+    };
+    let row = |kind: ReviewLineKind, old: Option<u64>, new: Option<u64>, text: &str| ReviewLine {
+        kind,
+        old,
+        new,
+        text: text.into(),
+    };
+    let button = |label: &str, cols: std::ops::Range<u16>, tone: ButtonTone| ReviewButton {
+        label: label.into(),
+        cols,
+        tone,
+    };
+    use ReviewLineKind::{Added, Context, Hunk, Note, Removed};
+    let review = ReviewScene {
+        rect: CellRectU16::new(0, 1, 80, 17),
+        title: "Review task_3f2a · 5 files +14 −6".into(),
+        buttons: vec![
+            button(" Merge m ", 46..55, ButtonTone::Allow),
+            button(" Discard d ", 56..67, ButtonTone::Deny),
+            button(" Close Esc ", 68..79, ButtonTone::Always),
+        ],
+        status: vec!["merging berth/fix into main conflicts in: src/parse.rs".into()],
+        error: true,
+        body_row: 3,
+        list_cols: 26,
+        files: vec![
+            file('A', "docs/new.md", "+9 −0", false),
+            file('M', "src/parse.rs", "+4 −2", true),
+            file('D', "old.txt", "+0 −3", false),
+            file('R', "a.rs → b.rs", "+1 −1", false),
+            file('A', "logo.png", "binary", false),
+        ],
+        lines: vec![
+            row(Hunk, None, None, "@@ -10,6 +10,8 @@ fn parse(input: &str)"),
+            row(Context, Some(10), Some(10), "    let mut out = Vec::new();"),
+            row(Context, Some(11), Some(11), "    for line in input.lines() {"),
+            row(Removed, Some(12), None, "        out.push(line);"),
+            row(Removed, Some(13), None, "    }"),
+            row(Added, None, Some(12), "        out.push(line.trim());"),
+            row(Added, None, Some(13), "    }"),
+            row(Added, None, Some(14), "    out.dedup();"),
+            row(Added, None, Some(15), "    out.sort();"),
+            row(Context, Some(14), Some(16), "    out"),
+            row(Note, None, None, "loading hunk 2…"),
+        ],
+    };
+    let mut term = PaneTerminal::new(TermSize { cols: 80, rows: 16 }, 100);
+    term.feed(b"$ cargo test\r\n");
+    let pane = PaneScene {
+        rect: CellRectU16::new(0, 1, 80, 17),
+        header: HeaderScene { title: "bash".into(), focused: true, ..HeaderScene::default() },
+        screen: extract(&term, palette, true),
+        focused: true,
+        ..PaneScene::default()
+    };
+    Scene {
+        grid_cols: 80,
+        grid_rows: 18,
+        panes: vec![pane],
+        background: palette.bg,
+        tab_bar: Some(TabBarScene {
+            row: 0,
+            tabs: vec![TabLabel {
+                title: " 1 agents".into(),
+                active: true,
+                attention: 0,
+                cols: 0..15,
+                editing: false,
+            }],
+            right: "berth".into(),
+        }),
+        review: Some(review),
+        ..Scene::default()
+    }
+}
+
+#[test]
+fn review_dark() {
+    check_with_palette("review_dark", &review_scene(&Palette::dark()), Palette::dark());
+}
+
+#[test]
+fn review_light() {
+    check_with_palette("review_light", &review_scene(&Palette::light()), Palette::light());
 }

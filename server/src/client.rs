@@ -242,6 +242,12 @@ impl Client {
         result
     }
 
+    /// Asks the windows to open a task's review view (`window.review`); the answer says how
+    /// many windows were told. `CONFLICT` when no window is open.
+    pub fn review(&mut self, task: berth_engine::ids::TaskId) -> Result<Value, ClientError> {
+        self.request(&Decoded::Connection(ConnectionMethod::Review { task }))
+    }
+
     /// Sends one request and waits for its JSON result.
     fn request(&mut self, what: &Decoded) -> Result<Value, ClientError> {
         let id = self.next_id;

@@ -136,4 +136,10 @@ pub enum Event {
         /// Its context now; `None`: not in a git work tree (any more).
         git: Option<crate::gitctx::GitContext>,
     },
+    /// `berth review TASK` asked the windows to open a task's review view (`window.review`);
+    /// nothing in the Store changed.
+    ReviewRequested {
+        /// The task.
+        task: berth_engine::ids::TaskId,
+    },
 }

@@ -236,6 +236,11 @@ impl Server {
         self.bus.clone()
     }
 
+    /// The socket it answers on (the window's own clients connect to it too).
+    pub fn socket_path(&self) -> PathBuf {
+        self.socket.path().to_path_buf()
+    }
+
     /// Serves until SIGTERM or SIGINT, then saves, ends every pane's process and returns.
     pub fn run_until_signal(self) -> Result<(), ServerError> {
         let runtime = build_runtime()?;
@@ -326,6 +331,7 @@ impl Server {
             bus: self.bus.clone(),
             persistence: Some(self.persistence.clone()),
             ui,
+            windows: Default::default(),
         };
         tokio::select! {
             result = self.socket.serve(services) => result.map_err(ServerError::Runtime)?,

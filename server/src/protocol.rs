@@ -335,6 +335,11 @@ pub enum ConnectionMethod {
         /// Rows the window draws above each pane.
         header_rows: u16,
     },
+    /// `window.review`: the windows open the review view of a task (`berth review TASK`).
+    Review {
+        /// The task.
+        task: berth_engine::ids::TaskId,
+    },
     /// `window.view`: an attached window says what it shows, as the embedded one tells the
     /// Store directly (notifications for a pane the user looks at stay off the desktop).
     WindowView {
@@ -357,6 +362,12 @@ struct ScreenFramesParams {
 #[serde(deny_unknown_fields)]
 struct WindowAttachParams {
     header_rows: u16,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReviewParams {
+    task_id: String,
 }
 
 #[derive(Deserialize)]
@@ -511,6 +522,11 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
             return Ok(Decoded::Connection(ConnectionMethod::WindowAttach {
                 header_rows: p.header_rows,
             }));
+        }
+        "window.review" => {
+            let p: ReviewParams = params(p)?;
+            let task = berth_engine::ids::TaskId::parse(&p.task_id)?;
+            return Ok(Decoded::Connection(ConnectionMethod::Review { task }));
         }
         "window.view" => {
             let p: WindowViewParams = params(p)?;
@@ -868,6 +884,7 @@ pub const METHODS: &[&str] = &[
     "screen.frames",
     "pane.search",
     "window.attach",
+    "window.review",
     "window.view",
 ];
 
@@ -930,6 +947,9 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
         }
         Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
             return Ok(("window.attach", json!({ "header_rows": header_rows })))
+        }
+        Decoded::Connection(ConnectionMethod::Review { task }) => {
+            return Ok(("window.review", json!({ "task_id": task.as_str() })))
         }
         Decoded::Connection(ConnectionMethod::WindowView {
             visible,

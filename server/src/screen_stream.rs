@@ -97,12 +97,32 @@ pub fn search(
 pub struct ReportedView {
     store: Arc<Mutex<Store>>,
     last: Mutex<Option<crate::store::WindowView>>,
+    /// The server's count of attached windows, and whether this connection is one of them.
+    windows: AttachedWindows,
+    attached: std::sync::atomic::AtomicBool,
 }
+
+/// How many connections have attached a window (`window.attach`) and are still open: what
+/// `window.review` needs to know that someone will open the view.
+pub type AttachedWindows = Arc<std::sync::atomic::AtomicUsize>;
 
 impl ReportedView {
     /// No report yet.
-    pub fn new(store: Arc<Mutex<Store>>) -> ReportedView {
-        ReportedView { store, last: Mutex::new(None) }
+    pub fn new(store: Arc<Mutex<Store>>, windows: AttachedWindows) -> ReportedView {
+        ReportedView {
+            store,
+            last: Mutex::new(None),
+            windows,
+            attached: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Counts this connection as an attached window (once) until it ends.
+    pub fn attached(&self) {
+        use std::sync::atomic::Ordering;
+        if !self.attached.swap(true, Ordering::AcqRel) {
+            self.windows.fetch_add(1, Ordering::AcqRel);
+        }
     }
 
     /// Answers `window.view`: the Store takes the window's view as the embedded window's.
@@ -121,6 +141,9 @@ impl ReportedView {
 
 impl Drop for ReportedView {
     fn drop(&mut self) {
+        if self.attached.load(std::sync::atomic::Ordering::Acquire) {
+            self.windows.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        }
         let last = self.last.lock().unwrap_or_else(|p| p.into_inner()).take();
         let Some(last) = last else { return };
         let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());

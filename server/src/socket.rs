@@ -42,6 +42,8 @@ pub struct Services {
     pub persistence: Option<Persistence>,
     /// The window, when the server runs inside one.
     pub ui: Option<UiBridge>,
+    /// How many attached windows are open (`window.review` needs one).
+    pub windows: crate::screen_stream::AttachedWindows,
 }
 
 /// An answer that comes later: a request that waits (for the window, for a pane to reach a
@@ -365,7 +367,8 @@ async fn serve_client(
     let mut buf = Vec::new();
     let mut events: Option<mpsc::Receiver<EncodedEvent>> = None;
     let mut sink = ConnectionSink(None);
-    let view = crate::screen_stream::ReportedView::new(services.store.clone());
+    let view =
+        crate::screen_stream::ReportedView::new(services.store.clone(), services.windows.clone());
     // The request that waits for its answer, if any (see [`Deferred`]).
     let mut waiting: Option<(Option<Value>, Deferred)> = None;
     loop {
@@ -581,8 +584,13 @@ fn answer(
             now(crate::screen_stream::search(&services.store, &request))
         }
         Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
-            now(crate::screen_stream::attach(&services.store, header_rows))
+            let attached = crate::screen_stream::attach(&services.store, header_rows);
+            if attached.is_ok() {
+                conn.view.attached();
+            }
+            now(attached)
         }
+        Decoded::Connection(ConnectionMethod::Review { task }) => now(review(services, task)),
         Decoded::Connection(ConnectionMethod::WindowView {
             visible,
             focused_pane,
@@ -653,6 +661,24 @@ fn answer(
         }
         Decoded::Command(cmd) => now(command(services, cmd, conn)),
     }
+}
+
+/// `window.review`: every window (the embedded one, attached ones) is told to open the review
+/// view of `task`, through the event bus they all follow; refused when there is none.
+fn review(services: &Services, task: berth_engine::ids::TaskId) -> Result<Value, CommandError> {
+    // The task must exist (its record answers NO_SUCH_TASK otherwise).
+    services.store.lock().unwrap_or_else(|p| p.into_inner()).task_record(&task)?;
+    let attached = services.windows.load(std::sync::atomic::Ordering::Acquire);
+    let windows = attached + usize::from(services.ui.is_some());
+    if windows == 0 {
+        return Err(CommandError::Conflict(
+            "no window is open on this server: run `berth` (or `berth attach`) first, then \
+             `berth review TASK` (`berth diff TASK` prints the diff here)"
+                .into(),
+        ));
+    }
+    services.bus.publish(crate::event::Event::ReviewRequested { task: task.clone() });
+    Ok(serde_json::json!({ "task_id": task.as_str(), "windows": windows }))
 }
 
 /// `snapshot.save`: a save now, on this worker (it blocks on fsync).
@@ -769,6 +795,7 @@ mod tests {
             bus,
             persistence: None,
             ui: Some(UiBridge::new(ui_tx, Arc::new(Mutex::new(None)))),
+            windows: Default::default(),
         };
         let path = socket.path().to_path_buf();
         let server = tokio::spawn(async move { socket.serve(services).await });

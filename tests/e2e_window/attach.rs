@@ -219,6 +219,38 @@ fn grab(display: &str, window: &str) -> Result<Image, String> {
     Ok(Image { width: u32::from(w), height: u32::from(h), pixels })
 }
 
+/// `berth review TASK` on a headless server with an attached window: the window opens the
+/// view (over its own socket connections: an attached window has no Store), shows the hunk's
+/// colours, and its merge key merges the task; the view closes.
+fn an_attached_window_opens_the_review_view(a: &mut Attached) {
+    use super::review::{buttons_shown, completed_task, diff_colours, Area};
+    let index = a.open(&[]);
+    let repo = super::support::git::repo(&a.server, "attached", &[("a.txt", b"one\ntwo\n")]);
+    let id = completed_task(&a.server, &repo, "attached-review", "printf 'one\\nTWO\\n' > a.txt");
+    let out = a.server.berth_ok(&["review", &id]);
+    // Earlier cases' windows may still be attached: every one is told.
+    assert!(out.contains("opened in"), "{out}");
+    poll(WAIT, "the attached window's review view with a red and a green row", || {
+        let image = a.grab(index);
+        let area = Area::on(&a.server, &image);
+        let (green, red) = diff_colours(&image, &area);
+        (buttons_shown(&image, &area) && green > 300 && red > 300).then_some(())
+    });
+    let window = a.window_id(index);
+    a.xdotool(&["windowfocus", "--sync", &window]);
+    a.xdotool(&["key", "m"]);
+    poll(WAIT, "the task merged from the attached window", || {
+        let shown: Value =
+            serde_json::from_str(&a.server.berth_ok(&["task", "show", &id, "--json"])).ok()?;
+        (shown["disposition"]["outcome"] == "merged").then_some(())
+    });
+    poll(WAIT, "the attached window's view closed", || {
+        let image = a.grab(index);
+        (!buttons_shown(&image, &Area::on(&a.server, &image))).then_some(())
+    });
+    a.close(index);
+}
+
 /// Pixels that differ between two images of the same size, below the chrome rows.
 fn differing(a: &Image, b: &Image) -> usize {
     assert_eq!((a.width, a.height), (b.width, b.height), "the windows differ in size");
@@ -915,6 +947,7 @@ pub(crate) fn run() -> (usize, usize) {
         ),
         ("attach_over_ssh_forwards_and_tears_down", attach_over_ssh_forwards_and_tears_down),
         ("an_attached_windows_sidebar_lists_tasks", an_attached_windows_sidebar_lists_tasks),
+        ("an_attached_window_opens_the_review_view", an_attached_window_opens_the_review_view),
     ];
     let standalone = "standalone_mode_outlives_a_killed_window";
     if !cases.iter().any(|(name, _)| crate::selected(name)) && !crate::selected(standalone) {

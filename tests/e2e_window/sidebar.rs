@@ -54,7 +54,7 @@ pub(crate) fn lists_workspaces_marks_and_jumps(w: &World) {
 
 /// The sidebar's text rows, read one by one (a row per cell height, from the tab bar down),
 /// with the pixel row of each.
-fn sidebar_rows(w: &World, image: &Image, name: &str) -> Vec<(u32, String)> {
+pub(crate) fn sidebar_rows(w: &World, image: &Image, name: &str) -> Vec<(u32, String)> {
     sidebar_rows_of(image, w.server.root.path(), name, false)
 }
 

@@ -63,6 +63,8 @@ pub enum Action {
     RenameTab,
     /// Show or hide the sidebar of workspaces and tasks.
     ToggleSidebar,
+    /// Open the review view of the focused pane's task (else the workspace's newest task).
+    Review,
     /// Answer the focused pane's permission request: allow once (only while its card shows;
     /// otherwise the key goes to the program).
     DecisionAllow,
@@ -165,6 +167,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(CTRL_SHIFT, Named(NamedKey::F5), Action::ReloadConfig, "Ctrl+Shift+F5"),
     bind(CTRL_SHIFT, Char('r'), Action::RenameTab, "Ctrl+Shift+R"),
     bind(CTRL_SHIFT, Char('b'), Action::ToggleSidebar, "Ctrl+Shift+B"),
+    bind(CTRL_SHIFT, Char('g'), Action::Review, "Ctrl+Shift+G"),
     // Answers on a decision card: Y(es), (a)L(ways), N(o). Not Ctrl+Shift+U: input methods
     // (IBus) take it for typing a character by its code point.
     bind(CTRL_SHIFT, Char('y'), Action::DecisionAllow, "Ctrl+Shift+Y"),
@@ -217,6 +220,7 @@ impl Action {
         Action::ReloadConfig,
         Action::RenameTab,
         Action::ToggleSidebar,
+        Action::Review,
         Action::DecisionAllow,
         Action::DecisionAlways,
         Action::DecisionDeny,
@@ -256,6 +260,7 @@ impl Action {
             Action::ReloadConfig => "reload_config",
             Action::RenameTab => "rename_tab",
             Action::ToggleSidebar => "toggle_sidebar",
+            Action::Review => "review",
             Action::DecisionAllow => "decision_allow",
             Action::DecisionAlways => "decision_always",
             Action::DecisionDeny => "decision_deny",

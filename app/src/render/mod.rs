@@ -22,6 +22,7 @@ mod marks;
 mod palette;
 mod place;
 mod quads;
+mod review;
 pub mod scene;
 mod sidebar;
 mod text;
@@ -44,10 +45,10 @@ pub use self::place::{ellipsize, str_width};
 use self::quads::QuadPipeline;
 pub use self::scene::{
     Badge, ButtonTone, CardButton, CellRectU16, CellSpan, CellStyle, CellView, CursorShape,
-    CursorView, DecisionCard, HeaderScene, PaneScene, Progress, ProgressKind, Ring, Scene,
-    ScreenCells, SearchScene, SelectionSpan, SidebarButton, SidebarLine, SidebarScene,
-    SidebarStyle, SwitcherEntry, SwitcherScene, TabBarScene, TabLabel, TombstoneOverlay,
-    UnderlineStyle,
+    CursorView, DecisionCard, HeaderScene, PaneScene, Progress, ProgressKind, ReviewButton,
+    ReviewFileRow, ReviewLine, ReviewLineKind, ReviewScene, Ring, Scene, ScreenCells, SearchScene,
+    SelectionSpan, SidebarButton, SidebarLine, SidebarScene, SidebarStyle, SwitcherEntry,
+    SwitcherScene, TabBarScene, TabLabel, TombstoneOverlay, UnderlineStyle,
 };
 use self::text::TextSystem;
 pub use self::text::FONT_FAMILY;

@@ -50,6 +50,86 @@ pub struct Scene {
     /// The sidebar of workspaces and tasks along the window's right edge, if shown (the
     /// panes are narrower by its width).
     pub sidebar: Option<SidebarScene>,
+    /// A task's review view over the tab's area, on the modal layer, while it is open.
+    pub review: Option<ReviewScene>,
+}
+
+/// The review view of a task's diff: a title row with buttons, a status (wrapped), the file
+/// list on the left and the selected file's diff rows on the right. Only the rows that show
+/// are here, so building it costs as much as the screen's rows.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct ReviewScene {
+    /// The tab's area it covers.
+    pub rect: CellRectU16,
+    /// The title (task, file count, totals).
+    pub title: String,
+    /// The buttons along the title row, at columns relative to `rect.col`.
+    pub buttons: Vec<ReviewButton>,
+    /// The status rows (an error wraps over several), and whether it is an error.
+    pub status: Vec<String>,
+    /// Whether `status` is an error (drawn red).
+    pub error: bool,
+    /// The first row of the file list and the diff (below the status).
+    pub body_row: u16,
+    /// How wide the file list is (its last column is the divider).
+    pub list_cols: u16,
+    /// The file rows shown, top to bottom.
+    pub files: Vec<ReviewFileRow>,
+    /// The diff rows shown, top to bottom.
+    pub lines: Vec<ReviewLine>,
+}
+
+/// A button of the review view.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ReviewButton {
+    /// Its label (padded).
+    pub label: String,
+    /// Its columns, relative to the view's first column.
+    pub cols: std::ops::Range<u16>,
+    /// Its colour.
+    pub tone: ButtonTone,
+}
+
+/// One file of the review's list.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct ReviewFileRow {
+    /// Its kind mark: `A`, `M`, `D`, `R`, `B` (binary), `L` (too large) ….
+    pub mark: char,
+    /// Its path (a rename: `old → new`).
+    pub path: String,
+    /// "+12 −3", or what stands for it.
+    pub counts: String,
+    /// Whether it is the file shown.
+    pub selected: bool,
+}
+
+/// What a diff row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ReviewLineKind {
+    /// A hunk's `@@` header.
+    Hunk,
+    /// A line in both versions.
+    #[default]
+    Context,
+    /// An added line (green).
+    Added,
+    /// A removed line (red).
+    Removed,
+    /// A note in place of lines: loading, binary, too large.
+    Note,
+}
+
+/// One row of the diff.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct ReviewLine {
+    /// What it is.
+    pub kind: ReviewLineKind,
+    /// Its number in the old file.
+    pub old: Option<u64>,
+    /// Its number in the new file.
+    pub new: Option<u64>,
+    /// Its text (tabs already expanded).
+    pub text: String,
 }
 
 /// The sidebar: one entry per workspace, drawn as lines of text top to bottom.

@@ -80,7 +80,8 @@ pub(super) fn store_command(
         | Action::Switcher
         | Action::ReloadConfig
         | Action::RenameTab
-        | Action::ToggleSidebar => None,
+        | Action::ToggleSidebar
+        | Action::Review => None,
     }
 }
 

@@ -43,6 +43,8 @@ use super::input::InputState;
 use super::links::{LinkSource, LinkState};
 use super::remote::Remote;
 use super::rename::TabRenamer;
+use super::review::OpenReview;
+use super::review_link::{ReviewLink, ReviewRequest};
 use super::search::Search;
 use super::selection::PaneSelection;
 use super::server_search::ServerSearch;
@@ -88,7 +90,7 @@ pub struct App {
     /// typed or clicked in since its last layout sync): with several windows on one server,
     /// only that one gives the shown tab its size (tmux's `window-size latest`).
     size_claim: bool,
-    waker: Waker,
+    pub(super) waker: Waker,
     display: OwnedDisplayHandle,
     pub(super) window: Option<Arc<Window>>,
     pub(super) renderer: Option<render::Renderer>,
@@ -137,6 +139,17 @@ pub struct App {
     config_changed: Arc<AtomicBool>,
     /// The config file's error (or a warning about it), shown along the bottom row.
     banner: Option<String>,
+    /// The server's socket (the review view's link connects to it).
+    pub(super) socket: Option<PathBuf>,
+    /// A task's review view, while open (`review.rs`, `review_input.rs`).
+    pub(super) review: Option<OpenReview>,
+    /// The last review view's number.
+    pub(super) review_serial: u64,
+    /// The review view's thread on the socket, started with the first view.
+    pub(super) review_link: Option<ReviewLink>,
+    /// `berth review` asked the embedded window for a task's review (the bus forwarder sets
+    /// it).
+    pub(super) review_requests: ReviewRequest,
 }
 
 impl App {
@@ -185,6 +198,11 @@ impl App {
             config_path,
             config_changed: Arc::new(AtomicBool::new(false)),
             banner,
+            socket: None,
+            review: None,
+            review_serial: 0,
+            review_link: None,
+            review_requests: ReviewRequest::default(),
         }
     }
 
@@ -254,6 +272,7 @@ impl App {
         let server = match self.start.take().ok_or_else(|| anyhow::anyhow!("started twice"))? {
             Start::Embedded(server) => server,
             Start::Attach(socket) => {
+                self.socket = Some(socket.clone());
                 let remote = Remote::connect(&socket, HEADER_ROWS, self.waker.clone(), {
                     let raise = self.raise_requested.clone();
                     Box::new(move |token| raise.request(token))
@@ -267,12 +286,14 @@ impl App {
                 return Ok(());
             }
         };
+        self.socket = Some(server.socket_path());
         let embedded = server.spawn_background().map_err(|e| anyhow::anyhow!("{e}"))?;
         let waker = self.waker.clone();
         embedded.set_ui_waker(Box::new(move || {
             waker.wake();
         }));
-        spawn_bus_forwarder(&embedded, self.waker.clone(), self.raise_requested.clone());
+        let requests = self.review_requests.clone();
+        spawn_bus_forwarder(&embedded, self.waker.clone(), self.raise_requested.clone(), requests);
         let store = embedded.store.clone();
         self.embedded = Some(embedded);
         self.store = Some(store);
@@ -835,6 +856,7 @@ impl App {
             switcher,
             banner: self.banner.clone(),
             sidebar: self.sidebar_layout(list).map(|l| l.scene),
+            review: self.review_scene(),
         }
     }
 
@@ -960,7 +982,12 @@ fn sizes_match(view: &TabView) -> bool {
 /// Forwards the server's events to the event loop: any event means "look again".
 /// A clicked desktop notification (`notification.activated`) also sets `raise`, so the
 /// window comes to the front on the pane the Store focused.
-fn spawn_bus_forwarder(embedded: &EmbeddedServer, waker: Waker, raise: RaiseRequest) {
+fn spawn_bus_forwarder(
+    embedded: &EmbeddedServer,
+    waker: Waker,
+    raise: RaiseRequest,
+    review: ReviewRequest,
+) {
     let mut events = embedded.bus.subscribe();
     let spawned = std::thread::Builder::new().name("berth-window-events".into()).spawn(move || {
         while let Some(line) = events.blocking_recv() {
@@ -970,6 +997,11 @@ fn spawn_bus_forwarder(embedded: &EmbeddedServer, waker: Waker, raise: RaiseRequ
                     decode_event_line(&line)
                 {
                     raise.request(activation_token);
+                }
+            }
+            if line.contains("\"review.requested\"") {
+                if let Some(Event::ReviewRequested { task }) = decode_event_line(&line) {
+                    review.request(task.as_str().to_owned());
                 }
             }
             if !waker.wake() {
@@ -1016,6 +1048,7 @@ impl ApplicationHandler<UserEvent> for App {
             self.reload_config();
         }
         self.serve_ui_requests();
+        self.serve_review();
         if let Some(token) = self.raise_requested.take() {
             if let Some(window) = &self.window {
                 // A click on a desktop notification: show the window, on its pane.

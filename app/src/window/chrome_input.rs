@@ -145,6 +145,7 @@ impl App {
             (SidebarHit::Focus(pane), MouseButton::Left) => {
                 self.exec(Command::PaneFocus { pane });
             }
+            (SidebarHit::Review(task), MouseButton::Left) => self.open_review(task),
             (SidebarHit::Answer(pane, answer), MouseButton::Left) => {
                 let info = list.workspaces.iter().flat_map(|w| &w.tabs).flat_map(|t| &t.panes);
                 let command =

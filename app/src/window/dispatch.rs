@@ -53,6 +53,11 @@ impl App {
 
     /// A key press or release: routed to the part that takes it (`InputState::route_key`).
     pub(super) fn on_key(&mut self, event: &KeyEvent) {
+        // The review view takes every key while it is open (Escape closes it).
+        if self.review.is_some() {
+            self.review_key(event);
+            return;
+        }
         let key = event.logical_key.as_ref();
         let open = KeyTakers {
             search: self.search.is_open() || self.server_search.is_open(),
@@ -237,6 +242,7 @@ impl App {
                 self.sidebar.toggle(self.config.sidebar);
                 self.redraw();
             }
+            Action::Review => self.open_review_here(),
             Action::RenameTab => {
                 let list = self.state_view();
                 let intents = self.renaming.start(&list, &view.tab_id);
@@ -444,6 +450,18 @@ impl App {
             self.on_release(report_button);
             return;
         }
+        if self.review.is_some() && button == MouseButton::Left {
+            let cell = self.pointer_window_cell().map(|(c, _)| c);
+            if let Some((col, row)) = cell.filter(|&(c, r)| c >= 0 && r >= 0) {
+                let (col, row) = (
+                    u16::try_from(col).unwrap_or(u16::MAX),
+                    u16::try_from(row).unwrap_or(u16::MAX),
+                );
+                if self.review_press(col, row) {
+                    return;
+                }
+            }
+        }
         if self.chrome_press(button) {
             return;
         }
@@ -545,6 +563,13 @@ impl App {
             return;
         }
         let up = lines > 0.0;
+        let over_review = self.pointer_window_cell().is_some_and(|((c, r), _)| {
+            let rect = self.review_rect();
+            c >= 0 && r >= 0 && super::review::inside(rect, c as u16, r as u16)
+        });
+        if over_review && self.review_wheel(up, steps) {
+            return;
+        }
         if self.chrome_wheel(up, steps) {
             return;
         }

@@ -90,6 +90,8 @@ struct Shared {
     /// A desktop notification was clicked: the window comes to the front (with the
     /// notification server's activation token, if any).
     raise: Option<Raise>,
+    /// `berth review TASK` asked for a task's review view (`review.requested`).
+    review: Mutex<Option<String>>,
 }
 
 impl Shared {
@@ -161,6 +163,11 @@ impl Remote {
             shared,
             input,
         })
+    }
+
+    /// The task whose review view `berth review` asked for since the last call, if any.
+    pub(super) fn take_review_request(&self) -> Option<String> {
+        self.shared.review.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
     /// Whether the server went away (the window then closes).
@@ -429,6 +436,10 @@ fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Wak
                 }
                 if matches!(event, Event::TaskChanged { .. }) {
                     shared.tasks_stale.store(true, Ordering::Release);
+                }
+                if let Event::ReviewRequested { task } = &event {
+                    *shared.review.lock().unwrap_or_else(|p| p.into_inner()) =
+                        Some(task.as_str().to_owned());
                 }
                 if !matches!(event, Event::PaneOutput { .. }) {
                     shared.ask_refresh();

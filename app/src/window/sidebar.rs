@@ -56,6 +56,8 @@ pub fn dragged_width(grid_cols: u16, col: u16) -> u16 {
 /// One task as the sidebar lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SidebarTask {
+    /// Its id (a click on its line opens its review view).
+    pub id: String,
     /// The workspace its worker's tab is in.
     pub workspace: WorkspaceId,
     /// Its label.
@@ -77,6 +79,7 @@ pub fn tasks_of(records: &[TaskRecord]) -> Vec<SidebarTask> {
         .filter_map(|r| {
             let workspace = WorkspaceId::parse(r.workspace_id.as_deref()?).ok()?;
             Some(SidebarTask {
+                id: r.id.clone(),
                 workspace,
                 label: if r.label.is_empty() { r.id.clone() } else { r.label.clone() },
                 state: r.state.clone(),
@@ -113,6 +116,8 @@ pub struct LineTarget {
     pub pane: Option<PaneId>,
     /// The pane whose decision the line's buttons answer, with the answer of each button.
     pub answers: Option<(PaneId, Vec<DecisionAnswer>)>,
+    /// The task whose review view a click opens (a task's line).
+    pub review: Option<String>,
 }
 
 /// The sidebar as laid out: the scene drawn and what each of its lines leads to.
@@ -133,6 +138,8 @@ pub enum SidebarHit {
     Focus(PaneId),
     /// A decision button: the pane and the answer.
     Answer(PaneId, DecisionAnswer),
+    /// A task's line: its review view.
+    Review(String),
     /// The sidebar, where nothing is.
     Inside,
     /// Not the sidebar.
@@ -231,7 +238,7 @@ pub fn layout(
             .or(ws.tabs.first())
             .map(|t| t.active_pane.clone());
         let jump = all().find(|p| p.wants_attention()).map(|p| p.id.clone()).or(shown);
-        let to = |pane: Option<PaneId>| LineTarget { pane, answers: None };
+        let to = |pane: Option<PaneId>| LineTarget { pane, answers: None, review: None };
         let ring = attention(ws);
         let mut title = ws.name.clone();
         if let Some((branch, dirty)) = git(Path::new(&ws.cwd)) {
@@ -325,7 +332,11 @@ pub fn layout(
                     buttons,
                     ..SidebarLine::default()
                 },
-                LineTarget { pane: Some(p.id.clone()), answers: Some((p.id.clone(), answers)) },
+                LineTarget {
+                    pane: Some(p.id.clone()),
+                    answers: Some((p.id.clone(), answers)),
+                    review: None,
+                },
             );
         }
         for task in tasks.iter().filter(|t| t.workspace == ws.id) {
@@ -345,7 +356,10 @@ pub fn layout(
                     current,
                     ..SidebarLine::default()
                 },
-                to(task.pane.clone().or_else(|| jump.clone())),
+                LineTarget {
+                    review: Some(task.id.clone()),
+                    ..to(task.pane.clone().or_else(|| jump.clone()))
+                },
             );
         }
         push(SidebarLine { style: SidebarStyle::Blank, ..SidebarLine::default() }, to(None));
@@ -373,6 +387,9 @@ pub fn hit(laid: &SidebarLayout, col: u16, row: u16) -> SidebarHit {
             Some(answer) => SidebarHit::Answer(pane.clone(), *answer),
             None => SidebarHit::Inside,
         };
+    }
+    if let Some(task) = &target.review {
+        return SidebarHit::Review(task.clone());
     }
     target.pane.clone().map_or(SidebarHit::Inside, SidebarHit::Focus)
 }
@@ -512,6 +529,7 @@ mod tests {
 
     fn task(ws: &str, label: &str, state: &str, pane: Option<&str>) -> SidebarTask {
         SidebarTask {
+            id: format!("task_{label}"),
             workspace: WorkspaceId::parse(ws).expect("a workspace id"),
             label: label.into(),
             state: state.into(),
@@ -600,8 +618,8 @@ mod tests {
         assert_eq!(hit(&laid, 68, 5), SidebarHit::Edge);
         // The title goes to the pane that wants attention.
         assert_eq!(hit(&laid, 70, 1), focus("pane_4"));
-        // The task line goes to its worker.
-        assert_eq!(hit(&laid, 70, 5), focus("pane_2"));
+        // The task line opens its review view.
+        assert_eq!(hit(&laid, 70, 5), SidebarHit::Review("task_fix the parser".into()));
         // The second workspace's title goes to its pane.
         assert_eq!(hit(&laid, 70, 7), focus("pane_3"));
         // Buttons: text columns start one past the edge.

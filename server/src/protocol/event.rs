@@ -75,6 +75,9 @@ pub fn event_value(event: &Event) -> Value {
             json!({ "type": "task.changed", "task_id": task.as_str(), "state": state })
         }
         Event::GitChanged { dir, git } => json!({ "type": "git.changed", "dir": dir, "git": git }),
+        Event::ReviewRequested { task } => {
+            json!({ "type": "review.requested", "task_id": task.as_str() })
+        }
     }
 }
 
@@ -159,6 +162,9 @@ pub fn decode_event(v: &Value) -> Result<Event, CommandError> {
             state: text(v, "state")?,
         },
         "git.changed" => Event::GitChanged { dir: text(v, "dir")?, git: number(v, "git")? },
+        "review.requested" => {
+            Event::ReviewRequested { task: berth_engine::ids::TaskId::parse(&text(v, "task_id")?)? }
+        }
         other => return Err(CommandError::BadParams(format!("unknown event type {other:?}"))),
     })
 }

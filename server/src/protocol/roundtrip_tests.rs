@@ -508,6 +508,7 @@ fn every_method_name_has_one_variant_both_ways() {
             }),
         ),
         ("window.attach", json!({ "header_rows": 1 })),
+        ("window.review", json!({ "task_id": task.as_str() })),
         (
             "window.view",
             json!({ "visible": [p.as_str()], "focused_pane_id": p.as_str(), "window_focused": true }),
@@ -782,6 +783,7 @@ fn every_event_survives_the_wire() {
         Event::TaskChanged { task: berth_engine::ids::TaskId::new(), state: "working".into() },
         Event::GitChanged { dir: "/r".into(), git: Some(sample_git()) },
         Event::GitChanged { dir: "/r".into(), git: None },
+        Event::ReviewRequested { task: berth_engine::ids::TaskId::new() },
     ];
     for event in events {
         let line = encode_event(&event);

@@ -1,0 +1,351 @@
+//! The review view's state machine: files, hunks, paging, errors, with the link's answers
+//! played by a table of files and hunks (the link itself runs against a real server in
+//! `tests/e2e_window/review.rs`).
+
+use berth_server::gitctx::diff::{DiffLine, LineKind};
+
+use super::*;
+
+const RECT: CellRectU16 = CellRectU16 { col: 0, row: 1, cols: 100, rows: 30 };
+
+fn file(path: &str, status: FileStatus, added: u64, removed: u64) -> DiffFile {
+    DiffFile {
+        path: path.into(),
+        old_path: None,
+        status,
+        added,
+        removed,
+        binary: false,
+        too_large: false,
+        untracked: false,
+    }
+}
+
+/// The five kinds of change the e2e test makes.
+fn five() -> Vec<DiffFile> {
+    vec![
+        file("added.txt", FileStatus::Added, 2, 0),
+        file("modified.txt", FileStatus::Modified, 1, 1),
+        file("deleted.txt", FileStatus::Deleted, 0, 3),
+        DiffFile { old_path: Some("old.txt".into()), ..file("new.txt", FileStatus::Renamed, 0, 0) },
+        DiffFile { binary: true, ..file("image.bin", FileStatus::Added, 0, 0) },
+    ]
+}
+
+/// A hunk at `start` with one removed and one added line amid three lines of context each side.
+fn hunk(start: u64, changed: usize) -> DiffHunk {
+    let mut lines = Vec::new();
+    let line = |kind, old, new, text: String| DiffLine {
+        kind,
+        old_line: old,
+        new_line: new,
+        text,
+        no_newline: false,
+    };
+    for i in 0..3 {
+        lines.push(line(LineKind::Context, Some(start + i), Some(start + i), format!("c{i}")));
+    }
+    for i in 0..changed as u64 {
+        lines.push(line(LineKind::Removed, Some(start + 3 + i), None, format!("old {i}")));
+    }
+    for i in 0..changed as u64 {
+        lines.push(line(LineKind::Added, None, Some(start + 3 + i), format!("new {i}")));
+    }
+    DiffHunk {
+        old_start: start,
+        old_lines: 3 + changed as u64,
+        new_start: start,
+        new_lines: 3 + changed as u64,
+        header: String::new(),
+        lines,
+    }
+}
+
+/// Answers asks as the server would, for files whose hunks `hunks_of` gives, until the view
+/// asks nothing more; how many pages were fetched.
+fn serve(
+    view: &mut ReviewView,
+    mut asks: Vec<ReviewAsk>,
+    files: &[DiffFile],
+    hunks_of: &dyn Fn(&str) -> Vec<DiffHunk>,
+) -> usize {
+    let mut fetched = 0;
+    while !asks.is_empty() {
+        let mut next = Vec::new();
+        for ask in asks {
+            let answer = match ask {
+                ReviewAsk::Resolve { .. } => ReviewAnswer::Resolved(Ok("task_x".into())),
+                ReviewAsk::Files { .. } => ReviewAnswer::Files(Ok(files.to_vec())),
+                ReviewAsk::Page { path, page, generation, .. } => {
+                    fetched += 1;
+                    let all = hunks_of(&path);
+                    let hunks = all.iter().skip(page * PAGE_HUNKS).take(PAGE_HUNKS).cloned();
+                    ReviewAnswer::Page {
+                        generation,
+                        page,
+                        result: Ok((all.len(), hunks.collect())),
+                    }
+                }
+                ReviewAsk::Finish { .. } => ReviewAnswer::Finished(Ok(())),
+            };
+            next.extend(view.answer(answer));
+        }
+        asks = next;
+    }
+    fetched
+}
+
+fn small(path: &str) -> Vec<DiffHunk> {
+    match path {
+        "modified.txt" => vec![hunk(1, 1), hunk(40, 2)],
+        "added.txt" => vec![hunk(1, 1)],
+        _ => Vec::new(),
+    }
+}
+
+fn open_five() -> ReviewView {
+    let (mut view, asks) = ReviewView::open("task_x".into());
+    assert_eq!(asks, vec![ReviewAsk::Files { task: "task_x".into() }]);
+    serve(&mut view, asks, &five(), &small);
+    view
+}
+
+#[test]
+fn the_file_list_shows_marks_and_counts_and_the_first_file_is_fetched() {
+    let (mut view, _) = ReviewView::open("task_x".into());
+    let scene = view.scene(RECT);
+    assert!(scene.title.contains("loading"), "{}", scene.title);
+    let asks = view.answer(ReviewAnswer::Files(Ok(five())));
+    assert!(asks
+        .iter()
+        .any(|a| matches!(a, ReviewAsk::Page { page: 0, path, .. } if path == "added.txt")));
+    drop(asks);
+    let view = open_five();
+    let scene = view.scene(RECT);
+    assert!(scene.title.contains("5 files +3 −4"), "{}", scene.title);
+    let rows: Vec<(char, &str, &str, bool)> = scene
+        .files
+        .iter()
+        .map(|f| (f.mark, f.path.as_str(), f.counts.as_str(), f.selected))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ('A', "added.txt", "+2 −0", true),
+            ('M', "modified.txt", "+1 −1", false),
+            ('D', "deleted.txt", "+0 −3", false),
+            ('R', "old.txt → new.txt", "+0 −0", false),
+            ('A', "image.bin", "binary", false),
+        ]
+    );
+    assert_eq!(scene.buttons.len(), 3);
+    assert!(!scene.error);
+}
+
+#[test]
+fn moving_between_files_and_hunks() {
+    let mut view = open_five();
+    let rows = view.body_rows(RECT);
+    let asks = view.key(ReviewKey::NextFile, rows);
+    assert!(matches!(&asks[..], [ReviewAsk::Page { path, page: 0, .. }] if path == "modified.txt"));
+    serve(&mut view, asks, &five(), &small);
+    let kinds: Vec<ReviewLineKind> = view.scene(RECT).lines.iter().map(|l| l.kind).collect();
+    use ReviewLineKind::{Added, Context, Hunk, Removed};
+    let first = [Hunk, Context, Context, Context, Removed, Added];
+    let second = [Hunk, Context, Context, Context, Removed, Removed, Added, Added];
+    assert_eq!(kinds, [&first[..], &second[..]].concat());
+    let lines = view.scene(RECT).lines;
+    assert_eq!(lines[0].text, "@@ -1,4 +1,4 @@");
+    assert_eq!((lines[4].old, lines[4].new), (Some(4), None), "a removed line's number");
+    assert_eq!((lines[5].old, lines[5].new), (None, Some(4)), "an added line's number");
+    // The next hunk's header is the top row; back again; a row down leaves the header.
+    view.key(ReviewKey::NextHunk, rows);
+    assert_eq!(view.scene(RECT).lines[0].text, "@@ -40,5 +40,5 @@");
+    view.key(ReviewKey::NextHunk, rows);
+    assert_eq!(view.scene(RECT).lines[0].text, "@@ -40,5 +40,5 @@", "the last hunk stays");
+    view.key(ReviewKey::PrevHunk, rows);
+    view.key(ReviewKey::Down, rows);
+    assert_eq!(view.scene(RECT).lines[0].kind, Context);
+    view.key(ReviewKey::PrevHunk, rows);
+    assert_eq!(view.scene(RECT).lines[0].kind, Hunk);
+    // Scrolling past the end stops at the last row; up again to the top.
+    view.key(ReviewKey::PageDown, rows);
+    assert_eq!(view.scene(RECT).lines.len(), 1, "the last row at the top");
+    view.key(ReviewKey::PageUp, rows);
+    assert_eq!(view.scene(RECT).lines[0].text, "@@ -1,4 +1,4 @@");
+    // The binary file: no fetch, a note.
+    for _ in 0..3 {
+        let asks = view.key(ReviewKey::NextFile, rows);
+        serve(&mut view, asks, &five(), &small);
+    }
+    let scene = view.scene(RECT);
+    assert!(scene.files[4].selected);
+    assert_eq!(scene.lines.len(), 1);
+    assert!(scene.lines[0].text.contains("binary"), "{:?}", scene.lines);
+    assert!(view.key(ReviewKey::NextFile, rows).is_empty(), "past the last file: nothing");
+}
+
+#[test]
+fn an_answer_for_a_file_no_longer_shown_is_dropped() {
+    let (mut view, _) = ReviewView::open("task_x".into());
+    let asks = view.answer(ReviewAnswer::Files(Ok(five())));
+    let ReviewAsk::Page { generation, .. } = asks[0].clone() else { panic!("{asks:?}") };
+    let rows = view.body_rows(RECT);
+    view.key(ReviewKey::NextFile, rows);
+    let late = ReviewAnswer::Page { generation, page: 0, result: Ok((1, vec![hunk(1, 1)])) };
+    assert!(view.answer(late).is_empty());
+    assert_eq!(view.held_pages(), 0, "the first file's page was not kept");
+    let lines = view.scene(RECT).lines;
+    assert!(lines[0].text.contains("loading"), "{lines:?}");
+}
+
+#[test]
+fn paging_through_a_twenty_thousand_line_diff_holds_a_bounded_number_of_lines() {
+    // 2,000 hunks of five removed and five added lines: 20,000 changed lines, 32,000 rows.
+    let big: Vec<DiffHunk> = (0..2000).map(|i| hunk(1 + i * 20, 5)).collect();
+    let files = vec![file("big.txt", FileStatus::Modified, 10_000, 10_000)];
+    let hunks_of = |_: &str| big.clone();
+    let (mut view, asks) = ReviewView::open("task_x".into());
+    let mut fetched = serve(&mut view, asks, &files, &hunks_of);
+    let rows = view.body_rows(RECT);
+    let bound = HELD_PAGES * PAGE_HUNKS * 17;
+    let (mut most, mut steps) = (0, 0);
+    let mut last_top = String::new();
+    loop {
+        let asks = view.key(ReviewKey::PageDown, rows);
+        fetched += serve(&mut view, asks, &files, &hunks_of);
+        steps += 1;
+        most = most.max(view.held_lines());
+        assert!(view.held_pages() <= HELD_PAGES, "{} pages held", view.held_pages());
+        assert!(view.held_lines() <= bound, "{} lines held", view.held_lines());
+        let lines = view.scene(RECT).lines;
+        assert!(!lines.is_empty());
+        assert!(lines.iter().all(|l| l.kind != ReviewLineKind::Note), "all shown rows loaded");
+        let top = format!("{:?}", lines[0]);
+        if top == last_top {
+            break;
+        }
+        last_top = top;
+        assert!(steps < 10_000, "paging never ended");
+    }
+    assert_eq!(view.anchor.0, 1999, "the last hunk reached");
+    assert!(fetched >= 40, "every page was fetched on the way ({fetched})");
+    println!("paged {steps} screens, {fetched} pages fetched, at most {most} lines held");
+    // And back to the top: the first page is fetched again.
+    let asks = view.key(ReviewKey::Top, rows);
+    assert!(matches!(&asks[..], [ReviewAsk::Page { page: 0, .. }, ..]), "{asks:?}");
+    serve(&mut view, asks, &files, &hunks_of);
+    assert_eq!(view.scene(RECT).lines[0].text, "@@ -1,8 +1,8 @@");
+    assert!(view.held_pages() <= HELD_PAGES);
+}
+
+#[test]
+fn a_failed_merge_shows_its_error_in_place_and_a_good_one_closes() {
+    let mut view = open_five();
+    let rows = view.body_rows(RECT);
+    let asks = view.key(ReviewKey::Merge, rows);
+    assert_eq!(asks, vec![ReviewAsk::Finish { task: "task_x".into(), merge: true }]);
+    assert!(view.key(ReviewKey::Merge, rows).is_empty(), "one finish at a time");
+    let error = "merging berth/x into main conflicts in: conflict.txt; the merge was aborted";
+    view.answer(ReviewAnswer::Finished(Err(error.into())));
+    assert_eq!(view.error(), Some(error));
+    assert!(!view.closed());
+    let scene = view.scene(RECT);
+    assert!(scene.error);
+    assert!(scene.status.join(" ").contains("conflict.txt"), "{:?}", scene.status);
+    assert!(scene.body_row > RECT.row + 1);
+    // Again, and this time it works: the view closes.
+    let asks = view.key(ReviewKey::Merge, rows);
+    assert_eq!(asks.len(), 1);
+    view.answer(ReviewAnswer::Finished(Ok(())));
+    assert!(view.closed());
+}
+
+#[test]
+fn discard_asks_twice_and_any_other_key_keeps_the_work() {
+    let mut view = open_five();
+    let rows = view.body_rows(RECT);
+    assert!(view.key(ReviewKey::Discard, rows).is_empty());
+    assert!(view.scene(RECT).status[0].contains("press d again"));
+    view.key(ReviewKey::Down, rows);
+    assert!(view.key(ReviewKey::Discard, rows).is_empty(), "the confirmation was cancelled");
+    let asks = view.key(ReviewKey::Discard, rows);
+    assert_eq!(asks, vec![ReviewAsk::Finish { task: "task_x".into(), merge: false }]);
+    // The discard button needs one click.
+    let mut view = open_five();
+    let asks = view.press(ReviewHit::Button(ReviewButtonAction::Discard), rows);
+    assert_eq!(asks, vec![ReviewAsk::Finish { task: "task_x".into(), merge: false }]);
+}
+
+#[test]
+fn presses_hit_buttons_and_files() {
+    let mut view = open_five();
+    let scene = view.scene(RECT);
+    for (b, action) in scene.buttons.iter().zip([
+        ReviewButtonAction::Merge,
+        ReviewButtonAction::Discard,
+        ReviewButtonAction::Close,
+    ]) {
+        assert_eq!(view.hit(RECT, RECT.col + b.cols.start, RECT.row), ReviewHit::Button(action));
+    }
+    assert_eq!(view.hit(RECT, 1, RECT.row), ReviewHit::Inside, "the title");
+    assert_eq!(view.hit(RECT, 1, 0), ReviewHit::Outside, "the tab bar");
+    assert_eq!(view.hit(RECT, 2, scene.body_row + 2), ReviewHit::File(2));
+    assert_eq!(view.hit(RECT, 2, scene.body_row + 7), ReviewHit::Inside, "below the files");
+    let rows = view.body_rows(RECT);
+    let asks = view.press(ReviewHit::File(1), rows);
+    assert!(matches!(&asks[..], [ReviewAsk::Page { path, .. }] if path == "modified.txt"));
+    view.press(ReviewHit::Button(ReviewButtonAction::Close), rows);
+    assert!(view.closed());
+}
+
+#[test]
+fn a_task_found_from_the_focused_pane_then_its_files() {
+    let (mut view, asks) = ReviewView::find(None, None);
+    assert!(matches!(asks[..], [ReviewAsk::Resolve { .. }]));
+    assert!(view.scene(RECT).title.contains("finding"));
+    assert_eq!(
+        view.answer(ReviewAnswer::Resolved(Ok("task_y".into()))),
+        vec![ReviewAsk::Files { task: "task_y".into() }]
+    );
+    assert_eq!(view.task(), Some("task_y"));
+    let (mut view, _) = ReviewView::find(None, None);
+    view.answer(ReviewAnswer::Resolved(Err("no task to review".into())));
+    assert_eq!(view.error(), Some("no task to review"));
+    assert!(view.key(ReviewKey::Merge, 10).is_empty(), "no task: nothing to merge");
+}
+
+#[test]
+fn keys_map_to_the_view() {
+    let none = ModifiersState::empty();
+    assert_eq!(ReviewKey::of(Key::Named(NamedKey::Escape), none), Some(ReviewKey::Close));
+    assert_eq!(ReviewKey::of(Key::Character("m"), none), Some(ReviewKey::Merge));
+    assert_eq!(
+        ReviewKey::of(Key::Named(NamedKey::Tab), ModifiersState::SHIFT),
+        Some(ReviewKey::PrevFile)
+    );
+    assert_eq!(ReviewKey::of(Key::Character("m"), ModifiersState::CONTROL), None);
+    assert_eq!(ReviewKey::of(Key::Character("z"), none), None);
+}
+
+#[test]
+fn a_long_error_wraps_within_its_rows() {
+    let rows = wrap(&"word ".repeat(200), 30, MAX_STATUS_ROWS);
+    assert_eq!(rows.len(), MAX_STATUS_ROWS);
+    assert!(rows.iter().all(|r| render::str_width(r) <= 30), "{rows:?}");
+    assert!(rows[3].ends_with('…'));
+    assert_eq!(wrap("short", 30, 4), vec!["short"]);
+}
+
+/// Regression: a file whose diff has no hunks (a pure rename) was asked for again and again.
+#[test]
+fn a_file_without_hunks_is_asked_for_once() {
+    let files =
+        vec![DiffFile { old_path: Some("a".into()), ..file("b", FileStatus::Renamed, 0, 0) }];
+    let (mut view, asks) = ReviewView::open("task_x".into());
+    let fetched = serve(&mut view, asks, &files, &|_| Vec::new());
+    assert_eq!(fetched, 1);
+    let lines = view.scene(RECT).lines;
+    assert!(lines[0].text.contains("no line changes"), "{lines:?}");
+    assert!(view.key(ReviewKey::PageDown, 10).is_empty());
+}
