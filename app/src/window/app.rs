@@ -25,6 +25,7 @@ use berth_engine::terminal::PaneTerminal;
 use berth_server::client::decode_event_line;
 use berth_server::commands::{Command, Reply, SpawnRequest, WorkspaceSelector};
 use berth_server::event::Event;
+use berth_server::notifications::DesktopPolicy;
 use berth_server::store::{Internal, Store, WindowView};
 use berth_server::view::StateView;
 use berth_server::{EmbeddedServer, Server, UiRequest};
@@ -249,10 +250,17 @@ impl App {
         let server = match self.start.take().ok_or_else(|| anyhow::anyhow!("started twice"))? {
             Start::Embedded(server) => server,
             Start::Attach(socket) => {
-                let remote = Remote::connect(&socket, HEADER_ROWS, self.waker.clone(), {
-                    let raise = self.raise_requested.clone();
-                    Box::new(move |token| raise.request(token))
-                })
+                let desktop = self.config.notifications.policy() != DesktopPolicy::Off;
+                let remote = Remote::connect(
+                    &socket,
+                    HEADER_ROWS,
+                    self.waker.clone(),
+                    {
+                        let raise = self.raise_requested.clone();
+                        Box::new(move |token| raise.request(token))
+                    },
+                    desktop,
+                )
                 .map_err(|e| anyhow::anyhow!("cannot attach to {}: {e}", socket.display()))?;
                 tracing::info!(socket = %socket.display(), "attached to the server");
                 self.remote = Some(remote);
@@ -633,8 +641,13 @@ impl App {
     /// a program never sees the old theme after a reload.
     fn apply_store_settings(&self) {
         use alacritty_terminal::vte::ansi::{CursorShape as Shape, CursorStyle, Rgb};
-        // An attached window leaves the server's settings to the server.
-        if self.store.is_none() || self.remote.is_some() {
+        // An attached window leaves the server's settings to the server; its config says
+        // only whether the notifications it shows for the server reach this desktop.
+        if let Some(remote) = &self.remote {
+            remote.allow_desktop(self.config.notifications.policy() != DesktopPolicy::Off);
+            return;
+        }
+        if self.store.is_none() {
             return;
         }
         let shape = match self.config.cursor_style {

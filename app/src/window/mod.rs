@@ -19,6 +19,7 @@ pub mod chrome;
 mod chrome_input;
 pub mod clipboard;
 mod decisions;
+mod desktop;
 mod dispatch;
 #[cfg(test)]
 mod fixtures;

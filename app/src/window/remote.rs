@@ -14,7 +14,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -26,6 +26,7 @@ use berth_server::screen::{PaneFrame, PaneHave};
 use berth_server::store::WindowView;
 use berth_server::view::StateView;
 
+use super::desktop::WindowDesktop;
 use super::wake::Waker;
 
 /// The shortest time between two frame pulls: a pane's frames come at most at a display's
@@ -77,6 +78,11 @@ struct Shared {
     /// A desktop notification was clicked: the window comes to the front (with the
     /// notification server's activation token, if any).
     raise: Option<Raise>,
+    /// The number the server gave this window's view reports (`window.view`; 0: none yet):
+    /// the `notification.desktop` events naming it are this window's to show (`desktop.rs`).
+    window_id: AtomicU64,
+    /// Whether the window's config lets notifications reach the desktop.
+    desktop_allowed: AtomicBool,
 }
 
 impl Shared {
@@ -111,10 +117,15 @@ impl Remote {
         header_rows: u16,
         waker: Waker,
         raise: Raise,
+        desktop_allowed: bool,
     ) -> Result<Self, ClientError> {
         let mut commands = Client::connect(socket)?;
         commands.attach_window(header_rows)?;
-        let shared = Arc::new(Shared { raise: Some(raise), ..Shared::default() });
+        let shared = Arc::new(Shared {
+            raise: Some(raise),
+            desktop_allowed: AtomicBool::new(desktop_allowed),
+            ..Shared::default()
+        });
         shared.stale.store(true, Ordering::Release);
         let mut events = Client::connect(socket)?;
         events.subscribe()?;
@@ -146,6 +157,11 @@ impl Remote {
             shared,
             input,
         })
+    }
+
+    /// Whether the window's config lets the server's notifications reach this desktop.
+    pub(super) fn allow_desktop(&self, allowed: bool) {
+        self.shared.desktop_allowed.store(allowed, Ordering::Release);
     }
 
     /// Whether the server went away (the window then closes).
@@ -313,14 +329,26 @@ fn reconnect(socket: &Path, subscribe: bool) -> Option<Client> {
     None
 }
 
-/// Any event: look again; one that is not pane output: the state changed.
+/// Any event: look again; one that is not pane output: the state changed. A notification
+/// the server names this window to show goes to this desktop (`desktop.rs`).
 fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker) {
+    let mut desktop: Option<Option<WindowDesktop>> = None;
     loop {
         match client.next_typed_event(None) {
             Ok(event) => {
                 if let Event::NotificationActivated { activation_token, .. } = &event {
                     if let Some(raise) = &shared.raise {
                         raise(activation_token.clone());
+                    }
+                }
+                if let Event::NotificationDesktop { notification, window } = &event {
+                    let mine = *window != 0 && *window == shared.window_id.load(Ordering::Acquire);
+                    if mine && shared.desktop_allowed.load(Ordering::Acquire) {
+                        let started =
+                            desktop.get_or_insert_with(|| WindowDesktop::start(socket.into()));
+                        if let Some(desktop) = started {
+                            desktop.show(notification);
+                        }
                     }
                 }
                 if !matches!(event, Event::PaneOutput { .. }) {
@@ -484,7 +512,10 @@ fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker
         let view = shared.view.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(view) = view {
             match client.report_view(view.clone()) {
-                Ok(()) => last_view = Some(view),
+                Ok(window) => {
+                    shared.window_id.store(window.unwrap_or(0), Ordering::Release);
+                    last_view = Some(view);
+                }
                 Err(e) => {
                     tracing::debug!(error = %e, "the server did not take the window's view");
                     // Sent again after the next pull reconnects (or with the next change).
