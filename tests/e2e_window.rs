@@ -1244,9 +1244,11 @@ exec sleep 600
 }
 
 fn main() -> ExitCode {
-    // `cargo test --test e2e_window -- attach` runs the attached windows' cases alone.
+    // `cargo test --test e2e_window -- attach [NAME]` runs the attached windows' cases alone
+    // (those whose names contain NAME).
     if std::env::args().skip(1).any(|a| a == "attach") {
-        let (passed, failed) = attach::run();
+        let only = std::env::args().skip_while(|a| a != "attach").nth(1);
+        let (passed, failed) = attach::run(only.as_deref());
         println!("{passed} passed, {failed} failed");
         return if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE };
     }
@@ -1311,7 +1313,7 @@ fn main() -> ExitCode {
         eprintln!("e2e_window: the window's log:\n{}", world.log());
     }
     drop(world);
-    let (more_passed, more_failed) = attach::run();
+    let (more_passed, more_failed) = attach::run(None);
     passed += more_passed;
     failed += more_failed;
     println!("{passed} passed, {failed} failed");

@@ -692,8 +692,89 @@ fn standalone_mode_outlives_a_killed_window() -> Result<(), String> {
     Ok(())
 }
 
-/// Runs the attached windows' cases; returns (passed, failed).
-pub(crate) fn run() -> (usize, usize) {
+/// A notification raised on a server reached by an attached window reaches this desktop
+/// exactly once: a server that cannot show it (no notification service answers it, as on a
+/// remote machine) names the window, which shows it on its own session bus, and a click on
+/// it focuses the pane; a server that shows it itself is not doubled by the window.
+fn remote_notifications_reach_this_desktop_once() -> Result<(), String> {
+    use berth_server::dbus::testing::PrivateBus;
+    use berth_server::notifications::desktop::testing::FakeNotificationServer;
+    let bus = PrivateBus::start().map_err(|e| format!("a private dbus-daemon: {e}"))?;
+    let fake = FakeNotificationServer::start(bus.address())
+        .map_err(|e| format!("the fake notification server: {e:?}"))?;
+    let address = std::ffi::OsString::from(bus.address());
+    for (case, server_bus) in [("remote", None), ("local", Some(bus.address()))] {
+        let prepared = TestServer::prepare().with_env("BERTH_LOGIND", "0");
+        // No notification service answers the "remote" server: nothing listens there.
+        let dead = format!("unix:path={}", prepared.root.path().join("no-bus").display());
+        let server =
+            prepared.with_env("DBUS_SESSION_BUS_ADDRESS", server_bus.unwrap_or(&dead)).launch();
+        let (xvfb, display) = start_xvfb(server.root.path())?;
+        let mut world = Attached { windows: Vec::new(), server, _xvfb: xvfb, display };
+        world.open_env(&["attach"], &[("DBUS_SESSION_BUS_ADDRESS", &address)]);
+        let pane = world.first_pane();
+        // Another tab in front: the first pane is out of sight, so its notifications are for
+        // the desktop whether or not the window has the focus.
+        world.server.berth_ok(&["new", "--", "bash", "--norc"]);
+        let seen = |prefix: &str| -> Vec<_> {
+            fake.calls().into_iter().filter(|c| c.summary.starts_with(prefix)).collect()
+        };
+        // Until the window has told the server it shows the other tab, a notification may be
+        // stored read (the window was looking at its pane); each try has its own title.
+        let mut shown = None;
+        for i in 0..10 {
+            let title = format!("{case}-{i}");
+            world.server.berth_ok(&[
+                "send",
+                &pane,
+                "--enter",
+                &format!(r"printf '\e]9;{title}\a'"),
+            ]);
+            let deadline = Instant::now() + Duration::from_secs(3);
+            while Instant::now() < deadline && seen(&format!("{case}-")).is_empty() {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if let Some(call) = seen(&format!("{case}-")).into_iter().next() {
+                shown = Some(call);
+                break;
+            }
+        }
+        let call = shown.ok_or_else(|| format!("{case}: no notification reached the bus"))?;
+        // A second copy, from the window or the server, would arrive within this wait.
+        std::thread::sleep(Duration::from_millis(1500));
+        let copies = seen(&call.summary);
+        if copies.len() != 1 {
+            return Err(format!(
+                "{case}: {:?} shown {} times: {copies:?}",
+                call.summary,
+                copies.len()
+            ));
+        }
+        if seen(&format!("{case}-")).len() != 1 {
+            return Err(format!(
+                "{case}: more than one try shown: {:?}",
+                seen(&format!("{case}-"))
+            ));
+        }
+        if case == "remote" {
+            // A click on the window's notification focuses the pane on the server.
+            fake.invoke_action(call.id, "default").map_err(|e| format!("ActionInvoked: {e:?}"))?;
+            poll(WAIT, "the click to focus the pane", || {
+                let list = world.server.list();
+                let ws = &list["workspaces"][0];
+                (ws["active_tab_id"] == ws["tabs"][0]["id"]
+                    && ws["tabs"][0]["active_pane_id"] == pane.as_str())
+                .then_some(())
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs the attached windows' cases (those whose names contain `only`, when given); returns
+/// (passed, failed).
+pub(crate) fn run(only: Option<&str>) -> (usize, usize) {
+    let wanted = |name: &str| only.is_none_or(|o| name.contains(o));
     let mut world = match std::panic::catch_unwind(Attached::start) {
         Ok(Ok(world)) => world,
         Ok(Err(e)) => {
@@ -718,7 +799,7 @@ pub(crate) fn run() -> (usize, usize) {
         ("attach_over_ssh_forwards_and_tears_down", attach_over_ssh_forwards_and_tears_down),
     ];
     let (mut passed, mut failed) = (0, 0);
-    for (name, case) in cases {
+    for (name, case) in cases.iter().filter(|(name, _)| wanted(name)) {
         let ok =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(&mut world))).is_ok();
         println!("test attach::{name} ... {}", if ok { "ok" } else { "FAILED" });
@@ -728,19 +809,26 @@ pub(crate) fn run() -> (usize, usize) {
             failed += 1;
         }
     }
-    let standalone = std::panic::catch_unwind(standalone_mode_outlives_a_killed_window);
-    let ok = matches!(standalone, Ok(Ok(())));
-    if let Ok(Err(e)) = &standalone {
-        eprintln!("e2e_window: standalone mode: {e}");
-    }
-    println!(
-        "test attach::standalone_mode_outlives_a_killed_window ... {}",
-        if ok { "ok" } else { "FAILED" }
-    );
-    if ok {
-        passed += 1;
-    } else {
-        failed += 1;
+    type WorldCase = (&'static str, fn() -> Result<(), String>);
+    let own_worlds: &[WorldCase] = &[
+        ("standalone_mode_outlives_a_killed_window", standalone_mode_outlives_a_killed_window),
+        (
+            "remote_notifications_reach_this_desktop_once",
+            remote_notifications_reach_this_desktop_once,
+        ),
+    ];
+    for (name, case) in own_worlds.iter().filter(|(name, _)| wanted(name)) {
+        let outcome = std::panic::catch_unwind(case);
+        let ok = matches!(outcome, Ok(Ok(())));
+        if let Ok(Err(e)) = &outcome {
+            eprintln!("e2e_window: {name}: {e}");
+        }
+        println!("test attach::{name} ... {}", if ok { "ok" } else { "FAILED" });
+        if ok {
+            passed += 1;
+        } else {
+            failed += 1;
+        }
     }
     if failed > 0 {
         for i in 0..world.windows.len() {
