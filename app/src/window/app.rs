@@ -41,6 +41,7 @@ use super::chrome::{self, TAB_BAR_ROWS};
 use super::decisions;
 use super::frames::FrameSchedule;
 use super::input::InputState;
+use super::latency::LatencyTrace;
 use super::links::LinkState;
 use super::remote::Remote;
 use super::rename::TabRenamer;
@@ -134,6 +135,8 @@ pub struct App {
     config_changed: Arc<AtomicBool>,
     /// The config file's error (or a warning about it), shown along the bottom row.
     banner: Option<String>,
+    /// Key-to-frame times for the benchmarks (`BERTH_LATENCY_TRACE`; `latency.rs`).
+    latency: LatencyTrace,
 }
 
 impl App {
@@ -181,6 +184,7 @@ impl App {
             config_path,
             config_changed: Arc::new(AtomicBool::new(false)),
             banner,
+            latency: LatencyTrace::from_env(),
         }
     }
 
@@ -896,6 +900,7 @@ impl App {
         window.pre_present_notify();
         match renderer.render(&scene) {
             Ok(stats) => {
+                self.latency.presented(&scene, Instant::now());
                 tracing::trace!(
                     cpu_us = stats.cpu.as_micros() as u64,
                     total_us = stats.total.as_micros() as u64,
@@ -1034,6 +1039,11 @@ impl ApplicationHandler<UserEvent> for App {
                 | WindowEvent::MouseInput { .. }
         ) {
             self.size_claim = true;
+        }
+        if let WindowEvent::KeyboardInput { event: key, is_synthetic: false, .. } = &event {
+            if key.state.is_pressed() {
+                self.latency.key();
+            }
         }
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),

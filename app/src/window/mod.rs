@@ -27,6 +27,7 @@ mod frames;
 mod input;
 mod intent;
 pub mod keys;
+mod latency;
 pub mod links;
 pub mod mouse;
 mod remote;

@@ -241,10 +241,11 @@ impl Remote {
     /// Sends input bytes to a pane without waiting: the input thread sends them in order,
     /// what queued up meanwhile in one request.
     pub(super) fn send_input(&self, pane: &PaneId, bytes: Vec<u8>) {
+        // No pull now: the echo is not there yet, and a pull in flight when its
+        // `pane.output` arrives would delay the one that brings it.
         if self.input.send((pane.clone(), bytes)).is_err() {
             tracing::warn!("the input thread is gone: input dropped");
         }
-        self.shared.poke();
     }
 
     /// `execute` without marking the state stale (a read).
@@ -351,10 +352,20 @@ fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Wak
                         }
                     }
                 }
-                if !matches!(event, Event::PaneOutput { .. }) {
-                    shared.ask_refresh();
+                match &event {
+                    // Output of a pane this window does not show changes nothing it draws.
+                    Event::PaneOutput { pane } => {
+                        let shown = shared.shown.lock().unwrap_or_else(|p| p.into_inner());
+                        if shown.contains(pane) {
+                            drop(shown);
+                            shared.poke();
+                        }
+                    }
+                    _ => {
+                        shared.ask_refresh();
+                        shared.poke();
+                    }
                 }
-                shared.poke();
                 if !waker.wake() {
                     return;
                 }
@@ -484,7 +495,9 @@ fn next_batch(
 }
 
 /// Pulls the shown panes' frames: after a poke (or [`IDLE_PULL`]), at most once per
-/// [`MIN_PULL`], each request sending the hashes of the rows already held.
+/// [`MIN_PULL`] after a pull that brought a change (one that brought none does not count, so a
+/// keystroke's echo is pulled at once), each request sending the hashes of the rows already
+/// held.
 fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker) {
     let mut last = Instant::now() - MIN_PULL;
     // The view this connection reported last (sent again on a new connection).
@@ -508,7 +521,7 @@ fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker
         if since < MIN_PULL {
             std::thread::sleep(MIN_PULL - since);
         }
-        last = Instant::now();
+        let pulled_at = Instant::now();
         let view = shared.view.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(view) = view {
             match client.report_view(view.clone()) {
@@ -608,8 +621,11 @@ fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker
             }
         }
         tracing::trace!(panes = reply.frames.len(), changed, "frames pulled");
-        if changed && !waker.wake() {
-            return;
+        if changed {
+            last = pulled_at;
+            if !waker.wake() {
+                return;
+            }
         }
     }
 }
