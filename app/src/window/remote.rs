@@ -3,10 +3,11 @@
 //! Owns five connections: one for the window's commands (answered in order on the event
 //! loop's thread), one for input (`pane.input`, sent in order by a thread of its own so the
 //! window never waits on the link; keys typed meanwhile go in the next request), one
-//! subscribed to events (any event makes the window look again; one that is not pane output
-//! makes the state thread fetch the state on the fourth), and one that pulls frames
-//! (`screen.frames`) for the panes the window shows, on its own thread: it asks again only
-//! after the previous answer arrived and at most once per [`MIN_PULL`], so the server never
+//! subscribed to events (any event but output of a pane the window does not show makes the
+//! window look again; one that is not pane output makes the state thread fetch the state on
+//! the fourth), and one that pulls frames (`screen.frames`) for the panes the window shows,
+//! on its own thread: it asks again only after the previous answer arrived and at most once
+//! per [`MIN_PULL`] after an answer that changed something, so the server never
 //! holds more than one unread frame per pane for this window and a stopped window costs the
 //! server nothing. It must not draw and holds no state the server owns beyond the copies it
 //! shows.
