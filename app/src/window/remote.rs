@@ -353,20 +353,19 @@ fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Wak
                         }
                     }
                 }
-                match &event {
-                    // Output of a pane this window does not show changes nothing it draws.
-                    Event::PaneOutput { pane } => {
-                        let shown = shared.shown.lock().unwrap_or_else(|p| p.into_inner());
-                        if shown.contains(pane) {
-                            drop(shown);
-                            shared.poke();
-                        }
-                    }
-                    _ => {
-                        shared.ask_refresh();
+                if let Event::PaneOutput { pane } = &event {
+                    // Output changes only the frames: the puller fetches a shown pane's and
+                    // wakes the window when one changed (a frame drawn now would be the old
+                    // one, and would delay that); a pane not shown changes nothing drawn.
+                    let shown = shared.shown.lock().unwrap_or_else(|p| p.into_inner());
+                    if shown.contains(pane) {
+                        drop(shown);
                         shared.poke();
                     }
+                    continue;
                 }
+                shared.ask_refresh();
+                shared.poke();
                 if !waker.wake() {
                     return;
                 }
