@@ -266,6 +266,11 @@ impl App {
                     desktop,
                 )
                 .map_err(|e| anyhow::anyhow!("cannot attach to {}: {e}", socket.display()))?;
+                if let Some(mhz) =
+                    window.current_monitor().and_then(|m| m.refresh_rate_millihertz())
+                {
+                    remote.set_refresh(mhz);
+                }
                 tracing::info!(socket = %socket.display(), "attached to the server");
                 self.remote = Some(remote);
                 self.update_grid();

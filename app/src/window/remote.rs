@@ -7,7 +7,8 @@
 //! window look again; one that is not pane output makes the state thread fetch the state on
 //! the fourth), and one that pulls frames (`screen.frames`) for the panes the window shows,
 //! on its own thread: it asks again only after the previous answer arrived and at most once
-//! per [`MIN_PULL`] after an answer that changed something, so the server never
+//! per display refresh (60 Hz unless the monitor says) after an answer that changed
+//! something, so the server never
 //! holds more than one unread frame per pane for this window and a stopped window costs the
 //! server nothing. It must not draw and holds no state the server owns beyond the copies it
 //! shows.
@@ -30,9 +31,12 @@ use berth_server::view::StateView;
 use super::desktop::WindowDesktop;
 use super::wake::Waker;
 
-/// The shortest time between two frame pulls: a pane's frames come at most at a display's
-/// refresh rate.
-const MIN_PULL: Duration = Duration::from_millis(16);
+/// The shortest time between two frame pulls that brought a change, until the window says
+/// its monitor's refresh: a pane's frames come at most at the display's refresh rate.
+const MIN_PULL: Duration = Duration::from_micros(16_667);
+
+/// The fastest refresh a monitor may claim for the pull interval (beyond it, 1 ms).
+const MAX_REFRESH_MHZ: u32 = 1_000_000;
 
 /// How long the puller waits without a poke before asking anyway (a cursor that moved without
 /// output, a change whose event was missed).
@@ -84,6 +88,9 @@ struct Shared {
     window_id: AtomicU64,
     /// Whether the window's config lets notifications reach the desktop.
     desktop_allowed: AtomicBool,
+    /// The shortest time between two pulls that brought a change, in µs: one refresh of the
+    /// window's monitor (0: [`MIN_PULL`]).
+    min_pull_us: AtomicU64,
 }
 
 impl Shared {
@@ -163,6 +170,12 @@ impl Remote {
     /// Whether the window's config lets the server's notifications reach this desktop.
     pub(super) fn allow_desktop(&self, allowed: bool) {
         self.shared.desktop_allowed.store(allowed, Ordering::Release);
+    }
+
+    /// The window's monitor refreshes at `millihertz`: frames are pulled at most that often.
+    pub(super) fn set_refresh(&self, millihertz: u32) {
+        let hz = u64::from(millihertz.clamp(1_000, MAX_REFRESH_MHZ));
+        self.shared.min_pull_us.store(1_000_000_000 / hz, Ordering::Release);
     }
 
     /// Whether the server went away (the window then closes).
@@ -495,7 +508,8 @@ fn next_batch(
 }
 
 /// Pulls the shown panes' frames: after a poke (or [`IDLE_PULL`]), at most once per
-/// [`MIN_PULL`] after a pull that brought a change (one that brought none does not count, so a
+/// refresh ([`MIN_PULL`] until the window says) after a pull that brought a change (one that
+/// brought none does not count, so a
 /// keystroke's echo is pulled at once), each request sending the hashes of the rows already
 /// held.
 fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker) {
@@ -517,9 +531,13 @@ fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker
         if shared.gone.load(Ordering::Acquire) {
             return;
         }
+        let min_pull = match shared.min_pull_us.load(Ordering::Acquire) {
+            0 => MIN_PULL,
+            us => Duration::from_micros(us),
+        };
         let since = last.elapsed();
-        if since < MIN_PULL {
-            std::thread::sleep(MIN_PULL - since);
+        if since < min_pull {
+            std::thread::sleep(min_pull - since);
         }
         let pulled_at = Instant::now();
         let view = shared.view.lock().unwrap_or_else(|p| p.into_inner()).take();
