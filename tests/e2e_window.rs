@@ -1169,7 +1169,8 @@ fn selected(name: &str) -> bool {
 }
 
 fn main() -> ExitCode {
-    // `cargo test --test e2e_window -- attach` runs the attached windows' cases alone.
+    // `cargo test --test e2e_window -- attach [NAME…]` runs the attached windows' cases alone
+    // (those whose names contain a NAME).
     if std::env::args().skip(1).any(|a| a == "attach") {
         let (passed, failed) = attach::run();
         println!("{passed} passed, {failed} failed");

@@ -155,14 +155,31 @@ impl Client {
     }
 
     /// Tells the server what an attached window shows (`window.view`), as the embedded window
-    /// tells its Store; the server forgets it when this connection ends.
-    pub fn report_view(&mut self, view: crate::store::WindowView) -> Result<(), ClientError> {
+    /// tells its Store; the server forgets it when this connection ends. Answers the number
+    /// the server gave this connection (`window_id`; `None` from an older server): the
+    /// `notification.desktop` events naming it are this window's to show.
+    pub fn report_view(
+        &mut self,
+        view: crate::store::WindowView,
+    ) -> Result<Option<u64>, ClientError> {
         let crate::store::WindowView { visible, focused_pane, window_focused } = view;
         let what = Decoded::Connection(ConnectionMethod::WindowView {
             visible,
             focused_pane,
             window_focused,
         });
+        self.request(&what).map(|answer| answer["window_id"].as_u64())
+    }
+
+    /// The user clicked a notification this window showed for the server
+    /// (`notification.activate`): the server focuses its pane as for a click on its own.
+    pub fn activate_notification(
+        &mut self,
+        id: berth_engine::ids::NotificationId,
+        activation_token: Option<String>,
+    ) -> Result<(), ClientError> {
+        let what =
+            Decoded::Connection(ConnectionMethod::NotificationActivate { id, activation_token });
         self.request(&what).map(|_| ())
     }
 

@@ -93,6 +93,16 @@ pub enum Event {
     },
     /// A notification was kept.
     Notification(Box<NotificationView>),
+    /// A notification that should reach the desktop, which this server cannot show (its
+    /// desktop notifications are off or no notification service answers it): the attached
+    /// window numbered `window` (the one whose view the server holds) shows it on its own
+    /// desktop, and no one else does.
+    NotificationDesktop {
+        /// The notification.
+        notification: Box<NotificationView>,
+        /// The window that shows it (`window_id` of its `window.view` answers).
+        window: u64,
+    },
     /// The user clicked a desktop notification.
     NotificationActivated {
         /// Its id.

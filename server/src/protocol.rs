@@ -350,6 +350,15 @@ pub enum ConnectionMethod {
         /// Whether the window has the desktop's focus.
         window_focused: bool,
     },
+    /// `notification.activate`: the user clicked a notification that an attached window
+    /// showed on its own desktop (`notification.desktop`); the server does what a click on
+    /// one of its own does (focus the pane, kitty's report).
+    NotificationActivate {
+        /// The notification.
+        id: berth_engine::ids::NotificationId,
+        /// The window's notification server's token for raising the window, if it sent one.
+        activation_token: Option<String>,
+    },
 }
 
 #[derive(Deserialize)]
@@ -377,6 +386,16 @@ struct WindowViewParams {
     focused_pane_id: Option<String>,
     window_focused: bool,
 }
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NotificationActivateParams {
+    notification_id: String,
+    activation_token: Option<String>,
+}
+
+/// The longest activation token taken (tokens are short; as the desktop sink's bound).
+const MAX_ACTIVATION_TOKEN: usize = 4096;
 
 #[derive(Deserialize)]
 struct InputParams {
@@ -536,6 +555,18 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
                 visible,
                 focused_pane,
                 window_focused: p.window_focused,
+            }));
+        }
+        "notification.activate" => {
+            let p: NotificationActivateParams = params(p)?;
+            if p.activation_token.as_ref().is_some_and(|t| t.len() > MAX_ACTIVATION_TOKEN) {
+                return Err(CommandError::BadParams(format!(
+                    "activation_token is longer than {MAX_ACTIVATION_TOKEN} bytes"
+                )));
+            }
+            return Ok(Decoded::Connection(ConnectionMethod::NotificationActivate {
+                id: berth_engine::ids::NotificationId::parse(&p.notification_id)?,
+                activation_token: p.activation_token,
             }));
         }
         "pane.input" => {
@@ -886,6 +917,7 @@ pub const METHODS: &[&str] = &[
     "window.attach",
     "window.review",
     "window.view",
+    "notification.activate",
 ];
 
 /// A path as wire text; the wire carries UTF-8 only.
@@ -965,6 +997,12 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
                     "window_focused": window_focused,
                 }),
             ));
+        }
+        Decoded::Connection(ConnectionMethod::NotificationActivate { id, activation_token }) => {
+            return Ok((
+                "notification.activate",
+                json!({ "notification_id": id.as_str(), "activation_token": activation_token }),
+            ))
         }
         Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms }) => {
             return Ok((

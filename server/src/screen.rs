@@ -225,35 +225,35 @@ impl PaneFrame {
         let content = term.renderable_content();
         let offset = content.display_offset;
         let colors = content.colors;
-        let mut cells: Vec<Vec<(FrameStyle, char, Option<String>)>> =
-            vec![Vec::with_capacity(cols); rows];
-        let mut links: Vec<Vec<(u16, u16, String)>> = vec![Vec::new(); rows];
-        let mut wraps = vec![false; rows];
+        // Runs are built as the cells come (no per-cell buffer: this runs under the pane's
+        // lock, as often as a window pulls), trailing blanks trimmed after.
+        let mut rows_out = vec![FrameRow::default(); rows];
+        let mut filled = vec![0usize; rows];
         for indexed in content.display_iter {
             // The display iterator yields grid lines from `-offset` to the last screen line.
             let Ok(row) = usize::try_from(indexed.point.line.0 + offset as i32) else { continue };
-            if row < rows && cells[row].len() < cols {
-                let col = cells[row].len() as u16;
+            if row < rows && filled[row] < cols {
+                let col = filled[row];
+                filled[row] += 1;
+                let out = &mut rows_out[row];
                 if let Some(link) = indexed.cell.hyperlink() {
-                    match links[row].last_mut() {
+                    let col = col as u16;
+                    match out.links.last_mut() {
                         Some((from, len, uri)) if *from + *len == col && uri == link.uri() => {
                             *len += 1;
                         }
-                        _ => links[row].push((col, 1, link.uri().to_owned())),
+                        _ => out.links.push((col, 1, link.uri().to_owned())),
                     }
                 }
                 if indexed.cell.flags.contains(Flags::WRAPLINE) {
-                    wraps[row] = true;
+                    out.wraps = true;
                 }
-                cells[row].push(cell_of(indexed.cell));
+                push_cell(out, col, cell_of(indexed.cell));
             }
         }
-        let rows_out = cells
-            .into_iter()
-            .zip(links)
-            .zip(wraps)
-            .map(|((cells, links), wraps)| FrameRow { links, wraps, ..row_of(cells) })
-            .collect();
+        for row in &mut rows_out {
+            trim_trailing_blanks(row);
+        }
         let cursor = {
             let point = content.cursor.point;
             let row = usize::try_from(point.line.0 + offset as i32).ok().filter(|&r| r < rows);
@@ -428,24 +428,38 @@ fn color_of(color: Color) -> FrameColor {
     }
 }
 
-/// A row of cells as runs; trailing blanks in the default style are left out.
-fn row_of(cells: Vec<(FrameStyle, char, Option<String>)>) -> FrameRow {
+/// Appends the cell at `col` (the next one) to a row's runs.
+fn push_cell(
+    row: &mut FrameRow,
+    col: usize,
+    (style, ch, extra): (FrameStyle, char, Option<String>),
+) {
+    if let Some(extra) = extra {
+        row.extras.push((col as u16, extra));
+    }
+    match row.runs.last_mut() {
+        Some(run) if run.style == style => run.text.push(ch),
+        _ => row.runs.push(FrameRun { style, text: ch.to_string() }),
+    }
+}
+
+/// Leaves out a row's trailing blanks in the default style (a cell with zero-width
+/// characters is not blank).
+fn trim_trailing_blanks(row: &mut FrameRow) {
     let default = FrameStyle::default();
-    let len = cells
-        .iter()
-        .rposition(|(style, ch, extra)| *ch != ' ' || *style != default || extra.is_some())
-        .map_or(0, |last| last + 1);
-    let mut row = FrameRow::default();
-    for (col, (style, ch, extra)) in cells.into_iter().take(len).enumerate() {
-        if let Some(extra) = extra {
-            row.extras.push((col as u16, extra));
+    let keep = row.extras.last().map_or(0, |(col, _)| usize::from(*col) + 1);
+    let mut len: usize = row.runs.iter().map(|run| run.text.chars().count()).sum();
+    while len > keep {
+        let Some(run) = row.runs.last_mut() else { break };
+        if run.style != default || !run.text.ends_with(' ') {
+            break;
         }
-        match row.runs.last_mut() {
-            Some(run) if run.style == style => run.text.push(ch),
-            _ => row.runs.push(FrameRun { style, text: ch.to_string() }),
+        run.text.pop();
+        len -= 1;
+        if run.text.is_empty() {
+            row.runs.pop();
         }
     }
-    row
 }
 
 /// What a client holds of one pane, sent with `screen.frames`.

@@ -11,6 +11,7 @@
 //! captured under each pane's own lock, never while holding the Store's; the PTY reader never
 //! waits on a client. It must not draw.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use berth_engine::ids::PaneId;
@@ -94,38 +95,47 @@ pub fn search(
 
 /// What one connection last reported with `window.view`; when the connection ends and the
 /// Store still holds that report, the Store forgets it (a closed window looks at nothing).
+/// Each connection has a number of its own (`window_id` in the answer): a notification this
+/// server cannot show on a desktop names the window whose view it holds, and only that
+/// window shows it (`notification.desktop`).
 pub struct ReportedView {
     store: Arc<Mutex<Store>>,
     last: Mutex<Option<crate::store::WindowView>>,
     /// The server's count of attached windows, and whether this connection is one of them.
     windows: AttachedWindows,
     attached: std::sync::atomic::AtomicBool,
+    id: u64,
 }
 
 /// How many connections have attached a window (`window.attach`) and are still open: what
 /// `window.review` needs to know that someone will open the view.
 pub type AttachedWindows = Arc<std::sync::atomic::AtomicUsize>;
 
+/// The next connection's window number (from 1).
+static NEXT_WINDOW: AtomicU64 = AtomicU64::new(1);
+
 impl ReportedView {
     /// No report yet.
     pub fn new(store: Arc<Mutex<Store>>, windows: AttachedWindows) -> ReportedView {
+        let id = NEXT_WINDOW.fetch_add(1, Ordering::Relaxed);
         ReportedView {
             store,
             last: Mutex::new(None),
             windows,
             attached: std::sync::atomic::AtomicBool::new(false),
+            id,
         }
     }
 
     /// Counts this connection as an attached window (once) until it ends.
     pub fn attached(&self) {
-        use std::sync::atomic::Ordering;
         if !self.attached.swap(true, Ordering::AcqRel) {
             self.windows.fetch_add(1, Ordering::AcqRel);
         }
     }
 
-    /// Answers `window.view`: the Store takes the window's view as the embedded window's.
+    /// Answers `window.view`: the Store takes the window's view as the embedded window's, and
+    /// this connection as the window that shows what the server cannot put on a desktop.
     pub fn report(&self, view: crate::store::WindowView) -> Result<Value, CommandError> {
         if view.visible.len() > MAX_PANES_PER_REQUEST {
             return Err(CommandError::BadParams(format!(
@@ -134,8 +144,8 @@ impl ReportedView {
         }
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(view.clone());
         let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
-        store.execute(Internal::SetWindowView(view))?;
-        Ok(serde_json::json!({ "ok": true }))
+        store.execute(Internal::ReportWindowView { view, window: self.id })?;
+        Ok(serde_json::json!({ "ok": true, "window_id": self.id }))
     }
 }
 
@@ -145,9 +155,12 @@ impl Drop for ReportedView {
             self.windows.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
         }
         let last = self.last.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let Some(last) = last else { return };
+        if last.is_none() {
+            return;
+        }
         let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
-        if store.window_view == last {
+        // Only while this connection's report is the one the Store holds.
+        if store.window_reporter == Some(self.id) {
             let _ = store.execute(Internal::SetWindowView(crate::store::WindowView::default()));
         }
     }

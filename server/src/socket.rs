@@ -600,6 +600,14 @@ fn answer(
             focused_pane,
             window_focused,
         })),
+        Decoded::Connection(ConnectionMethod::NotificationActivate { id, activation_token }) => {
+            let op = crate::store::Internal::ActivateNotification {
+                id: id.to_string(),
+                token: activation_token,
+            };
+            let result = services.store.lock().unwrap_or_else(|p| p.into_inner()).execute(op);
+            now(result.map(|_| serde_json::json!({ "ok": true })))
+        }
         Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms }) => {
             let wait = Duration::from_millis(wait_ms);
             match crate::agents::pending::wait_for_answer(

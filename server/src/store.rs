@@ -237,6 +237,14 @@ pub(crate) struct Started {
 pub enum Internal {
     /// The window reports what it shows (see [`WindowView`]).
     SetWindowView(WindowView),
+    /// An attached window reports what it shows over its connection `window`, which then
+    /// shows on its own desktop what this server cannot (`notification.desktop`).
+    ReportWindowView {
+        /// What it shows.
+        view: WindowView,
+        /// The number the server gave that connection.
+        window: u64,
+    },
     /// Rows of every pane's rectangle the window's pane header takes.
     SetHeaderRows(u16),
     /// Readable scrollback lines of panes started from now on.
@@ -363,6 +371,8 @@ pub struct Store {
     pub(crate) header_rows: u16,
     /// What the window shows, as it last said (empty when headless).
     pub(crate) window_view: WindowView,
+    /// The attached window whose view that is (`None`: the embedded window's, or none).
+    pub(crate) window_reporter: Option<u64>,
     /// Readable scrollback lines of panes started from now on (the window's config).
     pub(crate) scrollback: usize,
     /// The default cursor style and theme colours of terminals (the window's config).
@@ -469,6 +479,7 @@ impl Store {
             desktop: None,
             header_rows: 0,
             window_view: WindowView::default(),
+            window_reporter: None,
             scrollback: DEFAULT_SCROLLBACK,
             terminal_defaults: None,
             desktop_policy: DesktopPolicy::default(),
@@ -628,7 +639,14 @@ impl Store {
 
     fn execute_internal(&mut self, op: Internal) -> Result<Reply, CommandError> {
         match op {
-            Internal::SetWindowView(view) => self.set_window_view(view),
+            Internal::SetWindowView(view) => {
+                self.window_reporter = None;
+                self.set_window_view(view);
+            }
+            Internal::ReportWindowView { view, window } => {
+                self.window_reporter = Some(window);
+                self.set_window_view(view);
+            }
             Internal::SetHeaderRows(rows) => self.set_pane_header_rows(rows),
             Internal::SetScrollback(lines) => self.set_scrollback_lines(lines),
             Internal::SetTerminalDefaults { cursor, theme } => {

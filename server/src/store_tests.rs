@@ -375,3 +375,46 @@ async fn wait_ends_on_the_state_the_pane_exiting_or_its_deadline() {
     let gone = wait::start(&store, a, WaitUntil::Idle, None).err().expect("no such pane");
     assert_eq!(gone.code(), "NO_SUCH_PANE");
 }
+
+/// A notification that should reach the desktop, on a server that cannot show it (no desktop
+/// sink here), goes to the attached window whose view the Store holds, once, and to no one
+/// when that window shows its pane focused, or when the view is the embedded window's.
+#[test]
+fn a_notification_this_server_cannot_show_names_the_attached_window() {
+    use crate::notifications::Incoming;
+    use crate::store::{Internal, WindowView};
+    let mut f = fixture();
+    let mut events = f.store.bus.subscribe();
+    let (pane, _) = f.new_pane(&["sh"]);
+    let mut notify = |f: &mut Fixture, title: &str| -> Vec<String> {
+        let incoming = Incoming::new(Some(pane.clone()), title, "body", "osc9");
+        f.store.execute(Internal::AddNotification(incoming)).expect("added");
+        let mut desktop = Vec::new();
+        while let Ok(line) = events.try_recv() {
+            if line.contains("\"notification.desktop\"") {
+                desktop.push(line.to_string());
+            }
+        }
+        desktop
+    };
+    let elsewhere = WindowView { visible: vec![], focused_pane: None, window_focused: true };
+    f.store.execute(Internal::ReportWindowView { view: elsewhere.clone(), window: 5 }).unwrap();
+    let sent = notify(&mut f, "away");
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    let event: serde_json::Value = serde_json::from_str(&sent[0]).unwrap();
+    assert_eq!(event["params"]["window_id"], 5);
+    assert_eq!(event["params"]["notification"]["title"], "away");
+    assert_eq!(event["params"]["notification"]["pane_id"], pane.as_str());
+
+    let watching = WindowView {
+        visible: vec![pane.clone()],
+        focused_pane: Some(pane.clone()),
+        window_focused: true,
+    };
+    f.store.execute(Internal::ReportWindowView { view: watching, window: 5 }).unwrap();
+    assert_eq!(notify(&mut f, "watched"), Vec::<String>::new(), "a watched pane's stays off");
+
+    // The embedded window's view: no attached window to name.
+    f.store.execute(Internal::SetWindowView(elsewhere)).unwrap();
+    assert_eq!(notify(&mut f, "embedded"), Vec::<String>::new());
+}

@@ -918,6 +918,85 @@ fn standalone_mode_outlives_a_killed_window() -> Result<(), String> {
     Ok(())
 }
 
+/// A notification raised on a server reached by an attached window reaches this desktop
+/// exactly once: a server that cannot show it (no notification service answers it, as on a
+/// remote machine) names the window, which shows it on its own session bus, and a click on
+/// it focuses the pane; a server that shows it itself is not doubled by the window.
+fn remote_notifications_reach_this_desktop_once() -> Result<(), String> {
+    use berth_server::dbus::testing::PrivateBus;
+    use berth_server::notifications::desktop::testing::FakeNotificationServer;
+    let bus = PrivateBus::start().map_err(|e| format!("a private dbus-daemon: {e}"))?;
+    let fake = FakeNotificationServer::start(bus.address())
+        .map_err(|e| format!("the fake notification server: {e:?}"))?;
+    let address = std::ffi::OsString::from(bus.address());
+    for (case, server_bus) in [("remote", None), ("local", Some(bus.address()))] {
+        let prepared = TestServer::prepare().with_env("BERTH_LOGIND", "0");
+        // No notification service answers the "remote" server: nothing listens there.
+        let dead = format!("unix:path={}", prepared.root.path().join("no-bus").display());
+        let server =
+            prepared.with_env("DBUS_SESSION_BUS_ADDRESS", server_bus.unwrap_or(&dead)).launch();
+        let (xvfb, display) = start_xvfb(server.root.path())?;
+        let mut world = Attached { windows: Vec::new(), server, _xvfb: xvfb, display };
+        world.open_env(&["attach"], &[("DBUS_SESSION_BUS_ADDRESS", &address)]);
+        let pane = world.first_pane();
+        // Another tab in front: the first pane is out of sight, so its notifications are for
+        // the desktop whether or not the window has the focus.
+        world.server.berth_ok(&["new", "--", "bash", "--norc"]);
+        let seen = |prefix: &str| -> Vec<_> {
+            fake.calls().into_iter().filter(|c| c.summary.starts_with(prefix)).collect()
+        };
+        // Until the window has told the server it shows the other tab, a notification may be
+        // stored read (the window was looking at its pane); each try has its own title.
+        let mut shown = None;
+        for i in 0..10 {
+            let title = format!("{case}-{i}");
+            world.server.berth_ok(&[
+                "send",
+                &pane,
+                "--enter",
+                &format!(r"printf '\e]9;{title}\a'"),
+            ]);
+            let deadline = Instant::now() + Duration::from_secs(3);
+            while Instant::now() < deadline && seen(&format!("{case}-")).is_empty() {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if let Some(call) = seen(&format!("{case}-")).into_iter().next() {
+                shown = Some(call);
+                break;
+            }
+        }
+        let call = shown.ok_or_else(|| format!("{case}: no notification reached the bus"))?;
+        // A second copy, from the window or the server, would arrive within this wait.
+        std::thread::sleep(Duration::from_millis(1500));
+        let copies = seen(&call.summary);
+        if copies.len() != 1 {
+            return Err(format!(
+                "{case}: {:?} shown {} times: {copies:?}",
+                call.summary,
+                copies.len()
+            ));
+        }
+        if seen(&format!("{case}-")).len() != 1 {
+            return Err(format!(
+                "{case}: more than one try shown: {:?}",
+                seen(&format!("{case}-"))
+            ));
+        }
+        if case == "remote" {
+            // A click on the window's notification focuses the pane on the server.
+            fake.invoke_action(call.id, "default").map_err(|e| format!("ActionInvoked: {e:?}"))?;
+            poll(WAIT, "the click to focus the pane", || {
+                let list = world.server.list();
+                let ws = &list["workspaces"][0];
+                (ws["active_tab_id"] == ws["tabs"][0]["id"]
+                    && ws["tabs"][0]["active_pane_id"] == pane.as_str())
+                .then_some(())
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Runs the attached windows' cases; returns (passed, failed).
 pub(crate) fn run() -> (usize, usize) {
     type Case = (&'static str, fn(&mut Attached));
@@ -949,8 +1028,14 @@ pub(crate) fn run() -> (usize, usize) {
         ("an_attached_windows_sidebar_lists_tasks", an_attached_windows_sidebar_lists_tasks),
         ("an_attached_window_opens_the_review_view", an_attached_window_opens_the_review_view),
     ];
-    let standalone = "standalone_mode_outlives_a_killed_window";
-    if !cases.iter().any(|(name, _)| crate::selected(name)) && !crate::selected(standalone) {
+    // The cases that set up a world of their own.
+    let own_names = [
+        "standalone_mode_outlives_a_killed_window",
+        "remote_notifications_reach_this_desktop_once",
+    ];
+    if !cases.iter().any(|(name, _)| crate::selected(name))
+        && !own_names.iter().any(|name| crate::selected(name))
+    {
         return (0, 0);
     }
     let mut world = match std::panic::catch_unwind(Attached::start) {
@@ -972,22 +1057,26 @@ pub(crate) fn run() -> (usize, usize) {
             failed += 1;
         }
     }
-    if !crate::selected(standalone) {
-        return (passed, failed);
-    }
-    let standalone = std::panic::catch_unwind(standalone_mode_outlives_a_killed_window);
-    let ok = matches!(standalone, Ok(Ok(())));
-    if let Ok(Err(e)) = &standalone {
-        eprintln!("e2e_window: standalone mode: {e}");
-    }
-    println!(
-        "test attach::standalone_mode_outlives_a_killed_window ... {}",
-        if ok { "ok" } else { "FAILED" }
-    );
-    if ok {
-        passed += 1;
-    } else {
-        failed += 1;
+    type WorldCase = (&'static str, fn() -> Result<(), String>);
+    let own_worlds: &[WorldCase] = &[
+        ("standalone_mode_outlives_a_killed_window", standalone_mode_outlives_a_killed_window),
+        (
+            "remote_notifications_reach_this_desktop_once",
+            remote_notifications_reach_this_desktop_once,
+        ),
+    ];
+    for (name, case) in own_worlds.iter().filter(|(name, _)| crate::selected(name)) {
+        let outcome = std::panic::catch_unwind(case);
+        let ok = matches!(outcome, Ok(Ok(())));
+        if let Ok(Err(e)) = &outcome {
+            eprintln!("e2e_window: {name}: {e}");
+        }
+        println!("test attach::{name} ... {}", if ok { "ok" } else { "FAILED" });
+        if ok {
+            passed += 1;
+        } else {
+            failed += 1;
+        }
     }
     if failed > 0 {
         for i in 0..world.windows.len() {

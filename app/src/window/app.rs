@@ -25,6 +25,7 @@ use berth_engine::terminal::PaneTerminal;
 use berth_server::client::decode_event_line;
 use berth_server::commands::{Command, Reply, SpawnRequest, WorkspaceSelector};
 use berth_server::event::Event;
+use berth_server::notifications::DesktopPolicy;
 use berth_server::store::{Internal, Store, WindowView};
 use berth_server::view::StateView;
 use berth_server::{EmbeddedServer, Server, UiRequest};
@@ -40,6 +41,7 @@ use super::chrome::{self, TAB_BAR_ROWS};
 use super::decisions;
 use super::frames::FrameSchedule;
 use super::input::InputState;
+use super::latency::LatencyTrace;
 use super::links::{LinkSource, LinkState};
 use super::remote::Remote;
 use super::rename::TabRenamer;
@@ -150,6 +152,8 @@ pub struct App {
     /// `berth review` asked the embedded window for a task's review (the bus forwarder sets
     /// it).
     pub(super) review_requests: ReviewRequest,
+    /// Key-to-frame times for the benchmarks (`BERTH_LATENCY_TRACE`; `latency.rs`).
+    latency: LatencyTrace,
 }
 
 impl App {
@@ -203,6 +207,7 @@ impl App {
             review_serial: 0,
             review_link: None,
             review_requests: ReviewRequest::default(),
+            latency: LatencyTrace::from_env(),
         }
     }
 
@@ -273,11 +278,23 @@ impl App {
             Start::Embedded(server) => server,
             Start::Attach(socket) => {
                 self.socket = Some(socket.clone());
-                let remote = Remote::connect(&socket, HEADER_ROWS, self.waker.clone(), {
-                    let raise = self.raise_requested.clone();
-                    Box::new(move |token| raise.request(token))
-                })
+                let desktop = self.config.notifications.policy() != DesktopPolicy::Off;
+                let remote = Remote::connect(
+                    &socket,
+                    HEADER_ROWS,
+                    self.waker.clone(),
+                    {
+                        let raise = self.raise_requested.clone();
+                        Box::new(move |token| raise.request(token))
+                    },
+                    desktop,
+                )
                 .map_err(|e| anyhow::anyhow!("cannot attach to {}: {e}", socket.display()))?;
+                if let Some(mhz) =
+                    window.current_monitor().and_then(|m| m.refresh_rate_millihertz())
+                {
+                    remote.set_refresh(mhz);
+                }
                 tracing::info!(socket = %socket.display(), "attached to the server");
                 self.remote = Some(remote);
                 self.update_grid();
@@ -659,8 +676,13 @@ impl App {
     /// a program never sees the old theme after a reload.
     fn apply_store_settings(&self) {
         use alacritty_terminal::vte::ansi::{CursorShape as Shape, CursorStyle, Rgb};
-        // An attached window leaves the server's settings to the server.
-        if self.store.is_none() || self.remote.is_some() {
+        // An attached window leaves the server's settings to the server; its config says
+        // only whether the notifications it shows for the server reach this desktop.
+        if let Some(remote) = &self.remote {
+            remote.allow_desktop(self.config.notifications.policy() != DesktopPolicy::Off);
+            return;
+        }
+        if self.store.is_none() {
             return;
         }
         let shape = match self.config.cursor_style {
@@ -923,6 +945,7 @@ impl App {
         window.pre_present_notify();
         match renderer.render(&scene) {
             Ok(stats) => {
+                self.latency.presented(&scene, Instant::now());
                 tracing::trace!(
                     cpu_us = stats.cpu.as_micros() as u64,
                     total_us = stats.total.as_micros() as u64,
@@ -1072,6 +1095,11 @@ impl ApplicationHandler<UserEvent> for App {
                 | WindowEvent::MouseInput { .. }
         ) {
             self.size_claim = true;
+        }
+        if let WindowEvent::KeyboardInput { event: key, is_synthetic: false, .. } = &event {
+            if key.state.is_pressed() {
+                self.latency.key();
+            }
         }
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),

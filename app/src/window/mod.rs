@@ -19,6 +19,7 @@ pub mod chrome;
 mod chrome_input;
 pub mod clipboard;
 mod decisions;
+mod desktop;
 mod dispatch;
 #[cfg(test)]
 mod fixtures;
@@ -27,6 +28,7 @@ mod frames;
 mod input;
 mod intent;
 pub mod keys;
+mod latency;
 pub mod links;
 pub mod mouse;
 mod prefs;

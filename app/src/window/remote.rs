@@ -3,12 +3,13 @@
 //! Owns five connections: one for the window's commands (answered in order on the event
 //! loop's thread), one for input (`pane.input`, sent in order by a thread of its own so the
 //! window never waits on the link; keys typed meanwhile go in the next request), one
-//! subscribed to events (any event makes the window look again; one that is not pane output
-//! makes the state thread fetch the state on the fourth, and the task list with it after a
-//! `task.changed`, for the sidebar), and one that pulls frames
-//! (`screen.frames`, with an open search's query, so that its matches on the rows come with
-//! them) for the panes the window shows, on its own thread: it asks again only
-//! after the previous answer arrived and at most once per [`MIN_PULL`], so the server never
+//! subscribed to events (any event but output of a pane the window does not show makes the
+//! window look again; one that is not pane output makes the state thread fetch the state on
+//! the fourth, and the task list with it after a `task.changed`, for the sidebar), and one
+//! that pulls frames (`screen.frames`, with an open search's query, so that its matches on
+//! the rows come with them) for the panes the window shows, on its own thread: it asks again
+//! only after the previous answer arrived and at most once per display refresh (60 Hz unless
+//! the monitor says) after an answer that changed something, so the server never
 //! holds more than one unread frame per pane for this window and a stopped window costs the
 //! server nothing. It must not draw and holds no state the server owns beyond the copies it
 //! shows.
@@ -16,7 +17,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -31,11 +32,15 @@ use berth_server::store::WindowView;
 use berth_server::tasks::request::{ListParams, TaskRequest};
 use berth_server::view::StateView;
 
+use super::desktop::WindowDesktop;
 use super::wake::Waker;
 
-/// The shortest time between two frame pulls: a pane's frames come at most at a display's
-/// refresh rate.
-const MIN_PULL: Duration = Duration::from_millis(16);
+/// The shortest time between two frame pulls that brought a change, until the window says
+/// its monitor's refresh: a pane's frames come at most at the display's refresh rate.
+const MIN_PULL: Duration = Duration::from_micros(16_667);
+
+/// The fastest refresh a monitor may claim for the pull interval (beyond it, 1 ms).
+const MAX_REFRESH_MHZ: u32 = 1_000_000;
 
 /// How long the puller waits without a poke before asking anyway (a cursor that moved without
 /// output, a change whose event was missed).
@@ -92,6 +97,14 @@ struct Shared {
     raise: Option<Raise>,
     /// `berth review TASK` asked for a task's review view (`review.requested`).
     review: Mutex<Option<String>>,
+    /// The number the server gave this window's view reports (`window.view`; 0: none yet):
+    /// the `notification.desktop` events naming it are this window's to show (`desktop.rs`).
+    window_id: AtomicU64,
+    /// Whether the window's config lets notifications reach the desktop.
+    desktop_allowed: AtomicBool,
+    /// The shortest time between two pulls that brought a change, in µs: one refresh of the
+    /// window's monitor (0: [`MIN_PULL`]).
+    min_pull_us: AtomicU64,
 }
 
 impl Shared {
@@ -126,10 +139,15 @@ impl Remote {
         header_rows: u16,
         waker: Waker,
         raise: Raise,
+        desktop_allowed: bool,
     ) -> Result<Self, ClientError> {
         let mut commands = Client::connect(socket)?;
         commands.attach_window(header_rows)?;
-        let shared = Arc::new(Shared { raise: Some(raise), ..Shared::default() });
+        let shared = Arc::new(Shared {
+            raise: Some(raise),
+            desktop_allowed: AtomicBool::new(desktop_allowed),
+            ..Shared::default()
+        });
         shared.stale.store(true, Ordering::Release);
         shared.tasks_stale.store(true, Ordering::Release);
         shared.ask_refresh();
@@ -168,6 +186,17 @@ impl Remote {
     /// The task whose review view `berth review` asked for since the last call, if any.
     pub(super) fn take_review_request(&self) -> Option<String> {
         self.shared.review.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// Whether the window's config lets the server's notifications reach this desktop.
+    pub(super) fn allow_desktop(&self, allowed: bool) {
+        self.shared.desktop_allowed.store(allowed, Ordering::Release);
+    }
+
+    /// The window's monitor refreshes at `millihertz`: frames are pulled at most that often.
+    pub(super) fn set_refresh(&self, millihertz: u32) {
+        let hz = u64::from(millihertz.clamp(1_000, MAX_REFRESH_MHZ));
+        self.shared.min_pull_us.store(1_000_000_000 / hz, Ordering::Release);
     }
 
     /// Whether the server went away (the window then closes).
@@ -328,10 +357,11 @@ impl Remote {
     /// Sends input bytes to a pane without waiting: the input thread sends them in order,
     /// what queued up meanwhile in one request.
     pub(super) fn send_input(&self, pane: &PaneId, bytes: Vec<u8>) {
+        // No pull now: the echo is not there yet, and a pull in flight when its
+        // `pane.output` arrives would delay the one that brings it.
         if self.input.send((pane.clone(), bytes)).is_err() {
             tracing::warn!("the input thread is gone: input dropped");
         }
-        self.shared.poke();
     }
 
     /// `execute` without marking the state stale (a read).
@@ -424,8 +454,10 @@ fn reconnect(socket: &Path, subscribe: bool) -> Option<Client> {
     None
 }
 
-/// Any event: look again; one that is not pane output: the state changed.
+/// Any event: look again; one that is not pane output: the state changed. A notification
+/// the server names this window to show goes to this desktop (`desktop.rs`).
 fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker) {
+    let mut desktop: Option<Option<WindowDesktop>> = None;
     loop {
         match client.next_typed_event(None) {
             Ok(event) => {
@@ -441,9 +473,28 @@ fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Wak
                     *shared.review.lock().unwrap_or_else(|p| p.into_inner()) =
                         Some(task.as_str().to_owned());
                 }
-                if !matches!(event, Event::PaneOutput { .. }) {
-                    shared.ask_refresh();
+                if let Event::NotificationDesktop { notification, window } = &event {
+                    let mine = *window != 0 && *window == shared.window_id.load(Ordering::Acquire);
+                    if mine && shared.desktop_allowed.load(Ordering::Acquire) {
+                        let started =
+                            desktop.get_or_insert_with(|| WindowDesktop::start(socket.into()));
+                        if let Some(desktop) = started {
+                            desktop.show(notification);
+                        }
+                    }
                 }
+                if let Event::PaneOutput { pane } = &event {
+                    // Output changes only the frames: the puller fetches a shown pane's and
+                    // wakes the window when one changed (a frame drawn now would be the old
+                    // one, and would delay that); a pane not shown changes nothing drawn.
+                    let shown = shared.shown.lock().unwrap_or_else(|p| p.into_inner());
+                    if shown.contains(pane) {
+                        drop(shown);
+                        shared.poke();
+                    }
+                    continue;
+                }
+                shared.ask_refresh();
                 shared.poke();
                 if !waker.wake() {
                     return;
@@ -587,7 +638,10 @@ fn next_batch(
 }
 
 /// Pulls the shown panes' frames: after a poke (or [`IDLE_PULL`]), at most once per
-/// [`MIN_PULL`], each request sending the hashes of the rows already held.
+/// refresh ([`MIN_PULL`] until the window says) after a pull that brought a change (one that
+/// brought none does not count, so a
+/// keystroke's echo is pulled at once), each request sending the hashes of the rows already
+/// held.
 fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker) {
     let mut last = Instant::now() - MIN_PULL;
     // The view this connection reported last (sent again on a new connection).
@@ -607,15 +661,22 @@ fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker
         if shared.gone.load(Ordering::Acquire) {
             return;
         }
+        let min_pull = match shared.min_pull_us.load(Ordering::Acquire) {
+            0 => MIN_PULL,
+            us => Duration::from_micros(us),
+        };
         let since = last.elapsed();
-        if since < MIN_PULL {
-            std::thread::sleep(MIN_PULL - since);
+        if since < min_pull {
+            std::thread::sleep(min_pull - since);
         }
-        last = Instant::now();
+        let pulled_at = Instant::now();
         let view = shared.view.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(view) = view {
             match client.report_view(view.clone()) {
-                Ok(()) => last_view = Some(view),
+                Ok(window) => {
+                    shared.window_id.store(window.unwrap_or(0), Ordering::Release);
+                    last_view = Some(view);
+                }
                 Err(e) => {
                     tracing::debug!(error = %e, "the server did not take the window's view");
                     // Sent again after the next pull reconnects (or with the next change).
@@ -722,8 +783,11 @@ fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker
             }
         }
         tracing::trace!(panes = reply.frames.len(), changed, "frames pulled");
-        if changed && !waker.wake() {
-            return;
+        if changed {
+            last = pulled_at;
+            if !waker.wake() {
+                return;
+            }
         }
     }
 }

@@ -277,6 +277,17 @@ impl DesktopNotifier {
         }
     }
 
+    /// Whether it shows notifications: it runs and the notification service answered its
+    /// last attempt (or none has failed yet: the probe at start is still out, and counting it
+    /// as shown means a notification is never shown twice, by this server and by a window).
+    pub fn delivers(&self) -> bool {
+        if !self.shared.running {
+            return false;
+        }
+        let status = self.shared.status();
+        status.service_available || status.last_error.is_none()
+    }
+
     /// What it has sent, failed, dropped, and whether the service is there.
     pub fn status(&self) -> DesktopStatus {
         let mut status = self.shared.status().clone();

@@ -14,7 +14,7 @@ use berth_engine::model::Attention;
 use berth_engine::notify::{sanitize, sanitize_body, MAX_BODY_CHARS, MAX_TITLE_CHARS};
 use tokio::sync::mpsc;
 
-use super::{InboxMessage, Incoming, StoredNotification};
+use super::{DesktopHandle, InboxMessage, Incoming, StoredNotification};
 use crate::event::Event;
 use crate::persist::stamp::now_ms;
 use crate::persist::NotificationRecord;
@@ -81,7 +81,18 @@ impl Store {
         if let Some(pane) = &pane {
             self.bus.publish(Event::PaneChanged { pane: pane.clone() });
         }
-        if let Some(desktop) = self.desktop.as_ref().filter(|_| to_desktop) {
+        let server_shows = self.desktop.as_ref().is_some_and(DesktopHandle::delivers);
+        if to_desktop && !server_shows {
+            // No desktop here (off, or no notification service answers, as on a remote machine
+            // reached over ssh): the attached window whose view this is shows it on its own.
+            if let Some(window) = self.window_reporter {
+                self.bus.publish(Event::NotificationDesktop {
+                    notification: Box::new(stored.record.clone()),
+                    window,
+                });
+            }
+        }
+        if let Some(desktop) = self.desktop.as_ref().filter(|_| to_desktop && server_shows) {
             let replaces = stored.kitty_id.as_ref().and_then(|k| {
                 self.notifications
                     .iter()

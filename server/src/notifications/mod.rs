@@ -370,6 +370,12 @@ impl DesktopHandle {
         });
     }
 
+    /// Whether this server shows notifications on a desktop itself (see
+    /// [`desktop::DesktopNotifier::delivers`]).
+    pub fn delivers(&self) -> bool {
+        self.0.delivers()
+    }
+
     /// Withdraws a shown notification.
     pub fn close(&self, id: &str) {
         self.0.close(id);

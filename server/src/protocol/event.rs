@@ -54,6 +54,11 @@ pub fn event_value(event: &Event) -> Value {
         Event::Notification(n) => {
             json!({ "type": "notification", "notification": n.as_ref() })
         }
+        Event::NotificationDesktop { notification, window } => json!({
+            "type": "notification.desktop",
+            "notification": notification.as_ref(),
+            "window_id": window,
+        }),
         Event::NotificationActivated { id, pane, activation_token } => json!({
             "type": "notification.activated",
             "notification_id": id,
@@ -143,6 +148,13 @@ pub fn decode_event(v: &Value) -> Result<Event, CommandError> {
         "notification" => {
             let n: NotificationDto = number(v, "notification")?;
             Event::Notification(Box::new(n))
+        }
+        "notification.desktop" => {
+            let n: NotificationDto = number(v, "notification")?;
+            Event::NotificationDesktop {
+                notification: Box::new(n),
+                window: number(v, "window_id")?,
+            }
         }
         "notification.activated" => Event::NotificationActivated {
             id: text(v, "notification_id")?,

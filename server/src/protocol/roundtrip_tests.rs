@@ -287,6 +287,14 @@ fn connection_methods_survive_the_wire() {
             wait_ms: 30_000,
         },
         ConnectionMethod::Wait { pane: PaneId::new(), until: WaitUntil::Exited, timeout_ms: None },
+        ConnectionMethod::NotificationActivate {
+            id: berth_engine::ids::NotificationId::new(),
+            activation_token: None,
+        },
+        ConnectionMethod::NotificationActivate {
+            id: berth_engine::ids::NotificationId::new(),
+            activation_token: Some("x11-token".into()),
+        },
     ] {
         let what = Decoded::Connection(what);
         assert_eq!(through_the_wire(&what), what);
@@ -513,6 +521,7 @@ fn every_method_name_has_one_variant_both_ways() {
             "window.view",
             json!({ "visible": [p.as_str()], "focused_pane_id": p.as_str(), "window_focused": true }),
         ),
+        ("notification.activate", json!({ "notification_id": NotificationId::new().as_str() })),
     ];
     let names: Vec<&str> = cases.iter().map(|(m, _)| *m).collect();
     assert_eq!(names, METHODS, "one case per method, in the table's order");
@@ -776,6 +785,7 @@ fn every_event_survives_the_wire() {
             pane: p.clone(),
             activation_token: Some("sway-token-1".into()),
         },
+        Event::NotificationDesktop { notification: Box::new(sample_notification()), window: 7 },
         Event::Decision { pane: p.clone(), decision: Some(sample_decision()) },
         Event::Decision { pane: p.clone(), decision: None },
         Event::SubscriberDropped { reason: "slow".into() },
