@@ -280,6 +280,9 @@ impl PaneTerminal {
             self.collect_events();
             rest = &rest[used..];
         }
+        // History rows that this output (or a reader since the last feed) left decoded or
+        // plain are packed again (vendor/alacritty_terminal/BERTH.md).
+        self.term.grid_mut().shed_decoded();
         if self.scratch.capacity() > 1 << 20 {
             self.scratch = Vec::new();
         }
@@ -305,6 +308,7 @@ impl PaneTerminal {
         };
         self.processor.stop_sync(&mut handler);
         self.collect_events();
+        self.term.grid_mut().shed_decoded();
     }
 
     /// Events gathered since the last call: titles, working directories, replies to write
@@ -336,6 +340,9 @@ impl PaneTerminal {
         alt::release(&mut self.term);
         self.size = size;
         self.seq.after_resize(&mut self.term);
+        // The reflow left the history plain; it is packed again here (on the alternate screen,
+        // the primary's history is, after the next output once the program leaves it).
+        self.term.grid_mut().shed_decoded();
         let after = self.cursor_seq();
         if after < before {
             self.seq.skip(before - after);

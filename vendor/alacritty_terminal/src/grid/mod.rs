@@ -10,13 +10,14 @@ use crate::index::{Column, Line, Point};
 use crate::term::cell::{Flags, ResetDiscriminant};
 use crate::vte::ansi::{CharsetIndex, StandardCharset};
 
+pub(crate) mod pack;
 pub mod resize;
 mod row;
 mod storage;
 #[cfg(test)]
 mod tests;
 
-pub use self::row::Row;
+pub use self::row::{PackedRow, Row};
 use self::storage::Storage;
 
 pub trait GridCell: Sized {
@@ -28,6 +29,13 @@ pub trait GridCell: Sized {
 
     fn flags(&self) -> &Flags;
     fn flags_mut(&mut self) -> &mut Flags;
+
+    /// Berth: the compact form of a row's `cells` (those from `occ` on equal the last one), for
+    /// the history; `None` keeps the row plain, as it does for every cell type but
+    /// [`Cell`](crate::term::cell::Cell).
+    fn pack(_cells: &[Self], _occ: usize, _scratch: &mut Vec<u8>) -> Option<PackedRow<Self>> {
+        None
+    }
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -139,6 +147,31 @@ pub struct Grid<T> {
 
     /// Maximum number of lines in history.
     max_scroll_limit: usize,
+
+    /// Berth: the history's compact storage (vendor/BERTH.md).
+    #[cfg_attr(feature = "serde", serde(skip))]
+    packing: Packing,
+}
+
+/// Berth: how a grid keeps its history compact.
+///
+/// A line that scrolls into the history is packed at once ([`Grid::scroll_up`]); a history row
+/// that was changed (only a resize or a caller's mutable access does that) or read through a
+/// shared reference (which decodes and keeps its cells) is packed again by
+/// [`Grid::shed_decoded`], which the owner of the grid calls after it changed the grid.
+#[derive(Clone, Debug, Default)]
+struct Packing {
+    /// Whether history rows are packed at all (on unless switched off, for comparisons).
+    on: bool,
+
+    /// Whether a history row may be plain: a resize or a mutable access to a history line.
+    history_changed: bool,
+
+    /// The process's count of decodes of packed rows when this grid last shed its decoded rows.
+    decodes_seen: u64,
+
+    /// The buffer rows are encoded into.
+    scratch: Vec<u8>,
 }
 
 impl<T: GridCell + Default + PartialEq> Grid<T> {
@@ -151,7 +184,30 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
             cursor: Cursor::default(),
             lines,
             columns,
+            packing: Packing { on: true, ..Packing::default() },
         }
+    }
+
+    /// Berth: switches the packing of history rows (on by default) for rows that scroll into
+    /// the history from now on; off, the grid keeps every row plain, as upstream does.
+    pub fn set_history_packing(&mut self, on: bool) {
+        self.packing.on = on;
+    }
+
+    /// Berth: packs again the history rows that a change or a read left plain or decoded (a
+    /// no-op when none may be); the grid's owner calls it after feeding or resizing the grid.
+    pub fn shed_decoded(&mut self) {
+        if !self.packing.on {
+            return;
+        }
+        let decodes = row::DECODES.load(std::sync::atomic::Ordering::Relaxed);
+        if !self.packing.history_changed && decodes == self.packing.decodes_seen {
+            return;
+        }
+        self.packing.history_changed = false;
+        self.packing.decodes_seen = decodes;
+        let history = self.history_size();
+        self.raw.pack_lines(history, &mut self.packing.scratch);
     }
 
     /// Update the size of the scrollback history.
@@ -305,8 +361,23 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
         }
 
         // Ensure all new lines are fully cleared.
-        for i in (region.end.0 - positions as i32..region.end.0).map(Line::from) {
-            self.raw[i].reset(&self.cursor.template);
+        //
+        // Berth: the lines that scrolled into the history are packed, and the new lines reuse
+        // the cells they gave up.
+        let packed = if region.start == 0 && self.packing.on {
+            min(positions, self.history_size()) as i32
+        } else {
+            0
+        };
+        for (k, i) in (region.end.0 - positions as i32..region.end.0).enumerate() {
+            let k = k as i32;
+            if k < packed && i >= 0 {
+                let history = Line(-1 - k);
+                let template = &self.cursor.template;
+                self.raw.pack_into_history(history, Line(i), template, &mut self.packing.scratch);
+            } else {
+                self.raw[Line(i)].reset(&self.cursor.template);
+            }
         }
     }
 
@@ -466,6 +537,10 @@ impl<T> Index<Line> for Grid<T> {
 impl<T> IndexMut<Line> for Grid<T> {
     #[inline]
     fn index_mut(&mut self, index: Line) -> &mut Row<T> {
+        // Berth: a history row changed through this is packed again by `shed_decoded`.
+        if index.0 < 0 {
+            self.packing.history_changed = true;
+        }
         &mut self.raw[index]
     }
 }
