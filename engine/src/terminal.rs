@@ -29,6 +29,8 @@
 mod alt;
 mod answers;
 mod listener;
+#[cfg(test)]
+mod packing_tests;
 mod rect;
 mod render;
 mod search;

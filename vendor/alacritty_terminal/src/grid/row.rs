@@ -294,6 +294,12 @@ impl<T> Row<T> {
         self.packed.is_some()
     }
 
+    /// Berth: whether the row is packed and holds a decoded copy of its cells (made by a shared
+    /// access, dropped by [`Grid::shed_decoded`](super::Grid::shed_decoded)).
+    pub fn is_decoded(&self) -> bool {
+        self.packed.as_ref().is_some_and(|packed| packed.cells.get().is_some())
+    }
+
     /// Berth: turns a packed row back into a plain one, before a change.
     #[inline]
     fn unpack(&mut self) {
