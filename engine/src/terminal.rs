@@ -45,7 +45,7 @@ pub use self::search::{
     SearchDirection, SearchError, SearchMatch, SearchQuery, SearchScope, SeqPoint, ViewSpan,
 };
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use alacritty_terminal::event::Event;
 use alacritty_terminal::grid::{Dimensions, Scroll};
@@ -64,6 +64,14 @@ use self::seq::{history_cap, SeqHandler, SeqTracker};
 
 /// Default number of scrollback lines per pane; also the size of the `pane.read` ring.
 pub const DEFAULT_SCROLLBACK: usize = 5000;
+
+/// Output since the pane was last idle ([`PaneTerminal::settle`]) past which it counts as a flood:
+/// lines that scroll into the history are then packed in bulk, at most once a second and when
+/// the flood ends, instead of one by one (vendor/alacritty_terminal/BERTH.md).
+const FLOOD_BYTES: usize = 256 << 10;
+
+/// How often the history is packed during a flood.
+const FLOOD_PACK_EVERY: Duration = Duration::from_secs(1);
 
 /// Events held for [`PaneTerminal::take_events`] at most; later ones are dropped until it is
 /// called (the title and working directory are still updated).
@@ -189,6 +197,10 @@ pub struct PaneTerminal {
     events: Vec<TerminalEvent>,
     /// Counts calls that may have changed the grid's content (see [`PaneTerminal::revision`]).
     revision: u64,
+    /// Bytes fed since [`PaneTerminal::settle`] (compared with [`FLOOD_BYTES`]).
+    flood_bytes: usize,
+    /// During a flood, when the history was last packed.
+    flood_packed_at: Option<Instant>,
 }
 
 impl std::fmt::Debug for PaneTerminal {
@@ -240,6 +252,8 @@ impl PaneTerminal {
             cwd: None,
             events: Vec::new(),
             revision: 0,
+            flood_bytes: 0,
+            flood_packed_at: None,
         }
     }
 
@@ -282,11 +296,46 @@ impl PaneTerminal {
             self.collect_events();
             rest = &rest[used..];
         }
-        // History rows that this output (or a reader since the last feed) left decoded or
-        // plain are packed again (vendor/alacritty_terminal/BERTH.md).
-        self.term.grid_mut().shed_decoded();
+        self.pack_history(bytes.len());
         if self.scratch.capacity() > 1 << 20 {
             self.scratch = Vec::new();
+        }
+    }
+
+    /// Keeps the history compact after `fed` bytes of output (vendor/alacritty_terminal/BERTH.md):
+    /// rows that output or a reader since the last call left decoded or plain are packed
+    /// again; past [`FLOOD_BYTES`] since the pane was last idle, lines that scroll into the
+    /// history stay plain and are packed in bulk every [`FLOOD_PACK_EVERY`] and by
+    /// [`PaneTerminal::settle`].
+    fn pack_history(&mut self, fed: usize) {
+        self.flood_bytes = self.flood_bytes.saturating_add(fed);
+        let grid = self.term.grid_mut();
+        match self.flood_packed_at {
+            None if self.flood_bytes > FLOOD_BYTES => {
+                grid.defer_history_packing(true);
+                self.flood_packed_at = Some(Instant::now());
+            }
+            Some(at) if at.elapsed() >= FLOOD_PACK_EVERY => {
+                grid.pack_history();
+                self.flood_packed_at = Some(Instant::now());
+            }
+            _ => grid.shed_decoded(),
+        }
+    }
+
+    /// Tells the terminal that its output paused (the server calls it when the PTY has been
+    /// quiet for a while): a flood is over, and the history it left plain is packed.
+    pub fn settle(&mut self) {
+        self.flood_bytes = 0;
+        // The lines a flood left plain are in the primary screen's history: they are packed
+        // once it shows again.
+        if self.alt_screen() {
+            return;
+        }
+        if self.flood_packed_at.take().is_some() {
+            let grid = self.term.grid_mut();
+            grid.defer_history_packing(false);
+            grid.pack_history();
         }
     }
 

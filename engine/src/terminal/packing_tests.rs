@@ -276,3 +276,29 @@ fn search_and_selection_over_packed_history_match_plain_rows() {
         assert_eq!(texts[0], texts[1], "{kind:?} selection");
     }
 }
+
+#[test]
+fn a_flood_leaves_its_lines_plain_until_the_pane_settles() {
+    let mut pair = pair(100, 20, 3000);
+    feed(&mut pair, &mixed_output(17, 100));
+    assert_same(&pair, 80, "before the flood");
+    // Past FLOOD_BYTES since the pane last settled, new history lines stay plain.
+    let flood = mixed_output(18, 40_000);
+    assert!(flood.len() > FLOOD_BYTES, "the flood is {} bytes", flood.len());
+    for chunk in flood.chunks(16 * 1024) {
+        feed(&mut pair, chunk);
+    }
+    let grid = pair.0.term().grid();
+    assert!(grid.history_packing_backlog() > 1000, "{}", grid.history_packing_backlog());
+    assert!(!grid[Line(-1)].is_packed(), "the newest history line waits");
+    assert_same(&pair, 0, "during the flood");
+    pair.0.settle();
+    pair.1.settle();
+    assert_eq!(pair.0.term().grid().history_packing_backlog(), 0);
+    let packed = assert_same(&pair, 2900, "after the flood");
+    assert_eq!(packed, pair.0.term().grid().history_size(), "every history row is packed");
+    // Output after it is packed line by line again.
+    feed(&mut pair, &mixed_output(19, 50));
+    assert!(pair.0.term().grid()[Line(-1)].is_packed());
+    assert_same(&pair, 2900, "after more output");
+}

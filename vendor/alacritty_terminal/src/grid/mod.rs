@@ -155,14 +155,22 @@ pub struct Grid<T> {
 
 /// Berth: how a grid keeps its history compact.
 ///
-/// A line that scrolls into the history is packed at once ([`Grid::scroll_up`]); a history row
-/// that was changed (only a resize or a caller's mutable access does that) or read through a
-/// shared reference (which decodes and keeps its cells) is packed again by
-/// [`Grid::shed_decoded`], which the owner of the grid calls after it changed the grid.
+/// A line that scrolls into the history is packed at once ([`Grid::scroll_up`]), unless its
+/// owner deferred that (while a flood of output goes by, whose lines may leave the history
+/// before anyone reads them); then [`Grid::pack_history`] packs them later. A history row that
+/// was changed (only a resize or a caller's mutable access does that) or read through a shared
+/// reference (which decodes and keeps its cells) is packed again by [`Grid::shed_decoded`],
+/// which the owner of the grid calls after it changed the grid.
 #[derive(Clone, Debug, Default)]
 struct Packing {
     /// Whether history rows are packed at all (on unless switched off, for comparisons).
     on: bool,
+
+    /// Whether lines are left plain when they scroll into the history, for `pack_history`.
+    deferred: bool,
+
+    /// How many of the newest history lines scrolled in while packing was deferred.
+    backlog: usize,
 
     /// Whether a history row may be plain: a resize or a mutable access to a history line.
     history_changed: bool,
@@ -194,18 +202,45 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
         self.packing.on = on;
     }
 
+    /// Berth: while `defer` is true, lines that scroll into the history stay plain until
+    /// [`Grid::pack_history`] (a flood of output pays nothing for the lines that leave the
+    /// history before it ends).
+    pub fn defer_history_packing(&mut self, defer: bool) {
+        self.packing.deferred = defer;
+    }
+
+    /// Berth: packs the lines that scrolled into the history while packing was deferred, and
+    /// what [`Grid::shed_decoded`] packs.
+    pub fn pack_history(&mut self) {
+        if !self.packing.on {
+            return;
+        }
+        let backlog = min(std::mem::take(&mut self.packing.backlog), self.history_size());
+        self.raw.pack_lines(backlog, &mut self.packing.scratch);
+        self.shed_decoded();
+    }
+
+    /// Berth: how many history lines wait for [`Grid::pack_history`].
+    pub fn history_packing_backlog(&self) -> usize {
+        min(self.packing.backlog, self.history_size())
+    }
+
     /// Berth: packs again the history rows that a change or a read left plain or decoded (a
     /// no-op when none may be); the grid's owner calls it after feeding or resizing the grid.
     pub fn shed_decoded(&mut self) {
         if !self.packing.on {
             return;
         }
+        // Decodes anywhere in the process count; while packing is deferred (a flood), only a
+        // change to the history leads to a walk over it.
         let decodes = row::DECODES.load(std::sync::atomic::Ordering::Relaxed);
-        if !self.packing.history_changed && decodes == self.packing.decodes_seen {
+        let decoded = decodes != self.packing.decodes_seen && !self.packing.deferred;
+        if !self.packing.history_changed && !decoded {
             return;
         }
         self.packing.history_changed = false;
         self.packing.decodes_seen = decodes;
+        self.packing.backlog = 0;
         let history = self.history_size();
         self.raw.pack_lines(history, &mut self.packing.scratch);
     }
@@ -365,7 +400,13 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
         // Berth: the lines that scrolled into the history are packed, and the new lines reuse
         // the cells they gave up.
         let packed = if region.start == 0 && self.packing.on {
-            min(positions, self.history_size()) as i32
+            let entered = min(positions, self.history_size());
+            if self.packing.deferred {
+                self.packing.backlog = min(self.packing.backlog + entered, self.max_scroll_limit);
+                0
+            } else {
+                entered as i32
+            }
         } else {
             0
         };

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::grid::row::PackedRow;
 use crate::term::cell::Cell;
+use crate::vte::ansi::Color;
 
 /// The byte that switches the style; it never occurs in UTF-8.
 const STYLE: u8 = 0xff;
@@ -21,16 +22,45 @@ const STYLE: u8 = 0xff;
 const MAX_STYLES: usize = 255;
 
 /// Whether two cells differ only in their character.
-#[inline]
+#[inline(always)]
 fn same_style(a: &Cell, b: &Cell) -> bool {
-    a.fg == b.fg
+    a.flags == b.flags
+        && a.fg == b.fg
         && a.bg == b.bg
-        && a.flags == b.flags
         && match (&a.extra, &b.extra) {
             (None, None) => true,
             (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
             _ => false,
         }
+}
+
+/// A number for a colour, different for every colour.
+#[inline(always)]
+fn color_key(color: Color) -> u64 {
+    match color {
+        Color::Named(named) => named as u64,
+        Color::Indexed(index) => 0x1_0000 | u64::from(index),
+        Color::Spec(rgb) => {
+            0x100_0000 | u64::from(rgb.r) << 16 | u64::from(rgb.g) << 8 | u64::from(rgb.b)
+        },
+    }
+}
+
+/// The colours and flags of a cell as one number (`same_style` for cells without `extra`).
+#[inline(always)]
+fn plain_key(cell: &Cell) -> u128 {
+    let colors = color_key(cell.fg) | color_key(cell.bg) << 25;
+    u128::from(colors) | u128::from(cell.flags.bits()) << 64
+}
+
+/// Appends a character's UTF-8.
+#[inline(always)]
+fn push_char(bytes: &mut Vec<u8>, c: char) {
+    if c.is_ascii() {
+        bytes.push(c as u8);
+    } else {
+        bytes.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+    }
 }
 
 /// The index of the prototype with `cell`'s style, added if it is new; `None` past
@@ -64,17 +94,31 @@ pub(crate) fn pack_cells(
     }
 
     scratch.clear();
+    scratch.reserve(end + 16);
     let mut styles: Vec<Cell> = Vec::new();
-    let mut current = usize::MAX;
-    let mut utf8 = [0; 4];
-    for cell in &cells[..end] {
-        if current == usize::MAX || !same_style(&styles[current], cell) {
-            current = style_index(&mut styles, cell)?;
-            scratch.push(STYLE);
-            // The index fits a byte: there are at most MAX_STYLES prototypes.
-            scratch.push(current as u8);
+    let mut at = 0;
+    while at < end {
+        // A run of cells with the first one's style.
+        let first = &cells[at];
+        let index = style_index(&mut styles, first)?;
+        scratch.push(STYLE);
+        // The index fits a byte: there are at most MAX_STYLES prototypes.
+        scratch.push(index as u8);
+        push_char(scratch, first.c);
+        at += 1;
+        if first.extra.is_none() {
+            // Most runs: the style is colours and flags alone, compared as numbers.
+            let key = plain_key(first);
+            while at < end && cells[at].extra.is_none() && plain_key(&cells[at]) == key {
+                push_char(scratch, cells[at].c);
+                at += 1;
+            }
+        } else {
+            while at < end && same_style(first, &cells[at]) {
+                push_char(scratch, cells[at].c);
+                at += 1;
+            }
         }
-        scratch.extend_from_slice(cell.c.encode_utf8(&mut utf8).as_bytes());
     }
     if end < cells.len() {
         styles.push(last.clone());

@@ -227,10 +227,8 @@ impl<T: Default> Row<T> {
         T: ResetDiscriminant<D> + GridCell,
         D: PartialEq,
     {
-        if let Some(packed) = self.packed.take() {
-            // Berth: the packed cells are not needed, a row of default cells is reset instead.
-            self.inner = decode_blank(&packed);
-            self.occ = 0;
+        if self.packed.is_some() {
+            self.reset_packed();
         }
 
         debug_assert!(!self.inner.is_empty());
@@ -247,6 +245,17 @@ impl<T: Default> Row<T> {
         }
 
         self.occ = 0;
+    }
+
+    /// Berth: makes a packed row a plain row of default cells, which `reset` then resets: the
+    /// packed cells are not needed.
+    #[cold]
+    #[inline(never)]
+    fn reset_packed(&mut self) {
+        if let Some(packed) = self.packed.take() {
+            self.inner = decode_blank(&packed);
+            self.occ = 0;
+        }
     }
 
     /// Berth: resets the row to `template` on the cells of `cells`, a plain row's cells of which
@@ -301,8 +310,16 @@ impl<T> Row<T> {
     }
 
     /// Berth: turns a packed row back into a plain one, before a change.
-    #[inline]
+    #[inline(always)]
     fn unpack(&mut self) {
+        if self.packed.is_some() {
+            self.unpack_packed();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn unpack_packed(&mut self) {
         if let Some(packed) = self.packed.take() {
             self.inner = packed.into_cells();
         }
