@@ -201,6 +201,8 @@ pub struct PaneTerminal {
     flood_bytes: usize,
     /// During a flood, when the history was last packed.
     flood_packed_at: Option<Instant>,
+    /// How often the history is packed during a flood ([`FLOOD_PACK_EVERY`]; tests change it).
+    flood_pack_every: Duration,
 }
 
 impl std::fmt::Debug for PaneTerminal {
@@ -254,6 +256,7 @@ impl PaneTerminal {
             revision: 0,
             flood_bytes: 0,
             flood_packed_at: None,
+            flood_pack_every: FLOOD_PACK_EVERY,
         }
     }
 
@@ -315,7 +318,7 @@ impl PaneTerminal {
                 grid.defer_history_packing(true);
                 self.flood_packed_at = Some(Instant::now());
             }
-            Some(at) if at.elapsed() >= FLOOD_PACK_EVERY => {
+            Some(at) if at.elapsed() >= self.flood_pack_every => {
                 grid.pack_history();
                 self.flood_packed_at = Some(Instant::now());
             }
@@ -324,18 +327,17 @@ impl PaneTerminal {
     }
 
     /// Tells the terminal that its output paused (the server calls it when the PTY has been
-    /// quiet for a while): a flood is over, and the history it left plain is packed.
+    /// quiet for a while): a flood is over, and the history it left plain is packed; history
+    /// rows that reads decoded since (a search, a scrolled-back view) are packed again.
     pub fn settle(&mut self) {
         self.flood_bytes = 0;
         // The lines a flood left plain are in the primary screen's history: they are packed
         // once it shows again.
-        if self.alt_screen() {
-            return;
-        }
-        if self.flood_packed_at.take().is_some() {
-            let grid = self.term.grid_mut();
-            grid.defer_history_packing(false);
-            grid.pack_history();
+        if !self.alt_screen() && self.flood_packed_at.take().is_some() {
+            self.term.grid_mut().defer_history_packing(false);
+            self.term.grid_mut().pack_history();
+        } else {
+            self.term.grid_mut().shed_decoded();
         }
     }
 

@@ -230,6 +230,10 @@ fn reading_packed_history_keeps_it_decoded_only_until_the_next_feed() {
     assert!(pair.0.term().grid()[line].is_decoded());
     let _ = pair.0.read(&ReadRequest { since: Some(0), last: None, ansi: true });
     assert!(!pair.0.term().grid()[Line(-40)].is_decoded(), "pane.read decoded for good");
+    // A quiet PTY (the server's idle tick) sheds it too.
+    pair.0.settle();
+    assert!(!pair.0.term().grid()[line].is_decoded(), "settle sheds it");
+    let _ = &pair.0.term().grid()[line][Column(3)];
     feed(&mut pair, b"more\r\n");
     assert!(!pair.0.term().grid()[Line(line.0 - 1)].is_decoded(), "the next feed sheds it");
     assert_same(&pair, 90, "after reads");
@@ -283,6 +287,8 @@ fn a_flood_leaves_its_lines_plain_until_the_pane_settles() {
     feed(&mut pair, &mixed_output(17, 100));
     assert_same(&pair, 80, "before the flood");
     // Past FLOOD_BYTES since the pane last settled, new history lines stay plain.
+    // No bulk pack during the flood (a day between them), so that what it left is known.
+    pair.0.flood_pack_every = Duration::from_secs(86_400);
     let flood = mixed_output(18, 40_000);
     assert!(flood.len() > FLOOD_BYTES, "the flood is {} bytes", flood.len());
     for chunk in flood.chunks(16 * 1024) {
@@ -301,4 +307,18 @@ fn a_flood_leaves_its_lines_plain_until_the_pane_settles() {
     feed(&mut pair, &mixed_output(19, 50));
     assert!(pair.0.term().grid()[Line(-1)].is_packed());
     assert_same(&pair, 2900, "after more output");
+}
+
+#[test]
+fn a_long_flood_packs_its_history_in_bulk_as_it_goes() {
+    let mut pair = pair(100, 20, 3000);
+    // Every feed is late for the bulk pack: each one packs the backlog it left.
+    pair.0.flood_pack_every = Duration::ZERO;
+    for chunk in mixed_output(20, 40_000).chunks(16 * 1024) {
+        feed(&mut pair, chunk);
+        assert_eq!(pair.0.term().grid().history_packing_backlog(), 0);
+    }
+    assert!(pair.0.flood_packed_at.is_some(), "the output was a flood");
+    let packed = assert_same(&pair, 2900, "a long flood");
+    assert_eq!(packed, pair.0.term().grid().history_size(), "every history row is packed");
 }
