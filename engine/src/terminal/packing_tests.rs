@@ -322,3 +322,18 @@ fn a_long_flood_packs_its_history_in_bulk_as_it_goes() {
     let packed = assert_same(&pair, 2900, "a long flood");
     assert_eq!(packed, pair.0.term().grid().history_size(), "every history row is packed");
 }
+
+#[test]
+fn a_changed_packed_history_row_is_packed_again_by_the_next_feed() {
+    let mut pair = pair(80, 10, 500);
+    feed(&mut pair, &mixed_output(21, 100));
+    for term in [&mut pair.0, &mut pair.1] {
+        term.term.grid_mut()[Line(-30)][Column(2)].c = 'Z';
+    }
+    assert!(!pair.0.term().grid()[Line(-30)].is_packed(), "a change makes the row plain");
+    feed(&mut pair, b"x\r\n");
+    let grid = pair.0.term().grid();
+    assert!(grid[Line(-31)].is_packed(), "the feed packed it again");
+    assert_eq!(grid[Line(-31)].cells_uncached()[2].c, 'Z');
+    assert_same(&pair, 95, "after the change");
+}

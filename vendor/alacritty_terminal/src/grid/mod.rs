@@ -172,7 +172,8 @@ struct Packing {
     /// How many of the newest history lines scrolled in while packing was deferred.
     backlog: usize,
 
-    /// Whether a history row may be plain: a resize or a mutable access to a history line.
+    /// Whether a history row may be plain after a resize (a change to a packed row counts in
+    /// `row::DECODES`).
     history_changed: bool,
 
     /// The process's count of decodes of packed rows when this grid last shed its decoded rows.
@@ -231,8 +232,8 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
         if !self.packing.on {
             return;
         }
-        // Decodes anywhere in the process count; while packing is deferred (a flood), only a
-        // change to the history leads to a walk over it.
+        // Decodes and changes of packed rows anywhere in the process count; while packing is
+        // deferred (a flood), only a resize leads to a walk over the history.
         let decodes = row::DECODES.load(std::sync::atomic::Ordering::Relaxed);
         let decoded = decodes != self.packing.decodes_seen && !self.packing.deferred;
         if !self.packing.history_changed && !decoded {
@@ -578,10 +579,6 @@ impl<T> Index<Line> for Grid<T> {
 impl<T> IndexMut<Line> for Grid<T> {
     #[inline]
     fn index_mut(&mut self, index: Line) -> &mut Row<T> {
-        // Berth: a history row changed through this is packed again by `shed_decoded`.
-        if index.0 < 0 {
-            self.packing.history_changed = true;
-        }
         &mut self.raw[index]
     }
 }

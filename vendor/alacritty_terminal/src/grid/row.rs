@@ -20,8 +20,9 @@ use crate::grid::GridCell;
 use crate::index::Column;
 use crate::term::cell::ResetDiscriminant;
 
-/// Berth: counts the decodes of packed rows made through shared references in this process, so
-/// that a grid knows when it may hold decoded rows to shed.
+/// Berth: counts the decodes of packed rows made through shared references, and the packed rows
+/// made plain by a change, in this process, so that a grid knows when it may hold decoded or
+/// plain history rows to pack again (`Grid::shed_decoded`).
 pub(crate) static DECODES: AtomicU64 = AtomicU64::new(0);
 
 /// Berth: the compact form of a row (see the module documentation).
@@ -310,7 +311,7 @@ impl<T> Row<T> {
     }
 
     /// Berth: turns a packed row back into a plain one, before a change.
-    #[inline(always)]
+    #[inline]
     fn unpack(&mut self) {
         if self.packed.is_some() {
             self.unpack_packed();
@@ -320,6 +321,8 @@ impl<T> Row<T> {
     #[cold]
     #[inline(never)]
     fn unpack_packed(&mut self) {
+        // A changed history row is packed again by the next `shed_decoded`.
+        DECODES.fetch_add(1, Ordering::Relaxed);
         if let Some(packed) = self.packed.take() {
             self.inner = packed.into_cells();
         }
