@@ -29,6 +29,8 @@
 mod alt;
 mod answers;
 mod listener;
+#[cfg(test)]
+mod packing_tests;
 mod rect;
 mod render;
 mod search;
@@ -43,7 +45,7 @@ pub use self::search::{
     SearchDirection, SearchError, SearchMatch, SearchQuery, SearchScope, SeqPoint, ViewSpan,
 };
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use alacritty_terminal::event::Event;
 use alacritty_terminal::grid::{Dimensions, Scroll};
@@ -62,6 +64,14 @@ use self::seq::{history_cap, SeqHandler, SeqTracker};
 
 /// Default number of scrollback lines per pane; also the size of the `pane.read` ring.
 pub const DEFAULT_SCROLLBACK: usize = 5000;
+
+/// Output since the pane was last idle ([`PaneTerminal::settle`]) past which it counts as a flood:
+/// lines that scroll into the history are then packed in bulk, at most once a second and when
+/// the flood ends, instead of one by one (vendor/alacritty_terminal/BERTH.md).
+const FLOOD_BYTES: usize = 256 << 10;
+
+/// How often the history is packed during a flood.
+const FLOOD_PACK_EVERY: Duration = Duration::from_secs(1);
 
 /// Events held for [`PaneTerminal::take_events`] at most; later ones are dropped until it is
 /// called (the title and working directory are still updated).
@@ -187,6 +197,12 @@ pub struct PaneTerminal {
     events: Vec<TerminalEvent>,
     /// Counts calls that may have changed the grid's content (see [`PaneTerminal::revision`]).
     revision: u64,
+    /// Bytes fed since [`PaneTerminal::settle`] (compared with [`FLOOD_BYTES`]).
+    flood_bytes: usize,
+    /// During a flood, when the history was last packed.
+    flood_packed_at: Option<Instant>,
+    /// How often the history is packed during a flood ([`FLOOD_PACK_EVERY`]; tests change it).
+    flood_pack_every: Duration,
 }
 
 impl std::fmt::Debug for PaneTerminal {
@@ -238,6 +254,9 @@ impl PaneTerminal {
             cwd: None,
             events: Vec::new(),
             revision: 0,
+            flood_bytes: 0,
+            flood_packed_at: None,
+            flood_pack_every: FLOOD_PACK_EVERY,
         }
     }
 
@@ -287,6 +306,7 @@ impl PaneTerminal {
             self.collect_events();
             rest = &rest[used..];
         }
+        self.pack_history(bytes.len());
         if self.scratch.capacity() > 1 << 20 {
             self.scratch = Vec::new();
         }
@@ -303,6 +323,42 @@ impl PaneTerminal {
             }
             OscEvent::Query(_) | OscEvent::Control(_) => true,
             _ => false,
+        }
+    }
+
+    /// Keeps the history compact after `fed` bytes of output (vendor/alacritty_terminal/BERTH.md):
+    /// rows that output or a reader since the last call left decoded or plain are packed
+    /// again; past [`FLOOD_BYTES`] since the pane was last idle, lines that scroll into the
+    /// history stay plain and are packed in bulk every [`FLOOD_PACK_EVERY`] and by
+    /// [`PaneTerminal::settle`].
+    fn pack_history(&mut self, fed: usize) {
+        self.flood_bytes = self.flood_bytes.saturating_add(fed);
+        let grid = self.term.grid_mut();
+        match self.flood_packed_at {
+            None if self.flood_bytes > FLOOD_BYTES => {
+                grid.defer_history_packing(true);
+                self.flood_packed_at = Some(Instant::now());
+            }
+            Some(at) if at.elapsed() >= self.flood_pack_every => {
+                grid.pack_history();
+                self.flood_packed_at = Some(Instant::now());
+            }
+            _ => grid.shed_decoded(),
+        }
+    }
+
+    /// Tells the terminal that its output paused (the server calls it when the PTY has been
+    /// quiet for a while): a flood is over, and the history it left plain is packed; history
+    /// rows that reads decoded since (a search, a scrolled-back view) are packed again.
+    pub fn settle(&mut self) {
+        self.flood_bytes = 0;
+        // The lines a flood left plain are in the primary screen's history: they are packed
+        // once it shows again.
+        if !self.alt_screen() && self.flood_packed_at.take().is_some() {
+            self.term.grid_mut().defer_history_packing(false);
+            self.term.grid_mut().pack_history();
+        } else {
+            self.term.grid_mut().shed_decoded();
         }
     }
 
@@ -326,6 +382,7 @@ impl PaneTerminal {
         };
         self.processor.stop_sync(&mut handler);
         self.collect_events();
+        self.term.grid_mut().shed_decoded();
     }
 
     /// Events gathered since the last call: titles, working directories, replies to write
@@ -359,6 +416,9 @@ impl PaneTerminal {
         alt::release(&mut self.term);
         self.size = size;
         self.seq.after_resize(&mut self.term);
+        // The reflow left the history plain; it is packed again here (on the alternate screen,
+        // the primary's history is, after the next output once the program leaves it).
+        self.term.grid_mut().shed_decoded();
         let after = self.cursor_seq();
         if after < before {
             self.seq.skip(before - after);

@@ -469,6 +469,8 @@ impl PtyHandler for PaneIo {
         // A synchronized update whose end never came is shown once its deadline passes.
         let flushed = {
             let mut term = self.shared.term.lock();
+            // The output paused: a flood's history is packed (see `PaneTerminal::settle`).
+            term.settle();
             match term.sync_deadline() {
                 Some(deadline) if deadline <= now => {
                     term.flush_sync();

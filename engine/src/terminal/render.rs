@@ -192,7 +192,8 @@ fn push_cell_text(cell: &Cell, out: &mut String) {
 /// [`is_blank`]), emits an SGR sequence only where the style changes, and ends with `ESC[0m`
 /// when the last character is styled.
 pub(super) fn row_text(row: &Row<Cell>, ansi: bool) -> String {
-    let cells = &row[..];
+    // A packed history row is decoded for this call only, not kept decoded.
+    let cells = row.cells_uncached();
     let mut out = String::with_capacity(cells.len());
     if !ansi {
         for cell in cells.iter().filter(|cell| !cell.flags.intersects(SPACERS)) {

@@ -10,13 +10,14 @@ use crate::index::{Column, Line, Point};
 use crate::term::cell::{Flags, ResetDiscriminant};
 use crate::vte::ansi::{CharsetIndex, StandardCharset};
 
+pub(crate) mod pack;
 pub mod resize;
 mod row;
 mod storage;
 #[cfg(test)]
 mod tests;
 
-pub use self::row::Row;
+pub use self::row::{PackedRow, Row};
 use self::storage::Storage;
 
 pub trait GridCell: Sized {
@@ -28,6 +29,13 @@ pub trait GridCell: Sized {
 
     fn flags(&self) -> &Flags;
     fn flags_mut(&mut self) -> &mut Flags;
+
+    /// Berth: the compact form of a row's `cells` (those from `occ` on equal the last one), for
+    /// the history; `None` keeps the row plain, as it does for every cell type but
+    /// [`Cell`](crate::term::cell::Cell).
+    fn pack(_cells: &[Self], _occ: usize, _scratch: &mut Vec<u8>) -> Option<PackedRow<Self>> {
+        None
+    }
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -139,6 +147,40 @@ pub struct Grid<T> {
 
     /// Maximum number of lines in history.
     max_scroll_limit: usize,
+
+    /// Berth: the history's compact storage (vendor/BERTH.md).
+    #[cfg_attr(feature = "serde", serde(skip))]
+    packing: Packing,
+}
+
+/// Berth: how a grid keeps its history compact.
+///
+/// A line that scrolls into the history is packed at once ([`Grid::scroll_up`]), unless its
+/// owner deferred that (while a flood of output goes by, whose lines may leave the history
+/// before anyone reads them); then [`Grid::pack_history`] packs them later. A history row that
+/// was changed (only a resize or a caller's mutable access does that) or read through a shared
+/// reference (which decodes and keeps its cells) is packed again by [`Grid::shed_decoded`],
+/// which the owner of the grid calls after it changed the grid.
+#[derive(Clone, Debug, Default)]
+struct Packing {
+    /// Whether history rows are packed at all (on unless switched off, for comparisons).
+    on: bool,
+
+    /// Whether lines are left plain when they scroll into the history, for `pack_history`.
+    deferred: bool,
+
+    /// How many of the newest history lines scrolled in while packing was deferred.
+    backlog: usize,
+
+    /// Whether a history row may be plain after a resize (a change to a packed row counts in
+    /// `row::DECODES`).
+    history_changed: bool,
+
+    /// The process's count of decodes of packed rows when this grid last shed its decoded rows.
+    decodes_seen: u64,
+
+    /// The buffer rows are encoded into.
+    scratch: Vec<u8>,
 }
 
 impl<T: GridCell + Default + PartialEq> Grid<T> {
@@ -151,7 +193,57 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
             cursor: Cursor::default(),
             lines,
             columns,
+            packing: Packing { on: true, ..Packing::default() },
         }
+    }
+
+    /// Berth: switches the packing of history rows (on by default) for rows that scroll into
+    /// the history from now on; off, the grid keeps every row plain, as upstream does.
+    pub fn set_history_packing(&mut self, on: bool) {
+        self.packing.on = on;
+    }
+
+    /// Berth: while `defer` is true, lines that scroll into the history stay plain until
+    /// [`Grid::pack_history`] (a flood of output pays nothing for the lines that leave the
+    /// history before it ends).
+    pub fn defer_history_packing(&mut self, defer: bool) {
+        self.packing.deferred = defer;
+    }
+
+    /// Berth: packs the lines that scrolled into the history while packing was deferred, and
+    /// what [`Grid::shed_decoded`] packs.
+    pub fn pack_history(&mut self) {
+        if !self.packing.on {
+            return;
+        }
+        let backlog = min(std::mem::take(&mut self.packing.backlog), self.history_size());
+        self.raw.pack_lines(backlog, &mut self.packing.scratch);
+        self.shed_decoded();
+    }
+
+    /// Berth: how many history lines wait for [`Grid::pack_history`].
+    pub fn history_packing_backlog(&self) -> usize {
+        min(self.packing.backlog, self.history_size())
+    }
+
+    /// Berth: packs again the history rows that a change or a read left plain or decoded (a
+    /// no-op when none may be); the grid's owner calls it after feeding or resizing the grid.
+    pub fn shed_decoded(&mut self) {
+        if !self.packing.on {
+            return;
+        }
+        // Decodes and changes of packed rows anywhere in the process count; while packing is
+        // deferred (a flood), only a resize leads to a walk over the history.
+        let decodes = row::DECODES.load(std::sync::atomic::Ordering::Relaxed);
+        let decoded = decodes != self.packing.decodes_seen && !self.packing.deferred;
+        if !self.packing.history_changed && !decoded {
+            return;
+        }
+        self.packing.history_changed = false;
+        self.packing.decodes_seen = decodes;
+        self.packing.backlog = 0;
+        let history = self.history_size();
+        self.raw.pack_lines(history, &mut self.packing.scratch);
     }
 
     /// Update the size of the scrollback history.
@@ -305,8 +397,29 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
         }
 
         // Ensure all new lines are fully cleared.
-        for i in (region.end.0 - positions as i32..region.end.0).map(Line::from) {
-            self.raw[i].reset(&self.cursor.template);
+        //
+        // Berth: the lines that scrolled into the history are packed, and the new lines reuse
+        // the cells they gave up.
+        let packed = if region.start == 0 && self.packing.on {
+            let entered = min(positions, self.history_size());
+            if self.packing.deferred {
+                self.packing.backlog = min(self.packing.backlog + entered, self.max_scroll_limit);
+                0
+            } else {
+                entered as i32
+            }
+        } else {
+            0
+        };
+        for (k, i) in (region.end.0 - positions as i32..region.end.0).enumerate() {
+            let k = k as i32;
+            if k < packed && i >= 0 {
+                let history = Line(-1 - k);
+                let template = &self.cursor.template;
+                self.raw.pack_into_history(history, Line(i), template, &mut self.packing.scratch);
+            } else {
+                self.raw[Line(i)].reset(&self.cursor.template);
+            }
         }
     }
 

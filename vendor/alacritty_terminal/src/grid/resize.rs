@@ -19,6 +19,9 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
         // Use empty template cell for resetting cells due to resize.
         let template = mem::take(&mut self.cursor.template);
 
+        // Berth: the reflow makes history rows plain; `shed_decoded` packs them again.
+        self.packing.history_changed = true;
+
         match self.lines.cmp(&lines) {
             Ordering::Less => self.grow_lines(lines),
             Ordering::Greater => self.shrink_lines(lines),

@@ -1,13 +1,13 @@
 use std::cmp::max;
 use std::mem;
-use std::mem::MaybeUninit;
 use std::ops::{Index, IndexMut};
 
 #[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
 
-use super::Row;
+use super::{GridCell, Row};
 use crate::index::Line;
+use crate::term::cell::ResetDiscriminant;
 
 /// Maximum number of buffered lines outside of the grid for performance optimization.
 const MAX_CACHE_SIZE: usize = 1_000;
@@ -131,7 +131,8 @@ impl<T> Storage<T> {
             self.rezero();
 
             let realloc_size = self.inner.len() + max(additional_rows, MAX_CACHE_SIZE);
-            self.inner.resize_with(realloc_size, || Row::new(columns));
+            // Berth: the reserve is packed blank rows, which hold no cells until they are used.
+            self.inner.resize_with(realloc_size, || Row::blank(columns));
         }
 
         self.len += additional_rows;
@@ -151,27 +152,43 @@ impl<T> Storage<T> {
     /// instructions. This implementation achieves the swap in only 8 movups
     /// instructions.
     pub fn swap(&mut self, a: Line, b: Line) {
-        debug_assert_eq!(mem::size_of::<Row<T>>(), mem::size_of::<usize>() * 4);
-
+        // Berth: a row is five words since it may be packed; a plain slice swap.
         let a = self.compute_index(a);
         let b = self.compute_index(b);
+        self.inner.swap(a, b);
+    }
 
-        unsafe {
-            // Cast to a qword array to opt out of copy restrictions and avoid
-            // drop hazards. Byte array is no good here since for whatever
-            // reason LLVM won't optimized it.
-            let a_ptr = self.inner.as_mut_ptr().add(a) as *mut MaybeUninit<usize>;
-            let b_ptr = self.inner.as_mut_ptr().add(b) as *mut MaybeUninit<usize>;
+    /// Berth: packs the row at `history` (a line that has just scrolled into the history) and
+    /// resets the row at `fresh` (a new line at the screen's bottom) to `template`, reusing the
+    /// cells the packed row gave up.
+    pub fn pack_into_history<D>(
+        &mut self,
+        history: Line,
+        fresh: Line,
+        template: &T,
+        scratch: &mut Vec<u8>,
+    ) where
+        T: ResetDiscriminant<D> + GridCell + Default,
+        D: PartialEq,
+    {
+        let history = self.compute_index(history);
+        let fresh = self.compute_index(fresh);
+        debug_assert_ne!(history, fresh);
+        match self.inner[history].pack(scratch) {
+            Some((cells, occ)) => self.inner[fresh].reset_with(cells, occ, template),
+            None => self.inner[fresh].reset(template),
+        }
+    }
 
-            // Copy 1 qword at a time.
-            //
-            // The optimizer unrolls this loop and vectorizes it.
-            let mut tmp: MaybeUninit<usize>;
-            for i in 0..4 {
-                tmp = *a_ptr.offset(i);
-                *a_ptr.offset(i) = *b_ptr.offset(i);
-                *b_ptr.offset(i) = tmp;
-            }
+    /// Berth: packs the plain rows among the `count` lines at the top of the buffer (the
+    /// history) and drops the decoded cells of the packed ones.
+    pub fn pack_lines(&mut self, count: usize, scratch: &mut Vec<u8>)
+    where
+        T: GridCell,
+    {
+        for line in 1..=count {
+            let index = self.compute_index(Line(-(line as i32)));
+            self.inner[index].pack(scratch);
         }
     }
 

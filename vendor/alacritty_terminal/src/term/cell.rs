@@ -254,6 +254,10 @@ impl GridCell for Cell {
     fn reset(&mut self, template: &Self) {
         *self = Cell { bg: template.bg, ..Cell::default() };
     }
+
+    fn pack(cells: &[Self], occ: usize, scratch: &mut Vec<u8>) -> Option<grid::PackedRow<Self>> {
+        grid::pack::pack_cells(cells, occ, scratch)
+    }
 }
 
 impl From<Color> for Cell {
