@@ -308,6 +308,11 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
         for i in (region.end.0 - positions as i32..region.end.0).map(Line::from) {
             self.raw[i].reset(&self.cursor.template);
         }
+
+        // Berth: the next scroll's row, long out of the caches, starts loading now.
+        if region.start == 0 {
+            self.raw.prefetch_next_bottom();
+        }
     }
 
     pub fn clear_viewport<D>(&mut self)
