@@ -289,13 +289,11 @@ impl PaneTerminal {
         let mut rest = bytes;
         while !rest.is_empty() {
             let (used, filtered) = self.scanner.filter_to_event(rest, &mut self.scratch);
-            let mut handler = SeqHandler {
-                term: &mut self.term,
-                seq: &mut self.seq,
-                listener: &self.listener,
-                answers: &mut self.answers,
-            };
+            let mut handler =
+                SeqHandler::new(&mut self.term, &mut self.seq, &self.listener, &mut self.answers);
             self.processor.advance(&mut handler, filtered);
+            // Dropping the handler writes the run of text it gathered last.
+            drop(handler);
             // A query or control the scanner found acts on the output before it: a
             // synchronized update holding that output back ends first.
             if self.sync_deadline().is_some()
@@ -374,13 +372,10 @@ impl PaneTerminal {
             return;
         }
         self.revision = self.revision.wrapping_add(1);
-        let mut handler = SeqHandler {
-            term: &mut self.term,
-            seq: &mut self.seq,
-            listener: &self.listener,
-            answers: &mut self.answers,
-        };
+        let mut handler =
+            SeqHandler::new(&mut self.term, &mut self.seq, &self.listener, &mut self.answers);
         self.processor.stop_sync(&mut handler);
+        drop(handler);
         self.collect_events();
         self.term.grid_mut().shed_decoded();
     }
@@ -762,12 +757,8 @@ impl PaneTerminal {
             StandardCharset,
         };
         let point = self.term.grid().cursor.point;
-        let mut handler = SeqHandler {
-            term: &mut self.term,
-            seq: &mut self.seq,
-            listener: &self.listener,
-            answers: &mut self.answers,
-        };
+        let mut handler =
+            SeqHandler::new(&mut self.term, &mut self.seq, &self.listener, &mut self.answers);
         handler.set_private_mode(PrivateMode::Named(NamedPrivateMode::ShowCursor));
         handler.unset_mode(Mode::Named(NamedMode::Insert));
         handler.unset_private_mode(PrivateMode::Named(NamedPrivateMode::Origin));
@@ -785,6 +776,7 @@ impl PaneTerminal {
             handler.configure_charset(index, StandardCharset::Ascii);
         }
         handler.set_active_charset(CharsetIndex::G0);
+        drop(handler);
         self.term.grid_mut().cursor.template.flags.remove(Flags::PROTECTED);
         self.term.grid_mut().saved_cursor = Default::default();
     }
@@ -799,12 +791,8 @@ impl PaneTerminal {
             let Some((private, _)) = answers::saveable_mode(&self.term, &self.answers, mode) else {
                 continue;
             };
-            let mut handler = SeqHandler {
-                term: &mut self.term,
-                seq: &mut self.seq,
-                listener: &self.listener,
-                answers: &mut self.answers,
-            };
+            let mut handler =
+                SeqHandler::new(&mut self.term, &mut self.seq, &self.listener, &mut self.answers);
             if on {
                 handler.set_private_mode(private);
             } else {
@@ -829,12 +817,12 @@ impl PaneTerminal {
             (false, 1) => ((0, 0), (row, column)),
             (false, 2) => ((0, 0), (last_row, last_column)),
             (false, 3) => {
-                let mut handler = SeqHandler {
-                    term: &mut self.term,
-                    seq: &mut self.seq,
-                    listener: &self.listener,
-                    answers: &mut self.answers,
-                };
+                let mut handler = SeqHandler::new(
+                    &mut self.term,
+                    &mut self.seq,
+                    &self.listener,
+                    &mut self.answers,
+                );
                 handler.clear_screen(ClearMode::Saved);
                 return;
             }

@@ -393,6 +393,10 @@ impl PtyHandler for PaneIo {
     fn on_output(&mut self, bytes: &[u8], replies: &PtyInput) {
         let events = {
             let mut term = self.shared.term.lock();
+            // The `pane.output` event goes out before the feed, under the terminal's lock: a
+            // keystroke's echo reaches subscribers without waiting for the terminal, and
+            // whoever reads the pane on that event takes the lock after the feed.
+            self.pulse.output(&self.bus, &self.shared.id, &mut self.output_window, Instant::now());
             term.feed(bytes);
             term.take_events()
         };
@@ -458,7 +462,6 @@ impl PtyHandler for PaneIo {
             self.shared.changed.notify_waiters();
             self.bus.publish(Event::PaneChanged { pane: self.shared.id.clone() });
         }
-        self.pulse.output(&self.bus, &self.shared.id, &mut self.output_window, now);
         if let Some(cwd) = self.cwd.as_mut() {
             cwd.on_output(&self.shared, now, reported_cwd);
         }

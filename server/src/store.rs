@@ -784,7 +784,10 @@ impl Store {
                     _ => return Err(CommandError::PaneNotLive(pane.to_string())),
                 };
                 let mut bytes = text.map(String::into_bytes).unwrap_or_default();
-                let (app_cursor, kitty_flags) = {
+                // Plain text needs no terminal modes: it does not wait for the reader's feed.
+                let (app_cursor, kitty_flags) = if keys.is_empty() {
+                    (false, 0)
+                } else {
                     let term = p.shared.term.lock();
                     (term.app_cursor(), term.keyboard_flags())
                 };

@@ -12,13 +12,16 @@
 //! xterm's older alternate-screen modes 47 and 1047 and the cursor save of 1048, which
 //! alacritty does not know (the vendored `swap_alt` leaves both screens' saved cursors alone;
 //! only 1049 saves the cursor); and it ignores a kitty keyboard push past
-//! [`super::answers::MAX_KEYBOARD_STACK`] (upstream alacritty panicked there).
+//! [`super::answers::MAX_KEYBOARD_STACK`] (upstream alacritty panicked there). Printable ASCII
+//! reaches the Term in runs (the vendored `Term::input_ascii`, see [`SeqHandler`]), written
+//! before any other call.
 //!
 //! Why a forwarding handler: alacritty does not count lines that scroll into its history, and
 //! once the history is at its cap the oldest lines silently fall out, so the history size alone
 //! cannot say how many lines scrolled. Looking at it after every handler call is exact, because
 //! one call adds at most one screen's worth of lines to the history (a linefeed or a wrap adds
-//! one, `CSI n S` and clearing the screen add at most the screen height), and the Term's cap is
+//! one, `CSI n S` and clearing the screen add at most the screen height, a run of ASCII at most
+//! half its length), and the Term's cap is
 //! set higher than the ring by more than the tallest screen, so it is never reached. Checking
 //! after whole chunks would not be exact: `CSI n b` (repeat) or a run of `CSI 24 S` scroll tens
 //! of thousands of lines in a few bytes, and a synchronized update releases up to 2 MiB at once.
@@ -159,15 +162,46 @@ impl SeqTracker {
 /// Every method forwards to `Term`'s own implementation (or answers in its place, see the
 /// module documentation) and then observes the history. All 71 methods of vte 0.15's `Handler`
 /// are implemented: one left out would silently fall back to the trait's empty default.
+///
+/// Printable ASCII is not written a character at a time: `input` gathers a run of it (up to
+/// [`ASCII_RUN`] bytes) and the run goes to the vendored `Term::input_ascii` in one call, before
+/// any other call reaches the Term (each method starts with `flush`) and when the handler is
+/// dropped. Observing the history once per run stays exact: a run adds at most
+/// `ASCII_RUN / 2` lines (the narrowest grid has 2 columns), far under `CAP_HEADROOM`.
 pub(super) struct SeqHandler<'a> {
     /// The terminal that does the work.
-    pub(super) term: &'a mut Term<TermListener>,
+    term: &'a mut Term<TermListener>,
     /// The numbering to keep up to date.
-    pub(super) seq: &'a mut SeqTracker,
+    seq: &'a mut SeqTracker,
     /// Where the handler's own replies go, in order with the Term's.
-    pub(super) listener: &'a TermListener,
+    listener: &'a TermListener,
     /// What the answers mirror of the Term's private state.
-    pub(super) answers: &'a mut AnswerState,
+    answers: &'a mut AnswerState,
+    /// Printable ASCII not yet written to the Term.
+    ascii: [u8; ASCII_RUN],
+    /// How many bytes of `ascii` are in use.
+    ascii_len: usize,
+}
+
+/// The longest run of printable ASCII gathered before it is written.
+pub(super) const ASCII_RUN: usize = 1024;
+
+impl<'a> SeqHandler<'a> {
+    /// A handler feeding `term`; drop it (or let it go out of scope) to write the last run.
+    pub(super) fn new(
+        term: &'a mut Term<TermListener>,
+        seq: &'a mut SeqTracker,
+        listener: &'a TermListener,
+        answers: &'a mut AnswerState,
+    ) -> Self {
+        Self { term, seq, listener, answers, ascii: [0; ASCII_RUN], ascii_len: 0 }
+    }
+}
+
+impl Drop for SeqHandler<'_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
 }
 
 impl SeqHandler<'_> {
@@ -185,62 +219,93 @@ impl SeqHandler<'_> {
     }
 
     fn after_call(&mut self) {
+        debug_assert_eq!(self.ascii_len, 0, "a handler method did not flush the ASCII run");
         self.seq.observe(self.term);
+    }
+
+    /// Writes the gathered run of printable ASCII to the Term.
+    #[inline]
+    fn flush(&mut self) {
+        if self.ascii_len > 0 {
+            let len = std::mem::take(&mut self.ascii_len);
+            self.term.input_ascii(&self.ascii[..len]);
+            self.seq.observe(self.term);
+        }
     }
 }
 
 impl Handler for SeqHandler<'_> {
     fn set_title(&mut self, value: Option<String>) {
+        self.flush();
         Handler::set_title(&mut *self.term, value);
         self.after_call();
     }
 
     fn set_cursor_style(&mut self, value: Option<CursorStyle>) {
+        self.flush();
         Handler::set_cursor_style(&mut *self.term, value);
         self.after_call();
     }
 
     fn set_cursor_shape(&mut self, shape: CursorShape) {
+        self.flush();
         Handler::set_cursor_shape(&mut *self.term, shape);
         self.after_call();
     }
 
+    #[inline]
     fn input(&mut self, c: char) {
-        Handler::input(&mut *self.term, c);
-        self.after_call();
+        if matches!(c, ' '..='~') {
+            if self.ascii_len == ASCII_RUN {
+                self.flush();
+            }
+            self.ascii[self.ascii_len] = c as u8;
+            self.ascii_len += 1;
+        } else {
+            self.flush();
+            Handler::input(&mut *self.term, c);
+            self.after_call();
+        }
     }
 
     fn goto(&mut self, line: i32, col: usize) {
+        self.flush();
         Handler::goto(&mut *self.term, line, col);
         self.after_call();
     }
 
     fn goto_line(&mut self, line: i32) {
+        self.flush();
         Handler::goto_line(&mut *self.term, line);
         self.after_call();
     }
 
     fn goto_col(&mut self, col: usize) {
+        self.flush();
         Handler::goto_col(&mut *self.term, col);
         self.after_call();
     }
 
     fn insert_blank(&mut self, value: usize) {
+        self.flush();
         Handler::insert_blank(&mut *self.term, value);
         self.after_call();
     }
 
     fn move_up(&mut self, value: usize) {
+        self.flush();
         Handler::move_up(&mut *self.term, value);
         self.after_call();
     }
 
     fn move_down(&mut self, value: usize) {
+        self.flush();
         Handler::move_down(&mut *self.term, value);
         self.after_call();
     }
 
     fn identify_terminal(&mut self, intermediate: Option<char>) {
+        self.flush();
         match intermediate {
             None => self.listener.reply(answers::PRIMARY_ATTRIBUTES.to_owned()),
             Some(_) => Handler::identify_terminal(&mut *self.term, intermediate),
@@ -249,6 +314,7 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn device_status(&mut self, value: usize) {
+        self.flush();
         // CPR: in origin mode alacritty would report the absolute position.
         if value == 6 && self.term.mode().contains(TermMode::ORIGIN) {
             let (line, column) = answers::cursor_position(self.term, self.answers);
@@ -260,86 +326,103 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn move_forward(&mut self, col: usize) {
+        self.flush();
         Handler::move_forward(&mut *self.term, col);
         self.after_call();
     }
 
     fn move_backward(&mut self, col: usize) {
+        self.flush();
         Handler::move_backward(&mut *self.term, col);
         self.after_call();
     }
 
     fn move_down_and_cr(&mut self, row: usize) {
+        self.flush();
         Handler::move_down_and_cr(&mut *self.term, row);
         self.after_call();
     }
 
     fn move_up_and_cr(&mut self, row: usize) {
+        self.flush();
         Handler::move_up_and_cr(&mut *self.term, row);
         self.after_call();
     }
 
     fn put_tab(&mut self, count: u16) {
+        self.flush();
         Handler::put_tab(&mut *self.term, count);
         self.after_call();
     }
 
     fn backspace(&mut self) {
+        self.flush();
         Handler::backspace(&mut *self.term);
         self.after_call();
     }
 
     fn carriage_return(&mut self) {
+        self.flush();
         Handler::carriage_return(&mut *self.term);
         self.after_call();
     }
 
     fn linefeed(&mut self) {
+        self.flush();
         Handler::linefeed(&mut *self.term);
         self.after_call();
     }
 
     fn bell(&mut self) {
+        self.flush();
         Handler::bell(&mut *self.term);
         self.after_call();
     }
 
     fn substitute(&mut self) {
+        self.flush();
         Handler::substitute(&mut *self.term);
         self.after_call();
     }
 
     fn newline(&mut self) {
+        self.flush();
         Handler::newline(&mut *self.term);
         self.after_call();
     }
 
     fn set_horizontal_tabstop(&mut self) {
+        self.flush();
         Handler::set_horizontal_tabstop(&mut *self.term);
         self.after_call();
     }
 
     fn scroll_up(&mut self, value: usize) {
+        self.flush();
         Handler::scroll_up(&mut *self.term, value);
         self.after_call();
     }
 
     fn scroll_down(&mut self, value: usize) {
+        self.flush();
         Handler::scroll_down(&mut *self.term, value);
         self.after_call();
     }
 
     fn insert_blank_lines(&mut self, value: usize) {
+        self.flush();
         Handler::insert_blank_lines(&mut *self.term, value);
         self.after_call();
     }
 
     fn delete_lines(&mut self, value: usize) {
+        self.flush();
         Handler::delete_lines(&mut *self.term, value);
         self.after_call();
     }
 
     fn erase_chars(&mut self, value: usize) {
+        self.flush();
         if self.answers.iso_protection {
             let point = self.term.grid().cursor.point;
             let (line, column) = (point.line.0.max(0) as usize, point.column.0);
@@ -352,21 +435,25 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn delete_chars(&mut self, value: usize) {
+        self.flush();
         Handler::delete_chars(&mut *self.term, value);
         self.after_call();
     }
 
     fn move_backward_tabs(&mut self, count: u16) {
+        self.flush();
         Handler::move_backward_tabs(&mut *self.term, count);
         self.after_call();
     }
 
     fn move_forward_tabs(&mut self, count: u16) {
+        self.flush();
         Handler::move_forward_tabs(&mut *self.term, count);
         self.after_call();
     }
 
     fn save_cursor_position(&mut self) {
+        self.flush();
         // With DECLRMM set, `CSI s` is DECSLRM: the scanner's `Control::Margins` that follows
         // puts the saved cursor back (`ESC 7` is followed by none and stays a save).
         if self.term.mode().contains(TermMode::LEFT_RIGHT_MARGIN) {
@@ -377,11 +464,13 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn restore_cursor_position(&mut self) {
+        self.flush();
         Handler::restore_cursor_position(&mut *self.term);
         self.after_call();
     }
 
     fn clear_line(&mut self, mode: LineClearMode) {
+        self.flush();
         if self.answers.iso_protection {
             let point = self.term.grid().cursor.point;
             let (line, column) = (point.line.0.max(0) as usize, point.column.0);
@@ -398,6 +487,7 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn clear_screen(&mut self, mode: ClearMode) {
+        self.flush();
         if self.answers.iso_protection && !matches!(mode, ClearMode::Saved) {
             let point = self.term.grid().cursor.point;
             let (line, column) = (point.line.0.max(0) as usize, point.column.0);
@@ -414,16 +504,19 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn clear_tabs(&mut self, mode: TabulationClearMode) {
+        self.flush();
         Handler::clear_tabs(&mut *self.term, mode);
         self.after_call();
     }
 
     fn set_tabs(&mut self, interval: u16) {
+        self.flush();
         Handler::set_tabs(&mut *self.term, interval);
         self.after_call();
     }
 
     fn reset_state(&mut self) {
+        self.flush();
         Handler::reset_state(&mut *self.term);
         *self.answers = AnswerState::default();
         // A reset leaves the alternate screen, keeping its grid; let it go again.
@@ -432,26 +525,31 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn reverse_index(&mut self) {
+        self.flush();
         Handler::reverse_index(&mut *self.term);
         self.after_call();
     }
 
     fn terminal_attribute(&mut self, attr: Attr) {
+        self.flush();
         Handler::terminal_attribute(&mut *self.term, attr);
         self.after_call();
     }
 
     fn set_mode(&mut self, mode: Mode) {
+        self.flush();
         Handler::set_mode(&mut *self.term, mode);
         self.after_call();
     }
 
     fn unset_mode(&mut self, mode: Mode) {
+        self.flush();
         Handler::unset_mode(&mut *self.term, mode);
         self.after_call();
     }
 
     fn report_mode(&mut self, mode: Mode) {
+        self.flush();
         match answers::ansi_mode(mode.raw()) {
             Some(reply) => self.listener.reply(reply),
             None => Handler::report_mode(&mut *self.term, mode),
@@ -460,6 +558,7 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn set_private_mode(&mut self, mode: PrivateMode) {
+        self.flush();
         if is_alt_screen(mode) {
             super::alt::prepare(self.term);
         }
@@ -476,6 +575,7 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn unset_private_mode(&mut self, mode: PrivateMode) {
+        self.flush();
         let in_alt = self.term.mode().contains(TermMode::ALT_SCREEN);
         match mode.raw() {
             DECNKM => Handler::unset_keypad_application_mode(&mut *self.term),
@@ -502,6 +602,7 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn report_private_mode(&mut self, mode: PrivateMode) {
+        self.flush();
         match answers::private_mode(self.term, self.answers, mode.raw()) {
             Some(reply) => self.listener.reply(reply),
             None => Handler::report_private_mode(&mut *self.term, mode),
@@ -510,57 +611,68 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn set_scrolling_region(&mut self, top: usize, bottom: Option<usize>) {
+        self.flush();
         self.answers.set_region(top, bottom, self.term.screen_lines());
         Handler::set_scrolling_region(&mut *self.term, top, bottom);
         self.after_call();
     }
 
     fn set_keypad_application_mode(&mut self) {
+        self.flush();
         Handler::set_keypad_application_mode(&mut *self.term);
         self.after_call();
     }
 
     fn unset_keypad_application_mode(&mut self) {
+        self.flush();
         Handler::unset_keypad_application_mode(&mut *self.term);
         self.after_call();
     }
 
     fn set_active_charset(&mut self, value: CharsetIndex) {
+        self.flush();
         Handler::set_active_charset(&mut *self.term, value);
         self.after_call();
     }
 
     fn configure_charset(&mut self, index: CharsetIndex, charset: StandardCharset) {
+        self.flush();
         Handler::configure_charset(&mut *self.term, index, charset);
         self.after_call();
     }
 
     fn set_color(&mut self, index: usize, color: Rgb) {
+        self.flush();
         Handler::set_color(&mut *self.term, index, color);
         self.after_call();
     }
 
     fn dynamic_color_sequence(&mut self, prefix: String, index: usize, terminator: &str) {
+        self.flush();
         Handler::dynamic_color_sequence(&mut *self.term, prefix, index, terminator);
         self.after_call();
     }
 
     fn reset_color(&mut self, value: usize) {
+        self.flush();
         Handler::reset_color(&mut *self.term, value);
         self.after_call();
     }
 
     fn clipboard_store(&mut self, clipboard: u8, base64: &[u8]) {
+        self.flush();
         Handler::clipboard_store(&mut *self.term, clipboard, base64);
         self.after_call();
     }
 
     fn clipboard_load(&mut self, clipboard: u8, terminator: &str) {
+        self.flush();
         Handler::clipboard_load(&mut *self.term, clipboard, terminator);
         self.after_call();
     }
 
     fn decaln(&mut self) {
+        self.flush();
         Handler::decaln(&mut *self.term);
         // alacritty (vendored) resets the scrolling region with it.
         self.answers.region = None;
@@ -568,37 +680,44 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn push_title(&mut self) {
+        self.flush();
         Handler::push_title(&mut *self.term);
         self.after_call();
     }
 
     fn pop_title(&mut self) {
+        self.flush();
         Handler::pop_title(&mut *self.term);
         self.after_call();
     }
 
     fn text_area_size_pixels(&mut self) {
+        self.flush();
         // alacritty asks its window for the size; a pane has none, so answer from the engine.
         self.listener.reply(answers::text_area_pixels(self.term));
         self.after_call();
     }
 
     fn text_area_size_chars(&mut self) {
+        self.flush();
         Handler::text_area_size_chars(&mut *self.term);
         self.after_call();
     }
 
     fn set_hyperlink(&mut self, value: Option<Hyperlink>) {
+        self.flush();
         Handler::set_hyperlink(&mut *self.term, value);
         self.after_call();
     }
 
     fn set_mouse_cursor_icon(&mut self, value: CursorIcon) {
+        self.flush();
         Handler::set_mouse_cursor_icon(&mut *self.term, value);
         self.after_call();
     }
 
     fn report_keyboard_mode(&mut self) {
+        self.flush();
         // alacritty reports the top of the stack, which `CSI = flags ; mode u` does not change:
         // report the flags in force instead, as the protocol asks.
         self.listener.reply(format!("\x1b[?{}u", answers::keyboard_flags(self.term)));
@@ -606,6 +725,7 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn push_keyboard_mode(&mut self, mode: KeyboardModes) {
+        self.flush();
         let depth = self.answers.keyboard_depth(self.term);
         if *depth < answers::MAX_KEYBOARD_STACK {
             *depth += 1;
@@ -615,6 +735,7 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn pop_keyboard_modes(&mut self, to_pop: u16) {
+        self.flush();
         let depth = self.answers.keyboard_depth(self.term);
         *depth = depth.saturating_sub(usize::from(to_pop));
         Handler::pop_keyboard_modes(&mut *self.term, to_pop);
@@ -622,21 +743,25 @@ impl Handler for SeqHandler<'_> {
     }
 
     fn set_keyboard_mode(&mut self, mode: KeyboardModes, behavior: KeyboardModesApplyBehavior) {
+        self.flush();
         Handler::set_keyboard_mode(&mut *self.term, mode, behavior);
         self.after_call();
     }
 
     fn set_modify_other_keys(&mut self, mode: ModifyOtherKeys) {
+        self.flush();
         Handler::set_modify_other_keys(&mut *self.term, mode);
         self.after_call();
     }
 
     fn report_modify_other_keys(&mut self) {
+        self.flush();
         Handler::report_modify_other_keys(&mut *self.term);
         self.after_call();
     }
 
     fn set_scp(&mut self, char_path: ScpCharPath, update_mode: ScpUpdateMode) {
+        self.flush();
         Handler::set_scp(&mut *self.term, char_path, update_mode);
         self.after_call();
     }

@@ -389,3 +389,134 @@ fn declrmm_decslrm_and_cpr_in_origin_mode_are_reported() {
     assert_eq!(replies(&mut term), "\x1b[2;3R\x1b[?2;3R");
     assert_eq!(cursor(&term), (4, 7));
 }
+
+/// Change 14 (`Term::input_ascii`): the same bytes into a pane (runs of printable ASCII written
+/// a row segment at a time) and into a bare Term fed by vte (one `input` call per character)
+/// must leave the same cells, history, cursor and cursor template.
+mod ascii_runs {
+    use alacritty_terminal::vte::ansi::Processor;
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A bare Term of the pane's configuration, fed one character at a time.
+    fn reference(size: TermSize) -> Term<TermListener> {
+        let config = term_config(DEFAULT_SCROLLBACK, CursorStyle::default());
+        Term::new(config, &GridSize(size), TermListener::default())
+    }
+
+    /// Every cell of history and screen, the cursor (with its pending wrap and template) equal.
+    fn assert_same(pane: &Term<TermListener>, bare: &Term<TermListener>) -> Result<(), String> {
+        let (a, b) = (pane.grid(), bare.grid());
+        if a.history_size() != b.history_size() {
+            return Err(format!("history {} vs {}", a.history_size(), b.history_size()));
+        }
+        for line in a.topmost_line().0..=a.bottommost_line().0 {
+            let line = Line(line);
+            if a[line][..] != b[line][..] {
+                return Err(format!(
+                    "line {line:?} differs: {:?} vs {:?}",
+                    &a[line][..],
+                    &b[line][..]
+                ));
+            }
+        }
+        let (ca, cb) = (&a.cursor, &b.cursor);
+        if ca.point != cb.point || ca.input_needs_wrap != cb.input_needs_wrap {
+            return Err(format!(
+                "cursor {:?}/{} vs {:?}/{}",
+                ca.point, ca.input_needs_wrap, cb.point, cb.input_needs_wrap
+            ));
+        }
+        if ca.template != cb.template {
+            return Err("cursor template differs".into());
+        }
+        Ok(())
+    }
+
+    /// Feeds `bytes` both ways (the pane in `chunk`-sized pieces) and compares.
+    fn both_ways(size: TermSize, bytes: &[u8], chunk: usize) -> Result<(), String> {
+        let mut pane = PaneTerminal::new(size, DEFAULT_SCROLLBACK);
+        for piece in bytes.chunks(chunk.max(1)) {
+            pane.feed(piece);
+        }
+        let mut bare = reference(size);
+        Processor::<alacritty_terminal::vte::ansi::StdSyncHandler>::new().advance(&mut bare, bytes);
+        assert_same(pane.term(), &bare)
+    }
+
+    fn token() -> impl Strategy<Value = String> {
+        prop_oneof![
+            8 => "[ -~]{0,120}",
+            2 => Just("\r\n".to_owned()),
+            1 => Just("\r".to_owned()),
+            1 => Just("\n".to_owned()),
+            1 => Just("\x08".to_owned()),
+            1 => Just("\t".to_owned()),
+            1 => prop::sample::select(vec!["漢", "🦀", "e\u{301}", "é", "\u{200b}"]).prop_map(str::to_owned),
+            1 => prop::sample::select(vec![
+                "\x1b[31m", "\x1b[0m", "\x1b[1;4;38;5;200m", "\x1b[48;2;1;2;3m", "\x1b[7m",
+                "\x1b]8;id=x;http://example.com\x1b\\", "\x1b]8;;\x1b\\",
+            ]).prop_map(str::to_owned),
+            1 => (1u16..12, 1u16..40).prop_map(|(r, c)| format!("\x1b[{r};{c}H")),
+            1 => prop::sample::select(vec!["\x1b[K", "\x1b[1K", "\x1b[2J", "\x1b[3@", "\x1b[2P", "\x1b[5b", "\x1b[2L", "\x1b[M"])
+                .prop_map(str::to_owned),
+            // Modes and charsets the fast path must leave to the general one.
+            1 => prop::sample::select(vec![
+                "\x1b[4h", "\x1b[4l", "\x1b[?7l", "\x1b[?7h", "\x1b(0", "\x1b(B", "\x1b)0", "\x0e", "\x0f",
+            ]).prop_map(str::to_owned),
+            1 => (1u16..6, 2u16..12).prop_map(|(t, b)| format!("\x1b[{t};{b}r")),
+            1 => Just("\x1b[r".to_owned()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        #[test]
+        fn ascii_runs_write_the_same_grid_as_one_character_at_a_time(
+            tokens in prop::collection::vec(token(), 0..80),
+            cols in 2u16..40,
+            rows in 1u16..12,
+            chunk in 1usize..300,
+        ) {
+            let bytes = tokens.concat();
+            let size = TermSize { cols, rows };
+            if let Err(why) = both_ways(size, bytes.as_bytes(), chunk) {
+                prop_assert!(false, "{why}: {bytes:?} at {cols}x{rows} in chunks of {chunk}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_run_over_half_a_wide_character_clears_its_other_half() {
+        let size = TermSize { cols: 10, rows: 3 };
+        // The run starts on the wide character's spacer, then on the character itself.
+        both_ways(size, "漢字\x1b[1;2Habc".as_bytes(), 64).unwrap();
+        both_ways(size, "ab漢字\x1b[1;3Hx".as_bytes(), 64).unwrap();
+        let mut pane = PaneTerminal::new(size, DEFAULT_SCROLLBACK);
+        pane.feed("漢字\x1b[1;2Habc".as_bytes());
+        assert_eq!(pane.screen_lines(false), [" abc"]);
+    }
+
+    #[test]
+    fn runs_longer_than_the_gathering_buffer_wrap_and_scroll_exactly() {
+        let text: String = (0..5000).map(|i| char::from(b' ' + (i % 95) as u8)).collect();
+        for cols in [2, 3, 80, 200] {
+            both_ways(TermSize { cols, rows: 5 }, text.as_bytes(), 1 << 16).unwrap();
+            both_ways(TermSize { cols, rows: 5 }, text.as_bytes(), 7).unwrap();
+        }
+    }
+
+    #[test]
+    fn insert_mode_line_drawing_and_no_autowrap_take_the_general_path() {
+        let size = TermSize { cols: 8, rows: 3 };
+        for prefix in ["\x1b[4habcdef\r", "\x1b(0", "\x1b)0\x0e", "\x1b[?7l"] {
+            let bytes = format!("{prefix}0123456789qrstuvwxyz");
+            both_ways(size, bytes.as_bytes(), 3).unwrap();
+        }
+        let mut pane = PaneTerminal::new(size, DEFAULT_SCROLLBACK);
+        pane.feed(b"\x1b(0qqq\x1b(B\r\n\x1b[?7l0123456789");
+        assert_eq!(pane.screen_lines(false), ["───", "01234569"]);
+    }
+}

@@ -421,6 +421,11 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
                 self.raw[Line(i)].reset(&self.cursor.template);
             }
         }
+
+        // Berth: the next scroll's row, long out of the caches, starts loading now.
+        if region.start == 0 {
+            self.raw.prefetch_next_bottom();
+        }
     }
 
     pub fn clear_viewport<D>(&mut self)

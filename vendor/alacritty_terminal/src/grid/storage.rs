@@ -232,6 +232,41 @@ impl<T> Storage<T> {
         buffer
     }
 
+    /// Berth: asks the CPU to start loading the row that the next `rotate(-1)` brings to the
+    /// bottom (the oldest slot of the ring), so that resetting it then does not wait on memory:
+    /// with thousands of history rows it has long left the caches.
+    #[inline]
+    pub fn prefetch_next_bottom(&self) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let len = self.inner.len();
+            if len == 0 {
+                return;
+            }
+            let row = &self.inner[(self.zero + len - 1) % len];
+            let cells = &row[..];
+            // The cells a reset reads: the occupied ones and the last one.
+            let bytes = mem::size_of_val(&cells[..row.occ.min(cells.len())]);
+            let start = cells.as_ptr().cast::<i8>();
+            for offset in (0..bytes).step_by(64) {
+                // SAFETY: a prefetch is only a hint and `offset` stays inside the row's cells.
+                unsafe {
+                    core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                        start.add(offset),
+                    )
+                };
+            }
+            if let Some(last) = cells.last() {
+                // SAFETY: as above; a hint on a valid address.
+                unsafe {
+                    core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                        (last as *const T).cast::<i8>(),
+                    )
+                };
+            }
+        }
+    }
+
     /// Compute actual index in underlying storage given the requested index.
     #[inline]
     fn compute_index(&self, requested: Line) -> usize {

@@ -1045,6 +1045,75 @@ impl<T> Term<T> {
         cursor_cell.extra = extra;
     }
 
+    /// Berth: whether a run of printable ASCII can be written by [`Term::input_ascii`]'s fast
+    /// path. Everything the general `input` handles specially must turn it off here: insert
+    /// mode, a charset other than ASCII in use, line wrapping off, left/right margins.
+    #[inline]
+    fn ascii_fast_path_ok(&self) -> bool {
+        self.mode.contains(TermMode::LINE_WRAP)
+            && !self.mode.contains(TermMode::INSERT)
+            && self.grid.cursor.charsets[self.active_charset] == StandardCharset::Ascii
+            // Left and right margins (change 12) wrap at the right margin: `input` does it.
+            && self.horizontal_margins().is_none()
+    }
+
+    /// Berth: writes a run of printable ASCII (`0x20..=0x7e`) exactly as that many calls of
+    /// `Handler::input` would, a row segment at a time instead of a character at a time.
+    ///
+    /// Where the fast path does not apply (see `ascii_fast_path_ok`) every byte goes through
+    /// `input`; a cell holding part of a wide character is overwritten through
+    /// `write_at_cursor`, which clears the rest of it.
+    pub fn input_ascii(&mut self, text: &[u8])
+    where
+        T: EventListener,
+    {
+        debug_assert!(text.iter().all(|b| (0x20..0x7f).contains(b)), "not printable ASCII");
+        if !self.ascii_fast_path_ok() {
+            for &byte in text {
+                Handler::input(self, byte as char);
+            }
+            return;
+        }
+        let columns = self.columns();
+        let mut rest = text;
+        while !rest.is_empty() {
+            if self.grid.cursor.input_needs_wrap {
+                self.wrapline();
+            }
+            let start = self.grid.cursor.point.column.0;
+            let n = rest.len().min(columns - start);
+            let (now, later) = rest.split_at(n);
+            rest = later;
+
+            let template = &self.grid.cursor.template;
+            let (fg, bg, flags, extra) = (template.fg, template.bg, template.flags, template.extra.clone());
+            let line = self.grid.cursor.point.line;
+            let cells = &mut self.grid[line][Column(start)..Column(start + n)];
+            if cells.iter().any(|cell| cell.flags.intersects(Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER)) {
+                // Rare: part of a wide character is overwritten; go the general way.
+                for (i, &byte) in now.iter().enumerate() {
+                    self.grid.cursor.point.column = Column(start + i);
+                    self.write_at_cursor(byte as char);
+                }
+            } else {
+                for (cell, &byte) in cells.iter_mut().zip(now) {
+                    cell.c = byte as char;
+                    cell.fg = fg;
+                    cell.bg = bg;
+                    cell.flags = flags;
+                    cell.extra = extra.clone();
+                }
+            }
+
+            if start + n < columns {
+                self.grid.cursor.point.column = Column(start + n);
+            } else {
+                self.grid.cursor.point.column = Column(columns - 1);
+                self.grid.cursor.input_needs_wrap = true;
+            }
+        }
+    }
+
     #[inline]
     fn damage_cursor(&mut self) {
         // The normal cursor coordinates are always in viewport.
