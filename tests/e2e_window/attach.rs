@@ -891,6 +891,10 @@ fn standalone_mode_outlives_a_killed_window() -> Result<(), String> {
     let pid = i32::try_from(info["pid"].as_i64().unwrap_or(0)).unwrap_or(0);
     let window_pid = world.windows[first].0.pid();
     assert!(pid > 0 && pid != window_pid, "the server runs in the window's process: {info}");
+    // The server leads a session of its own (field 6 of /proc/PID/stat is the session id).
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let session = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(3));
+    assert_eq!(session, Some(pid.to_string().as_str()), "the server's session: {stat}");
 
     let pane = world.first_pane();
     world.server.berth_ok(&["send", &pane, "--enter", "echo agent-$((40+2)); sleep 600"]);

@@ -106,8 +106,8 @@ fn answering(socket: &std::path::Path) -> bool {
 }
 
 /// Starts `berth server` on `socket` as a process of its own: through the packaged systemd
-/// user unit when it is installed and `socket` is the default one, else detached (a process
-/// group of its own, no terminal, output to nothing: it logs to its log file).
+/// user unit when it is installed and `socket` is the default one, else detached (a session
+/// of its own, no terminal, output to nothing: it logs to its log file).
 fn start_standalone(socket: &std::path::Path) -> Result<()> {
     use std::os::unix::process::CommandExt as _;
     use std::process::{Command, Stdio};
@@ -128,16 +128,27 @@ fn start_standalone(socket: &std::path::Path) -> Result<()> {
         tracing::warn!("systemctl --user start {unit} failed; starting the server directly");
     }
     let exe = std::env::current_exe().context("cannot find the berth binary")?;
-    Command::new(exe)
+    let mut command = Command::new(exe);
+    command
         .arg("--socket")
         .arg(socket)
         .arg("server")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .context("cannot start `berth server`")?;
+        .stderr(Stdio::null());
+    // A session of its own (so a process group too): no SIGHUP from the terminal `berth` ran
+    // in, and, where the kernel groups processes by session for scheduling (autogroups), the
+    // agents' output is not scheduled behind whatever shares the window's session.
+    // SAFETY: `setsid` is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command.spawn().context("cannot start `berth server`")?;
     tracing::info!(socket = %socket.display(), "started a standalone server");
     Ok(())
 }
