@@ -206,26 +206,35 @@ impl Remote {
 
     /// Executes a command on the server; a connection closed while idle is made again once.
     pub(super) fn execute(&self, cmd: Command) -> Result<Reply, String> {
+        let reply =
+            self.on_commands(|client| client.execute(cmd.clone())).map_err(|e| e.to_string())?;
+        self.shared.stale.store(true, Ordering::Release);
+        self.shared.poke();
+        Ok(reply)
+    }
+
+    /// Runs `call` on the command connection, made first if there is none; a connection that
+    /// broke while idle (an I/O error) is made again and `call` tried once more.
+    fn on_commands<T>(
+        &self,
+        mut call: impl FnMut(&mut Client) -> Result<T, ClientError>,
+    ) -> Result<T, ClientError> {
         let mut slot = self.commands.borrow_mut();
-        for attempt in 0..2 {
-            if slot.is_none() {
-                *slot = Some(Client::connect(&self.socket).map_err(|e| e.to_string())?);
-            }
-            let Some(client) = slot.as_mut() else { break };
-            match client.execute(cmd.clone()) {
-                Ok(reply) => {
-                    self.shared.stale.store(true, Ordering::Release);
-                    self.shared.poke();
-                    return Ok(reply);
-                }
-                Err(ClientError::Io(e)) if attempt == 0 => {
+        let mut retried = false;
+        loop {
+            let client = match slot.as_mut() {
+                Some(client) => client,
+                None => slot.insert(Client::connect(&self.socket)?),
+            };
+            match call(client) {
+                Err(ClientError::Io(e)) if !retried => {
                     tracing::debug!(error = %e, "the command connection broke; connecting again");
                     *slot = None;
+                    retried = true;
                 }
-                Err(e) => return Err(e.to_string()),
+                other => return other,
             }
         }
-        Err("the server does not answer".into())
     }
 
     /// The server's state: fetched at once after the window's own command (or the first
@@ -316,20 +325,10 @@ impl Remote {
     /// Searches a pane's scrollback on the server (`pane.search`); the error is the server's
     /// message.
     pub(super) fn search(&self, request: SearchRequest) -> Result<SearchReply, String> {
-        let mut slot = self.commands.borrow_mut();
-        for attempt in 0..2 {
-            if slot.is_none() {
-                *slot = Some(Client::connect(&self.socket).map_err(|e| e.to_string())?);
-            }
-            let Some(client) = slot.as_mut() else { break };
-            match client.search(request.clone()) {
-                Ok(reply) => return Ok(reply),
-                Err(ClientError::Io(_)) if attempt == 0 => *slot = None,
-                Err(ClientError::Rpc { message, .. }) => return Err(message),
-                Err(e) => return Err(e.to_string()),
-            }
-        }
-        Err("the server does not answer".into())
+        self.on_commands(|client| client.search(request.clone())).map_err(|e| match e {
+            ClientError::Rpc { message, .. } => message,
+            e => e.to_string(),
+        })
     }
 
     /// A pane's lines from line `since` on, as plain text (`pane.read`): the rows of a
@@ -366,19 +365,7 @@ impl Remote {
 
     /// `execute` without marking the state stale (a read).
     fn execute_quiet(&self, cmd: Command) -> Result<Reply, String> {
-        let mut slot = self.commands.borrow_mut();
-        for attempt in 0..2 {
-            if slot.is_none() {
-                *slot = Some(Client::connect(&self.socket).map_err(|e| e.to_string())?);
-            }
-            let Some(client) = slot.as_mut() else { break };
-            match client.execute(cmd.clone()) {
-                Ok(reply) => return Ok(reply),
-                Err(ClientError::Io(_)) if attempt == 0 => *slot = None,
-                Err(e) => return Err(e.to_string()),
-            }
-        }
-        Err("the server does not answer".into())
+        self.on_commands(|client| client.execute(cmd.clone())).map_err(|e| e.to_string())
     }
 
     /// Says which panes the window shows (the puller asks for their frames), which has the
