@@ -5,6 +5,12 @@
 //! Each file's first 4 MiB go to one 200x50 pane's terminal (5000 lines of scrollback) in 64 KiB
 //! chunks, as the criterion bench feeds them, once to warm up and then `ROUNDS` times; the best
 //! and the median round are printed in MB/s of CPU time.
+//!
+//! `FEED_CPU_PACK_EVERY_MS` sets how often a flood's history is packed in bulk (every second
+//! of wall time by default, as in the server). Under callgrind, which runs the feed some 50
+//! times slower, set it high (`FEED_CPU_PACK_EVERY_MS=1000000000`) so that instruction counts
+//! do not depend on the machine's speed: the bulk packing is then left out, and costs about
+//! one pack per history row per second of output at full speed.
 
 use std::time::Duration;
 
@@ -26,6 +32,10 @@ fn main() {
         let mut bytes = std::fs::read(&path).expect("readable input");
         bytes.truncate(SLICE);
         let mut term = PaneTerminal::new(TermSize { cols: 200, rows: 50 }, DEFAULT_SCROLLBACK);
+        if let Some(ms) = std::env::var("FEED_CPU_PACK_EVERY_MS").ok().and_then(|v| v.parse().ok())
+        {
+            term.set_flood_pack_interval(Duration::from_millis(ms));
+        }
         let mut rates = Vec::new();
         for round in 0..=ROUNDS {
             let start = thread_cpu();

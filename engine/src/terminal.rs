@@ -345,6 +345,13 @@ impl PaneTerminal {
         }
     }
 
+    /// How often the history is packed in bulk during a flood (every second unless changed):
+    /// for benchmarks, whose timing must not depend on how fast the machine runs them
+    /// (`engine/examples/feed_cpu.rs` under callgrind).
+    pub fn set_flood_pack_interval(&mut self, every: Duration) {
+        self.flood_pack_every = every;
+    }
+
     /// Tells the terminal that its output paused (the server calls it when the PTY has been
     /// quiet for a while): a flood is over, and the history it left plain is packed; history
     /// rows that reads decoded since (a search, a scrolled-back view) are packed again.

@@ -223,6 +223,20 @@ impl SeqHandler<'_> {
         self.seq.observe(self.term);
     }
 
+    /// `input` past the gathering: a full run is written first, and a character other than
+    /// printable ASCII goes to the Term's own `input`.
+    #[inline(never)]
+    fn input_slow(&mut self, c: char) {
+        self.flush();
+        if matches!(c, ' '..='~') {
+            self.ascii[0] = c as u8;
+            self.ascii_len = 1;
+        } else {
+            Handler::input(&mut *self.term, c);
+            self.after_call();
+        }
+    }
+
     /// Writes the gathered run of printable ASCII to the Term.
     #[inline]
     fn flush(&mut self) {
@@ -253,18 +267,15 @@ impl Handler for SeqHandler<'_> {
         self.after_call();
     }
 
-    #[inline]
+    // Always inlined into vte's dispatch (the parser calls it once per character): only the
+    // gathering of printable ASCII is here, the rest is out of line.
+    #[inline(always)]
     fn input(&mut self, c: char) {
-        if matches!(c, ' '..='~') {
-            if self.ascii_len == ASCII_RUN {
-                self.flush();
-            }
+        if matches!(c, ' '..='~') && self.ascii_len < ASCII_RUN {
             self.ascii[self.ascii_len] = c as u8;
             self.ascii_len += 1;
         } else {
-            self.flush();
-            Handler::input(&mut *self.term, c);
-            self.after_call();
+            self.input_slow(c);
         }
     }
 

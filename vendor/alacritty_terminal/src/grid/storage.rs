@@ -244,6 +244,12 @@ impl<T> Storage<T> {
                 return;
             }
             let row = &self.inner[(self.zero + len - 1) % len];
+            // Berth: a packed row's reset reads none of its cells, and a shared access would
+            // decode them (and count a decode, which makes the next `shed_decoded` walk the
+            // whole history).
+            if row.is_packed() {
+                return;
+            }
             let cells = &row[..];
             // The cells a reset reads: the occupied ones and the last one.
             let bytes = mem::size_of_val(&cells[..row.occ.min(cells.len())]);
@@ -797,6 +803,21 @@ mod tests {
         assert_eq!(storage.len, expected_storage.len);
         assert_eq!(storage.zero, expected_storage.zero);
         assert_eq!(storage.inner, expected_storage.inner);
+    }
+
+    /// Berth: the prefetch of the row the next scroll recycles leaves a packed row undecoded
+    /// (a decode would count in `DECODES` and make the next `shed_decoded` walk the history).
+    #[test]
+    fn prefetch_leaves_a_packed_row_undecoded() {
+        let storage: Storage<char> = Storage {
+            inner: vec![filled_row('0'), Row::blank(1), filled_row('1')],
+            zero: 2,
+            visible_lines: 1,
+            len: 3,
+        };
+        storage.prefetch_next_bottom();
+        assert!(storage.inner[1].is_packed());
+        assert!(!storage.inner[1].is_decoded());
     }
 
     #[test]
