@@ -507,6 +507,32 @@ impl OscScanner {
                         None => i = input.len(),
                     }
                 }
+                State::Csi if (0x20..=0x7E).contains(&input[i]) => {
+                    // Fast path: a CSI sequence's parameters, intermediates and final byte (most
+                    // escapes in output are SGR) in one go, exactly as `step` on each byte would.
+                    let rest = &input[i..];
+                    let mut n = 0;
+                    let mut finished = false;
+                    while n < rest.len() && (0x20..=0x7E).contains(&rest[n]) {
+                        n += 1;
+                        if rest[n - 1] >= 0x40 {
+                            finished = true;
+                            break;
+                        }
+                    }
+                    let room = MAX_CSI_BYTES.saturating_sub(self.csi.len());
+                    if n > room {
+                        self.csi_overflow = true;
+                    }
+                    self.csi.extend_from_slice(&rest[..n.min(room)]);
+                    i += n;
+                    if finished {
+                        self.state = State::Ground;
+                        if !self.csi_overflow && self.csi_event() && stop_at_event {
+                            break;
+                        }
+                    }
+                }
                 state
                     if state.is_string()
                         && self.string_len >= self.string_limit
@@ -623,6 +649,19 @@ impl OscScanner {
         self.state = after;
     }
 
+    /// Reports the control or query that the CSI sequence just ended is, if any; whether it
+    /// was one.
+    fn csi_event(&mut self) -> bool {
+        if let Some(control) = csi_control(&self.csi) {
+            self.events.push(OscEvent::Control(control));
+        } else if let Some(query) = csi_query(&self.csi) {
+            self.events.push(OscEvent::Query(query));
+        } else {
+            return false;
+        }
+        true
+    }
+
     /// Follows CSI sequences and DCS strings closely enough to report the queries in them.
     fn scan_queries(&mut self, before: State, after: State, byte: u8) {
         if before == State::Csi {
@@ -633,11 +672,7 @@ impl OscScanner {
                     self.csi_overflow = true;
                 }
                 if after == State::Ground && !self.csi_overflow {
-                    if let Some(control) = csi_control(&self.csi) {
-                        self.events.push(OscEvent::Control(control));
-                    } else if let Some(query) = csi_query(&self.csi) {
-                        self.events.push(OscEvent::Query(query));
-                    }
+                    self.csi_event();
                 }
             }
         } else if after == State::Csi {

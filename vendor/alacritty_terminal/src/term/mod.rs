@@ -1089,11 +1089,26 @@ impl<T> Term<T> {
             let (fg, bg, flags, extra) = (template.fg, template.bg, template.flags, template.extra.clone());
             let line = self.grid.cursor.point.line;
             let cells = &mut self.grid[line][Column(start)..Column(start + n)];
-            if cells.iter().any(|cell| cell.flags.intersects(Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER)) {
+            // One pass over the cells written: whether one is half of a wide character, and
+            // whether one holds `extra` (zero-width characters, a hyperlink, ...).
+            let (mut wide, mut extras) = (false, false);
+            for cell in cells.iter() {
+                wide |= cell.flags.intersects(Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER);
+                extras |= cell.extra.is_some();
+            }
+            if wide {
                 // Rare: part of a wide character is overwritten; go the general way.
                 for (i, &byte) in now.iter().enumerate() {
                     self.grid.cursor.point.column = Column(start + i);
                     self.write_at_cursor(byte as char);
+                }
+            } else if !extras && extra.is_none() {
+                // Berth: the common case, no `extra` before or after: each cell is written
+                // whole, without the reference counting of `extra` (speed, vendor/BERTH.md).
+                for (cell, &byte) in cells.iter_mut().zip(now) {
+                    // SAFETY: `cell` is a valid cell whose `extra` is `None` (checked above), so
+                    // overwriting it without dropping it leaks nothing.
+                    unsafe { std::ptr::write(cell, Cell { c: byte as char, fg, bg, flags, extra: None }) };
                 }
             } else {
                 for (cell, &byte) in cells.iter_mut().zip(now) {
