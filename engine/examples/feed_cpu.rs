@@ -4,13 +4,8 @@
 //!
 //! Each file's first 4 MiB go to one 200x50 pane's terminal (5000 lines of scrollback) in 64 KiB
 //! chunks, as the criterion bench feeds them, once to warm up and then `ROUNDS` times; the best
-//! and the median round are printed in MB/s of CPU time.
-//!
-//! `FEED_CPU_PACK_EVERY_MS` sets how often a flood's history is packed in bulk (every second
-//! of wall time by default, as in the server). Under callgrind, which runs the feed some 50
-//! times slower, set it high (`FEED_CPU_PACK_EVERY_MS=1000000000`) so that instruction counts
-//! do not depend on the machine's speed: the bulk packing is then left out, and costs about
-//! one pack per history row per second of output at full speed.
+//! and the median round are printed in MB/s of CPU time. `FEED_CHUNK=4096` feeds the chunks the
+//! PTY reader hands over instead, and `FEED_ROUNDS=1` runs fewer rounds (under callgrind).
 
 use std::time::Duration;
 
@@ -20,6 +15,10 @@ const SLICE: usize = 4 << 20;
 const CHUNK: usize = 64 * 1024;
 const ROUNDS: usize = 7;
 
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
 fn thread_cpu() -> Duration {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid timespec for the call to fill in.
@@ -28,18 +27,25 @@ fn thread_cpu() -> Duration {
 }
 
 fn main() {
+    let chunk = env_or("FEED_CHUNK", CHUNK).max(1);
+    let rounds = env_or("FEED_ROUNDS", ROUNDS).max(1);
     for path in std::env::args().skip(1) {
         let mut bytes = std::fs::read(&path).expect("readable input");
         bytes.truncate(SLICE);
         let mut term = PaneTerminal::new(TermSize { cols: 200, rows: 50 }, DEFAULT_SCROLLBACK);
-        if let Some(ms) = std::env::var("FEED_CPU_PACK_EVERY_MS").ok().and_then(|v| v.parse().ok())
-        {
-            term.set_flood_pack_interval(Duration::from_millis(ms));
+        // `FEED_CPU_PACK_EVERY_MS`: how often a flood's history is packed in bulk (every second
+        // of wall time by default, as in the server). Under callgrind, which runs the feed some
+        // 50 times slower, set it high (1000000000) so that instruction counts do not depend on
+        // the machine's speed; the bulk packing left out then costs, at full speed, about one
+        // pack per history row per second of output.
+        let pack_every = env_or("FEED_CPU_PACK_EVERY_MS", 0);
+        if pack_every > 0 {
+            term.set_flood_pack_interval(Duration::from_millis(pack_every as u64));
         }
         let mut rates = Vec::new();
-        for round in 0..=ROUNDS {
+        for round in 0..=rounds {
             let start = thread_cpu();
-            for chunk in bytes.chunks(CHUNK) {
+            for chunk in bytes.chunks(chunk) {
                 term.feed(std::hint::black_box(chunk));
             }
             std::hint::black_box(term.take_events());
@@ -50,9 +56,9 @@ fn main() {
         }
         rates.sort_by(f64::total_cmp);
         println!(
-            "{path}: median {:.1} MB/s, best {:.1} MB/s (CPU time, {ROUNDS} rounds of {} MB)",
-            rates[ROUNDS / 2],
-            rates[ROUNDS - 1],
+            "{path}: median {:.1} MB/s, best {:.1} MB/s (CPU time, {rounds} rounds of {} MB)",
+            rates[rounds / 2],
+            rates[rounds - 1],
             bytes.len() as f64 / 1e6
         );
     }

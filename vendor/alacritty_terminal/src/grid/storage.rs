@@ -244,9 +244,8 @@ impl<T> Storage<T> {
                 return;
             }
             let row = &self.inner[(self.zero + len - 1) % len];
-            // Berth: a packed row's reset reads none of its cells, and a shared access would
-            // decode them (and count a decode, which makes the next `shed_decoded` walk the
-            // whole history).
+            // A packed row's cells are not read by its reset (it starts from new cells), and
+            // indexing it would decode them.
             if row.is_packed() {
                 return;
             }
