@@ -652,6 +652,10 @@ impl OscScanner {
     /// Reports the control or query that the CSI sequence just ended is, if any; whether it
     /// was one.
     fn csi_event(&mut self) -> bool {
+        // SGR, most of the CSI sequences in output, is neither (no pattern below ends in `m`).
+        if self.csi.last() == Some(&b'm') {
+            return false;
+        }
         if let Some(control) = csi_control(&self.csi) {
             self.events.push(OscEvent::Control(control));
         } else if let Some(query) = csi_query(&self.csi) {
