@@ -68,6 +68,10 @@ pub enum OscEvent {
     Query(Query),
     /// A control vte does not parse, complete; the terminal applies it.
     Control(Control),
+    /// OSC 0 or 1: the icon label (vte takes OSC 0 and 2 as the window title, and ignores
+    /// OSC 1), decoded as vte decodes a title: the `;`-separated parts that are UTF-8, joined
+    /// by `;`, trimmed.
+    IconLabel(String),
 }
 
 /// The controls the scanner recognises for the terminal to apply (vte does not parse them).
@@ -139,6 +143,15 @@ pub enum Control {
     /// reported so that output a synchronized update holds back is applied before a DECSLRM
     /// that follows is taken.
     MarginMode,
+    /// XTWINOPS 22 (`CSI 22 ; Ps t`, `push` true) or 23: push or pop the titles that `Ps`
+    /// names (0 or absent both, 1 the icon label, 2 the window title). vte parses both but
+    /// drops `Ps`; the terminal keeps the stack itself.
+    TitleStack {
+        /// Push rather than pop.
+        push: bool,
+        /// Which titles: 0 both, 1 the icon label, 2 the window title.
+        which: u16,
+    },
 }
 
 /// The control a complete CSI sequence (parameters, intermediates and final byte) is, if it
@@ -147,6 +160,13 @@ fn csi_control(body: &[u8]) -> Option<Control> {
     let at = |values: &[u16], i: usize| values.get(i).copied().unwrap_or(0);
     Some(match body {
         b"!p" => Control::SoftReset,
+        [params @ .., b't'] => match numbers(params)?.as_slice() {
+            [op @ (22 | 23)] => Control::TitleStack { push: *op == 22, which: 0 },
+            [op @ (22 | 23), which @ 0..=2, ..] => {
+                Control::TitleStack { push: *op == 22, which: *which }
+            }
+            _ => return None,
+        },
         [b'?', params @ .., b's'] => Control::SaveModes(numbers(params)?),
         [b'?', params @ .., b'r'] => Control::RestoreModes(numbers(params)?),
         [b'?', params @ .., b'h' | b'l'] if numbers(params)?.contains(&69) => Control::MarginMode,
@@ -192,6 +212,12 @@ pub enum Query {
     CellSizePixels,
     /// XTWINOPS 19, `CSI 19 t`: the screen size in characters.
     ScreenSizeChars,
+    /// XTWINOPS 15, `CSI 15 t`: the screen size in pixels.
+    ScreenSizePixels,
+    /// XTWINOPS 20, `CSI 20 t`: the icon label.
+    IconLabel,
+    /// XTWINOPS 21, `CSI 21 t`: the window title.
+    WindowTitle,
     /// DECXCPR, `CSI ? 6 n`: the cursor position with its page.
     ExtendedCursorPosition,
     /// DECDSR printer status, `CSI ? 15 n`.
@@ -230,6 +256,9 @@ fn csi_query(body: &[u8]) -> Option<Query> {
         b"=c" | b"=0c" => Query::TertiaryAttributes,
         b"16t" => Query::CellSizePixels,
         b"19t" => Query::ScreenSizeChars,
+        b"15t" => Query::ScreenSizePixels,
+        b"20t" => Query::IconLabel,
+        b"21t" => Query::WindowTitle,
         b"?6n" => Query::ExtendedCursorPosition,
         b"?15n" => Query::PrinterStatus,
         [params @ .., b'*', b'y'] => rect_checksum(params)?,
@@ -707,11 +736,14 @@ impl OscScanner {
                     self.number = OscNumber::Digits(value.saturating_mul(10).saturating_add(digit));
                 }
                 b';' => {
+                    if matches!(value, 0 | 1 | 2 | 8) {
+                        self.string_limit = MAX_SHORT_OSC_BYTES.min(self.max_string);
+                    }
                     self.number = match value {
-                        0 | 1 | 2 | 8 => {
-                            self.string_limit = MAX_SHORT_OSC_BYTES.min(self.max_string);
-                            OscNumber::Ignored
-                        }
+                        // The icon label (OSC 0 sets it with the window title, which vte
+                        // takes; OSC 1 alone).
+                        0 => OscNumber::Captured(0),
+                        1 => OscNumber::Captured(1),
                         7 => OscNumber::Captured(7),
                         9 => OscNumber::Captured(9),
                         99 => OscNumber::Captured(99),
@@ -752,6 +784,7 @@ impl OscScanner {
                     self.events.push(OscEvent::Cwd(path));
                 }
             }
+            0 | 1 => self.events.push(OscEvent::IconLabel(title_text(payload))),
             133 => {
                 // FinalTerm/OSC 133 shell integration: A prompt, B command typed, C command
                 // running, D command finished (`D;exit`).
@@ -762,6 +795,14 @@ impl OscScanner {
             _ => self.events.push(OscEvent::Notify { kind, payload: payload.to_vec() }),
         }
     }
+}
+
+/// A title's text as vte 0.15 makes it of an OSC 0 or 2 payload: the `;`-separated parts that
+/// are UTF-8, joined by `;`, with surrounding whitespace trimmed.
+fn title_text(payload: &[u8]) -> String {
+    let parts: Vec<&str> =
+        payload.split(|&b| b == b';').filter_map(|part| std::str::from_utf8(part).ok()).collect();
+    parts.join(";").trim().to_owned()
 }
 
 /// Decodes an OSC 7 payload, `file://host/path` with the path percent-encoded, into the path.
@@ -873,8 +914,13 @@ mod tests {
                 b"\x1b]9;4;1;50\x07\x1b]9;4\x07\x1b]9;40 tests\x07",
                 vec![notify(9, b"4;1;50"), notify(9, b"4"), notify(9, b"40 tests")],
             ),
+            // OSC 0 and 1 set the icon label (vte takes OSC 0 and 2 as the window title),
+            // decoded as vte decodes titles.
+            (b"\x1b]0;title\x07", vec![OscEvent::IconLabel("title".to_owned())]),
+            (b"\x1b]1; a;b \x1b\\", vec![OscEvent::IconLabel("a;b".to_owned())]),
+            (b"\x1b]1;a;\xff;b\x07", vec![OscEvent::IconLabel("a;b".to_owned())]),
             // Other OSC numbers are not captured.
-            (b"\x1b]0;title\x07\x1b]52;c;aGk=\x07\x1b]1337;x\x07", vec![]),
+            (b"\x1b]2;title\x07\x1b]52;c;aGk=\x07\x1b]1337;x\x07", vec![]),
         ];
         for (input, expected) in cases {
             let (out, events) = scan_all_chunkings(input);

@@ -518,7 +518,11 @@ impl Handler for SeqHandler<'_> {
     fn reset_state(&mut self) {
         self.flush();
         Handler::reset_state(&mut *self.term);
+        // The titles stay, as in xterm (the pane keeps showing its window title too); their
+        // stack goes.
+        let icon = self.answers.titles.icon.take();
         *self.answers = AnswerState::default();
+        self.answers.titles.icon = icon;
         // A reset leaves the alternate screen, keeping its grid; let it go again.
         super::alt::release(self.term);
         self.after_call();
@@ -566,6 +570,8 @@ impl Handler for SeqHandler<'_> {
         match mode.raw() {
             DECNKM => Handler::set_keypad_application_mode(&mut *self.term),
             DECBKM => self.answers.backarrow_sends_bs = true,
+            DECPFF => self.answers.print_form_feed = true,
+            DECPEX => self.answers.print_extent = true,
             SAVE_CURSOR => Handler::save_cursor_position(&mut *self.term),
             ALT_SCREEN | ALT_SCREEN_CLEARED if !in_alt => self.term.swap_alt(),
             _ => (),
@@ -580,6 +586,8 @@ impl Handler for SeqHandler<'_> {
         match mode.raw() {
             DECNKM => Handler::unset_keypad_application_mode(&mut *self.term),
             DECBKM => self.answers.backarrow_sends_bs = false,
+            DECPFF => self.answers.print_form_feed = false,
+            DECPEX => self.answers.print_extent = false,
             SAVE_CURSOR => Handler::restore_cursor_position(&mut *self.term),
             ALT_SCREEN | ALT_SCREEN_CLEARED if in_alt => {
                 // As in xterm, the screens share the cursor: it stays where the program left
@@ -679,17 +687,11 @@ impl Handler for SeqHandler<'_> {
         self.after_call();
     }
 
-    fn push_title(&mut self) {
-        self.flush();
-        Handler::push_title(&mut *self.term);
-        self.after_call();
-    }
+    // XTWINOPS 22 and 23: vte drops which titles they name, so the OSC scanner reports them
+    // and the terminal keeps the stack (`super::titles`); alacritty's own stack is not used.
+    fn push_title(&mut self) {}
 
-    fn pop_title(&mut self) {
-        self.flush();
-        Handler::pop_title(&mut *self.term);
-        self.after_call();
-    }
+    fn pop_title(&mut self) {}
 
     fn text_area_size_pixels(&mut self) {
         self.flush();
@@ -772,6 +774,12 @@ const DECNKM: u16 = 66;
 
 /// DECBKM, the backarrow key mode: set, Backspace sends BS; reset (the default), DEL.
 const DECBKM: u16 = 67;
+
+/// DECPFF, print form feed: kept for DECRQM (Berth has no printer).
+const DECPFF: u16 = 18;
+
+/// DECPEX, print extent: kept for DECRQM (Berth has no printer).
+const DECPEX: u16 = 19;
 
 /// xterm's alternate screen without saving the cursor (`?47`), which alacritty does not
 /// know: the handler swaps screens itself.
