@@ -7,14 +7,16 @@
 //! string past [`MAX_STRING_BYTES`] (past [`MAX_SHORT_OSC_BYTES`] for titles and hyperlinks),
 //! keeping the terminator so the parser leaves the string where it would have anyway. Second, it
 //! extracts the OSC payloads Berth acts on but alacritty ignores: 7 (working directory), 9, 99
-//! and 777 (notifications), reported as [`OscEvent`]s. Third, it recognises the few CSI and
-//! DCS queries vte does not parse (XTVERSION, DA3, XTWINOPS 16 and 19, DECXCPR and the other
-//! DEC status reports, DECRQSS and DECRQCRA, see [`Query`]) and controls (DECSTR, the
-//! VT420 rectangle and column edits, DECSLRM, DECBI and DECFI, see [`Control`]), and reports them as events in their
-//! place in the stream, so the terminal answers or applies them in order with alacritty's own
-//! replies.
+//! and 777 (notifications), and 0 and 1 (the icon label, which alacritty does not keep),
+//! reported as [`OscEvent`]s. Third, it recognises the few CSI and DCS queries vte does not
+//! parse (XTVERSION, DA3, XTWINOPS 15, 16, 19, 20 and 21, DECXCPR and the other DEC status
+//! reports, DECRQSS and DECRQCRA, see [`Query`]) and controls (DECSTR, the VT420 rectangle and
+//! column edits, DECSLRM, DECBI and DECFI, the title stack's XTWINOPS 22 and 23 with the `Ps`
+//! vte drops, see [`Control`]), and reports them as events in their place in the stream, so
+//! the terminal answers or applies them in order with alacritty's own replies.
 //!
-//! It must not interpret anything else (titles, colours and hyperlinks stay with alacritty),
+//! It must not interpret anything else (the window title, colours and hyperlinks stay with
+//! alacritty),
 //! buffer more than [`MAX_CAPTURE_BYTES`] of its own, or do any I/O.
 //!
 //! Matching vte 0.15 matters more than matching a standard, because the point is to predict

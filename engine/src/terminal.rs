@@ -35,9 +35,9 @@ mod rect;
 mod render;
 mod search;
 mod seq;
-mod titles;
 #[cfg(test)]
 mod tests;
+mod titles;
 #[cfg(test)]
 mod vendor_tests;
 
@@ -831,8 +831,8 @@ impl PaneTerminal {
         }
     }
 
-    /// DECSED and DECSEL: Berth protects no characters (DECSCA is not implemented), so they
-    /// erase as ED and EL do.
+    /// DECSED and DECSEL: erase as ED and EL do, except the characters DECSCA (or SPA)
+    /// protected.
     fn selective_erase(&mut self, line: bool, mode: u16) {
         use alacritty_terminal::vte::ansi::{ClearMode, Handler};
         let point = self.term.grid().cursor.point;

@@ -36,9 +36,13 @@ mod tests;
 /// common monospace cell at 96 DPI.
 pub const REPORTED_CELL_PIXELS: (u32, u32) = (10, 20);
 
-/// The primary device attributes (DA1): a VT220-class terminal (62) with ANSI colour (22), the
-/// attributes of xterm's list that Berth really implements.
-pub(super) const PRIMARY_ATTRIBUTES: &str = "\x1b[?62;22c";
+/// The primary device attributes (DA1): a VT220-class terminal (62) with selective erase (6:
+/// DECSCA, DECSED, DECSEL and DECSERA keep protected characters) and ANSI colour (22), the
+/// attributes of xterm's list that Berth really implements. Not claimed: 132 columns (1),
+/// printer (2), national character sets (9), the DEC technical set (15), the locator (16, 29),
+/// user windows (18), horizontal scrolling (21) and rectangular editing (28, which needs
+/// DECCARA and DECRARA, not implemented).
+pub(super) const PRIMARY_ATTRIBUTES: &str = "\x1b[?62;6;22c";
 
 /// The deepest the kitty keyboard stack of one screen may grow; a push past it is ignored.
 ///

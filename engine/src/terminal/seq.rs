@@ -6,7 +6,9 @@
 //! the history outgrows the ring; it allocates the alternate screen's grid only around its use
 //! (`super::alt`); it answers itself the queries alacritty answers wrongly or not at all (DA1,
 //! DECRQM of modes alacritty does not know, the kitty keyboard flags, XTWINOPS 14, CPR in
-//! origin mode; the replies come from `super::answers`); it undoes the cursor save vte makes
+//! origin mode; the replies come from `super::answers`); it keeps DECPFF and DECPEX for DECRQM,
+//! and leaves XTWINOPS 22 and 23 (the title stack) to the terminal, which gets their `Ps`
+//! from the OSC scanner; it undoes the cursor save vte makes
 //! of a `CSI Pl ; Pr s` that is DECSLRM (DECLRMM set); it takes DECNKM (`CSI ? 66 h/l`) as the keypad mode that
 //! `ESC =`/`ESC >` set, and keeps DECBKM (`CSI ? 67 h/l`) for the key encoder; it implements
 //! xterm's older alternate-screen modes 47 and 1047 and the cursor save of 1048, which

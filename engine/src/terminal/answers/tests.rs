@@ -77,9 +77,10 @@ fn xtversion_names_berth_and_its_version() {
 #[test]
 fn device_attributes_have_exact_replies() {
     assert_replies(&[
-        // VT220 class with ANSI colour: what of xterm's list Berth implements.
-        (b"\x1b[c", b"\x1b[?62;22c"),
-        (b"\x1b[0c", b"\x1b[?62;22c"),
+        // VT220 class with selective erase and ANSI colour: what of xterm's list Berth
+        // implements.
+        (b"\x1b[c", b"\x1b[?62;6;22c"),
+        (b"\x1b[0c", b"\x1b[?62;6;22c"),
         // DA2 stays alacritty's (terminal type 0, its version, ROM 1).
         (b"\x1b[>c", b"\x1b[>0;2600;1c"),
         (b"\x1b[=c", b"\x1bP!|00000000\x1b\\"),
@@ -306,10 +307,7 @@ fn title_reports_carry_only_printable_text() {
         (b"\x1b]2;caf\xc3\xa9\x07\x1b[21t", b"\x1b]lcaf\xc3\xa9\x1b\\"),
         // C1 controls (CSI, NEL, ST) reach a title as UTF-8; the report drops them. C0
         // controls and DEL never reach it (vte skips them inside an OSC).
-        (
-            b"\x1b]2;rm -rf ~\xc2\x85\xc2\x9b\xc2\x9c\x0a\x7f!\x07\x1b[21t",
-            b"\x1b]lrm -rf ~!\x1b\\",
-        ),
+        (b"\x1b]2;rm -rf ~\xc2\x85\xc2\x9b\xc2\x9c\x0a\x7f!\x07\x1b[21t", b"\x1b]lrm -rf ~!\x1b\\"),
         (long.as_bytes(), long_reply.as_bytes()),
     ]);
     // Every byte of a report of hostile text is printable, but for the frame's own ESC.
@@ -330,21 +328,24 @@ fn title_stack_pushes_and_pops_either_title_or_both() {
     let report = b"\x1b[20t\x1b[21t";
     let cases: &[(&[u8], &[u8])] = &[
         // Push both, change both, pop both.
-        (b"\x1b]0;s\x07\x1b[22;0t\x1b]2;x\x07\x1b]1;x\x07\x1b[23;0t", b"\x1b]Ls\x1b\\\x1b]ls\x1b\\"),
+        (
+            b"\x1b]0;s\x07\x1b[22;0t\x1b]2;x\x07\x1b]1;x\x07\x1b[23;0t",
+            b"\x1b]Ls\x1b\\\x1b]ls\x1b\\",
+        ),
         (b"\x1b]0;s\x07\x1b[22t\x1b]0;x\x07\x1b[23t", b"\x1b]Ls\x1b\\\x1b]ls\x1b\\"),
         // Push both, pop the icon's: the window's stays, and a later pop of it finds nothing.
         (b"\x1b]0;s\x07\x1b[22;0t\x1b]0;x\x07\x1b[23;1t", b"\x1b]Ls\x1b\\\x1b]lx\x1b\\"),
+        (b"\x1b]0;s\x07\x1b[22;0t\x1b]0;x\x07\x1b[23;1t\x1b[23;2t", b"\x1b]Ls\x1b\\\x1b]lx\x1b\\"),
+        (b"\x1b]0;s\x07\x1b[22;0t\x1b]0;x\x07\x1b[23;2t\x1b[23;1t", b"\x1b]Lx\x1b\\\x1b]ls\x1b\\"),
+        // Push one alone.
         (
-            b"\x1b]0;s\x07\x1b[22;0t\x1b]0;x\x07\x1b[23;1t\x1b[23;2t",
+            b"\x1b]2;x\x07\x1b]1;s\x07\x1b[22;1t\x1b]1;y\x07\x1b[23;1t",
             b"\x1b]Ls\x1b\\\x1b]lx\x1b\\",
         ),
         (
-            b"\x1b]0;s\x07\x1b[22;0t\x1b]0;x\x07\x1b[23;2t\x1b[23;1t",
+            b"\x1b]1;x\x07\x1b]2;s\x07\x1b[22;2t\x1b]2;y\x07\x1b[23;2t",
             b"\x1b]Lx\x1b\\\x1b]ls\x1b\\",
         ),
-        // Push one alone.
-        (b"\x1b]2;x\x07\x1b]1;s\x07\x1b[22;1t\x1b]1;y\x07\x1b[23;1t", b"\x1b]Ls\x1b\\\x1b]lx\x1b\\"),
-        (b"\x1b]1;x\x07\x1b]2;s\x07\x1b[22;2t\x1b]2;y\x07\x1b[23;2t", b"\x1b]Lx\x1b\\\x1b]ls\x1b\\"),
         // Push the icon's, then the window's, pop both: each comes from its own entry.
         (
             b"\x1b]2;a\x07\x1b]1;b\x07\x1b[22;1t\x1b[22;2t\x1b]2;y\x07\x1b]1;z\x07\x1b[23;0t",
@@ -395,7 +396,7 @@ fn new_answers_keep_query_order() {
     let expected: Vec<TerminalEvent> = [
         b"\x1b[1;1R".as_slice(),
         version.as_bytes(),
-        b"\x1b[?62;22c",
+        b"\x1b[?62;6;22c",
         b"\x1bP1$r0m\x1b\\",
         b"\x1b[?0u",
         b"\x1bP1!~1000\x1b\\",
