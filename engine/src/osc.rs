@@ -11,8 +11,8 @@
 //! reported as [`OscEvent`]s. Third, it recognises the few CSI and DCS queries vte does not
 //! parse (XTVERSION, DA3, XTWINOPS 15, 16, 19, 20 and 21, DECXCPR and the other DEC status
 //! reports, DECRQSS and DECRQCRA, see [`Query`]) and controls (DECSTR, the VT420 rectangle and
-//! column edits, DECSLRM, DECBI and DECFI, the title stack's XTWINOPS 22 and 23 with the `Ps`
-//! vte drops, see [`Control`]), and reports them as events in their place in the stream, so
+//! column edits, DECSLRM, DECBI and DECFI, DECSCL, the title stack's XTWINOPS 22 and 23 with
+//! the `Ps` vte drops, see [`Control`]), and reports them as events in their place in the stream, so
 //! the terminal answers or applies them in order with alacritty's own replies.
 //!
 //! It must not interpret anything else (the window title, colours and hyperlinks stay with
@@ -154,6 +154,9 @@ pub enum Control {
         /// Which titles: 0 both, 1 the icon label, 2 the window title.
         which: u16,
     },
+    /// DECSCL, `CSI Pl ; Pc " p`: set the conformance level `Pl` (61 for VT100 to 65 for
+    /// VT500; `Pc`, 8-bit controls or not, is ignored: Berth sends 7-bit ones).
+    ConformanceLevel(u16),
 }
 
 /// The control a complete CSI sequence (parameters, intermediates and final byte) is, if it
@@ -162,6 +165,7 @@ fn csi_control(body: &[u8]) -> Option<Control> {
     let at = |values: &[u16], i: usize| values.get(i).copied().unwrap_or(0);
     Some(match body {
         b"!p" => Control::SoftReset,
+        [params @ .., b'"', b'p'] => Control::ConformanceLevel(*numbers(params)?.first()?),
         [params @ .., b't'] => match numbers(params)?.as_slice() {
             [op @ (22 | 23)] => Control::TitleStack { push: *op == 22, which: 0 },
             [op @ (22 | 23), which @ 0..=2, ..] => {

@@ -746,6 +746,7 @@ impl PaneTerminal {
                 }
             }
             OscEvent::Control(Control::SoftReset) => self.soft_reset(),
+            OscEvent::Control(Control::ConformanceLevel(level)) => self.set_conformance(level),
             OscEvent::Control(Control::SelectiveErase { line, mode }) => {
                 self.selective_erase(line, mode);
             }
@@ -809,6 +810,18 @@ impl PaneTerminal {
         drop(handler);
         self.term.grid_mut().cursor.template.flags.remove(Flags::PROTECTED);
         self.term.grid_mut().saved_cursor = Default::default();
+    }
+
+    /// DECSCL: a level from 61 (VT100) to 65 (VT500) soft-resets the terminal (DECSTR, as the
+    /// VT220 manual, DEC STD 070 and xterm have it) and then takes that level; another is
+    /// ignored.
+    fn set_conformance(&mut self, level: u16) {
+        let Some(level) = level.checked_sub(60).filter(|level| (1..=5).contains(level)) else {
+            return;
+        };
+        self.soft_reset();
+        // The cast cannot truncate: the level is 1 to 5.
+        self.answers.conformance = Some(level as u8);
     }
 
     /// XTRESTORE: each of `modes` that XTSAVE remembered is set or reset as it was then.

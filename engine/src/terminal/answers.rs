@@ -78,9 +78,19 @@ pub(super) struct AnswerState {
     pub(super) print_form_feed: bool,
     /// DECPEX, kept as DECPFF is.
     pub(super) print_extent: bool,
+    /// The conformance level a program set with DECSCL (1 VT100 … 5 VT500), `None` until one
+    /// does: Berth then answers as the VT220 that DA1 names but gates nothing. Below 3 DECRQM
+    /// goes unanswered, below 4 DECLRMM (and so DECSLRM) is ignored, as in xterm.
+    pub(super) conformance: Option<u8>,
 }
 
 impl AnswerState {
+    /// Whether the conformance level a program set allows the features of `level` (3: VT300,
+    /// 4: VT400); every feature is allowed while no program set one.
+    pub(super) fn allows(&self, level: u8) -> bool {
+        self.conformance.is_none_or(|set| set >= level)
+    }
+
     /// A DECSTBM as alacritty applies it: ignored when empty, clamped to the screen.
     pub(super) fn set_region(&mut self, top: usize, bottom: Option<usize>, lines: usize) {
         let bottom = bottom.unwrap_or(lines);
@@ -371,8 +381,9 @@ fn setting(term: &Term<TermListener>, state: &AnswerState, request: &[u8]) -> Op
         // No status line: the main display is the active one (DECSASD), and the status
         // display is none (DECSSDT).
         b"$}" => Some("0$}".to_owned()),
-        // VT220 level (as DA1 says), 7-bit controls (8-bit C1 bytes are UTF-8 to Berth).
-        b"\"p" => Some("62;1\"p".to_owned()),
+        // The level DECSCL set, else VT220 (as DA1 says); 7-bit controls (8-bit C1 bytes are
+        // UTF-8 to Berth).
+        b"\"p" => Some(format!("{};1\"p", 60 + state.conformance.unwrap_or(2))),
         // Lines per page and per screen (DECSLPP, DECSNLS): the pane's rows.
         b"t" => Some(format!("{}t", term.screen_lines())),
         b"*|" => Some(format!("{}*|", term.screen_lines())),

@@ -90,7 +90,8 @@ pub(super) fn apply(term: &mut Term<TermListener>, state: &AnswerState, control:
         | Control::SelectiveErase { .. }
         | Control::SaveModes(_)
         | Control::RestoreModes(_)
-        | Control::TitleStack { .. } => (),
+        | Control::TitleStack { .. }
+        | Control::ConformanceLevel(_) => (),
     }
 }
 

@@ -6,7 +6,9 @@
 //! the history outgrows the ring; it allocates the alternate screen's grid only around its use
 //! (`super::alt`); it answers itself the queries alacritty answers wrongly or not at all (DA1,
 //! DECRQM of modes alacritty does not know, the kitty keyboard flags, XTWINOPS 14, CPR in
-//! origin mode; the replies come from `super::answers`); it keeps DECPFF and DECPEX for DECRQM,
+//! origin mode; the replies come from `super::answers`, and DECRQM goes unanswered below the
+//! VT300 level and DECLRMM is ignored below the VT400 one, once a program sets a level with
+//! DECSCL); it keeps DECPFF and DECPEX for DECRQM,
 //! and leaves XTWINOPS 22 and 23 (the title stack) to the terminal, which gets their `Ps`
 //! from the OSC scanner; it undoes the cursor save vte makes
 //! of a `CSI Pl ; Pr s` that is DECSLRM (DECLRMM set); it takes DECNKM (`CSI ? 66 h/l`) as the keypad mode that
@@ -556,6 +558,10 @@ impl Handler for SeqHandler<'_> {
 
     fn report_mode(&mut self, mode: Mode) {
         self.flush();
+        // DECRQM is a VT300 control: below that level (DECSCL) it goes unanswered.
+        if !self.answers.allows(3) {
+            return self.after_call();
+        }
         match answers::ansi_mode(mode.raw()) {
             Some(reply) => self.listener.reply(reply),
             None => Handler::report_mode(&mut *self.term, mode),
@@ -565,6 +571,10 @@ impl Handler for SeqHandler<'_> {
 
     fn set_private_mode(&mut self, mode: PrivateMode) {
         self.flush();
+        // DECLRMM is a VT400 mode: below that level (DECSCL) it is ignored, as in xterm.
+        if mode.raw() == DECLRMM && !self.answers.allows(4) {
+            return self.after_call();
+        }
         if is_alt_screen(mode) {
             super::alt::prepare(self.term);
         }
@@ -613,6 +623,9 @@ impl Handler for SeqHandler<'_> {
 
     fn report_private_mode(&mut self, mode: PrivateMode) {
         self.flush();
+        if !self.answers.allows(3) {
+            return self.after_call();
+        }
         match answers::private_mode(self.term, self.answers, mode.raw()) {
             Some(reply) => self.listener.reply(reply),
             None => Handler::report_private_mode(&mut *self.term, mode),
@@ -776,6 +789,9 @@ const DECNKM: u16 = 66;
 
 /// DECBKM, the backarrow key mode: set, Backspace sends BS; reset (the default), DEL.
 const DECBKM: u16 = 67;
+
+/// DECLRMM, the left and right margin mode (the vendored Term implements it).
+const DECLRMM: u16 = 69;
 
 /// DECPFF, print form feed: kept for DECRQM (Berth has no printer).
 const DECPFF: u16 = 18;

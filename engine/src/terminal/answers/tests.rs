@@ -151,6 +151,29 @@ fn decrqm_reports_every_mode_berth_knows() {
     assert!(fed(b"\x1b[?67h").backarrow_sends_bs());
 }
 
+/// DECSCL sets a conformance level (after a soft reset): below 3 DECRQM goes unanswered, below
+/// 4 DECLRMM is ignored, as in xterm; DECRQSS reports the level; a reset forgets it.
+#[test]
+fn decscl_levels_gate_decrqm_and_left_right_margins() {
+    assert_written(&[
+        (b"\x1b[62;1\"p\x1b[4$p\x1b[?1$p", b""),
+        (b"\x1b[61\"p\x1b[4$p", b""),
+        (b"\x1b[63;1\"p\x1b[4$p", b"\x1b[4;2$y"),
+        (b"\x1b[63;1\"p\x1b[?69h\x1b[?69$p", b"\x1b[?69;2$y"),
+        (b"\x1b[64;1\"p\x1b[?69h\x1b[?69$p", b"\x1b[?69;1$y"),
+        (b"\x1b[65;1\"p\x1b[?69h\x1b[?69$p", b"\x1b[?69;1$y"),
+        (b"\x1bP$q\"p\x1b\\", b"\x1bP1$r62;1\"p\x1b\\"),
+        (b"\x1b[63;1\"p\x1bP$q\"p\x1b\\", b"\x1bP1$r63;1\"p\x1b\\"),
+        // A level xterm does not know is ignored; a reset goes back to no level.
+        (b"\x1b[70;1\"p\x1b[4$p", b"\x1b[4;2$y"),
+        (b"\x1b[62\"p\x1bc\x1b[4$p", b"\x1b[4;2$y"),
+        // DECSCL soft-resets: insert mode goes, the screen stays.
+        (b"\x1b[4h\x1b[63\"p\x1b[4$p", b"\x1b[4;2$y"),
+    ]);
+    let term = fed(b"kept\x1b[62;1\"p");
+    assert_eq!(term.screen_lines(false), vec!["kept".to_owned()]);
+}
+
 #[test]
 fn kitty_keyboard_flags_are_pushed_popped_set_and_queried_per_screen() {
     assert_replies(&[
