@@ -47,6 +47,9 @@ pub const MAX_SHORT_OSC_BYTES: usize = 4096;
 /// The most payload bytes captured for an OSC 7, 9, 99 or 777; longer payloads are not reported.
 pub const MAX_CAPTURE_BYTES: usize = 8 * 1024;
 
+// The capture buffer grows by doubling; a power of two keeps its capacity within the cap.
+const _: () = assert!(MAX_CAPTURE_BYTES.is_power_of_two());
+
 /// Something the scanner found in a complete OSC string.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OscEvent {
@@ -762,9 +765,8 @@ impl OscScanner {
             },
             OscNumber::Captured(_) => {
                 if self.capture.len() < MAX_CAPTURE_BYTES {
-                    if self.capture.capacity() == 0 {
-                        self.capture.reserve_exact(MAX_CAPTURE_BYTES);
-                    }
+                    // Grown as needed (titles are short and come often), by doubling up to
+                    // MAX_CAPTURE_BYTES, a power of two, so never past it.
                     self.capture.push(byte);
                 } else {
                     self.capture_overflow = true;
