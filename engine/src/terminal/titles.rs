@@ -8,15 +8,17 @@
 //!
 //! The reports echo program-set text back into the program's input, which is a known
 //! injection route: a title holding a newline, reported to a shell, runs as a command (xterm's
-//! CVE-2003-0063). Berth answers them, safely: [`report`] keeps only printable characters
-//! (every C0 and C1 control and DEL is dropped, so the reply holds no CR, LF, ESC or ST inside
-//! the text and ends only where Berth ends it) and at most [`MAX_REPORTED_TITLE_CHARS`]. A
-//! program can then learn no more than what it, or another program on the same PTY, put in
-//! the title, and can make the reply type nothing but printable text. No I/O.
+//! CVE-2003-0063). Berth answers them, safely: [`report`] sends the title as the server shows
+//! it, through the same sanitiser (`crate::notify::sanitize`): every C0 and C1 control and
+//! DEL is dropped (line breaks become a space), and bidi overrides, so the reply holds no CR,
+//! LF, ESC or ST inside the text and ends only where Berth ends it, and it holds at most
+//! [`MAX_REPORTED_TITLE_CHARS`]. A program can then learn no more than what it, or another
+//! program on the same PTY, put in the title, and can make the reply type nothing but
+//! printable text. No I/O.
 
-/// The most characters of a title that a report carries (the rest is left out); the same cap
-/// the server puts on the titles it keeps.
-pub const MAX_REPORTED_TITLE_CHARS: usize = 256;
+/// The most characters of a title that a report carries (a longer one is cut and ends in
+/// `…`): the cap the server puts on the titles it shows and keeps.
+pub const MAX_REPORTED_TITLE_CHARS: usize = crate::notify::MAX_TITLE_CHARS;
 
 /// The most entries on the title stack, as xterm's `MAX_SAVED_TITLES`; a push onto a full stack
 /// drops the oldest entry.
@@ -107,13 +109,9 @@ impl Titles {
 
 /// The reply to XTWINOPS 20 (`code` `L`, the icon label) or 21 (`l`, the window title), in
 /// xterm's form `OSC code text ST` with xterm's 7-bit ST (`ESC \`) whatever ended the OSC that
-/// set it: the text without its control characters, at most [`MAX_REPORTED_TITLE_CHARS`].
+/// set it: the text as the server shows it, without control characters or bidi overrides, at
+/// most [`MAX_REPORTED_TITLE_CHARS`].
 pub(super) fn report(code: char, title: Option<&str>) -> Vec<u8> {
-    let text: String = title
-        .unwrap_or_default()
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(MAX_REPORTED_TITLE_CHARS)
-        .collect();
+    let text = crate::notify::sanitize(title.unwrap_or_default(), MAX_REPORTED_TITLE_CHARS);
     format!("\x1b]{code}{text}\x1b\\").into_bytes()
 }

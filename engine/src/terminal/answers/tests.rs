@@ -311,12 +311,13 @@ fn xtwinops_and_dsr_report_sizes_and_status() {
 }
 
 /// XTWINOPS 20 and 21 report the icon label and the window title as xterm does (`OSC L` and
-/// `OSC l`, ended by `ESC \` whatever ended the OSC that set them), without their control
-/// characters and cut at 256 characters, so the reply can type nothing but printable text.
+/// `OSC l`, ended by `ESC \` whatever ended the OSC that set them), as the server shows them:
+/// without control characters or bidi overrides, cut at 256 characters, so the reply can type
+/// nothing but printable text.
 #[test]
 fn title_reports_carry_only_printable_text() {
     let long = format!("\x1b]2;{}\x07\x1b[21t", "x".repeat(300));
-    let long_reply = format!("\x1b]l{}\x1b\\", "x".repeat(256));
+    let long_reply = format!("\x1b]l{}…\x1b\\", "x".repeat(255));
     assert_written(&[
         (b"\x1b[21t", b"\x1b]l\x1b\\"),
         (b"\x1b[20t", b"\x1b]L\x1b\\"),
@@ -328,13 +329,17 @@ fn title_reports_carry_only_printable_text() {
         (b"\x1b]0;both\x07\x1b[21t", b"\x1b]lboth\x1b\\"),
         (b"\x1b]0;a;b\x07\x1b[20t", b"\x1b]La;b\x1b\\"),
         (b"\x1b]2;caf\xc3\xa9\x07\x1b[21t", b"\x1b]lcaf\xc3\xa9\x1b\\"),
-        // C1 controls (CSI, NEL, ST) reach a title as UTF-8; the report drops them. C0
-        // controls and DEL never reach it (vte skips them inside an OSC).
-        (b"\x1b]2;rm -rf ~\xc2\x85\xc2\x9b\xc2\x9c\x0a\x7f!\x07\x1b[21t", b"\x1b]lrm -rf ~!\x1b\\"),
+        // C1 controls (CSI, ST) and bidi overrides reach a title as UTF-8; the report drops
+        // them, and a line break (NEL) becomes a space. C0 controls and DEL never reach it
+        // (vte skips them inside an OSC).
+        (
+            b"\x1b]2;rm -rf ~\xc2\x85\xc2\x9b\xc2\x9c\x0a\x7f\xe2\x80\xae!\x07\x1b[21t",
+            b"\x1b]lrm -rf ~ !\x1b\\",
+        ),
         (long.as_bytes(), long_reply.as_bytes()),
     ]);
     // Every byte of a report of hostile text is printable, but for the frame's own ESC.
-    let mut term = fed("\x1b]0;a\u{9b}2J\u{85}\u{9c}b\x07\x1b[20t\x1b[21t".as_bytes());
+    let mut term = fed("\x1b]0;a\u{9b}2J\u{9c}\u{202e}b\x07\x1b[20t\x1b[21t".as_bytes());
     for event in term.take_events() {
         let TerminalEvent::PtyWrite(reply) = event else { continue };
         let text = std::str::from_utf8(&reply).expect("a report is UTF-8");
