@@ -158,7 +158,8 @@ pub enum Control {
         which: u16,
     },
     /// DECSCL, `CSI Pl ; Pc " p`: set the conformance level `Pl` (61 for VT100 to 65 for
-    /// VT500; `Pc`, 8-bit controls or not, is ignored: Berth sends 7-bit ones).
+    /// VT500; `Pc`, 8-bit controls or not, is ignored: Berth sends 7-bit ones). The terminal
+    /// takes levels up to 64.
     ConformanceLevel(u16),
 }
 

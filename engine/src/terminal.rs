@@ -812,15 +812,16 @@ impl PaneTerminal {
         self.term.grid_mut().saved_cursor = Default::default();
     }
 
-    /// DECSCL: a level from 61 (VT100) to 65 (VT500) soft-resets the terminal (DECSTR, as the
-    /// VT220 manual, DEC STD 070 and xterm have it) and then takes that level; another is
-    /// ignored.
+    /// DECSCL: a level from 61 (VT100) to 64 (VT400, the highest whose features Berth has)
+    /// soft-resets the terminal (DECSTR, as the VT220 manual, DEC STD 070 and xterm have it)
+    /// and then takes that level; another is ignored (xterm too ignores a level above its
+    /// own).
     fn set_conformance(&mut self, level: u16) {
-        let Some(level) = level.checked_sub(60).filter(|level| (1..=5).contains(level)) else {
+        let Some(level) = level.checked_sub(60).filter(|level| (1..=4).contains(level)) else {
             return;
         };
         self.soft_reset();
-        // The cast cannot truncate: the level is 1 to 5.
+        // The cast cannot truncate: the level is 1 to 4.
         self.answers.conformance = Some(level as u8);
     }
 

@@ -78,7 +78,7 @@ pub(super) struct AnswerState {
     pub(super) print_form_feed: bool,
     /// DECPEX, kept as DECPFF is.
     pub(super) print_extent: bool,
-    /// The conformance level a program set with DECSCL (1 VT100 … 5 VT500), `None` until one
+    /// The conformance level a program set with DECSCL (1 VT100 … 4 VT400), `None` until one
     /// does: Berth then answers as the VT220 that DA1 names but gates nothing. Below 3 DECRQM
     /// goes unanswered, below 4 DECLRMM (and so DECSLRM) is ignored, as in xterm.
     pub(super) conformance: Option<u8>,

@@ -161,10 +161,12 @@ fn decscl_levels_gate_decrqm_and_left_right_margins() {
         (b"\x1b[63;1\"p\x1b[4$p", b"\x1b[4;2$y"),
         (b"\x1b[63;1\"p\x1b[?69h\x1b[?69$p", b"\x1b[?69;2$y"),
         (b"\x1b[64;1\"p\x1b[?69h\x1b[?69$p", b"\x1b[?69;1$y"),
-        (b"\x1b[65;1\"p\x1b[?69h\x1b[?69$p", b"\x1b[?69;1$y"),
+        // VT500 is above what Berth has: ignored, like a level xterm does not know.
+        (b"\x1b[62;1\"p\x1b[65;1\"p\x1bP$q\"p\x1b\\", b"\x1bP1$r62;1\"p\x1b\\"),
+        (b"\x1b[63;1\"p\x1b[65;1\"p\x1bP$q\"p\x1b\\", b"\x1bP1$r63;1\"p\x1b\\"),
         (b"\x1bP$q\"p\x1b\\", b"\x1bP1$r62;1\"p\x1b\\"),
         (b"\x1b[63;1\"p\x1bP$q\"p\x1b\\", b"\x1bP1$r63;1\"p\x1b\\"),
-        // A level xterm does not know is ignored; a reset goes back to no level.
+        // A level that is no level is ignored; a reset goes back to no level.
         (b"\x1b[70;1\"p\x1b[4$p", b"\x1b[4;2$y"),
         (b"\x1b[62\"p\x1bc\x1b[4$p", b"\x1b[4;2$y"),
         // DECSCL soft-resets: insert mode goes, the screen stays.
