@@ -7,14 +7,16 @@
 //! string past [`MAX_STRING_BYTES`] (past [`MAX_SHORT_OSC_BYTES`] for titles and hyperlinks),
 //! keeping the terminator so the parser leaves the string where it would have anyway. Second, it
 //! extracts the OSC payloads Berth acts on but alacritty ignores: 7 (working directory), 9, 99
-//! and 777 (notifications), reported as [`OscEvent`]s. Third, it recognises the few CSI and
-//! DCS queries vte does not parse (XTVERSION, DA3, XTWINOPS 16 and 19, DECXCPR and the other
-//! DEC status reports, DECRQSS and DECRQCRA, see [`Query`]) and controls (DECSTR, the
-//! VT420 rectangle and column edits, DECSLRM, DECBI and DECFI, see [`Control`]), and reports them as events in their
-//! place in the stream, so the terminal answers or applies them in order with alacritty's own
-//! replies.
+//! and 777 (notifications), and 0 and 1 (the icon label, which alacritty does not keep),
+//! reported as [`OscEvent`]s. Third, it recognises the few CSI and DCS queries vte does not
+//! parse (XTVERSION, DA3, XTWINOPS 15, 16, 19, 20 and 21, DECXCPR and the other DEC status
+//! reports, DECRQSS and DECRQCRA, see [`Query`]) and controls (DECSTR, the VT420 rectangle and
+//! column edits, DECSLRM, DECBI and DECFI, DECSCL, the title stack's XTWINOPS 22 and 23 with
+//! the `Ps` vte drops, see [`Control`]), and reports them as events in their place in the stream, so
+//! the terminal answers or applies them in order with alacritty's own replies.
 //!
-//! It must not interpret anything else (titles, colours and hyperlinks stay with alacritty),
+//! It must not interpret anything else (the window title, colours and hyperlinks stay with
+//! alacritty),
 //! buffer more than [`MAX_CAPTURE_BYTES`] of its own, or do any I/O.
 //!
 //! Matching vte 0.15 matters more than matching a standard, because the point is to predict
@@ -45,6 +47,9 @@ pub const MAX_SHORT_OSC_BYTES: usize = 4096;
 /// The most payload bytes captured for an OSC 7, 9, 99 or 777; longer payloads are not reported.
 pub const MAX_CAPTURE_BYTES: usize = 8 * 1024;
 
+// The capture buffer grows by doubling; a power of two keeps its capacity within the cap.
+const _: () = assert!(MAX_CAPTURE_BYTES.is_power_of_two());
+
 /// Something the scanner found in a complete OSC string.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OscEvent {
@@ -68,6 +73,10 @@ pub enum OscEvent {
     Query(Query),
     /// A control vte does not parse, complete; the terminal applies it.
     Control(Control),
+    /// OSC 0 or 1: the icon label (vte takes OSC 0 and 2 as the window title, and ignores
+    /// OSC 1), decoded as vte decodes a title: the `;`-separated parts that are UTF-8, joined
+    /// by `;`, trimmed.
+    IconLabel(String),
 }
 
 /// The controls the scanner recognises for the terminal to apply (vte does not parse them).
@@ -139,6 +148,19 @@ pub enum Control {
     /// reported so that output a synchronized update holds back is applied before a DECSLRM
     /// that follows is taken.
     MarginMode,
+    /// XTWINOPS 22 (`CSI 22 ; Ps t`, `push` true) or 23: push or pop the titles that `Ps`
+    /// names (0 or absent both, 1 the icon label, 2 the window title). vte parses both but
+    /// drops `Ps`; the terminal keeps the stack itself.
+    TitleStack {
+        /// Push rather than pop.
+        push: bool,
+        /// Which titles: 0 both, 1 the icon label, 2 the window title.
+        which: u16,
+    },
+    /// DECSCL, `CSI Pl ; Pc " p`: set the conformance level `Pl` (61 for VT100 to 65 for
+    /// VT500; `Pc`, 8-bit controls or not, is ignored: Berth sends 7-bit ones). The terminal
+    /// takes levels up to 64.
+    ConformanceLevel(u16),
 }
 
 /// The control a complete CSI sequence (parameters, intermediates and final byte) is, if it
@@ -147,6 +169,14 @@ fn csi_control(body: &[u8]) -> Option<Control> {
     let at = |values: &[u16], i: usize| values.get(i).copied().unwrap_or(0);
     Some(match body {
         b"!p" => Control::SoftReset,
+        [params @ .., b'"', b'p'] => Control::ConformanceLevel(*numbers(params)?.first()?),
+        [params @ .., b't'] => match numbers(params)?.as_slice() {
+            [op @ (22 | 23)] => Control::TitleStack { push: *op == 22, which: 0 },
+            [op @ (22 | 23), which @ 0..=2, ..] => {
+                Control::TitleStack { push: *op == 22, which: *which }
+            }
+            _ => return None,
+        },
         [b'?', params @ .., b's'] => Control::SaveModes(numbers(params)?),
         [b'?', params @ .., b'r'] => Control::RestoreModes(numbers(params)?),
         [b'?', params @ .., b'h' | b'l'] if numbers(params)?.contains(&69) => Control::MarginMode,
@@ -192,6 +222,12 @@ pub enum Query {
     CellSizePixels,
     /// XTWINOPS 19, `CSI 19 t`: the screen size in characters.
     ScreenSizeChars,
+    /// XTWINOPS 15, `CSI 15 t`: the screen size in pixels.
+    ScreenSizePixels,
+    /// XTWINOPS 20, `CSI 20 t`: the icon label.
+    IconLabel,
+    /// XTWINOPS 21, `CSI 21 t`: the window title.
+    WindowTitle,
     /// DECXCPR, `CSI ? 6 n`: the cursor position with its page.
     ExtendedCursorPosition,
     /// DECDSR printer status, `CSI ? 15 n`.
@@ -230,6 +266,9 @@ fn csi_query(body: &[u8]) -> Option<Query> {
         b"=c" | b"=0c" => Query::TertiaryAttributes,
         b"16t" => Query::CellSizePixels,
         b"19t" => Query::ScreenSizeChars,
+        b"15t" => Query::ScreenSizePixels,
+        b"20t" => Query::IconLabel,
+        b"21t" => Query::WindowTitle,
         b"?6n" => Query::ExtendedCursorPosition,
         b"?15n" => Query::PrinterStatus,
         [params @ .., b'*', b'y'] => rect_checksum(params)?,
@@ -746,11 +785,14 @@ impl OscScanner {
                     self.number = OscNumber::Digits(value.saturating_mul(10).saturating_add(digit));
                 }
                 b';' => {
+                    if matches!(value, 0 | 1 | 2 | 8) {
+                        self.string_limit = MAX_SHORT_OSC_BYTES.min(self.max_string);
+                    }
                     self.number = match value {
-                        0 | 1 | 2 | 8 => {
-                            self.string_limit = MAX_SHORT_OSC_BYTES.min(self.max_string);
-                            OscNumber::Ignored
-                        }
+                        // The icon label (OSC 0 sets it with the window title, which vte
+                        // takes; OSC 1 alone).
+                        0 => OscNumber::Captured(0),
+                        1 => OscNumber::Captured(1),
                         7 => OscNumber::Captured(7),
                         9 => OscNumber::Captured(9),
                         99 => OscNumber::Captured(99),
@@ -763,9 +805,8 @@ impl OscScanner {
             },
             OscNumber::Captured(_) => {
                 if self.capture.len() < MAX_CAPTURE_BYTES {
-                    if self.capture.capacity() == 0 {
-                        self.capture.reserve_exact(MAX_CAPTURE_BYTES);
-                    }
+                    // Grown as needed (titles are short and come often), by doubling up to
+                    // MAX_CAPTURE_BYTES, a power of two, so never past it.
                     self.capture.push(byte);
                 } else {
                     self.capture_overflow = true;
@@ -791,6 +832,7 @@ impl OscScanner {
                     self.events.push(OscEvent::Cwd(path));
                 }
             }
+            0 | 1 => self.events.push(OscEvent::IconLabel(title_text(payload))),
             133 => {
                 // FinalTerm/OSC 133 shell integration: A prompt, B command typed, C command
                 // running, D command finished (`D;exit`).
@@ -801,6 +843,14 @@ impl OscScanner {
             _ => self.events.push(OscEvent::Notify { kind, payload: payload.to_vec() }),
         }
     }
+}
+
+/// A title's text as vte 0.15 makes it of an OSC 0 or 2 payload: the `;`-separated parts that
+/// are UTF-8, joined by `;`, with surrounding whitespace trimmed.
+fn title_text(payload: &[u8]) -> String {
+    let parts: Vec<&str> =
+        payload.split(|&b| b == b';').filter_map(|part| std::str::from_utf8(part).ok()).collect();
+    parts.join(";").trim().to_owned()
 }
 
 /// Decodes an OSC 7 payload, `file://host/path` with the path percent-encoded, into the path.
@@ -912,8 +962,13 @@ mod tests {
                 b"\x1b]9;4;1;50\x07\x1b]9;4\x07\x1b]9;40 tests\x07",
                 vec![notify(9, b"4;1;50"), notify(9, b"4"), notify(9, b"40 tests")],
             ),
+            // OSC 0 and 1 set the icon label (vte takes OSC 0 and 2 as the window title),
+            // decoded as vte decodes titles.
+            (b"\x1b]0;title\x07", vec![OscEvent::IconLabel("title".to_owned())]),
+            (b"\x1b]1; a;b \x1b\\", vec![OscEvent::IconLabel("a;b".to_owned())]),
+            (b"\x1b]1;a;\xff;b\x07", vec![OscEvent::IconLabel("a;b".to_owned())]),
             // Other OSC numbers are not captured.
-            (b"\x1b]0;title\x07\x1b]52;c;aGk=\x07\x1b]1337;x\x07", vec![]),
+            (b"\x1b]2;title\x07\x1b]52;c;aGk=\x07\x1b]1337;x\x07", vec![]),
         ];
         for (input, expected) in cases {
             let (out, events) = scan_all_chunkings(input);

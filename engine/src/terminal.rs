@@ -37,6 +37,7 @@ mod search;
 mod seq;
 #[cfg(test)]
 mod tests;
+mod titles;
 #[cfg(test)]
 mod vendor_tests;
 
@@ -56,7 +57,7 @@ use alacritty_terminal::term::{Config, Osc52, TermMode};
 use alacritty_terminal::vte::ansi::{CursorStyle, Processor, Rgb};
 use alacritty_terminal::Term;
 
-use crate::osc::{Control, OscEvent, OscScanner};
+use crate::osc::{Control, OscEvent, OscScanner, Query};
 
 use self::answers::AnswerState;
 use self::search::SeqGrid;
@@ -680,6 +681,14 @@ impl PaneTerminal {
     /// Moves what the listener and then the scanner reported into the pending events: called
     /// after each piece [`PaneTerminal::feed`] parses, which ends at the scanner's event.
     fn collect_events(&mut self) {
+        self.drain_listener();
+        for event in self.scanner.take_events() {
+            self.take_scanned(event);
+        }
+    }
+
+    /// Moves what the Term reported to the listener into the pending events.
+    fn drain_listener(&mut self) {
         for event in self.listener.drain() {
             match event {
                 Event::Title(title) => {
@@ -705,50 +714,72 @@ impl PaneTerminal {
                 _ => (),
             }
         }
-        for event in self.scanner.take_events() {
-            match event {
-                OscEvent::Cwd(path) => {
-                    self.cwd = Some(path.clone());
-                    self.push_event(TerminalEvent::Cwd(path));
+    }
+
+    /// Takes one event the OSC scanner reported: answers its query or applies its control.
+    fn take_scanned(&mut self, event: OscEvent) {
+        match event {
+            OscEvent::Cwd(path) => {
+                self.cwd = Some(path.clone());
+                self.push_event(TerminalEvent::Cwd(path));
+            }
+            OscEvent::PromptMark(mark) => self.push_event(TerminalEvent::PromptMark(mark)),
+            OscEvent::Notify { kind, payload } => {
+                self.push_event(TerminalEvent::Notify { kind, payload });
+            }
+            OscEvent::IconLabel(label) => self.answers.titles.icon = Some(label),
+            OscEvent::Query(Query::IconLabel) => {
+                let reply = titles::report('L', self.answers.titles.icon.as_deref());
+                self.push_event(TerminalEvent::PtyWrite(reply));
+            }
+            OscEvent::Query(Query::WindowTitle) => {
+                let reply = titles::report('l', self.title.as_deref());
+                self.push_event(TerminalEvent::PtyWrite(reply));
+            }
+            OscEvent::Control(Control::TitleStack { push: true, which }) => {
+                self.answers.titles.push(which, &self.title);
+            }
+            OscEvent::Control(Control::TitleStack { push: false, which }) => {
+                if let Some(title) = self.answers.titles.pop(which) {
+                    // Through the Term, so that the change goes out as OSC 2's does.
+                    alacritty_terminal::vte::ansi::Handler::set_title(&mut self.term, title);
+                    self.drain_listener();
                 }
-                OscEvent::PromptMark(mark) => self.push_event(TerminalEvent::PromptMark(mark)),
-                OscEvent::Notify { kind, payload } => {
-                    self.push_event(TerminalEvent::Notify { kind, payload });
+            }
+            OscEvent::Query(query) => {
+                let reply = answers::answer(&self.term, &self.answers, &query);
+                if !reply.is_empty() {
+                    self.push_event(TerminalEvent::PtyWrite(reply));
                 }
-                OscEvent::Query(query) => {
-                    let reply = answers::answer(&self.term, &self.answers, &query);
-                    if !reply.is_empty() {
-                        self.push_event(TerminalEvent::PtyWrite(reply));
+            }
+            OscEvent::Control(Control::SoftReset) => self.soft_reset(),
+            OscEvent::Control(Control::ConformanceLevel(level)) => self.set_conformance(level),
+            OscEvent::Control(Control::SelectiveErase { line, mode }) => {
+                self.selective_erase(line, mode);
+            }
+            OscEvent::Control(Control::Protect(on)) => {
+                self.answers.iso_protection = false;
+                self.term.grid_mut().cursor.template.flags.set(Flags::PROTECTED, on);
+            }
+            OscEvent::Control(Control::IsoProtect(on)) => {
+                self.answers.iso_protection = true;
+                self.term.grid_mut().cursor.template.flags.set(Flags::PROTECTED, on);
+            }
+            OscEvent::Control(Control::SaveModes(modes)) => {
+                self.answers.save_modes(&self.term, &modes);
+            }
+            OscEvent::Control(Control::RestoreModes(modes)) => self.restore_modes(&modes),
+            OscEvent::Control(Control::Margins { left, right }) => {
+                if self.term.mode().contains(TermMode::LEFT_RIGHT_MARGIN) {
+                    if let Some(saved) = self.answers.saved_cursor_before.take() {
+                        self.term.grid_mut().saved_cursor = saved;
                     }
+                    self.term.set_horizontal_margins(left.into(), right.into());
                 }
-                OscEvent::Control(Control::SoftReset) => self.soft_reset(),
-                OscEvent::Control(Control::SelectiveErase { line, mode }) => {
-                    self.selective_erase(line, mode);
-                }
-                OscEvent::Control(Control::Protect(on)) => {
-                    self.answers.iso_protection = false;
-                    self.term.grid_mut().cursor.template.flags.set(Flags::PROTECTED, on);
-                }
-                OscEvent::Control(Control::IsoProtect(on)) => {
-                    self.answers.iso_protection = true;
-                    self.term.grid_mut().cursor.template.flags.set(Flags::PROTECTED, on);
-                }
-                OscEvent::Control(Control::SaveModes(modes)) => {
-                    self.answers.save_modes(&self.term, &modes);
-                }
-                OscEvent::Control(Control::RestoreModes(modes)) => self.restore_modes(&modes),
-                OscEvent::Control(Control::Margins { left, right }) => {
-                    if self.term.mode().contains(TermMode::LEFT_RIGHT_MARGIN) {
-                        if let Some(saved) = self.answers.saved_cursor_before.take() {
-                            self.term.grid_mut().saved_cursor = saved;
-                        }
-                        self.term.set_horizontal_margins(left.into(), right.into());
-                    }
-                }
-                OscEvent::Control(control) => {
-                    rect::apply(&mut self.term, &self.answers, &control);
-                    self.seq.observe(&mut self.term);
-                }
+            }
+            OscEvent::Control(control) => {
+                rect::apply(&mut self.term, &self.answers, &control);
+                self.seq.observe(&mut self.term);
             }
         }
     }
@@ -788,6 +819,19 @@ impl PaneTerminal {
         self.term.grid_mut().saved_cursor = Default::default();
     }
 
+    /// DECSCL: a level from 61 (VT100) to 64 (VT400, the highest whose features Berth has)
+    /// soft-resets the terminal (DECSTR, as the VT220 manual, DEC STD 070 and xterm have it)
+    /// and then takes that level; another is ignored (xterm too ignores a level above its
+    /// own).
+    fn set_conformance(&mut self, level: u16) {
+        let Some(level) = level.checked_sub(60).filter(|level| (1..=4).contains(level)) else {
+            return;
+        };
+        self.soft_reset();
+        // The cast cannot truncate: the level is 1 to 4.
+        self.answers.conformance = Some(level as u8);
+    }
+
     /// XTRESTORE: each of `modes` that XTSAVE remembered is set or reset as it was then.
     fn restore_modes(&mut self, modes: &[u16]) {
         use alacritty_terminal::vte::ansi::Handler;
@@ -808,8 +852,8 @@ impl PaneTerminal {
         }
     }
 
-    /// DECSED and DECSEL: Berth protects no characters (DECSCA is not implemented), so they
-    /// erase as ED and EL do.
+    /// DECSED and DECSEL: erase as ED and EL do, except the characters DECSCA (or SPA)
+    /// protected.
     fn selective_erase(&mut self, line: bool, mode: u16) {
         use alacritty_terminal::vte::ansi::{ClearMode, Handler};
         let point = self.term.grid().cursor.point;

@@ -2,11 +2,13 @@
 //! position, colours resolved, attributes mapped, the cursor placed and shaped.
 //!
 //! It owns the colour rules (palette, then the program's OSC 4/10/11 overrides; dim, inverse
-//! and hidden as alacritty applies them) and the cursor rules (DECTCEM, DECSCUSR, hollow when
+//! and hidden as alacritty applies them; the whole screen in reverse video while the program
+//! sets DECSCNM) and the cursor rules (DECTCEM, DECSCUSR, hollow when
 //! unfocused, hidden while scrolled away). It must not change the terminal: it reads through
 //! [`PaneTerminal::term`] only.
 
 use alacritty_terminal::term::color::Colors;
+use alacritty_terminal::term::TermMode;
 use alacritty_terminal::vte::ansi::Rgb as TermRgb;
 use berth_engine::terminal::{PaneTerminal, TermSize};
 use berth_server::screen::{self, flags, FrameColor, FrameCursorShape, FrameStyle, PaneFrame};
@@ -39,16 +41,21 @@ pub fn screen_of_frame(frame: &PaneFrame, palette: &Palette, focused: bool) -> S
     }
     let cols = usize::from(frame.cols);
     let rows = frame.rows.len();
-    let default_cell = CellView::blank(
-        frame_color(screen::FG, &colors, palette),
-        frame_color(screen::BG, &colors, palette),
-    );
+    // DECSCNM: the program asked for the whole screen in reverse video, every cell's inverse
+    // attribute flipped (blank cells too).
+    let reverse = frame.meta.modes & TermMode::REVERSE_SCREEN.bits() != 0;
+    let (mut fg, mut bg) =
+        (frame_color(screen::FG, &colors, palette), frame_color(screen::BG, &colors, palette));
+    if reverse {
+        std::mem::swap(&mut fg, &mut bg);
+    }
+    let default_cell = CellView::blank(fg, bg);
     let mut cells = vec![default_cell; cols * rows];
     for (r, row) in frame.rows.iter().enumerate() {
         let line = &mut cells[r * cols..(r + 1) * cols];
         let mut col = 0;
         for run in &row.runs {
-            let view = style_view(&run.style, &colors, palette);
+            let view = style_view(&run.style, &colors, palette, reverse);
             for ch in run.text.chars() {
                 let Some(cell) = line.get_mut(col) else { break };
                 *cell = CellView { ch, ..view.clone() };
@@ -91,8 +98,9 @@ fn frame_color(color: FrameColor, colors: &Colors, palette: &Palette) -> Rgb {
     }
 }
 
-/// A frame style as a blank cell of that look (the character is set by the caller).
-fn style_view(style: &FrameStyle, colors: &Colors, palette: &Palette) -> CellView {
+/// A frame style as a blank cell of that look (the character is set by the caller), on a
+/// screen in reverse video (DECSCNM) when `reverse`.
+fn style_view(style: &FrameStyle, colors: &Colors, palette: &Palette, reverse: bool) -> CellView {
     let f = style.flags;
     let has = |bit: u16| f & bit != 0;
     let mut fg = frame_color(style.fg, colors, palette);
@@ -100,7 +108,7 @@ fn style_view(style: &FrameStyle, colors: &Colors, palette: &Palette) -> CellVie
         fg = fg.scaled(DIM_FACTOR);
     }
     let mut bg = frame_color(style.bg, colors, palette);
-    if has(flags::INVERSE) {
+    if has(flags::INVERSE) != reverse {
         std::mem::swap(&mut fg, &mut bg);
     }
     if has(flags::HIDDEN) {
@@ -374,6 +382,24 @@ mod tests {
             .cloned()
             .unwrap_or_else(|| CellView::blank(Rgb::default(), Rgb::default()));
         assert_eq!(hidden.fg, hidden.bg);
+    }
+
+    /// DECSCNM (`CSI ? 5 h`) draws the whole pane in reverse video: blank cells, text and
+    /// inverse text all swap, and resetting it puts them back.
+    #[test]
+    fn reverse_screen_mode_swaps_every_cell() {
+        let palette = Palette::dark();
+        let colours = |s: &ScreenCells, col: u16| s.cell(col, 0).map(|c| (c.fg, c.bg));
+        let normal = (palette.fg, palette.bg);
+        let swapped = (palette.bg, palette.fg);
+        let s = screen(b"\x1b[?5hA\x1b[7mB\x1b[0m\x1b[31mC", 10, 2);
+        assert_eq!(colours(&s, 0), Some(swapped));
+        assert_eq!(colours(&s, 1), Some(normal));
+        assert_eq!(colours(&s, 2), Some((palette.bg, palette.ansi[1])));
+        assert_eq!(colours(&s, 5), Some(swapped));
+        assert_eq!(s.cell(0, 1).map(|c| (c.fg, c.bg)), Some(swapped));
+        let s = screen(b"\x1b[?5hA\x1b[?5l", 10, 2);
+        assert_eq!((colours(&s, 0), colours(&s, 5)), (Some(normal), Some(normal)));
     }
 
     #[test]

@@ -11,9 +11,8 @@
 //! modes XTSAVE saved); no I/O. The rectangle rules ([`resolve`]) are shared with the edits of
 //! `super::rect`.
 //!
-//! Not answered, on purpose: XTWINOPS 20 and 21 (report the icon label and the title): a title
-//! is text any program (or a file that is `cat`ed) can set, and echoing it back as input is a
-//! known injection route, so Berth, like xterm's default configuration, stays silent.
+//! The title reports (XTWINOPS 20 and 21) are `super::titles`'s, which keeps the icon label and
+//! the title stack in [`AnswerState::titles`] and says why they are safe to answer.
 
 use alacritty_terminal::grid::{Cursor, Dimensions};
 use alacritty_terminal::index::{Column, Line};
@@ -27,6 +26,7 @@ use alacritty_terminal::Term;
 use crate::osc::Query;
 
 use super::listener::TermListener;
+use super::titles::Titles;
 
 #[cfg(test)]
 mod tests;
@@ -36,9 +36,13 @@ mod tests;
 /// common monospace cell at 96 DPI.
 pub const REPORTED_CELL_PIXELS: (u32, u32) = (10, 20);
 
-/// The primary device attributes (DA1): a VT220-class terminal (62) with ANSI colour (22), the
-/// attributes of xterm's list that Berth really implements.
-pub(super) const PRIMARY_ATTRIBUTES: &str = "\x1b[?62;22c";
+/// The primary device attributes (DA1): a VT220-class terminal (62) with selective erase (6:
+/// DECSCA, DECSED, DECSEL and DECSERA keep protected characters) and ANSI colour (22), the
+/// attributes of xterm's list that Berth really implements. Not claimed: 132 columns (1),
+/// printer (2), national character sets (9), the DEC technical set (15), the locator (16, 29),
+/// user windows (18), horizontal scrolling (21) and rectangular editing (28, which needs
+/// DECCARA and DECRARA, not implemented).
+pub(super) const PRIMARY_ATTRIBUTES: &str = "\x1b[?62;6;22c";
 
 /// The deepest the kitty keyboard stack of one screen may grow; a push past it is ignored.
 ///
@@ -66,9 +70,27 @@ pub(super) struct AnswerState {
     /// The saved cursor as it was before the last `CSI s` while DECLRMM was set: vte saves
     /// the cursor for every `CSI s`, but then it is DECSLRM, which puts this back.
     pub(super) saved_cursor_before: Option<Cursor<Cell>>,
+    /// The icon label and the title stack (a reset empties the stack and keeps the label).
+    pub(super) titles: Titles,
+    /// The printer modes DECPFF (`CSI ? 18 h`: a form feed after each print) and DECPEX (`CSI
+    /// ? 19 h`: print the whole screen, not the scrolling region): kept and reported as set,
+    /// though Berth has no printer to print to (DSR says so), so they change nothing else.
+    pub(super) print_form_feed: bool,
+    /// DECPEX, kept as DECPFF is.
+    pub(super) print_extent: bool,
+    /// The conformance level a program set with DECSCL (1 VT100 … 4 VT400), `None` until one
+    /// does: Berth then answers as the VT220 that DA1 names but gates nothing. Below 3 DECRQM
+    /// goes unanswered, below 4 DECLRMM (and so DECSLRM) is ignored, as in xterm.
+    pub(super) conformance: Option<u8>,
 }
 
 impl AnswerState {
+    /// Whether the conformance level a program set allows the features of `level` (3: VT300,
+    /// 4: VT400); every feature is allowed while no program set one.
+    pub(super) fn allows(&self, level: u8) -> bool {
+        self.conformance.is_none_or(|set| set >= level)
+    }
+
     /// A DECSTBM as alacritty applies it: ignored when empty, clamped to the screen.
     pub(super) fn set_region(&mut self, top: usize, bottom: Option<usize>, lines: usize) {
         let bottom = bottom.unwrap_or(lines);
@@ -117,8 +139,9 @@ pub(super) fn ansi_mode(mode: u16) -> Option<String> {
 
 /// DECRQM for a DEC private mode alacritty does not report: DECNKM (66, the numeric keypad
 /// mode that `ESC =` and `ESC >` also set), DECBKM (67, Berth's own), the alternate screen
-/// by 47 or 1047 (the handler's own) and DECHCCM (60, permanently reset as in xterm); `None`
-/// leaves it to alacritty.
+/// by 47 or 1047 (the handler's own), the printer modes DECPFF and DECPEX (18 and 19, kept
+/// but without a printer) and DECHCCM (60, permanently reset as in xterm); `None` leaves it to
+/// alacritty.
 pub(super) fn private_mode(
     term: &Term<TermListener>,
     state: &AnswerState,
@@ -129,6 +152,8 @@ pub(super) fn private_mode(
         67 => 2 - u8::from(state.backarrow_sends_bs),
         47 | 1047 => 2 - u8::from(term.mode().contains(TermMode::ALT_SCREEN)),
         60 => 4,
+        18 => 2 - u8::from(state.print_form_feed),
+        19 => 2 - u8::from(state.print_extent),
         _ => return None,
     };
     Some(format!("\x1b[?{mode};{state}$y"))
@@ -199,6 +224,15 @@ pub(super) fn answer(term: &Term<TermListener>, state: &AnswerState, query: &Que
             let (width, height) = REPORTED_CELL_PIXELS;
             format!("\x1b[6;{height};{width}t").into_bytes()
         }
+        // The screen in pixels: a pane is its own screen (as for XTWINOPS 19), so its text area.
+        Query::ScreenSizePixels => {
+            let (width, height) = REPORTED_CELL_PIXELS;
+            let height = term.screen_lines() as u32 * height;
+            let width = term.columns() as u32 * width;
+            format!("\x1b[5;{height};{width}t").into_bytes()
+        }
+        // Answered by the terminal, which holds the titles.
+        Query::IconLabel | Query::WindowTitle => Vec::new(),
         Query::ScreenSizeChars => {
             format!("\x1b[9;{};{}t", term.screen_lines(), term.columns()).into_bytes()
         }
@@ -347,8 +381,9 @@ fn setting(term: &Term<TermListener>, state: &AnswerState, request: &[u8]) -> Op
         // No status line: the main display is the active one (DECSASD), and the status
         // display is none (DECSSDT).
         b"$}" => Some("0$}".to_owned()),
-        // VT220 level (as DA1 says), 7-bit controls (8-bit C1 bytes are UTF-8 to Berth).
-        b"\"p" => Some("62;1\"p".to_owned()),
+        // The level DECSCL set, else VT220 (as DA1 says); 7-bit controls (8-bit C1 bytes are
+        // UTF-8 to Berth).
+        b"\"p" => Some(format!("{};1\"p", 60 + state.conformance.unwrap_or(2))),
         // Lines per page and per screen (DECSLPP, DECSNLS): the pane's rows.
         b"t" => Some(format!("{}t", term.screen_lines())),
         b"*|" => Some(format!("{}*|", term.screen_lines())),

@@ -89,7 +89,9 @@ pub(super) fn apply(term: &mut Term<TermListener>, state: &AnswerState, control:
         | Control::IsoProtect(_)
         | Control::SelectiveErase { .. }
         | Control::SaveModes(_)
-        | Control::RestoreModes(_) => (),
+        | Control::RestoreModes(_)
+        | Control::TitleStack { .. }
+        | Control::ConformanceLevel(_) => (),
     }
 }
 

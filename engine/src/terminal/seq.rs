@@ -6,7 +6,11 @@
 //! the history outgrows the ring; it allocates the alternate screen's grid only around its use
 //! (`super::alt`); it answers itself the queries alacritty answers wrongly or not at all (DA1,
 //! DECRQM of modes alacritty does not know, the kitty keyboard flags, XTWINOPS 14, CPR in
-//! origin mode; the replies come from `super::answers`); it undoes the cursor save vte makes
+//! origin mode; the replies come from `super::answers`, and DECRQM goes unanswered below the
+//! VT300 level and DECLRMM is ignored below the VT400 one, once a program sets a level with
+//! DECSCL); it keeps DECPFF and DECPEX for DECRQM,
+//! and leaves XTWINOPS 22 and 23 (the title stack) to the terminal, which gets their `Ps`
+//! from the OSC scanner; it undoes the cursor save vte makes
 //! of a `CSI Pl ; Pr s` that is DECSLRM (DECLRMM set); it takes DECNKM (`CSI ? 66 h/l`) as the keypad mode that
 //! `ESC =`/`ESC >` set, and keeps DECBKM (`CSI ? 67 h/l`) for the key encoder; it implements
 //! xterm's older alternate-screen modes 47 and 1047 and the cursor save of 1048, which
@@ -529,7 +533,11 @@ impl Handler for SeqHandler<'_> {
     fn reset_state(&mut self) {
         self.flush();
         Handler::reset_state(&mut *self.term);
+        // The titles stay, as in xterm (the pane keeps showing its window title too); their
+        // stack goes.
+        let icon = self.answers.titles.icon.take();
         *self.answers = AnswerState::default();
+        self.answers.titles.icon = icon;
         // A reset leaves the alternate screen, keeping its grid; let it go again.
         super::alt::release(self.term);
         self.after_call();
@@ -561,6 +569,10 @@ impl Handler for SeqHandler<'_> {
 
     fn report_mode(&mut self, mode: Mode) {
         self.flush();
+        // DECRQM is a VT300 control: below that level (DECSCL) it goes unanswered.
+        if !self.answers.allows(3) {
+            return self.after_call();
+        }
         match answers::ansi_mode(mode.raw()) {
             Some(reply) => self.listener.reply(reply),
             None => Handler::report_mode(&mut *self.term, mode),
@@ -570,6 +582,10 @@ impl Handler for SeqHandler<'_> {
 
     fn set_private_mode(&mut self, mode: PrivateMode) {
         self.flush();
+        // DECLRMM is a VT400 mode: below that level (DECSCL) it is ignored, as in xterm.
+        if mode.raw() == DECLRMM && !self.answers.allows(4) {
+            return self.after_call();
+        }
         if is_alt_screen(mode) {
             super::alt::prepare(self.term);
         }
@@ -577,6 +593,8 @@ impl Handler for SeqHandler<'_> {
         match mode.raw() {
             DECNKM => Handler::set_keypad_application_mode(&mut *self.term),
             DECBKM => self.answers.backarrow_sends_bs = true,
+            DECPFF => self.answers.print_form_feed = true,
+            DECPEX => self.answers.print_extent = true,
             SAVE_CURSOR => Handler::save_cursor_position(&mut *self.term),
             ALT_SCREEN | ALT_SCREEN_CLEARED if !in_alt => self.term.swap_alt(),
             _ => (),
@@ -591,6 +609,8 @@ impl Handler for SeqHandler<'_> {
         match mode.raw() {
             DECNKM => Handler::unset_keypad_application_mode(&mut *self.term),
             DECBKM => self.answers.backarrow_sends_bs = false,
+            DECPFF => self.answers.print_form_feed = false,
+            DECPEX => self.answers.print_extent = false,
             SAVE_CURSOR => Handler::restore_cursor_position(&mut *self.term),
             ALT_SCREEN | ALT_SCREEN_CLEARED if in_alt => {
                 // As in xterm, the screens share the cursor: it stays where the program left
@@ -614,6 +634,9 @@ impl Handler for SeqHandler<'_> {
 
     fn report_private_mode(&mut self, mode: PrivateMode) {
         self.flush();
+        if !self.answers.allows(3) {
+            return self.after_call();
+        }
         match answers::private_mode(self.term, self.answers, mode.raw()) {
             Some(reply) => self.listener.reply(reply),
             None => Handler::report_private_mode(&mut *self.term, mode),
@@ -690,17 +713,11 @@ impl Handler for SeqHandler<'_> {
         self.after_call();
     }
 
-    fn push_title(&mut self) {
-        self.flush();
-        Handler::push_title(&mut *self.term);
-        self.after_call();
-    }
+    // XTWINOPS 22 and 23: vte drops which titles they name, so the OSC scanner reports them
+    // and the terminal keeps the stack (`super::titles`); alacritty's own stack is not used.
+    fn push_title(&mut self) {}
 
-    fn pop_title(&mut self) {
-        self.flush();
-        Handler::pop_title(&mut *self.term);
-        self.after_call();
-    }
+    fn pop_title(&mut self) {}
 
     fn text_area_size_pixels(&mut self) {
         self.flush();
@@ -783,6 +800,15 @@ const DECNKM: u16 = 66;
 
 /// DECBKM, the backarrow key mode: set, Backspace sends BS; reset (the default), DEL.
 const DECBKM: u16 = 67;
+
+/// DECLRMM, the left and right margin mode (the vendored Term implements it).
+const DECLRMM: u16 = 69;
+
+/// DECPFF, print form feed: kept for DECRQM (Berth has no printer).
+const DECPFF: u16 = 18;
+
+/// DECPEX, print extent: kept for DECRQM (Berth has no printer).
+const DECPEX: u16 = 19;
 
 /// xterm's alternate screen without saving the cursor (`?47`), which alacritty does not
 /// know: the handler swaps screens itself.

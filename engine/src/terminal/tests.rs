@@ -94,7 +94,7 @@ fn queries_produce_replies_to_write_back() {
     let cases: &[(&[u8], &[u8])] = &[
         (b"ab\x1b[6n", b"\x1b[1;3R"),
         (b"\r\n\r\nxyz\x1b[6n", b"\x1b[3;4R"),
-        (b"\x1b[c", b"\x1b[?62;22c"),
+        (b"\x1b[c", b"\x1b[?62;6;22c"),
         (b"\x1b[5n", b"\x1b[0n"),
         (b"\x1b]11;?\x07", b"\x1b]11;rgb:1c1c/1c1c/1c1c\x07"),
         (b"\x1b]10;?\x1b\\", b"\x1b]10;rgb:d8d8/d8d8/d8d8\x1b\\"),
@@ -603,7 +603,7 @@ fn events_keep_the_order_of_the_queries_in_every_chunking() {
     let expected = vec![
         TerminalEvent::PtyWrite(b"\x1b[1;1R".to_vec()),
         TerminalEvent::Notify { kind: 99, payload: b"i=x:p=?;".to_vec() },
-        TerminalEvent::PtyWrite(b"\x1b[?62;22c".to_vec()),
+        TerminalEvent::PtyWrite(b"\x1b[?62;6;22c".to_vec()),
         TerminalEvent::Cwd("/tmp".to_owned()),
         TerminalEvent::PtyWrite(b"\x1b[1;3R".to_vec()),
     ];

@@ -34,6 +34,40 @@ fn assert_replies(cases: &[(&[u8], &[u8])]) {
     }
 }
 
+/// The bytes written back to the PTY among `events`, in order (titles and other events left
+/// out).
+fn written(events: Vec<TerminalEvent>) -> Vec<u8> {
+    events
+        .into_iter()
+        .filter_map(|e| match e {
+            TerminalEvent::PtyWrite(bytes) => Some(bytes),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+/// Feeds each input to a fresh terminal, whole and a byte at a time, and checks every byte it
+/// writes back (other events, such as titles, are allowed).
+fn assert_written(cases: &[(&[u8], &[u8])]) {
+    for (input, reply) in cases {
+        for chunk in [input.len(), 1] {
+            let mut term = terminal();
+            let mut events = Vec::new();
+            for piece in input.chunks(chunk) {
+                term.feed(piece);
+                events.extend(term.take_events());
+            }
+            assert_eq!(
+                String::from_utf8_lossy(&written(events)),
+                String::from_utf8_lossy(reply),
+                "{:?} in chunks of {chunk}",
+                String::from_utf8_lossy(input)
+            );
+        }
+    }
+}
+
 #[test]
 fn xtversion_names_berth_and_its_version() {
     let reply = format!("\x1bP>|Berth {}\x1b\\", env!("CARGO_PKG_VERSION"));
@@ -43,9 +77,10 @@ fn xtversion_names_berth_and_its_version() {
 #[test]
 fn device_attributes_have_exact_replies() {
     assert_replies(&[
-        // VT220 class with ANSI colour: what of xterm's list Berth implements.
-        (b"\x1b[c", b"\x1b[?62;22c"),
-        (b"\x1b[0c", b"\x1b[?62;22c"),
+        // VT220 class with selective erase and ANSI colour: what of xterm's list Berth
+        // implements.
+        (b"\x1b[c", b"\x1b[?62;6;22c"),
+        (b"\x1b[0c", b"\x1b[?62;6;22c"),
         // DA2 stays alacritty's (terminal type 0, its version, ROM 1).
         (b"\x1b[>c", b"\x1b[>0;2600;1c"),
         (b"\x1b[=c", b"\x1bP!|00000000\x1b\\"),
@@ -77,6 +112,18 @@ fn decrqm_reports_every_mode_berth_knows() {
         (b"\x1b=\x1b[?66$p", b"\x1b[?66;1$y"),
         (b"\x1b[?66h\x1b[?66l\x1b[?66$p", b"\x1b[?66;2$y"),
         (b"\x1b[?60$p", b"\x1b[?60;4$y"),
+        // DECSCNM (reverse video, drawn by the window) and the printer modes DECPFF and
+        // DECPEX (kept, though there is no printer).
+        (b"\x1b[?5$p", b"\x1b[?5;2$y"),
+        (b"\x1b[?5h\x1b[?5$p", b"\x1b[?5;1$y"),
+        (b"\x1b[?5h\x1b[?5l\x1b[?5$p", b"\x1b[?5;2$y"),
+        (b"\x1b[?5h\x1bc\x1b[?5$p", b"\x1b[?5;2$y"),
+        (b"\x1b[?18$p", b"\x1b[?18;2$y"),
+        (b"\x1b[?18h\x1b[?18$p", b"\x1b[?18;1$y"),
+        (b"\x1b[?18h\x1b[?18l\x1b[?18$p", b"\x1b[?18;2$y"),
+        (b"\x1b[?19$p", b"\x1b[?19;2$y"),
+        (b"\x1b[?19h\x1b[?19$p", b"\x1b[?19;1$y"),
+        (b"\x1b[?19h\x1bc\x1b[?19$p", b"\x1b[?19;2$y"),
         (b"\x1b[?47$p", b"\x1b[?47;2$y"),
         (b"\x1b[?1047h\x1b[?1047$p", b"\x1b[?1047;1$y"),
         (b"\x1b[?47h\x1b[?1049$p", b"\x1b[?1049;1$y"),
@@ -102,6 +149,31 @@ fn decrqm_reports_every_mode_berth_knows() {
     assert!(term.term().mode().contains(alacritty_terminal::term::TermMode::APP_KEYPAD));
     assert!(!term.backarrow_sends_bs());
     assert!(fed(b"\x1b[?67h").backarrow_sends_bs());
+}
+
+/// DECSCL sets a conformance level (after a soft reset): below 3 DECRQM goes unanswered, below
+/// 4 DECLRMM is ignored, as in xterm; DECRQSS reports the level; a reset forgets it.
+#[test]
+fn decscl_levels_gate_decrqm_and_left_right_margins() {
+    assert_written(&[
+        (b"\x1b[62;1\"p\x1b[4$p\x1b[?1$p", b""),
+        (b"\x1b[61\"p\x1b[4$p", b""),
+        (b"\x1b[63;1\"p\x1b[4$p", b"\x1b[4;2$y"),
+        (b"\x1b[63;1\"p\x1b[?69h\x1b[?69$p", b"\x1b[?69;2$y"),
+        (b"\x1b[64;1\"p\x1b[?69h\x1b[?69$p", b"\x1b[?69;1$y"),
+        // VT500 is above what Berth has: ignored, like a level xterm does not know.
+        (b"\x1b[62;1\"p\x1b[65;1\"p\x1bP$q\"p\x1b\\", b"\x1bP1$r62;1\"p\x1b\\"),
+        (b"\x1b[63;1\"p\x1b[65;1\"p\x1bP$q\"p\x1b\\", b"\x1bP1$r63;1\"p\x1b\\"),
+        (b"\x1bP$q\"p\x1b\\", b"\x1bP1$r62;1\"p\x1b\\"),
+        (b"\x1b[63;1\"p\x1bP$q\"p\x1b\\", b"\x1bP1$r63;1\"p\x1b\\"),
+        // A level that is no level is ignored; a reset goes back to no level.
+        (b"\x1b[70;1\"p\x1b[4$p", b"\x1b[4;2$y"),
+        (b"\x1b[62\"p\x1bc\x1b[4$p", b"\x1b[4;2$y"),
+        // DECSCL soft-resets: insert mode goes, the screen stays.
+        (b"\x1b[4h\x1b[63\"p\x1b[4$p", b"\x1b[4;2$y"),
+    ]);
+    let term = fed(b"kept\x1b[62;1\"p");
+    assert_eq!(term.screen_lines(false), vec!["kept".to_owned()]);
 }
 
 #[test]
@@ -220,6 +292,9 @@ fn xtwinops_and_dsr_report_sizes_and_status() {
         (b"\x1b[16t", b"\x1b[6;20;10t"),
         (b"\x1b[18t", b"\x1b[8;24;80t"),
         (b"\x1b[19t", b"\x1b[9;24;80t"),
+        // The screen in pixels: a pane is its own screen, as for 19.
+        (b"\x1b[15t", b"\x1b[5;480;800t"),
+        (b"\x1b[14;2t", b"\x1b[4;480;800t"),
         (b"ab\r\n\x1b[?6n", b"\x1b[?2;1R"),
         (b"\x1b[?15n", b"\x1b[?13n"),
         (b"\x1b[?25n", b"\x1b[?21n"),
@@ -235,9 +310,113 @@ fn xtwinops_and_dsr_report_sizes_and_status() {
     // An unknown status report gets no answer.
     let mut term = fed(b"\x1b[?99n\x1b[?1;2;3n");
     assert_eq!(term.take_events(), vec![]);
-    // The title is never reported back (XTWINOPS 21).
-    let mut term = fed(b"\x1b]2;rm -rf ~\x07\x1b[21t");
-    assert!(!term.take_events().iter().any(|e| matches!(e, TerminalEvent::PtyWrite(_))));
+}
+
+/// XTWINOPS 20 and 21 report the icon label and the window title as xterm does (`OSC L` and
+/// `OSC l`, ended by `ESC \` whatever ended the OSC that set them), as the server shows them:
+/// without control characters or bidi overrides, cut at 256 characters, so the reply can type
+/// nothing but printable text.
+#[test]
+fn title_reports_carry_only_printable_text() {
+    let long = format!("\x1b]2;{}\x07\x1b[21t", "x".repeat(300));
+    let long_reply = format!("\x1b]l{}…\x1b\\", "x".repeat(255));
+    assert_written(&[
+        (b"\x1b[21t", b"\x1b]l\x1b\\"),
+        (b"\x1b[20t", b"\x1b]L\x1b\\"),
+        (b"\x1b]2;hello world\x07\x1b[21t", b"\x1b]lhello world\x1b\\"),
+        (b"\x1b]2;hello\x1b\\\x1b[20t", b"\x1b]L\x1b\\"),
+        (b"\x1b]1;icon\x07\x1b[20t", b"\x1b]Licon\x1b\\"),
+        (b"\x1b]1;icon\x07\x1b[21t", b"\x1b]l\x1b\\"),
+        (b"\x1b]0;both\x1b\\\x1b[20t", b"\x1b]Lboth\x1b\\"),
+        (b"\x1b]0;both\x07\x1b[21t", b"\x1b]lboth\x1b\\"),
+        (b"\x1b]0;a;b\x07\x1b[20t", b"\x1b]La;b\x1b\\"),
+        (b"\x1b]2;caf\xc3\xa9\x07\x1b[21t", b"\x1b]lcaf\xc3\xa9\x1b\\"),
+        // C1 controls (CSI, ST) and bidi overrides reach a title as UTF-8; the report drops
+        // them, and a line break (NEL) becomes a space. C0 controls and DEL never reach it
+        // (vte skips them inside an OSC).
+        (
+            b"\x1b]2;rm -rf ~\xc2\x85\xc2\x9b\xc2\x9c\x0a\x7f\xe2\x80\xae!\x07\x1b[21t",
+            b"\x1b]lrm -rf ~ !\x1b\\",
+        ),
+        (long.as_bytes(), long_reply.as_bytes()),
+    ]);
+    // Every byte of a report of hostile text is printable, but for the frame's own ESC.
+    let mut term = fed("\x1b]0;a\u{9b}2J\u{9c}\u{202e}b\x07\x1b[20t\x1b[21t".as_bytes());
+    for event in term.take_events() {
+        let TerminalEvent::PtyWrite(reply) = event else { continue };
+        let text = std::str::from_utf8(&reply).expect("a report is UTF-8");
+        let inner = &text[3..text.len() - 2];
+        assert!(inner.chars().all(|c| !c.is_control()), "{text:?}");
+        assert_eq!(inner, "a2Jb");
+    }
+}
+
+/// XTWINOPS 22 and 23 push and pop the icon label, the window title or both (`Ps` 1, 2, 0) on
+/// one stack, as xterm: the esctest cases.
+#[test]
+fn title_stack_pushes_and_pops_either_title_or_both() {
+    let report = b"\x1b[20t\x1b[21t";
+    let cases: &[(&[u8], &[u8])] = &[
+        // Push both, change both, pop both.
+        (
+            b"\x1b]0;s\x07\x1b[22;0t\x1b]2;x\x07\x1b]1;x\x07\x1b[23;0t",
+            b"\x1b]Ls\x1b\\\x1b]ls\x1b\\",
+        ),
+        (b"\x1b]0;s\x07\x1b[22t\x1b]0;x\x07\x1b[23t", b"\x1b]Ls\x1b\\\x1b]ls\x1b\\"),
+        // Push both, pop the icon's: the window's stays, and a later pop of it finds nothing.
+        (b"\x1b]0;s\x07\x1b[22;0t\x1b]0;x\x07\x1b[23;1t", b"\x1b]Ls\x1b\\\x1b]lx\x1b\\"),
+        (b"\x1b]0;s\x07\x1b[22;0t\x1b]0;x\x07\x1b[23;1t\x1b[23;2t", b"\x1b]Ls\x1b\\\x1b]lx\x1b\\"),
+        (b"\x1b]0;s\x07\x1b[22;0t\x1b]0;x\x07\x1b[23;2t\x1b[23;1t", b"\x1b]Lx\x1b\\\x1b]ls\x1b\\"),
+        // Push one alone.
+        (
+            b"\x1b]2;x\x07\x1b]1;s\x07\x1b[22;1t\x1b]1;y\x07\x1b[23;1t",
+            b"\x1b]Ls\x1b\\\x1b]lx\x1b\\",
+        ),
+        (
+            b"\x1b]1;x\x07\x1b]2;s\x07\x1b[22;2t\x1b]2;y\x07\x1b[23;2t",
+            b"\x1b]Lx\x1b\\\x1b]ls\x1b\\",
+        ),
+        // Push the icon's, then the window's, pop both: each comes from its own entry.
+        (
+            b"\x1b]2;a\x07\x1b]1;b\x07\x1b[22;1t\x1b[22;2t\x1b]2;y\x07\x1b]1;z\x07\x1b[23;0t",
+            b"\x1b]Lb\x1b\\\x1b]la\x1b\\",
+        ),
+        // Two pushes, two pops.
+        (
+            b"\x1b]1;a\x07\x1b[22;1t\x1b]1;b\x07\x1b[22;1t\x1b]1;z\x07\x1b[23;1t",
+            b"\x1b]Lb\x1b\\\x1b]l\x1b\\",
+        ),
+        (
+            b"\x1b]2;a\x07\x1b[22;2t\x1b]2;b\x07\x1b[22;2t\x1b]2;z\x07\x1b[23;2t\x1b[23;2t",
+            b"\x1b]L\x1b\\\x1b]la\x1b\\",
+        ),
+        // A pop of an empty stack, and a `Ps` xterm does not know, change nothing.
+        (b"\x1b]0;s\x07\x1b[23t\x1b[22;3t\x1b]0;x\x07\x1b[23;3t", b"\x1b]Lx\x1b\\\x1b]lx\x1b\\"),
+        // A reset keeps both titles (as xterm, and the pane keeps showing its title) but
+        // empties the stack.
+        (b"\x1b]0;s\x07\x1b[22t\x1bc\x1b]0;x\x07\x1b[23t", b"\x1b]Lx\x1b\\\x1b]lx\x1b\\"),
+        (b"\x1b]0;s\x07\x1bc\x1b[22t", b"\x1b]Ls\x1b\\\x1b]ls\x1b\\"),
+    ];
+    let cases: Vec<(Vec<u8>, &[u8])> =
+        cases.iter().map(|(input, replies)| ([*input, report].concat(), *replies)).collect();
+    let cases: Vec<(&[u8], &[u8])> = cases.iter().map(|(i, r)| (i.as_slice(), *r)).collect();
+    assert_written(&cases);
+    // A pop that restores the window title tells the server, as OSC 2 does.
+    let mut term = fed(b"\x1b]2;old\x07\x1b[22;2t\x1b]2;new\x07");
+    term.take_events();
+    term.feed(b"\x1b[23;2t");
+    assert_eq!(term.take_events(), vec![TerminalEvent::Title(Some("old".to_owned()))]);
+    assert_eq!(term.title(), Some("old"));
+    // The stack keeps the last ten pushes.
+    let mut input = Vec::new();
+    for n in 0..12 {
+        input.extend(format!("\x1b]2;t{n}\x07\x1b[22;2t").as_bytes());
+    }
+    input.extend(b"\x1b[23;2t".repeat(12));
+    input.extend(b"\x1b[21t");
+    let mut term = fed(&input);
+    let last = term.take_events().pop();
+    assert_eq!(last, Some(TerminalEvent::PtyWrite(b"\x1b]lt2\x1b\\".to_vec())));
 }
 
 #[test]
@@ -247,7 +426,7 @@ fn new_answers_keep_query_order() {
     let expected: Vec<TerminalEvent> = [
         b"\x1b[1;1R".as_slice(),
         version.as_bytes(),
-        b"\x1b[?62;22c",
+        b"\x1b[?62;6;22c",
         b"\x1bP1$r0m\x1b\\",
         b"\x1b[?0u",
         b"\x1bP1!~1000\x1b\\",

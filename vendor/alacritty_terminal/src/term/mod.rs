@@ -80,6 +80,7 @@ bitflags! {
         const REVERSE_WRAP            = 1 << 23;
         const MORE_FIX                = 1 << 24;
         const LEFT_RIGHT_MARGIN       = 1 << 25;
+        const REVERSE_SCREEN          = 1 << 26;
         const MOUSE_MODE              = Self::MOUSE_REPORT_CLICK.bits() | Self::MOUSE_MOTION.bits() | Self::MOUSE_DRAG.bits();
         const KITTY_KEYBOARD_PROTOCOL = Self::DISAMBIGUATE_ESC_CODES.bits()
                                       | Self::REPORT_EVENT_TYPES.bits()
@@ -99,6 +100,10 @@ const MORE_FIX_MODE: u16 = 41;
 
 /// DECLRMM (`CSI ? 69 h`), which vte does not name: DECSLRM may set left and right margins.
 const LEFT_RIGHT_MARGIN_MODE: u16 = 69;
+
+/// DECSCNM (`CSI ? 5 h`), which vte does not name: the screen is shown in reverse video (the
+/// renderer swaps every cell's colours; the grid is not changed).
+const REVERSE_SCREEN_MODE: u16 = 5;
 
 impl From<KeyboardModes> for TermMode {
     fn from(value: KeyboardModes) -> Self {
@@ -2294,6 +2299,10 @@ impl<T: EventListener> Handler for Term<T> {
                 self.mode.insert(TermMode::LEFT_RIGHT_MARGIN);
                 return;
             },
+            PrivateMode::Unknown(REVERSE_SCREEN_MODE) => {
+                self.mode.insert(TermMode::REVERSE_SCREEN);
+                return;
+            },
             PrivateMode::Unknown(mode) => {
                 debug!("Ignoring unknown mode {mode} in set_private_mode");
                 return;
@@ -2371,6 +2380,10 @@ impl<T: EventListener> Handler for Term<T> {
                 // Resetting DECLRMM also removes the margins.
                 self.mode.remove(TermMode::LEFT_RIGHT_MARGIN);
                 self.lr_margins = (Column(0), self.last_column());
+                return;
+            },
+            PrivateMode::Unknown(REVERSE_SCREEN_MODE) => {
+                self.mode.remove(TermMode::REVERSE_SCREEN);
                 return;
             },
             PrivateMode::Unknown(mode) => {
@@ -2466,6 +2479,9 @@ impl<T: EventListener> Handler for Term<T> {
             PrivateMode::Unknown(MORE_FIX_MODE) => self.mode.contains(TermMode::MORE_FIX).into(),
             PrivateMode::Unknown(LEFT_RIGHT_MARGIN_MODE) => {
                 self.mode.contains(TermMode::LEFT_RIGHT_MARGIN).into()
+            },
+            PrivateMode::Unknown(REVERSE_SCREEN_MODE) => {
+                self.mode.contains(TermMode::REVERSE_SCREEN).into()
             },
             PrivateMode::Unknown(_) => ModeState::NotSupported,
         };
