@@ -68,6 +68,17 @@ pub enum OscEvent {
     Query(Query),
     /// A control vte does not parse, complete; the terminal applies it.
     Control(Control),
+    /// OSC 4, 5, 10, 11, 12 or 105: colours set, queried or reset. The terminal parses the
+    /// specs itself (see `crate::xcms`), in place of vte, so that every form xterm accepts is
+    /// taken and the replies keep their order.
+    Color {
+        /// The OSC number.
+        kind: u16,
+        /// The bytes after the number and its `;` (empty for a bare `OSC 105`).
+        payload: Vec<u8>,
+        /// Whether the string ended with BEL (the reply ends the same way), else with ST.
+        bell: bool,
+    },
 }
 
 /// The controls the scanner recognises for the terminal to apply (vte does not parse them).
@@ -583,7 +594,7 @@ impl OscScanner {
             // The OSC before this ESC is complete only if the ESC was the start of ST.
             self.awaiting_st = false;
             if byte == b'\\' {
-                self.finish_osc();
+                self.finish_osc(false);
             }
             self.capture.clear();
         }
@@ -603,10 +614,13 @@ impl OscScanner {
         if before == State::Osc {
             match byte {
                 0x07 => {
-                    self.finish_osc();
+                    self.finish_osc(true);
                     self.capture.clear();
                 }
-                0x1B => self.awaiting_st = matches!(self.number, OscNumber::Captured(_)),
+                0x1B => {
+                    self.awaiting_st =
+                        matches!(self.number, OscNumber::Captured(_) | OscNumber::Digits(105));
+                }
                 0x18 | 0x1A => self.capture.clear(),
                 _ if skipped_in_osc(byte) => (),
                 _ => self.osc_byte(byte),
@@ -717,6 +731,7 @@ impl OscScanner {
                         99 => OscNumber::Captured(99),
                         777 => OscNumber::Captured(777),
                         133 => OscNumber::Captured(133),
+                        4 | 5 | 10 | 11 | 12 | 105 => OscNumber::Captured(value as u16),
                         _ => OscNumber::Ignored,
                     };
                 }
@@ -736,10 +751,18 @@ impl OscScanner {
         }
     }
 
-    /// Reports the current OSC if it is one we capture and its payload fit.
-    fn finish_osc(&mut self) {
-        let OscNumber::Captured(kind) = self.number else {
-            return;
+    /// Reports the current OSC if it is one we capture and its payload fit; `bell` tells
+    /// whether it ended with BEL rather than ST.
+    fn finish_osc(&mut self, bell: bool) {
+        let kind = match self.number {
+            OscNumber::Captured(kind) => kind,
+            // A bare `OSC 105` resets every special colour.
+            OscNumber::Digits(105) => {
+                self.number = OscNumber::Ignored;
+                self.events.push(OscEvent::Color { kind: 105, payload: Vec::new(), bell });
+                return;
+            }
+            _ => return,
         };
         self.number = OscNumber::Ignored;
         if self.capture_overflow {
@@ -758,6 +781,9 @@ impl OscScanner {
                 if let Some(&mark @ (b'A' | b'B' | b'C' | b'D')) = payload.first() {
                     self.events.push(OscEvent::PromptMark(char::from(mark)));
                 }
+            }
+            4 | 5 | 10 | 11 | 12 | 105 => {
+                self.events.push(OscEvent::Color { kind, payload: payload.to_vec(), bell });
             }
             _ => self.events.push(OscEvent::Notify { kind, payload: payload.to_vec() }),
         }
