@@ -7,14 +7,15 @@
 //! string past [`MAX_STRING_BYTES`] (past [`MAX_SHORT_OSC_BYTES`] for titles and hyperlinks),
 //! keeping the terminator so the parser leaves the string where it would have anyway. Second, it
 //! extracts the OSC payloads Berth acts on but alacritty ignores: 7 (working directory), 9, 99
-//! and 777 (notifications), reported as [`OscEvent`]s. Third, it recognises the few CSI and
+//! and 777 (notifications), and the colour OSCs 4, 5, 10-12 and 105, which Berth takes over
+//! from alacritty (vte reads only two of xterm's spec forms), reported as [`OscEvent`]s. Third, it recognises the few CSI and
 //! DCS queries vte does not parse (XTVERSION, DA3, XTWINOPS 16 and 19, DECXCPR and the other
 //! DEC status reports, DECRQSS and DECRQCRA, see [`Query`]) and controls (DECSTR, the
 //! VT420 rectangle and column edits, DECSLRM, DECBI and DECFI, see [`Control`]), and reports them as events in their
 //! place in the stream, so the terminal answers or applies them in order with alacritty's own
 //! replies.
 //!
-//! It must not interpret anything else (titles, colours and hyperlinks stay with alacritty),
+//! It must not interpret anything else (titles, hyperlinks and colour resets stay with alacritty),
 //! buffer more than [`MAX_CAPTURE_BYTES`] of its own, or do any I/O.
 //!
 //! Matching vte 0.15 matters more than matching a standard, because the point is to predict
@@ -946,6 +947,28 @@ mod tests {
 
         let (_, events) = scan_all_chunkings(b"\x1b]7;file://box/srv/my%20dir\x1b\\");
         assert_eq!(events, vec![OscEvent::Cwd("/srv/my dir".to_owned())]);
+    }
+
+    #[test]
+    fn colour_oscs_are_reported_with_their_terminator() {
+        let color =
+            |kind, payload: &[u8], bell| OscEvent::Color { kind, payload: payload.to_vec(), bell };
+        let input =
+            b"\x1b]4;1;rgbi:1/0/0;1;?\x07\x1b]10;?\x1b\\\x1b]5;0;?\x07\x1b]105\x07\x1b]105;1\x1b\\\
+            \x1b]11;?\x18\x1b]12;#fff\x1b]0;t\x07\x1b]104\x07\x1b]1050\x07";
+        let (out, events) = scan_all_chunkings(input);
+        assert_eq!(out, input);
+        assert_eq!(
+            events,
+            vec![
+                color(4, b"1;rgbi:1/0/0;1;?", true),
+                color(10, b"?", false),
+                color(5, b"0;?", true),
+                color(105, b"", true),
+                color(105, b"1", false),
+                // Cut by CAN, or by an ESC that starts something else: not reported.
+            ]
+        );
     }
 
     #[test]

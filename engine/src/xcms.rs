@@ -64,7 +64,8 @@ const DBL_EPS: f64 = f64::EPSILON;
 const GAMUT_EPS: f64 = 0.001;
 /// HVC.c's and HVCMxC.c's `EPS`.
 const HVC_EPS: f64 = 0.001;
-const PI: f64 = 3.14159265358979323846264338327950;
+/// Xlib's `PI` and `XCMS_PI` (the same double).
+const PI: f64 = std::f64::consts::PI;
 
 /// Default `XYZtoRGBmatrix` (LRGB.c, `Default_RGB_SCCData`).
 const XYZ_TO_RGB: [V3; 3] = [
@@ -82,51 +83,165 @@ const RGB_TO_XYZ: [V3; 3] = [
 
 /// The default intensity tables (a Tektronix 19" Sony CRT): device value, intensity.
 const RED: [(u16, f64); 52] = [
-    (0x0000, 0.000000), (0x0909, 0.000000), (0x0a0a, 0.000936), (0x0f0f, 0.001481),
-    (0x1414, 0.002329), (0x1919, 0.003529), (0x1e1e, 0.005127), (0x2323, 0.007169),
-    (0x2828, 0.009699), (0x2d2d, 0.012759), (0x3232, 0.016392), (0x3737, 0.020637),
-    (0x3c3c, 0.025533), (0x4141, 0.031119), (0x4646, 0.037431), (0x4b4b, 0.044504),
-    (0x5050, 0.052373), (0x5555, 0.061069), (0x5a5a, 0.070624), (0x5f5f, 0.081070),
-    (0x6464, 0.092433), (0x6969, 0.104744), (0x6e6e, 0.118026), (0x7373, 0.132307),
-    (0x7878, 0.147610), (0x7d7d, 0.163958), (0x8282, 0.181371), (0x8787, 0.199871),
-    (0x8c8c, 0.219475), (0x9191, 0.240202), (0x9696, 0.262069), (0x9b9b, 0.285089),
-    (0xa0a0, 0.309278), (0xa5a5, 0.334647), (0xaaaa, 0.361208), (0xafaf, 0.388971),
-    (0xb4b4, 0.417945), (0xb9b9, 0.448138), (0xbebe, 0.479555), (0xc3c3, 0.512202),
-    (0xc8c8, 0.546082), (0xcdcd, 0.581199), (0xd2d2, 0.617552), (0xd7d7, 0.655144),
-    (0xdcdc, 0.693971), (0xe1e1, 0.734031), (0xe6e6, 0.775322), (0xebeb, 0.817837),
-    (0xf0f0, 0.861571), (0xf5f5, 0.906515), (0xfafa, 0.952662), (0xffff, 1.000000),
+    (0x0000, 0.000000),
+    (0x0909, 0.000000),
+    (0x0a0a, 0.000936),
+    (0x0f0f, 0.001481),
+    (0x1414, 0.002329),
+    (0x1919, 0.003529),
+    (0x1e1e, 0.005127),
+    (0x2323, 0.007169),
+    (0x2828, 0.009699),
+    (0x2d2d, 0.012759),
+    (0x3232, 0.016392),
+    (0x3737, 0.020637),
+    (0x3c3c, 0.025533),
+    (0x4141, 0.031119),
+    (0x4646, 0.037431),
+    (0x4b4b, 0.044504),
+    (0x5050, 0.052373),
+    (0x5555, 0.061069),
+    (0x5a5a, 0.070624),
+    (0x5f5f, 0.081070),
+    (0x6464, 0.092433),
+    (0x6969, 0.104744),
+    (0x6e6e, 0.118026),
+    (0x7373, 0.132307),
+    (0x7878, 0.147610),
+    (0x7d7d, 0.163958),
+    (0x8282, 0.181371),
+    (0x8787, 0.199871),
+    (0x8c8c, 0.219475),
+    (0x9191, 0.240202),
+    (0x9696, 0.262069),
+    (0x9b9b, 0.285089),
+    (0xa0a0, 0.309278),
+    (0xa5a5, 0.334647),
+    (0xaaaa, 0.361208),
+    (0xafaf, 0.388971),
+    (0xb4b4, 0.417945),
+    (0xb9b9, 0.448138),
+    (0xbebe, 0.479555),
+    (0xc3c3, 0.512202),
+    (0xc8c8, 0.546082),
+    (0xcdcd, 0.581199),
+    (0xd2d2, 0.617552),
+    (0xd7d7, 0.655144),
+    (0xdcdc, 0.693971),
+    (0xe1e1, 0.734031),
+    (0xe6e6, 0.775322),
+    (0xebeb, 0.817837),
+    (0xf0f0, 0.861571),
+    (0xf5f5, 0.906515),
+    (0xfafa, 0.952662),
+    (0xffff, 1.000000),
 ];
 
 const GREEN: [(u16, f64); 50] = [
-    (0x0000, 0.000000), (0x1313, 0.000000), (0x1414, 0.000832), (0x1919, 0.001998),
-    (0x1e1e, 0.003612), (0x2323, 0.005736), (0x2828, 0.008428), (0x2d2d, 0.011745),
-    (0x3232, 0.015740), (0x3737, 0.020463), (0x3c3c, 0.025960), (0x4141, 0.032275),
-    (0x4646, 0.039449), (0x4b4b, 0.047519), (0x5050, 0.056520), (0x5555, 0.066484),
-    (0x5a5a, 0.077439), (0x5f5f, 0.089409), (0x6464, 0.102418), (0x6969, 0.116485),
-    (0x6e6e, 0.131625), (0x7373, 0.147853), (0x7878, 0.165176), (0x7d7d, 0.183604),
-    (0x8282, 0.203140), (0x8787, 0.223783), (0x8c8c, 0.245533), (0x9191, 0.268384),
-    (0x9696, 0.292327), (0x9b9b, 0.317351), (0xa0a0, 0.343441), (0xa5a5, 0.370580),
-    (0xaaaa, 0.398747), (0xafaf, 0.427919), (0xb4b4, 0.458068), (0xb9b9, 0.489165),
-    (0xbebe, 0.521176), (0xc3c3, 0.554067), (0xc8c8, 0.587797), (0xcdcd, 0.622324),
-    (0xd2d2, 0.657604), (0xd7d7, 0.693588), (0xdcdc, 0.730225), (0xe1e1, 0.767459),
-    (0xe6e6, 0.805235), (0xebeb, 0.843491), (0xf0f0, 0.882164), (0xf5f5, 0.921187),
-    (0xfafa, 0.960490), (0xffff, 1.000000),
+    (0x0000, 0.000000),
+    (0x1313, 0.000000),
+    (0x1414, 0.000832),
+    (0x1919, 0.001998),
+    (0x1e1e, 0.003612),
+    (0x2323, 0.005736),
+    (0x2828, 0.008428),
+    (0x2d2d, 0.011745),
+    (0x3232, 0.015740),
+    (0x3737, 0.020463),
+    (0x3c3c, 0.025960),
+    (0x4141, 0.032275),
+    (0x4646, 0.039449),
+    (0x4b4b, 0.047519),
+    (0x5050, 0.056520),
+    (0x5555, 0.066484),
+    (0x5a5a, 0.077439),
+    (0x5f5f, 0.089409),
+    (0x6464, 0.102418),
+    (0x6969, 0.116485),
+    (0x6e6e, 0.131625),
+    (0x7373, 0.147853),
+    (0x7878, 0.165176),
+    (0x7d7d, 0.183604),
+    (0x8282, 0.203140),
+    (0x8787, 0.223783),
+    (0x8c8c, 0.245533),
+    (0x9191, 0.268384),
+    (0x9696, 0.292327),
+    (0x9b9b, 0.317351),
+    (0xa0a0, 0.343441),
+    (0xa5a5, 0.370580),
+    (0xaaaa, 0.398747),
+    (0xafaf, 0.427919),
+    (0xb4b4, 0.458068),
+    (0xb9b9, 0.489165),
+    (0xbebe, 0.521176),
+    (0xc3c3, 0.554067),
+    (0xc8c8, 0.587797),
+    (0xcdcd, 0.622324),
+    (0xd2d2, 0.657604),
+    (0xd7d7, 0.693588),
+    (0xdcdc, 0.730225),
+    (0xe1e1, 0.767459),
+    (0xe6e6, 0.805235),
+    (0xebeb, 0.843491),
+    (0xf0f0, 0.882164),
+    (0xf5f5, 0.921187),
+    (0xfafa, 0.960490),
+    (0xffff, 1.000000),
 ];
 
 const BLUE: [(u16, f64); 51] = [
-    (0x0000, 0.000000), (0x0e0e, 0.000000), (0x0f0f, 0.001341), (0x1414, 0.002080),
-    (0x1919, 0.003188), (0x1e1e, 0.004729), (0x2323, 0.006766), (0x2828, 0.009357),
-    (0x2d2d, 0.012559), (0x3232, 0.016424), (0x3737, 0.021004), (0x3c3c, 0.026344),
-    (0x4141, 0.032489), (0x4646, 0.039481), (0x4b4b, 0.047357), (0x5050, 0.056154),
-    (0x5555, 0.065903), (0x5a5a, 0.076634), (0x5f5f, 0.088373), (0x6464, 0.101145),
-    (0x6969, 0.114968), (0x6e6e, 0.129862), (0x7373, 0.145841), (0x7878, 0.162915),
-    (0x7d7d, 0.181095), (0x8282, 0.200386), (0x8787, 0.220791), (0x8c8c, 0.242309),
-    (0x9191, 0.264937), (0x9696, 0.288670), (0x9b9b, 0.313499), (0xa0a0, 0.339410),
-    (0xa5a5, 0.366390), (0xaaaa, 0.394421), (0xafaf, 0.423481), (0xb4b4, 0.453547),
-    (0xb9b9, 0.484592), (0xbebe, 0.516587), (0xc3c3, 0.549498), (0xc8c8, 0.583291),
-    (0xcdcd, 0.617925), (0xd2d2, 0.653361), (0xd7d7, 0.689553), (0xdcdc, 0.726454),
-    (0xe1e1, 0.764013), (0xe6e6, 0.802178), (0xebeb, 0.840891), (0xf0f0, 0.880093),
-    (0xf5f5, 0.919723), (0xfafa, 0.959715), (0xffff, 1.00000),
+    (0x0000, 0.000000),
+    (0x0e0e, 0.000000),
+    (0x0f0f, 0.001341),
+    (0x1414, 0.002080),
+    (0x1919, 0.003188),
+    (0x1e1e, 0.004729),
+    (0x2323, 0.006766),
+    (0x2828, 0.009357),
+    (0x2d2d, 0.012559),
+    (0x3232, 0.016424),
+    (0x3737, 0.021004),
+    (0x3c3c, 0.026344),
+    (0x4141, 0.032489),
+    (0x4646, 0.039481),
+    (0x4b4b, 0.047357),
+    (0x5050, 0.056154),
+    (0x5555, 0.065903),
+    (0x5a5a, 0.076634),
+    (0x5f5f, 0.088373),
+    (0x6464, 0.101145),
+    (0x6969, 0.114968),
+    (0x6e6e, 0.129862),
+    (0x7373, 0.145841),
+    (0x7878, 0.162915),
+    (0x7d7d, 0.181095),
+    (0x8282, 0.200386),
+    (0x8787, 0.220791),
+    (0x8c8c, 0.242309),
+    (0x9191, 0.264937),
+    (0x9696, 0.288670),
+    (0x9b9b, 0.313499),
+    (0xa0a0, 0.339410),
+    (0xa5a5, 0.366390),
+    (0xaaaa, 0.394421),
+    (0xafaf, 0.423481),
+    (0xb4b4, 0.453547),
+    (0xb9b9, 0.484592),
+    (0xbebe, 0.516587),
+    (0xc3c3, 0.549498),
+    (0xc8c8, 0.583291),
+    (0xcdcd, 0.617925),
+    (0xd2d2, 0.653361),
+    (0xd7d7, 0.689553),
+    (0xdcdc, 0.726454),
+    (0xe1e1, 0.764013),
+    (0xe6e6, 0.802178),
+    (0xebeb, 0.840891),
+    (0xf0f0, 0.880093),
+    (0xf5f5, 0.919723),
+    (0xfafa, 0.959715),
+    (0xffff, 1.00000),
 ];
 
 /// Bits per RGB value of the visual (a 24-bit TrueColor visual).
@@ -377,7 +492,7 @@ fn xyz_to_uvy(c: V3) -> Option<V3> {
 
 /// `XcmsCIExyYToCIEXYZ`.
 fn xyy_to_xyz(c: V3) -> Option<V3> {
-    let bad = |v: f64| v < 0.0 - DBL_EPS || v > 1.0 + DBL_EPS;
+    let bad = |v: f64| !(0.0 - DBL_EPS..=1.0 + DBL_EPS).contains(&v);
     if c.iter().any(|&v| bad(v)) {
         return None;
     }
@@ -813,7 +928,8 @@ fn cube_root(a: f64) -> f64 {
         if delta < 0.0 {
             delta = -delta;
         }
-        if !(delta >= guess * DBL_EPS) {
+        // Xlib loops while `delta >= guess * DBL_EPSILON` (a NaN ends it).
+        if delta.partial_cmp(&(guess * DBL_EPS)).is_none_or(|o| o.is_lt()) {
             break;
         }
     }
@@ -826,7 +942,7 @@ fn cube_root(a: f64) -> f64 {
 
 /// `_XcmsSquareRoot`: Newton's method (bounded here).
 fn square_root(a: f64) -> f64 {
-    if a == 0.0 || a < 0.0 {
+    if a <= 0.0 {
         return 0.0;
     }
     let mut guess = if a > 1.0 { a / 4.0 } else { a * 4.0 };
@@ -836,16 +952,18 @@ fn square_root(a: f64) -> f64 {
         if delta < 0.0 {
             delta = -delta;
         }
-        if !(delta >= guess * DBL_EPS) {
+        // Xlib loops while `delta >= guess * DBL_EPSILON` (a NaN ends it).
+        if delta.partial_cmp(&(guess * DBL_EPS)).is_none_or(|o| o.is_lt()) {
             break;
         }
     }
     guess
 }
 
-const TWO_PI: f64 = 6.28318530717958620;
-const HALF_PI: f64 = 1.57079632679489660;
-const FOURTH_PI: f64 = 0.785398163397448280;
+// cmsTrig.c's XCMS_TWOPI, XCMS_HALFPI and XCMS_FOURTHPI are these doubles.
+const TWO_PI: f64 = std::f64::consts::TAU;
+const HALF_PI: f64 = std::f64::consts::FRAC_PI_2;
+const FOURTH_PI: f64 = std::f64::consts::FRAC_PI_4;
 const X6_UNDERFLOWS: f64 = 4.209340e-52;
 /// `XCMS_DMAXPOWTWO`: 0x7FFFFFFF << 22.
 const DMAXPOWTWO: f64 = 2147483647.0 * 4194304.0;
@@ -893,7 +1011,7 @@ fn modulo(value: f64, base: f64) -> f64 {
 }
 
 fn reduce(x: f64) -> f64 {
-    if x < -PI || x > PI {
+    if !(-PI..=PI).contains(&x) {
         let x = modulo(x, TWO_PI);
         if x > PI {
             x - TWO_PI
@@ -985,4 +1103,139 @@ fn arc_tangent(x: f64) -> f64 {
     let l = if a1 > b1 { b1 } else { a1 };
     let a1 = square_root(1.0 + (x * x));
     x / (a1 * l)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Results of libX11 1.8.4's `XParseColor` (then kept by an 8-bit TrueColor server), as an
+    /// Xvfb run gave them: the channels before the server dropped their low bytes.
+    #[test]
+    fn forms_parse_as_xlib_parses_them() {
+        let cases: &[(&str, [u16; 3])] = &[
+            ("#fff", [0xf000, 0xf000, 0xf000]),
+            ("#FfF", [0xf000, 0xf000, 0xf000]),
+            ("rgb:8/8/8", [0x8888, 0x8888, 0x8888]),
+            ("rgb:abc/def/123", [0xabca, 0xdefd, 0x1231]),
+            // Anything after the third channel is ignored, as in Xlib.
+            ("rgb:1/2/3/4", [0x1111, 0x2222, 0x3333]),
+            ("RGB:A/B/C", [0xaaaa, 0xbbbb, 0xcccc]),
+            ("rgbi:0.5/0.5/0.5", [0xc100, 0xbb00, 0xbb00]),
+            // A comma for the decimal point, white space before numbers, exponents.
+            ("rgbi:0,5/0,5/0,5", [0xc100, 0xbb00, 0xbb00]),
+            ("rgbi: 0.5/\t0.5/0.5junk", [0xc100, 0xbb00, 0xbb00]),
+            ("rgbi:5e-1/.5/+0.5", [0xc100, 0xbb00, 0xbb00]),
+            ("rgbi:1e+/0/0", [0xff00, 0, 0]),
+            // Intensities out of range wrap in Xlib's interpolation.
+            ("rgbi:2/-1/1.001", [0x6b00, 0, 0x0100]),
+            ("ciexyz:0,5/0,5/0,5", [0xdd00, 0xb500, 0xa000]),
+            ("tekhvc:0,5/50/20", [0xaa00, 0x6e00, 0x7800]),
+            ("TekHVC:-1e6/50/20", [0x8800, 0x8000, 0x5c00]),
+            ("CIELuv:100.0000000000000001/0/0", [0xff00, 0xff00, 0xff00]),
+            ("rgbi:1e6/0/0", [0xe900, 0, 0]),
+        ];
+        for (spec, want) in cases {
+            assert_eq!(parse16(spec.as_bytes()), Some(*want), "{spec}");
+        }
+    }
+
+    #[test]
+    fn bad_specs_are_refused() {
+        let long = format!("rgbi:{}1/0/0", "0".repeat(MAX_SPEC_BYTES));
+        let bad: &[&str] = &[
+            "",
+            "#",
+            "#12345",
+            "# fff",
+            "#ggg",
+            "rgb:",
+            "rgb:1/2",
+            "rgb:1/2/",
+            "rgb:/1/2",
+            "rgb:12345/1/1",
+            "rgb:1/2/3 ",
+            "rgb: 1/2/3",
+            " rgbi:1/1/1",
+            "rgbi :1/1/1",
+            "rgbi:",
+            "rgbi:1/1",
+            "rgbi:./0/0",
+            "rgbi:-.e1/0/0",
+            "rgbi:0.5/0,5/1",
+            "xyz:1/1/1",
+            ":1/1/1",
+            "red",
+            "CIEXYZ:1/1.1/1",
+            "CIELab:101/0/0",
+            "CIELuv:101/0/0",
+            "CIExyY:1.1/0/0",
+            "CIEuvY:0/0/2",
+            "TekHVC:0/101/0",
+            "TekHVC:0/50/-1",
+            // What Xlib takes but Berth refuses: non-finite, hexadecimal and huge numbers.
+            "rgbi:nan/0/0",
+            "rgbi:inf/0/0",
+            "rgbi:infinity/0/0",
+            "rgbi:0x1p-1/0/0",
+            "rgbi:1e999/0/0",
+            "rgbi:1e7/0/0",
+            "TekHVC:1e300/50/20",
+            "CIELab:50/-1e308/0",
+            "rgbi:1\0/1/1",
+        ];
+        for spec in bad {
+            assert_eq!(parse16(spec.as_bytes()), None, "{spec:?}");
+        }
+        assert_eq!(parse16(long.as_bytes()), None);
+    }
+
+    #[test]
+    fn xlib_math_matches_libm_closely() {
+        for i in 0..2000 {
+            let x = f64::from(i) * 0.0031;
+            assert!((sine(x) - x.sin()).abs() < 1e-12, "sin {x}");
+            assert!((cosine(x) - x.cos()).abs() < 1e-12, "cos {x}");
+            assert!((square_root(x) - x.sqrt()).abs() < 1e-12, "sqrt {x}");
+            assert!((cube_root(x) - x.cbrt()).abs() < 1e-12, "cbrt {x}");
+            let t = x - 3.0;
+            assert!((arc_tangent(t) - t.atan()).abs() < 1e-5, "atan {t}");
+        }
+    }
+
+    proptest! {
+        /// Garbage after any prefix is refused or parsed, never a panic or an endless loop.
+        #[test]
+        fn garbage_specs_never_panic(
+            prefix in prop::sample::select(vec![
+                "", "#", "rgb:", "rgbi:", "CIEXYZ:", "CIEuvY:", "CIExyY:", "CIELab:", "CIELuv:",
+                "TekHVC:",
+            ]),
+            body in prop::collection::vec(any::<u8>(), 0..40),
+        ) {
+            let mut spec = prefix.as_bytes().to_vec();
+            spec.extend(body);
+            let _ = parse(&spec);
+        }
+
+        /// Numbers of every size and sign in every space: refused or parsed, never a panic.
+        #[test]
+        fn numbers_of_any_size_never_panic(
+            prefix in prop::sample::select(vec![
+                "rgbi", "CIEXYZ", "CIEuvY", "CIExyY", "CIELab", "CIELuv", "TekHVC",
+            ]),
+            values in prop::array::uniform3(prop_oneof![
+                any::<f64>(),
+                -2.0..2.0f64,
+                -1000.0..1000.0f64,
+            ]),
+        ) {
+            let spec = format!("{prefix}:{}/{}/{}", values[0], values[1], values[2]);
+            let _ = parse(spec.as_bytes());
+            let spec = format!("{prefix}:{:e}/{:e}/{:e}", values[0], values[1], values[2]);
+            let _ = parse(spec.as_bytes());
+        }
+    }
 }

@@ -67,7 +67,8 @@ pub(super) struct AnswerState {
     /// the cursor for every `CSI s`, but then it is DECSLRM, which puts this back.
     pub(super) saved_cursor_before: Option<Cursor<Cell>>,
     /// xterm's special colours (OSC 5; OSC 4 256-260) a program set, which a reset forgets.
-    pub(super) special_colors: [Option<alacritty_terminal::vte::ansi::Rgb>; super::colors::SPECIAL_COLORS],
+    pub(super) special_colors:
+        [Option<alacritty_terminal::vte::ansi::Rgb>; super::colors::SPECIAL_COLORS],
 }
 
 impl AnswerState {

@@ -83,7 +83,8 @@ impl PaneTerminal {
     fn set_or_report(&mut self, slot: Slot, spec: &[u8], prefix: &str, end: &str) -> bool {
         if spec == b"?" {
             let Rgb { r, g, b } = self.slot_color(slot);
-            let reply = format!("\x1b]{prefix};rgb:{r:02x}{r:02x}/{g:02x}{g:02x}/{b:02x}{b:02x}{end}");
+            let reply =
+                format!("\x1b]{prefix};rgb:{r:02x}{r:02x}/{g:02x}{g:02x}/{b:02x}{b:02x}{end}");
             self.push_event(super::TerminalEvent::PtyWrite(reply.into_bytes()));
             return true;
         }
