@@ -10,7 +10,7 @@
 //! and 777 (notifications), and the colour OSCs 4, 5, 10-12 and 105, which Berth takes over
 //! from alacritty (vte reads only two of xterm's spec forms), reported as [`OscEvent`]s. Third, it recognises the few CSI and
 //! DCS queries vte does not parse (XTVERSION, DA3, XTWINOPS 16 and 19, DECXCPR and the other
-//! DEC status reports, DECRQSS and DECRQCRA, see [`Query`]) and controls (DECSTR, the
+//! DEC status reports, DECRQSS, XTGETTCAP and DECRQCRA, see [`Query`]) and controls (DECSTR, the
 //! VT420 rectangle and column edits, DECSLRM, DECBI and DECFI, see [`Control`]), and reports them as events in their
 //! place in the stream, so the terminal answers or applies them in order with alacritty's own
 //! replies.
@@ -218,6 +218,9 @@ pub enum Query {
     },
     /// DECRQSS, `DCS $ q Pt ST`, with `Pt` (cut at [`MAX_DECRQSS_BYTES`]; longer is unknown).
     Setting(Vec<u8>),
+    /// XTGETTCAP, `DCS + q Pt ST`: `Pt`, capability names in hex separated by `;` (cut at
+    /// [`MAX_TERMCAP_BYTES`]).
+    Termcap(Vec<u8>),
     /// DECRQCRA, `CSI Pid ; Pp ; Pt ; Pl ; Pb ; Pr * y`: the checksum of a rectangle.
     RectChecksum {
         /// The request's id, echoed in the reply.
@@ -233,6 +236,9 @@ const MAX_CSI_BYTES: usize = 40;
 
 /// The most bytes of a DECRQSS request kept; every setting Berth answers is shorter.
 pub const MAX_DECRQSS_BYTES: usize = 8;
+
+/// The most bytes of an XTGETTCAP request kept.
+pub const MAX_TERMCAP_BYTES: usize = 256;
 
 /// The query a complete CSI sequence (parameters, intermediates and final byte) asks, if it
 /// is one the terminal answers beyond alacritty.
@@ -440,8 +446,10 @@ pub struct OscScanner {
     csi_overflow: bool,
     /// The current DCS header (parameters and intermediates) while it is read.
     dcs_header: Vec<u8>,
-    /// The request of the current DECRQSS string, while its passthrough is read.
+    /// The request of the current DECRQSS (or XTGETTCAP) string, while its passthrough is read.
     decrqss: Option<Vec<u8>>,
+    /// Whether `decrqss` holds an XTGETTCAP request rather than a DECRQSS one.
+    termcap: bool,
     /// Whether a DECRQSS string just ended with ESC, so a `\` completes its ST.
     awaiting_dcs_st: bool,
 }
@@ -469,6 +477,7 @@ impl OscScanner {
             csi_overflow: false,
             dcs_header: Vec::new(),
             decrqss: None,
+            termcap: false,
             awaiting_dcs_st: false,
         }
     }
@@ -603,9 +612,7 @@ impl OscScanner {
         if before == State::Escape && self.awaiting_dcs_st {
             self.awaiting_dcs_st = false;
             if byte == b'\\' {
-                if let Some(request) = self.decrqss.take() {
-                    self.events.push(OscEvent::Query(Query::Setting(request)));
-                }
+                self.finish_dcs_request();
             }
             self.decrqss = None;
         }
@@ -673,8 +680,9 @@ impl OscScanner {
             }
             (State::DcsEntry | State::DcsParam | State::DcsIntermediate, _) => {
                 if after == State::DcsPassthrough {
-                    if self.dcs_header == b"$" && byte == b'q' {
+                    if matches!(&self.dcs_header[..], b"$" | b"+") && byte == b'q' {
                         self.decrqss = Some(Vec::new());
+                        self.termcap = self.dcs_header == b"+";
                     }
                 } else if (0x20..=0x3F).contains(&byte) && self.dcs_header.len() < MAX_CSI_BYTES {
                     self.dcs_header.push(byte);
@@ -682,15 +690,12 @@ impl OscScanner {
             }
             (State::DcsPassthrough, _) => match byte {
                 0x1B => self.awaiting_dcs_st = self.decrqss.is_some(),
-                0x9C => {
-                    if let Some(request) = self.decrqss.take() {
-                        self.events.push(OscEvent::Query(Query::Setting(request)));
-                    }
-                }
+                0x9C => self.finish_dcs_request(),
                 0x18 | 0x1A => self.decrqss = None,
                 0x20..=0x7E => {
+                    let limit = if self.termcap { MAX_TERMCAP_BYTES } else { MAX_DECRQSS_BYTES };
                     if let Some(request) = &mut self.decrqss {
-                        if request.len() <= MAX_DECRQSS_BYTES {
+                        if request.len() <= limit {
                             request.push(byte);
                         }
                     }
@@ -698,6 +703,15 @@ impl OscScanner {
                 _ => (),
             },
             _ => (),
+        }
+    }
+
+    /// Reports the DECRQSS or XTGETTCAP request just ended by ST.
+    fn finish_dcs_request(&mut self) {
+        if let Some(request) = self.decrqss.take() {
+            let query =
+                if self.termcap { Query::Termcap(request) } else { Query::Setting(request) };
+            self.events.push(OscEvent::Query(query));
         }
     }
 
