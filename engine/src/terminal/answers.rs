@@ -83,6 +83,9 @@ fn termcap(request: &[u8]) -> Vec<u8> {
     reply
 }
 
+/// xterm's special colours: bold, underline, blink, reverse and italic (`super::colors`).
+pub(super) const SPECIAL_COLORS: usize = 5;
+
 /// What the answers need that alacritty keeps private, mirrored from the handler calls that
 /// change it, and the one mode Berth keeps beside the Term (DECBKM).
 #[derive(Debug, Default)]
@@ -104,8 +107,7 @@ pub(super) struct AnswerState {
     /// the cursor for every `CSI s`, but then it is DECSLRM, which puts this back.
     pub(super) saved_cursor_before: Option<Cursor<Cell>>,
     /// xterm's special colours (OSC 5; OSC 4 256-260) a program set, which a reset forgets.
-    pub(super) special_colors:
-        [Option<alacritty_terminal::vte::ansi::Rgb>; super::colors::SPECIAL_COLORS],
+    pub(super) special_colors: [Option<alacritty_terminal::vte::ansi::Rgb>; SPECIAL_COLORS],
 }
 
 impl AnswerState {

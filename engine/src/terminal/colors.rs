@@ -14,11 +14,9 @@
 use alacritty_terminal::term::color::COUNT;
 use alacritty_terminal::vte::ansi::{Handler, NamedColor, Rgb};
 
+use super::answers::SPECIAL_COLORS;
 use super::PaneTerminal;
 use crate::xcms;
-
-/// xterm's special colours: bold, underline, blink, reverse and italic.
-pub(super) const SPECIAL_COLORS: usize = 5;
 
 /// The palette's size in xterm's numbering; OSC 4 indices past it are special colours.
 const PALETTE: usize = 256;
