@@ -15,3 +15,4 @@ pub mod procfs;
 pub mod pty;
 pub mod terminal;
 pub mod text;
+pub mod xcms;

@@ -7,16 +7,18 @@
 //! string past [`MAX_STRING_BYTES`] (past [`MAX_SHORT_OSC_BYTES`] for titles and hyperlinks),
 //! keeping the terminator so the parser leaves the string where it would have anyway. Second, it
 //! extracts the OSC payloads Berth acts on but alacritty ignores: 7 (working directory), 9, 99
-//! and 777 (notifications), and 0 and 1 (the icon label, which alacritty does not keep),
-//! reported as [`OscEvent`]s. Third, it recognises the few CSI and DCS queries vte does not
-//! parse (XTVERSION, DA3, XTWINOPS 15, 16, 19, 20 and 21, DECXCPR and the other DEC status
-//! reports, DECRQSS and DECRQCRA, see [`Query`]) and controls (DECSTR, the VT420 rectangle and
-//! column edits, DECSLRM, DECBI and DECFI, DECSCL, the title stack's XTWINOPS 22 and 23 with
-//! the `Ps` vte drops, see [`Control`]), and reports them as events in their place in the stream, so
-//! the terminal answers or applies them in order with alacritty's own replies.
+//! and 777 (notifications), 0 and 1 (the icon label, which alacritty does not keep), and the
+//! colour OSCs 4, 5, 10-12 and 105, which Berth takes over from alacritty (vte reads only two
+//! of xterm's spec forms), reported as [`OscEvent`]s. Third, it recognises the few CSI and DCS
+//! queries vte does not parse (XTVERSION, DA3, XTWINOPS 15, 16, 19, 20 and 21, DECXCPR and the
+//! other DEC status reports, DECRQSS, XTGETTCAP and DECRQCRA, see [`Query`]) and controls
+//! (DECSTR, the VT420 rectangle and column edits, DECSLRM, DECBI and DECFI, DECSCL, the title
+//! stack's XTWINOPS 22 and 23 with the `Ps` vte drops, see [`Control`]), and reports them as
+//! events in their place in the stream, so the terminal answers or applies them in order with
+//! alacritty's own replies.
 //!
-//! It must not interpret anything else (the window title, colours and hyperlinks stay with
-//! alacritty),
+//! It must not interpret anything else (the window title, hyperlinks and colour resets stay
+//! with alacritty),
 //! buffer more than [`MAX_CAPTURE_BYTES`] of its own, or do any I/O.
 //!
 //! Matching vte 0.15 matters more than matching a standard, because the point is to predict
@@ -77,6 +79,17 @@ pub enum OscEvent {
     /// OSC 1), decoded as vte decodes a title: the `;`-separated parts that are UTF-8, joined
     /// by `;`, trimmed.
     IconLabel(String),
+    /// OSC 4, 5, 10, 11, 12 or 105: colours set, queried or reset. The terminal parses the
+    /// specs itself (see `crate::xcms`), in place of vte, so that every form xterm accepts is
+    /// taken and the replies keep their order.
+    Color {
+        /// The OSC number.
+        kind: u16,
+        /// The bytes after the number and its `;` (empty for a bare `OSC 105`).
+        payload: Vec<u8>,
+        /// Whether the string ended with BEL (the reply ends the same way), else with ST.
+        bell: bool,
+    },
 }
 
 /// The controls the scanner recognises for the terminal to apply (vte does not parse them).
@@ -242,6 +255,9 @@ pub enum Query {
     },
     /// DECRQSS, `DCS $ q Pt ST`, with `Pt` (cut at [`MAX_DECRQSS_BYTES`]; longer is unknown).
     Setting(Vec<u8>),
+    /// XTGETTCAP, `DCS + q Pt ST`: `Pt`, capability names in hex separated by `;` (cut at
+    /// [`MAX_TERMCAP_BYTES`]).
+    Termcap(Vec<u8>),
     /// DECRQCRA, `CSI Pid ; Pp ; Pt ; Pl ; Pb ; Pr * y`: the checksum of a rectangle.
     RectChecksum {
         /// The request's id, echoed in the reply.
@@ -257,6 +273,9 @@ const MAX_CSI_BYTES: usize = 40;
 
 /// The most bytes of a DECRQSS request kept; every setting Berth answers is shorter.
 pub const MAX_DECRQSS_BYTES: usize = 8;
+
+/// The most bytes of an XTGETTCAP request kept.
+pub const MAX_TERMCAP_BYTES: usize = 256;
 
 /// The query a complete CSI sequence (parameters, intermediates and final byte) asks, if it
 /// is one the terminal answers beyond alacritty.
@@ -467,8 +486,10 @@ pub struct OscScanner {
     csi_overflow: bool,
     /// The current DCS header (parameters and intermediates) while it is read.
     dcs_header: Vec<u8>,
-    /// The request of the current DECRQSS string, while its passthrough is read.
+    /// The request of the current DECRQSS (or XTGETTCAP) string, while its passthrough is read.
     decrqss: Option<Vec<u8>>,
+    /// Whether `decrqss` holds an XTGETTCAP request rather than a DECRQSS one.
+    termcap: bool,
     /// Whether a DECRQSS string just ended with ESC, so a `\` completes its ST.
     awaiting_dcs_st: bool,
 }
@@ -496,6 +517,7 @@ impl OscScanner {
             csi_overflow: false,
             dcs_header: Vec::new(),
             decrqss: None,
+            termcap: false,
             awaiting_dcs_st: false,
         }
     }
@@ -648,7 +670,7 @@ impl OscScanner {
             // The OSC before this ESC is complete only if the ESC was the start of ST.
             self.awaiting_st = false;
             if byte == b'\\' {
-                self.finish_osc();
+                self.finish_osc(false);
             }
             self.capture.clear();
         }
@@ -656,9 +678,7 @@ impl OscScanner {
         if before == State::Escape && self.awaiting_dcs_st {
             self.awaiting_dcs_st = false;
             if byte == b'\\' {
-                if let Some(request) = self.decrqss.take() {
-                    self.events.push(OscEvent::Query(Query::Setting(request)));
-                }
+                self.finish_dcs_request();
             }
             self.decrqss = None;
         }
@@ -668,10 +688,13 @@ impl OscScanner {
         if before == State::Osc {
             match byte {
                 0x07 => {
-                    self.finish_osc();
+                    self.finish_osc(true);
                     self.capture.clear();
                 }
-                0x1B => self.awaiting_st = matches!(self.number, OscNumber::Captured(_)),
+                0x1B => {
+                    self.awaiting_st =
+                        matches!(self.number, OscNumber::Captured(_) | OscNumber::Digits(105));
+                }
                 0x18 | 0x1A => self.capture.clear(),
                 _ if skipped_in_osc(byte) => (),
                 _ => self.osc_byte(byte),
@@ -736,8 +759,9 @@ impl OscScanner {
             }
             (State::DcsEntry | State::DcsParam | State::DcsIntermediate, _) => {
                 if after == State::DcsPassthrough {
-                    if self.dcs_header == b"$" && byte == b'q' {
+                    if matches!(&self.dcs_header[..], b"$" | b"+") && byte == b'q' {
                         self.decrqss = Some(Vec::new());
+                        self.termcap = self.dcs_header == b"+";
                     }
                 } else if (0x20..=0x3F).contains(&byte) && self.dcs_header.len() < MAX_CSI_BYTES {
                     self.dcs_header.push(byte);
@@ -745,15 +769,12 @@ impl OscScanner {
             }
             (State::DcsPassthrough, _) => match byte {
                 0x1B => self.awaiting_dcs_st = self.decrqss.is_some(),
-                0x9C => {
-                    if let Some(request) = self.decrqss.take() {
-                        self.events.push(OscEvent::Query(Query::Setting(request)));
-                    }
-                }
+                0x9C => self.finish_dcs_request(),
                 0x18 | 0x1A => self.decrqss = None,
                 0x20..=0x7E => {
+                    let limit = if self.termcap { MAX_TERMCAP_BYTES } else { MAX_DECRQSS_BYTES };
                     if let Some(request) = &mut self.decrqss {
-                        if request.len() <= MAX_DECRQSS_BYTES {
+                        if request.len() <= limit {
                             request.push(byte);
                         }
                     }
@@ -761,6 +782,15 @@ impl OscScanner {
                 _ => (),
             },
             _ => (),
+        }
+    }
+
+    /// Reports the DECRQSS or XTGETTCAP request just ended by ST.
+    fn finish_dcs_request(&mut self) {
+        if let Some(request) = self.decrqss.take() {
+            let query =
+                if self.termcap { Query::Termcap(request) } else { Query::Setting(request) };
+            self.events.push(OscEvent::Query(query));
         }
     }
 
@@ -798,6 +828,7 @@ impl OscScanner {
                         99 => OscNumber::Captured(99),
                         777 => OscNumber::Captured(777),
                         133 => OscNumber::Captured(133),
+                        4 | 5 | 10 | 11 | 12 | 105 => OscNumber::Captured(value as u16),
                         _ => OscNumber::Ignored,
                     };
                 }
@@ -816,10 +847,18 @@ impl OscScanner {
         }
     }
 
-    /// Reports the current OSC if it is one we capture and its payload fit.
-    fn finish_osc(&mut self) {
-        let OscNumber::Captured(kind) = self.number else {
-            return;
+    /// Reports the current OSC if it is one we capture and its payload fit; `bell` tells
+    /// whether it ended with BEL rather than ST.
+    fn finish_osc(&mut self, bell: bool) {
+        let kind = match self.number {
+            OscNumber::Captured(kind) => kind,
+            // A bare `OSC 105` resets every special colour.
+            OscNumber::Digits(105) => {
+                self.number = OscNumber::Ignored;
+                self.events.push(OscEvent::Color { kind: 105, payload: Vec::new(), bell });
+                return;
+            }
+            _ => return,
         };
         self.number = OscNumber::Ignored;
         if self.capture_overflow {
@@ -839,6 +878,9 @@ impl OscScanner {
                 if let Some(&mark @ (b'A' | b'B' | b'C' | b'D')) = payload.first() {
                     self.events.push(OscEvent::PromptMark(char::from(mark)));
                 }
+            }
+            4 | 5 | 10 | 11 | 12 | 105 => {
+                self.events.push(OscEvent::Color { kind, payload: payload.to_vec(), bell });
             }
             _ => self.events.push(OscEvent::Notify { kind, payload: payload.to_vec() }),
         }
@@ -1014,6 +1056,30 @@ mod tests {
 
         let (_, events) = scan_all_chunkings(b"\x1b]7;file://box/srv/my%20dir\x1b\\");
         assert_eq!(events, vec![OscEvent::Cwd("/srv/my dir".to_owned())]);
+    }
+
+    #[test]
+    fn colour_oscs_are_reported_with_their_terminator() {
+        let color =
+            |kind, payload: &[u8], bell| OscEvent::Color { kind, payload: payload.to_vec(), bell };
+        let input =
+            b"\x1b]4;1;rgbi:1/0/0;1;?\x07\x1b]10;?\x1b\\\x1b]5;0;?\x07\x1b]105\x07\x1b]105;1\x1b\\\
+            \x1b]11;?\x18\x1b]12;#fff\x1b]0;t\x07\x1b]104\x07\x1b]1050\x07";
+        let (out, events) = scan_all_chunkings(input);
+        assert_eq!(out, input);
+        assert_eq!(
+            events,
+            vec![
+                color(4, b"1;rgbi:1/0/0;1;?", true),
+                color(10, b"?", false),
+                color(5, b"0;?", true),
+                color(105, b"", true),
+                color(105, b"1", false),
+                // OSC 11 and 12, cut by CAN or by an ESC that starts something else, are not
+                // reported; the OSC 0 that ESC started is, as the icon label.
+                OscEvent::IconLabel("t".to_owned()),
+            ]
+        );
     }
 
     #[test]

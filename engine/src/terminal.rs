@@ -28,6 +28,7 @@
 
 mod alt;
 mod answers;
+mod colors;
 mod listener;
 #[cfg(test)]
 mod packing_tests;
@@ -52,7 +53,6 @@ use alacritty_terminal::event::Event;
 use alacritty_terminal::grid::{Dimensions, Scroll};
 use alacritty_terminal::index::Line;
 use alacritty_terminal::term::cell::Flags;
-use alacritty_terminal::term::color::COUNT;
 use alacritty_terminal::term::{Config, Osc52, TermMode};
 use alacritty_terminal::vte::ansi::{CursorStyle, Processor, Rgb};
 use alacritty_terminal::Term;
@@ -320,7 +320,7 @@ impl PaneTerminal {
             OscEvent::Control(Control::Margins { .. }) => {
                 self.term.mode().contains(TermMode::LEFT_RIGHT_MARGIN)
             }
-            OscEvent::Query(_) | OscEvent::Control(_) => true,
+            OscEvent::Query(_) | OscEvent::Control(_) | OscEvent::Color { .. } => true,
             _ => false,
         }
     }
@@ -702,13 +702,9 @@ impl PaneTerminal {
                 Event::PtyWrite(text) => self.push_event(TerminalEvent::PtyWrite(text.into())),
                 Event::Bell => self.push_event(TerminalEvent::Bell),
                 Event::ColorRequest(index, format) => {
-                    // alacritty asks only for indices below its palette size (at most 258),
-                    // but a bad index must not panic the engine.
-                    let set = if index < COUNT { self.term.colors()[index] } else { None };
-                    let color = set.unwrap_or_else(|| match &self.theme {
-                        Some(theme) => theme.color(index),
-                        None => default_color(index),
-                    });
+                    // Colour queries are answered in `colors` (the handler drops vte's); this
+                    // stays for any other caller.
+                    let color = self.reported_color(index);
                     self.push_event(TerminalEvent::PtyWrite(format(color).into()));
                 }
                 _ => (),
@@ -777,6 +773,7 @@ impl PaneTerminal {
                     self.term.set_horizontal_margins(left.into(), right.into());
                 }
             }
+            OscEvent::Color { kind, payload, bell } => self.color_osc(kind, &payload, bell),
             OscEvent::Control(control) => {
                 rect::apply(&mut self.term, &self.answers, &control);
                 self.seq.observe(&mut self.term);

@@ -50,6 +50,46 @@ pub(super) const PRIMARY_ATTRIBUTES: &str = "\x1b[?62;6;22c";
 /// stack instead and panics when that one is empty, so the handler stops one short of it.
 pub(super) const MAX_KEYBOARD_STACK: usize = 4095;
 
+/// The reply to XTGETTCAP (`DCS + q Pt ST`): for each capability name (hex, `;` between) one
+/// `DCS 1 + r name=value ST` with the value in hex, as xterm; at the first name Berth does not
+/// answer, `DCS 0 + r name ST` and no more. Only the colour count is answered (`Co` and
+/// `colors`: 256, which OSC 4 indexes; xterm's special colours follow them).
+fn termcap(request: &[u8]) -> Vec<u8> {
+    if request.len() > crate::osc::MAX_TERMCAP_BYTES {
+        return Vec::new();
+    }
+    let mut reply = Vec::new();
+    for name in request.split(|&b| b == b';') {
+        let decoded = (name.len() % 2 == 0)
+            .then(|| {
+                name.chunks(2)
+                    .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok())
+                    .collect::<Option<Vec<u8>>>()
+            })
+            .flatten();
+        let value = match decoded.as_deref() {
+            Some(b"Co" | b"colors") => "256",
+            _ => {
+                reply.extend_from_slice(b"\x1bP0+r");
+                reply.extend_from_slice(name);
+                reply.extend_from_slice(b"\x1b\\");
+                break;
+            }
+        };
+        reply.extend_from_slice(b"\x1bP1+r");
+        reply.extend_from_slice(name);
+        reply.push(b'=');
+        for byte in value.bytes() {
+            reply.extend_from_slice(format!("{byte:02X}").as_bytes());
+        }
+        reply.extend_from_slice(b"\x1b\\");
+    }
+    reply
+}
+
+/// xterm's special colours: bold, underline, blink, reverse and italic (`super::colors`).
+pub(super) const SPECIAL_COLORS: usize = 5;
+
 /// What the answers need that alacritty keeps private, mirrored from the handler calls that
 /// change it, and the one mode Berth keeps beside the Term (DECBKM).
 #[derive(Debug, Default)]
@@ -82,6 +122,8 @@ pub(super) struct AnswerState {
     /// does: Berth then answers as the VT220 that DA1 names but gates nothing. Below 3 DECRQM
     /// goes unanswered, below 4 DECLRMM (and so DECSLRM) is ignored, as in xterm.
     pub(super) conformance: Option<u8>,
+    /// xterm's special colours (OSC 5; OSC 4 256-260) a program set, which a reset forgets.
+    pub(super) special_colors: [Option<alacritty_terminal::vte::ansi::Rgb>; SPECIAL_COLORS],
 }
 
 impl AnswerState {
@@ -249,6 +291,7 @@ pub(super) fn answer(term: &Term<TermListener>, state: &AnswerState, query: &Que
             Some(value) => format!("\x1bP1$r{value}\x1b\\").into_bytes(),
             None => b"\x1bP0$r\x1b\\".to_vec(),
         },
+        Query::Termcap(request) => termcap(request),
         Query::RectChecksum { id, rect } => {
             let sum = rect_checksum(term, state, *rect);
             format!("\x1bP{id}!~{sum:04X}\x1b\\").into_bytes()

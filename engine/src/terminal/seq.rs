@@ -675,17 +675,11 @@ impl Handler for SeqHandler<'_> {
         self.after_call();
     }
 
-    fn set_color(&mut self, index: usize, color: Rgb) {
-        self.flush();
-        Handler::set_color(&mut *self.term, index, color);
-        self.after_call();
-    }
+    // OSC 4 and 10-12 are set and answered from the scanner's event (`super::colors`), which
+    // reads every spec form xterm does; vte's calls for the few it parses are dropped.
+    fn set_color(&mut self, _index: usize, _color: Rgb) {}
 
-    fn dynamic_color_sequence(&mut self, prefix: String, index: usize, terminator: &str) {
-        self.flush();
-        Handler::dynamic_color_sequence(&mut *self.term, prefix, index, terminator);
-        self.after_call();
-    }
+    fn dynamic_color_sequence(&mut self, _prefix: String, _index: usize, _terminator: &str) {}
 
     fn reset_color(&mut self, value: usize) {
         self.flush();

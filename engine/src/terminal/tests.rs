@@ -4,6 +4,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::osc::{MAX_CAPTURE_BYTES, MAX_SHORT_OSC_BYTES};
+use alacritty_terminal::vte::ansi::NamedColor;
 
 const SIZE: TermSize = TermSize { cols: 80, rows: 24 };
 
@@ -700,4 +701,109 @@ fn a_control_or_query_inside_a_synchronized_update_comes_after_the_output_before
     // A `CSI s` without DECLRMM (a cursor save) does not end the update.
     let term = fed(b"\x1b[?2026habc\x1b[s");
     assert!(term.sync_deadline().is_some());
+}
+
+/// The replies xterm gives after a colour is set in each spec form, as esctest2 expects them
+/// (tests/change_color.py, change_dynamic_color.py, change_special_color.py): OSC 4, OSC 10
+/// and OSC 5 (xterm's special colours) take every form, and OSC 4 answers in order.
+#[test]
+fn colour_specs_are_answered_as_xterm_answers_them() {
+    const CASES: &[(&str, &str)] = &[
+        ("rgb:f0f0/f0f0/f0f0", "f0f0/f0f0/f0f0"),
+        ("rgb:8080/8080/8080", "8080/8080/8080"),
+        ("#fff", "f0f0/f0f0/f0f0"),
+        ("#888", "8080/8080/8080"),
+        ("#f0f0f0", "f0f0/f0f0/f0f0"),
+        ("#808080", "8080/8080/8080"),
+        ("#f00f00f00", "f0f0/f0f0/f0f0"),
+        ("#800800800", "8080/8080/8080"),
+        ("#f000f000f000", "f0f0/f0f0/f0f0"),
+        ("#800080008000", "8080/8080/8080"),
+        ("rgbi:1/1/1", "ffff/ffff/ffff"),
+        ("rgbi:0.5/0.5/0.5", "c1c1/bbbb/bbbb"),
+        ("CIEXYZ:1/1/1", "ffff/ffff/ffff"),
+        ("CIEXYZ:0.5/0.5/0.5", "dddd/b5b5/a0a0"),
+        ("CIEuvY:1/1/1", "ffff/ffff/ffff"),
+        ("CIEuvY:0.5/0.5/0.5", "ffff/a3a3/aeae"),
+        ("CIExyY:1/1/1", "ffff/ffff/ffff"),
+        ("CIExyY:0.5/0.5/0.5", "f7f7/b3b3/0e0e"),
+        ("CIELab:1/1/1", "6c6c/6767/6767"),
+        ("CIELab:0.5/0.5/0.5", "5252/4f4f/4f4f"),
+        ("CIELuv:1/1/1", "1616/1414/0e0e"),
+        ("CIELuv:0.5/0.5/0.5", "0e0e/1313/0e0e"),
+        ("TekHVC:1/1/1", "1a1a/1313/0f0f"),
+        ("TekHVC:0.5/0.5/0.5", "1111/1313/0e0e"),
+    ];
+    let reply = |term: &mut PaneTerminal, input: String| -> Vec<u8> {
+        term.feed(input.as_bytes());
+        match term.take_events().as_slice() {
+            [TerminalEvent::PtyWrite(bytes)] => bytes.clone(),
+            other => panic!("one reply to {input:?}, got {other:?}"),
+        }
+    };
+    for (spec, rgb) in CASES {
+        let mut term = terminal();
+        // OSC 4 (a palette entry), ST-terminated.
+        term.feed(format!("\x1b]4;0;{spec}\x1b\\").as_bytes());
+        assert_eq!(term.take_events(), vec![], "setting {spec}");
+        let got = reply(&mut term, "\x1b]4;0;?\x1b\\".to_owned());
+        assert_eq!(got, format!("\x1b]4;0;rgb:{rgb}\x1b\\").into_bytes(), "OSC 4 {spec}");
+        // OSC 10 (the foreground), BEL-terminated: the reply ends with BEL too.
+        term.feed(format!("\x1b]10;{spec}\x07").as_bytes());
+        let got = reply(&mut term, "\x1b]10;?\x07".to_owned());
+        assert_eq!(got, format!("\x1b]10;rgb:{rgb}\x07").into_bytes(), "OSC 10 {spec}");
+        // OSC 5 (a special colour) and its other number, OSC 4 256 + n.
+        term.feed(format!("\x1b]5;1;{spec}\x1b\\").as_bytes());
+        let got = reply(&mut term, "\x1b]5;1;?\x1b\\".to_owned());
+        assert_eq!(got, format!("\x1b]5;1;rgb:{rgb}\x1b\\").into_bytes(), "OSC 5 {spec}");
+        let got = reply(&mut term, "\x1b]4;257;?\x1b\\".to_owned());
+        assert_eq!(got, format!("\x1b]4;257;rgb:{rgb}\x1b\\").into_bytes(), "OSC 4;257 {spec}");
+    }
+}
+
+#[test]
+fn colour_osc_pairs_are_taken_in_order_and_stop_at_a_bad_one() {
+    let mut term = terminal();
+    // Query, set, query in one string: the first reply has the old colour.
+    term.feed(b"\x1b]4;1;?;1;rgbi:1/0/0;1;?\x07");
+    assert_eq!(
+        term.take_events(),
+        vec![
+            TerminalEvent::PtyWrite(b"\x1b]4;1;rgb:cdcd/0000/0000\x07".to_vec()),
+            TerminalEvent::PtyWrite(b"\x1b]4;1;rgb:ffff/0000/0000\x07".to_vec()),
+        ]
+    );
+    // A bad spec ends the string: the pair after it is not taken.
+    term.feed(b"\x1b]4;2;rgbi:nan/0/0;2;?\x07\x1b]4;3;bogus;3;?\x07\x1b]4;999;?;2;?\x07");
+    assert_eq!(term.take_events(), vec![]);
+    // OSC 10 steps through 10, 11 and 12, no further.
+    term.feed(b"\x1b]10;?;#102030;?;?\x1b\\");
+    assert_eq!(
+        term.take_events(),
+        vec![
+            TerminalEvent::PtyWrite(b"\x1b]10;rgb:d8d8/d8d8/d8d8\x1b\\".to_vec()),
+            TerminalEvent::PtyWrite(b"\x1b]12;rgb:d8d8/d8d8/d8d8\x1b\\".to_vec()),
+        ]
+    );
+    assert_eq!(
+        term.term().colors()[NamedColor::Background as usize],
+        Some(Rgb { r: 0x10, g: 0x20, b: 0x30 })
+    );
+    // Special colours: unset ones report the foreground; OSC 105 resets one or all, RIS all.
+    term.feed(b"\x1b]5;0;#aabbcc;4;#ddeeff\x07\x1b]105;0\x07\x1b]5;0;?;4;?\x07");
+    assert_eq!(
+        term.take_events(),
+        vec![
+            TerminalEvent::PtyWrite(b"\x1b]5;0;rgb:d8d8/d8d8/d8d8\x07".to_vec()),
+            TerminalEvent::PtyWrite(b"\x1b]5;4;rgb:dddd/eeee/ffff\x07".to_vec()),
+        ]
+    );
+    term.feed(b"\x1b]105\x1b\\\x1b]5;4;?\x07\x1b]5;4;#123\x07\x1bc\x1b]5;4;?\x07");
+    assert_eq!(
+        term.take_events(),
+        vec![
+            TerminalEvent::PtyWrite(b"\x1b]5;4;rgb:d8d8/d8d8/d8d8\x07".to_vec()),
+            TerminalEvent::PtyWrite(b"\x1b]5;4;rgb:d8d8/d8d8/d8d8\x07".to_vec()),
+        ]
+    );
 }

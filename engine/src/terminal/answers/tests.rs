@@ -474,3 +474,21 @@ fn decstr_resets_modes_margins_and_the_saved_cursor_but_not_the_cursor() {
     // The line-drawing set is gone: `q` is a `q`, not a horizontal line.
     assert_eq!(term.screen_lines(false)[0], "q");
 }
+
+/// XTGETTCAP answers the colour count (esctest reads `Co` to find where xterm's special
+/// colours start in OSC 4) and refuses other names, stopping at the first, as xterm.
+#[test]
+fn xtgettcap_reports_the_colour_count() {
+    assert_replies(&[
+        (b"\x1bP+q436F\x1b\\", b"\x1bP1+r436F=323536\x1b\\"),
+        (b"\x1bP+q636F6C6F7273\x1b\\", b"\x1bP1+r636F6C6F7273=323536\x1b\\"),
+        (b"\x1bP+q6B62\x1b\\", b"\x1bP0+r6B62\x1b\\"),
+        (b"\x1bP+qzz\x1b\\", b"\x1bP0+rzz\x1b\\"),
+        (b"\x1bP+q436F;6B62;436F\x1b\\", b"\x1bP1+r436F=323536\x1b\\\x1bP0+r6B62\x1b\\"),
+    ]);
+    // An aborted or overlong request is not answered.
+    let mut long = b"\x1bP+q".to_vec();
+    long.extend(std::iter::repeat_n(b'4', crate::osc::MAX_TERMCAP_BYTES + 2));
+    long.extend_from_slice(b"\x1b\\\x1bP+q436F\x18");
+    assert_eq!(fed(&long).take_events(), vec![]);
+}
