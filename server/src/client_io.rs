@@ -93,6 +93,13 @@ impl AsyncRead for ClientReader {
             let read = guard.try_io(|fd| recv(fd.get_ref().as_fd(), unfilled));
             match read {
                 Ok(Ok(n)) => {
+                    if n > 0 && n < unfilled.len() {
+                        // Short of the buffer: the socket is drained, as tokio's own streams
+                        // assume; a line arriving since has bumped the readiness past this
+                        // guard's, so clearing it loses nothing and saves the `recv` that
+                        // would only say "would block".
+                        guard.clear_ready();
+                    }
                     buf.advance(n);
                     return Poll::Ready(Ok(()));
                 }
