@@ -40,6 +40,11 @@ pub const ESCALATION_STEP: Duration = Duration::from_millis(1500);
 /// terminal was measured too: it lowered `cat` throughput from about 65 to 40 MB/s.)
 const READ_CHUNK: usize = 16 << 10;
 
+/// How long a quiet PTY's reader sleeps when its handler has no idle work: it only looks at
+/// its stop flag then, which matters when the child has exited (or a close escalated) and a
+/// descendant still holds the PTY open; otherwise the PTY's hang-up ends the reader first.
+pub const QUIET_POLL_MS: u16 = 1000;
+
 /// How long the reader waits for more output after the child has exited, before it stops even
 /// though a descendant may still hold the PTY open.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(300);
@@ -112,6 +117,13 @@ pub trait PtyHandler: Send + 'static {
     /// No output for a while (about every 100 ms of quiet): a chance to finish work that
     /// waits for a pause, such as a synchronized update that never ended.
     fn on_idle(&mut self, _replies: &PtyInput) {}
+
+    /// Whether [`PtyHandler::on_idle`] has work to do at the next pause. While it has none,
+    /// a quiet PTY's reader sleeps until output comes (looking at its stop flag every
+    /// [`QUIET_POLL_MS`]) instead of waking every 100 ms.
+    fn wants_idle(&self) -> bool {
+        true
+    }
 }
 
 /// The bounded input queue of one PTY; cheap to clone.
@@ -617,7 +629,8 @@ fn read_loop(
             }
         }
         let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
-        match poll(&mut fds, PollTimeout::from(100u16)) {
+        let wait = if stopping || handler.wants_idle() { 100 } else { QUIET_POLL_MS };
+        match poll(&mut fds, PollTimeout::from(wait)) {
             Ok(0) => {
                 handler.on_idle(&input);
                 continue;
@@ -696,6 +709,56 @@ mod tests {
                 Err(exit) => return (String::from_utf8_lossy(&out).into_owned(), exit),
             }
         }
+    }
+
+    /// A handler that says whether it wants idle calls, and counts them.
+    struct Idle {
+        wants: bool,
+        calls: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl PtyHandler for Idle {
+        fn on_output(&mut self, _: &[u8], _: &PtyInput) {}
+        fn on_exit(&mut self, _: ExitInfo) {}
+        fn on_idle(&mut self, _: &PtyInput) {
+            self.calls.fetch_add(1, Ordering::Relaxed);
+        }
+        fn wants_idle(&self) -> bool {
+            self.wants
+        }
+    }
+
+    /// A quiet pane whose handler has no idle work is not woken every 100 ms (a wake-up per
+    /// pane ten times a second, for nothing); one that has work is.
+    #[test]
+    fn a_quiet_reader_calls_on_idle_only_while_its_handler_wants_it() {
+        let spawn_idle = |wants: bool| {
+            let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let spec = SpawnSpec {
+                argv: vec!["sleep".into(), "30".into()],
+                cwd: std::env::temp_dir(),
+                env: vec![],
+                cols: 80,
+                rows: 24,
+            };
+            (Pty::spawn(&spec, Idle { wants, calls: calls.clone() }).unwrap(), calls)
+        };
+        let (quiet, quiet_calls) = spawn_idle(false);
+        let (busy, busy_calls) = spawn_idle(true);
+        // Bounded: the wanting reader is called within a few of its 100 ms polls.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while busy_calls.load(Ordering::Relaxed) < 3 {
+            assert!(Instant::now() < deadline, "on_idle was never called");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Less than QUIET_POLL_MS can have passed for the quiet one only if this ran fast;
+        // either way it cannot have been called more often than once a second.
+        let quiet_bound = Instant::now();
+        let elapsed_ms = quiet_bound.duration_since(deadline - Duration::from_secs(10)).as_millis();
+        let most = 1 + elapsed_ms / u128::from(QUIET_POLL_MS);
+        assert!(quiet_calls.load(Ordering::Relaxed) as u128 <= most);
+        quiet.close();
+        busy.close();
     }
 
     #[test]

@@ -6,9 +6,12 @@
 //! A socket client's subscription may also have a [`DirectSink`]: while nothing of the
 //! connection's is queued or being written, the publishing thread (a PTY reader, for output)
 //! writes the event to the socket itself with one non-blocking `send`, saving the wake-up of
-//! the connection's task on the keystroke echo path. Everything else goes through the queue,
+//! the connection's task on the keystroke echo path. While the task is writing (an answer, say
+//! the answer to the very keystroke that echoes), the event is held in the sink and the task
+//! writes it before it goes idle, without being woken. Everything else goes through the queue,
 //! in order.
 
+use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex};
 
@@ -39,8 +42,11 @@ pub struct EventBus {
 /// connection's task.
 ///
 /// Invariant: a direct write happens only under `state`'s lock, while the task is not writing
-/// (`busy`) and nothing is queued (`queued`), so lines stay whole and in order. The task marks
-/// itself busy around each of its writes and counts queued events down as it writes them.
+/// (`busy`) and nothing is queued (`queued`) or held (`held`), so lines stay whole and in order.
+/// The task marks itself busy around each of its writes and counts queued events down as it
+/// writes them; events published while it is busy and nothing is queued are held, and the task
+/// takes them (staying busy) when it ends its write, so `held` and `queued` are never both
+/// non-empty and the order is: queue, then held, then direct.
 pub struct DirectSink {
     state: Mutex<SinkState>,
 }
@@ -53,6 +59,9 @@ struct SinkState {
     busy: bool,
     /// Events in the queue, not yet written by the task.
     queued: usize,
+    /// Events published while the task was busy with nothing queued: it writes them before
+    /// going idle (no wake-up). At most [`SUBSCRIBER_QUEUE`], as the queue.
+    held: VecDeque<EncodedEvent>,
 }
 
 impl DirectSink {
@@ -60,7 +69,14 @@ impl DirectSink {
     /// task clears that with its next write, the answer to the subscription, so no event
     /// overtakes that answer.
     pub fn new(fd: OwnedFd) -> Arc<Self> {
-        Arc::new(Self { state: Mutex::new(SinkState { fd: Some(fd), busy: true, queued: 0 }) })
+        Arc::new(Self {
+            state: Mutex::new(SinkState {
+                fd: Some(fd),
+                busy: true,
+                queued: 0,
+                held: VecDeque::new(),
+            }),
+        })
     }
 
     /// The connection ended: closes the duplicate; events for it are queued (and dropped with
@@ -87,23 +103,35 @@ impl DirectSink {
         state.queued
     }
 
-    /// The task finished a write; `event` says it was a queued event.
-    pub fn end_write(&self, event: bool) {
+    /// The task finished a write; `event` says it was a queued event. Returns the events held
+    /// meanwhile, which the task must write next (it stays busy); with none held, the task is
+    /// idle again.
+    pub fn end_write(&self, event: bool) -> VecDeque<EncodedEvent> {
         let mut state = self.state();
-        state.busy = false;
         if event {
             state.queued = state.queued.saturating_sub(1);
         }
+        let held = std::mem::take(&mut state.held);
+        state.busy = !held.is_empty();
+        held
     }
 
-    /// Delivers `line` directly when the socket is idle and takes it whole, else queues it
-    /// on `tx` (what is left of it, should a send take only part).
+    /// Delivers `line` directly when the socket is idle and takes it whole; holds it for the
+    /// task while the task is writing and nothing is queued; else queues it on `tx` (what is
+    /// left of it, should a send take only part).
     fn deliver(
         &self,
         line: &EncodedEvent,
         tx: &mpsc::Sender<EncodedEvent>,
     ) -> Result<(), mpsc::error::TrySendError<EncodedEvent>> {
         let mut state = self.state();
+        if state.busy && state.queued == 0 && state.fd.is_some() {
+            if state.held.len() >= SUBSCRIBER_QUEUE {
+                return Err(mpsc::error::TrySendError::Full(line.clone()));
+            }
+            state.held.push_back(line.clone());
+            return Ok(());
+        }
         let mut rest = line.clone();
         let idle = !state.busy && state.queued == 0;
         if let Some(fd) = state.fd.as_ref().filter(|_| idle) {
@@ -209,34 +237,63 @@ mod tests {
         let bus = EventBus::default();
         let sink = DirectSink::new(OwnedFd::from(ours));
         let mut rx = bus.subscribe_direct(sink.clone());
-        // A new sink is busy until the task has answered the subscription.
+        // A new sink is busy until the task has answered the subscription: held for the task,
+        // which takes it as it ends that write (no wake-up through the queue).
         bus.publish(word("first"));
         assert_eq!(pending(&mut client), "");
-        assert!(rx.try_recv().expect("queued").contains("first"));
-        sink.begin_write();
-        sink.end_write(true);
+        assert!(rx.try_recv().is_err(), "held, not queued");
+        let held = sink.end_write(false);
+        assert_eq!(held.len(), 1);
+        assert!(held[0].contains("first"));
+        assert!(sink.end_write(false).is_empty(), "idle again");
         // Idle: written directly, nothing queued.
         bus.publish(word("direct"));
         assert!(pending(&mut client).contains("\"direct\""));
         assert!(rx.try_recv().is_err());
-        // The task is writing: queued; and while one is queued, later events queue too.
+        // The task is writing: held in order, handed over when its write ends, and held again
+        // while it writes those.
         assert_eq!(sink.begin_write(), 0);
-        bus.publish(word("while-busy"));
-        sink.end_write(false);
-        bus.publish(word("behind"));
-        assert_eq!(pending(&mut client), "", "nothing overtakes the queue");
-        assert!(rx.try_recv().expect("queued").contains("while-busy"));
-        assert!(rx.try_recv().expect("queued").contains("behind"));
-        sink.begin_write();
-        sink.end_write(true);
-        sink.begin_write();
-        sink.end_write(true);
+        bus.publish(word("held-1"));
+        bus.publish(word("held-2"));
+        assert_eq!(pending(&mut client), "", "nothing overtakes the task's write");
+        let held = sink.end_write(false);
+        assert!(held[0].contains("held-1") && held[1].contains("held-2"), "{held:?}");
+        bus.publish(word("held-3"));
+        let held = sink.end_write(false);
+        assert!(held.len() == 1 && held[0].contains("held-3"), "{held:?}");
+        assert!(sink.end_write(false).is_empty());
+        assert!(rx.try_recv().is_err(), "none of them went through the queue");
         bus.publish(word("idle-again"));
         assert!(pending(&mut client).contains("idle-again"));
         // After the connection ended, nothing is written to it.
         sink.close();
         bus.publish(word("after-close"));
         assert_eq!(pending(&mut client), "");
+    }
+
+    #[test]
+    fn an_event_that_would_block_is_queued_and_later_ones_queue_behind_it() {
+        use std::io::Write as _;
+        let (ours, client) = std::os::unix::net::UnixStream::pair().expect("a socket pair");
+        let mut filler = ours.try_clone().expect("a second descriptor");
+        filler.set_nonblocking(true).expect("non-blocking");
+        let bus = EventBus::default();
+        let sink = DirectSink::new(OwnedFd::from(ours));
+        let mut rx = bus.subscribe_direct(sink.clone());
+        assert!(sink.end_write(false).is_empty());
+        // The client does not read: its socket fills up.
+        let junk = [b'x'; 4096];
+        while filler.write(&junk).is_ok() {}
+        bus.publish(word("q1"));
+        // The task writes q1; meanwhile events queue behind it (not held: q1 is queued).
+        assert_eq!(sink.begin_write(), 1);
+        bus.publish(word("q2"));
+        assert!(sink.end_write(true).is_empty());
+        bus.publish(word("q3"));
+        for want in ["q1", "q2", "q3"] {
+            assert!(rx.try_recv().expect("queued").contains(want), "{want}");
+        }
+        drop(client.shutdown(std::net::Shutdown::Both));
     }
 
     #[test]

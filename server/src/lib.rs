@@ -4,6 +4,7 @@
 
 pub mod agents;
 pub mod client;
+mod client_io;
 pub mod commands;
 pub mod connections;
 pub mod dbus;

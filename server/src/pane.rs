@@ -351,6 +351,9 @@ pub struct PaneIo {
     output_window: BurstWindow,
     /// Its cwd, watched for the git context (none in a server without a git watcher).
     cwd: Option<CwdCheck>,
+    /// `on_idle` has work: output came since it last ran, or it left some (a synchronized
+    /// update's deadline, a notification summary, a cwd look) for a later pause.
+    idle_due: bool,
 }
 
 impl PaneIo {
@@ -362,7 +365,15 @@ impl PaneIo {
         inbox: NotificationInbox,
     ) -> Self {
         let notifications = PaneNotifications::new(shared.id.clone(), inbox);
-        Self { shared, bus, pulse, notifications, output_window: BurstWindow::default(), cwd: None }
+        Self {
+            shared,
+            bus,
+            pulse,
+            notifications,
+            output_window: BurstWindow::default(),
+            cwd: None,
+            idle_due: true,
+        }
     }
 
     /// Tells the git watcher through `kick` when the pane's cwd changes.
@@ -391,6 +402,7 @@ impl PaneIo {
 
 impl PtyHandler for PaneIo {
     fn on_output(&mut self, bytes: &[u8], replies: &PtyInput) {
+        self.idle_due = true;
         let events = {
             let mut term = self.shared.term.lock();
             // The `pane.output` event goes out before the feed, under the terminal's lock: a
@@ -470,16 +482,16 @@ impl PtyHandler for PaneIo {
     fn on_idle(&mut self, replies: &PtyInput) {
         let now = Instant::now();
         // A synchronized update whose end never came is shown once its deadline passes.
-        let flushed = {
+        let (flushed, sync_waits) = {
             let mut term = self.shared.term.lock();
             // The output paused: a flood's history is packed (see `PaneTerminal::settle`).
             term.settle();
             match term.sync_deadline() {
                 Some(deadline) if deadline <= now => {
                     term.flush_sync();
-                    Some(term.take_events())
+                    (Some(term.take_events()), false)
                 }
-                _ => None,
+                deadline => (None, deadline.is_some()),
             }
         };
         if let Some(events) = flushed {
@@ -494,6 +506,13 @@ impl PtyHandler for PaneIo {
         if let Some(cwd) = self.cwd.as_mut() {
             cwd.on_idle(&self.shared, now);
         }
+        self.idle_due = sync_waits
+            || self.notifications.summary_pending()
+            || self.cwd.as_ref().is_some_and(|cwd| cwd.pending);
+    }
+
+    fn wants_idle(&self) -> bool {
+        self.idle_due
     }
 
     fn on_exit(&mut self, exit: ExitInfo) {

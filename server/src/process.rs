@@ -61,6 +61,9 @@ impl PtyHandler for Boxed {
     fn on_idle(&mut self, replies: &PtyInput) {
         self.0.on_idle(replies);
     }
+    fn wants_idle(&self) -> bool {
+        self.0.wants_idle()
+    }
 }
 
 impl PaneProcess for Pty {
@@ -205,5 +208,72 @@ pub mod testing {
         fn foreground_job(&self) -> Option<Vec<String>> {
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    use berth_engine::ids::PaneId;
+    use berth_engine::terminal::{PaneTerminal, TermSize};
+
+    use super::*;
+    use crate::pane::{OutputPulse, PaneIo, PaneShared};
+
+    /// Counts a handler's idle calls, passing everything on.
+    struct CountIdle<H>(H, Arc<AtomicUsize>);
+
+    impl<H: PtyHandler> PtyHandler for CountIdle<H> {
+        fn on_output(&mut self, bytes: &[u8], replies: &PtyInput) {
+            self.0.on_output(bytes, replies);
+        }
+        fn on_exit(&mut self, exit: ExitInfo) {
+            self.0.on_exit(exit);
+        }
+        fn on_idle(&mut self, replies: &PtyInput) {
+            self.1.fetch_add(1, Ordering::Relaxed);
+            self.0.on_idle(replies);
+        }
+        fn wants_idle(&self) -> bool {
+            self.0.wants_idle()
+        }
+    }
+
+    /// Regression: the boxed handler did not pass `wants_idle` on, so a quiet pane's reader
+    /// still woke every 100 ms. A pane whose program prints nothing is called at most about
+    /// once a second once its first idle call is done.
+    #[test]
+    fn a_quiet_panes_reader_is_not_woken_every_100_ms() {
+        let shared =
+            PaneShared::new(PaneId::new(), PaneTerminal::new(TermSize { cols: 80, rows: 24 }, 100));
+        let (inbox, _messages) = crate::notifications::NotificationInbox::new();
+        let io =
+            PaneIo::new(shared, crate::events::EventBus::default(), OutputPulse::default(), inbox);
+        let calls = Arc::new(AtomicUsize::new(0));
+        let spec = SpawnSpec {
+            argv: vec!["sleep".into(), "30".into()],
+            cwd: std::env::temp_dir(),
+            env: vec![],
+            cols: 80,
+            rows: 24,
+        };
+        let pty = PtySpawner.spawn(&spec, Box::new(CountIdle(io, calls.clone()))).expect("spawn");
+        // The first idle call (the terminal's settle after start) comes within a few polls.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while calls.load(Ordering::Relaxed) == 0 {
+            assert!(Instant::now() < deadline, "no idle call at all");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let (before, from) = (calls.load(Ordering::Relaxed), Instant::now());
+        std::thread::sleep(Duration::from_millis(1500));
+        let seconds = from.elapsed().as_secs_f64();
+        let since = calls.load(Ordering::Relaxed) - before;
+        // Polling every 100 ms would make about 15; once a second makes 1 or 2 (a count, not a
+        // clock: a slow machine only makes fewer).
+        assert!(since as f64 <= seconds.ceil() + 1.0, "{since} idle calls in {seconds:.1} s");
+        pty.close();
     }
 }

@@ -16,10 +16,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 
+use crate::client_io::{self, ClientWriter};
 use crate::commands::Command;
 use crate::connections::{idle_timeout, Connection, Connections, Full};
 use crate::error::CommandError;
@@ -345,7 +345,8 @@ async fn serve_client(
     let cred = stream.peer_cred()?;
     let (peer, peer_pid) = (cred.uid(), cred.pid());
     let me = nix::unistd::geteuid().as_raw();
-    let (read_half, mut write) = stream.into_split();
+    // Registered for reading only (see `client_io`): a client reading its lines wakes no one.
+    let (read_half, mut write) = client_io::split(stream)?;
     if peer != me {
         tracing::warn!(peer_uid = peer, "refused a client running as another user");
         let err = CommandError::Unauthorized { peer, server: me };
@@ -454,14 +455,15 @@ async fn serve_client(
             }
             event = next_event(&mut events) => match event {
                 Some(line) => {
-                    if let Some(sink) = &sink.0 {
+                    let written = async {
+                        let Some(sink) = sink.0.as_deref() else {
+                            return write.write_all(line.as_bytes()).await;
+                        };
                         sink.begin_write();
-                    }
-                    let written = unless_evicted(&slot.evict, write.write_all(line.as_bytes())).await;
-                    if let Some(sink) = &sink.0 {
-                        sink.end_write(true);
-                    }
-                    written?;
+                        write.write_all(line.as_bytes()).await?;
+                        end_write(&mut write, sink, true).await
+                    };
+                    unless_evicted(&slot.evict, written).await?;
                 }
                 None => {
                     // The bus dropped this subscriber because it fell behind.
@@ -482,7 +484,7 @@ struct Conn<'a> {
     /// The peer's pid, from its credentials.
     peer_pid: Option<i32>,
     /// The connection's writing half (a subscription duplicates its descriptor).
-    write: &'a OwnedWriteHalf,
+    write: &'a ClientWriter,
     /// What an attached window on this connection last said it shows.
     view: &'a crate::screen_stream::ReportedView,
 }
@@ -502,7 +504,7 @@ impl Drop for ConnectionSink {
 /// (one of them may be the rest of a line a publisher wrote in part), never interleaved with
 /// a publisher's direct write.
 async fn send_answer(
-    write: &mut OwnedWriteHalf,
+    write: &mut ClientWriter,
     sink: Option<&DirectSink>,
     events: &mut Option<mpsc::Receiver<EncodedEvent>>,
     line: &str,
@@ -518,9 +520,22 @@ async fn send_answer(
             }
         }
     }
-    let written = write.write_all(line.as_bytes()).await;
-    sink.end_write(false);
-    written
+    write.write_all(line.as_bytes()).await?;
+    end_write(write, sink, false).await
+}
+
+/// Ends a write of the connection's task (`event`: a queued event): writes the events held
+/// meanwhile (see [`DirectSink::end_write`]) until none are left and the sink is idle again.
+/// On an error the connection ends, and its sink with it.
+async fn end_write(write: &mut ClientWriter, sink: &DirectSink, event: bool) -> io::Result<()> {
+    let mut held = sink.end_write(event);
+    while !held.is_empty() {
+        for line in held {
+            write.write_all(line.as_bytes()).await?;
+        }
+        held = sink.end_write(false);
+    }
+    Ok(())
 }
 
 /// Executes one request line; returns its answer (now, or a [`Deferred`] one), or `None` for a
@@ -554,8 +569,7 @@ fn answer(
         Decoded::Connection(ConnectionMethod::Subscribe) => {
             if events.is_none() {
                 use std::os::fd::AsFd as _;
-                let stream: &UnixStream = write.as_ref();
-                *events = Some(match stream.as_fd().try_clone_to_owned() {
+                *events = Some(match write.as_fd().try_clone_to_owned() {
                     Ok(fd) => {
                         let direct = DirectSink::new(fd);
                         *sink = Some(direct.clone());
@@ -949,3 +963,7 @@ mod tests {
         drop(again);
     }
 }
+
+#[cfg(test)]
+#[path = "socket_event_tests.rs"]
+mod event_tests;

@@ -87,6 +87,12 @@ impl PaneNotifications {
         progress
     }
 
+    /// Whether a summary of held-back notifications is still to come
+    /// ([`PaneNotifications::flush_suppressed`] has work).
+    pub fn summary_pending(&self) -> bool {
+        self.limiter.suppressed() > 0
+    }
+
     /// After a flood, one notification says how many were held back.
     pub fn flush_suppressed(&mut self, now: Instant) {
         if let Some(count) = self.limiter.take_suppressed_summary(now) {
