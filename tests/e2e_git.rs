@@ -5,23 +5,12 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use support::git::{git, repo, server_with_data_home as server};
+use support::task::StubTask;
 use support::*;
-
-fn json_of(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON output")
-}
 
 fn ls(server: &TestServer) -> Value {
     json_of(&server.berth(&["ls", "--json"]))
@@ -240,14 +229,6 @@ fn pane_output_costs_the_git_watcher_nothing_and_new_directories_are_watched() {
     wait_git(&server, "proj", "an edit two directories down", |g| g["dirty"] == true);
 }
 
-fn python() -> &'static str {
-    if Path::new("/usr/bin/python3").exists() {
-        "/usr/bin/python3"
-    } else {
-        "python3"
-    }
-}
-
 #[test]
 fn a_tasks_diff_lists_added_modified_deleted_renamed_and_binary_files() {
     let server = server();
@@ -262,40 +243,7 @@ fn a_tasks_diff_lists_added_modified_deleted_renamed_and_binary_files() {
             ("pic.bin", &[0, 1, 2, 3, 0, 255]),
         ],
     );
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/stub_agent.py");
-    let log = server.root.path().join("stub.log");
-    let (repo_arg, script, log_arg, bin) = (
-        dir.display().to_string(),
-        script.display().to_string(),
-        log.display().to_string(),
-        berth_bin().display().to_string(),
-    );
-    let out = server
-        .command()
-        .args([
-            "task",
-            "start",
-            "--json",
-            "--repo",
-            &repo_arg,
-            "--agent",
-            "claude",
-            "--objective",
-            "Change files",
-            "--label",
-            "review",
-            "--",
-            python(),
-            &script,
-            "--berth",
-            &bin,
-            "--log",
-            &log_arg,
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let task = json_of(&out);
+    let task = StubTask::labelled(&server, &dir, "review").objective("Change files").start(&server);
     let id = task["id"].as_str().unwrap().to_owned();
     let wt = PathBuf::from(task["worktree_path"].as_str().unwrap());
     // The agent's work: committed and not.

@@ -13,12 +13,8 @@ use support::*;
 const WAIT: Duration = Duration::from_secs(15);
 
 fn find_pane(list: &Value, id: &str) -> Value {
-    list["workspaces"]
-        .as_array()
+    panes_of(list)
         .into_iter()
-        .flatten()
-        .flat_map(|w| w["tabs"].as_array().cloned().unwrap_or_default())
-        .flat_map(|t| t["panes"].as_array().cloned().unwrap_or_default())
         .find(|p| p["id"] == id)
         .unwrap_or_else(|| panic!("pane {id} missing from {list}"))
 }

@@ -107,14 +107,7 @@ impl Attached {
 
     /// Every pane of the server as `berth ls --json` shows it.
     fn panes(&self) -> Vec<Value> {
-        let list = self.server.list();
-        list["workspaces"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|w| w["tabs"].as_array().cloned().unwrap_or_default())
-            .flat_map(|t| t["panes"].as_array().cloned().unwrap_or_default())
-            .collect()
+        crate::support::panes_of(&self.server.list())
     }
 
     fn first_pane(&self) -> String {

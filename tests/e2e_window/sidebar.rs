@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{self, berth_bin, poll, TestServer};
+use crate::support::task::StubTask;
+use crate::support::{self, poll, TestServer};
 use crate::{ocr_box, ocr_box_by, Image, WaitingHook, World, CELL_PX_HIGH, WAIT};
 
 /// The sidebar (shown by `auto` once there are two workspaces more): each workspace's entry
@@ -78,41 +79,10 @@ fn sidebar_rows_of(image: &Image, dir: &Path, name: &str, adaptive: bool) -> Vec
 /// Starts a task on `repo` labelled `label` with the stub agent (a turn that lasts ten
 /// minutes, so the task stays `working` until it is reported); returns its id and workspace.
 pub(crate) fn start_stub_task(server: &TestServer, repo: &Path, label: &str) -> (String, String) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/stub_agent.py");
-    let log = server.root.path().join(format!("{label}.log"));
-    let python =
-        if Path::new("/usr/bin/python3").exists() { "/usr/bin/python3" } else { "python3" };
-    let (repo, script, log, bin) = (
-        repo.display().to_string(),
-        script.display().to_string(),
-        log.display().to_string(),
-        berth_bin().display().to_string(),
-    );
-    let out = server.berth_ok(&[
-        "task",
-        "start",
-        "--json",
-        "--repo",
-        &repo,
-        "--agent",
-        "claude",
-        "--objective",
-        "Add the file new.txt",
-        "--accept",
-        "new.txt is committed",
-        "--label",
-        label,
-        "--",
-        python,
-        &script,
-        "--berth",
-        &bin,
-        "--log",
-        &log,
-        "--turn-ms",
-        "600000",
-    ]);
-    let task: Value = serde_json::from_str(&out).expect("task start --json prints JSON");
+    let task = StubTask::labelled(server, repo, label)
+        .accept("new.txt is committed")
+        .stub_args(&["--turn-ms", "600000"])
+        .start(server);
     let id = task["id"].as_str().expect("a task id").to_owned();
     let ws = task["workspace_id"].as_str().unwrap_or_default().to_owned();
     (id, ws)
