@@ -322,6 +322,62 @@ fn a_tasks_diff_lists_added_modified_deleted_renamed_and_binary_files() {
     assert!(!out.status.success());
 }
 
+/// `berth review` opens the view in one window, the one used last (the last to say, in its
+/// `window.view`, that it has the focus), not in every attached window. Regression: every
+/// attached window opened it. Two windows here are two connections that attach and report.
+#[test]
+fn review_opens_in_the_window_used_last_only() {
+    let server = server();
+    let dir = repo(&server, "proj", &[("a.txt", b"one\n")]);
+    let id = StubTask::labelled(&server, &dir, "one").start(&server)["id"]
+        .as_str()
+        .expect("a task id")
+        .to_owned();
+    let window = |focused: bool| {
+        let mut client = berth_server::client::Client::connect(&server.socket).expect("connect");
+        client.attach_window(1).expect("window.attach");
+        let view = berth_server::store::WindowView {
+            visible: Vec::new(),
+            focused_pane: None,
+            window_focused: focused,
+        };
+        let number = client.report_view(view.clone()).expect("window.view").expect("a number");
+        (client, view, number)
+    };
+    let mut events = server.client();
+    events.subscribe().expect("subscribe");
+    // The window told in each `review.requested`, and what `berth review` printed.
+    let mut review = || {
+        let answer = server.berth_ok(&["review", &id]);
+        let told = poll(Duration::from_secs(10), "review.requested", || {
+            let event = events.next_event(Some(Duration::from_secs(5))).ok()?;
+            (event["type"] == "review.requested").then_some(event)
+        });
+        assert_eq!(told["task_id"], json!(id), "{told}");
+        (told["window_id"].clone(), answer)
+    };
+    let (mut one, one_view, one_number) = window(false);
+    // The only window that said what it shows, though without the focus.
+    assert_eq!(review().0, json!(one_number));
+    let (two, _, two_number) = window(true);
+    assert_ne!(one_number, two_number);
+    let (told, answer) = review();
+    assert_eq!(told, json!(two_number), "the focused window opens it, and only it");
+    assert!(answer.contains("opened in 1 window"), "{answer}");
+    assert_eq!(server.call("server.info", json!({}))["active_window"], json!(two_number));
+    // The first window takes the focus back: it is the one used last now.
+    one.report_view(berth_server::store::WindowView { window_focused: true, ..one_view })
+        .expect("window.view");
+    assert_eq!(review().0, json!(one_number));
+    // It closes: no window is known to be used last until one reports, so every window is told.
+    drop(one);
+    poll(Duration::from_secs(10), "the closed window forgotten", || {
+        server.call("server.info", json!({}))["active_window"].is_null().then_some(())
+    });
+    assert_eq!(review().0, Value::Null);
+    drop(two);
+}
+
 #[test]
 fn a_huge_diff_is_marked_too_large_and_hunks_page() {
     let server = server();

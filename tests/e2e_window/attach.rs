@@ -105,6 +105,17 @@ impl Attached {
         self.windows[index].1.clone()
     }
 
+    /// The number the server gave window `index` (its log says it once its view is taken).
+    fn window_number(&self, index: usize) -> u64 {
+        let log = self.server.root.path().join(format!("window{index}.log"));
+        poll(WAIT, "the window's number in its log", || {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let line = text.lines().rfind(|l| l.contains("the server numbers this window"))?;
+            let digits = line.rsplit("window=").next()?;
+            digits.trim().trim_matches(|c: char| !c.is_ascii_digit()).parse().ok()
+        })
+    }
+
     /// Every pane of the server as `berth ls --json` shows it.
     fn panes(&self) -> Vec<Value> {
         crate::support::panes_of(&self.server.list())
@@ -212,25 +223,44 @@ fn grab(display: &str, window: &str) -> Result<Image, String> {
     Ok(Image { width: u32::from(w), height: u32::from(h), pixels })
 }
 
-/// `berth review TASK` on a headless server with an attached window: the window opens the
-/// view (over its own socket connections: an attached window has no Store), shows the hunk's
-/// colours, and its merge key merges the task; the view closes.
+/// `berth review TASK` on a headless server with two attached windows: the one focused last
+/// opens the view (over its own socket connections: an attached window has no Store), shows
+/// the hunk's colours, and its merge key merges the task; the view closes. The other window
+/// never opens it (regression: every attached window did).
 fn an_attached_window_opens_the_review_view(a: &mut Attached) {
     use super::review::{buttons_shown, completed_task, diff_colours, Area};
+    let other = a.open(&[]);
     let index = a.open(&[]);
+    // Side by side, so that neither hides the other (a hidden window is not drawn).
+    for (i, x) in [(other, "0"), (index, "640")] {
+        let id = a.window_id(i);
+        a.xdotool(&["windowsize", &id, "620", "400"]);
+        a.xdotool(&["windowmove", &id, x, "0"]);
+    }
     let repo = super::support::git::repo(&a.server, "attached", &[("a.txt", b"one\ntwo\n")]);
     let id = completed_task(&a.server, &repo, "attached-review", "printf 'one\\nTWO\\n' > a.txt");
+    // The window focused last is the server's window used last once it has said so.
+    let window = a.window_id(index);
+    a.xdotool(&["windowfocus", "--sync", &a.window_id(other)]);
+    a.xdotool(&["windowfocus", "--sync", &window]);
+    let number = a.window_number(index);
+    poll(WAIT, "the focused window to be the one used last", || {
+        let info = a.server.call("server.info", serde_json::json!({}));
+        (info["active_window"] == number).then_some(())
+    });
     let out = a.server.berth_ok(&["review", &id]);
-    // Earlier cases' windows may still be attached: every one is told.
-    assert!(out.contains("opened in"), "{out}");
+    assert!(out.contains("opened in 1 window"), "{out}");
     poll(WAIT, "the attached window's review view with a red and a green row", || {
         let image = a.grab(index);
         let area = Area::on(&a.server, &image);
         let (green, red) = diff_colours(&image, &area);
         (buttons_shown(&image, &area) && green > 300 && red > 300).then_some(())
     });
-    let window = a.window_id(index);
-    a.xdotool(&["windowfocus", "--sync", &window]);
+    let not_opened = |a: &Attached| {
+        let image = a.grab(other);
+        assert!(!buttons_shown(&image, &Area::on(&a.server, &image)), "the other window opened it");
+    };
+    not_opened(a);
     a.xdotool(&["key", "m"]);
     poll(WAIT, "the task merged from the attached window", || {
         let shown: Value =
@@ -241,7 +271,9 @@ fn an_attached_window_opens_the_review_view(a: &mut Attached) {
         let image = a.grab(index);
         (!buttons_shown(&image, &Area::on(&a.server, &image))).then_some(())
     });
+    not_opened(a);
     a.close(index);
+    a.close(other);
 }
 
 /// Pixels that differ between two images of the same size, below the chrome rows.
