@@ -179,6 +179,16 @@ pub(crate) fn shows_a_tasks_state_change(w: &World) {
 fn sidebar_steps(w: &World, alpha: &str, beta: &str) {
     w.server.berth_ok(&["focus", alpha]);
     poll(WAIT, "pane alpha shown", || (w.active_pane() == alpha).then_some(()));
+    // Each entry gains a summary line (" 1 idle") when its shell's first output ends its
+    // `starting`: the rows are read once both shells are idle, or a line added to alpha's
+    // entry later moves beta's down. Regression: on a loaded machine bash printed its first
+    // prompt after the rows were read, and the unread dot was looked for on the row above
+    // beta's title, until the deadline.
+    for pane in [alpha, beta] {
+        poll(WAIT, &format!("pane {pane} idle"), || {
+            (w.server.pane(pane)?["lifecycle"] == "idle").then_some(())
+        });
+    }
     let deadline = Instant::now() + WAIT;
     let rows = loop {
         let image = w.screenshot("sidebar.png");
@@ -197,30 +207,20 @@ fn sidebar_steps(w: &World, alpha: &str, beta: &str) {
     assert!(!all.contains("unread"), "nothing is unread yet: {all:?}");
     // A notification in the hidden workspace's pane marks its entry: the unread dot (the dark
     // theme's amber, #ffb000) at the left of beta's title row, where there was none.
-    let (top, _) = rows.iter().find(|(_, t)| t.contains("betabranch")).expect("beta's row").clone();
-    let amber = |[r, g, b]: [u8; 3]| r > 230 && (160..200).contains(&g) && b < 40;
-    let dots = |image: &Image| {
-        let left = image.width.saturating_sub(31 * 9);
-        let mut n = 0;
-        for y in top..top + CELL_PX_HIGH {
-            for x in left..image.width {
-                n += usize::from(amber(image.pixels[(y * image.width + x) as usize]));
-            }
-        }
-        n
-    };
-    let before = dots(&w.screenshot("sidebar-before-dot.png"));
-    assert_eq!(before, 0, "an amber dot on beta's row before any notification");
+    let (first_top, _) =
+        rows.iter().find(|(_, t)| t.contains("betabranch")).expect("beta's row").clone();
+    let before = amber_rows(&w.screenshot("sidebar-before-dot.png"));
+    assert!(before.is_empty(), "an amber dot in the sidebar before any notification: {before:?}");
     w.server.berth_ok(&["send", beta, "--enter", r"printf '\e]9;sidebar ping\a'"]);
     poll(WAIT, "pane beta unread", || {
         (w.server.pane(beta)?["attention"] == "unread").then_some(())
     });
-    let after = poll(WAIT, "the unread dot on beta's entry", || {
-        let n = dots(&w.screenshot("sidebar-unread.png"));
-        (n > 20).then_some(n)
-    });
+    let (top, after) = wait_dot_on(w, "betabranch", || w.server.pane(beta));
     w.keep("sidebar-unread.png");
     println!("sidebar: {after} amber pixels of the unread dot on beta's entry (0 before)");
+    if top != first_top {
+        println!("sidebar: beta's entry moved from pixel row {first_top} to {top}");
+    }
     // A click on the entry's title focuses its pane.
     let image = w.screenshot("sidebar-click.png");
     let x = image.width - 15 * 9;
@@ -241,6 +241,60 @@ fn sidebar_steps(w: &World, alpha: &str, beta: &str) {
         (w.server.pane(beta)?["attention"] == "none").then_some(())
     });
     w.xdotool(&["mousemove", "--window", &w.window_id, "300", "300"]);
+}
+
+/// Whether a pixel is the dark theme's unread amber (#ffb000).
+fn amber([r, g, b]: [u8; 3]) -> bool {
+    r > 230 && (160..200).contains(&g) && b < 40
+}
+
+/// The sidebar's rows (by their top pixel row) with an attention dot's worth of amber pixels
+/// (more than 20), with their counts.
+fn amber_rows(image: &Image) -> Vec<(u32, usize)> {
+    let left = image.width.saturating_sub(31 * 9);
+    (1..image.height / CELL_PX_HIGH)
+        .map(|row| {
+            let ys = row * CELL_PX_HIGH..(row + 1) * CELL_PX_HIGH;
+            let n = ys
+                .flat_map(|y| (left..image.width).map(move |x| (x, y)))
+                .filter(|(x, y)| amber(image.pixels[(y * image.width + x) as usize]))
+                .count();
+            (row * CELL_PX_HIGH, n)
+        })
+        .filter(|(_, n)| *n > 20)
+        .collect()
+}
+
+/// Waits (at most twice [`WAIT`]: a loaded machine takes seconds a screenshot) until a
+/// sidebar row that OCR reads as holding `word` has the unread dot; returns its top pixel row
+/// and its amber pixels. The row is read in the same screenshot as the dot, so the entries'
+/// places are those of one frame, not of an earlier one. At the deadline the failure says
+/// what the screenshot held: the amber rows, every row's text, and `pane()`'s entry.
+fn wait_dot_on(w: &World, word: &str, pane: impl Fn() -> Option<Value>) -> (u32, usize) {
+    let dir = w.server.root.path();
+    let deadline = Instant::now() + 2 * WAIT;
+    loop {
+        let image = w.screenshot("sidebar-unread.png");
+        let dots = amber_rows(&image);
+        let left = image.width.saturating_sub(31 * 9);
+        for &(top, n) in &dots {
+            let bounds = (left, top, image.width - 1, top + CELL_PX_HIGH - 1);
+            let text = ocr_box_by(&image, dir, "sidebar-dot-row", bounds, true).to_lowercase();
+            if text.contains(word) {
+                return (top, n);
+            }
+        }
+        if Instant::now() > deadline {
+            let rows = sidebar_rows(w, &image, "sidebar-row");
+            panic!(
+                "no unread dot on the row of {word:?} within {:?}: amber rows {dots:?}; \
+                 OCR of the rows {rows:?}; the pane {:?}",
+                2 * WAIT,
+                pane()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// A pending decision shows its buttons in the sidebar: a permission request of an agent in a
