@@ -105,6 +105,14 @@ impl Attached {
         self.windows[index].1.clone()
     }
 
+    /// Kills window `index` with SIGKILL and reaps it.
+    fn kill_9(&mut self, index: usize) {
+        let window = &mut self.windows[index].0;
+        let pid = nix::unistd::Pid::from_raw(window.pid());
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).expect("kill -9 the window");
+        let _ = window.child.wait();
+    }
+
     /// The number the server gave window `index` (its log says it once its view is taken).
     fn window_number(&self, index: usize) -> u64 {
         let log = self.server.root.path().join(format!("window{index}.log"));
@@ -364,13 +372,7 @@ fn kill_9_of_an_attached_window_loses_nothing(a: &mut Attached) {
         let panes = a.panes();
         (panes.len() >= 2).then_some(panes)
     });
-    let window = &mut a.windows[index].0;
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(window.pid()),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .expect("kill -9 the window");
-    let _ = window.child.wait();
+    a.kill_9(index);
     std::thread::sleep(Duration::from_millis(300));
     let after = a.panes();
     assert_eq!(after.len(), panes.len(), "{after:?}");
@@ -717,15 +719,7 @@ fn ctrl_click_in_an_attached_window_opens_links(a: &mut Attached) {
         let pane = show_program(a, index, &format!("{print}; echo link-$((6*7))"), "link-42");
         a.wait_window_text(index, shown);
         let _ = std::fs::remove_file(&opened);
-        let geometry =
-            run_tool(&a.display, "xdotool", &["getwindowgeometry", &id]).unwrap_or_default();
-        let height = geometry
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("Geometry: "))
-            .and_then(|g| g.split('x').nth(1))
-            .and_then(|h| h.trim().parse::<u32>().ok())
-            .unwrap_or(400);
-        let y = (height / 2).to_string();
+        let y = (crate::window_height(&a.display, &id) / 2).to_string();
         a.xdotool(&["mousemove", "--window", &id, "49", &y]);
         a.xdotool(&["keydown", "ctrl"]);
         a.xdotool(&["mousemove", "--window", &id, "50", &y]);
@@ -864,13 +858,7 @@ fn attach_over_ssh_forwards_and_tears_down(a: &mut Attached) {
     std::fs::remove_file(bin.join("forward.pid")).expect("the pid file");
     let index = a.open_env(&["attach", "ssh://tester@localhost:2222"], &[("PATH", &path)]);
     let pid = forward_pid(&bin);
-    let window = &mut a.windows[index].0;
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(window.pid()),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .expect("kill -9 the window");
-    let _ = window.child.wait();
+    a.kill_9(index);
     poll(WAIT, "the forward ending with the killed window", || (!alive(pid)).then_some(()));
     let panes = a.panes();
     assert!(panes.iter().all(|p| p["state"] == "LIVE"), "{panes:?}");

@@ -297,17 +297,7 @@ fn review_steps(w: &World) {
         assert!(Instant::now() < deadline, "the task's line in the sidebar: {rows:?}");
         std::thread::sleep(std::time::Duration::from_millis(300));
     };
-    let image = w.screenshot("review-sidebar.png");
-    let (x, y) = (image.width - 15 * CELL_PX_WIDE, top + CELL_PX_HIGH / 2);
-    w.xdotool(&[
-        "mousemove",
-        "--window",
-        &w.window_id,
-        &x.to_string(),
-        &y.to_string(),
-        "click",
-        "1",
-    ]);
+    crate::sidebar::click_sidebar_row(w, top);
     poll(WAIT, "the sidebar's task line opens its review", || {
         review_shown(w, "review-from-sidebar.png").then_some(())
     });

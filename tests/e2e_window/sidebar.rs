@@ -222,18 +222,7 @@ fn sidebar_steps(w: &World, alpha: &str, beta: &str) {
         println!("sidebar: beta's entry moved from pixel row {first_top} to {top}");
     }
     // A click on the entry's title focuses its pane.
-    let image = w.screenshot("sidebar-click.png");
-    let x = image.width - 15 * 9;
-    let y = top + CELL_PX_HIGH / 2;
-    w.xdotool(&[
-        "mousemove",
-        "--window",
-        &w.window_id,
-        &x.to_string(),
-        &y.to_string(),
-        "click",
-        "1",
-    ]);
+    click_sidebar_row(w, top);
     poll(WAIT, "a click on beta's entry to focus its pane", || {
         (w.active_pane() == beta).then_some(())
     });
@@ -241,6 +230,14 @@ fn sidebar_steps(w: &World, alpha: &str, beta: &str) {
         (w.server.pane(beta)?["attention"] == "none").then_some(())
     });
     w.xdotool(&["mousemove", "--window", &w.window_id, "300", "300"]);
+}
+
+/// Clicks the text of the sidebar's row whose top pixel row is `top` (15 columns in from the
+/// window's right edge).
+pub(crate) fn click_sidebar_row(w: &World, top: u32) {
+    let width = w.screenshot("sidebar-click.png").width;
+    let (x, y) = ((width - 15 * 9).to_string(), (top + CELL_PX_HIGH / 2).to_string());
+    w.xdotool(&["mousemove", "--window", &w.window_id, &x, &y, "click", "1"]);
 }
 
 /// Whether a pixel is the dark theme's unread amber (#ffb000).

@@ -60,6 +60,18 @@ pub fn panes_of(list: &Value) -> Vec<Value> {
         .collect()
 }
 
+/// The fds and threads of the server `pid` at rest, once one pane was opened and closed
+/// through `client` (so what is created lazily is in the baseline) and the warm-up threads
+/// have finished.
+pub fn warm_baseline(pid: i32, client: &mut Client) -> (usize, usize) {
+    let warm = client.call("pane.spawn", json!({ "argv": ["sleep", "100"] })).unwrap();
+    client.call("pane.close", json!({ "pane_id": warm["pane_id"] })).unwrap();
+    poll(Duration::from_secs(15), "warm-up threads to finish", || {
+        let threads = thread_count(pid);
+        (threads <= 8).then_some((fd_count(pid), threads))
+    })
+}
+
 /// A `berth server` process on temp dirs; stopped (SIGTERM, then SIGKILL) when dropped.
 pub struct TestServer {
     /// The temp dir holding everything of this server.
