@@ -152,7 +152,8 @@ pub enum Event {
         /// The task.
         task: berth_engine::ids::TaskId,
         /// The one window that opens it (the one used last: `EMBEDDED_WINDOW` or an attached
-        /// window's number); `None`: every window (none has said what it shows yet).
+        /// window's number); `None`: every window (none has reported a view since the server
+        /// started or the one used last closed).
         window: Option<u64>,
     },
 }

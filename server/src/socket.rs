@@ -673,7 +673,7 @@ fn answer(
 
 /// `window.review`: the window used last (the embedded one or an attached one) is told to open
 /// the review view of `task`, through the event bus the windows follow; every window, while
-/// none has said what it shows; refused when there is none.
+/// none has reported a view since the one used last closed; refused when there is none.
 fn review(services: &Services, task: berth_engine::ids::TaskId) -> Result<Value, CommandError> {
     let store = services.store.lock().unwrap_or_else(|p| p.into_inner());
     // The task must exist (its record answers NO_SUCH_TASK otherwise).
