@@ -363,7 +363,10 @@ fn a_failed_resume_keeps_the_whole_restored_tail() {
         &pane,
     ]);
     server.restart();
-    assert_eq!(server.berth_ok(&["resume", &pane]), "LIVE");
+    // The answer is the pane's state when `resume` answered: this codex fails at once, so it
+    // may have exited by then (it was seen to, under load).
+    let state = server.berth_ok(&["resume", &pane]);
+    assert!(matches!(state.as_str(), "LIVE" | "EXITED"), "{state}");
     server.wait_text(&pane, "no rollout found", WAIT);
     let text = server.screen(&pane);
     for i in 1..=40 {
