@@ -6,7 +6,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -14,14 +14,6 @@ use support::*;
 
 /// The prompt's most bytes (the server's `MAX_PROMPT_BYTES`).
 const MAX_PROMPT: usize = 32 * 1024;
-
-fn python() -> &'static str {
-    if Path::new("/usr/bin/python3").exists() {
-        "/usr/bin/python3"
-    } else {
-        "python3"
-    }
-}
 
 /// A stub agent running in a pane, and the log of what it received.
 struct Stub {
@@ -32,14 +24,15 @@ struct Stub {
 impl Stub {
     /// Starts the stub with `extra` arguments and waits until its hooks are wired.
     fn start(server: &TestServer, name: &str, extra: &[&str]) -> Stub {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/stub_agent.py");
+        let script = support::task::stub_script();
         let log = server.root.path().join(format!("{name}.log"));
         let (script, log_arg, bin) = (
             script.display().to_string(),
             log.display().to_string(),
             berth_bin().display().to_string(),
         );
-        let mut args = vec!["new", "--", python(), &script, "--berth", &bin, "--log", &log_arg];
+        let mut args =
+            vec!["new", "--", support::task::python(), &script, "--berth", &bin, "--log", &log_arg];
         args.extend_from_slice(extra);
         let pane = server.berth_ok(&args);
         server.wait_text(&pane, "stub ready", Duration::from_secs(30));

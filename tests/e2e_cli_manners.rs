@@ -15,14 +15,7 @@ const WAIT: Duration = Duration::from_secs(15);
 
 /// Every pane id in a `workspace.list` answer.
 fn pane_ids(list: &Value) -> Vec<String> {
-    list["workspaces"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|w| w["tabs"].as_array().cloned().unwrap_or_default())
-        .flat_map(|t| t["panes"].as_array().cloned().unwrap_or_default())
-        .filter_map(|p| p["id"].as_str().map(str::to_owned))
-        .collect()
+    panes_of(list).iter().filter_map(|p| p["id"].as_str().map(str::to_owned)).collect()
 }
 
 #[test]

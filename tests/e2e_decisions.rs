@@ -105,11 +105,8 @@ fn pending_where(server: &TestServer, pane: &str, check: impl Fn(&Value) -> bool
     poll(WAIT, "the pending decision in berth ls --json", || {
         let out = server.berth_ok(&["ls", "--json"]);
         let list: Value = serde_json::from_str(&out).unwrap();
-        list["workspaces"]
-            .as_array()?
-            .iter()
-            .flat_map(|w| w["tabs"].as_array().cloned().unwrap_or_default())
-            .flat_map(|t| t["panes"].as_array().cloned().unwrap_or_default())
+        panes_of(&list)
+            .into_iter()
             .find(|p| p["id"] == pane)
             .map(|p| p["pending_decision"].clone())
             .filter(|d| check(d))

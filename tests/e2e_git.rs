@@ -5,23 +5,12 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use support::git::{git, repo, server_with_data_home as server};
+use support::task::StubTask;
 use support::*;
-
-fn json_of(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON output")
-}
 
 fn ls(server: &TestServer) -> Value {
     json_of(&server.berth(&["ls", "--json"]))
@@ -240,14 +229,6 @@ fn pane_output_costs_the_git_watcher_nothing_and_new_directories_are_watched() {
     wait_git(&server, "proj", "an edit two directories down", |g| g["dirty"] == true);
 }
 
-fn python() -> &'static str {
-    if Path::new("/usr/bin/python3").exists() {
-        "/usr/bin/python3"
-    } else {
-        "python3"
-    }
-}
-
 #[test]
 fn a_tasks_diff_lists_added_modified_deleted_renamed_and_binary_files() {
     let server = server();
@@ -262,40 +243,7 @@ fn a_tasks_diff_lists_added_modified_deleted_renamed_and_binary_files() {
             ("pic.bin", &[0, 1, 2, 3, 0, 255]),
         ],
     );
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/stub_agent.py");
-    let log = server.root.path().join("stub.log");
-    let (repo_arg, script, log_arg, bin) = (
-        dir.display().to_string(),
-        script.display().to_string(),
-        log.display().to_string(),
-        berth_bin().display().to_string(),
-    );
-    let out = server
-        .command()
-        .args([
-            "task",
-            "start",
-            "--json",
-            "--repo",
-            &repo_arg,
-            "--agent",
-            "claude",
-            "--objective",
-            "Change files",
-            "--label",
-            "review",
-            "--",
-            python(),
-            &script,
-            "--berth",
-            &bin,
-            "--log",
-            &log_arg,
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let task = json_of(&out);
+    let task = StubTask::labelled(&server, &dir, "review").objective("Change files").start(&server);
     let id = task["id"].as_str().unwrap().to_owned();
     let wt = PathBuf::from(task["worktree_path"].as_str().unwrap());
     // The agent's work: committed and not.
@@ -372,6 +320,62 @@ fn a_tasks_diff_lists_added_modified_deleted_renamed_and_binary_files() {
     });
     let out = server.berth(&["review", "task_0123456789abcdef0123456789abcdef"]);
     assert!(!out.status.success());
+}
+
+/// `berth review` opens the view in one window, the one used last (the last to say, in its
+/// `window.view`, that it has the focus), not in every attached window. Regression: every
+/// attached window opened it. Two windows here are two connections that attach and report.
+#[test]
+fn review_opens_in_the_window_used_last_only() {
+    let server = server();
+    let dir = repo(&server, "proj", &[("a.txt", b"one\n")]);
+    let id = StubTask::labelled(&server, &dir, "one").start(&server)["id"]
+        .as_str()
+        .expect("a task id")
+        .to_owned();
+    let window = |focused: bool| {
+        let mut client = berth_server::client::Client::connect(&server.socket).expect("connect");
+        client.attach_window(1).expect("window.attach");
+        let view = berth_server::store::WindowView {
+            visible: Vec::new(),
+            focused_pane: None,
+            window_focused: focused,
+        };
+        let number = client.report_view(view.clone()).expect("window.view").expect("a number");
+        (client, view, number)
+    };
+    let mut events = server.client();
+    events.subscribe().expect("subscribe");
+    // The window told in each `review.requested`, and what `berth review` printed.
+    let mut review = || {
+        let answer = server.berth_ok(&["review", &id]);
+        let told = poll(Duration::from_secs(10), "review.requested", || {
+            let event = events.next_event(Some(Duration::from_secs(5))).ok()?;
+            (event["type"] == "review.requested").then_some(event)
+        });
+        assert_eq!(told["task_id"], json!(id), "{told}");
+        (told["window_id"].clone(), answer)
+    };
+    let (mut one, one_view, one_number) = window(false);
+    // The only window that said what it shows, though without the focus.
+    assert_eq!(review().0, json!(one_number));
+    let (two, _, two_number) = window(true);
+    assert_ne!(one_number, two_number);
+    let (told, answer) = review();
+    assert_eq!(told, json!(two_number), "the focused window opens it, and only it");
+    assert!(answer.contains("opened in 1 window"), "{answer}");
+    assert_eq!(server.call("server.info", json!({}))["active_window"], json!(two_number));
+    // The first window takes the focus back: it is the one used last now.
+    one.report_view(berth_server::store::WindowView { window_focused: true, ..one_view })
+        .expect("window.view");
+    assert_eq!(review().0, json!(one_number));
+    // It closes: no window is known to be used last until one reports, so every window is told.
+    drop(one);
+    poll(Duration::from_secs(10), "the closed window forgotten", || {
+        server.call("server.info", json!({}))["active_window"].is_null().then_some(())
+    });
+    assert_eq!(review().0, Value::Null);
+    drop(two);
 }
 
 #[test]

@@ -289,12 +289,7 @@ fn connections_pane_churn_and_a_flood_at_once_leave_no_residue() {
     let server = TestServer::start();
     let pid = server.pid();
     let mut client = server.client();
-    let warm = client.call("pane.spawn", json!({ "argv": ["sleep", "100"] })).unwrap();
-    client.call("pane.close", json!({ "pane_id": warm["pane_id"] })).unwrap();
-    let baseline = poll(Duration::from_secs(15), "warm-up threads to finish", || {
-        let threads = thread_count(pid);
-        (threads <= 8).then_some((fd_count(pid), threads))
-    });
+    let baseline = warm_baseline(pid, &mut client);
 
     let flood = server.berth_ok(&["new", "--", "bash", "-c", "yes 'flood flood flood'"]);
     let socket = server.socket.clone();

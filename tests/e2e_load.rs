@@ -44,13 +44,7 @@ fn opening_and_closing_200_panes_returns_fds_and_threads_to_baseline() {
     let server = TestServer::start();
     let pid = server.pid();
     let mut client = server.client();
-    // One pane open and closed first, so lazily created resources exist in the baseline.
-    let warm = client.call("pane.spawn", json!({ "argv": ["sleep", "100"] })).unwrap();
-    client.call("pane.close", json!({ "pane_id": warm["pane_id"] })).unwrap();
-    let baseline = poll(Duration::from_secs(15), "warm-up threads to finish", || {
-        let threads = thread_count(pid);
-        (threads <= 8).then_some((fd_count(pid), threads))
-    });
+    let baseline = warm_baseline(pid, &mut client);
     for round in 0..10 {
         let mut panes = Vec::new();
         for _ in 0..20 {

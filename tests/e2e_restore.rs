@@ -13,12 +13,8 @@ use support::*;
 const WAIT: Duration = Duration::from_secs(15);
 
 fn find_pane(list: &Value, id: &str) -> Value {
-    list["workspaces"]
-        .as_array()
+    panes_of(list)
         .into_iter()
-        .flatten()
-        .flat_map(|w| w["tabs"].as_array().cloned().unwrap_or_default())
-        .flat_map(|t| t["panes"].as_array().cloned().unwrap_or_default())
         .find(|p| p["id"] == id)
         .unwrap_or_else(|| panic!("pane {id} missing from {list}"))
 }
@@ -367,7 +363,10 @@ fn a_failed_resume_keeps_the_whole_restored_tail() {
         &pane,
     ]);
     server.restart();
-    assert_eq!(server.berth_ok(&["resume", &pane]), "LIVE");
+    // The answer is the pane's state when `resume` answered: this codex fails at once, so it
+    // may have exited by then (it was seen to, under load).
+    let state = server.berth_ok(&["resume", &pane]);
+    assert!(matches!(state.as_str(), "LIVE" | "EXITED"), "{state}");
     server.wait_text(&pane, "no rollout found", WAIT);
     let text = server.screen(&pane);
     for i in 1..=40 {

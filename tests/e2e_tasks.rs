@@ -10,15 +10,8 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use support::git::{git, server_with_data_home as server};
+use support::task::StubTask;
 use support::*;
-
-fn python() -> &'static str {
-    if Path::new("/usr/bin/python3").exists() {
-        "/usr/bin/python3"
-    } else {
-        "python3"
-    }
-}
 
 /// A repo on `main` with one commit holding `a.txt`.
 fn repo(server: &TestServer, name: &str) -> PathBuf {
@@ -27,17 +20,6 @@ fn repo(server: &TestServer, name: &str) -> PathBuf {
 
 fn berth(server: &TestServer, args: &[&str]) -> Output {
     server.command().args(args).stdin(Stdio::null()).output().expect("run berth")
-}
-
-fn json_of(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON output")
 }
 
 /// Starts a task on `repo` with the stub agent; `on_submit` is what the stub runs in its
@@ -49,31 +31,13 @@ fn start(
     extra: &[&str],
     stub_extra: &[&str],
 ) -> (Value, PathBuf) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/stub_agent.py");
-    let log = server.root.path().join(format!("{name}.log"));
-    let bin = berth_bin().display().to_string();
-    let (repo, script, log_arg) =
-        (repo.display().to_string(), script.display().to_string(), log.display().to_string());
-    let mut args = vec![
-        "task",
-        "start",
-        "--json",
-        "--repo",
-        &repo,
-        "--agent",
-        "claude",
-        "--objective",
-        "Add the file new.txt",
-        "--accept",
-        "new.txt is committed",
-        "--label",
-        name,
-    ];
-    args.extend_from_slice(extra);
-    args.extend_from_slice(&["--", python(), &script, "--berth", &bin, "--log", &log_arg]);
-    args.extend_from_slice(stub_extra);
-    let task = json_of(&berth(server, &args));
-    (task, log)
+    let task = StubTask::labelled(server, repo, name)
+        .accept("new.txt is committed")
+        .task_args(extra)
+        .stub_args(stub_extra);
+    let args = task.args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    (json_of(&berth(server, &args)), task.log().to_owned())
 }
 
 fn show(server: &TestServer, id: &str) -> Value {
@@ -442,17 +406,14 @@ fn bad_input_creates_nothing() {
 fn five_tasks_at_once() {
     let server = server();
     let repo = repo(&server, "app");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/stub_agent.py");
-    let bin = berth_bin().display().to_string();
     let children: Vec<_> = (0..5)
         .map(|i| {
-            let log = server.root.path().join(format!("stub{i}.log"));
+            let task = StubTask::new(&server, &repo, &format!("stub{i}"))
+                .objective(&format!("Task number {i}"))
+                .stub_args(&["--turn-ms", "60000"]);
             server
                 .command()
-                .args(["task", "start", "--json", "--repo", repo.to_str().unwrap()])
-                .args(["--agent", "claude", "--objective", &format!("Task number {i}")])
-                .args(["--", python(), script.to_str().unwrap(), "--berth", &bin])
-                .args(["--log", log.to_str().unwrap(), "--turn-ms", "60000"])
+                .args(task.args())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -523,32 +484,12 @@ fn five_tasks_at_once() {
 fn a_32_kib_objective_reaches_the_worker() {
     let server = server();
     let repo = repo(&server, "app");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/stub_agent.py");
-    let log = server.root.path().join("big.log");
     let objective = "y".repeat(32 * 1024);
-    let out = berth(
-        &server,
-        &[
-            "task",
-            "start",
-            "--json",
-            "--repo",
-            repo.to_str().unwrap(),
-            "--agent",
-            "claude",
-            "--objective",
-            &objective,
-            "--silence",
-            "0",
-            "--",
-            python(),
-            script.to_str().unwrap(),
-            "--berth",
-            &berth_bin().display().to_string(),
-            "--log",
-            log.to_str().unwrap(),
-        ],
-    );
+    let big =
+        StubTask::new(&server, &repo, "big").objective(&objective).task_args(&["--silence", "0"]);
+    let log = big.log().to_owned();
+    let args = big.args();
+    let out = berth(&server, &args.iter().map(String::as_str).collect::<Vec<_>>());
     let task = json_of(&out);
     assert_eq!(task["state"], "working", "{task}");
     let submits = poll(Duration::from_secs(20), "the stub's submit", || {

@@ -314,6 +314,17 @@ impl World {
     }
 }
 
+/// A window's height in pixels as xdotool reads it (400 when it cannot).
+fn window_height(display: &str, window: &str) -> u32 {
+    let geometry = run_tool(display, "xdotool", &["getwindowgeometry", window]).unwrap_or_default();
+    geometry
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Geometry: "))
+        .and_then(|g| g.split('x').nth(1))
+        .and_then(|h| h.trim().parse::<u32>().ok())
+        .unwrap_or(400)
+}
+
 /// The program the window opens links with (`BERTH_OPENER`), in the world's root dir: it
 /// writes its arguments to [`OPENED_FILE`] next to it.
 const OPENER_STUB: &str = "opener-stub";
@@ -580,15 +591,7 @@ fn ctrl_click_opens_a_link(w: &World) {
     let _ = fs::remove_file(&opened);
     w.xdotool(&["windowfocus", "--sync", &w.window_id]);
     // Five columns in, halfway down: on the URL in the leftmost pane.
-    let geometry =
-        run_tool(&w.display, "xdotool", &["getwindowgeometry", &w.window_id]).unwrap_or_default();
-    let height = geometry
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("Geometry: "))
-        .and_then(|g| g.split('x').nth(1))
-        .and_then(|h| h.trim().parse::<u32>().ok())
-        .unwrap_or(400);
-    let y = (height / 2).to_string();
+    let y = (window_height(&w.display, &w.window_id) / 2).to_string();
     w.xdotool(&["mousemove", "--window", &w.window_id, "49", &y]);
     w.xdotool(&["keydown", "ctrl"]);
     w.xdotool(&["mousemove", "--window", &w.window_id, "50", &y]);

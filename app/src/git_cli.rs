@@ -43,8 +43,9 @@ pub struct DiffArgs {
 /// `berth review`'s arguments.
 #[derive(Args, Debug)]
 #[command(after_help = "The window shows the task's files with +/- counts and the selected \
-file's hunks; m merges, d (twice) discards, Esc closes. Needs a window on the server (`berth` \
-or `berth attach`); without one, `berth diff TASK` prints the same.\n\n\
+file's hunks; m merges, d (twice) discards, Esc closes. It opens in one window: the one used \
+last (the last to have the focus). Needs a window on the server (`berth` or `berth attach`); \
+without one, `berth diff TASK` prints the same.\n\n\
 Example:\n  berth review task_3f…")]
 pub struct ReviewArgs {
     /// A task id (`task_…`).
@@ -218,7 +219,7 @@ pub fn diff(mut client: Client, args: DiffArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `berth review`: the windows open the task's review view.
+/// `berth review`: the window used last opens the task's review view.
 pub fn review(mut client: Client, args: ReviewArgs) -> Result<ExitCode> {
     let task = berth_engine::ids::TaskId::parse(&args.task)
         .map_err(|e| anyhow::anyhow!("{e} (a task id looks like task_…; see `berth task ls`)"))?;

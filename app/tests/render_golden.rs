@@ -861,33 +861,55 @@ fn sidebar_scene(palette: &Palette) -> Scene {
         line(" “All 12 tests pass.”", SidebarStyle::Message, None, false),
         line("  ▸ docs completed 1m", SidebarStyle::Task, None, false),
     ];
-    let mut term = PaneTerminal::new(TermSize { cols: 48, rows: 12 }, 100);
-    term.feed(b"$ cargo test\r\ntest result: ok. 12 passed\r\n$ ");
-    let main = PaneScene {
-        rect: CellRectU16::new(0, 1, 48, 13),
-        header: HeaderScene { title: "bash".into(), focused: true, ..HeaderScene::default() },
-        screen: extract(&term, palette, true),
-        focused: true,
-        ..PaneScene::default()
-    };
+    let bytes = b"$ cargo test\r\ntest result: ok. 12 passed\r\n$ ";
+    let tab = AgentsTab { pane_cols: 48, rows: 14, bytes, attention: 1, right: "berth [1/2]" };
     Scene {
-        grid_cols: 80,
-        grid_rows: 14,
-        panes: vec![main],
-        background: palette.bg,
-        tab_bar: Some(TabBarScene {
-            row: 0,
-            tabs: vec![TabLabel {
-                title: " 1 agents".into(),
-                active: true,
-                attention: 1,
-                cols: 0..15,
-                editing: false,
-            }],
-            right: "berth [1/2]".into(),
-        }),
         sidebar: Some(SidebarScene { rect: CellRectU16::new(48, 1, 32, 13), lines }),
-        ..Scene::default()
+        ..tab.scene(palette)
+    }
+}
+
+/// The tab the sidebar and review goldens draw over: a tab bar with one tab (" 1 agents",
+/// with `attention` panes wanting it, `right` at its right end) above one focused `bash` pane
+/// `pane_cols` wide showing `bytes`, on a grid 80 columns by `rows`.
+struct AgentsTab<'a> {
+    pane_cols: u16,
+    rows: u16,
+    bytes: &'a [u8],
+    attention: usize,
+    right: &'a str,
+}
+
+impl AgentsTab<'_> {
+    fn scene(&self, palette: &Palette) -> Scene {
+        let mut term =
+            PaneTerminal::new(TermSize { cols: self.pane_cols, rows: self.rows - 2 }, 100);
+        term.feed(self.bytes);
+        let pane = PaneScene {
+            rect: CellRectU16::new(0, 1, self.pane_cols, self.rows - 1),
+            header: HeaderScene { title: "bash".into(), focused: true, ..HeaderScene::default() },
+            screen: extract(&term, palette, true),
+            focused: true,
+            ..PaneScene::default()
+        };
+        Scene {
+            grid_cols: 80,
+            grid_rows: self.rows,
+            panes: vec![pane],
+            background: palette.bg,
+            tab_bar: Some(TabBarScene {
+                row: 0,
+                tabs: vec![TabLabel {
+                    title: " 1 agents".into(),
+                    active: true,
+                    attention: self.attention,
+                    cols: 0..15,
+                    editing: false,
+                }],
+                right: self.right.into(),
+            }),
+            ..Scene::default()
+        }
     }
 }
 
@@ -955,34 +977,14 @@ fn review_scene(palette: &Palette) -> Scene {
             row(Note, None, None, "loading hunk 2…"),
         ],
     };
-    let mut term = PaneTerminal::new(TermSize { cols: 80, rows: 16 }, 100);
-    term.feed(b"$ cargo test\r\n");
-    let pane = PaneScene {
-        rect: CellRectU16::new(0, 1, 80, 17),
-        header: HeaderScene { title: "bash".into(), focused: true, ..HeaderScene::default() },
-        screen: extract(&term, palette, true),
-        focused: true,
-        ..PaneScene::default()
+    let tab = AgentsTab {
+        pane_cols: 80,
+        rows: 18,
+        bytes: b"$ cargo test\r\n",
+        attention: 0,
+        right: "berth",
     };
-    Scene {
-        grid_cols: 80,
-        grid_rows: 18,
-        panes: vec![pane],
-        background: palette.bg,
-        tab_bar: Some(TabBarScene {
-            row: 0,
-            tabs: vec![TabLabel {
-                title: " 1 agents".into(),
-                active: true,
-                attention: 0,
-                cols: 0..15,
-                editing: false,
-            }],
-            right: "berth".into(),
-        }),
-        review: Some(review),
-        ..Scene::default()
-    }
+    Scene { review: Some(review), ..tab.scene(palette) }
 }
 
 #[test]

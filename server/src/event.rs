@@ -146,10 +146,14 @@ pub enum Event {
         /// Its context now; `None`: not in a git work tree (any more).
         git: Option<crate::gitctx::GitContext>,
     },
-    /// `berth review TASK` asked the windows to open a task's review view (`window.review`);
-    /// nothing in the Store changed.
+    /// `berth review TASK` asked for a task's review view (`window.review`); nothing in the
+    /// Store changed.
     ReviewRequested {
         /// The task.
         task: berth_engine::ids::TaskId,
+        /// The one window that opens it (the one used last: `EMBEDDED_WINDOW` or an attached
+        /// window's number); `None`: every window (none has reported a view since the server
+        /// started or the one used last closed).
+        window: Option<u64>,
     },
 }

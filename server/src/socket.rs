@@ -685,11 +685,15 @@ fn answer(
     }
 }
 
-/// `window.review`: every window (the embedded one, attached ones) is told to open the review
-/// view of `task`, through the event bus they all follow; refused when there is none.
+/// `window.review`: the window used last (the embedded one or an attached one) is told to open
+/// the review view of `task`, through the event bus the windows follow; every window, while
+/// none has reported a view since the one used last closed; refused when there is none.
 fn review(services: &Services, task: berth_engine::ids::TaskId) -> Result<Value, CommandError> {
+    let store = services.store.lock().unwrap_or_else(|p| p.into_inner());
     // The task must exist (its record answers NO_SUCH_TASK otherwise).
-    services.store.lock().unwrap_or_else(|p| p.into_inner()).task_record(&task)?;
+    store.task_record(&task)?;
+    let target = store.active_window;
+    drop(store);
     let attached = services.windows.load(std::sync::atomic::Ordering::Acquire);
     let windows = attached + usize::from(services.ui.is_some());
     if windows == 0 {
@@ -699,8 +703,11 @@ fn review(services: &Services, task: berth_engine::ids::TaskId) -> Result<Value,
                 .into(),
         ));
     }
-    services.bus.publish(crate::event::Event::ReviewRequested { task: task.clone() });
-    Ok(serde_json::json!({ "task_id": task.as_str(), "windows": windows }))
+    services
+        .bus
+        .publish(crate::event::Event::ReviewRequested { task: task.clone(), window: target });
+    let told = if target.is_some() { 1 } else { windows };
+    Ok(serde_json::json!({ "task_id": task.as_str(), "windows": told, "window_id": target }))
 }
 
 /// `snapshot.save`: a save now, on this worker (it blocks on fsync).

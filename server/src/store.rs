@@ -41,6 +41,9 @@ pub const DEFAULT_TAB_SIZE: CellSize = CellSize { cols: 80, rows: 24 };
 /// The longest name or title accepted, in characters.
 pub const MAX_NAME_CHARS: usize = 256;
 
+/// The embedded window's number among the windows (attached windows count from 1).
+pub const EMBEDDED_WINDOW: u64 = 0;
+
 /// What the Store needs to know about the server it lives in.
 #[derive(Debug, Clone)]
 pub struct StoreConfig {
@@ -373,6 +376,10 @@ pub struct Store {
     pub(crate) window_view: WindowView,
     /// The attached window whose view that is (`None`: the embedded window's, or none).
     pub(crate) window_reporter: Option<u64>,
+    /// The window used last ([`EMBEDDED_WINDOW`] or an attached window's connection number):
+    /// the last to report a view with the focus, else the first to report one. `berth review`
+    /// opens the view there only.
+    pub(crate) active_window: Option<u64>,
     /// Readable scrollback lines of panes started from now on (the window's config).
     pub(crate) scrollback: usize,
     /// The default cursor style and theme colours of terminals (the window's config).
@@ -480,6 +487,7 @@ impl Store {
             header_rows: 0,
             window_view: WindowView::default(),
             window_reporter: None,
+            active_window: None,
             scrollback: DEFAULT_SCROLLBACK,
             terminal_defaults: None,
             desktop_policy: DesktopPolicy::default(),
@@ -487,6 +495,14 @@ impl Store {
             tasks: Default::default(),
             decisions: Default::default(),
             git: Default::default(),
+        }
+    }
+
+    /// A window reported `view`: it is the window used last when it has the focus, or when no
+    /// window is known yet.
+    fn note_active_window(&mut self, window: u64, view: &WindowView) {
+        if view.window_focused || self.active_window.is_none() {
+            self.active_window = Some(window);
         }
     }
 
@@ -641,10 +657,12 @@ impl Store {
         match op {
             Internal::SetWindowView(view) => {
                 self.window_reporter = None;
+                self.note_active_window(EMBEDDED_WINDOW, &view);
                 self.set_window_view(view);
             }
             Internal::ReportWindowView { view, window } => {
                 self.window_reporter = Some(window);
+                self.note_active_window(window, &view);
                 self.set_window_view(view);
             }
             Internal::SetHeaderRows(rows) => self.set_pane_header_rows(rows),
@@ -693,6 +711,7 @@ impl Store {
                 pid: std::process::id(),
                 socket: self.config.socket_path.clone(),
                 started_at: self.started_at,
+                active_window: self.active_window,
             })),
             Command::WorkspaceList => Ok(Reply::State(Box::new(self.view()))),
             Command::WorkspaceCreate { name, cwd } => {

@@ -265,6 +265,9 @@ pub struct ServerInfo {
     pub socket: PathBuf,
     /// When it started, ms since the Unix epoch.
     pub started_at: u64,
+    /// The window used last, where `berth review` opens the view (`EMBEDDED_WINDOW` or an
+    /// attached window's number); `None` while no window has said what it shows.
+    pub active_window: Option<u64>,
 }
 
 /// One kept notification: the record the snapshot saves is also what clients see, on the

@@ -105,16 +105,34 @@ impl Attached {
         self.windows[index].1.clone()
     }
 
+    /// What window `index` has logged.
+    fn log_text(&self, index: usize) -> String {
+        let log = self.server.root.path().join(format!("window{index}.log"));
+        std::fs::read_to_string(log).unwrap_or_default()
+    }
+
+    /// Kills window `index` with SIGKILL and reaps it.
+    fn kill_9(&mut self, index: usize) {
+        let window = &mut self.windows[index].0;
+        let pid = nix::unistd::Pid::from_raw(window.pid());
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).expect("kill -9 the window");
+        let _ = window.child.wait();
+    }
+
+    /// The number the server gave window `index` (its log says it once its view is taken).
+    fn window_number(&self, index: usize) -> u64 {
+        let log = self.server.root.path().join(format!("window{index}.log"));
+        poll(WAIT, "the window's number in its log", || {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let line = text.lines().rfind(|l| l.contains("the server numbers this window"))?;
+            let digits = line.rsplit("window=").next()?;
+            digits.trim().trim_matches(|c: char| !c.is_ascii_digit()).parse().ok()
+        })
+    }
+
     /// Every pane of the server as `berth ls --json` shows it.
     fn panes(&self) -> Vec<Value> {
-        let list = self.server.list();
-        list["workspaces"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|w| w["tabs"].as_array().cloned().unwrap_or_default())
-            .flat_map(|t| t["panes"].as_array().cloned().unwrap_or_default())
-            .collect()
+        crate::support::panes_of(&self.server.list())
     }
 
     fn first_pane(&self) -> String {
@@ -219,25 +237,43 @@ fn grab(display: &str, window: &str) -> Result<Image, String> {
     Ok(Image { width: u32::from(w), height: u32::from(h), pixels })
 }
 
-/// `berth review TASK` on a headless server with an attached window: the window opens the
-/// view (over its own socket connections: an attached window has no Store), shows the hunk's
-/// colours, and its merge key merges the task; the view closes.
+/// `berth review TASK` on a headless server with two attached windows: the one focused last
+/// opens the view (over its own socket connections: an attached window has no Store), shows
+/// the hunk's colours, and its merge key merges the task; the view closes. The other window
+/// never opens it (regression: every attached window did).
 fn an_attached_window_opens_the_review_view(a: &mut Attached) {
     use super::review::{buttons_shown, completed_task, diff_colours, Area};
+    let other = a.open(&[]);
     let index = a.open(&[]);
+    // Side by side, so that neither hides the other (a hidden window is not drawn).
+    for (i, x) in [(other, "0"), (index, "640")] {
+        let id = a.window_id(i);
+        a.xdotool(&["windowsize", &id, "620", "400"]);
+        a.xdotool(&["windowmove", &id, x, "0"]);
+    }
     let repo = super::support::git::repo(&a.server, "attached", &[("a.txt", b"one\ntwo\n")]);
     let id = completed_task(&a.server, &repo, "attached-review", "printf 'one\\nTWO\\n' > a.txt");
+    // The window focused last is the server's window used last once it has said so.
+    let window = a.window_id(index);
+    a.xdotool(&["windowfocus", "--sync", &a.window_id(other)]);
+    a.xdotool(&["windowfocus", "--sync", &window]);
+    let number = a.window_number(index);
+    poll(WAIT, "the focused window to be the one used last", || {
+        let info = a.server.call("server.info", serde_json::json!({}));
+        (info["active_window"] == number).then_some(())
+    });
     let out = a.server.berth_ok(&["review", &id]);
-    // Earlier cases' windows may still be attached: every one is told.
-    assert!(out.contains("opened in"), "{out}");
+    assert!(out.contains("opened in 1 window"), "{out}");
     poll(WAIT, "the attached window's review view with a red and a green row", || {
         let image = a.grab(index);
         let area = Area::on(&a.server, &image);
         let (green, red) = diff_colours(&image, &area);
         (buttons_shown(&image, &area) && green > 300 && red > 300).then_some(())
     });
-    let window = a.window_id(index);
-    a.xdotool(&["windowfocus", "--sync", &window]);
+    // Each window logs the review views it opens (the other's pixels cannot tell: its pane
+    // headers may have the buttons' colours).
+    let opened = |i: usize| a.log_text(i).contains("opening a task's review view");
+    assert!(opened(index), "the window that showed the view did not log it");
     a.xdotool(&["key", "m"]);
     poll(WAIT, "the task merged from the attached window", || {
         let shown: Value =
@@ -248,7 +284,9 @@ fn an_attached_window_opens_the_review_view(a: &mut Attached) {
         let image = a.grab(index);
         (!buttons_shown(&image, &Area::on(&a.server, &image))).then_some(())
     });
+    assert!(!opened(other), "the other window opened the view too");
     a.close(index);
+    a.close(other);
 }
 
 /// Pixels that differ between two images of the same size, below the chrome rows.
@@ -339,13 +377,7 @@ fn kill_9_of_an_attached_window_loses_nothing(a: &mut Attached) {
         let panes = a.panes();
         (panes.len() >= 2).then_some(panes)
     });
-    let window = &mut a.windows[index].0;
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(window.pid()),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .expect("kill -9 the window");
-    let _ = window.child.wait();
+    a.kill_9(index);
     std::thread::sleep(Duration::from_millis(300));
     let after = a.panes();
     assert_eq!(after.len(), panes.len(), "{after:?}");
@@ -692,15 +724,7 @@ fn ctrl_click_in_an_attached_window_opens_links(a: &mut Attached) {
         let pane = show_program(a, index, &format!("{print}; echo link-$((6*7))"), "link-42");
         a.wait_window_text(index, shown);
         let _ = std::fs::remove_file(&opened);
-        let geometry =
-            run_tool(&a.display, "xdotool", &["getwindowgeometry", &id]).unwrap_or_default();
-        let height = geometry
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("Geometry: "))
-            .and_then(|g| g.split('x').nth(1))
-            .and_then(|h| h.trim().parse::<u32>().ok())
-            .unwrap_or(400);
-        let y = (height / 2).to_string();
+        let y = (crate::window_height(&a.display, &id) / 2).to_string();
         a.xdotool(&["mousemove", "--window", &id, "49", &y]);
         a.xdotool(&["keydown", "ctrl"]);
         a.xdotool(&["mousemove", "--window", &id, "50", &y]);
@@ -839,13 +863,7 @@ fn attach_over_ssh_forwards_and_tears_down(a: &mut Attached) {
     std::fs::remove_file(bin.join("forward.pid")).expect("the pid file");
     let index = a.open_env(&["attach", "ssh://tester@localhost:2222"], &[("PATH", &path)]);
     let pid = forward_pid(&bin);
-    let window = &mut a.windows[index].0;
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(window.pid()),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .expect("kill -9 the window");
-    let _ = window.child.wait();
+    a.kill_9(index);
     poll(WAIT, "the forward ending with the killed window", || (!alive(pid)).then_some(()));
     let panes = a.panes();
     assert!(panes.iter().all(|p| p["state"] == "LIVE"), "{panes:?}");

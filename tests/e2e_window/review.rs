@@ -9,61 +9,27 @@ use serde_json::Value;
 
 use super::support::git::{git, repo};
 use super::support::image::Image;
+use super::support::task::StubTask;
 use super::support::{berth_bin, poll, TestServer};
 use super::{World, CELL_PX_HIGH, WAIT};
 
 /// One cell's width in pixels at the suite's 15 px font.
 const CELL_PX_WIDE: u32 = 9;
 
-fn python() -> &'static str {
-    if Path::new("/usr/bin/python3").exists() {
-        "/usr/bin/python3"
-    } else {
-        "python3"
-    }
-}
-
 /// Starts a task on `repo` with the stub agent running `work` when it gets the prompt, then
 /// reporting; waits until it is completed and returns its id.
 pub(super) fn completed_task(server: &TestServer, repo: &Path, label: &str, work: &str) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/stub_agent.py");
-    let log = server.root.path().join(format!("{label}.log"));
     let bin = berth_bin().display().to_string();
     let work = format!(
         "{work} && git add -A && git commit -qm 'task work' && {bin} task report --status \
          completed --summary done"
     );
-    let (repo, script, log) =
-        (repo.display().to_string(), script.display().to_string(), log.display().to_string());
-    let args = [
-        "task",
-        "start",
-        "--json",
-        "--repo",
-        &repo,
-        "--agent",
-        "claude",
-        "--objective",
-        "Change the files",
-        "--label",
-        label,
-        "--",
-        python(),
-        &script,
-        "--berth",
-        &bin,
-        "--log",
-        &log,
-        "--on-submit",
-        &work,
-    ];
-    let task: Value = serde_json::from_str(&server.berth_ok(&args)).expect("task JSON");
+    let task = StubTask::labelled(server, repo, label)
+        .objective("Change the files")
+        .stub_args(&["--on-submit", &work])
+        .start(server);
     let id = task["id"].as_str().expect("a task id").to_owned();
-    poll(WAIT, &format!("task {label} completed"), || {
-        let shown: Value =
-            serde_json::from_str(&server.berth_ok(&["task", "show", &id, "--json"])).ok()?;
-        (shown["state"] == "completed").then_some(())
-    });
+    crate::sidebar::wait_task_state(server, &id, "completed");
     id
 }
 
@@ -331,17 +297,7 @@ fn review_steps(w: &World) {
         assert!(Instant::now() < deadline, "the task's line in the sidebar: {rows:?}");
         std::thread::sleep(std::time::Duration::from_millis(300));
     };
-    let image = w.screenshot("review-sidebar.png");
-    let (x, y) = (image.width - 15 * CELL_PX_WIDE, top + CELL_PX_HIGH / 2);
-    w.xdotool(&[
-        "mousemove",
-        "--window",
-        &w.window_id,
-        &x.to_string(),
-        &y.to_string(),
-        "click",
-        "1",
-    ]);
+    crate::sidebar::click_sidebar_row(w, top);
     poll(WAIT, "the sidebar's task line opens its review", || {
         review_shown(w, "review-from-sidebar.png").then_some(())
     });

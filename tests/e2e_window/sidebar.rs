@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{self, berth_bin, poll, TestServer};
+use crate::support::task::StubTask;
+use crate::support::{self, poll, TestServer};
 use crate::{ocr_box, ocr_box_by, Image, WaitingHook, World, CELL_PX_HIGH, WAIT};
 
 /// The sidebar (shown by `auto` once there are two workspaces more): each workspace's entry
@@ -78,41 +79,10 @@ fn sidebar_rows_of(image: &Image, dir: &Path, name: &str, adaptive: bool) -> Vec
 /// Starts a task on `repo` labelled `label` with the stub agent (a turn that lasts ten
 /// minutes, so the task stays `working` until it is reported); returns its id and workspace.
 pub(crate) fn start_stub_task(server: &TestServer, repo: &Path, label: &str) -> (String, String) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/stub_agent.py");
-    let log = server.root.path().join(format!("{label}.log"));
-    let python =
-        if Path::new("/usr/bin/python3").exists() { "/usr/bin/python3" } else { "python3" };
-    let (repo, script, log, bin) = (
-        repo.display().to_string(),
-        script.display().to_string(),
-        log.display().to_string(),
-        berth_bin().display().to_string(),
-    );
-    let out = server.berth_ok(&[
-        "task",
-        "start",
-        "--json",
-        "--repo",
-        &repo,
-        "--agent",
-        "claude",
-        "--objective",
-        "Add the file new.txt",
-        "--accept",
-        "new.txt is committed",
-        "--label",
-        label,
-        "--",
-        python,
-        &script,
-        "--berth",
-        &bin,
-        "--log",
-        &log,
-        "--turn-ms",
-        "600000",
-    ]);
-    let task: Value = serde_json::from_str(&out).expect("task start --json prints JSON");
+    let task = StubTask::labelled(server, repo, label)
+        .accept("new.txt is committed")
+        .stub_args(&["--turn-ms", "600000"])
+        .start(server);
     let id = task["id"].as_str().expect("a task id").to_owned();
     let ws = task["workspace_id"].as_str().unwrap_or_default().to_owned();
     (id, ws)
@@ -209,6 +179,16 @@ pub(crate) fn shows_a_tasks_state_change(w: &World) {
 fn sidebar_steps(w: &World, alpha: &str, beta: &str) {
     w.server.berth_ok(&["focus", alpha]);
     poll(WAIT, "pane alpha shown", || (w.active_pane() == alpha).then_some(()));
+    // Each entry gains a summary line (" 1 idle") when its shell's first output ends its
+    // `starting`: the rows are read once both shells are idle, or a line added to alpha's
+    // entry later moves beta's down. Regression: on a loaded machine bash printed its first
+    // prompt after the rows were read, and the unread dot was looked for on the row above
+    // beta's title, until the deadline.
+    for pane in [alpha, beta] {
+        poll(WAIT, &format!("pane {pane} idle"), || {
+            (w.server.pane(pane)?["lifecycle"] == "idle").then_some(())
+        });
+    }
     let deadline = Instant::now() + WAIT;
     let rows = loop {
         let image = w.screenshot("sidebar.png");
@@ -227,43 +207,22 @@ fn sidebar_steps(w: &World, alpha: &str, beta: &str) {
     assert!(!all.contains("unread"), "nothing is unread yet: {all:?}");
     // A notification in the hidden workspace's pane marks its entry: the unread dot (the dark
     // theme's amber, #ffb000) at the left of beta's title row, where there was none.
-    let (top, _) = rows.iter().find(|(_, t)| t.contains("betabranch")).expect("beta's row").clone();
-    let amber = |[r, g, b]: [u8; 3]| r > 230 && (160..200).contains(&g) && b < 40;
-    let dots = |image: &Image| {
-        let left = image.width.saturating_sub(31 * 9);
-        let mut n = 0;
-        for y in top..top + CELL_PX_HIGH {
-            for x in left..image.width {
-                n += usize::from(amber(image.pixels[(y * image.width + x) as usize]));
-            }
-        }
-        n
-    };
-    let before = dots(&w.screenshot("sidebar-before-dot.png"));
-    assert_eq!(before, 0, "an amber dot on beta's row before any notification");
+    let (first_top, _) =
+        rows.iter().find(|(_, t)| t.contains("betabranch")).expect("beta's row").clone();
+    let before = amber_rows(&w.screenshot("sidebar-before-dot.png"));
+    assert!(before.is_empty(), "an amber dot in the sidebar before any notification: {before:?}");
     w.server.berth_ok(&["send", beta, "--enter", r"printf '\e]9;sidebar ping\a'"]);
     poll(WAIT, "pane beta unread", || {
         (w.server.pane(beta)?["attention"] == "unread").then_some(())
     });
-    let after = poll(WAIT, "the unread dot on beta's entry", || {
-        let n = dots(&w.screenshot("sidebar-unread.png"));
-        (n > 20).then_some(n)
-    });
+    let (top, after) = wait_dot_on(w, "betabranch", || w.server.pane(beta));
     w.keep("sidebar-unread.png");
     println!("sidebar: {after} amber pixels of the unread dot on beta's entry (0 before)");
+    if top != first_top {
+        println!("sidebar: beta's entry moved from pixel row {first_top} to {top}");
+    }
     // A click on the entry's title focuses its pane.
-    let image = w.screenshot("sidebar-click.png");
-    let x = image.width - 15 * 9;
-    let y = top + CELL_PX_HIGH / 2;
-    w.xdotool(&[
-        "mousemove",
-        "--window",
-        &w.window_id,
-        &x.to_string(),
-        &y.to_string(),
-        "click",
-        "1",
-    ]);
+    click_sidebar_row(w, top);
     poll(WAIT, "a click on beta's entry to focus its pane", || {
         (w.active_pane() == beta).then_some(())
     });
@@ -271,6 +230,68 @@ fn sidebar_steps(w: &World, alpha: &str, beta: &str) {
         (w.server.pane(beta)?["attention"] == "none").then_some(())
     });
     w.xdotool(&["mousemove", "--window", &w.window_id, "300", "300"]);
+}
+
+/// Clicks the text of the sidebar's row whose top pixel row is `top` (15 columns in from the
+/// window's right edge).
+pub(crate) fn click_sidebar_row(w: &World, top: u32) {
+    let width = w.screenshot("sidebar-click.png").width;
+    let (x, y) = ((width - 15 * 9).to_string(), (top + CELL_PX_HIGH / 2).to_string());
+    w.xdotool(&["mousemove", "--window", &w.window_id, &x, &y, "click", "1"]);
+}
+
+/// Whether a pixel is the dark theme's unread amber (#ffb000).
+fn amber([r, g, b]: [u8; 3]) -> bool {
+    r > 230 && (160..200).contains(&g) && b < 40
+}
+
+/// The sidebar's rows (by their top pixel row) with an attention dot's worth of amber pixels
+/// (more than 20), with their counts.
+fn amber_rows(image: &Image) -> Vec<(u32, usize)> {
+    let left = image.width.saturating_sub(31 * 9);
+    (1..image.height / CELL_PX_HIGH)
+        .map(|row| {
+            let ys = row * CELL_PX_HIGH..(row + 1) * CELL_PX_HIGH;
+            let n = ys
+                .flat_map(|y| (left..image.width).map(move |x| (x, y)))
+                .filter(|(x, y)| amber(image.pixels[(y * image.width + x) as usize]))
+                .count();
+            (row * CELL_PX_HIGH, n)
+        })
+        .filter(|(_, n)| *n > 20)
+        .collect()
+}
+
+/// Waits (at most twice [`WAIT`]: a loaded machine takes seconds a screenshot) until a
+/// sidebar row that OCR reads as holding `word` has the unread dot; returns its top pixel row
+/// and its amber pixels. The row is read in the same screenshot as the dot, so the entries'
+/// places are those of one frame, not of an earlier one. At the deadline the failure says
+/// what the screenshot held: the amber rows, every row's text, and `pane()`'s entry.
+fn wait_dot_on(w: &World, word: &str, pane: impl Fn() -> Option<Value>) -> (u32, usize) {
+    let dir = w.server.root.path();
+    let deadline = Instant::now() + 2 * WAIT;
+    loop {
+        let image = w.screenshot("sidebar-unread.png");
+        let dots = amber_rows(&image);
+        let left = image.width.saturating_sub(31 * 9);
+        for &(top, n) in &dots {
+            let bounds = (left, top, image.width - 1, top + CELL_PX_HIGH - 1);
+            let text = ocr_box_by(&image, dir, "sidebar-dot-row", bounds, true).to_lowercase();
+            if text.contains(word) {
+                return (top, n);
+            }
+        }
+        if Instant::now() > deadline {
+            let rows = sidebar_rows(w, &image, "sidebar-row");
+            panic!(
+                "no unread dot on the row of {word:?} within {:?}: amber rows {dots:?}; \
+                 OCR of the rows {rows:?}; the pane {:?}",
+                2 * WAIT,
+                pane()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// A pending decision shows its buttons in the sidebar: a permission request of an agent in a

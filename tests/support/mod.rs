@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 pub mod git;
 pub mod image;
+pub mod task;
 
 pub use berth_server::client::{Client, ClientError};
 pub use serde_json::{json, Value};
@@ -33,6 +34,42 @@ pub fn poll<T>(timeout: Duration, what: &str, mut check: impl FnMut() -> Option<
         assert!(Instant::now() < deadline, "timed out after {timeout:?} waiting for {what}");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The JSON a CLI command printed on stdout; panics with its output unless it succeeded.
+pub fn json_of(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON output")
+}
+
+/// Every pane of a `workspace.list` answer (or of `berth ls --json`), workspace by workspace
+/// and tab by tab.
+pub fn panes_of(list: &Value) -> Vec<Value> {
+    list["workspaces"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|w| w["tabs"].as_array().cloned().unwrap_or_default())
+        .flat_map(|t| t["panes"].as_array().cloned().unwrap_or_default())
+        .collect()
+}
+
+/// The fds and threads of the server `pid` at rest, once one pane was opened and closed
+/// through `client` (so what is created lazily is in the baseline) and the warm-up threads
+/// have finished.
+pub fn warm_baseline(pid: i32, client: &mut Client) -> (usize, usize) {
+    let warm = client.call("pane.spawn", json!({ "argv": ["sleep", "100"] })).unwrap();
+    client.call("pane.close", json!({ "pane_id": warm["pane_id"] })).unwrap();
+    poll(Duration::from_secs(15), "warm-up threads to finish", || {
+        let threads = thread_count(pid);
+        (threads <= 8).then_some((fd_count(pid), threads))
+    })
 }
 
 /// A `berth server` process on temp dirs; stopped (SIGTERM, then SIGKILL) when dropped.
@@ -207,13 +244,7 @@ impl TestServer {
 
     /// Finds a pane's entry in `workspace.list`.
     pub fn pane(&self, pane: &str) -> Option<Value> {
-        let list = self.list();
-        list["workspaces"]
-            .as_array()?
-            .iter()
-            .flat_map(|w| w["tabs"].as_array().cloned().unwrap_or_default())
-            .flat_map(|t| t["panes"].as_array().cloned().unwrap_or_default())
-            .find(|p| p["id"] == pane)
+        panes_of(&self.list()).into_iter().find(|p| p["id"] == pane)
     }
 
     /// The visible text of a pane joined with newlines.

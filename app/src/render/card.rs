@@ -10,7 +10,9 @@
 //! The card sits at the top, not the bottom like a tombstone's overlay, because an agent draws
 //! its own permission prompt at the bottom of its screen and that prompt stays usable.
 
-use super::palette::Palette;
+use std::ops::Range;
+
+use super::palette::{Palette, Rgb};
 use super::place::{clip_of, col_x, ellipsize, put_text, row_y, str_width, text_width, Placement};
 use super::quads::Quad;
 use super::scene::{ButtonTone, CellRectU16, CellView, DecisionCard};
@@ -247,6 +249,46 @@ pub fn card_hit(layout: &CardLayout, col: u16, row: u16) -> Option<CardHit> {
     Some(button.map_or(CardHit::Card, CardHit::Button))
 }
 
+/// The ground of a button of `tone`: the restore badges' colours.
+pub(super) fn button_colour(palette: &Palette, tone: ButtonTone) -> Rgb {
+    match tone {
+        ButtonTone::Allow => palette.badge_live,
+        ButtonTone::Always => palette.badge_resumable,
+        ButtonTone::Deny => palette.badge_exited,
+    }
+}
+
+/// A button on a row of text: its label, its tone and the cells of the row it takes.
+pub(super) struct RowButton<'a> {
+    pub label: &'a str,
+    pub tone: ButtonTone,
+    pub cells: Range<usize>,
+}
+
+/// Draws `button` on the row of text `cells` whose first cell is the window cell
+/// `(col, row)`: its ground (a quad under its cells, cut at the row's end) and its label in
+/// the badges' colour. The card, the sidebar and the review view draw their buttons so.
+pub(super) fn draw_button(
+    button: &RowButton<'_>,
+    cells: &mut [CellView],
+    (col, row): (u16, u16),
+    palette: &Palette,
+    m: CellMetrics,
+    quads: &mut Vec<Quad>,
+) {
+    let (start, end) = (button.cells.start, button.cells.end.min(cells.len()));
+    if start >= end {
+        return;
+    }
+    let colour = button_colour(palette, button.tone);
+    let x = col_x(m, col.saturating_add(u16::try_from(start).unwrap_or(u16::MAX)));
+    quads.push(Quad::fill(x, row_y(m, row), (end - start) as f32 * m.cell_w, m.cell_h, colour));
+    for cell in &mut cells[start..end] {
+        cell.bg = colour;
+    }
+    put_text(cells, start, end, button.label, palette.badge_fg, true);
+}
+
 /// Draws the card of a pane at `pane` onto the modal layer (`quads`, `texts`).
 pub(super) fn card(
     card: &DecisionCard,
@@ -297,21 +339,10 @@ pub(super) fn card(
         let mut cells = blank(palette.overlay_fg);
         let on_row = layout.buttons.iter().zip(&card.buttons).filter(|((r, _), _)| r.row == row);
         for ((rect, label), button) in on_row {
-            let bg = match button.tone {
-                ButtonTone::Allow => palette.badge_live,
-                ButtonTone::Always => palette.badge_resumable,
-                ButtonTone::Deny => palette.badge_exited,
-            };
-            quads.push(Quad::fill(
-                col_x(m, rect.col),
-                row_y(m, rect.row),
-                f32::from(rect.cols) * m.cell_w,
-                m.cell_h,
-                bg,
-            ));
             let from = usize::from(rect.col - r.col);
-            let to = from + usize::from(rect.cols);
-            put_text(&mut cells, from, to, label, palette.badge_fg, true);
+            let cells_of = from..from + usize::from(rect.cols);
+            let button = RowButton { label, tone: button.tone, cells: cells_of };
+            draw_button(&button, &mut cells, (r.col, row), palette, m, quads);
         }
         row_of(cells, row, texts);
     }

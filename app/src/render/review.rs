@@ -5,10 +5,11 @@
 //! It owns the view's colours and pixels. It must not decide what the rows say or where the
 //! buttons are (the window's `review.rs` does) and must not talk to the GPU.
 
+use super::card::{draw_button, RowButton};
 use super::palette::{Palette, Rgb};
 use super::place::{clip_of, col_x, put_text, row_y, Placement};
 use super::quads::Quad;
-use super::scene::{ButtonTone, CellRectU16, CellView, ReviewLineKind, ReviewScene};
+use super::scene::{CellRectU16, CellView, ReviewLineKind, ReviewScene};
 use super::text::{CellMetrics, TextSystem};
 
 /// Columns of each line-number gutter.
@@ -52,21 +53,9 @@ pub(super) fn review(
     let title = super::place::ellipsize(&view.title, title_end.saturating_sub(1));
     put_text(&mut cells, 1, title_end, &title, palette.switcher_fg, true);
     for b in &view.buttons {
-        let (start, end) = (usize::from(b.cols.start), usize::from(b.cols.end).min(width));
-        if start >= end {
-            continue;
-        }
-        let colour = match b.tone {
-            ButtonTone::Allow => palette.badge_live,
-            ButtonTone::Always => palette.badge_resumable,
-            ButtonTone::Deny => palette.badge_exited,
-        };
-        let cols = u16::try_from(end - start).unwrap_or(0);
-        fill(quads, r.col + b.cols.start, r.row, cols, 1, colour);
-        for cell in &mut cells[start..end] {
-            *cell = CellView::blank(palette.badge_fg, colour);
-        }
-        put_text(&mut cells, start, end, &b.label, palette.badge_fg, true);
+        let cells_of = usize::from(b.cols.start)..usize::from(b.cols.end);
+        let button = RowButton { label: &b.label, tone: b.tone, cells: cells_of };
+        draw_button(&button, &mut cells, (r.col, r.row), palette, m, quads);
     }
     put_row(cells, r.row, texts);
     // The status: an error in red, else the keys.

@@ -4,10 +4,11 @@
 //! It owns the sidebar's colours and pixels. It must not decide what the lines say or where
 //! the buttons are (the window's `sidebar.rs` does) and must not talk to the GPU.
 
+use super::card::{draw_button, RowButton};
 use super::palette::Palette;
 use super::place::{clip_of, col_x, put_text, row_y, Placement};
 use super::quads::Quad;
-use super::scene::{ButtonTone, CellRectU16, CellView, Ring, SidebarScene, SidebarStyle};
+use super::scene::{CellRectU16, CellView, Ring, SidebarScene, SidebarStyle};
 use super::text::{CellMetrics, TextSystem};
 
 /// Draws `bar` (on the base layer: the panes never overlap it).
@@ -64,26 +65,9 @@ pub(super) fn sidebar(
         }
         put_text(&mut cells, from, cols, &l.text, fg, bold);
         for b in &l.buttons {
-            let (start, end) = (usize::from(b.cols.start), usize::from(b.cols.end).min(cols));
-            if start >= end {
-                continue;
-            }
-            let colour = match b.tone {
-                ButtonTone::Allow => palette.badge_live,
-                ButtonTone::Always => palette.badge_resumable,
-                ButtonTone::Deny => palette.badge_exited,
-            };
-            under.push(Quad::fill(
-                col_x(m, text_col + b.cols.start),
-                y,
-                (end - start) as f32 * m.cell_w,
-                m.cell_h,
-                colour,
-            ));
-            for cell in &mut cells[start..end] {
-                cell.bg = colour;
-            }
-            put_text(&mut cells, start, end, &b.label, palette.badge_fg, true);
+            let cells_of = usize::from(b.cols.start)..usize::from(b.cols.end);
+            let button = RowButton { label: &b.label, tone: b.tone, cells: cells_of };
+            draw_button(&button, &mut cells, (text_col, row), palette, m, under);
         }
         let key = text.row(&cells, None);
         let clip = clip_of(m, CellRectU16::new(text_col, row, r.cols - 1, 1));

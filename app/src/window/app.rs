@@ -1023,8 +1023,11 @@ fn spawn_bus_forwarder(
                 }
             }
             if line.contains("\"review.requested\"") {
-                if let Some(Event::ReviewRequested { task }) = decode_event_line(&line) {
-                    review.request(task.as_str().to_owned());
+                if let Some(Event::ReviewRequested { task, window }) = decode_event_line(&line) {
+                    // The view opens in the window used last only (this one is number 0).
+                    if window.is_none_or(|w| w == berth_server::store::EMBEDDED_WINDOW) {
+                        review.request(task.as_str().to_owned());
+                    }
                 }
             }
             if !waker.wake() {

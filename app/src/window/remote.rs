@@ -456,9 +456,16 @@ fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Wak
                 if matches!(event, Event::TaskChanged { .. }) {
                     shared.tasks_stale.store(true, Ordering::Release);
                 }
-                if let Event::ReviewRequested { task } = &event {
-                    *shared.review.lock().unwrap_or_else(|p| p.into_inner()) =
-                        Some(task.as_str().to_owned());
+                if let Event::ReviewRequested { task, window } = &event {
+                    // The view opens in the window used last only.
+                    let mine = window.is_none_or(|w| {
+                        w != berth_server::store::EMBEDDED_WINDOW
+                            && w == shared.window_id.load(Ordering::Acquire)
+                    });
+                    if mine {
+                        *shared.review.lock().unwrap_or_else(|p| p.into_inner()) =
+                            Some(task.as_str().to_owned());
+                    }
                 }
                 if let Event::NotificationDesktop { notification, window } = &event {
                     let mine = *window != 0 && *window == shared.window_id.load(Ordering::Acquire);
@@ -661,7 +668,10 @@ fn pull_frames(mut client: Client, socket: &Path, shared: &Shared, waker: &Waker
         if let Some(view) = view {
             match client.report_view(view.clone()) {
                 Ok(window) => {
-                    shared.window_id.store(window.unwrap_or(0), Ordering::Release);
+                    let number = window.unwrap_or(0);
+                    if shared.window_id.swap(number, Ordering::AcqRel) != number {
+                        tracing::info!(window = number, "the server numbers this window");
+                    }
                     last_view = Some(view);
                 }
                 Err(e) => {

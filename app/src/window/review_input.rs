@@ -18,6 +18,7 @@ use crate::render::{CellRectU16, ReviewScene};
 impl App {
     /// Opens the review view of `task`.
     pub(super) fn open_review(&mut self, task: String) {
+        tracing::info!(task = task.as_str(), "opening a task's review view");
         let (view, asks) = ReviewView::open(task);
         self.show_review(view, asks);
     }

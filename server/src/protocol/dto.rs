@@ -484,6 +484,10 @@ pub struct ServerInfoDto {
     /// nothing but pane output happens.
     #[serde(default)]
     pub git_checks: u64,
+    /// The window `berth review` opens the view in: the one used last (0: the embedded
+    /// window; else an attached window's number, `window_id` of its `window.view` answer).
+    #[serde(default)]
+    pub active_window: Option<u64>,
 }
 
 /// A kept notification on the wire: the same record the snapshot saves.
@@ -502,6 +506,7 @@ impl From<&ServerInfo> for ServerInfoDto {
             started_at: info.started_at,
             git_probes: crate::gitctx::probe_count(),
             git_checks: crate::gitctx::check_count(),
+            active_window: info.active_window,
         }
     }
 }
@@ -605,6 +610,7 @@ impl ServerInfoDto {
             pid: self.pid,
             socket: self.socket.clone(),
             started_at: self.started_at,
+            active_window: self.active_window,
         }
     }
 }

@@ -80,8 +80,8 @@ pub fn event_value(event: &Event) -> Value {
             json!({ "type": "task.changed", "task_id": task.as_str(), "state": state })
         }
         Event::GitChanged { dir, git } => json!({ "type": "git.changed", "dir": dir, "git": git }),
-        Event::ReviewRequested { task } => {
-            json!({ "type": "review.requested", "task_id": task.as_str() })
+        Event::ReviewRequested { task, window } => {
+            json!({ "type": "review.requested", "task_id": task.as_str(), "window_id": window })
         }
     }
 }
@@ -174,9 +174,10 @@ pub fn decode_event(v: &Value) -> Result<Event, CommandError> {
             state: text(v, "state")?,
         },
         "git.changed" => Event::GitChanged { dir: text(v, "dir")?, git: number(v, "git")? },
-        "review.requested" => {
-            Event::ReviewRequested { task: berth_engine::ids::TaskId::parse(&text(v, "task_id")?)? }
-        }
+        "review.requested" => Event::ReviewRequested {
+            task: berth_engine::ids::TaskId::parse(&text(v, "task_id")?)?,
+            window: v.get("window_id").and_then(Value::as_u64),
+        },
         other => return Err(CommandError::BadParams(format!("unknown event type {other:?}"))),
     })
 }

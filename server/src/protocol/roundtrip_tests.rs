@@ -651,6 +651,7 @@ fn every_reply_survives_the_wire() {
                 pid: 9,
                 socket: "/run/b.sock".into(),
                 started_at: 1,
+                active_window: Some(3),
             }),
         ),
         (Command::WorkspaceList, Reply::State(Box::new(sample_state()))),
@@ -793,7 +794,9 @@ fn every_event_survives_the_wire() {
         Event::TaskChanged { task: berth_engine::ids::TaskId::new(), state: "working".into() },
         Event::GitChanged { dir: "/r".into(), git: Some(sample_git()) },
         Event::GitChanged { dir: "/r".into(), git: None },
-        Event::ReviewRequested { task: berth_engine::ids::TaskId::new() },
+        Event::ReviewRequested { task: berth_engine::ids::TaskId::new(), window: None },
+        Event::ReviewRequested { task: berth_engine::ids::TaskId::new(), window: Some(0) },
+        Event::ReviewRequested { task: berth_engine::ids::TaskId::new(), window: Some(7) },
     ];
     for event in events {
         let line = encode_event(&event);
