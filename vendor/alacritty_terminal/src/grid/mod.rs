@@ -365,7 +365,21 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
         }
 
         // Only rotate the entire history if the active region starts at the top.
-        if region.start == 0 {
+        //
+        // Berth: without a history (the alternate screen) the whole buffer may rotate for any
+        // region, and a region moves its rows in place (`rotate_lines_up`, one move of the
+        // rows where they lie in one piece of the ring) for any region without lines scrolling
+        // into the history: whichever moves fewer rows. A swap of the lines fixed above or below
+        // the region costs about three rows moved in place.
+        let fixed = region.start.0 as usize + self.screen_lines().saturating_sub(region.end.0 as usize);
+        let region_rows = (region.end - region.start).0 as usize;
+        let history = self.max_scroll_limit != 0 || self.history_size() != 0;
+        let in_place = if history {
+            region.start != 0
+        } else {
+            3 * fixed > region_rows && positions < region_rows
+        };
+        if !in_place {
             // Create scrollback for the new lines.
             self.increase_scroll_limit(positions);
 
@@ -391,9 +405,7 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
             }
         } else {
             // Rotate lines without moving anything into history.
-            for i in (region.start.0..region.end.0 - positions as i32).map(Line::from) {
-                self.raw.swap(i, i + positions);
-            }
+            self.raw.rotate_lines_up(region.start, region.end, positions);
         }
 
         // Ensure all new lines are fully cleared.
@@ -423,7 +435,7 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
         }
 
         // Berth: the next scroll's row, long out of the caches, starts loading now.
-        if region.start == 0 {
+        if !in_place {
             self.raw.prefetch_next_bottom();
         }
     }
