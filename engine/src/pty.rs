@@ -44,6 +44,9 @@ const READ_CHUNK: usize = 16 << 10;
 /// its stop flag then, which matters when the child has exited (or a close escalated) and a
 /// descendant still holds the PTY open; otherwise the PTY's hang-up ends the reader first.
 pub const QUIET_POLL_MS: u16 = 1000;
+/// A read of at least this many bytes emptied a full line discipline (Linux's holds 4 KiB and
+/// hands out 4095 bytes at most per read): more output is probably waiting.
+const LINE_DISCIPLINE_FULL: usize = 4095;
 
 /// How long the reader waits for more output after the child has exited, before it stops even
 /// though a descendant may still hold the PTY open.
@@ -620,6 +623,10 @@ fn read_loop(
 ) {
     let mut buf = vec![0u8; READ_CHUNK];
     let mut exited_at: Option<Instant> = None;
+    // The last read took all the line discipline held (a flood): while the output was fed, the
+    // kernel has most likely refilled it, so the next read goes first and `poll` only waits
+    // after a read finds nothing (one system call per read instead of two in a flood).
+    let mut flooding = false;
     loop {
         let stopping = stop.load(Ordering::Acquire);
         if stopping {
@@ -628,19 +635,22 @@ fn read_loop(
                 break;
             }
         }
-        let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
-        let wait = if stopping || handler.wants_idle() { 100 } else { QUIET_POLL_MS };
-        match poll(&mut fds, PollTimeout::from(wait)) {
-            Ok(0) => {
-                handler.on_idle(&input);
-                continue;
+        if !flooding {
+            let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+            let wait = if stopping || handler.wants_idle() { 100 } else { QUIET_POLL_MS };
+            match poll(&mut fds, PollTimeout::from(wait)) {
+                Ok(0) => {
+                    handler.on_idle(&input);
+                    continue;
+                }
+                Ok(_) => {}
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(_) => break,
             }
-            Ok(_) => {}
-            Err(nix::errno::Errno::EINTR) => continue,
-            Err(_) => break,
         }
         // SAFETY: `buf` is a valid, writable buffer of `buf.len()` bytes for the whole call.
         let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        flooding = n >= LINE_DISCIPLINE_FULL as isize;
         match n {
             0 => break,
             n if n > 0 => handler.on_output(&buf[..n as usize], &input),
@@ -768,6 +778,22 @@ mod tests {
         let (out, exit) = run_to_exit(&rx);
         assert!(out.contains("T=xterm-256color C=truecolor V=set"), "{out:?}");
         assert_eq!(exit.code, 7);
+    }
+
+    #[test]
+    fn a_flood_arrives_whole_and_in_order_and_the_reader_still_waits_after_it() {
+        // 2 MB of numbered lines: the reader reads on without polling while reads come back
+        // full, and must still wait (not spin or stop) when the output pauses, then read the
+        // rest.
+        let (_pty, rx) =
+            spawn(&["sh", "-c", "seq 1 300000; sleep 0.3; echo after-the-pause; exit 3"]);
+        let (out, exit) = run_to_exit(&rx);
+        let lines: Vec<&str> = out.split("\r\n").collect();
+        let want: Vec<String> = (1..=300_000).map(|n| n.to_string()).collect();
+        assert_eq!(lines.len(), want.len() + 2, "{} bytes", out.len());
+        assert!(lines[..want.len()].iter().zip(&want).all(|(a, b)| a == b));
+        assert_eq!(lines[want.len()..], ["after-the-pause", ""]);
+        assert_eq!(exit.code, 3);
     }
 
     #[test]

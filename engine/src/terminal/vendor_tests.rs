@@ -520,3 +520,53 @@ mod ascii_runs {
         assert_eq!(pane.screen_lines(false), ["───", "01234569"]);
     }
 }
+
+/// Scrolling regions (change 17): the rows of a region that is not the whole screen move in
+/// one piece of the ring, or row by row where the region's rows wrap around the ring's end (full
+/// screen line feeds in between move the ring's start). A model of the screen, rows of text
+/// shifted by hand, is compared with the terminal's after every step, on both screens.
+#[test]
+fn scrolling_regions_move_their_rows_and_keep_the_others() {
+    const ROWS: usize = 9;
+    for alt in [false, true] {
+        let mut term = PaneTerminal::new(TermSize { cols: 12, rows: ROWS as u16 }, 100);
+        let mut model: Vec<String> = vec![String::new(); ROWS];
+        if alt {
+            term.feed(b"\x1b[?1049h");
+        }
+        let mut seed = 0x2545_f491_u32;
+        let mut next = |n: u32| {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (seed >> 16) % n
+        };
+        for step in 0..400 {
+            // A region, often one that leaves fixed lines above or below it (or both).
+            let top = next(ROWS as u32 / 2) as usize;
+            let bottom = (top + 1 + next((ROWS - top - 1) as u32) as usize).min(ROWS - 1);
+            let (top, bottom) = if next(5) == 0 { (0, ROWS - 1) } else { (top, bottom) };
+            let count = 1 + next(3) as usize;
+            let label = format!("s{step}");
+            let mut bytes =
+                format!("\x1b[{};{}r\x1b[{};1H{label}", top + 1, bottom + 1, bottom + 1);
+            model[bottom] = label;
+            if next(2) == 0 {
+                // Line feeds at the region's bottom.
+                bytes.push_str(&"\n".repeat(count));
+            } else {
+                // SU, from anywhere in the region.
+                bytes.push_str(&format!("\x1b[{count}S"));
+            }
+            let count = count.min(bottom - top + 1);
+            model[top..=bottom].rotate_left(count);
+            for row in &mut model[bottom + 1 - count..=bottom] {
+                row.clear();
+            }
+            term.feed(bytes.as_bytes());
+            let mut want = model.clone();
+            while want.last().is_some_and(String::is_empty) {
+                want.pop();
+            }
+            assert_eq!(term.screen_lines(false), want, "alt {alt}, step {step}: {bytes:?}");
+        }
+    }
+}

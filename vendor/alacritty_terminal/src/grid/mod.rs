@@ -350,6 +350,17 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
         T: ResetDiscriminant<D>,
         D: PartialEq,
     {
+        // Berth: a line feed at the bottom of the whole screen with a history, the line that
+        // floods of output scroll by, without the general case's loops (the same steps).
+        if positions == 1
+            && region.start == 0
+            && region.end.0 as usize == self.lines
+            && self.max_scroll_limit != 0
+        {
+            self.scroll_up_one_into_history();
+            return;
+        }
+
         // When rotating the entire region with fixed lines at the top, just reset everything.
         if region.end - region.start <= positions && region.start != 0 {
             for i in (region.start.0..region.end.0).map(Line::from) {
@@ -365,7 +376,21 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
         }
 
         // Only rotate the entire history if the active region starts at the top.
-        if region.start == 0 {
+        //
+        // Berth: without a history (the alternate screen) the whole buffer may rotate for any
+        // region, and a region moves its rows in place (`rotate_lines_up`, one move of the
+        // rows where they lie in one piece of the ring) for any region without lines scrolling
+        // into the history: whichever moves fewer rows. A swap of the lines fixed above or below
+        // the region costs about three rows moved in place.
+        let fixed = region.start.0 as usize + self.screen_lines().saturating_sub(region.end.0 as usize);
+        let region_rows = (region.end - region.start).0 as usize;
+        let history = self.max_scroll_limit != 0 || self.history_size() != 0;
+        let in_place = if history {
+            region.start != 0
+        } else {
+            3 * fixed > region_rows && positions < region_rows
+        };
+        if !in_place {
             // Create scrollback for the new lines.
             self.increase_scroll_limit(positions);
 
@@ -391,9 +416,7 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
             }
         } else {
             // Rotate lines without moving anything into history.
-            for i in (region.start.0..region.end.0 - positions as i32).map(Line::from) {
-                self.raw.swap(i, i + positions);
-            }
+            self.raw.rotate_lines_up(region.start, region.end, positions);
         }
 
         // Ensure all new lines are fully cleared.
@@ -423,9 +446,37 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
         }
 
         // Berth: the next scroll's row, long out of the caches, starts loading now.
-        if region.start == 0 {
+        if !in_place {
             self.raw.prefetch_next_bottom();
         }
+    }
+
+    /// Berth: `scroll_up` of the whole screen by one line with a history (`max_scroll_limit`
+    /// not 0): the top line goes into the history (packed unless packing is deferred), the new
+    /// bottom line is reset.
+    #[inline]
+    fn scroll_up_one_into_history<D>(&mut self)
+    where
+        T: ResetDiscriminant<D>,
+        D: PartialEq,
+    {
+        if self.display_offset != 0 {
+            self.display_offset = min(self.display_offset + 1, self.max_scroll_limit);
+        }
+        self.increase_scroll_limit(1);
+        self.raw.rotate(-1);
+        // The history holds at least the line that just entered it.
+        let bottom = Line(self.lines as i32 - 1);
+        let template = &self.cursor.template;
+        if self.packing.on && !self.packing.deferred {
+            self.raw.pack_into_history(Line(-1), bottom, template, &mut self.packing.scratch);
+        } else {
+            if self.packing.on {
+                self.packing.backlog = min(self.packing.backlog + 1, self.max_scroll_limit);
+            }
+            self.raw[bottom].reset(template);
+        }
+        self.raw.prefetch_next_bottom();
     }
 
     pub fn clear_viewport<D>(&mut self)

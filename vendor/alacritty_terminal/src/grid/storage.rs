@@ -158,6 +158,25 @@ impl<T> Storage<T> {
         self.inner.swap(a, b);
     }
 
+    /// Berth: moves the rows of the lines `start..end` up by `positions` (line `i` gets the row
+    /// of line `i + positions`; the rows of the first `positions` lines go, in some order, to the
+    /// last ones), as `swap(i, i + positions)` for `i` in `start..end - positions` does, but
+    /// with one move of the rows where they lie in one piece of the ring. A scrolling region
+    /// that is not the whole screen scrolls one line per row moved, not per row swapped.
+    pub fn rotate_lines_up(&mut self, start: Line, end: Line, positions: usize) {
+        debug_assert!(start < end && positions < (end - start).0 as usize);
+        // Lines grow towards lower indices: `end - 1` is the lowest index of the region.
+        let low = self.compute_index(end - 1);
+        let high = self.compute_index(start);
+        if low <= high {
+            self.inner[low..=high].rotate_right(positions);
+        } else {
+            for i in (start.0..end.0 - positions as i32).map(Line::from) {
+                self.swap(i, i + positions);
+            }
+        }
+    }
+
     /// Berth: packs the row at `history` (a line that has just scrolled into the history) and
     /// resets the row at `fresh` (a new line at the screen's bottom) to `template`, reusing the
     /// cells the packed row gave up.

@@ -807,8 +807,11 @@ impl<T> Term<T> {
             return;
         }
 
-        // Scroll selection.
-        self.selection = self.selection.take().and_then(|s| s.rotate(self, &region, lines as i32));
+        // Scroll selection (Berth: only when there is one; moving the empty `Option` out and
+        // back cost more than the rest of a line feed's bookkeeping).
+        if let Some(selection) = self.selection.take() {
+            self.selection = selection.rotate(self, &region, lines as i32);
+        }
 
         self.grid.scroll_up(&region, lines);
 
