@@ -376,6 +376,9 @@ impl Pty {
             pixel_height: 0,
         };
         let pair = native_pty_system().openpty(size).map_err(|e| spawn_err(e.to_string()))?;
+        if let Some(fd) = pair.master.as_raw_fd() {
+            set_iutf8(fd);
+        }
         let mut child = pair
             .slave
             .spawn_command(build_command(spec))
@@ -600,6 +603,22 @@ fn write_loop(fd: &OwnedFd, input: PtyInput) {
     send_eof(fd);
 }
 
+/// Marks the PTY's input as UTF-8 (`IUTF8`, as tmux and the other terminals do), before the
+/// child starts: without it, the line discipline's erase in cooked mode (Backspace at a `read`
+/// prompt, in `cat`) takes one byte of a multibyte character instead of the whole character.
+/// The master and the slave share one termios on Linux. Best effort: a failure leaves the
+/// kernel's default.
+fn set_iutf8(fd: std::os::fd::RawFd) {
+    // SAFETY: a zeroed termios is a valid value for tcgetattr to fill in.
+    let mut t: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: `fd` is the PTY master, open for this whole call; `t` is a writable termios.
+    if unsafe { libc::tcgetattr(fd, &mut t) } == 0 && t.c_iflag & libc::IUTF8 == 0 {
+        t.c_iflag |= libc::IUTF8;
+        // SAFETY: as above; `t` is the termios tcgetattr filled in, with one flag added.
+        unsafe { libc::tcsetattr(fd, libc::TCSANOW, &t) };
+    }
+}
+
 /// Writes a newline and the terminal's EOF character (EOF counts only after a newline), if the
 /// PTY has one set; errors are ignored (the child may be gone).
 fn send_eof(fd: &OwnedFd) {
@@ -719,6 +738,16 @@ mod tests {
                 Err(exit) => return (String::from_utf8_lossy(&out).into_owned(), exit),
             }
         }
+    }
+
+    /// Backspace in cooked mode erases a whole multibyte character (IUTF8): without the flag,
+    /// the line discipline takes one byte of `é` and the program reads `a` and a stray byte.
+    #[test]
+    fn cooked_erase_takes_a_whole_utf8_character() {
+        let (pty, rx) = spawn(&["sh", "-c", "read -r line; printf '[%s]' \"$line\""]);
+        pty.send("aé\x7f\n".as_bytes()).unwrap();
+        let (out, _) = run_to_exit(&rx);
+        assert!(out.ends_with("[a]"), "the program read {out:?}");
     }
 
     /// A handler that says whether it wants idle calls, and counts them.
