@@ -715,16 +715,20 @@ mod tests {
         }
     }
 
-    fn spawn(argv: &[&str]) -> (Pty, mpsc::Receiver<Result<Vec<u8>, ExitInfo>>) {
-        let (tx, rx) = mpsc::channel();
-        let spec = SpawnSpec {
+    /// `argv` at 80x24 in the temp dir, with `BERTH_TEST_VAR=set`.
+    fn spec(argv: &[&str]) -> SpawnSpec {
+        SpawnSpec {
             argv: argv.iter().map(|s| s.to_string()).collect(),
             cwd: std::env::temp_dir(),
             env: vec![("BERTH_TEST_VAR".into(), "set".into())],
             cols: 80,
             rows: 24,
-        };
-        (Pty::spawn(&spec, Collect { tx }).unwrap(), rx)
+        }
+    }
+
+    fn spawn(argv: &[&str]) -> (Pty, mpsc::Receiver<Result<Vec<u8>, ExitInfo>>) {
+        let (tx, rx) = mpsc::channel();
+        (Pty::spawn(&spec(argv), Collect { tx }).unwrap(), rx)
     }
 
     /// Collects output until the exit arrives or the deadline passes.
@@ -773,14 +777,8 @@ mod tests {
     fn a_quiet_reader_calls_on_idle_only_while_its_handler_wants_it() {
         let spawn_idle = |wants: bool| {
             let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-            let spec = SpawnSpec {
-                argv: vec!["sleep".into(), "30".into()],
-                cwd: std::env::temp_dir(),
-                env: vec![],
-                cols: 80,
-                rows: 24,
-            };
-            (Pty::spawn(&spec, Idle { wants, calls: calls.clone() }).unwrap(), calls)
+            let idle = Idle { wants, calls: calls.clone() };
+            (Pty::spawn(&spec(&["sleep", "30"]), idle).unwrap(), calls)
         };
         let (quiet, quiet_calls) = spawn_idle(false);
         let (busy, busy_calls) = spawn_idle(true);

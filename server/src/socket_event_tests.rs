@@ -61,6 +61,28 @@ fn wait_for_subscribers(bus: &EventBus, n: usize) {
     }
 }
 
+/// Publishes `count` numbered events from a thread of its own (as a PTY reader publishes),
+/// never more than `ahead` beyond what the client has `received`; panics if the client stops
+/// reading for 20 s.
+fn paced_publisher(
+    bus: &EventBus,
+    received: &Arc<AtomicUsize>,
+    count: usize,
+    ahead: usize,
+) -> std::thread::JoinHandle<()> {
+    let (bus, received) = (bus.clone(), received.clone());
+    std::thread::spawn(move || {
+        for i in 0..count {
+            let until = Instant::now() + Duration::from_secs(20);
+            while i >= received.load(Ordering::Acquire) + ahead {
+                assert!(Instant::now() < until, "the client stopped reading");
+                std::thread::yield_now();
+            }
+            bus.publish(numbered(i));
+        }
+    })
+}
+
 /// Events published from a thread of their own (as a PTY reader publishes) while the client
 /// sends requests (answers make the task busy: events are held) and pauses its reading (the
 /// socket fills: events are queued) arrive complete and in order, with every answer.
@@ -73,20 +95,8 @@ async fn events_stay_in_order_when_direct_writes_held_events_and_the_queue_mix()
     let client = tokio::task::spawn_blocking(move || {
         let (mut conn, mut lines) = subscriber(&path);
         let received = Arc::new(AtomicUsize::new(0));
-        let publisher = {
-            let (bus, received) = (bus.clone(), received.clone());
-            std::thread::spawn(move || {
-                for i in 0..EVENTS {
-                    // At most 2,000 ahead of the client: its queue (4,096) never overflows.
-                    let until = Instant::now() + Duration::from_secs(20);
-                    while i >= received.load(Ordering::Acquire) + 2_000 {
-                        assert!(Instant::now() < until, "the client stopped reading");
-                        std::thread::yield_now();
-                    }
-                    bus.publish(numbered(i));
-                }
-            })
-        };
+        // At most 2,000 ahead of the client: its queue (4,096) never overflows.
+        let publisher = paced_publisher(&bus, &received, EVENTS, 2_000);
         let writer = std::thread::spawn(move || {
             for id in 1..=REQUESTS {
                 let request =
@@ -134,21 +144,9 @@ async fn a_subscriber_that_stops_reading_stalls_neither_the_publisher_nor_others
         let (_live, mut lines) = subscriber(&path);
         wait_for_subscribers(&bus, 2);
         let received = Arc::new(AtomicUsize::new(0));
-        let publisher = {
-            let (bus, received) = (bus.clone(), received.clone());
-            std::thread::spawn(move || {
-                for i in 0..EVENTS {
-                    // Paced by the live subscriber only (at most 1,000 ahead of it): the stuck
-                    // one must not slow this loop down.
-                    let until = Instant::now() + Duration::from_secs(20);
-                    while i >= received.load(Ordering::Acquire) + 1_000 {
-                        assert!(Instant::now() < until, "the live subscriber stopped reading");
-                        std::thread::yield_now();
-                    }
-                    bus.publish(numbered(i));
-                }
-            })
-        };
+        // Paced by the live subscriber only (at most 1,000 ahead of it): the stuck one must
+        // not slow the publisher down.
+        let publisher = paced_publisher(&bus, &received, EVENTS, 1_000);
         for want in 0..EVENTS {
             let line = lines.next().expect("a line before the deadline").expect("read");
             assert_eq!(number_of(&line), Some(want), "{line}");
