@@ -701,12 +701,6 @@ impl PaneTerminal {
                 }
                 Event::PtyWrite(text) => self.push_event(TerminalEvent::PtyWrite(text.into())),
                 Event::Bell => self.push_event(TerminalEvent::Bell),
-                Event::ColorRequest(index, format) => {
-                    // Colour queries are answered in `colors` (the handler drops vte's); this
-                    // stays for any other caller.
-                    let color = self.reported_color(index);
-                    self.push_event(TerminalEvent::PtyWrite(format(color).into()));
-                }
                 _ => (),
             }
         }

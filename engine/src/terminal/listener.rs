@@ -32,17 +32,11 @@ impl TermListener {
 
 impl EventListener for TermListener {
     fn send_event(&self, event: Event) {
-        // Only what `PaneTerminal::collect_events` uses is kept. OSC 52 clipboard requests are
+        // Only what `PaneTerminal::collect_events` uses is kept (colour queries never reach the
+        // Term: `terminal/colors.rs` answers them from the scanner). OSC 52 clipboard requests are
         // off in the Term's config until Berth has a clipboard event, and CSI 14 t (size in
         // pixels) is left unanswered until the window knows its cell size.
-        if matches!(
-            event,
-            Event::Title(_)
-                | Event::ResetTitle
-                | Event::PtyWrite(_)
-                | Event::Bell
-                | Event::ColorRequest(..)
-        ) {
+        if matches!(event, Event::Title(_) | Event::ResetTitle | Event::PtyWrite(_) | Event::Bell) {
             self.queue.lock().unwrap_or_else(PoisonError::into_inner).push(event);
         }
     }
