@@ -359,6 +359,17 @@ enum WorkspaceVerb {
         #[arg(value_parser = ["on", "off"])]
         state: String,
     },
+    /// Let the agents of a workspace type into its other panes (`berth send`, `berth submit`),
+    /// for an orchestrating agent (default: off). Never into a pane that waits on a permission
+    /// request, and never an answer to one. Only a person may set it (from a terminal outside
+    /// Berth, or a Berth pane a person opened).
+    AgentDrive {
+        /// The workspace, by name or id.
+        workspace: String,
+        /// `on` or `off`.
+        #[arg(value_parser = ["on", "off"])]
+        state: String,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -625,7 +636,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 resume_argv: None,
                 model: None,
                 explicit_pane,
-                reporter_pane: None,
             };
             connect()?.execute(cmd)?;
             Ok(ExitCode::SUCCESS)
@@ -662,6 +672,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let workspace = resolve_workspace(&mut client, &workspace)?;
             client
                 .execute(Command::WorkspaceSetAutoResume { workspace, enabled: state == "on" })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Verb::Workspace(WorkspaceVerb::AgentDrive { workspace, state }) => {
+            let mut client = connect()?;
+            let workspace = resolve_workspace(&mut client, &workspace)?;
+            client
+                .execute(Command::WorkspaceSetAgentDrive { workspace, enabled: state == "on" })?;
             Ok(ExitCode::SUCCESS)
         }
         Verb::Ls { json } => ls(json),

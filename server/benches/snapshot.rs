@@ -63,6 +63,7 @@ fn snapshot_of(tabs: usize) -> Snapshot {
         name: "berth".into(),
         cwd: "/home/user/code/berth".into(),
         auto_resume: false,
+        agent_drive: false,
         active_tab_id: records.first().map(|t| t.id.clone()),
         tabs: records,
         created_at: 1_790_000_000_000,

@@ -196,14 +196,19 @@ pub enum Command {
         /// Its model, if known.
         model: Option<String>,
         /// The caller named the pane on purpose (`berth report-session --pane`): a report for
-        /// another pane than the reporter's own is refused without it.
+        /// another pane than the reporter's own (by its ancestry, `trust`) needs it.
         explicit_pane: bool,
-        /// The reporting process's own `BERTH_PANE`, as the socket read it from the peer's
-        /// environment (`None`: not in a pane, or unknown).
-        reporter_pane: Option<String>,
     },
     /// Turn a workspace's automatic resume of agents on or off.
     WorkspaceSetAutoResume {
+        /// Which one.
+        workspace: WorkspaceId,
+        /// On or off.
+        enabled: bool,
+    },
+    /// Let agents in a workspace type into its other panes, or stop them (a person only; never
+    /// into a pane that waits on a permission request, never an answer to one).
+    WorkspaceSetAgentDrive {
         /// Which one.
         workspace: WorkspaceId,
         /// On or off.
@@ -336,6 +341,11 @@ pub enum Reply {
         /// Whether it is on now.
         enabled: bool,
     },
+    /// `workspace.set_agent_drive`.
+    AgentDrive {
+        /// Whether it is on now.
+        enabled: bool,
+    },
     /// `notify`.
     Notified {
         /// The new notification's id.
@@ -366,26 +376,4 @@ pub enum Reply {
         /// Panes that may resume themselves, most recently active first.
         auto_resume_candidates: Vec<PaneId>,
     },
-}
-
-/// Refuses a `session.report` for another pane than the reporter's own (its `BERTH_PANE`)
-/// unless the caller named the pane explicitly: a process must not plant a resume command in
-/// a pane it does not run in by accident or by default.
-pub fn check_reporter(
-    pane: &PaneId,
-    explicit_pane: bool,
-    reporter_pane: Option<&str>,
-) -> Result<(), crate::error::CommandError> {
-    if explicit_pane || reporter_pane == Some(pane.as_str()) {
-        return Ok(());
-    }
-    let own = match reporter_pane {
-        Some(own) => format!("runs in pane {own} (its BERTH_PANE)"),
-        None => "does not run in a Berth pane (no BERTH_PANE)".to_owned(),
-    };
-    Err(crate::error::CommandError::BadParams(format!(
-        "session.report names pane {pane} but the reporting process {own}; to report for \
-         another pane, name it on purpose (berth report-session --pane {pane}, or \
-         \"explicit_pane\": true)"
-    )))
 }

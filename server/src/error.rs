@@ -100,6 +100,10 @@ pub enum CommandError {
         /// The server's uid.
         server: u32,
     },
+    /// The caller may not do this (issue 27's trust rules: who may answer a permission request,
+    /// type into a pane, speak for a pane); the message says where it may be done from.
+    #[error("not permitted: {0}")]
+    NotPermitted(String),
     /// The server is at a limit.
     #[error("server busy: {0}")]
     Busy(String),
@@ -131,7 +135,7 @@ impl CommandError {
             }
             Self::Timeout(_) => TIMED_OUT,
             Self::SpawnFailed(_) => SPAWN_FAILED,
-            Self::Unauthorized { .. } => UNAUTHORIZED,
+            Self::Unauthorized { .. } | Self::NotPermitted(_) => UNAUTHORIZED,
             Self::InputQueueFull(_) | Self::Busy(_) => BUSY,
             Self::DiskFull(_) => DISK_FULL,
             Self::PermissionDenied(_) => PERMISSION_DENIED,
@@ -161,6 +165,7 @@ impl CommandError {
             Self::MidTurn(_) => "MID_TURN",
             Self::Timeout(_) => "TIMEOUT",
             Self::Unauthorized { .. } => "UNAUTHORIZED",
+            Self::NotPermitted(_) => "NOT_PERMITTED",
             Self::Busy(_) => "BUSY",
             Self::DiskFull(_) => "DISK_FULL",
             Self::PermissionDenied(_) => "PERMISSION_DENIED",

@@ -29,6 +29,7 @@ pub mod screen_stream;
 pub mod socket;
 pub mod store;
 pub mod tasks;
+pub mod trust;
 pub mod ui;
 pub mod view;
 
@@ -129,6 +130,12 @@ impl Server {
             Err(e) => tracing::warn!(error = %e, "could not raise the open-file limit"),
         }
         let socket = BoundSocket::bind(&config.socket_path)?;
+        // Orphans of panes' programs come to the server, not init, so they stay attributable
+        // (`trust`); the server reaps them (`trust::reaper::run`).
+        if let Err(e) = trust::reaper::become_subreaper() {
+            tracing::warn!(error = %e, "cannot become a child subreaper; orphans of panes will \
+                look like processes outside Berth");
+        }
         let state = Arc::new(StateDir::from_env()?);
         let state_lock = state.lock()?;
         if let Err(e) = nix::unistd::access(state.dir(), nix::unistd::AccessFlags::W_OK) {
@@ -317,6 +324,7 @@ impl Server {
     ) -> Result<(), ServerError> {
         tokio::spawn(self.pulse.clone().run(self.bus.clone()));
         gitctx::watch::spawn(self.store.clone());
+        tokio::spawn(trust::reaper::run());
         self.start_notifications();
         self.spawn_auto_resume();
         // Held until the server stops: dropping it releases the delay inhibitor.

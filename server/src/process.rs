@@ -44,7 +44,9 @@ pub struct PtySpawner;
 
 impl Spawner for PtySpawner {
     fn spawn(&self, spec: &SpawnSpec, io: Handler) -> Result<Box<dyn PaneProcess>, PtyError> {
-        Ok(Box::new(Pty::spawn(spec, Boxed(io))?))
+        // Registered while it starts: its waiter thread reaps it, the orphan reaper never.
+        let pty = crate::trust::reaper::spawn_waited(|| Pty::spawn(spec, Boxed(io)), Pty::pid)?;
+        Ok(Box::new(pty))
     }
 }
 

@@ -656,12 +656,18 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
                 resume_argv: p.resume_argv,
                 model: p.model.map(|m| m.chars().filter(|c| !c.is_control()).take(128).collect()),
                 explicit_pane: p.explicit_pane,
-                reporter_pane: None,
             }
         }
         "workspace.set_auto_resume" => {
             let p: AutoResumeParams = params(p)?;
             Command::WorkspaceSetAutoResume {
+                workspace: WorkspaceId::parse(&p.workspace_id)?,
+                enabled: p.enabled,
+            }
+        }
+        "workspace.set_agent_drive" => {
+            let p: AutoResumeParams = params(p)?;
+            Command::WorkspaceSetAgentDrive {
                 workspace: WorkspaceId::parse(&p.workspace_id)?,
                 enabled: p.enabled,
             }
@@ -871,6 +877,7 @@ pub const METHODS: &[&str] = &[
     "workspace.rename",
     "workspace.close",
     "workspace.set_auto_resume",
+    "workspace.set_agent_drive",
     "tab.create",
     "tab.close",
     "tab.rename",
@@ -1076,6 +1083,10 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
             "workspace.set_auto_resume",
             json!({ "workspace_id": workspace.as_str(), "enabled": enabled }),
         ),
+        Command::WorkspaceSetAgentDrive { workspace, enabled } => (
+            "workspace.set_agent_drive",
+            json!({ "workspace_id": workspace.as_str(), "enabled": enabled }),
+        ),
         Command::TabCreate { workspace, title, spawn } => {
             let mut map = spawn_params(spawn)?;
             selector_params(&mut map, workspace);
@@ -1154,16 +1165,7 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
         Command::PaneClearAttention { pane } => {
             ("pane.clear_attention", json!({ "pane_id": pane.as_str() }))
         }
-        // `reporter_pane` is the server's own finding (the peer's environment), never sent.
-        Command::SessionReport {
-            pane,
-            kind,
-            session_id,
-            resume_argv,
-            model,
-            explicit_pane,
-            reporter_pane: _,
-        } => (
+        Command::SessionReport { pane, kind, session_id, resume_argv, model, explicit_pane } => (
             "session.report",
             json!({
                 "pane_id": pane.as_str(),

@@ -272,6 +272,7 @@ impl Store {
                 name: ws.name.clone(),
                 cwd: ws.cwd.display().to_string(),
                 auto_resume: ws.auto_resume,
+                agent_drive: ws.agent_drive,
                 active_tab_id: ws.active_tab.as_ref().map(ToString::to_string),
                 created_at: ws.created_at,
                 tabs: ws
@@ -352,6 +353,7 @@ impl Store {
             created_at: pane.created_at,
             last_activity_at: last_activity,
             last_seen_at: pane.last_seen_at,
+            made_by: pane.trust.made_by.as_record(),
         }
     }
 
@@ -430,6 +432,7 @@ impl Store {
                 tabs: tab_ids,
                 active_tab,
                 auto_resume: ws.auto_resume,
+                agent_drive: ws.agent_drive,
                 created_at: ws.created_at,
             });
         }
@@ -698,6 +701,10 @@ fn pane_from_record(
             tail,
             last_activity_at: record.last_activity_at,
         }),
+        trust: crate::trust::PaneTrust {
+            made_by: crate::trust::Provenance::from_record(&record.made_by),
+            ..Default::default()
+        },
         created_at: record.created_at,
         last_seen_at: record.last_seen_at,
     }

@@ -344,6 +344,13 @@ async fn serve_client(
 ) -> io::Result<()> {
     let cred = stream.peer_cred()?;
     let (peer, peer_pid) = (cred.uid(), cred.pid());
+    // Who connected, by its place in the process tree (never its environment), read now: a
+    // peer that exits later keeps the place it had (`trust`).
+    let place = {
+        use std::os::fd::AsRawFd as _;
+        let pidfd = crate::trust::peer::peer_pidfd(stream.as_raw_fd());
+        crate::trust::peer::examine(peer_pid, pidfd.as_ref())
+    };
     let me = nix::unistd::geteuid().as_raw();
     // Registered for reading only (see `client_io`): a client reading its lines wakes no one.
     let (read_half, mut write) = client_io::split(stream)?;
@@ -392,7 +399,7 @@ async fn serve_client(
                     // A request marks the connection as one that talks (never evicted
                     // before a silent one).
                     slot.touch();
-                    let conn = Conn { peer_pid, write: &write, view: &view };
+                    let conn = Conn { peer: &place, write: &write, view: &view };
                     let answered = match answer(&line, &services, &mut events, &mut sink.0, conn) {
                         Some(Answer::Later(id, _)) if waiting.is_some() => {
                             let err = CommandError::Conflict(
@@ -481,8 +488,8 @@ async fn serve_client(
 /// What a request's answer may need to know about its connection.
 #[derive(Clone, Copy)]
 struct Conn<'a> {
-    /// The peer's pid, from its credentials.
-    peer_pid: Option<i32>,
+    /// Where the peer sits in the process tree, read when it connected.
+    peer: &'a crate::trust::Peer,
     /// The connection's writing half (a subscription duplicates its descriptor).
     write: &'a ClientWriter,
     /// What an attached window on this connection last said it shows.
@@ -623,6 +630,15 @@ fn answer(
             now(result.map(|_| serde_json::json!({ "ok": true })))
         }
         Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms }) => {
+            // Only a hook in the pane (or a person) opens a decision there.
+            let allowed = {
+                let mut store = services.store.lock().unwrap_or_else(|p| p.into_inner());
+                let caller = store.caller_of(conn.peer);
+                store.authorize_decision_request(&caller, &pane)
+            };
+            if let Err(err) = allowed {
+                return now(Err(err));
+            }
             let wait = Duration::from_millis(wait_ms);
             match crate::agents::pending::wait_for_answer(
                 services.store.clone(),
@@ -642,6 +658,14 @@ fn answer(
             }
         }
         Decoded::Connection(ConnectionMethod::Submit { pane, text, force }) => {
+            let allowed = {
+                let mut store = services.store.lock().unwrap_or_else(|p| p.into_inner());
+                let caller = store.caller_of(conn.peer);
+                store.authorize_submit(&caller, &pane)
+            };
+            if let Err(err) = allowed {
+                return now(Err(err));
+            }
             match crate::agents::submit::start(&services.store, pane, &text, force) {
                 Ok(submit) => Some(Answer::Later(
                     id,
@@ -665,11 +689,9 @@ fn answer(
             }
         }
         Decoded::Connection(ConnectionMethod::Task(request)) => {
-            // Who asks: a worker reports for its own task and pane, read from its environment.
-            let env =
-                |name| conn.peer_pid.and_then(|pid| berth_engine::procfs::environ_var(pid, name));
-            let reporter =
-                crate::tasks::serve::Reporter { task: env("BERTH_TASK"), pane: env("BERTH_PANE") };
+            // Who asks: a worker reports for its own task, known by the pane it runs in.
+            let caller = services.store.lock().unwrap_or_else(|p| p.into_inner()).caller_of(conn.peer);
+            let reporter = crate::tasks::serve::Reporter::of(&caller);
             match crate::tasks::serve::serve(&services.store, *request, reporter) {
                 Ok(answer) => Some(Answer::Later(id, answer)),
                 Err(err) => now(Err(err)),
@@ -730,28 +752,13 @@ fn save(services: &Services) -> Result<Value, CommandError> {
 }
 
 /// A Store command, under the Store's lock.
-fn command(services: &Services, mut cmd: Command, conn: Conn<'_>) -> Result<Value, CommandError> {
-    if let Command::SessionReport { reporter_pane, .. } = &mut cmd {
-        // Who reports: the peer's own pane, read from its environment.
-        *reporter_pane =
-            conn.peer_pid.and_then(|pid| berth_engine::procfs::environ_var(pid, "BERTH_PANE"));
-    }
-    if let Command::Decide { pane, .. } = &cmd {
-        // An agent must not grant its own permission request: a process running in the
-        // pane (its `BERTH_PANE`) cannot answer the pane's decision.
-        let own =
-            conn.peer_pid.and_then(|pid| berth_engine::procfs::environ_var(pid, "BERTH_PANE"));
-        if own.as_deref() == Some(pane.as_str()) {
-            return Err(CommandError::Conflict(format!(
-                "a process inside pane {pane} cannot answer that pane's permission request \
-                 (answer from another terminal, the window or the desktop notification)"
-            )));
-        }
-    }
+fn command(services: &Services, cmd: Command, conn: Conn<'_>) -> Result<Value, CommandError> {
     // A panic inside a command must not take the server down; the Store's maps stay usable
     // (each command checks before it changes anything).
     let mut store = services.store.lock().unwrap_or_else(|p| p.into_inner());
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.execute(cmd)))
+    // Who asks, judged against the panes now; the trust rules refuse what it may not do.
+    let caller = store.caller_of(conn.peer);
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.execute_as(&caller, cmd)))
         .unwrap_or_else(|_| Err(CommandError::Internal("the command panicked".into())))
         .map(|reply| protocol::encode_reply(&reply))
 }

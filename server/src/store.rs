@@ -85,6 +85,8 @@ pub struct Workspace {
     pub active_tab: Option<TabId>,
     /// Whether agents resume on their own after a restart.
     pub auto_resume: bool,
+    /// Whether a person let agents in it type into its other panes (`trust`).
+    pub agent_drive: bool,
     /// Creation time, ms since the epoch.
     pub created_at: u64,
 }
@@ -132,6 +134,8 @@ pub struct Pane {
     pub agent: AgentInfo,
     /// Set while the pane is rebuilt from a snapshot and has no process.
     pub tombstone: Option<Tombstone>,
+    /// Who made it and which of its processes are agents (`trust`).
+    pub trust: crate::trust::PaneTrust,
     /// Creation time, ms since the epoch.
     pub created_at: u64,
     /// When the user last looked at it, ms since the epoch.
@@ -395,6 +399,9 @@ pub struct Store {
     pub(crate) decisions: crate::agents::decide::Decisions,
     /// The git context of workspaces' and panes' directories (`gitctx`), by directory.
     pub(crate) git: crate::gitctx::cache::GitCache,
+    /// Who the command being executed acts for: what a pane it makes records (a person's
+    /// unless `Store::execute_as` says otherwise).
+    pub(crate) acting: crate::trust::Provenance,
 }
 
 /// What the window shows: which panes are on screen, which one has the keyboard, and
@@ -494,6 +501,7 @@ impl Store {
             spawner,
             tasks: Default::default(),
             decisions: Default::default(),
+            acting: crate::trust::Provenance::Person,
             git: Default::default(),
         }
     }
@@ -853,10 +861,9 @@ impl Store {
                 session_id,
                 resume_argv,
                 model,
-                explicit_pane,
-                reporter_pane,
+                explicit_pane: _,
             } => {
-                crate::commands::check_reporter(&pane, explicit_pane, reporter_pane.as_deref())?;
+                // Who may report for which pane is `trust::policy`'s, before this runs.
                 self.report_session(&pane, kind, session_id, resume_argv, model)?;
                 Ok(Reply::Pane { pane })
             }
@@ -864,6 +871,11 @@ impl Store {
                 self.workspace_mut(&workspace)?.auto_resume = enabled;
                 self.publish(Event::WorkspaceChanged { workspace });
                 Ok(Reply::AutoResume { enabled })
+            }
+            Command::WorkspaceSetAgentDrive { workspace, enabled } => {
+                self.set_agent_drive(&workspace, enabled)?;
+                self.publish(Event::WorkspaceChanged { workspace });
+                Ok(Reply::AgentDrive { enabled })
             }
             Command::Notify { pane, title, body, source } => {
                 if let Some(pane) = &pane {
@@ -981,6 +993,7 @@ impl Store {
             tabs: Vec::new(),
             active_tab: None,
             auto_resume: false,
+            agent_drive: false,
             created_at: now_ms(),
         });
         if self.active_workspace.is_none() {
@@ -1151,6 +1164,10 @@ impl Store {
                 attention: Attention::None,
                 agent: started.agent,
                 tombstone: None,
+                trust: crate::trust::PaneTrust {
+                    made_by: self.acting.clone(),
+                    ..Default::default()
+                },
                 created_at: now,
                 last_seen_at: now,
             },
@@ -1453,6 +1470,7 @@ impl Store {
                 cwd: ws.cwd.display().to_string(),
                 git: self.git.get(&ws.cwd.display().to_string()),
                 auto_resume: ws.auto_resume,
+                agent_drive: ws.agent_drive,
                 active_tab: ws.active_tab.clone(),
                 tabs: ws
                     .tabs

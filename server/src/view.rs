@@ -33,6 +33,8 @@ pub struct WorkspaceView {
     pub cwd: String,
     /// Whether agents resume on their own after a restart.
     pub auto_resume: bool,
+    /// Whether agents in it may type into its other panes (a person turned it on).
+    pub agent_drive: bool,
     /// The focused tab.
     pub active_tab: Option<TabId>,
     /// Its tabs, in order.

@@ -453,6 +453,7 @@ mod tests {
             cwd: format!("/home/u/{name}"),
             git: None,
             auto_resume: false,
+            agent_drive: false,
             active_tab: Some(tabs[0].id.clone()),
             tabs,
         }

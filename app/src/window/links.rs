@@ -348,14 +348,21 @@ pub fn open(url: &str) -> Result<(), OpenError> {
         .ok()
         .filter(|p| !p.is_empty())
         .unwrap_or_else(|| "xdg-open".to_owned());
-    let mut child = Command::new(&program)
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .map_err(|source| OpenError::Spawn { program: program.clone(), source })?;
+    // Registered with the server's orphan reaper (this process may be its subreaper): the
+    // thread below waits for it, the reaper never.
+    let mut child = berth_server::trust::reaper::spawn_waited(
+        || {
+            Command::new(&program)
+                .arg(url)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .process_group(0)
+                .spawn()
+        },
+        |child| child.id() as i32,
+    )
+    .map_err(|source| OpenError::Spawn { program: program.clone(), source })?;
     let reaper = std::thread::Builder::new().name("berth-open-link".into()).spawn(move || {
         match child.wait() {
             Ok(status) if !status.success() => {

@@ -481,6 +481,7 @@ mod tests {
             name: name.into(),
             cwd: format!("/src/{name}"),
             auto_resume: false,
+            agent_drive: false,
             active_tab: Some(tab.id.clone()),
             tabs: vec![tab],
             git: None,

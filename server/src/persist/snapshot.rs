@@ -110,6 +110,9 @@ pub struct WorkspaceRecord {
     pub cwd: String,
     /// Whether agents resume on their own after a restart.
     pub auto_resume: bool,
+    /// Whether a person let agents in it type into its other panes (absent in older files:
+    /// off).
+    pub agent_drive: bool,
     /// The focused tab.
     pub active_tab_id: Option<String>,
     /// Its tabs, in order.
@@ -277,6 +280,9 @@ pub struct PaneRecord {
     pub last_activity_at: u64,
     /// Last time the user looked at it, ms since the epoch.
     pub last_seen_at: u64,
+    /// Who made it, for trust: `person`, `agent` or `agent:<pane>` (absent in older files:
+    /// unknown, which is an agent's).
+    pub made_by: String,
 }
 
 impl Default for PaneRecord {
@@ -299,6 +305,7 @@ impl Default for PaneRecord {
             created_at: 0,
             last_activity_at: 0,
             last_seen_at: 0,
+            made_by: String::new(),
         }
     }
 }

@@ -57,6 +57,7 @@ pub fn sample_snapshot() -> Snapshot {
             name: "main".into(),
             cwd: "/home/u/code".into(),
             auto_resume: false,
+            agent_drive: false,
             active_tab_id: Some(TAB_ONE.into()),
             tabs: vec![
                 TabRecord {

@@ -426,6 +426,9 @@ pub struct WorkspaceDto {
     pub cwd: String,
     /// Whether agents resume on their own after a restart.
     pub auto_resume: bool,
+    /// Whether agents in it may type into its other panes.
+    #[serde(default)]
+    pub agent_drive: bool,
     /// The focused tab.
     pub active_tab_id: Option<String>,
     /// Its tabs, in order.
@@ -580,6 +583,7 @@ impl From<&WorkspaceView> for WorkspaceDto {
             name: w.name.clone(),
             cwd: w.cwd.clone(),
             auto_resume: w.auto_resume,
+            agent_drive: w.agent_drive,
             active_tab_id: w.active_tab.as_ref().map(ToString::to_string),
             tabs: w.tabs.iter().map(TabDto::from).collect(),
             git: w.git.clone(),
@@ -703,6 +707,7 @@ impl WorkspaceDto {
             name: self.name.clone(),
             cwd: self.cwd.clone(),
             auto_resume: self.auto_resume,
+            agent_drive: self.agent_drive,
             active_tab: self.active_tab_id.as_deref().map(TabId::parse).transpose()?,
             tabs: self.tabs.iter().map(TabDto::to_view).collect::<Result<_, _>>()?,
             git: self.git.clone(),

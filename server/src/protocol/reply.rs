@@ -186,6 +186,7 @@ pub fn encode_reply(reply: &Reply) -> Value {
             json!({ "pane_id": pane.as_str(), "state": state.as_str() })
         }
         Reply::AutoResume { enabled } => json!({ "auto_resume": enabled }),
+        Reply::AgentDrive { enabled } => json!({ "agent_drive": enabled }),
         Reply::Notified { id } => json!({ "notification_id": id }),
         Reply::Notifications(list) => {
             json!({ "notifications": list })
@@ -285,6 +286,9 @@ pub fn decode_reply(cmd: &Command, result: Value) -> Result<Reply, CommandError>
         }
         Command::WorkspaceSetAutoResume { .. } => {
             Reply::AutoResume { enabled: field(r, "auto_resume")? }
+        }
+        Command::WorkspaceSetAgentDrive { .. } => {
+            Reply::AgentDrive { enabled: field(r, "agent_drive")? }
         }
         Command::Notify { .. } => Reply::Notified { id: field(r, "notification_id")? },
         Command::NotificationsList { .. } => {

@@ -178,12 +178,13 @@ fn command() -> impl Strategy<Value = Command> {
                     resume_argv,
                     model,
                     explicit_pane,
-                    // The socket fills it in from the peer; it is not on the wire.
-                    reporter_pane: None,
                 }
             }),
         (workspace(), any::<bool>()).prop_map(|(workspace, enabled)| {
             Command::WorkspaceSetAutoResume { workspace, enabled }
+        }),
+        (workspace(), any::<bool>()).prop_map(|(workspace, enabled)| {
+            Command::WorkspaceSetAgentDrive { workspace, enabled }
         }),
         (
             prop::option::of(pane()),
@@ -708,6 +709,10 @@ fn every_reply_survives_the_wire() {
         (
             Command::WorkspaceSetAutoResume { workspace: w.clone(), enabled: false },
             Reply::AutoResume { enabled: false },
+        ),
+        (
+            Command::WorkspaceSetAgentDrive { workspace: w.clone(), enabled: true },
+            Reply::AgentDrive { enabled: true },
         ),
         (
             Command::Notify {

@@ -21,13 +21,30 @@ use crate::store::Store;
 /// A `task.*` answer to come.
 pub type TaskAnswer = Pin<Box<dyn Future<Output = Result<Value, CommandError>> + Send + 'static>>;
 
-/// Who sent a request, as the socket read it from the peer's environment.
-#[derive(Debug, Clone, Default)]
+/// Who sent a request, as the socket judged it by the peer's ancestry (`trust`), never its
+/// environment.
+#[derive(Debug, Clone)]
 pub struct Reporter {
-    /// The peer's `BERTH_TASK`.
-    pub task: Option<String>,
-    /// The peer's `BERTH_PANE`.
-    pub pane: Option<String>,
+    /// The pane the peer runs in, if it runs in one.
+    pub pane: Option<PaneId>,
+    /// Whether its act is a person's.
+    pub person: bool,
+    /// What a pane it makes (a task's worker) records.
+    pub made_by: crate::trust::Provenance,
+    /// The caller in words, for errors.
+    pub who: String,
+}
+
+impl Reporter {
+    /// The reporter a caller is.
+    pub fn of(caller: &crate::trust::Caller) -> Reporter {
+        Reporter {
+            pane: caller.pane().cloned(),
+            person: caller.acts_for_person(),
+            made_by: caller.provenance(),
+            who: caller.describe(),
+        }
+    }
 }
 
 fn record_value(record: &TaskRecord) -> Value {
@@ -44,7 +61,7 @@ pub fn serve(
     let store = store.clone();
     Ok(match request {
         TaskRequest::Start(p) => {
-            let start = super::start::start(&store, p);
+            let start = super::start::start(&store, p, reporter.made_by.clone());
             Box::pin(async move { start.await.map(|r| record_value(&r)) })
         }
         TaskRequest::Finish(p) => {
@@ -81,27 +98,25 @@ fn report(
     p: ReportParams,
     reporter: &Reporter,
 ) -> Result<Value, CommandError> {
-    let id = match p.task_id.as_deref().or(reporter.task.as_deref()) {
-        Some(id) => TaskId::parse(id)?,
-        None => {
+    // The task the caller's pane works on (by its ancestry), if it is a worker.
+    let own = reporter.pane.as_ref().and_then(|pane| lock(store).task_of_pane(pane)).map(|(id, _)| id);
+    let id = match (p.task_id.as_deref(), &own) {
+        (Some(id), _) => TaskId::parse(id)?,
+        (None, Some(own)) => own.clone(),
+        (None, None) => {
             return Err(CommandError::BadParams(
-                "this process is not in a task's worker pane (no BERTH_TASK); name the task \
-                 with --task"
-                    .into(),
+                "this process is not in a task's worker pane; name the task with --task".into(),
             ))
         }
     };
-    if p.task_id.is_none() {
-        // The task came from BERTH_TASK: the pane must be the task's own worker.
-        let record = lock(store).task_record(&id)?;
-        if let (Some(own), Some(worker)) = (&reporter.pane, &record.pane_id) {
-            if own != worker {
-                return Err(CommandError::BadParams(format!(
-                    "BERTH_TASK names task {id} but this pane ({own}) is not its worker \
-                     ({worker}); name the task with --task to report for it"
-                )));
-            }
-        }
+    // A worker reports for its own task only; a person for any.
+    let in_own_worker = own.as_ref() == Some(&id);
+    if !in_own_worker && (!reporter.person || reporter.pane.is_some() && own.is_some()) {
+        return Err(CommandError::NotPermitted(format!(
+            "{} cannot report task {id}: a task is reported from its own worker pane (or by a \
+             person, with --task, from a terminal outside Berth)",
+            reporter.who
+        )));
     }
     let result = TaskResultRecord {
         status: p.status,

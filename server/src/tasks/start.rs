@@ -108,13 +108,18 @@ async fn blocking<T: Send + 'static>(
 pub fn start(
     store: &Arc<Mutex<Store>>,
     params: StartParams,
+    made_by: crate::trust::Provenance,
 ) -> impl std::future::Future<Output = Result<TaskRecord, CommandError>> + Send + 'static {
     let store = store.clone();
-    let work = tokio::spawn(run(store, params));
+    let work = tokio::spawn(run(store, params, made_by));
     async move { work.await.map_err(|e| CommandError::Internal(format!("the start failed: {e}")))? }
 }
 
-async fn run(store: Arc<Mutex<Store>>, p: StartParams) -> Result<TaskRecord, CommandError> {
+async fn run(
+    store: Arc<Mutex<Store>>,
+    p: StartParams,
+    made_by: crate::trust::Provenance,
+) -> Result<TaskRecord, CommandError> {
     if let Some(key) = &p.request_id {
         let found = lock(&store).task_by_request(key);
         if let Some(id) = found {
@@ -213,8 +218,11 @@ async fn run(store: Arc<Mutex<Store>>, p: StartParams) -> Result<TaskRecord, Com
         env: vec![("BERTH_TASK".into(), id.to_string())],
         title: None,
     };
-    let opened =
-        apply(&store, TaskOp::OpenTab { task: id.clone(), spawn, repo: prepared.repo.clone() });
+    // The worker's pane is made by whoever asked for the task (`trust`).
+    let open = TaskOp::OpenTab { task: id.clone(), spawn, repo: prepared.repo.clone() };
+    let opened = lock(&store)
+        .acting_as(made_by, |s| s.execute(crate::store::Internal::Task(open)))
+        .map(|_| ());
     if let Err(e) = opened {
         return fail(&store, &id, "spawn", e.to_string(), None, &prepared, &worktree).await;
     }
