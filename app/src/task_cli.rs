@@ -42,7 +42,8 @@ pub enum TaskVerb {
     /// workspace; prints the task once the agent has its prompt.
     #[command(after_help = START_HELP)]
     Start(Box<StartArgs>),
-    /// From inside a task's worker pane (reads BERTH_TASK): report the task's result, once.
+    /// From inside a task's worker pane (the server knows the task by the pane): report the
+    /// task's result, once.
     #[command(
         after_help = "Example:\n  berth task report --status completed --summary 'Added the parser test' --artifact test=tests/parse.rs"
     )]

@@ -1,0 +1,560 @@
+//! Trust boundaries (issue 27, item 1): processes in panes cannot answer a permission request,
+//! type into a pane that waits on one, or speak for another pane, whatever they do to their
+//! environment, through panes they split off, or as orphans. Real panes, the real socket, the
+//! real `berth` binary: the "agent" is a pane whose shell ran the real `berth hook claude`
+//! (so the server knows that shell as the agent's process), and every attack is a script run
+//! inside a pane. The test process itself is outside Berth: a person.
+//!
+//! Ends with a property test: random sequences of calls from processes inside panes (the
+//! agent's own pane, panes split off by it, panes it typed into, orphans, changed
+//! environments) never answer the pending decision and never type into its pane.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use support::*;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A claude permission request.
+fn request() -> Value {
+    json!({
+        "session_id": "s-1", "hook_event_name": "PermissionRequest", "tool_name": "Bash",
+        "tool_input": { "command": "rm -rf ~/precious" },
+        "permission_suggestions": [{ "type": "addRules", "rules": [{ "toolName": "Bash" }],
+            "behavior": "allow", "destination": "localSettings" }]
+    })
+}
+
+/// A server, the scripts' folder, and a step counter for file names.
+struct World {
+    server: TestServer,
+    dir: PathBuf,
+    steps: std::cell::Cell<usize>,
+}
+
+/// What a script run in a pane left: its exit code and output.
+#[derive(Debug)]
+struct Ran {
+    code: i32,
+    out: String,
+}
+
+impl World {
+    fn new() -> World {
+        World::with(TestServer::start())
+    }
+
+    fn with(server: TestServer) -> World {
+        let dir = server.root.path().join("scripts");
+        std::fs::create_dir_all(&dir).unwrap();
+        World { server, dir, steps: std::cell::Cell::new(0) }
+    }
+
+    fn berth(&self) -> String {
+        berth_bin().display().to_string()
+    }
+
+    /// A pane a person (this test) opened, running bash.
+    fn shell(&self) -> String {
+        let pane = self.server.berth_ok(&["new", "--", "bash", "--norc", "--noprofile"]);
+        self.settle(&pane);
+        pane
+    }
+
+    /// Waits until the pane's shell reads commands.
+    fn settle(&self, pane: &str) {
+        let n = self.next();
+        let mark = self.dir.join(format!("ready-{n}"));
+        self.server.berth_ok(&["send", pane, "--enter", &format!("touch {}", mark.display())]);
+        poll(WAIT, "the pane's shell", || mark.exists().then_some(()));
+    }
+
+    fn next(&self) -> usize {
+        let n = self.steps.get() + 1;
+        self.steps.set(n);
+        n
+    }
+
+    /// Runs `script` (bash) in `pane` as typed by this test (a person), and waits for it.
+    fn run_in(&self, pane: &str, script: &str) -> Ran {
+        let n = self.next();
+        let file = self.dir.join(format!("step-{n}.sh"));
+        let out = self.dir.join(format!("step-{n}.out"));
+        let rc = self.dir.join(format!("step-{n}.rc"));
+        std::fs::write(&file, format!("B={}\n{script}\n", self.berth())).unwrap();
+        let line = format!(
+            "bash {} > {} 2>&1; echo $? > {}.tmp; mv {}.tmp {}",
+            file.display(),
+            out.display(),
+            rc.display(),
+            rc.display(),
+            rc.display()
+        );
+        self.server.berth_ok(&["send", pane, "--enter", &line]);
+        let code = poll(WAIT, "a script in a pane", || {
+            std::fs::read_to_string(&rc).ok()?.trim().parse::<i32>().ok()
+        });
+        Ran { code, out: std::fs::read_to_string(&out).unwrap_or_default() }
+    }
+
+    /// A pane whose shell is an agent: it runs the real `berth hook claude`, which holds a
+    /// permission request open. Returns the pane and the file the hook's answer goes to.
+    fn agent(&self) -> (String, PathBuf) {
+        let pane = self.shell();
+        let n = self.next();
+        let payload = self.dir.join(format!("request-{n}.json"));
+        std::fs::write(&payload, request().to_string()).unwrap();
+        let answer = self.dir.join(format!("hook-{n}.out"));
+        let line = format!(
+            "{} hook claude < {} > {} 2>&1 &",
+            self.berth(),
+            payload.display(),
+            answer.display()
+        );
+        self.server.berth_ok(&["send", &pane, "--enter", &line]);
+        self.pending(&pane);
+        (pane, answer)
+    }
+
+    /// The pane's pending decision, once it is answerable.
+    fn pending(&self, pane: &str) -> Value {
+        poll(WAIT, "an answerable pending decision", || {
+            let d = self.server.pane(pane)?["pending_decision"].clone();
+            (d["answerable"] == true).then_some(d)
+        })
+    }
+
+    /// Whether the pane still waits on the same, answerable decision.
+    fn still_pending(&self, pane: &str, id: &Value) -> bool {
+        let d = self.server.pane(pane).map(|p| p["pending_decision"].clone());
+        d.is_some_and(|d| d["answerable"] == true && d["id"] == *id)
+    }
+
+    /// The person answers; the hook must then print exactly that answer.
+    fn person_answers(&self, pane: &str, answer: &Path, verdict: &str) {
+        self.server.berth_ok(&["decide", pane, verdict]);
+        let out = poll(WAIT, "the hook's answer", || {
+            std::fs::read_to_string(answer).ok().filter(|s| s.contains("behavior"))
+        });
+        assert!(out.contains(&format!("\"{verdict}\"")), "{out}");
+    }
+
+    /// Waits until text typed into `pane` after everything before it has been read by its
+    /// shell: input written earlier (say, by an attack) would have run by then.
+    fn flush(&self, pane: &str) {
+        let n = self.next();
+        let mark = self.dir.join(format!("flushed-{n}"));
+        self.server.berth_ok(&["send", pane, "--enter", &format!("touch {}", mark.display())]);
+        poll(WAIT, "the pane to read its input", || mark.exists().then_some(()));
+    }
+}
+
+fn refused(ran: &Ran) -> bool {
+    ran.code != 0 && ran.out.contains("not permitted")
+}
+
+/// Regression: `env -u BERTH_PANE berth decide V allow` run inside V was accepted (the check
+/// read the peer's environment).
+#[test]
+fn an_agent_without_berth_pane_cannot_answer_its_own_request() {
+    let w = World::new();
+    let (v, answer) = w.agent();
+    let id = w.pending(&v)["id"].clone();
+    let ran = w.run_in(&v, &format!("env -u BERTH_PANE \"$B\" decide {v} allow"));
+    assert!(refused(&ran), "{ran:?}");
+    assert!(ran.out.contains("berth decide"), "the error says where to answer: {ran:?}");
+    assert!(w.still_pending(&v, &id));
+    w.person_answers(&v, &answer, "deny");
+}
+
+/// Regression: `BERTH_PANE=<another pane> berth decide V always` inside V was accepted (and
+/// would have granted claude's suggested rules).
+#[test]
+fn an_agent_naming_another_pane_cannot_answer_its_own_request() {
+    let w = World::new();
+    let other = w.shell();
+    let (v, answer) = w.agent();
+    let id = w.pending(&v)["id"].clone();
+    let ran = w.run_in(&v, &format!("BERTH_PANE={other} \"$B\" decide {v} always"));
+    assert!(refused(&ran), "{ran:?}");
+    assert!(w.still_pending(&v, &id));
+    w.person_answers(&v, &answer, "deny");
+}
+
+/// Regression: `berth split $BERTH_PANE -- sh -c 'berth decide V allow'` from inside V was
+/// accepted: the new pane's process was another pane's. A pane an agent opens is an agent's.
+#[test]
+fn a_pane_an_agent_splits_off_cannot_answer_its_request() {
+    let w = World::new();
+    let (v, answer) = w.agent();
+    let id = w.pending(&v)["id"].clone();
+    let out = w.dir.join("split.out");
+    let ran = w.run_in(
+        &v,
+        &format!(
+            "\"$B\" split \"$BERTH_PANE\" --right -- sh -c '\"{b}\" decide {v} allow > {o} 2>&1; echo rc=$? >> {o}; sleep 60'",
+            b = w.berth(),
+            o = out.display()
+        ),
+    );
+    assert_eq!(ran.code, 0, "the split itself is allowed: {ran:?}");
+    let said = poll(WAIT, "the split pane's attempt", || {
+        std::fs::read_to_string(&out).ok().filter(|s| s.contains("rc="))
+    });
+    assert!(said.contains("not permitted") && !said.contains("rc=0"), "{said}");
+    assert!(w.still_pending(&v, &id));
+    w.person_answers(&v, &answer, "deny");
+}
+
+/// Regression: a process that connects, forks and lets the connecting parent exit before the
+/// child answers was accepted (the parent's environment could no longer be read). Neither the
+/// inherited connection nor a new one from the orphan (reparented to the server, its
+/// subreaper) answers.
+#[test]
+fn a_connection_handed_to_an_orphan_cannot_answer() {
+    let w = World::new();
+    let (v, answer) = w.agent();
+    let id = w.pending(&v)["id"].clone();
+    let py = w.dir.join("fork.py");
+    std::fs::write(
+        &py,
+        r#"import json, os, socket, sys, time
+pane, out = sys.argv[1], sys.argv[2]
+line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "pane.decide",
+                   "params": {"pane_id": pane, "answer": "allow"}}) + "\n"
+s = socket.socket(socket.AF_UNIX)
+s.connect(os.environ["BERTH_SOCKET"])
+if os.fork():
+    os._exit(0)
+time.sleep(0.5)
+answers = []
+s.sendall(line.encode())
+answers.append(s.makefile().readline().strip())
+fresh = socket.socket(socket.AF_UNIX)
+fresh.connect(os.environ["BERTH_SOCKET"])
+fresh.sendall(line.encode())
+answers.append(fresh.makefile().readline().strip())
+with open(out + ".tmp", "w") as f:
+    f.write("\n".join(answers) + "\n")
+os.rename(out + ".tmp", out)
+"#,
+    )
+    .unwrap();
+    let out = w.dir.join("fork.out");
+    let ran = w.run_in(
+        &v,
+        &format!("{} {} {v} {}", support::task::python(), py.display(), out.display()),
+    );
+    assert_eq!(ran.code, 0, "{ran:?}");
+    let said = poll(WAIT, "the orphan's answers", || std::fs::read_to_string(&out).ok());
+    let answers: Vec<Value> = said.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(answers.len(), 2, "{said}");
+    for a in &answers {
+        assert_eq!(a["error"]["data"]["code"], "NOT_PERMITTED", "{said}");
+    }
+    assert!(w.still_pending(&v, &id));
+    w.person_answers(&v, &answer, "deny");
+}
+
+/// Regression: `berth send $BERTH_PANE` typed into the program's own pane (answering its own
+/// agent's dialog), a power TIOCSTI no longer gives any program. Refused, and nothing typed.
+#[test]
+fn a_program_cannot_type_into_its_own_pane() {
+    let w = World::new();
+    let pane = w.shell();
+    let ran = w.run_in(&pane, "\"$B\" send \"$BERTH_PANE\" --enter 'echo own-$((6*7))'");
+    assert!(refused(&ran), "{ran:?}");
+    w.flush(&pane);
+    assert!(!w.server.screen(&pane).contains("own-42"), "{}", w.server.screen(&pane));
+}
+
+/// Input into a pane that waits on a decision: refused for an agent's pane even where a
+/// person let agents drive the workspace; into another pane only with that opt-in, which
+/// makes the pane the agent's: its shell can no longer answer (the writer's act). A person's
+/// shell in a pane a person opened still answers.
+#[test]
+fn agents_type_only_where_allowed_and_what_they_type_is_theirs() {
+    let w = World::new();
+    let person = w.shell();
+    let target = w.shell();
+    let (v, answer) = w.agent();
+    let id = w.pending(&v)["id"].clone();
+    // A pane the agent split off (an agent's pane) tries to type into the waiting pane.
+    let split = w.run_in(&v, "\"$B\" split \"$BERTH_PANE\" --right -- bash --norc --noprofile");
+    assert_eq!(split.code, 0, "{split:?}");
+    let s = split.out.trim().to_owned();
+    w.settle(&s);
+    let typed = w.run_in(&s, &format!("\"$B\" send {v} --enter 'echo injected-$((6*7))'"));
+    assert!(refused(&typed), "{typed:?}");
+    let submitted = w.run_in(&s, &format!("\"$B\" submit {v} 'echo injected-$((6*7))'"));
+    assert!(refused(&submitted), "{submitted:?}");
+    // Into a pane without a decision: not without the workspace's opt-in.
+    let ran = w.run_in(&s, &format!("\"$B\" send {target} --enter 'echo driven-$((6*7))'"));
+    assert!(refused(&ran), "{ran:?}");
+    // The opt-in is a person's to give: refused from the agent's pane.
+    let ws = w.server.list()["workspaces"][0]["name"].as_str().unwrap().to_owned();
+    let ran = w.run_in(&s, &format!("\"$B\" workspace agent-drive '{ws}' on"));
+    assert!(refused(&ran), "{ran:?}");
+    w.server.berth_ok(&["workspace", "agent-drive", &ws, "on"]);
+    assert_eq!(w.server.list()["workspaces"][0]["agent_drive"], true);
+    let ran = w.run_in(&s, &format!("\"$B\" send {target} --enter 'echo driven-$((6*7))'"));
+    assert_eq!(ran.code, 0, "driving is on: {ran:?}");
+    w.server.wait_text(&target, "driven-42", WAIT);
+    // Still never into the waiting pane.
+    let typed = w.run_in(&s, &format!("\"$B\" send {v} --enter 'echo injected-$((6*7))'"));
+    assert!(refused(&typed), "{typed:?}");
+    // What the agent typed into `target` is the agent's act: that shell cannot answer.
+    let ran = w.run_in(&target, &format!("\"$B\" decide {v} allow"));
+    assert!(refused(&ran), "{ran:?}");
+    w.flush(&v);
+    assert!(!w.server.screen(&v).contains("injected-42"), "{}", w.server.screen(&v));
+    assert!(w.still_pending(&v, &id));
+    // A person's shell in a pane a person opened answers.
+    let ran = w.run_in(&person, &format!("\"$B\" decide {v} deny"));
+    assert_eq!(ran.code, 0, "{ran:?}");
+    let out = poll(WAIT, "the hook's answer", || {
+        std::fs::read_to_string(&answer).ok().filter(|s| s.contains("behavior"))
+    });
+    assert!(out.contains("\"deny\""), "{out}");
+}
+
+/// Regression: a process in one pane set another pane's agent and session through
+/// `hook.event`, opened a decision card there, and planted a session with
+/// `report-session --pane`. A pane speaks only for itself.
+#[test]
+fn a_pane_speaks_only_for_itself() {
+    let w = World::new();
+    let target = w.shell();
+    let (v, answer) = w.agent();
+    let payload = w.dir.join("session.json");
+    std::fs::write(&payload, r#"{"hook_event_name":"SessionStart","session_id":"planted-1"}"#)
+        .unwrap();
+    let cross = w.dir.join("cross-request.json");
+    std::fs::write(&cross, request().to_string()).unwrap();
+    let ran = w.run_in(
+        &v,
+        &format!(
+            "BERTH_PANE={target} \"$B\" hook claude < {p}\n\
+             BERTH_PANE={target} \"$B\" hook claude < {r}\n\
+             \"$B\" report-session --pane {target} --agent claude --session planted-2",
+            p = payload.display(),
+            r = cross.display()
+        ),
+    );
+    assert!(ran.out.matches("not permitted").count() >= 3, "{ran:?}");
+    let t = w.server.pane(&target).unwrap();
+    assert_eq!(t["agent"]["session_id"], Value::Null, "{t}");
+    assert_eq!(t["agent"]["kind"], "none", "{t}");
+    assert_eq!(t["pending_decision"], Value::Null, "{t}");
+    // Its own pane it may speak for.
+    let own = w.run_in(&v, "\"$B\" report-session --agent claude --session own-1");
+    assert_eq!(own.code, 0, "{own:?}");
+    assert_eq!(w.server.pane(&v).unwrap()["agent"]["session_id"], "own-1");
+    w.person_answers(&v, &answer, "deny");
+}
+
+/// Regression: any pane reported another pane's task (`task report --task`, or `BERTH_TASK`
+/// with `BERTH_PANE` stripped). A task is reported from its own worker pane only.
+#[test]
+fn a_task_is_reported_only_from_its_worker() {
+    let w = World::with(support::git::server_with_data_home());
+    let repo = support::git::repo(&w.server, "app", &[("README.md", b"hello\n")]);
+    let task = support::task::StubTask::labelled(&w.server, &repo, "trusted").start(&w.server);
+    let id = task["id"].as_str().unwrap().to_owned();
+    let (v, answer) = w.agent();
+    let ran = w.run_in(
+        &v,
+        &format!(
+            "\"$B\" task report --task {id} --status completed --summary forged-1\n\
+             env -u BERTH_PANE BERTH_TASK={id} \"$B\" task report --status completed --summary forged-2"
+        ),
+    );
+    // `--task` from another pane is not permitted; `BERTH_TASK` names nothing (the server
+    // knows a worker by the pane it runs in, never by its environment).
+    assert_eq!(ran.out.matches("not permitted").count(), 1, "{ran:?}");
+    assert!(ran.out.contains("not in a task's worker pane"), "{ran:?}");
+    let shown: Value = serde_json::from_str(&w.server.berth_ok(&["task", "show", "--json", &id])).unwrap();
+    assert_eq!(shown["result"], Value::Null, "{shown}");
+    assert_ne!(shown["state"], "completed", "{shown}");
+    w.person_answers(&v, &answer, "deny");
+}
+
+/// The server is a child subreaper: what a pane's program leaves behind is reparented to the
+/// server (so it stays attributable) and reaped when it exits (no zombies pile up), while the
+/// exit status of a pane's own child still reaches its pane.
+#[test]
+fn orphans_come_to_the_server_and_are_reaped() {
+    let w = World::new();
+    let pane = w.shell();
+    let server = w.server.pid();
+    let children = || -> Vec<(i32, char, String)> {
+        let mut found = Vec::new();
+        for task in std::fs::read_dir(format!("/proc/{server}/task")).unwrap().flatten() {
+            let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            for pid in text.split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
+                let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                    continue;
+                };
+                let comm = stat[stat.find('(').unwrap() + 1..stat.rfind(')').unwrap()].to_owned();
+                let state = stat[stat.rfind(')').unwrap() + 2..].chars().next().unwrap();
+                found.push((pid, state, comm));
+            }
+        }
+        found
+    };
+    // Twenty orphans: each subshell exits at once, leaving its `sleep` without a parent.
+    let ran = w.run_in(&pane, "for i in $(seq 20); do ( sleep 1.5 & ); done");
+    assert_eq!(ran.code, 0, "{ran:?}");
+    let adopted = children().iter().filter(|(_, _, c)| c == "sleep").count();
+    assert!(adopted >= 10, "the orphans were not reparented to the server: {:?}", children());
+    poll(WAIT, "the orphans to exit and be reaped", || {
+        let left: Vec<_> =
+            children().into_iter().filter(|(_, s, c)| c == "sleep" || *s == 'Z').collect();
+        left.is_empty().then_some(())
+    });
+    // A pane's own child is its waiter's: its exit code is not taken by the reaper.
+    let exited = w.server.berth_ok(&["new", "--", "sh", "-c", "exit 7"]);
+    poll(WAIT, "the pane's exit code", || {
+        (w.server.pane(&exited)?["exit_code"] == 7).then_some(())
+    });
+}
+
+// ---- the property ----
+
+/// Who runs a step: a process in one of the panes, in some disguise.
+#[derive(Debug, Clone, Copy)]
+enum Disguise {
+    /// As it is.
+    Plain,
+    /// `BERTH_PANE` removed.
+    NoPane,
+    /// `BERTH_PANE` naming another pane.
+    OtherPane,
+    /// Left behind by a subshell that exited (an orphan of the server).
+    Orphan,
+    /// In a session of its own, orphaned (`setsid -f`).
+    Setsid,
+}
+
+/// What a step asks.
+#[derive(Debug, Clone, Copy)]
+enum Act {
+    Decide(&'static str),
+    Send,
+    Submit,
+    SplitOff,
+    DriveAnother,
+    ReportForIt,
+}
+
+/// One step: which actor (an index into the actors so far), what, in which disguise.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    actor: usize,
+    act: Act,
+    disguise: Disguise,
+}
+
+fn step_strategy() -> impl proptest::strategy::Strategy<Value = Step> {
+    use proptest::prelude::*;
+    let act = prop_oneof![
+        Just(Act::Decide("allow")),
+        Just(Act::Decide("always")),
+        Just(Act::Decide("deny")),
+        Just(Act::Send),
+        Just(Act::Submit),
+        Just(Act::SplitOff),
+        Just(Act::DriveAnother),
+        Just(Act::ReportForIt),
+    ];
+    let disguise = prop_oneof![
+        Just(Disguise::Plain),
+        Just(Disguise::NoPane),
+        Just(Disguise::OtherPane),
+        Just(Disguise::Orphan),
+        Just(Disguise::Setsid),
+    ];
+    (0usize..8, act, disguise).prop_map(|(actor, act, disguise)| Step { actor, act, disguise })
+}
+
+/// Random sequences of calls from processes inside panes never answer the agent's pending
+/// decision nor type into its pane. The actors: the agent's own pane, panes split off by an
+/// agent, a person's pane once an agent typed into it (the workspace lets agents drive, so it
+/// can); each step in a disguise (environment changed, orphaned, in its own session).
+#[test]
+fn no_process_in_a_pane_answers_or_types_into_a_waiting_pane() {
+    use proptest::test_runner::{Config, TestCaseError, TestRunner};
+    let config = Config { cases: 4, max_shrink_iters: 2, failure_persistence: None, ..Config::default() };
+    let mut runner = TestRunner::new(config);
+    let steps = proptest::collection::vec(step_strategy(), 3..6);
+    runner
+        .run(&steps, |steps| {
+            let w = World::new();
+            let person = w.shell();
+            let (v, answer) = w.agent();
+            let id = w.pending(&v)["id"].clone();
+            let ws = w.server.list()["workspaces"][0]["name"].as_str().unwrap().to_owned();
+            w.server.berth_ok(&["workspace", "agent-drive", &ws, "on"]);
+            let mut actors = vec![v.clone()];
+            for step in &steps {
+                let actor = actors[step.actor % actors.len()].clone();
+                let call = match step.act {
+                    Act::Decide(a) => format!("decide {v} {a}"),
+                    Act::Send => format!("send {v} --enter 'echo injected-$((6*7))'"),
+                    Act::Submit => format!("submit {v} 'echo injected-$((6*7))'"),
+                    Act::SplitOff => format!("split {v} --down -- bash --norc --noprofile"),
+                    Act::DriveAnother => format!("send {person} --enter 'echo driven'"),
+                    Act::ReportForIt => format!("report-session --pane {v} --agent claude --session x-1"),
+                };
+                let other = if actor == person { v.clone() } else { person.clone() };
+                let inner = match step.disguise {
+                    Disguise::Plain | Disguise::Orphan | Disguise::Setsid => format!("\"$B\" {call}"),
+                    Disguise::NoPane => format!("env -u BERTH_PANE \"$B\" {call}"),
+                    Disguise::OtherPane => format!("BERTH_PANE={other} \"$B\" {call}"),
+                };
+                let n = w.next();
+                let done = w.dir.join(format!("orphan-{n}"));
+                let body = format!("{inner} > {d}.out 2>&1; echo rc=$? >> {d}.out; touch {d}", d = done.display());
+                let script = match step.disguise {
+                    Disguise::Orphan => format!("( ( {body} ) & )"),
+                    Disguise::Setsid => {
+                        format!("export B; setsid -f bash -c '{}'", body.replace('\'', "'\\''"))
+                    }
+                    _ => body,
+                };
+                w.run_in(&actor, &script);
+                poll(WAIT, "the step to finish", || done.exists().then_some(()));
+                let out = std::fs::read_to_string(format!("{}.out", done.display())).unwrap_or_default();
+                if let Act::SplitOff = step.act {
+                    if let Some(pane) = out.lines().map(str::trim).find(|l| l.starts_with("pane_")) {
+                        w.settle(pane);
+                        actors.push(pane.to_owned());
+                    }
+                }
+                if let Act::DriveAnother = step.act {
+                    if out.contains("rc=0") && !actors.contains(&person) {
+                        // The agent typed into the person's pane: it is the agent's now.
+                        actors.push(person.clone());
+                    }
+                }
+                let still = w.still_pending(&v, &id);
+                let hook = std::fs::read_to_string(&answer).unwrap_or_default();
+                if !still || hook.contains("behavior") {
+                    return Err(TestCaseError::fail(format!(
+                        "after {step:?} by {actor}: pending {still}, hook said {hook:?}, step said {out:?}"
+                    )));
+                }
+            }
+            w.flush(&v);
+            let screen = w.server.screen(&v);
+            if screen.contains("injected-42") {
+                return Err(TestCaseError::fail(format!("input reached the waiting pane:\n{screen}")));
+            }
+            w.person_answers(&v, &answer, "deny");
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+}
