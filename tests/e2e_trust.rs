@@ -487,9 +487,10 @@ fn step_strategy() -> impl proptest::strategy::Strategy<Value = Step> {
 #[test]
 fn no_process_in_a_pane_answers_or_types_into_a_waiting_pane() {
     use proptest::test_runner::{Config, TestCaseError, TestRunner};
-    let config = Config { cases: 4, max_shrink_iters: 2, failure_persistence: None, ..Config::default() };
+    let config =
+        Config { cases: 6, max_shrink_iters: 2, failure_persistence: None, ..Config::default() };
     let mut runner = TestRunner::new(config);
-    let steps = proptest::collection::vec(step_strategy(), 3..6);
+    let steps = proptest::collection::vec(step_strategy(), 3..8);
     runner
         .run(&steps, |steps| {
             let w = World::new();
@@ -497,9 +498,19 @@ fn no_process_in_a_pane_answers_or_types_into_a_waiting_pane() {
             let (v, answer) = w.agent();
             let id = w.pending(&v)["id"].clone();
             let ws = w.server.list()["workspaces"][0]["name"].as_str().unwrap().to_owned();
-            w.server.berth_ok(&["workspace", "agent-drive", &ws, "on"]);
+            // (Checked by the prelude below: the drive must succeed.)
+            let _ = w.server.berth(&["workspace", "agent-drive", &ws, "on"]);
             let mut actors = vec![v.clone()];
-            for step in &steps {
+            // Every case starts with the agent splitting a pane off and that pane typing into
+            // the person's pane (allowed here), so all three kinds of actor take part.
+            let prelude = [
+                Step { actor: 0, act: Act::SplitOff, disguise: Disguise::Plain },
+                Step { actor: 1, act: Act::DriveAnother, disguise: Disguise::Plain },
+            ];
+            for (i, step) in prelude.iter().chain(&steps).enumerate() {
+                if i == prelude.len() && actors.len() != 3 {
+                    return Err(TestCaseError::fail(format!("the prelude made {actors:?}")));
+                }
                 let actor = actors[step.actor % actors.len()].clone();
                 let call = match step.act {
                     Act::Decide(a) => format!("decide {v} {a}"),
