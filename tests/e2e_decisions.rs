@@ -588,18 +588,27 @@ setTimeout(() => { console.error("no reply"); process.exit(3); }, 20000);
 #[test]
 fn an_agent_cannot_answer_its_own_request_and_claudes_reminder_adds_no_second_note() {
     let server = TestServer::start();
-    let pane = pane(&server);
+    // A shell pane, so that `berth decide` can run inside it (issue 27: the server knows a
+    // process's pane by its ancestry, so the attempt must really come from inside; a
+    // `BERTH_PANE` in this test process's environment would make no difference).
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc", "--noprofile"]);
     let hook = Hook::start(&server, "claude", &pane, &claude_request(), &[]);
     pending(&server, &pane);
-    // From inside the pane (its BERTH_PANE): refused, nothing granted.
-    let out = server
-        .command()
-        .args(["decide", &pane, "allow"])
-        .env("BERTH_PANE", &pane)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot answer"), "{out:?}");
+    // From inside the pane: refused, nothing granted.
+    let (out, rc) = (server.root.path().join("own.out"), server.root.path().join("own.rc"));
+    let line = format!(
+        "{} decide {pane} allow > {} 2>&1; echo $? > {}",
+        support::berth_bin().display(),
+        out.display(),
+        rc.display()
+    );
+    server.berth_ok(&["send", &pane, "--enter", &line]);
+    let code = poll(WAIT, "the decide inside the pane", || {
+        std::fs::read_to_string(&rc).ok()?.trim().parse::<i32>().ok()
+    });
+    let said = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(code, 1, "{said}");
+    assert!(said.contains("cannot answer"), "{said}");
     assert_eq!(pending(&server, &pane)["answerable"], true);
     // Claude's own reminder of its dialog, ~6 s later: the decision's note is the only one.
     let reminder = json!({"session_id":"s-1","hook_event_name":"Notification",
