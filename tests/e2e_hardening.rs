@@ -68,7 +68,8 @@ fn a_planted_resume_command_is_refused_by_default_and_shown_everywhere_when_expl
     assert!(message.contains("does not run in a Berth pane") || message.contains("runs in pane"));
     assert!(message.contains("--pane"), "{message}");
 
-    // A process reporting about its own pane needs no flag (its BERTH_PANE says which).
+    // A process reporting about its own pane needs no flag (the server knows its pane by its
+    // ancestry).
     let bin = berth_bin();
     server.berth_ok(&[
         "send",

@@ -198,9 +198,9 @@ impl Store {
             Command::PaneSend { pane, .. } | Command::PaneInput { pane, .. } => {
                 self.authorize_input(caller, pane)
             }
-            Command::HookEvent { pane, .. } => self.authorize_speak(caller, pane, false),
+            Command::HookEvent { pane, .. } => self.authorize_speak(caller, pane, None),
             Command::SessionReport { pane, explicit_pane, .. } => {
-                self.authorize_speak(caller, pane, *explicit_pane)
+                self.authorize_speak(caller, pane, Some(*explicit_pane))
             }
             Command::WorkspaceSetAgentDrive { .. } | Command::WorkspaceSetAutoResume { .. } => {
                 if caller.acts_for_person() {
@@ -293,28 +293,40 @@ impl Store {
         Ok(())
     }
 
-    /// Speaking for `pane` as its agent (`hook.event`, `session.report`).
+    /// Speaking for `pane` as its agent (`hook.event`; `session.report` with `explicit`: named
+    /// on purpose, `Some(false)`: by default).
     fn authorize_speak(
         &self,
         caller: &Caller,
         pane: &PaneId,
-        explicit: bool,
+        explicit: Option<bool>,
     ) -> Result<Effect, CommandError> {
-        match caller {
-            Caller::Window | Caller::Person => Ok(Effect::None),
-            Caller::Pane { pane: own, chain, .. } if own == pane => {
-                Ok(Effect::MarkAgents(pane.clone(), chain.clone()))
+        if let Caller::Pane { pane: own, chain, .. } = caller {
+            if own == pane {
+                return Ok(Effect::MarkAgents(pane.clone(), chain.clone()));
             }
-            Caller::Pane { pane: own, not_for_person: None, .. } if explicit => {
-                let _ = own;
-                Ok(Effect::None)
-            }
-            _ => Err(refuse(format!(
+        }
+        if !caller.acts_for_person() {
+            return Err(refuse(format!(
                 "{} may speak only for its own pane, not for pane {pane} (a person may name \
                  another pane: `--pane`, from a terminal outside Berth)",
                 caller.describe()
-            ))),
+            )));
         }
+        if explicit == Some(false) {
+            // A person's report for a pane it does not run in must say so: no resume command
+            // is planted in a pane by accident or by default.
+            let own = match caller.pane() {
+                Some(own) => format!("runs in pane {own}"),
+                None => "does not run in a Berth pane".to_owned(),
+            };
+            return Err(CommandError::BadParams(format!(
+                "session.report names pane {pane} but the reporting process {own}; to report \
+                 for another pane, name it on purpose (berth report-session --pane {pane}, or \
+                 \"explicit_pane\": true)"
+            )));
+        }
+        Ok(Effect::None)
     }
 
     /// `decision.request`: only a hook running in the pane (by its ancestry), or a person,
