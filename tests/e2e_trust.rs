@@ -244,10 +244,8 @@ os.rename(out + ".tmp", out)
     )
     .unwrap();
     let out = w.dir.join("fork.out");
-    let ran = w.run_in(
-        &v,
-        &format!("{} {} {v} {}", support::task::python(), py.display(), out.display()),
-    );
+    let ran = w
+        .run_in(&v, &format!("{} {} {v} {}", support::task::python(), py.display(), out.display()));
     assert_eq!(ran.code, 0, "{ran:?}");
     let said = poll(WAIT, "the orphan's answers", || std::fs::read_to_string(&out).ok());
     let answers: Vec<Value> = said.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -376,7 +374,8 @@ fn a_task_is_reported_only_from_its_worker() {
     // knows a worker by the pane it runs in, never by its environment).
     assert_eq!(ran.out.matches("not permitted").count(), 1, "{ran:?}");
     assert!(ran.out.contains("not in a task's worker pane"), "{ran:?}");
-    let shown: Value = serde_json::from_str(&w.server.berth_ok(&["task", "show", "--json", &id])).unwrap();
+    let shown: Value =
+        serde_json::from_str(&w.server.berth_ok(&["task", "show", "--json", &id])).unwrap();
     assert_eq!(shown["result"], Value::Null, "{shown}");
     assert_ne!(shown["state"], "completed", "{shown}");
     w.person_answers(&v, &answer, "deny");

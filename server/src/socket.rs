@@ -690,7 +690,8 @@ fn answer(
         }
         Decoded::Connection(ConnectionMethod::Task(request)) => {
             // Who asks: a worker reports for its own task, known by the pane it runs in.
-            let caller = services.store.lock().unwrap_or_else(|p| p.into_inner()).caller_of(conn.peer);
+            let caller =
+                services.store.lock().unwrap_or_else(|p| p.into_inner()).caller_of(conn.peer);
             let reporter = crate::tasks::serve::Reporter::of(&caller);
             match crate::tasks::serve::serve(&services.store, *request, reporter) {
                 Ok(answer) => Some(Answer::Later(id, answer)),

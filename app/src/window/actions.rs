@@ -128,6 +128,7 @@ mod tests {
                 cwd: "/".into(),
                 git: None,
                 auto_resume: false,
+                agent_drive: false,
                 active_tab: Some(TabId::parse("tab_1").expect("a tab id")),
                 tabs: vec![
                     tab(

@@ -283,6 +283,7 @@ mod tests {
             cwd: "/".into(),
             git: None,
             auto_resume: false,
+            agent_drive: false,
             active_tab: Some(tabs[0].id.clone()),
             tabs,
         };

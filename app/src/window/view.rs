@@ -295,7 +295,7 @@ mod tests {
                 cwd: "/".into(),
                 git: None,
                 auto_resume: false,
-            agent_drive: false,
+                agent_drive: false,
                 active_tab: Some(id("tab_1")),
                 tabs: vec![
                     TabInfo {

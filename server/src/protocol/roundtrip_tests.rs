@@ -171,14 +171,7 @@ fn command() -> impl Strategy<Value = Command> {
             any::<bool>(),
         )
             .prop_map(|(pane, kind, session_id, resume_argv, model, explicit_pane)| {
-                Command::SessionReport {
-                    pane,
-                    kind,
-                    session_id,
-                    resume_argv,
-                    model,
-                    explicit_pane,
-                }
+                Command::SessionReport { pane, kind, session_id, resume_argv, model, explicit_pane }
             }),
         (workspace(), any::<bool>()).prop_map(|(workspace, enabled)| {
             Command::WorkspaceSetAutoResume { workspace, enabled }

@@ -99,7 +99,8 @@ fn report(
     reporter: &Reporter,
 ) -> Result<Value, CommandError> {
     // The task the caller's pane works on (by its ancestry), if it is a worker.
-    let own = reporter.pane.as_ref().and_then(|pane| lock(store).task_of_pane(pane)).map(|(id, _)| id);
+    let own =
+        reporter.pane.as_ref().and_then(|pane| lock(store).task_of_pane(pane)).map(|(id, _)| id);
     let id = match (p.task_id.as_deref(), &own) {
         (Some(id), _) => TaskId::parse(id)?,
         (None, Some(own)) => own.clone(),

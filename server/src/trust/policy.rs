@@ -122,11 +122,7 @@ impl Store {
             }
             let kind = detect_kind(&a.argv);
             if kind != AgentKind::None {
-                return Some(format!(
-                    "it runs under {} (pid {})",
-                    kind.as_str(),
-                    a.key.pid
-                ));
+                return Some(format!("it runs under {} (pid {})", kind.as_str(), a.key.pid));
             }
         }
         if pane.agent.kind != AgentKind::None && pane.trust.agents.is_empty() {
@@ -283,11 +279,7 @@ impl Store {
     }
 
     /// `pane.submit`: the same rules as `pane.send`, applied now.
-    pub fn authorize_submit(
-        &mut self,
-        caller: &Caller,
-        pane: &PaneId,
-    ) -> Result<(), CommandError> {
+    pub fn authorize_submit(&mut self, caller: &Caller, pane: &PaneId) -> Result<(), CommandError> {
         let effect = self.authorize_input(caller, pane)?;
         self.apply_effect(effect);
         Ok(())

@@ -33,8 +33,10 @@ fn store() -> (Store, tempfile::TempDir) {
 }
 
 fn spawn_as(store: &mut Store, caller: &Caller, argv: &[&str]) -> PaneId {
-    let spawn = SpawnRequest { argv: argv.iter().map(|a| (*a).to_owned()).collect(), ..Default::default() };
-    match store.execute_as(caller, Command::PaneSpawn { workspace: WorkspaceSelector::Active, spawn })
+    let spawn =
+        SpawnRequest { argv: argv.iter().map(|a| (*a).to_owned()).collect(), ..Default::default() };
+    match store
+        .execute_as(caller, Command::PaneSpawn { workspace: WorkspaceSelector::Active, spawn })
     {
         Ok(Reply::Spawned { pane, .. }) => pane,
         other => panic!("no pane: {other:?}"),
@@ -70,7 +72,10 @@ fn decide(store: &mut Store, caller: &Caller, pane: &PaneId) -> Result<Reply, Co
 }
 
 fn send(store: &mut Store, caller: &Caller, pane: &PaneId) -> Result<Reply, CommandError> {
-    store.execute_as(caller, Command::PaneSend { pane: pane.clone(), text: Some("x".into()), keys: vec![] })
+    store.execute_as(
+        caller,
+        Command::PaneSend { pane: pane.clone(), text: Some("x".into()), keys: vec![] },
+    )
 }
 
 fn not_permitted<T: std::fmt::Debug>(result: Result<T, CommandError>) -> String {
@@ -169,7 +174,11 @@ fn a_hooks_ancestry_marks_the_agent_and_what_runs_under_it() {
     // A person's shell runs claude, whose hook runs through `sh -c`.
     let pane = spawn_as(&mut store, &Caller::Person, &["bash"]);
     let claude = ancestor(100, "claude", &["node", "/opt/claude/cli.js"]);
-    let hook = [ancestor(102, "berth", &["berth", "hook", "claude"]), ancestor(101, "sh", &["sh"]), claude.clone()];
+    let hook = [
+        ancestor(102, "berth", &["berth", "hook", "claude"]),
+        ancestor(101, "sh", &["sh"]),
+        claude.clone(),
+    ];
     let caller = store.caller_of(&inside(&store, &pane, &hook));
     let event = Command::HookEvent {
         pane: pane.clone(),
@@ -181,9 +190,13 @@ fn a_hooks_ancestry_marks_the_agent_and_what_runs_under_it() {
     assert!(!trust.child_is_agent, "the person's shell is not the agent");
     assert!(trust.agents.contains(&claude.key));
     // claude's Bash tool is under claude: not a person.
-    let tool = [ancestor(104, "berth", &["berth", "decide"]), ancestor(103, "bash", &["bash", "-c", "x"]), claude];
+    let tool = [
+        ancestor(104, "berth", &["berth", "decide"]),
+        ancestor(103, "bash", &["bash", "-c", "x"]),
+        claude,
+    ];
     let caller = store.caller_of(&inside(&store, &pane, &tool));
-    assert!(caller.acts_for_person() == false, "{caller:?}");
+    assert!(!caller.acts_for_person(), "{caller:?}");
     // The person's own shell beside it (claude not above) is the person's.
     let beside = store.caller_of(&inside(&store, &pane, &[ancestor(105, "berth", &["berth"])]));
     assert!(beside.acts_for_person(), "{beside:?}");
