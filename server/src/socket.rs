@@ -344,12 +344,11 @@ async fn serve_client(
 ) -> io::Result<()> {
     let cred = stream.peer_cred()?;
     let (peer, peer_pid) = (cred.uid(), cred.pid());
-    // Who connected, by its place in the process tree (never its environment), read now: a
-    // peer that exits later keeps the place it had (`trust`).
+    // Who connected, by its place in the process tree (never its environment), examined when
+    // a request first needs it; a peer that has exited by then is trusted with nothing.
     let place = {
         use std::os::fd::AsRawFd as _;
-        let pidfd = crate::trust::peer::peer_pidfd(stream.as_raw_fd());
-        crate::trust::peer::examine(peer_pid, pidfd.as_ref())
+        crate::trust::peer::LazyPeer::new(stream.as_raw_fd(), peer_pid)
     };
     let me = nix::unistd::geteuid().as_raw();
     // Registered for reading only (see `client_io`): a client reading its lines wakes no one.
@@ -488,8 +487,8 @@ async fn serve_client(
 /// What a request's answer may need to know about its connection.
 #[derive(Clone, Copy)]
 struct Conn<'a> {
-    /// Where the peer sits in the process tree, read when it connected.
-    peer: &'a crate::trust::Peer,
+    /// Where the peer sits in the process tree, examined when first needed.
+    peer: &'a crate::trust::peer::LazyPeer,
     /// The connection's writing half (a subscription duplicates its descriptor).
     write: &'a ClientWriter,
     /// What an attached window on this connection last said it shows.
@@ -633,7 +632,7 @@ fn answer(
             // Only a hook in the pane (or a person) opens a decision there.
             let allowed = {
                 let mut store = services.store.lock().unwrap_or_else(|p| p.into_inner());
-                let caller = store.caller_of(conn.peer);
+                let caller = store.caller_of(conn.peer.get());
                 store.authorize_decision_request(&caller, &pane)
             };
             if let Err(err) = allowed {
@@ -660,7 +659,7 @@ fn answer(
         Decoded::Connection(ConnectionMethod::Submit { pane, text, force }) => {
             let allowed = {
                 let mut store = services.store.lock().unwrap_or_else(|p| p.into_inner());
-                let caller = store.caller_of(conn.peer);
+                let caller = store.caller_of(conn.peer.get());
                 store.authorize_submit(&caller, &pane)
             };
             if let Err(err) = allowed {
@@ -691,7 +690,7 @@ fn answer(
         Decoded::Connection(ConnectionMethod::Task(request)) => {
             // Who asks: a worker reports for its own task, known by the pane it runs in.
             let caller =
-                services.store.lock().unwrap_or_else(|p| p.into_inner()).caller_of(conn.peer);
+                services.store.lock().unwrap_or_else(|p| p.into_inner()).caller_of(conn.peer.get());
             let reporter = crate::tasks::serve::Reporter::of(&caller);
             match crate::tasks::serve::serve(&services.store, *request, reporter) {
                 Ok(answer) => Some(Answer::Later(id, answer)),
@@ -757,11 +756,14 @@ fn command(services: &Services, cmd: Command, conn: Conn<'_>) -> Result<Value, C
     // A panic inside a command must not take the server down; the Store's maps stay usable
     // (each command checks before it changes anything).
     let mut store = services.store.lock().unwrap_or_else(|p| p.into_inner());
-    // Who asks, judged against the panes now; the trust rules refuse what it may not do.
-    let caller = store.caller_of(conn.peer);
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.execute_as(&caller, cmd)))
-        .unwrap_or_else(|_| Err(CommandError::Internal("the command panicked".into())))
-        .map(|reply| protocol::encode_reply(&reply))
+    // Who asks, judged against the panes now, where a trust rule looks at it (`trust`).
+    let caller = crate::trust::needs_caller(&cmd).then(|| store.caller_of(conn.peer.get()));
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &caller {
+        Some(caller) => store.execute_as(caller, cmd),
+        None => store.execute(cmd),
+    }))
+    .unwrap_or_else(|_| Err(CommandError::Internal("the command panicked".into())))
+    .map(|reply| protocol::encode_reply(&reply))
 }
 
 /// `ui.screenshot`: the window renders the tab; the answer waits for it (at most 20 s) without

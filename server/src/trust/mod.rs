@@ -5,7 +5,7 @@
 //! "Threat model" says it in full, with what stays out of reach.
 //!
 //! - `peer.rs`: a socket peer's ancestry from `/proc` (pid and start time per process, the
-//!   peer's pidfd), read when it connects: [`peer::Peer`].
+//!   peer's pidfd), examined when a request first needs it: [`peer::Peer`], [`peer::LazyPeer`].
 //! - `reaper.rs`: the server as a child subreaper, and the reaping of the orphans it adopts.
 //! - `policy.rs`: the `impl Store` that turns a peer into a [`Caller`] against the panes, and
 //!   the rules ([`crate::store::Store::authorize`], [`crate::store::Store::execute_as`]).
@@ -161,6 +161,25 @@ impl Caller {
             Caller::Unknown(why) => format!("a process that could not be examined ({why})"),
         }
     }
+}
+
+/// Whether a command's outcome depends on who asks: a trust rule checks it, or a pane it
+/// makes records its caller. The others (reads, layout, focus …) need no examination.
+pub fn needs_caller(cmd: &crate::commands::Command) -> bool {
+    use crate::commands::Command as C;
+    matches!(
+        cmd,
+        C::Decide { .. }
+            | C::PaneSend { .. }
+            | C::PaneInput { .. }
+            | C::HookEvent { .. }
+            | C::SessionReport { .. }
+            | C::WorkspaceSetAgentDrive { .. }
+            | C::WorkspaceSetAutoResume { .. }
+            | C::TabCreate { .. }
+            | C::PaneSpawn { .. }
+            | C::PaneSplit { .. }
+    )
 }
 
 /// Where a permission request may be answered from, for errors.

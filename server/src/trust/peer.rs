@@ -1,4 +1,5 @@
-//! A socket peer's place in the process tree, read from `/proc` when it connects: outside
+//! A socket peer's place in the process tree, read from `/proc` (once, when a request first
+//! needs it; the pidfd keeps that sound however late): outside
 //! Berth (a person's terminal), inside it (the chain of processes from the peer up to the
 //! server's direct child), or unknown (gone, unreadable). What a caller cannot forge: its
 //! environment is never read.
@@ -160,6 +161,51 @@ fn pidfd_alive(pidfd: &OwnedFd) -> bool {
         )
     };
     rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// A connection's peer, examined the first time a request needs it (most connections — a
+/// window's frames, `berth ls` — never do). Sound however late: the pidfd (or, without one, the
+/// start time read when the peer connected) tells whether the pid still names the process
+/// that connected; a peer that exited meanwhile is [`Peer::Unknown`].
+#[derive(Debug)]
+pub struct LazyPeer {
+    pid: Option<i32>,
+    pidfd: Option<OwnedFd>,
+    start: Option<u64>,
+    place: std::sync::OnceLock<Peer>,
+}
+
+impl LazyPeer {
+    /// The peer on `socket`, whose `SO_PEERCRED` pid is `pid`.
+    pub fn new(socket: RawFd, pid: Option<i32>) -> LazyPeer {
+        let pidfd = peer_pidfd(socket);
+        // Without a pidfd, the start time now names the process that connected.
+        let start = match (&pidfd, pid) {
+            (None, Some(pid)) => stat(pid).map(|s| s.start),
+            _ => None,
+        };
+        LazyPeer { pid, pidfd, start, place: std::sync::OnceLock::new() }
+    }
+
+    /// Where the peer sits, examined once.
+    pub fn get(&self) -> &Peer {
+        self.place.get_or_init(|| {
+            let peer = examine(self.pid, self.pidfd.as_ref());
+            match (&peer, self.start, self.pidfd.is_some()) {
+                (Peer::Inside(chain), Some(start), false)
+                    if chain.first().map(|a| a.key.start) != Some(start) =>
+                {
+                    Peer::Unknown("the process that connected has exited".into())
+                }
+                (Peer::Outside { .. }, Some(start), false)
+                    if self.pid.and_then(stat).map(|s| s.start) != Some(start) =>
+                {
+                    Peer::Unknown("the process that connected has exited".into())
+                }
+                _ => peer,
+            }
+        })
+    }
 }
 
 /// Examines the peer `pid` (from `SO_PEERCRED`), with its pidfd when the kernel gave one so a
