@@ -114,6 +114,14 @@ impl Store {
     /// Presses Enter in `id`, encoded for the program's keyboard mode now.
     fn submit_enter(&self, id: &PaneId) -> Result<(), CommandError> {
         let pane = self.panes.get(id).ok_or_else(|| CommandError::NoSuchPane(id.to_string()))?;
+        if self.waits_on_person(id) {
+            // A permission request opened since the paste: this Enter would answer its dialog,
+            // not send the prompt (issue 27: nothing types into a waiting pane on its own).
+            return Err(CommandError::Conflict(format!(
+                "pane {id} now waits on a permission request: the prompt is pasted but Enter was \
+                 not pressed (answer the request, then press Enter or submit again)"
+            )));
+        }
         let pty = live_pty(pane)?;
         let kitty = pane.shared.term.lock().kitty_all_keys_as_escapes();
         pty.send(enter_bytes(kitty))?;
@@ -189,5 +197,64 @@ async fn acknowledged(shared: &PaneShared, before: u64, wait: Duration) -> bool 
         if tokio::time::timeout_at(deadline, changed).await.is_err() {
             return false;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use berth_engine::agents::AgentKind;
+    use serde_json::json;
+
+    use crate::commands::{Command, Reply, SpawnRequest, WorkspaceSelector};
+    use crate::error::CommandError;
+    use crate::process::testing::FakeSpawner;
+    use crate::store::{Internal, Store, StoreConfig};
+
+    /// Regression (issue 27): a permission request that opened between a submit's paste and its
+    /// Enter got the Enter, which answers the agent's dialog. The Enter is held back now.
+    #[test]
+    fn a_submits_enter_is_not_pressed_into_a_pane_that_now_waits_on_a_decision() {
+        let home = tempfile::tempdir().expect("a temp dir");
+        let config = StoreConfig {
+            socket_path: home.path().join("berth.sock"),
+            home: home.path().to_path_buf(),
+            shell: "/bin/sh".into(),
+        };
+        let spawner = FakeSpawner::default();
+        let mut store = Store::with_spawner(
+            config,
+            crate::events::EventBus::default(),
+            crate::pane::OutputPulse::default(),
+            Arc::new(spawner.clone()),
+        );
+        let spawn = SpawnRequest { argv: vec!["claude".into()], ..Default::default() };
+        let Ok(Reply::Spawned { pane, .. }) =
+            store.execute(Command::PaneSpawn { workspace: WorkspaceSelector::Active, spawn })
+        else {
+            panic!("no pane")
+        };
+        store.submit_paste(&pane, "do it", false, 1024).expect("pasted");
+        store.submit_enter(&pane).expect("no decision yet: Enter");
+        let before = spawner.record().sent.len();
+        let (route, _answer) = crate::agents::decide::DecisionRoute::new();
+        let payload = json!({"hook_event_name":"PermissionRequest","tool_name":"Bash",
+            "tool_input":{"command":"ls"}});
+        store
+            .execute(Internal::OpenDecision {
+                pane: pane.clone(),
+                kind: AgentKind::Claude,
+                payload,
+                id: berth_engine::ids::DecisionId::new(),
+                route,
+            })
+            .expect("opened");
+        let refused = store.submit_enter(&pane);
+        assert!(
+            matches!(refused, Err(CommandError::Conflict(ref m)) if m.contains("Enter was not pressed")),
+            "{refused:?}"
+        );
+        assert_eq!(spawner.record().sent.len(), before, "nothing was written");
     }
 }
