@@ -311,6 +311,12 @@ mod tests {
     fn a_child_of_this_process_is_inside_it() {
         let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
         let pid = child.id() as i32;
+        // Until it has exec'd, the child is a copy of this process.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while berth_engine::procfs::cmdline(pid) != ["sleep", "30"] {
+            assert!(std::time::Instant::now() < deadline, "sleep never started");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         let walked = walk(pid, std::process::id() as i32);
         let _ = child.kill();
         let _ = child.wait();

@@ -147,9 +147,7 @@ impl Store {
             Op::Client(cmd) => self.authorize(caller, cmd)?,
             Op::Internal(_) => Effect::None,
         };
-        let before = std::mem::replace(&mut self.acting, caller.provenance());
-        let result = self.execute(op);
-        self.acting = before;
+        let result = self.acting_as(caller.provenance(), |s| s.execute(op));
         if result.is_ok() {
             self.apply_effect(effect);
         }
@@ -163,10 +161,17 @@ impl Store {
         made_by: Provenance,
         f: impl FnOnce(&mut Store) -> T,
     ) -> T {
+        /// Puts the Store's provenance back even if `f` panics (the socket catches panics
+        /// and goes on; a provenance left behind would be recorded on the next pane).
+        struct Restore<'a>(&'a mut Store, Provenance);
+        impl Drop for Restore<'_> {
+            fn drop(&mut self) {
+                self.0.acting = std::mem::replace(&mut self.1, Provenance::Person);
+            }
+        }
         let before = std::mem::replace(&mut self.acting, made_by);
-        let out = f(self);
-        self.acting = before;
-        out
+        let guard = Restore(self, before);
+        f(&mut *guard.0)
     }
 
     fn apply_effect(&mut self, effect: Effect) {
