@@ -381,6 +381,33 @@ fn a_task_is_reported_only_from_its_worker() {
     w.person_answers(&v, &answer, "deny");
 }
 
+/// Who made a pane outlives a restart: after the server comes back and the panes are resumed,
+/// a pane an agent split off still cannot answer, and a person's pane still can.
+#[test]
+fn provenance_survives_a_restart() {
+    let mut w = World::new();
+    let person = w.shell();
+    let (v, answer) = w.agent();
+    let split = w.run_in(&v, "\"$B\" split \"$BERTH_PANE\" --right -- bash --norc --noprofile");
+    let s = split.out.trim().to_owned();
+    assert!(s.starts_with("pane_"), "{split:?}");
+    w.person_answers(&v, &answer, "deny");
+    w.server.restart();
+    for pane in [&person, &s] {
+        w.server.berth_ok(&["resume", pane]);
+        w.settle(pane);
+    }
+    let (v2, answer) = w.agent();
+    let ran = w.run_in(&s, &format!("\"$B\" decide {v2} allow"));
+    assert!(refused(&ran), "{ran:?}");
+    let ran = w.run_in(&person, &format!("\"$B\" decide {v2} deny"));
+    assert_eq!(ran.code, 0, "{ran:?}");
+    let out = poll(WAIT, "the hook's answer", || {
+        std::fs::read_to_string(&answer).ok().filter(|s| s.contains("behavior"))
+    });
+    assert!(out.contains("\"deny\""), "{out}");
+}
+
 /// The server is a child subreaper: what a pane's program leaves behind is reparented to the
 /// server (so it stays attributable) and reaped when it exits (no zombies pile up), while the
 /// exit status of a pane's own child still reaches its pane.
