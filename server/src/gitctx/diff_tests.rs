@@ -134,3 +134,27 @@ fn a_real_repo_lists_every_kind_of_change() {
     assert!(f.binary && hunks.is_empty() && total == 0);
     assert!(file(&source, "nothing.txt", 0, 10).is_err());
 }
+
+/// Regression (issue 27, item 4): an untracked `--output=precious.txt` was taken as git's
+/// `--output` option by `git diff --no-index … /dev/null <path>` and truncated the tracked
+/// `precious.txt`; any untracked name starting with `-` failed the whole diff.
+#[test]
+fn an_untracked_name_like_an_option_is_a_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir: PathBuf = tmp.path().to_path_buf();
+    git(&dir, &["init", "-q", "-b", "main"]);
+    std::fs::write(dir.join("precious.txt"), "keep me\n").unwrap();
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "base"]);
+    std::fs::write(dir.join("--output=precious.txt"), "x\n").unwrap();
+    std::fs::write(dir.join("-p"), "y\nz\n").unwrap();
+    let source = DiffSource { dir: dir.clone(), base: "HEAD".into() };
+    let all = files(&source).expect("the diff lists every file");
+    assert_eq!(std::fs::read_to_string(dir.join("precious.txt")).unwrap(), "keep me\n");
+    let names: Vec<&str> = all.iter().map(|f| f.path.as_str()).collect();
+    assert!(names.contains(&"--output=precious.txt") && names.contains(&"-p"), "{names:?}");
+    assert_eq!(all.iter().find(|f| f.path == "-p").unwrap().added, 2);
+    let (entry, hunks, _) = file(&source, "--output=precious.txt", 0, 10).unwrap();
+    assert!(entry.untracked && hunks.len() == 1, "{entry:?} {hunks:?}");
+    assert_eq!(std::fs::read_to_string(dir.join("precious.txt")).unwrap(), "keep me\n");
+}
