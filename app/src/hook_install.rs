@@ -515,7 +515,7 @@ mod tests {
             "{}\n",
             "{\n  \"z\": 1,\n  \"a\": 123456789012345678901234567890\n}\n",
             "{\"z\":1,\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"x\"}]}]}}",
-            "{\n\t\"hooks\": {\n\t\t\"Stop\": []\n\t},\n\t\"b\": [1.50, 2e3]\n}",
+            "{\n\t\"hooks\": {\n\t\t\"Other\": []\n\t},\n\t\"b\": [1.50, 2e3]\n}",
         ];
         for kind in [AgentKind::Claude, AgentKind::Codex] {
             for text in texts {

@@ -405,7 +405,7 @@ mod tests {
         let tiny = CellRectU16::new(0, 0, 40, 7);
         let layout = card_layout(&card(&many, 1), tiny).unwrap();
         let rows: Vec<&str> = layout.detail.iter().map(|(_, t)| t.as_str()).collect();
-        assert_eq!(rows, ["line 0", "line 1", "line 2", "… 6 more rows: make the pane tal…"]);
+        assert_eq!(rows, ["line 0", "line 1", "… 7 more rows: make the pane taller"]);
     }
 
     #[test]
