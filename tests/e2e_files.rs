@@ -112,7 +112,9 @@ fn install_and_uninstall_give_the_users_file_back_as_it_was() {
     // The user's own hook is kept, and Berth's is added beside it.
     let stop = doc["hooks"]["Stop"].as_array().unwrap();
     assert_eq!(stop.len(), 2, "{installed}");
-    assert!(installed.starts_with("{\n  \"zeta\": 1,\n  \"alpha\": 123456789012345678901234567890,"));
+    assert!(
+        installed.starts_with("{\n  \"zeta\": 1,\n  \"alpha\": 123456789012345678901234567890,")
+    );
     assert_eq!(std::fs::metadata(&real).unwrap().mode() & 0o777, 0o600);
     let backup = home.join("dotfiles/claude.json.berth-backup");
     assert_eq!(std::fs::read_to_string(&backup).unwrap(), original);
@@ -127,9 +129,11 @@ fn install_and_uninstall_give_the_users_file_back_as_it_was() {
     // The user edits the file after an install: uninstall takes out Berth's hooks only, key
     // order and numbers as they were.
     ok(&install(&server, &["claude"]));
-    let edited = std::fs::read_to_string(&real)
-        .unwrap()
-        .replacen("{\n", "{\n  \"mine\": 98765432109876543210,\n", 1);
+    let edited = std::fs::read_to_string(&real).unwrap().replacen(
+        "{\n",
+        "{\n  \"mine\": 98765432109876543210,\n",
+        1,
+    );
     std::fs::write(&real, &edited).unwrap();
     ok(&install(&server, &["claude", "--uninstall"]));
     let want = original.replacen("{\n", "{\n  \"mine\": 98765432109876543210,\n", 1);

@@ -123,9 +123,9 @@ pub fn hook_decision(
     deadline: Option<Instant>,
 ) -> ExitCode {
     let wait = match deadline {
-        Some(at) => {
-            wait.min(at.saturating_duration_since(Instant::now()).saturating_sub(Duration::from_secs(11)))
-        }
+        Some(at) => wait.min(
+            at.saturating_duration_since(Instant::now()).saturating_sub(Duration::from_secs(11)),
+        ),
         None => wait,
     };
     let outcome = Client::connect_with_timeout(socket, Duration::from_millis(800))
@@ -224,7 +224,8 @@ mod tests {
             for asked in [None, Some(0.5), Some(300.0), Some(1e9)] {
                 let wait = wait_for(kind, asked);
                 // The payload read, the connect and the 10 s past the wait still fit.
-                let worst = PAYLOAD_WAIT + Duration::from_millis(800) + wait + Duration::from_secs(10);
+                let worst =
+                    PAYLOAD_WAIT + Duration::from_millis(800) + wait + Duration::from_secs(10);
                 assert!(worst < timeout, "{kind:?} {asked:?}: {wait:?} of {timeout:?}");
             }
         }

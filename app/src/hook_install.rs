@@ -204,9 +204,11 @@ pub fn merge_text(kind: AgentKind, text: &str) -> Result<Option<String>> {
                         ChildValue::Json(Value::Array(vec![entry(timeout)])),
                     )),
                     Some(list) => {
-                        let ours = list.value.value(text).as_array().is_some_and(|l| {
-                            l.iter().any(|e| entry_is_ours(kind, e))
-                        });
+                        let ours = list
+                            .value
+                            .value(text)
+                            .as_array()
+                            .is_some_and(|l| l.iter().any(|e| entry_is_ours(kind, e)));
                         if !ours {
                             edits.append(text, &list.value, &[Child::item(entry(timeout))]);
                         }
@@ -305,9 +307,9 @@ pub enum Change {
 pub fn target(project: Option<&Path>, path: &Path) -> Result<Target> {
     match project {
         Some(dir) => {
-            let rel = path.strip_prefix(dir).with_context(|| {
-                format!("{} is not inside {}", path.display(), dir.display())
-            })?;
+            let rel = path
+                .strip_prefix(dir)
+                .with_context(|| format!("{} is not inside {}", path.display(), dir.display()))?;
             Target::in_project(dir, rel)
         }
         None => Target::for_user(path),
@@ -386,10 +388,9 @@ fn apply_plugin(target: &Target, uninstall: bool) -> Result<Change> {
                 Ok(Change::Removed)
             }
         },
-        Some(_) => bail!(
-            "{} is not Berth's plugin (it was changed); left alone",
-            target.path.display()
-        ),
+        Some(_) => {
+            bail!("{} is not Berth's plugin (it was changed); left alone", target.path.display())
+        }
         None => Ok(Change::Unchanged),
     }
 }
@@ -406,7 +407,9 @@ pub fn run(agent: &str, project: Option<&Path>, uninstall: bool) -> Result<ExitC
     let target = target(project, &path)?;
     let change = apply(kind, &target, uninstall)?;
     let shown = match &target.link {
-        Some(link) => format!("{} (the file its link {} names)", target.path.display(), link.display()),
+        Some(link) => {
+            format!("{} (the file its link {} names)", target.path.display(), link.display())
+        }
         None => target.path.display().to_string(),
     };
     let backup = backup_path(&target.path);

@@ -378,7 +378,10 @@ mod tests {
         assert_eq!(&text[a.value.span.clone()], r#"[1, {"b\"c": true}]"#);
         let Kind::Array(items) = &a.value.kind else { panic!("an array") };
         assert_eq!(items[1].member("b\"c").map(|m| &text[m.value.span.clone()]), Some("true"));
-        assert_eq!(&text[root.member("n").unwrap().value.span.clone()], "123456789012345678901234567890");
+        assert_eq!(
+            &text[root.member("n").unwrap().value.span.clone()],
+            "123456789012345678901234567890"
+        );
     }
 
     #[test]
@@ -396,7 +399,8 @@ mod tests {
             let member = Child::member("hooks", ChildValue::Json(json!({"Stop": [{"x": 1}]})));
             edits.append(text, &root, &[member]);
             let added = edits.apply(text).unwrap();
-            let value: Value = serde_json::from_str(&added).unwrap_or_else(|e| panic!("{e}: {added}"));
+            let value: Value =
+                serde_json::from_str(&added).unwrap_or_else(|e| panic!("{e}: {added}"));
             assert_eq!(value["hooks"]["Stop"][0]["x"], 1, "{added}");
             let root2 = parse(&added).unwrap();
             let Kind::Object(members) = &root2.kind else { panic!() };
@@ -421,7 +425,8 @@ mod tests {
             let mut edits = Edits::default();
             edits.remove(&root, &gone);
             let out = edits.apply(text).unwrap();
-            let value: Vec<u32> = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+            let value: Vec<u32> =
+                serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
             let want: Vec<u32> = (1..=4).filter(|v| !gone.contains(&(*v as usize - 1))).collect();
             assert_eq!(value, want, "{out}");
         }

@@ -60,7 +60,9 @@ fn open_subdir(dir: &OwnedFd, name: &OsStr, shown: &Path) -> Result<OwnedFd> {
         Err(Errno::ENOENT) => {
             match mkdirat(dir, name, Mode::from_bits_truncate(0o777)) {
                 Ok(()) | Err(Errno::EEXIST) => {}
-                Err(e) => return Err(e).with_context(|| format!("cannot create {}", shown.display())),
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot create {}", shown.display()))
+                }
             }
             openat(dir, name, flags, Mode::empty())
                 .with_context(|| format!("cannot open {}", shown.display()))
@@ -104,8 +106,7 @@ impl Target {
             shown.push(part);
             dir = open_subdir(&dir, part, &shown)?;
         }
-        let target =
-            Target { dir, name: (*name).to_owned(), path: shown.join(name), link: None };
+        let target = Target { dir, name: (*name).to_owned(), path: shown.join(name), link: None };
         if target.stat()?.is_some_and(|s| is_link(&s)) {
             bail!(
                 "{} is a symbolic link; Berth writes nothing through a link in a project \
@@ -178,7 +179,9 @@ impl Target {
             Err(Errno::ELOOP) => {
                 bail!("{} is a symbolic link; not read through", self.path.display())
             }
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", self.path.display())),
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot read {}", self.path.display()))
+            }
         };
         let stat = fstat(&fd).with_context(|| format!("cannot read {}", self.path.display()))?;
         if !is_regular(&stat) {
@@ -250,11 +253,8 @@ impl Target {
 
     /// A new empty file of Berth's own in the target's directory, under a random name.
     fn create_temp(&self) -> Result<(OsString, OwnedFd)> {
-        let flags = OFlag::O_WRONLY
-            | OFlag::O_CREAT
-            | OFlag::O_EXCL
-            | OFlag::O_NOFOLLOW
-            | OFlag::O_CLOEXEC;
+        let flags =
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
         for _ in 0..16 {
             let mut name = OsString::from(".");
             name.push(&self.name);

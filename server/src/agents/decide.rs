@@ -228,7 +228,8 @@ pub fn notification_of(
             .filter(|o| o.label.chars().count() <= NOTE_LABEL_CHARS)
             .cloned()
             .collect();
-        let body = if request.detail.is_empty() { request.prompt.clone() } else { request.detail.clone() };
+        let body =
+            if request.detail.is_empty() { request.prompt.clone() } else { request.detail.clone() };
         return (body, offered);
     }
     let mut shown = Vec::new();
@@ -277,7 +278,8 @@ fn request(tool: &str, input: &Value, description: Option<&str>) -> DecisionRequ
     } else if more > 0 {
         // Never only the first line: a second one may be the part that matters.
         let first = subject.lines().next().unwrap_or("");
-        let tail = if more == 1 { "(+1 more line)".to_owned() } else { format!("(+{more} more lines)") };
+        let tail =
+            if more == 1 { "(+1 more line)".to_owned() } else { format!("(+{more} more lines)") };
         format!("{} {tail}", bounded_line(&format!("{tool}: {first}"), PROMPT_CHARS))
     } else {
         bounded_line(&format!("{tool}: {subject}"), PROMPT_CHARS)

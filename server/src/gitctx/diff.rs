@@ -303,7 +303,10 @@ pub fn files(source: &DiffSource) -> Result<Vec<DiffFile>, String> {
     if base.starts_with('-') || base.is_empty() {
         return Err(format!("the base {base:?} is not a revision"));
     }
-    let numstat = parse_numstat_z(&run(dir, &["diff", NO_DRIVERS[0], NO_DRIVERS[1], "--numstat", "-z", "-M", base, "--"])?);
+    let numstat = parse_numstat_z(&run(
+        dir,
+        &["diff", NO_DRIVERS[0], NO_DRIVERS[1], "--numstat", "-z", "-M", base, "--"],
+    )?);
     let statuses = parse_name_status_z(&run(
         dir,
         &["diff", NO_DRIVERS[0], NO_DRIVERS[1], "--name-status", "-z", "-M", base, "--"],
@@ -328,7 +331,17 @@ pub fn files(source: &DiffSource) -> Result<Vec<DiffFile>, String> {
         // `--` first: an untracked name may look like an option (`--output=precious.txt`).
         let out = no_index(
             dir,
-            &["diff", NO_DRIVERS[0], NO_DRIVERS[1], "--no-index", "--numstat", "-z", "--", "/dev/null", &path],
+            &[
+                "diff",
+                NO_DRIVERS[0],
+                NO_DRIVERS[1],
+                "--no-index",
+                "--numstat",
+                "-z",
+                "--",
+                "/dev/null",
+                &path,
+            ],
         )?;
         let counts = parse_numstat_z(&out).into_iter().next().and_then(|(c, _, _)| c);
         let (added, removed) = counts.unwrap_or((0, 0));

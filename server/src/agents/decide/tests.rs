@@ -76,8 +76,14 @@ fn long_and_hostile_requests_are_bounded() {
         "tool_input":{"command": huge}});
     let req = request_of(AgentKind::Claude, &payload).unwrap();
     assert!(req.detail.lines().count() <= DETAIL_LINES + 2);
-    assert!(req.detail.ends_with("that Berth does not show; read the request in the agent's own prompt)"));
-    assert!(req.detail.contains("cut here: 10 more lines"), "{}", &req.detail[req.detail.len() - 200..]);
+    assert!(req
+        .detail
+        .ends_with("that Berth does not show; read the request in the agent's own prompt)"));
+    assert!(
+        req.detail.contains("cut here: 10 more lines"),
+        "{}",
+        &req.detail[req.detail.len() - 200..]
+    );
 }
 
 /// Regression (issue 27, item 5): a two-line command showed only its first line in `berth
