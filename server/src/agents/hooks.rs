@@ -167,7 +167,7 @@ fn codex(p: &Value) -> HookOutcome {
                 .or_else(|| p.get("tool_name").and_then(Value::as_str))
                 .unwrap_or_default();
             // The command as it runs: controls and bidi overrides written out, not dropped.
-            let shown = super::decide::visible(command);
+            let shown = super::visible::visible(command);
             out.notification = Some(("Codex needs your permission".into(), bounded(&shown, 2048)));
         }
         _ => {}

@@ -158,3 +158,39 @@ fn an_untracked_name_like_an_option_is_a_path() {
     assert!(entry.untracked && hunks.len() == 1, "{entry:?} {hunks:?}");
     assert_eq!(std::fs::read_to_string(dir.join("precious.txt")).unwrap(), "keep me\n");
 }
+
+/// Regression (issue 27, item 3): the git probe's `git status` ran the repo's
+/// `core.fsmonitor`, `git worktree add` (task start) its `post-checkout` hook, and a diff
+/// or a status its filter and diff drivers. A repo is data: none of them runs now.
+#[test]
+fn a_repos_own_config_and_hooks_run_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let dir = crate::tasks::git::tests::hostile_repo(&root);
+    assert!(
+        crate::tasks::git::tests::ran(&root).is_empty(),
+        "setting up ran {:?}",
+        crate::tasks::git::tests::ran(&root)
+    );
+    // Racily clean and then really changed: status and diff must look at the content.
+    std::fs::write(dir.join("a.txt"), "two\n").unwrap();
+    let (ctx, _) = crate::gitctx::probe(&dir).expect("a git context");
+    assert!(ctx.dirty);
+    let source = DiffSource { dir: dir.clone(), base: "HEAD".into() };
+    let files = files(&source).unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    file(&source, "a.txt", 0, 10).unwrap();
+    let wt = root.join("wt");
+    let wt_text = wt.display().to_string();
+    crate::tasks::git::git_ok(
+        &dir,
+        &["worktree", "add", "-b", "t1", "--end-of-options", &wt_text, "HEAD"],
+    )
+    .unwrap();
+    assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "one\n");
+    assert_eq!(
+        crate::tasks::git::tests::ran(&root),
+        Vec::<String>::new(),
+        "git ran the repo's programs"
+    );
+}
