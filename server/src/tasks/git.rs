@@ -77,7 +77,7 @@ const RUNS_PROGRAMS: &str = "^(filter\\..*\\.(clean|smudge|process|required)|mer
 
 /// The `-c` overrides for the program-running keys that `dir`'s repository sets in its own
 /// config (scope `local` or `worktree`), and whether the user opted in to hooks
-/// (`berth.runHooks=true` in their global or system config).
+/// (`berth.runHooks=true` in their global config; the system config is not read).
 fn neutralised(dir: &Path) -> (Vec<String>, bool) {
     let pattern: String = RUNS_PROGRAMS.split_whitespace().collect();
     let Ok(out) =
