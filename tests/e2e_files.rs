@@ -150,6 +150,7 @@ fn install_and_uninstall_give_the_users_file_back_as_it_was() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"));
     assert_eq!(std::fs::read_to_string(&cursor).unwrap(), "{\"version\": 1}");
     assert_eq!(std::fs::metadata(&cursor).unwrap().mode() & 0o777, 0o444);
+    assert!(!home.join(".cursor/hooks.json.berth-backup").exists(), "no backup left behind");
 }
 
 /// Regression (issue 27, item 6): a hook whose stdin never closed hung forever (and so its

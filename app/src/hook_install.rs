@@ -329,6 +329,8 @@ pub fn apply(kind: AgentKind, target: &Target, uninstall: bool) -> Result<Change
         else {
             return Ok(Change::Unchanged);
         };
+        // A read-only file is refused before its backup is made.
+        target.check_writable()?;
         if let Some(old) = &old {
             backup.write(old, Some(target))?;
         }
@@ -370,6 +372,7 @@ fn apply_plugin(target: &Target, uninstall: bool) -> Result<Change> {
         if current.as_deref() == Some(ours.as_bytes()) {
             return Ok(Change::Unchanged);
         }
+        target.check_writable()?;
         if let Some(current) = &current {
             backup.write(current, Some(target))?;
         }

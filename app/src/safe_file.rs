@@ -203,16 +203,7 @@ impl Target {
             None => None,
         };
         let own = self.stat()?;
-        if let Some(stat) = own.as_ref().filter(|s| is_regular(s)) {
-            if stat.st_mode & 0o200 == 0 {
-                bail!(
-                    "{} is read-only (mode {:o}); make it writable to let Berth change it \
-                     (nothing was changed)",
-                    self.path.display(),
-                    stat.st_mode & 0o7777
-                );
-            }
-        }
+        self.check_writable()?;
         let old = old.or(own.filter(is_regular));
         let (tmp_name, fd) = self.create_temp()?;
         let done = (|| -> Result<()> {
@@ -239,6 +230,21 @@ impl Target {
         if let Err(e) = done {
             let _ = unlinkat(&self.dir, tmp_name.as_os_str(), UnlinkatFlags::NoRemoveDir);
             return Err(e).with_context(|| format!("cannot write {}", self.path.display()));
+        }
+        Ok(())
+    }
+
+    /// Refuses a file the user made read-only (no owner write bit): Berth does not replace it.
+    pub fn check_writable(&self) -> Result<()> {
+        if let Some(stat) = self.stat()?.filter(is_regular) {
+            if stat.st_mode & 0o200 == 0 {
+                bail!(
+                    "{} is read-only (mode {:o}); make it writable to let Berth change it \
+                     (nothing was changed)",
+                    self.path.display(),
+                    stat.st_mode & 0o7777
+                );
+            }
         }
         Ok(())
     }
