@@ -13,6 +13,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use support::git::{git, repo, server_with_data_home};
+use support::task::StubTask;
 use support::*;
 
 fn install(server: &TestServer, args: &[&str]) -> std::process::Output {
@@ -208,4 +209,27 @@ fn a_repo_runs_nothing_through_berths_git_and_names_stay_paths() {
     assert!(one.contains("+x"), "{one}");
     assert_eq!(std::fs::read_to_string(dir.join("precious.txt")).unwrap(), "keep me\n");
     assert!(!marker.exists(), "the probe ran the repo's core.fsmonitor");
+}
+
+/// Regression (issue 27, item 3): `berth task start` ran the repo's `post-checkout` hook
+/// through `git worktree add`. Hooks run only when the user says so in their own global git
+/// config (`berth.runHooks`), which a repo's `.git/config` cannot.
+#[test]
+fn task_start_runs_a_repos_hook_only_when_the_user_opted_in() {
+    let server = server_with_data_home();
+    let dir = repo(&server, "proj", &[("a.txt", b"one\n")]);
+    let marker = server.root.path().join("post-checkout.ran");
+    let hook = dir.join(".git/hooks/post-checkout");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The repo's own config cannot opt in.
+    git(&dir, &["config", "berth.runHooks", "true"]);
+    let task = StubTask::labelled(&server, &dir, "first").objective("Look").start(&server);
+    assert_eq!(task["state"], "working", "{task}");
+    assert!(!marker.exists(), "task start ran the repo's post-checkout hook");
+    // The user's own global config can.
+    std::fs::write(server.home.join(".gitconfig"), "[berth]\n\trunHooks = true\n").unwrap();
+    let task = StubTask::labelled(&server, &dir, "second").objective("Look").start(&server);
+    assert_eq!(task["state"], "working", "{task}");
+    assert!(marker.exists(), "the user opted in to hooks");
 }

@@ -98,7 +98,13 @@ fn neutralised(dir: &Path) -> (Vec<String>, bool) {
         let scope = String::from_utf8_lossy(scope);
         let repo_own = matches!(scope.trim(), "local" | "worktree");
         if key == "berth.runhooks" {
-            hooks = !repo_own && matches!(value.trim(), "true" | "yes" | "on" | "1");
+            // The user's own setting, the last one they set; a repo's is ignored.
+            if !repo_own {
+                hooks = matches!(
+                    value.trim().to_ascii_lowercase().as_str(),
+                    "true" | "yes" | "on" | "1"
+                );
+            }
             continue;
         }
         if !repo_own {
