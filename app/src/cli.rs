@@ -181,7 +181,7 @@ enum Verb {
         #[arg(long)]
         print_config: bool,
         /// For a permission request: seconds to wait for an answer before the agent's own
-        /// prompt takes over (default per agent: claude 570, codex 30, cursor 110, opencode
+        /// prompt takes over (default per agent: claude 570, codex 30, cursor 104, opencode
         /// 600; also BERTH_DECISION_WAIT).
         #[arg(long, value_name = "SECONDS")]
         wait: Option<f64>,
@@ -784,7 +784,6 @@ const MAX_HOOK_PAYLOAD: u64 = 1 << 20;
 /// `berth hook`: never fails the agent (exit 0), bounded in time (a permission request by its
 /// wait).
 fn hook(agent: &str, payload: Option<String>, print_config: bool, wait: Option<f64>) -> ExitCode {
-    use std::io::Read;
     let Some(kind) = berth_engine::agents::AgentKind::parse(agent) else {
         eprintln!("berth hook: unknown agent {agent:?} (claude, codex, opencode, cursor)");
         return ExitCode::SUCCESS;
@@ -800,13 +799,15 @@ fn hook(agent: &str, payload: Option<String>, print_config: bool, wait: Option<f
         }
         return ExitCode::SUCCESS;
     }
+    let started = std::time::Instant::now();
+    let deadline = crate::decide::hook_deadline(kind, started);
     let pane = std::env::var("BERTH_PANE");
     let payload = match payload {
         Some(p) => p,
         None => {
-            let mut text = String::new();
-            let _ = std::io::stdin().take(MAX_HOOK_PAYLOAD).read_to_string(&mut text);
-            text
+            let until = started + crate::decide::PAYLOAD_WAIT;
+            let bytes = crate::decide::read_payload(MAX_HOOK_PAYLOAD, until);
+            String::from_utf8_lossy(&bytes).into_owned()
         }
     };
     let payload: Value = match serde_json::from_str(&payload) {
@@ -835,7 +836,7 @@ fn hook(agent: &str, payload: Option<String>, print_config: bool, wait: Option<f
     };
     if is_request {
         let wait = crate::decide::wait_for(kind, wait);
-        return crate::decide::hook_decision(socket(), kind, pane, payload, wait);
+        return crate::decide::hook_decision(socket(), kind, pane, payload, wait, deadline);
     }
     let result = Client::connect_with_timeout(socket(), Duration::from_millis(800))
         .and_then(|mut c| c.execute(Command::HookEvent { pane, kind, payload }));
@@ -898,6 +899,9 @@ fn ls(as_json: bool) -> Result<ExitCode> {
                 if let Some(d) = &pane.pending_decision {
                     let state = if d.answerable { "waits" } else { "can no longer be answered" };
                     writeln!(out, "        decision {} {state}: {}", d.id, d.prompt)?;
+                    for line in crate::decide::request_lines(d) {
+                        writeln!(out, "          {line}")?;
+                    }
                 }
                 if let Some(plan) = pane.resume.as_ref().filter(|p| p.is_self_reported()) {
                     writeln!(

@@ -9,11 +9,13 @@ mod config;
 mod decide;
 mod doctor;
 mod hook_install;
+mod json_edit;
 mod logs;
 // The renderer's API is wider than the window uses yet (tests and examples use the rest).
 mod git_cli;
 #[allow(dead_code, unused_imports)]
 mod render;
+mod safe_file;
 mod shell_init;
 mod ssh_attach;
 mod task_cli;

@@ -18,8 +18,9 @@ use super::quads::Quad;
 use super::scene::{ButtonTone, CellRectU16, CellView, DecisionCard};
 use super::text::{CellMetrics, TextSystem};
 
-/// The most rows the request's text takes on a card.
-pub const MAX_DETAIL_ROWS: usize = 4;
+/// The most rows the request's text takes on a card (a request of more lines offers only
+/// Deny in the window: `window/decisions.rs`).
+pub const MAX_DETAIL_ROWS: usize = 16;
 
 /// Where each part of a card goes on the window's cells.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +80,8 @@ pub fn card_layout(card: &DecisionCard, pane: CellRectU16) -> Option<CardLayout>
     };
     let has_title = take(1) == 1;
     let has_rule = take(1) == 1;
-    let wrapped = wrap(&card.detail, width, MAX_DETAIL_ROWS);
+    // Every row, to count what a short pane leaves out.
+    let wrapped = wrap(&card.detail, width, usize::MAX - 1);
     let detail_rows = take(wrapped.len().min(MAX_DETAIL_ROWS));
     let note_rows = 1 + take(note_lines.len().saturating_sub(1));
     let top = pane.row + 1;
@@ -92,13 +94,10 @@ pub fn card_layout(card: &DecisionCard, pane: CellRectU16) -> Option<CardLayout>
     let mut lines = wrapped.into_iter();
     for i in 0..detail_rows {
         let Some(mut text) = lines.next() else { break };
-        // The last row shown says when there was more.
+        // The last row shown says when there was more, and how much.
         if i + 1 == detail_rows && lines.len() > 0 {
-            text = if str_width(&text) < width {
-                format!("{text}…")
-            } else {
-                ellipsize(&format!("{text}…"), width)
-            };
+            let more = lines.len() + 1;
+            text = ellipsize(&format!("… {more} more rows: make the pane taller"), width);
         }
         detail.push((row, text));
         row += 1;
@@ -402,7 +401,11 @@ mod tests {
         let many: Vec<&str> = many.iter().map(String::as_str).collect();
         let layout = card_layout(&card(&many, 1), pane).unwrap();
         let rows: Vec<&str> = layout.detail.iter().map(|(_, t)| t.as_str()).collect();
-        assert_eq!(rows, ["line 0", "line 1", "line 2", "line 3…"]);
+        assert_eq!(rows.len(), 9, "{rows:?}");
+        let tiny = CellRectU16::new(0, 0, 40, 7);
+        let layout = card_layout(&card(&many, 1), tiny).unwrap();
+        let rows: Vec<&str> = layout.detail.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(rows, ["line 0", "line 1", "… 7 more rows: make the pane taller"]);
     }
 
     #[test]

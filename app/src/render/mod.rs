@@ -34,7 +34,7 @@ use glyphon::{
     Cache, ColorMode, Resolution, TextArea, TextAtlas, TextBounds, TextRenderer, Viewport,
 };
 
-pub use self::card::{card_hit, card_layout, CardHit, CardLayout};
+pub use self::card::{card_hit, card_layout, CardHit, CardLayout, MAX_DETAIL_ROWS};
 pub use self::chrome::overlay_rows;
 mod error;
 pub use self::error::RenderError;

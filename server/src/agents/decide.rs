@@ -27,6 +27,8 @@ use tokio::sync::oneshot;
 
 use crate::decisions::{DecisionAnswer, DecisionOption, PendingDecision};
 
+pub use super::visible::visible;
+
 /// The most decisions one pane may hold open at once; a request past it is refused (the
 /// hook then gives the agent no decision, and its own prompt takes over).
 pub const MAX_OPEN_PER_PANE: usize = 8;
@@ -34,12 +36,22 @@ pub const MAX_OPEN_PER_PANE: usize = 8;
 /// The longest a hook may wait for an answer.
 pub const MAX_WAIT: Duration = Duration::from_secs(3600);
 
-/// The longest one-line prompt, in characters.
+/// The longest one-line prompt, in characters (the command's first line; the prompt says how
+/// many lines follow).
 const PROMPT_CHARS: usize = 200;
 
-/// The most lines and characters of a decision's detail.
-const DETAIL_LINES: usize = 12;
-const DETAIL_CHARS: usize = 2000;
+/// The most lines and characters of a decision's detail: the whole command in all but absurd
+/// cases; past them the detail says what was left out.
+const DETAIL_LINES: usize = 400;
+const DETAIL_CHARS: usize = 16_000;
+
+/// The most lines and characters a desktop notification's body shows; a longer request's
+/// notification says so and offers no answer (see [`notification_of`]).
+const NOTE_LINES: usize = 6;
+const NOTE_CHARS: usize = 600;
+
+/// The longest answer label a notification shows as a button.
+const NOTE_LABEL_CHARS: usize = 60;
 
 /// What a permission request asks, read from an agent's hook payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,8 +76,9 @@ impl DecisionRequest {
             label: DecisionAnswer::Allow.label().into(),
         }];
         if self.always {
-            let label = match self.suggestion.as_ref().and_then(suggestion_text) {
-                Some(rule) => bounded_line(&format!("Always allow {rule}"), 80),
+            // Every rule the answer grants, never cut: "always" sends the whole suggestion.
+            let label = match self.suggestion.as_ref().map(suggestion_text) {
+                Some(rule) => format!("Always allow {}", visible(&rule)),
                 None => DecisionAnswer::Always.label().into(),
             };
             options.push(DecisionOption { answer: DecisionAnswer::Always, label });
@@ -82,6 +95,34 @@ impl DecisionRequest {
 /// configures (claude 600 s, cursor 120 s), short for codex (it shows no prompt of its own
 /// until the hook returns), long for opencode (its dialog stays live meanwhile).
 pub fn default_wait(kind: AgentKind) -> Duration {
+    default_wait_table(kind).min(longest_wait(kind))
+}
+
+/// The timeout Berth's own hook settings give an agent's permission hook: what
+/// [`super::hooks::hook_events`] sets for the request's event (claude 600 s, cursor 120 s),
+/// else the agent's own default (codex 600 s); none for opencode's plugin, which waits as long
+/// as the hook does. Past it the agent decides without Berth (cursor then allows).
+pub fn hook_timeout(kind: AgentKind) -> Option<Duration> {
+    let event = match kind {
+        AgentKind::Claude | AgentKind::Codex => "PermissionRequest",
+        AgentKind::Cursor => "beforeShellExecution",
+        AgentKind::Opencode | AgentKind::Generic | AgentKind::None => return None,
+    };
+    let set = super::hooks::hook_events(kind).iter().find(|(e, _)| *e == event)?.1;
+    Some(Duration::from_secs(u64::from(set.unwrap_or(600))))
+}
+
+/// How much of an agent's hook timeout `berth hook` leaves unused: its payload read, its
+/// connect, the 10 s it gives a stalled server past the wait, and a margin.
+pub const HOOK_MARGIN: Duration = Duration::from_secs(16);
+
+/// The longest `berth hook AGENT` may wait for an answer: under the agent's hook timeout by
+/// [`HOOK_MARGIN`] (cursor: 104 s), else [`MAX_WAIT`].
+pub fn longest_wait(kind: AgentKind) -> Duration {
+    hook_timeout(kind).map_or(MAX_WAIT, |t| t.saturating_sub(HOOK_MARGIN)).min(MAX_WAIT)
+}
+
+fn default_wait_table(kind: AgentKind) -> Duration {
     Duration::from_secs(match kind {
         AgentKind::Claude => 570,
         AgentKind::Codex => 30,
@@ -95,31 +136,84 @@ fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key)?.as_str()
 }
 
-/// Control characters out (newlines kept), at most `max` characters.
-fn bounded(s: &str, max: usize) -> String {
-    s.chars().filter(|c| !c.is_control() || *c == '\n').take(max).collect()
-}
-
-/// One line of at most `max` characters, an ellipsis where it was cut.
+/// One line of at most `max` characters (made visible; a line feed shows as `⏎`), saying how
+/// much was cut where it was.
 fn bounded_line(s: &str, max: usize) -> String {
-    let line: String = s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>();
-    let line = line.trim();
-    if line.chars().count() <= max {
-        return line.to_owned();
+    let line = visible(s).trim().replace('\n', "⏎");
+    let count = line.chars().count();
+    if count <= max {
+        return line;
     }
     let mut cut: String = line.chars().take(max.saturating_sub(1)).collect();
     cut.push('…');
     cut
 }
 
+/// The detail: every line of `s`, made visible, up to [`DETAIL_LINES`] and [`DETAIL_CHARS`];
+/// past them a last line says how much was left out.
 fn bounded_detail(s: &str) -> String {
-    let text = bounded(s, DETAIL_CHARS);
-    let mut lines: Vec<&str> = text.lines().collect();
-    if lines.len() > DETAIL_LINES {
-        lines.truncate(DETAIL_LINES);
-        return format!("{}\n…", lines.join("\n"));
+    let text = visible(s);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut kept = Vec::new();
+    let mut used = 0;
+    for line in &lines {
+        let n = line.chars().count();
+        if kept.len() == DETAIL_LINES || used + n > DETAIL_CHARS {
+            break;
+        }
+        used += n + 1;
+        kept.push(*line);
     }
-    lines.join("\n")
+    let left = lines.len() - kept.len();
+    if left > 0 {
+        let chars: usize = lines[kept.len()..].iter().map(|l| l.chars().count() + 1).sum();
+        kept.push("");
+        return format!(
+            "{}(cut here: {left} more lines, {chars} characters, that Berth does not show; \
+             read the request in the agent's own prompt)",
+            kept.join("\n")
+        );
+    }
+    kept.join("\n")
+}
+
+/// What a desktop notification shows of a request and which answers it offers: the whole
+/// command when it fits [`NOTE_LINES`] and [`NOTE_CHARS`], else its first lines and "(N more
+/// lines, open Berth to see all)" with no answer at all (a person must not grant what they
+/// cannot read); an "always" whose rules are too long for a button is left to the window.
+pub fn notification_of(
+    request: &DecisionRequest,
+    options: &[DecisionOption],
+) -> (String, Vec<DecisionOption>) {
+    let lines: Vec<&str> = request.detail.lines().collect();
+    let chars = request.detail.chars().count();
+    if lines.len() <= NOTE_LINES && chars <= NOTE_CHARS {
+        let offered = options
+            .iter()
+            .filter(|o| o.label.chars().count() <= NOTE_LABEL_CHARS)
+            .cloned()
+            .collect();
+        let body =
+            if request.detail.is_empty() { request.prompt.clone() } else { request.detail.clone() };
+        return (body, offered);
+    }
+    let mut shown = Vec::new();
+    let mut used = 0;
+    for line in lines.iter().take(NOTE_LINES - 1) {
+        let n = line.chars().count();
+        if used + n > NOTE_CHARS {
+            break;
+        }
+        used += n;
+        shown.push(*line);
+    }
+    let more = lines.len() - shown.len();
+    let tail = if more == 0 {
+        "(the rest is too long here; open Berth to see all)".to_owned()
+    } else {
+        format!("({more} more lines, open Berth to see all)")
+    };
+    (format!("{}\n{tail}", shown.join("\n")), Vec::new())
 }
 
 /// The command or file a tool's input names, else its input as compact JSON.
@@ -143,10 +237,17 @@ fn subject(input: &Value) -> String {
 
 fn request(tool: &str, input: &Value, description: Option<&str>) -> DecisionRequest {
     let subject = subject(input);
+    let more = subject.trim_end().lines().count().saturating_sub(1);
     let prompt = if subject.is_empty() {
         bounded_line(tool, PROMPT_CHARS)
+    } else if more > 0 {
+        // Never only the first line: a second one may be the part that matters.
+        let first = subject.lines().next().unwrap_or("");
+        let tail =
+            if more == 1 { "(+1 more line)".to_owned() } else { format!("(+{more} more lines)") };
+        format!("{} {tail}", bounded_line(&format!("{tool}: {first}"), PROMPT_CHARS))
     } else {
-        bounded_line(&format!("{tool}: {}", subject.lines().next().unwrap_or("")), PROMPT_CHARS)
+        bounded_line(&format!("{tool}: {subject}"), PROMPT_CHARS)
     };
     let detail = match description.filter(|d| !d.is_empty()) {
         Some(d) => format!("{subject}\n{d}"),
@@ -161,8 +262,22 @@ fn request(tool: &str, input: &Value, description: Option<&str>) -> DecisionRequ
     }
 }
 
-/// A short text for a claude permission suggestion (`Bash(cargo test:*)`, `acceptEdits`).
-fn suggestion_text(s: &Value) -> Option<String> {
+/// What a claude permission suggestion grants, whole: its rules (`Bash(cargo test:*),
+/// Bash(curl:*)`), a mode (`acceptEdits`), directories, else the suggestion itself as JSON.
+fn suggestion_text(s: &Value) -> String {
+    if let Some(text) = suggestion_rules(s) {
+        return text;
+    }
+    if let Some(dirs) = s.get("directories").and_then(Value::as_array) {
+        let dirs: Vec<String> =
+            dirs.iter().map(|d| d.as_str().map_or(d.to_string(), str::to_owned)).collect();
+        return format!("access to {}", dirs.join(", "));
+    }
+    s.to_string()
+}
+
+/// The rules or the mode of a suggestion, when it names them.
+fn suggestion_rules(s: &Value) -> Option<String> {
     if let Some(rules) = s.get("rules").and_then(Value::as_array) {
         let rules: Vec<String> = rules
             .iter()

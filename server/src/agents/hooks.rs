@@ -166,7 +166,9 @@ fn codex(p: &Value) -> HookOutcome {
                 .and_then(Value::as_str)
                 .or_else(|| p.get("tool_name").and_then(Value::as_str))
                 .unwrap_or_default();
-            out.notification = Some(("Codex needs your permission".into(), bounded(command, 2048)));
+            // The command as it runs: controls and bidi overrides written out, not dropped.
+            let shown = super::visible::visible(command);
+            out.notification = Some(("Codex needs your permission".into(), bounded(&shown, 2048)));
         }
         _ => {}
     }

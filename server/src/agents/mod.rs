@@ -16,5 +16,6 @@ pub mod pending;
 pub mod reports;
 pub mod submit;
 pub mod turns;
+pub mod visible;
 pub mod wait;
 pub mod work;

@@ -73,15 +73,17 @@ impl Store {
         if let Some(p) = self.panes.get(pane) {
             p.shared.set_lifecycle(Lifecycle::Blocked, LifecycleSource::Hook);
         }
+        // The whole command, or no answer from the notification (see `notification_of`).
+        let (body, offered) = crate::agents::decide::notification_of(&request, &view.options);
         let mut incoming = Incoming::new(
             Some(pane.clone()),
             &format!("{} asks to run {}", agent_name(kind), request.tool),
-            &request.prompt,
+            &body,
             &format!("hook:{}", kind.as_str()),
         );
         incoming.attention = Attention::NeedsInput;
         incoming.actions =
-            view.options.iter().map(|o| (o.answer.as_str().to_owned(), o.label.clone())).collect();
+            offered.iter().map(|o| (o.answer.as_str().to_owned(), o.label.clone())).collect();
         let notification = Some(self.add_notification(incoming));
         let decisions = self.decisions.0.entry(pane.clone()).or_default();
         decisions.lost = None;

@@ -15,6 +15,9 @@ use crate::tasks::git::git_raw;
 pub const MAX_LINES: u64 = 20_000;
 /// A file whose patch is larger than this is too large to show.
 pub const MAX_PATCH_BYTES: usize = 1 << 20;
+/// Every diff runs no external diff program and no textconv filter the repo's config names.
+const NO_DRIVERS: [&str; 2] = ["--no-ext-diff", "--no-textconv"];
+
 /// At most this many untracked files are listed as added.
 const MAX_UNTRACKED: usize = 2_000;
 
@@ -297,9 +300,17 @@ fn no_index(dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
 pub fn files(source: &DiffSource) -> Result<Vec<DiffFile>, String> {
     let dir = &source.dir;
     let base = source.base.as_str();
-    let numstat = parse_numstat_z(&run(dir, &["diff", "--numstat", "-z", "-M", base, "--"])?);
-    let statuses =
-        parse_name_status_z(&run(dir, &["diff", "--name-status", "-z", "-M", base, "--"])?);
+    if base.starts_with('-') || base.is_empty() {
+        return Err(format!("the base {base:?} is not a revision"));
+    }
+    let numstat = parse_numstat_z(&run(
+        dir,
+        &["diff", NO_DRIVERS[0], NO_DRIVERS[1], "--numstat", "-z", "-M", base, "--"],
+    )?);
+    let statuses = parse_name_status_z(&run(
+        dir,
+        &["diff", NO_DRIVERS[0], NO_DRIVERS[1], "--name-status", "-z", "-M", base, "--"],
+    )?);
     let mut all = Vec::new();
     for (status, path, old_path) in statuses {
         let counts = numstat.iter().find(|(_, p, _)| *p == path).map(|(c, _, _)| *c);
@@ -317,7 +328,21 @@ pub fn files(source: &DiffSource) -> Result<Vec<DiffFile>, String> {
         });
     }
     for path in untracked(dir)? {
-        let out = no_index(dir, &["diff", "--no-index", "--numstat", "-z", "/dev/null", &path])?;
+        // `--` first: an untracked name may look like an option (`--output=precious.txt`).
+        let out = no_index(
+            dir,
+            &[
+                "diff",
+                NO_DRIVERS[0],
+                NO_DRIVERS[1],
+                "--no-index",
+                "--numstat",
+                "-z",
+                "--",
+                "/dev/null",
+                &path,
+            ],
+        )?;
         let counts = parse_numstat_z(&out).into_iter().next().and_then(|(c, _, _)| c);
         let (added, removed) = counts.unwrap_or((0, 0));
         all.push(DiffFile {
@@ -352,9 +377,13 @@ pub fn file(
     }
     let dir = &source.dir;
     let patch = if entry.untracked {
-        no_index(dir, &["diff", "--no-index", "-U3", "/dev/null", path])?
+        no_index(
+            dir,
+            &["diff", NO_DRIVERS[0], NO_DRIVERS[1], "--no-index", "-U3", "--", "/dev/null", path],
+        )?
     } else {
-        let mut args = vec!["diff", "-U3", "-M", source.base.as_str(), "--"];
+        let mut args =
+            vec!["diff", NO_DRIVERS[0], NO_DRIVERS[1], "-U3", "-M", source.base.as_str(), "--"];
         if let Some(old) = entry.old_path.as_deref() {
             args.push(old);
         }

@@ -134,3 +134,63 @@ fn a_real_repo_lists_every_kind_of_change() {
     assert!(f.binary && hunks.is_empty() && total == 0);
     assert!(file(&source, "nothing.txt", 0, 10).is_err());
 }
+
+/// Regression (issue 27, item 4): an untracked `--output=precious.txt` was taken as git's
+/// `--output` option by `git diff --no-index … /dev/null <path>` and truncated the tracked
+/// `precious.txt`; any untracked name starting with `-` failed the whole diff.
+#[test]
+fn an_untracked_name_like_an_option_is_a_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir: PathBuf = tmp.path().to_path_buf();
+    git(&dir, &["init", "-q", "-b", "main"]);
+    std::fs::write(dir.join("precious.txt"), "keep me\n").unwrap();
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "base"]);
+    std::fs::write(dir.join("--output=precious.txt"), "x\n").unwrap();
+    std::fs::write(dir.join("-p"), "y\nz\n").unwrap();
+    let source = DiffSource { dir: dir.clone(), base: "HEAD".into() };
+    let all = files(&source).expect("the diff lists every file");
+    assert_eq!(std::fs::read_to_string(dir.join("precious.txt")).unwrap(), "keep me\n");
+    let names: Vec<&str> = all.iter().map(|f| f.path.as_str()).collect();
+    assert!(names.contains(&"--output=precious.txt") && names.contains(&"-p"), "{names:?}");
+    assert_eq!(all.iter().find(|f| f.path == "-p").unwrap().added, 2);
+    let (entry, hunks, _) = file(&source, "--output=precious.txt", 0, 10).unwrap();
+    assert!(entry.untracked && hunks.len() == 1, "{entry:?} {hunks:?}");
+    assert_eq!(std::fs::read_to_string(dir.join("precious.txt")).unwrap(), "keep me\n");
+}
+
+/// Regression (issue 27, item 3): the git probe's `git status` ran the repo's
+/// `core.fsmonitor`, `git worktree add` (task start) its `post-checkout` hook, and a diff
+/// or a status its filter and diff drivers. A repo is data: none of them runs now.
+#[test]
+fn a_repos_own_config_and_hooks_run_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let dir = crate::tasks::git::tests::hostile_repo(&root);
+    assert!(
+        crate::tasks::git::tests::ran(&root).is_empty(),
+        "setting up ran {:?}",
+        crate::tasks::git::tests::ran(&root)
+    );
+    // Racily clean and then really changed: status and diff must look at the content.
+    std::fs::write(dir.join("a.txt"), "two\n").unwrap();
+    let (ctx, _) = crate::gitctx::probe(&dir).expect("a git context");
+    assert!(ctx.dirty);
+    let source = DiffSource { dir: dir.clone(), base: "HEAD".into() };
+    let files = files(&source).unwrap();
+    assert_eq!(files.len(), 1, "{files:?}");
+    file(&source, "a.txt", 0, 10).unwrap();
+    let wt = root.join("wt");
+    let wt_text = wt.display().to_string();
+    crate::tasks::git::git_ok(
+        &dir,
+        &["worktree", "add", "-b", "t1", "--end-of-options", &wt_text, "HEAD"],
+    )
+    .unwrap();
+    assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "one\n");
+    assert_eq!(
+        crate::tasks::git::tests::ran(&root),
+        Vec::<String>::new(),
+        "git ran the repo's programs"
+    );
+}

@@ -239,8 +239,11 @@ fn merge(
         .map_err(refused)?
     };
     if !out.ok {
-        let files =
-            git::git_ok(repo, &["diff", "--name-only", "--diff-filter=U"]).unwrap_or_default();
+        let files = git::git_ok(
+            repo,
+            &["diff", "--no-ext-diff", "--no-textconv", "--name-only", "--diff-filter=U"],
+        )
+        .unwrap_or_default();
         let files: Vec<String> = files.lines().map(str::to_owned).collect();
         let abort: &[&str] = if squash { &["reset", "--merge"] } else { &["merge", "--abort"] };
         let _ = git::git(repo, abort);
@@ -250,7 +253,9 @@ fn merge(
         return Err(MergeFailure::Conflicts(files));
     }
     if squash {
-        let staged = git::git(repo, &["diff", "--cached", "--quiet"]).map_err(refused)?;
+        let staged =
+            git::git(repo, &["diff", "--no-ext-diff", "--no-textconv", "--cached", "--quiet"])
+                .map_err(refused)?;
         if !staged.ok {
             git::git_ok(repo, &["commit", "--no-verify", "-m", message]).map_err(|e| {
                 let _ = git::git(repo, &["reset", "--merge"]);

@@ -1,5 +1,16 @@
 //! Git, run as a program: `git -C <dir> <args…>` without a shell, with a timeout, its output
-//! captured. The only place tasks start a process other than a pane's.
+//! captured. The only place Berth runs git (tasks, the git probe, diffs, the watcher): every
+//! call goes through [`git_raw`], hardened for a repository Berth did not make.
+//!
+//! A repo is data, never code: a repo's own config (`.git/config`, which arrives with a
+//! repository copied as a directory or unpacked from an archive) must not make Berth run a
+//! program. So every git runs with `core.fsmonitor=false` and `core.hooksPath=/dev/null` (no
+//! hook can be found there; the user's opt-in `berth.runHooks=true` in their global git
+//! config keeps hooks), no pager, no editor, no prompt, no system config; and where its
+//! command can reach them, the program-running keys that the repo's own config sets (filter
+//! drivers, merge drivers, diff drivers, `core.sshCommand`, `core.askPass`, credential helpers,
+//! `gpg.program`) are overridden for that call. Diffs are run with `--no-ext-diff
+//! --no-textconv` by their callers, and every path goes after `--`.
 //!
 //! Blocking: callers on the runtime run these through `spawn_blocking`, never under the
 //! Store's lock.
@@ -47,9 +58,101 @@ pub struct GitRaw {
     pub stderr: String,
 }
 
+/// The subcommands that never run a filter, driver, hook or helper, so need no look at the
+/// repo's own config first (they still get the flags every call gets).
+const PLAIN: &[&str] = &[
+    "rev-parse",
+    "ls-files",
+    "check-ignore",
+    "show-ref",
+    "symbolic-ref",
+    "check-ref-format",
+    "config",
+];
+
+/// The config keys that name a program git may run, as a regex over `git config` names.
+const RUNS_PROGRAMS: &str = "^(filter\\..*\\.(clean|smudge|process|required)|merge\\..*\\.driver\
+     |diff\\..*\\.(command|textconv)|core\\.(sshcommand|askpass|editor|pager)\
+     |credential\\.(.*\\.)?helper|gpg\\.(.*\\.)?program|berth\\.runhooks)$";
+
+/// The `-c` overrides for the program-running keys that `dir`'s repository sets in its own
+/// config (scope `local` or `worktree`), and whether the user opted in to hooks
+/// (`berth.runHooks=true` in their global config; the system config is not read).
+fn neutralised(dir: &Path) -> (Vec<String>, bool) {
+    let pattern: String = RUNS_PROGRAMS.split_whitespace().collect();
+    let Ok(out) =
+        spawn_git(dir, &[], &["config", "--null", "--show-scope", "--get-regexp", &pattern])
+    else {
+        return (Vec::new(), false);
+    };
+    let mut overrides = Vec::new();
+    let mut hooks = false;
+    // Each entry: scope NUL key LF value NUL.
+    let mut fields = out.stdout.split(|b| *b == 0);
+    while let (Some(scope), Some(entry)) = (fields.next(), fields.next()) {
+        let entry = String::from_utf8_lossy(entry);
+        let (key, value) = entry.split_once('\n').unwrap_or((&entry, ""));
+        // Sections and names are case-blind, a driver's name (the subsection) is not.
+        let name = key.to_owned();
+        let key = key.to_ascii_lowercase();
+        let scope = String::from_utf8_lossy(scope);
+        let repo_own = matches!(scope.trim(), "local" | "worktree");
+        if key == "berth.runhooks" {
+            // The user's own setting, the last one they set; a repo's is ignored.
+            if !repo_own {
+                hooks = matches!(
+                    value.trim().to_ascii_lowercase().as_str(),
+                    "true" | "yes" | "on" | "1"
+                );
+            }
+            continue;
+        }
+        if !repo_own {
+            continue;
+        }
+        let safe = if key.starts_with("filter.") && key.ends_with(".required") {
+            "false"
+        } else if key.starts_with("merge.") {
+            // A merge driver that always fails: the merge reports a conflict, runs nothing.
+            "false"
+        } else if key == "core.sshcommand" {
+            "ssh"
+        } else if key == "gpg.program" || key == "gpg.openpgp.program" {
+            "gpg"
+        } else if key == "gpg.ssh.program" {
+            "ssh-keygen"
+        } else if key == "gpg.x509.program" {
+            "gpgsm"
+        } else {
+            // Filters, diff drivers, helpers, askpass: an empty value runs nothing.
+            ""
+        };
+        overrides.push(format!("{name}={safe}"));
+    }
+    overrides.sort();
+    overrides.dedup();
+    (overrides, hooks)
+}
+
 /// Runs `git -C dir args…` like [`git`], keeping its output as bytes.
 pub fn git_raw(dir: &Path, args: &[&str]) -> Result<GitRaw, String> {
-    let mut child = Command::new("git")
+    let plain = args.iter().find(|a| !a.starts_with('-')).is_none_or(|sub| PLAIN.contains(sub));
+    let (overrides, hooks) = if plain { (Vec::new(), false) } else { neutralised(dir) };
+    let mut config = overrides;
+    if !hooks {
+        config.push("core.hooksPath=/dev/null".to_owned());
+    }
+    spawn_git(dir, &config, args)
+}
+
+/// Runs git with the flags and environment every call gets, and `config` as `-c` pairs.
+fn spawn_git(dir: &Path, config: &[String], args: &[&str]) -> Result<GitRaw, String> {
+    let mut command = Command::new("git");
+    command.arg("--no-pager").arg("-c").arg("core.fsmonitor=false");
+    for pair in config {
+        command.arg("-c").arg(pair);
+    }
+    let mut child = command
         .arg("-C")
         .arg(dir)
         .args(args)
@@ -58,7 +161,19 @@ pub fn git_raw(dir: &Path, args: &[&str]) -> Result<GitRaw, String> {
         .env_remove("GIT_WORK_TREE")
         .env_remove("GIT_INDEX_FILE")
         .env_remove("GIT_COMMON_DIR")
+        .env_remove("GIT_EXTERNAL_DIFF")
+        .env_remove("GIT_SSH")
+        .env_remove("GIT_SSH_COMMAND")
+        .env_remove("GIT_ASKPASS")
+        .env_remove("SSH_ASKPASS")
+        .env_remove("GIT_CONFIG_PARAMETERS")
+        .env_remove("GIT_CONFIG_COUNT")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
+        .env("PAGER", "cat")
+        .env("GIT_EDITOR", "true")
+        .env("GIT_SEQUENCE_EDITOR", "true")
         .env("LC_ALL", "C")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -168,4 +283,92 @@ pub fn branch_exists(repo: &Path, branch: &str) -> bool {
 pub fn dirty_paths(dir: &Path) -> Result<Vec<String>, String> {
     let out = git_ok(dir, &["status", "--porcelain", "--untracked-files=normal"])?;
     Ok(out.lines().map(|l| l.get(3..).unwrap_or(l).to_owned()).collect())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A repo whose own config and hooks would each touch a marker file if git ran them.
+    pub(crate) fn hostile_repo(root: &Path) -> PathBuf {
+        let dir = root.join("repo");
+        std::fs::create_dir_all(&dir).unwrap();
+        let plain = |args: &[&str]| {
+            let ok = Command::new("git")
+                .arg("-C")
+                .arg(&dir)
+                .args(args)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", root)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        plain(&["init", "-q", "-b", "main"]);
+        std::fs::write(dir.join("a.txt"), "one\n").unwrap();
+        std::fs::write(dir.join(".gitattributes"), "*.txt filter=evil diff=evil merge=evil\n")
+            .unwrap();
+        plain(&["add", "-A"]);
+        plain(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"]);
+        // What a repository copied as a directory (or unpacked) can carry in its .git.
+        let script = |name: &str| {
+            let path = root.join(name);
+            let marker = root.join(format!("{name}.ran"));
+            std::fs::write(&path, format!("#!/bin/sh\ntouch '{}'\ncat\n", marker.display()))
+                .unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            path.display().to_string()
+        };
+        let config = format!(
+            "[core]\n\tfsmonitor = {}\n[filter \"evil\"]\n\tclean = {}\n\tsmudge = {}\n\
+             [diff \"evil\"]\n\ttextconv = {}\n\tcommand = {}\n[merge \"evil\"]\n\tdriver = {}\n",
+            script("fsmonitor"),
+            script("clean"),
+            script("smudge"),
+            script("textconv"),
+            script("extdiff"),
+            script("mergedriver"),
+        );
+        let mut text = std::fs::read_to_string(dir.join(".git/config")).unwrap();
+        text.push_str(&config);
+        std::fs::write(dir.join(".git/config"), text).unwrap();
+        let hook = dir.join(".git/hooks/post-checkout");
+        std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+        std::fs::copy(script("post-checkout"), &hook).unwrap();
+        dir
+    }
+
+    /// The markers of the scripts that ran.
+    pub(crate) fn ran(root: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(root)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".ran"))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// A user who wants hooks says so in their own global config, which a repo cannot set.
+    #[test]
+    fn hooks_run_when_the_user_opted_in_globally_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let dir = hostile_repo(&root);
+        let local = Command::new("git")
+            .arg("-C")
+            .arg(&dir)
+            .args(["config", "berth.runHooks", "true"])
+            .status()
+            .unwrap();
+        assert!(local.success());
+        let (overrides, hooks) = neutralised(&dir);
+        assert!(!hooks, "a repo's own config cannot opt in");
+        for key in ["filter.evil.clean=", "filter.evil.smudge=", "merge.evil.driver=false"] {
+            assert!(overrides.iter().any(|o| o == key), "{key} in {overrides:?}");
+        }
+    }
 }

@@ -67,6 +67,9 @@ fn prepare(p: &StartParams, id: &TaskId, label: &str) -> Result<Prepared, Comman
         Some(b) => b.clone(),
         None => format!("berth/{}", slug(id, label)),
     };
+    if branch.starts_with('-') {
+        return Err(bad(format!("{branch:?} is not a valid branch name")));
+    }
     git::git_ok(&repo, &["check-ref-format", "--branch", &branch])
         .map_err(|_| bad(format!("{branch:?} is not a valid branch name")))?;
     let preexisting = git::branch_exists(&repo, &branch);
