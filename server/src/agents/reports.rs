@@ -81,6 +81,9 @@ impl Store {
         if let Some(pane) = self.panes.get(id) {
             pane.shared.note_hook(outcome.lifecycle, outcome.last_message, outcome.prompt_ack);
         }
+        // No open question after this event (taken back, the turn moved on): no `needs_input`,
+        // before the event raises its own attention (a turn's end: `unread`).
+        self.settle_attention(id);
         if let Some((title, body)) = outcome.notification {
             let mut incoming =
                 Incoming::new(Some(id.clone()), &title, &body, &format!("hook:{}", kind.as_str()));
