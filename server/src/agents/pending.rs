@@ -770,4 +770,34 @@ mod tests {
         );
         assert_eq!(look(&store, &pane), (Lifecycle::Idle, Attention::None, false));
     }
+
+    /// opencode answered in its own dialog (`permission.replied`, also what Escape there
+    /// sends): the card is taken back, the pane goes on `working`, and it is no longer
+    /// `needs_input` (defect 2).
+    #[tokio::test]
+    async fn opencodes_own_reply_takes_the_question_back_and_lowers_the_attention() {
+        let (store, pane, _home) = store_with_pane();
+        let asked = json!({"type":"permission.asked","properties":{"sessionID":"ses_1",
+            "id":"per_1","permission":"bash","patterns":["ls"],"title":"ls"}});
+        let wait = wait_for_answer(
+            store.clone(),
+            pane.clone(),
+            AgentKind::Opencode,
+            asked,
+            Duration::from_secs(30),
+        )
+        .expect("opens");
+        assert_eq!(look(&store, &pane), (Lifecycle::Blocked, Attention::NeedsInput, true));
+        let replied = json!({"type":"permission.replied","properties":{"sessionID":"ses_1",
+            "requestID":"per_1","reply":"reject"}});
+        hook(&store, &pane, AgentKind::Opencode, replied.clone());
+        assert_eq!(wait.await.reason, OutcomeReason::Retracted);
+        assert_eq!(look(&store, &pane), (Lifecycle::Working, Attention::None, false));
+        let idle = json!({"type":"session.idle","properties":{"sessionID":"ses_1"}});
+        hook(&store, &pane, AgentKind::Opencode, idle);
+        assert_eq!(look(&store, &pane), (Lifecycle::Done, Attention::Unread, false));
+        // A reply landing after the turn's end changes nothing.
+        hook(&store, &pane, AgentKind::Opencode, replied);
+        assert_eq!(look(&store, &pane).0, Lifecycle::Done);
+    }
 }
