@@ -347,3 +347,97 @@ fn a_submit_whose_client_hangs_up_still_presses_enter() {
         out.status.success().then_some(())
     });
 }
+
+/// The pane's (lifecycle, attention, pending decision) in `berth ls --json`.
+fn signal(server: &TestServer, pane: &str) -> (String, String, Value) {
+    let p = server.pane(pane).expect("the pane");
+    let text = |k: &str| p[k].as_str().unwrap_or("").to_owned();
+    (text("lifecycle"), text("attention"), p["pending_decision"].clone())
+}
+
+/// Submits a prompt to an asking stub and waits for its decision card; returns its id.
+fn ask(server: &TestServer, stub: &Stub, round: usize) -> String {
+    assert_eq!(submit(server, &stub.pane, &["run it"])["confirmed"], true);
+    stub.wait_for("asked", round);
+    let card = poll(Duration::from_secs(20), "the decision card", || {
+        let (lifecycle, attention, card) = signal(server, &stub.pane);
+        (lifecycle == "blocked" && attention == "needs_input" && card["answerable"] == true)
+            .then_some(card)
+    });
+    card["id"].as_str().unwrap().to_owned()
+}
+
+/// Regression (issue 26, defects 1 and 2) against the stand-in behaving as the real claude is
+/// reported to: its permission dialog shown beside Berth's card, its hook killed when the
+/// dialog is answered or escaped, no hook at all after a "no" or Escape. Every flow must end
+/// with the right lifecycle and attention and a pane that takes the next prompt.
+#[test]
+fn stub_claude_questions_settled_anywhere_leave_a_usable_pane() {
+    let server = TestServer::start();
+    let stub = Stub::start(&server, "ask", &["--ask", "rm -rf build", "--tool-ms", "4000"]);
+    let usable = |what: &str| {
+        let (code, answer, err) = wait_until(&server, &stub.pane, "idle", "20");
+        assert_eq!(code, 0, "{what}: wait --until idle: {err}");
+        let (lifecycle, attention, card) = signal(&server, &stub.pane);
+        assert!(card.is_null(), "{what}: a card is left: {card}");
+        assert_ne!(attention, "needs_input", "{what}: no question is open ({lifecycle})");
+        answer
+    };
+
+    // Escape sent through Berth while the dialog is up: the turn ends at once.
+    ask(&server, &stub, 1);
+    server.berth_ok(&["send", &stub.pane, "--keys", "Escape"]);
+    let answer = usable("escape");
+    assert_eq!(answer["learned_from"], "interrupt", "{answer}");
+    assert_eq!(signal(&server, &stub.pane).1, "none");
+
+    // "No" in the agent's own dialog: it kills its hook and says nothing more.
+    ask(&server, &stub, 2);
+    server.berth_ok(&["send", &stub.pane, "n"]);
+    stub.wait_for("settled", 2);
+    let answer = usable("own dialog no");
+    assert_eq!(
+        (answer["lifecycle"].as_str(), answer["learned_from"].as_str()),
+        (Some("idle"), Some("interrupt"))
+    );
+    assert_eq!(signal(&server, &stub.pane).1, "none");
+
+    // "Yes" in its own dialog: the hook dies, the tool runs (the spinner going), the turn
+    // goes on to PostToolUse and Stop; it never looks idle before its end.
+    ask(&server, &stub, 3);
+    server.berth_ok(&["send", &stub.pane, "y"]);
+    stub.wait_for("settled", 3);
+    let mut seen = Vec::new();
+    let done = poll(Duration::from_secs(30), "the turn to end done", || {
+        let (lifecycle, attention, card) = signal(&server, &stub.pane);
+        assert!(card.is_null(), "the card is taken back at once: {card}");
+        seen.push(lifecycle.clone());
+        (lifecycle == "done").then_some(attention)
+    });
+    assert!(!seen.iter().any(|l| l == "idle" || l == "blocked"), "{seen:?}");
+    assert_eq!(done, "unread", "done with needs_input was defect 2");
+    assert_eq!(usable("own dialog yes")["last_message"], "stub finished");
+}
+
+/// The hook's wait runs out while the dialog is up (codex's 30 s; here 1 s): the agent's own
+/// prompt still asks, so the pane stays `blocked` and `needs_input` with a card nobody can
+/// answer; answered there, the turn ends `done` and `unread`, no longer `needs_input`
+/// (issue 26, defect 2).
+#[test]
+fn stub_claude_question_answered_in_its_own_dialog_after_the_hook_wait() {
+    let server = TestServer::start();
+    let stub = Stub::start(&server, "expire", &["--ask", "make", "--hook-wait", "1"]);
+    assert_eq!(submit(&server, &stub.pane, &["run it"])["confirmed"], true);
+    stub.wait_for("hook_answer", 1);
+    let (lifecycle, attention, card) = poll(Duration::from_secs(20), "the card lost", || {
+        let s = signal(&server, &stub.pane);
+        (s.2["answerable"] == false).then_some(s)
+    });
+    assert_eq!((lifecycle.as_str(), attention.as_str()), ("blocked", "needs_input"), "{card}");
+    server.berth_ok(&["send", &stub.pane, "y"]);
+    let (code, answer, err) = wait_until(&server, &stub.pane, "idle", "20");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(answer["lifecycle"], "done", "{answer}");
+    let (_, attention, card) = signal(&server, &stub.pane);
+    assert_eq!((attention.as_str(), card), ("unread", Value::Null));
+}

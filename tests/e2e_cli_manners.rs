@@ -301,3 +301,63 @@ fn config_verb_prints_the_path_a_default_that_checks_and_names_a_bad_line() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("does not exist"));
 }
+
+/// Regression (issue 26, defect 7): a reader that goes away is a normal end. `berth ls --json |
+/// true` printed a backtrace and exited 101 (and plain `ls` printed "Broken pipe"); every verb
+/// that prints now exits 0 without a word when its standard output is a pipe nobody reads, as
+/// ripgrep does.
+#[test]
+fn a_closed_stdout_ends_every_printing_verb_quietly() {
+    let server = TestServer::start();
+    let pane = server.berth_ok(&["new", "--", "bash", "--norc"]);
+    server.berth_ok(&["notify", "--pane", &pane, "a note"]);
+    server.berth_ok(&["wait", &pane, "--until", "idle"]);
+    let verbs: Vec<Vec<&str>> = vec![
+        vec!["ls", "--json"],
+        vec!["ls"],
+        vec!["decisions", "--json"],
+        vec!["notifications", "--json"],
+        vec!["notifications"],
+        vec!["task", "ls", "--json"],
+        vec!["wait", &pane, "--until", "idle", "--timeout", "10", "--json"],
+        vec!["wait", &pane, "--until", "idle", "--timeout", "10"],
+        vec!["server-info"],
+        vec!["server-info", "--socket-path"],
+        vec!["read", &pane, "--json"],
+        vec!["completions", "bash"],
+        vec!["man"],
+        vec!["hook", "--print-config", "claude"],
+    ];
+    for args in verbs {
+        // A pipe whose read end is closed before berth starts: every write gets EPIPE.
+        let (read, write) = nix::unistd::pipe().expect("a pipe");
+        drop(read);
+        let out = server
+            .command()
+            .args(&args)
+            .current_dir(&server.home)
+            .stdout(Stdio::from(write))
+            .stderr(Stdio::piped())
+            .output()
+            .expect("run berth");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "berth {args:?}: {}: {stderr}", out.status);
+        // `hook --print-config` says where the file goes on stderr, by design.
+        let said: Vec<&str> = stderr
+            .lines()
+            .filter(|l| !(args[0] == "hook" && l.starts_with("berth hook: ~/.claude/")))
+            .collect();
+        assert!(said.is_empty(), "berth {args:?} said: {stderr}");
+    }
+    // A real failure is still one, with its message.
+    let (read, write) = nix::unistd::pipe().expect("a pipe");
+    drop(read);
+    let out = server
+        .command()
+        .args(["wait", "pane_nosuchpane", "--until", "idle"])
+        .stdout(Stdio::from(write))
+        .output()
+        .expect("run berth");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!out.stderr.is_empty());
+}

@@ -241,11 +241,14 @@ fn cursor_is_told_ask_on_every_fallback() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), r#"{"permission":"ask"}"#);
 }
 
+/// Codex's hook killed: codex asks in its own prompt, so the card stays, not answerable.
+/// (Claude's hook killed is claude settling the question in its own dialog: see
+/// `stub_claude_*` below.)
 #[test]
 fn a_killed_hook_leaves_a_decision_nobody_can_answer() {
     let server = TestServer::start();
     let pane = pane(&server);
-    let mut hook = Hook::start(&server, "claude", &pane, &claude_request(), &[]);
+    let mut hook = Hook::start(&server, "codex", &pane, &codex_request(), &[]);
     let id = pending(&server, &pane)["id"].as_str().unwrap().to_owned();
     assert!(hook.running());
     hook.child.kill().unwrap();

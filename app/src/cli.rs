@@ -515,7 +515,7 @@ struct WaitArgs {
 /// `berth config`: the path, the default file, or a check.
 fn run_config(default: bool, check: Option<Option<PathBuf>>) -> Result<ExitCode> {
     if default {
-        print!("{}", crate::config::default_file());
+        out!("{}", crate::config::default_file());
         return Ok(ExitCode::SUCCESS);
     }
     let path = match check.clone().flatten() {
@@ -526,7 +526,7 @@ fn run_config(default: bool, check: Option<Option<PathBuf>>) -> Result<ExitCode>
     };
     if check.is_none() {
         let state = if path.exists() { "exists" } else { "does not exist; the defaults apply" };
-        println!("{} ({state})", path.display());
+        outln!("{} ({state})", path.display());
         return Ok(ExitCode::SUCCESS);
     }
     if check.as_ref().is_some_and(Option::is_some) && !path.exists() {
@@ -534,7 +534,7 @@ fn run_config(default: bool, check: Option<Option<PathBuf>>) -> Result<ExitCode>
     }
     match crate::config::load(&path) {
         Ok(_) => {
-            println!("{}: ok", path.display());
+            outln!("{}: ok", path.display());
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
@@ -566,16 +566,16 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             crate::ssh_attach::attach(&remote)
         }
         Verb::ServerInfo { socket_path: true } => {
-            println!("{}", socket().display());
+            outln!("{}", socket().display());
             Ok(ExitCode::SUCCESS)
         }
         Verb::ServerInfo { socket_path: false } => {
             match connect()?.execute(Command::ServerInfo)? {
                 Reply::ServerInfo(info) => {
-                    println!("version {}", info.version);
-                    println!("pid {}", info.pid);
-                    println!("socket {}", info.socket.display());
-                    println!("started_at {}", info.started_at);
+                    outln!("version {}", info.version);
+                    outln!("pid {}", info.pid);
+                    outln!("socket {}", info.socket.display());
+                    outln!("started_at {}", info.started_at);
                 }
                 other => return Err(unexpected(&other)),
             }
@@ -583,16 +583,19 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Verb::Completions { shell } => {
             let mut command = Cli::command();
-            clap_complete::generate(shell, &mut command, "berth", &mut std::io::stdout());
+            // Rendered first: clap_complete panics on a write error (a closed pipe).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command, "berth", &mut script);
+            crate::out::stdout().write_all(&script)?;
             Ok(ExitCode::SUCCESS)
         }
         Verb::Man => {
-            clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
+            clap_mangen::Man::new(Cli::command()).render(&mut crate::out::stdout())?;
             Ok(ExitCode::SUCCESS)
         }
         Verb::Logs { follow, lines } => crate::logs::print(lines, follow),
         Verb::ShellInit { shell } => {
-            print!("{}", crate::shell_init::snippet(shell));
+            out!("{}", crate::shell_init::snippet(shell));
             Ok(ExitCode::SUCCESS)
         }
         Verb::Config { default, check } => run_config(default, check),
@@ -600,7 +603,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Verb::GpuProbe => Ok(crate::doctor::gpu_probe()),
         Verb::Save => {
             let saved = connect()?.save()?;
-            println!(
+            outln!(
                 "saved {} panes ({} tails written) to {}",
                 saved.panes,
                 saved.tails,
@@ -612,14 +615,14 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let path = absolute(Some(png))?.unwrap_or_default();
             let tab = tab.as_deref().map(TabId::parse).transpose().map_err(CommandError::from)?;
             let shot = connect()?.screenshot(tab.map(|t| t.to_string()), path)?;
-            println!("{}", shot.path.display());
+            outln!("{}", shot.path.display());
             Ok(ExitCode::SUCCESS)
         }
         Verb::Resume { pane, dry_run: true } => resume_dry_run(&pane),
         Verb::Resume { pane, dry_run: false } => {
             let pane = pane_id(&pane)?;
             match connect()?.execute(Command::PaneResume { pane })? {
-                Reply::Resumed { state, .. } => println!("{}", state.as_str()),
+                Reply::Resumed { state, .. } => outln!("{}", state.as_str()),
                 other => return Err(unexpected(&other)),
             }
             Ok(ExitCode::SUCCESS)
@@ -648,7 +651,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 source: "cli".into(),
             };
             match connect()?.execute(cmd)? {
-                Reply::Notified { id } => println!("{id}"),
+                Reply::Notified { id } => outln!("{id}"),
                 other => return Err(unexpected(&other)),
             }
             Ok(ExitCode::SUCCESS)
@@ -734,7 +737,7 @@ fn state(client: &mut Client) -> Result<StateView> {
 /// Prints a value as the server's JSON would be printed (keys sorted).
 fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     let value: Value = serde_json::to_value(value)?;
-    println!("{}", serde_json::to_string_pretty(&value)?);
+    outln!("{}", serde_json::to_string_pretty(&value)?);
     Ok(())
 }
 
@@ -749,7 +752,7 @@ fn notifications(
         let pane = pane.as_deref().map(pane_id).transpose()?;
         let ids: Vec<NotificationId> = Vec::new();
         match client.execute(Command::NotificationsMarkRead { ids, pane })? {
-            Reply::Marked { count } => println!("marked {count} read"),
+            Reply::Marked { count } => outln!("marked {count} read"),
             other => return Err(unexpected(&other)),
         }
         return Ok(ExitCode::SUCCESS);
@@ -762,7 +765,7 @@ fn notifications(
         print_json(&serde_json::json!({ "notifications": list }))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     for n in &list {
         let mark = if n.read_at.is_none() { "*" } else { " " };
         writeln!(
@@ -793,7 +796,8 @@ fn hook(agent: &str, payload: Option<String>, print_config: bool, wait: Option<f
         match berth_server::agents::hooks::hook_config(kind) {
             Some(config) => {
                 eprintln!("berth hook: {}: {}", config.path, config.note);
-                print!("{}", config.content);
+                // Never fails the agent: a closed stdout is ignored here.
+                let _ = crate::out::stdout().write_all(config.content.as_bytes());
             }
             None => eprintln!("berth hook: no hook configuration for {agent}"),
         }
@@ -877,7 +881,7 @@ fn ls(as_json: bool) -> Result<ExitCode> {
         print_json(&list)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     for ws in &list.workspaces {
         let active = if list.active_workspace_id.as_deref() == Some(&ws.id) { "*" } else { " " };
         writeln!(out, "{active} {}  {}  {}", ws.id, ws.name, ws.cwd)?;
@@ -927,7 +931,7 @@ fn resume_dry_run(pane: &str) -> Result<ExitCode> {
     let Some(plan) = &info.resume else {
         bail!("pane {pane} is running ({}); there is nothing to resume", info.state.as_str());
     };
-    println!("{}", plan.command_line());
+    outln!("{}", plan.command_line());
     let source = match plan.source {
         ResumeSource::Adapter => "built by Berth from the agent's session id",
         ResumeSource::Reported => "self-reported by a program in the pane: not checked by Berth",
@@ -956,7 +960,7 @@ fn new(args: NewArgs) -> Result<ExitCode> {
     };
     let spawn = SpawnRequest { argv: args.command, cwd, env: Vec::new(), title: args.title };
     match connect()?.execute(Command::PaneSpawn { workspace, spawn })? {
-        Reply::Spawned { pane, .. } => println!("{pane}"),
+        Reply::Spawned { pane, .. } => outln!("{pane}"),
         other => return Err(unexpected(&other)),
     }
     Ok(ExitCode::SUCCESS)
@@ -972,7 +976,7 @@ fn split(args: SplitArgs) -> Result<ExitCode> {
     let spawn =
         SpawnRequest { argv: args.command, cwd: absolute(args.cwd)?, env: Vec::new(), title: None };
     match connect()?.execute(Command::PaneSplit { pane, dir, spawn })? {
-        Reply::Pane { pane } => println!("{pane}"),
+        Reply::Pane { pane } => outln!("{pane}"),
         other => return Err(unexpected(&other)),
     }
     Ok(ExitCode::SUCCESS)
@@ -1014,7 +1018,7 @@ fn read(args: ReadArgs) -> Result<ExitCode> {
         print_json(&ReadDto::from(&result))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     for line in &result.lines {
         writeln!(out, "{line}")?;
     }
@@ -1039,9 +1043,9 @@ fn search(pane: &str, query: String, json: bool) -> Result<ExitCode> {
     };
     let reply = connect()?.search(request)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&reply)?);
+        outln!("{}", serde_json::to_string_pretty(&reply)?);
     } else {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::out::stdout();
         for m in &reply.matches {
             writeln!(out, "{}:{}-{}:{}", m.start.seq, m.start.col, m.end.seq, m.end.col)?;
         }
@@ -1077,11 +1081,11 @@ fn submit(args: SubmitArgs) -> Result<ExitCode> {
     if args.json {
         print_json(&reply)?;
     } else if !reply.awaited_ack {
-        println!("sent (hooks not wired: nothing confirms it)");
+        outln!("sent (hooks not wired: nothing confirms it)");
     } else if reply.confirmed {
-        println!("confirmed{}", if reply.enter_retried { " (Enter pressed twice)" } else { "" });
+        outln!("confirmed{}", if reply.enter_retried { " (Enter pressed twice)" } else { "" });
     } else {
-        println!("not confirmed (Enter pressed twice)");
+        outln!("not confirmed (Enter pressed twice)");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -1144,7 +1148,7 @@ fn wait_until(pane: PaneId, until: WaitUntil, limit: Duration, json: bool) -> Re
     if json {
         print_json(&reply)?;
     } else if let Some(message) = &reply.last_message {
-        println!("{message}");
+        outln!("{message}");
     }
     if !reply.reached {
         let code = reply.exit_code.map(|c| format!(" (exit code {c})")).unwrap_or_default();
@@ -1172,7 +1176,7 @@ fn close(id: &str) -> Result<ExitCode> {
 fn events() -> Result<ExitCode> {
     let mut client = connect()?;
     client.subscribe()?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     loop {
         // Printed as the server sent it: events newer than this CLI pass through too.
         let event: Value = client.next_event(None)?;

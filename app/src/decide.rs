@@ -153,7 +153,7 @@ pub fn decide(
     let id = id.map(DecisionId::parse).transpose().map_err(CommandError::from)?;
     let mut client = Client::connect(socket)?;
     match client.execute(Command::Decide { pane, answer, message, id })? {
-        Reply::Decided { id, .. } => println!("{id} {}", answer.as_str()),
+        Reply::Decided { id, .. } => outln!("{id} {}", answer.as_str()),
         other => anyhow::bail!("the server gave an unexpected answer: {other:?}"),
     }
     Ok(ExitCode::SUCCESS)
@@ -175,10 +175,10 @@ pub fn list(socket: &Path, as_json: bool) -> Result<ExitCode> {
         .collect();
     if as_json {
         let value = serde_json::json!({ "decisions": dtos });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        outln!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     for entry in &dtos {
         let d = &entry.decision;
         let state = if d.answerable { "answerable" } else { "not answerable" };

@@ -59,10 +59,10 @@ pub fn run(socket: &Path) -> Result<ExitCode> {
             Level::Warn => "warn",
             Level::Blocker => "FAIL",
         };
-        println!("{tag}  {:<14} {}", f.name, f.text);
+        outln!("{tag}  {:<14} {}", f.name, f.text);
     }
     if findings.iter().any(|f| f.level == Level::Blocker) {
-        println!("berth doctor: the window cannot start here; the headless server (`berth server`) still works");
+        outln!("berth doctor: the window cannot start here; the headless server (`berth server`) still works");
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
@@ -436,7 +436,7 @@ fn config_file() -> Finding {
             Level::Ok,
             "config",
             format!(
-                "{} does not exist: the defaults apply (berth config --default prints a start)",
+                "{} does not exist: the defaults apply (`berth config --default` prints a start)",
                 path.display()
             ),
         );

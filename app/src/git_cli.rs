@@ -83,7 +83,7 @@ fn target_of(client: &mut Client, target: &str) -> Result<String> {
         .collect();
     match found.as_slice() {
         [one] => Ok(one.clone()),
-        [] => bail!("no task or workspace {target:?} (berth ls, berth task ls)"),
+        [] => bail!("no task or workspace {target:?} (`berth ls`, `berth task ls`)"),
         _ => bail!("{target:?} names several workspaces; use the workspace's id"),
     }
 }
@@ -114,11 +114,15 @@ fn mark(f: &DiffFile) -> String {
     format!("{status} {counts:>12}  {path}{large}")
 }
 
-fn print_hunks(hunks: &[DiffHunk]) {
+fn print_hunks(hunks: &[DiffHunk]) -> Result<()> {
     for h in hunks {
-        println!(
+        outln!(
             "@@ -{},{} +{},{} @@ {}",
-            h.old_start, h.old_lines, h.new_start, h.new_lines, h.header
+            h.old_start,
+            h.old_lines,
+            h.new_start,
+            h.new_lines,
+            h.header
         );
         for l in &h.lines {
             let (sign, old, new) = (
@@ -130,9 +134,10 @@ fn print_hunks(hunks: &[DiffHunk]) {
                 l.old_line.map(|n| n.to_string()).unwrap_or_default(),
                 l.new_line.map(|n| n.to_string()).unwrap_or_default(),
             );
-            println!("{old:>5} {new:>5} {sign}{}", l.text);
+            outln!("{old:>5} {new:>5} {sign}{}", l.text);
         }
     }
+    Ok(())
 }
 
 /// Every hunk of one file, page by page.
@@ -169,20 +174,20 @@ pub fn diff(mut client: Client, args: DiffArgs) -> Result<ExitCode> {
     if let Some(path) = &args.file {
         let answer = whole_file(&mut client, &target, path)?;
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&answer)?);
+            outln!("{}", serde_json::to_string_pretty(&answer)?);
             return Ok(ExitCode::SUCCESS);
         }
         let reply: DiffFileReply =
             serde_json::from_value(answer).context("the server's diff.file answer")?;
-        println!("{}", mark(&reply.file));
-        print_hunks(&reply.hunks);
+        outln!("{}", mark(&reply.file));
+        print_hunks(&reply.hunks)?;
         return Ok(ExitCode::SUCCESS);
     }
     let answer = client
         .git(GitRequest::DiffFiles(DiffFilesParams { target: target.clone() }), Some(GIT_WAIT))?;
     let files = files_of(&answer)?;
     if args.json && args.stat {
-        println!("{}", serde_json::to_string_pretty(&answer)?);
+        outln!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);
     }
     if args.json {
@@ -198,22 +203,22 @@ pub fn diff(mut client: Client, args: DiffArgs) -> Result<ExitCode> {
             with_hunks.push(v);
         }
         out["files"] = Value::Array(with_hunks);
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
     if files.is_empty() {
-        println!("no changes");
+        outln!("no changes");
         return Ok(ExitCode::SUCCESS);
     }
     for f in &files {
-        println!("{}", mark(f));
+        outln!("{}", mark(f));
     }
     if !args.stat {
         for f in files.iter().filter(|f| !f.binary && !f.too_large) {
-            println!("\n--- {}", f.path);
+            outln!("\n--- {}", f.path);
             let file = whole_file(&mut client, &target, &f.path)?;
             let hunks: Vec<DiffHunk> = serde_json::from_value(file["hunks"].clone())?;
-            print_hunks(&hunks);
+            print_hunks(&hunks)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -226,7 +231,7 @@ pub fn review(mut client: Client, args: ReviewArgs) -> Result<ExitCode> {
     let answer = client.review(task)?;
     let windows = answer["windows"].as_u64().unwrap_or(0);
     let noun = if windows == 1 { "window" } else { "windows" };
-    println!("review of {} opened in {windows} {noun}", args.task);
+    outln!("review of {} opened in {windows} {noun}", args.task);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -241,7 +246,7 @@ pub fn worktree(mut client: Client, verb: WorktreeVerb) -> Result<ExitCode> {
     let answer =
         client.git(GitRequest::WorktreeList(WorktreeListParams { repo }), Some(GIT_WAIT))?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&answer)?);
+        outln!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);
     }
     let reply: WorktreeListReply =
@@ -255,7 +260,7 @@ pub fn worktree(mut client: Client, verb: WorktreeVerb) -> Result<ExitCode> {
         let mut users: Vec<String> = w.workspaces.clone();
         users.extend(w.tasks.iter().cloned());
         let main = if w.main { " [main]" } else { "" };
-        println!("{}  {what}{main}  {}", w.path, users.join(" "));
+        outln!("{}  {what}{main}  {}", w.path, users.join(" "));
     }
     Ok(ExitCode::SUCCESS)
 }

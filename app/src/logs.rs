@@ -128,7 +128,7 @@ pub fn print(lines: usize, follow: bool) -> Result<ExitCode> {
     let mut text = String::new();
     file.read_to_string(&mut text).with_context(|| format!("reading {}", path.display()))?;
     let all: Vec<&str> = text.lines().collect();
-    let mut out = io::stdout().lock();
+    let mut out = crate::out::stdout();
     for line in &all[all.len().saturating_sub(lines)..] {
         writeln!(out, "{line}")?;
     }

@@ -272,10 +272,10 @@ pub fn run(client: Client, verb: TaskVerb) -> Result<ExitCode> {
             let answer = client.task(TaskRequest::List(ListParams { repo }), None)?;
             let tasks = answer["tasks"].as_array().cloned().unwrap_or_default();
             if json {
-                println!("{}", serde_json::to_string_pretty(&answer)?);
+                outln!("{}", serde_json::to_string_pretty(&answer)?);
             } else {
                 for t in &tasks {
-                    println!(
+                    outln!(
                         "{}  {:<14} {:<9} {}  {}",
                         text(&t["id"]),
                         text(&t["state"]),
@@ -326,28 +326,28 @@ fn text(v: &Value) -> &str {
 /// Prints a task: JSON, or a few lines.
 fn show(task: &Value, json: bool) -> Result<()> {
     if json {
-        println!("{}", serde_json::to_string_pretty(task)?);
+        outln!("{}", serde_json::to_string_pretty(task)?);
         return Ok(());
     }
-    println!("{}  {}", text(&task["id"]), text(&task["state"]));
-    println!("  branch    {} (base {})", text(&task["branch"]), text(&task["base_sha"]));
-    println!("  worktree  {}", text(&task["worktree_path"]));
+    outln!("{}  {}", text(&task["id"]), text(&task["state"]));
+    outln!("  branch    {} (base {})", text(&task["branch"]), text(&task["base_sha"]));
+    outln!("  worktree  {}", text(&task["worktree_path"]));
     if let Some(pane) = task["pane_id"].as_str() {
-        println!("  pane      {pane}");
+        outln!("  pane      {pane}");
     }
     if !task["status_reason"].is_null() {
-        println!("  reason    {}", task["status_reason"]);
+        outln!("  reason    {}", task["status_reason"]);
     }
     if let Some(summary) = task["result"]["summary"].as_str() {
-        println!("  result    {}: {summary}", text(&task["result"]["status"]));
+        outln!("  result    {}: {summary}", text(&task["result"]["status"]));
     }
     let outcome = text(&task["disposition"]["outcome"]);
     if outcome != "none" {
         let sha = task["disposition"]["merged_sha"].as_str().unwrap_or("");
-        println!("  finished  {outcome} {sha}");
+        outln!("  finished  {outcome} {sha}");
     }
     if !task["finish_error"].is_null() {
-        println!("  error     {}", task["finish_error"]);
+        outln!("  error     {}", task["finish_error"]);
     }
     Ok(())
 }

@@ -315,6 +315,8 @@ pub enum Internal {
         pane: PaneId,
         /// The decision.
         id: berth_engine::ids::DecisionId,
+        /// How: the wait ran out, or the hook's connection closed.
+        loss: crate::agents::pending::Loss,
     },
     /// The user invoked a desktop notification's action (a decision's option).
     NotificationAction {
@@ -705,7 +707,7 @@ impl Store {
             Internal::OpenDecision { pane, kind, payload, id, route } => {
                 self.open_decision(&pane, kind, &payload, id, route)?;
             }
-            Internal::DecisionRouteLost { pane, id } => self.lose_decision(&pane, &id),
+            Internal::DecisionRouteLost { pane, id, loss } => self.lose_decision(&pane, &id, loss),
             Internal::NotificationAction { id, action } => self.notification_action(&id, &action),
             Internal::SetGit(changes) => self.set_git(changes),
         }

@@ -511,6 +511,13 @@ pub(crate) struct OpenDecision {
 pub(crate) struct PaneDecisions {
     pub(crate) open: VecDeque<OpenDecision>,
     pub(crate) lost: Option<PendingDecision>,
+    /// The last decision the agent took back itself (claude stopped its hook: the question was
+    /// settled in its own dialog), so `pane.decide` can say so; never shown.
+    pub(crate) withdrawn: Option<berth_engine::ids::DecisionId>,
+    /// Set when a withdrawal left the turn running with no word on how it goes on: the pane's
+    /// hook-event count and the time then (ms), for the watch that ends the turn if the agent
+    /// goes quiet (`pending::settle_after_withdrawal`).
+    pub(crate) settle: Option<(u64, u64)>,
 }
 
 /// Every pane's decisions.

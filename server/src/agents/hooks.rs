@@ -90,14 +90,7 @@ fn claude(p: &Value) -> HookOutcome {
         Some("UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure") => {
             out.lifecycle = Some(Lifecycle::Working);
         }
-        Some("Notification") => {
-            out.permission_prompt =
-                text(p, "notification_type").as_deref() == Some("permission_prompt");
-            out.lifecycle = Some(Lifecycle::Blocked);
-            out.attention = Some(Attention::NeedsInput);
-            let message = text(p, "message").unwrap_or_else(|| "Claude needs your input".into());
-            out.notification = Some(("Claude needs your input".into(), bounded(&message, 2048)));
-        }
+        Some("Notification") => claude_notification(&mut out, p),
         // `SubagentStop` ends a subagent's work, not the turn: it changes nothing.
         Some("Stop") => {
             out.lifecycle = Some(Lifecycle::Done);
@@ -110,6 +103,42 @@ fn claude(p: &Value) -> HookOutcome {
         _ => {}
     }
     out
+}
+
+/// Claude's `Notification`, by its `notification_type`: a dialog that asks (a permission, an
+/// elicitation; no type from older builds) blocks the turn and needs the person; `idle_prompt`
+/// (claude waits at its prompt, about a minute after a turn, also after an interrupt that sent
+/// no hook) ends any turn Berth still thought running and asks nothing; an elicitation's
+/// answer lets the turn go on; the rest (`auth_success`, …) only notify.
+fn claude_notification(out: &mut HookOutcome, p: &Value) {
+    let kind = text(p, "notification_type");
+    let message = text(p, "message");
+    match kind.as_deref() {
+        None
+        | Some(
+            "permission_prompt"
+            | "elicitation_dialog"
+            | "elicitation_url_dialog"
+            | "agent_needs_input",
+        ) => {
+            out.permission_prompt = kind.as_deref() == Some("permission_prompt");
+            out.lifecycle = Some(Lifecycle::Blocked);
+            out.attention = Some(Attention::NeedsInput);
+            let body = message.unwrap_or_else(|| "Claude needs your input".into());
+            out.notification = Some(("Claude needs your input".into(), bounded(&body, 2048)));
+        }
+        Some("idle_prompt") => {
+            out.lifecycle = Some(Lifecycle::Idle);
+            out.retracts_decisions = true;
+        }
+        Some("elicitation_complete" | "elicitation_response") => {
+            out.lifecycle = Some(Lifecycle::Working);
+        }
+        Some(_) => {
+            let body = message.unwrap_or_default();
+            out.notification = Some(("Claude".into(), bounded(&body, 2048)));
+        }
+    }
 }
 
 /// A turn that ended in an error (claude's `StopFailure`, e.g. `authentication_failed`): the

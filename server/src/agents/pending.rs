@@ -1,6 +1,12 @@
 //! The Store's side of decisions: a hook's permission request held as its pane's pending
-//! decision, answered (`pane.decide`, a desktop action), lost (the hook went away or timed out)
-//! or taken back (the agent's turn moved on), and the future a waiting hook's connection awaits.
+//! decision, answered (`pane.decide`, a desktop action), lost (the hook timed out, or went away
+//! for an agent other than claude), withdrawn (claude stopped its hook: the question was
+//! settled in its own dialog) or taken back (the agent's turn moved on), and the future a
+//! waiting hook's connection awaits.
+//!
+//! Attention follows the questions (issue 26): a pane is `needs_input` only while it holds an
+//! open decision or its lifecycle is `blocked` (the agent's own prompt asks); whatever settles
+//! the last question lowers it ([`Store::settle_attention`]).
 //!
 //! It owns these `impl Store` blocks and [`wait_for_answer`] with its drop guard; the tables and
 //! the data they work on are [`super::decide`]'s. It must not spell wire names nor write to a
@@ -87,6 +93,8 @@ impl Store {
         let notification = Some(self.add_notification(incoming));
         let decisions = self.decisions.0.entry(pane.clone()).or_default();
         decisions.lost = None;
+        decisions.withdrawn = None;
+        decisions.settle = None;
         decisions.open.push_back(OpenDecision { view, route, notification });
         self.publish_decision(pane);
         tracing::info!(pane = %pane, decision = %id, agent = kind.as_str(), "permission request pending");
@@ -113,9 +121,16 @@ impl Store {
         };
         let decisions = self.decisions.0.get_mut(pane);
         let Some(front) = decisions.as_ref().and_then(|d| d.open.front()) else {
-            let lost = decisions.and_then(|d| d.lost.clone());
-            return Err(match lost {
-                Some(lost) if id.is_none_or(|id| *id == lost.id) => lost_error(&lost.id),
+            let lost = decisions.as_ref().and_then(|d| d.lost.clone());
+            let withdrawn = decisions.and_then(|d| d.withdrawn.clone());
+            return Err(match (lost, withdrawn) {
+                (Some(lost), _) if id.is_none_or(|id| *id == lost.id) => lost_error(&lost.id),
+                (None, Some(gone)) if id.is_none_or(|id| *id == gone) => {
+                    CommandError::NoDecision(format!(
+                        "decision {gone} of pane {pane} was settled in the agent's own dialog \
+                         (answered or escaped there): nothing was granted through Berth"
+                    ))
+                }
                 _ => CommandError::NoDecision(match id {
                     Some(id) => format!("decision {id} is not pending in pane {pane}"),
                     None => format!("pane {pane} has no pending decision"),
@@ -147,8 +162,12 @@ impl Store {
                     .join(" or ")
             )));
         }
-        if !live || !front.route.is_alive() {
-            self.lose_decision(pane, &current);
+        if !live {
+            self.lose_decision(pane, &current, Loss::TimedOut);
+            return Err(lost_error(&current));
+        }
+        if !front.route.is_alive() {
+            // Its hook is going: its guard, waiting for this lock, says how (timed out or gone).
             return Err(lost_error(&current));
         }
         let Some(open) = self.decisions.0.get_mut(pane).and_then(|d| d.open.pop_front()) else {
@@ -156,34 +175,60 @@ impl Store {
         };
         if !open.route.send(Resolution::Answered { answer, message }) {
             // The hook went away between the check and the send: nothing was granted.
+            // Its guard, waiting for this lock, marks it lost.
             let decisions = self.decisions.0.entry(pane.clone()).or_default();
             decisions.open.push_front(open);
-            self.lose_decision(pane, &current);
             return Err(lost_error(&current));
         }
         tracing::info!(pane = %pane, decision = %current, answer = answer.as_str(), "decision answered");
         self.close_decision_notification(open.notification.as_deref());
-        if let Some(p) = self.panes.get_mut(pane) {
-            if p.attention == Attention::NeedsInput {
-                p.attention = Attention::None;
+        let more = self.decisions.0.get(pane).is_some_and(|d| !d.open.is_empty());
+        if let Some(p) = self.panes.get(pane) {
+            // A second request queued behind this one still blocks the agent.
+            if !more {
+                p.shared.set_lifecycle(Lifecycle::Working, LifecycleSource::Hook);
             }
-            p.shared.set_lifecycle(Lifecycle::Working, LifecycleSource::Hook);
         }
+        self.settle_attention(pane);
         self.publish_decision(pane);
         Ok(current)
     }
 
-    /// The route of a decision is lost (its hook went away or timed out): it stays shown, not
-    /// answerable, and grants nothing.
-    pub(crate) fn lose_decision(&mut self, pane: &PaneId, id: &DecisionId) {
+    /// The route of a decision is lost; nothing is granted. Timed out (or any agent but
+    /// claude's hook gone): it stays shown, not answerable, and the agent's own prompt asks
+    /// (the pane stays `blocked`, `needs_input`). Claude's hook gone: claude stops its hook
+    /// exactly when the question is settled in its own dialog (yes, no) or by Escape, so the
+    /// question is withdrawn: no card, the pane `working` until the agent says more (a yes
+    /// runs the tool: `PostToolUse`, `Stop`) or goes quiet (no or Escape: claude sends no hook
+    /// at all; [`settle_after_withdrawal`] ends the turn then).
+    pub(crate) fn lose_decision(&mut self, pane: &PaneId, id: &DecisionId, loss: Loss) {
         let Some(decisions) = self.decisions.0.get_mut(pane) else { return };
         let Some(index) = decisions.open.iter().position(|o| &o.view.id == id) else { return };
         let Some(open) = decisions.open.remove(index) else { return };
-        let mut view = open.view;
-        view.answerable = false;
-        decisions.lost = Some(view);
-        tracing::info!(pane = %pane, decision = %id, "decision route lost; nothing granted");
+        let withdrawn = loss == Loss::HookGone && open.view.agent == AgentKind::Claude;
+        if withdrawn {
+            decisions.withdrawn = Some(open.view.id.clone());
+            tracing::info!(pane = %pane, decision = %id, "claude withdrew its permission request (settled in its own dialog); nothing granted");
+        } else {
+            let mut view = open.view;
+            view.answerable = false;
+            decisions.lost = Some(view);
+            tracing::info!(pane = %pane, decision = %id, ?loss, "decision route lost; nothing granted");
+        }
+        let last = decisions.open.is_empty();
         self.close_decision_notification(open.notification.as_deref());
+        if withdrawn && last {
+            let running = self.panes.get(pane).and_then(|p| {
+                let blocked = p.shared.meta().lifecycle == Lifecycle::Blocked;
+                blocked
+                    .then(|| p.shared.set_lifecycle(Lifecycle::Working, LifecycleSource::Hook))?;
+                Some(p.shared.meta().turns.hook_events)
+            });
+            if let (Some(hooks), Some(d)) = (running, self.decisions.0.get_mut(pane)) {
+                d.settle = Some((hooks, now_ms()));
+            }
+        }
+        self.settle_attention(pane);
         self.publish_decision(pane);
     }
 
@@ -200,7 +245,25 @@ impl Store {
             o.route.send(Resolution::Retracted);
             self.close_decision_notification(o.notification.as_deref());
         }
+        self.settle_attention(pane);
         self.publish_decision(pane);
+    }
+
+    /// Attention says what the person still has to do: a pane is `needs_input` only while it
+    /// holds an open decision or is `blocked` (the agent's own prompt asks). Once neither
+    /// holds (the question was answered, taken back, withdrawn, or the turn ended) it is
+    /// lowered to `none`; a turn's end raises its own `unread` after.
+    pub(crate) fn settle_attention(&mut self, pane: &PaneId) {
+        let open = self.decisions.0.get(pane).is_some_and(|d| !d.open.is_empty());
+        let Some(p) = self.panes.get_mut(pane) else { return };
+        if p.attention != Attention::NeedsInput || open {
+            return;
+        }
+        if p.tombstone.is_none() && p.shared.meta().lifecycle == Lifecycle::Blocked {
+            return;
+        }
+        p.attention = Attention::None;
+        self.bus.publish(Event::PaneChanged { pane: pane.clone() });
     }
 
     /// A desktop notification's action was invoked: the answer it names, for the decision
@@ -264,6 +327,24 @@ fn agent_name(kind: AgentKind) -> &'static str {
     }
 }
 
+/// How a decision's route was lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Loss {
+    /// The hook's wait ran out: the agent's own prompt takes the question over.
+    TimedOut,
+    /// The hook's connection closed before an answer: the agent stopped its hook (claude does
+    /// so when its own dialog is answered or escaped), or the hook was killed.
+    HookGone,
+}
+
+/// How long a pane whose agent withdrew its question (claude stopped its hook) may stay silent
+/// — no output, no hook — before Berth ends its turn as interrupted: claude redraws its
+/// spinner many times a second while it works, and sends no hook after a "no" or Escape.
+pub const WITHDRAWN_QUIET: Duration = Duration::from_secs(3);
+
+/// How often the watch of a withdrawn question looks.
+const SETTLE_TICK: Duration = Duration::from_millis(250);
+
 /// Marks a decision's route lost when its waiting future is dropped unfinished (the client
 /// went away) or ends without an answer (timeout).
 struct RouteGuard {
@@ -271,6 +352,7 @@ struct RouteGuard {
     pane: PaneId,
     id: DecisionId,
     armed: bool,
+    loss: Loss,
 }
 
 impl Drop for RouteGuard {
@@ -279,8 +361,61 @@ impl Drop for RouteGuard {
             return;
         }
         let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
-        let _ = store
-            .execute(Internal::DecisionRouteLost { pane: self.pane.clone(), id: self.id.clone() });
+        let _ = store.execute(Internal::DecisionRouteLost {
+            pane: self.pane.clone(),
+            id: self.id.clone(),
+            loss: self.loss,
+        });
+        let settle = store.decisions.0.get_mut(&self.pane).and_then(|d| d.settle.take());
+        drop(store);
+        if let (Some((hooks, since)), Ok(runtime)) = (settle, tokio::runtime::Handle::try_current())
+        {
+            runtime.spawn(settle_after_withdrawal(
+                self.store.clone(),
+                self.pane.clone(),
+                hooks,
+                since,
+            ));
+        }
+    }
+}
+
+/// After claude withdrew its question: ends the turn as interrupted (`idle`, learned from
+/// `interrupt`) once the pane has had neither output nor a hook event for
+/// [`WITHDRAWN_QUIET`]; gives up as soon as the agent says anything (a hook event, a new
+/// request), the lifecycle moves on, or the pane goes. `hooks` is the pane's hook-event count
+/// and `since` the time (ms) of the withdrawal.
+pub(crate) async fn settle_after_withdrawal(
+    store: Arc<Mutex<Store>>,
+    pane: PaneId,
+    hooks: u64,
+    since: u64,
+) {
+    let quiet = WITHDRAWN_QUIET.as_millis() as u64;
+    let give_up = tokio::time::Instant::now() + MAX_WAIT;
+    while tokio::time::Instant::now() < give_up {
+        tokio::time::sleep(SETTLE_TICK).await;
+        let mut locked = store.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(p) = locked.panes.get(&pane) else { return };
+        if p.state() != RestoreState::Live {
+            return;
+        }
+        let (moved_on, silent_since) = {
+            let meta = p.shared.meta();
+            let moved_on = meta.turns.hook_events != hooks || meta.lifecycle != Lifecycle::Working;
+            (moved_on, meta.last_activity_ms.max(since))
+        };
+        let asks = locked.decisions.0.get(&pane).is_some_and(|d| !d.open.is_empty());
+        if moved_on || asks {
+            return;
+        }
+        if now_ms().saturating_sub(silent_since) >= quiet {
+            tracing::info!(pane = %pane, "the agent went quiet after withdrawing its question: turn interrupted");
+            p.shared.set_lifecycle(Lifecycle::Idle, LifecycleSource::Interrupt);
+            locked.publish_pane_changed(&pane);
+            locked.touch();
+            return;
+        }
     }
 }
 
@@ -306,7 +441,7 @@ pub fn wait_for_answer(
             route,
         })?;
     }
-    let mut guard = RouteGuard { store, pane, id: id.clone(), armed: true };
+    let mut guard = RouteGuard { store, pane, id: id.clone(), armed: true, loss: Loss::HookGone };
     let wait = wait.min(MAX_WAIT);
     Ok(async move {
         let (answer, message, reason) = match tokio::time::timeout(wait, rx).await {
@@ -320,7 +455,10 @@ pub fn wait_for_answer(
             }
             // The route was dropped by the Store (the pane closed): nothing to mark.
             Ok(Err(_)) => (None, None, OutcomeReason::Lost),
-            Err(_) => (None, None, OutcomeReason::Timeout),
+            Err(_) => {
+                guard.loss = Loss::TimedOut;
+                (None, None, OutcomeReason::Timeout)
+            }
         };
         drop(guard);
         DecisionOutcome { id, answer, message, reason }
@@ -334,9 +472,11 @@ mod tests {
 
     use berth_engine::agents::AgentKind;
     use berth_engine::ids::PaneId;
+    use berth_engine::model::{Attention, Lifecycle};
     use serde_json::json;
 
-    use super::wait_for_answer;
+    use super::{wait_for_answer, WITHDRAWN_QUIET};
+    use crate::agents::turns::LifecycleSource;
     use crate::commands::{Command, Reply, SpawnRequest, WorkspaceSelector};
     use crate::decisions::{DecisionAnswer, OutcomeReason};
     use crate::error::CommandError;
@@ -477,5 +617,189 @@ mod tests {
             ),
             Err(CommandError::NoSuchPane(_))
         ));
+    }
+
+    fn look(store: &Arc<Mutex<Store>>, pane: &PaneId) -> (Lifecycle, Attention, bool) {
+        let locked = store.lock().unwrap();
+        let p = locked.panes.get(pane).unwrap();
+        let lifecycle = p.shared.meta().lifecycle;
+        (lifecycle, p.attention, locked.pending_decision(pane).is_some())
+    }
+
+    fn hook(store: &Arc<Mutex<Store>>, pane: &PaneId, kind: AgentKind, payload: serde_json::Value) {
+        store
+            .lock()
+            .unwrap()
+            .execute(Command::HookEvent { pane: pane.clone(), kind, payload })
+            .unwrap();
+    }
+
+    /// Regression (issue 26, defect 1): claude stops its hook when its own dialog is answered
+    /// "no" or escaped, and sends nothing more; the pane stayed `blocked`, `needs_input`, with
+    /// a card nobody could answer. Now the question is withdrawn at once and the turn ends
+    /// (`idle`, learned from `interrupt`) once the pane stays quiet.
+    #[tokio::test]
+    async fn claudes_hook_gone_withdraws_the_question_and_a_quiet_pane_ends_the_turn() {
+        let (store, pane, _home) = store_with_pane();
+        hook(&store, &pane, AgentKind::Claude, json!({"hook_event_name":"UserPromptSubmit"}));
+        let wait = wait_for_answer(
+            store.clone(),
+            pane.clone(),
+            AgentKind::Claude,
+            request(),
+            Duration::from_secs(30),
+        )
+        .expect("opens");
+        assert_eq!(look(&store, &pane), (Lifecycle::Blocked, Attention::NeedsInput, true));
+        drop(wait);
+        assert_eq!(look(&store, &pane), (Lifecycle::Working, Attention::None, false));
+        let Err(CommandError::NoDecision(message)) = decide(&store, &pane) else {
+            panic!("answered")
+        };
+        assert!(message.contains("settled in the agent's own dialog"), "{message}");
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while look(&store, &pane).0 != Lifecycle::Idle {
+            assert!(std::time::Instant::now() < deadline, "the turn never ended");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let locked = store.lock().unwrap();
+        let turns = locked.panes.get(&pane).unwrap().shared.meta().turns.clone();
+        assert_eq!(turns.source, Some(LifecycleSource::Interrupt));
+        assert!(turns.started_at.is_none());
+    }
+
+    /// A "yes" in claude's own dialog: the hook goes, the tool runs, `PostToolUse` and `Stop`
+    /// follow; the watch leaves the turn alone and the end is `done`, `unread` (it was `done`
+    /// with `needs_input`: defect 2).
+    #[tokio::test]
+    async fn claudes_hook_gone_then_the_turn_goes_on_ends_done_and_unread() {
+        let (store, pane, _home) = store_with_pane();
+        hook(&store, &pane, AgentKind::Claude, json!({"hook_event_name":"UserPromptSubmit"}));
+        let wait = wait_for_answer(
+            store.clone(),
+            pane.clone(),
+            AgentKind::Claude,
+            request(),
+            Duration::from_secs(30),
+        )
+        .expect("opens");
+        drop(wait);
+        hook(&store, &pane, AgentKind::Claude, json!({"hook_event_name":"PostToolUse"}));
+        assert_eq!(look(&store, &pane), (Lifecycle::Working, Attention::None, false));
+        tokio::time::sleep(WITHDRAWN_QUIET + Duration::from_secs(1)).await;
+        assert_eq!(look(&store, &pane).0, Lifecycle::Working, "the watch gave up on a hook");
+        hook(&store, &pane, AgentKind::Claude, json!({"hook_event_name":"Stop"}));
+        assert_eq!(look(&store, &pane), (Lifecycle::Done, Attention::Unread, false));
+    }
+
+    /// The hook's wait ran out (codex's 30 s): the agent's own prompt asks, so the pane stays
+    /// `blocked`, `needs_input`, the card shown not answerable; answered there, the turn's end
+    /// lowers it (defect 2: `needs_input` outlived the question). Codex's hook gone is no
+    /// withdrawal: codex then asks in its own prompt.
+    #[tokio::test]
+    async fn a_timed_out_question_needs_input_until_the_turn_moves_on() {
+        let (store, pane, _home) = store_with_pane();
+        for (kind, stop) in [
+            (AgentKind::Codex, json!({"hook_event_name":"Stop","last_assistant_message":"ok"})),
+            (AgentKind::Claude, json!({"hook_event_name":"Stop"})),
+            (AgentKind::Codex, json!({"hook_event_name":"Interrupt"})),
+        ] {
+            hook(&store, &pane, kind, json!({"hook_event_name":"UserPromptSubmit"}));
+            let wait = wait_for_answer(
+                store.clone(),
+                pane.clone(),
+                kind,
+                request(),
+                Duration::from_millis(10),
+            )
+            .expect("opens");
+            assert_eq!(wait.await.reason, OutcomeReason::Timeout);
+            assert_eq!(look(&store, &pane), (Lifecycle::Blocked, Attention::NeedsInput, true));
+            let attention = if stop["hook_event_name"] == "Interrupt" {
+                Attention::None
+            } else {
+                Attention::Unread
+            };
+            hook(&store, &pane, kind, stop);
+            let (_, got, card) = look(&store, &pane);
+            assert_eq!((got, card), (attention, false), "{kind:?}");
+        }
+        hook(&store, &pane, AgentKind::Codex, json!({"hook_event_name":"UserPromptSubmit"}));
+        let wait = wait_for_answer(
+            store.clone(),
+            pane.clone(),
+            AgentKind::Codex,
+            request(),
+            Duration::from_secs(30),
+        )
+        .expect("opens");
+        drop(wait);
+        assert_eq!(look(&store, &pane), (Lifecycle::Blocked, Attention::NeedsInput, true));
+    }
+
+    /// Escape (or Ctrl-C) sent through Berth while the agent asks: the turn ends at once, the
+    /// question goes with it and its hook gets no decision (defect 1: only a `working` turn
+    /// was ended). Claude's `idle_prompt` also ends a turn and asks nothing.
+    #[tokio::test]
+    async fn escape_while_blocked_ends_the_turn_and_takes_the_question_back() {
+        let (store, pane, _home) = store_with_pane();
+        hook(&store, &pane, AgentKind::Claude, json!({"hook_event_name":"UserPromptSubmit"}));
+        let wait = wait_for_answer(
+            store.clone(),
+            pane.clone(),
+            AgentKind::Claude,
+            request(),
+            Duration::from_secs(30),
+        )
+        .expect("opens");
+        store.lock().unwrap().end_interrupted_turn(&pane);
+        assert_eq!(look(&store, &pane), (Lifecycle::Idle, Attention::None, false));
+        let outcome = wait.await;
+        assert_eq!((outcome.answer, outcome.reason), (None, OutcomeReason::Retracted));
+        hook(&store, &pane, AgentKind::Claude, json!({"hook_event_name":"UserPromptSubmit"}));
+        hook(
+            &store,
+            &pane,
+            AgentKind::Claude,
+            json!({"hook_event_name":"Notification","notification_type":"permission_prompt"}),
+        );
+        assert_eq!(look(&store, &pane), (Lifecycle::Blocked, Attention::NeedsInput, false));
+        hook(
+            &store,
+            &pane,
+            AgentKind::Claude,
+            json!({"hook_event_name":"Notification","notification_type":"idle_prompt"}),
+        );
+        assert_eq!(look(&store, &pane), (Lifecycle::Idle, Attention::None, false));
+    }
+
+    /// opencode answered in its own dialog (`permission.replied`, also what Escape there
+    /// sends): the card is taken back, the pane goes on `working`, and it is no longer
+    /// `needs_input` (defect 2).
+    #[tokio::test]
+    async fn opencodes_own_reply_takes_the_question_back_and_lowers_the_attention() {
+        let (store, pane, _home) = store_with_pane();
+        let asked = json!({"type":"permission.asked","properties":{"sessionID":"ses_1",
+            "id":"per_1","permission":"bash","patterns":["ls"],"title":"ls"}});
+        let wait = wait_for_answer(
+            store.clone(),
+            pane.clone(),
+            AgentKind::Opencode,
+            asked,
+            Duration::from_secs(30),
+        )
+        .expect("opens");
+        assert_eq!(look(&store, &pane), (Lifecycle::Blocked, Attention::NeedsInput, true));
+        let replied = json!({"type":"permission.replied","properties":{"sessionID":"ses_1",
+            "requestID":"per_1","reply":"reject"}});
+        hook(&store, &pane, AgentKind::Opencode, replied.clone());
+        assert_eq!(wait.await.reason, OutcomeReason::Retracted);
+        assert_eq!(look(&store, &pane), (Lifecycle::Working, Attention::None, false));
+        let idle = json!({"type":"session.idle","properties":{"sessionID":"ses_1"}});
+        hook(&store, &pane, AgentKind::Opencode, idle);
+        assert_eq!(look(&store, &pane), (Lifecycle::Done, Attention::Unread, false));
+        // A reply landing after the turn's end changes nothing.
+        hook(&store, &pane, AgentKind::Opencode, replied);
+        assert_eq!(look(&store, &pane).0, Lifecycle::Done);
     }
 }

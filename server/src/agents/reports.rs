@@ -8,9 +8,10 @@
 
 use berth_engine::agents::AgentKind;
 use berth_engine::ids::PaneId;
-use berth_engine::model::{Attention, RestoreState};
+use berth_engine::model::{Attention, Lifecycle, RestoreState};
 
 use super::hooks::HookOutcome;
+use super::turns::LifecycleSource;
 use crate::error::CommandError;
 use crate::notifications::Incoming;
 use crate::store::Store;
@@ -78,9 +79,22 @@ impl Store {
         } else if let Some(pane) = self.panes.get_mut(id) {
             pane.agent.kind = kind;
         }
+        let settles = outcome.retracts_decisions
+            && outcome.lifecycle.is_none()
+            && outcome.attention.is_none()
+            && self.decisions.0.get(id).is_none_or(|d| d.open.is_empty());
         if let Some(pane) = self.panes.get(id) {
             pane.shared.note_hook(outcome.lifecycle, outcome.last_message, outcome.prompt_ack);
+            // The question was answered in the agent's own dialog (opencode's
+            // `permission.replied`, which says nothing of the turn): it goes on. Only from
+            // `blocked`, so a reply that lands after the turn's end changes nothing.
+            if settles && pane.shared.meta().lifecycle == Lifecycle::Blocked {
+                pane.shared.set_lifecycle(Lifecycle::Working, LifecycleSource::Hook);
+            }
         }
+        // No open question after this event (taken back, the turn moved on): no `needs_input`,
+        // before the event raises its own attention (a turn's end: `unread`).
+        self.settle_attention(id);
         if let Some((title, body)) = outcome.notification {
             let mut incoming =
                 Incoming::new(Some(id.clone()), &title, &body, &format!("hook:{}", kind.as_str()));

@@ -185,8 +185,9 @@ pub fn compose_prompt(id: &TaskId, branch: &str, base_sha: &str, contract: &Cont
     let mut p = format!(
         "You are working on Berth task {id}, in your own git worktree on branch {branch}, cut \
          from {base_sha}. Stay inside this worktree; commit your work on this branch. When you \
-         are done, or blocked, run `berth task report --status completed|failed|rejected \
-         --summary \"...\"` (it reads $BERTH_TASK).\n\n## Objective\n\n{}\n",
+         are done, or blocked, run \
+         `berth task report --status completed|failed|rejected --summary \"...\"` \
+         (it reads $BERTH_TASK).\n\n## Objective\n\n{}\n",
         contract.objective
     );
     if !contract.constraints.is_empty() {

@@ -248,7 +248,11 @@ async fn run(
     let ready_timeout = p.ready_timeout_s.map_or(DEFAULT_READY_TIMEOUT, Duration::from_secs);
     let kind = berth_engine::agents::AgentKind::parse(&p.agent);
     if let Err(why) = ready(&store, &pane, kind, ready_timeout).await {
-        let why = format!("{why}; is the agent's hook set up? (berth hooks {} prints it)", p.agent);
+        let why = format!(
+            "{why}; are the agent's hooks set up? (`berth hook install {}` wires them; \
+             `berth doctor` says which agents are wired)",
+            p.agent
+        );
         return fail(&store, &id, "ready_timeout", why, Some(pane), &prepared, &worktree).await;
     }
 
