@@ -74,8 +74,8 @@ pub fn card_of(decision: &PendingDecision, keymap: &Keymap) -> DecisionCard {
     if !whole {
         detail.truncate(crate::render::MAX_DETAIL_ROWS - 1);
         detail.push(format!(
-            "(the request has {} lines, more than a card shows: read it whole with `berth \
-             decisions`; only Deny is offered here)",
+            "(the request has {} lines, more than a card shows: read it whole with \
+             `berth decisions`; only Deny is offered here)",
             decision.detail.lines().count()
         ));
     }
