@@ -254,13 +254,39 @@ fn doctor_names_the_window_backend_and_the_fallback_fonts() {
     assert!(line.starts_with("FAIL") && line.contains("DISPLAY is unset"), "{line}");
     let (line, text) = doctor(&[("DISPLAY", ":9"), ("BERTH_BACKEND", "motif")]);
     assert!(line.starts_with("FAIL") && line.contains("not a backend"), "{line}");
-    // scripts/test installs fonts-noto-cjk and fonts-noto-color-emoji.
+    // What Berth controls: the family named draws the character (fontconfig agrees), and it is
+    // the one the renderer picks, cosmic-text's own family for the script when the machine has
+    // it (scripts/test installs fonts-noto-cjk and fonts-noto-color-emoji; a machine may have
+    // others beside them, such as fonts-droid-fallback's Droid Sans Fallback).
     let fonts: Vec<&str> = text.lines().filter(|l| l.contains("fonts")).collect();
-    assert!(fonts.iter().any(|l| l.contains("CJK falls back to Noto")), "{fonts:#?}");
-    assert!(
-        fonts.iter().any(|l| l.contains("colour emoji falls back to Noto Color Emoji")),
-        "{fonts:#?}"
-    );
+    for (what, pattern, preferred) in [
+        ("CJK", ":charset=6f22", "Noto Sans CJK SC"),
+        ("colour emoji", ":charset=1f980:color=true", "Noto Color Emoji"),
+    ] {
+        let drawing = families_drawing(pattern);
+        let said = format!("{what} falls back to ");
+        let named = fonts.iter().find_map(|l| l.split_once(&said)).map(|(_, f)| f.trim());
+        match named {
+            Some(family) => {
+                assert!(drawing.iter().any(|f| f == family), "{family} in {drawing:?}: {fonts:#?}");
+                if drawing.iter().any(|f| f == preferred) {
+                    assert_eq!(family, preferred, "{drawing:?}: {fonts:#?}");
+                }
+            }
+            None => assert!(
+                drawing.is_empty() && fonts.iter().any(|l| l.contains(&format!("draws {what}"))),
+                "{drawing:?}: {fonts:#?}"
+            ),
+        }
+    }
+}
+
+/// The families fontconfig lists for `pattern` (each face's names, comma-separated there).
+fn families_drawing(pattern: &str) -> Vec<String> {
+    let out = std::process::Command::new("fc-list").args([pattern, "family"]).output().unwrap();
+    assert!(out.status.success(), "fc-list {pattern}");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines().flat_map(|l| l.split(',')).map(|f| f.trim().to_owned()).collect()
 }
 
 #[test]

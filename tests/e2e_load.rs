@@ -145,14 +145,21 @@ fn output_flood_keeps_the_server_responsive_and_bounded() {
 #[test]
 fn a_huge_paste_into_a_child_that_never_reads_is_capped() {
     let server = TestServer::start();
-    let pane = server.berth_ok(&["new", "--", "sleep", "300"]);
+    // The terminal in raw mode: a line discipline in canonical mode takes input it has no room
+    // for and drops it (a line past 4095 bytes), so a child that never reads there does not hold
+    // the paste back, and whether the queue ever filled was a race between the client sending
+    // and the kernel dropping (lost on a loaded machine, where the server sends slowly). In raw
+    // mode the kernel takes 4 KiB and its buffers, then nothing more until the child reads.
+    let pane = server.berth_ok(&["new", "--", "sh", "-c", "stty raw -echo && exec sleep 300"]);
     let child = poll(Duration::from_secs(10), "sleep to start", || {
         server.pids_matching("sleep 300").first().copied()
     });
     let mut client = server.client();
     let chunk = "x".repeat(900 * 1024);
     let mut refused = None;
-    for i in 0..120 {
+    // The queue holds 16 MiB: refused at the 19th chunk, or a little later for what the kernel
+    // buffers, however fast or slow each side is.
+    for i in 0..40 {
         match client.call("pane.send", json!({ "pane_id": pane, "text": chunk })) {
             Ok(_) => {}
             Err(e) => {
@@ -165,6 +172,7 @@ fn a_huge_paste_into_a_child_that_never_reads_is_capped() {
     assert_eq!(err.code(), Some("INPUT_QUEUE_FULL"), "{err}");
     assert!(err.to_string().contains("not reading"), "{err}");
     eprintln!("accepted {sent} chunks of 900 KiB before refusing");
+    assert!(sent <= 20, "the queue took {sent} chunks of 900 KiB (16 MiB is 18.2)");
     // Nothing is stuck: other calls are answered and the pane closes.
     server.call("workspace.list", json!({}));
     server.berth_ok(&["close", &pane]);

@@ -15,7 +15,12 @@
 //! - the password in a URL's user info (`https://user:pass@host`), and what follows
 //!   `Bearer ` or an `Authorization:` header.
 //!
-//! The rules work on words, so they cost one pass over the text. A redacted command that is
+//! The rules work on words, so they cost one pass over the text. In text (a title, a line of a
+//! tail, an argument holding spaces) a word ends at whitespace, at a quote or other punctuation
+//! that cannot be part of a flag ([`is_boundary`]: a program quoting a flag back,
+//! `unrecognized option '--api-key=…'`, ends the value at the quote) and at an escape sequence;
+//! a secret's name whose value is empty (`--token='…'`, `API_KEY="…"`) makes the next word its
+//! value. A redacted command that is
 //! resumed runs with [`REDACTED`] in place of the secret: losing a credential on restore is the
 //! price of not keeping it on disk. This module must not do I/O.
 
@@ -119,7 +124,12 @@ impl Redactor {
             let env_like = !flag
                 && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            if (flag || env_like) && !value.is_empty() && is_secret_name(name) {
+            if (flag || env_like) && is_secret_name(name) {
+                if value.is_empty() {
+                    // `--token='…'` in text: the quote ended the word, the value is the next.
+                    self.next = Next::FlagValue;
+                    return word.to_owned();
+                }
                 return format!("{name}={REDACTED}");
             }
         } else if word.starts_with("--") && is_secret_name(word) {
@@ -151,12 +161,18 @@ pub fn redact_argv(argv: &[String]) -> Vec<String> {
     let mut r = Redactor::new();
     argv.iter()
         .map(|arg| {
-            // One argument may hold spaces (`-H "Authorization: Bearer x"`): its words are
-            // redacted one by one, and a flag's value is the next argument.
+            // One argument may hold spaces (`-H "Authorization: Bearer x"`) or quotes
+            // (`sh -c "deploy --token='x'"`): its words are redacted one by one, and a flag's
+            // value is the next argument. A plain argument is one word, punctuation and all
+            // (`--token=a'b` loses all of `a'b`).
             if arg.contains(char::is_whitespace) {
                 return redact_text_with(&mut r, arg);
             }
-            r.word(arg)
+            let whole = r.word(arg);
+            if whole == *arg && arg.contains(is_boundary) {
+                return redact_text_with(&mut r, arg);
+            }
+            whole
         })
         .collect()
 }
@@ -167,44 +183,65 @@ pub fn redact_text(text: &str) -> String {
     redact_text_with(&mut Redactor::new(), text)
 }
 
+/// Whether `c` ends a word in text as whitespace does: quotes and the punctuation that
+/// surrounds or separates words in program output and shell code, never a character of a flag,
+/// an env name, a token or a URL's user info (`-`, `_`, `=`, `.`, `:`, `/`, `@`, `+`, `%`,
+/// `~` stay inside a word).
+pub fn is_boundary(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '\'' | '"' | '`' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>' | ',' | ';' | '|' | '&'
+        )
+        || c == '\u{2018}'
+        || c == '\u{2019}'
+        || c == '\u{201c}'
+        || c == '\u{201d}'
+}
+
+/// The length of the CSI sequence (`ESC [ params final`) at the start of `text`, if one is.
+fn csi_len(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    if bytes.first() != Some(&0x1b) || bytes.get(1) != Some(&b'[') {
+        return None;
+    }
+    let len = bytes[2..].iter().position(|b| (0x40..=0x7e).contains(b))?;
+    Some(len + 3)
+}
+
 fn redact_text_with(r: &mut Redactor, text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while !rest.is_empty() {
-        let space = rest.find(|c: char| !c.is_whitespace()).unwrap_or(rest.len());
-        out.push_str(&rest[..space]);
-        rest = &rest[space..];
-        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-        let (word, after) = rest.split_at(end);
-        let (lead, core, trail) = split_escapes(word);
-        out.push_str(lead);
-        if core.is_empty() {
-            out.push_str(core);
-        } else {
-            out.push_str(&r.word(core));
+        // What separates words: boundaries and whole CSI sequences, kept as they are.
+        let mut gap = 0;
+        loop {
+            let here = &rest[gap..];
+            if let Some(len) = csi_len(here) {
+                gap += len;
+            } else if let Some(c) = here.chars().next().filter(|&c| is_boundary(c)) {
+                gap += c.len_utf8();
+            } else {
+                break;
+            }
         }
-        out.push_str(trail);
+        out.push_str(&rest[..gap]);
+        rest = &rest[gap..];
+        // A word runs to the next boundary or escape; an escape that is not a whole CSI
+        // sequence is kept with everything after it up to the next boundary.
+        let end = rest.find(|c: char| is_boundary(c) || c == '\x1b').unwrap_or(rest.len());
+        let (word, after) = rest.split_at(end);
+        if !word.is_empty() {
+            out.push_str(&r.word(word));
+        }
         rest = after;
+        if rest.starts_with('\x1b') && csi_len(rest).is_none() {
+            let end = rest.find(is_boundary).unwrap_or(rest.len());
+            out.push_str(&rest[..end]);
+            rest = &rest[end..];
+        }
     }
     out
-}
-
-/// Splits CSI sequences (`ESC [ params letter`) off both ends of a word.
-fn split_escapes(word: &str) -> (&str, &str, &str) {
-    let bytes = word.as_bytes();
-    let mut start = 0;
-    while bytes.get(start) == Some(&0x1b) && bytes.get(start + 1) == Some(&b'[') {
-        let Some(len) = bytes[start + 2..].iter().position(|b| (0x40..=0x7e).contains(b)) else {
-            break;
-        };
-        start += len + 3;
-    }
-    let mut end = bytes.len();
-    if let Some(esc) = word[start..].find('\x1b') {
-        // A sequence inside or after the word: everything from it on is kept as it is.
-        end = start + esc;
-    }
-    (&word[..start], &word[start..end], &word[end..])
 }
 
 /// The redacted bytes of a tail file: each line through [`redact_text`]; bytes that are not
@@ -310,5 +347,49 @@ mod tests {
         let tail = b"$ mysql -psecret\r\nok\r\n\xff\xfe --token t\r\n";
         let out = redact_tail(tail);
         assert_eq!(out, b"$ mysql -pREDACTED\r\nok\r\n\xff\xfe --token t\r\n".to_vec());
+    }
+
+    /// A program quoting a flag back ends the secret at the quote, as whitespace would (issue
+    /// 28 item 7: `sleep: unrecognized option '--api-key=sekret999'` kept the secret).
+    #[test]
+    fn quotes_and_punctuation_end_a_word() {
+        let rows = [
+            (
+                "sleep: unrecognized option '--api-key=sekret999'",
+                "sleep: unrecognized option '--api-key=REDACTED'",
+            ),
+            ("error: \"--token=abc\" is not valid", "error: \"--token=REDACTED\" is not valid"),
+            ("`GITHUB_TOKEN=ghp_x`", "`GITHUB_TOKEN=REDACTED`"),
+            ("\u{2018}--password=pw\u{2019}", "\u{2018}--password=REDACTED\u{2019}"),
+            ("(--secret=s1), --verbose", "(--secret=REDACTED), --verbose"),
+            ("[--api-key=k];echo", "[--api-key=REDACTED];echo"),
+            ("x|API_KEY=v&&y", "x|API_KEY=REDACTED&&y"),
+            ("deploy --token='abc' now", "deploy --token='REDACTED' now"),
+            ("API_KEY=\"abc\" run", "API_KEY=\"REDACTED\" run"),
+            ("curl -H 'Authorization: Bearer xyz'", "curl -H 'Authorization: Bearer REDACTED'"),
+            ("git clone 'https://u:pw@h/r'", "git clone 'https://u:REDACTED@h/r'"),
+            ("'--api-key' 'k2'", "'--api-key' 'REDACTED'"),
+            ("\x1b[1m'--token=t'\x1b[0m", "\x1b[1m'--token=REDACTED'\x1b[0m"),
+            ("\x1b[31m--token\x1b[0m value", "\x1b[31m--token\x1b[0m REDACTED"),
+            ("it's fine, (really) [ok]", "it's fine, (really) [ok]"),
+            ("\x1b]0;t\x07 --token=x", "\x1b]0;t\x07 --token=REDACTED"),
+        ];
+        for (given, want) in rows {
+            assert_eq!(redact_text(given), want, "{given:?}");
+        }
+        let tail = b"$ sleep --api-key=sekret999\r\nsleep: unrecognized option '--api-key=sekret999'\r\n";
+        let out = String::from_utf8(redact_tail(tail)).unwrap();
+        assert!(!out.contains("sekret999"), "{out}");
+        // An argument is one word unless it holds spaces or the whole word kept a secret.
+        let args = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(redact_argv(&args(&["cli", "--token=a'b"])), args(&["cli", "--token=REDACTED"]));
+        assert_eq!(
+            redact_argv(&args(&["sh", "-c", "deploy --token='x'"])),
+            args(&["sh", "-c", "deploy --token='REDACTED'"])
+        );
+        assert_eq!(
+            redact_argv(&args(&["echo", "'--api-key=k'"])),
+            args(&["echo", "'--api-key=REDACTED'"])
+        );
     }
 }
