@@ -84,6 +84,35 @@ pub const DEFAULT_FOREGROUND: Rgb = Rgb { r: 0xd8, g: 0xd8, b: 0xd8 };
 /// Background colour reported to programs that ask (OSC 11) until the window has a theme.
 pub const DEFAULT_BACKGROUND: Rgb = Rgb { r: 0x1c, g: 0x1c, b: 0x1c };
 
+/// The ANSI colours 0–15 reported to programs that ask (OSC 4) until the window has a theme:
+/// the window's default dark theme, xterm's hues with red, blue, magenta, bright black, bright
+/// red and bright blue lightened until each reads at 4.5:1 or more on
+/// [`DEFAULT_BACKGROUND`] (WCAG AA; black excepted).
+pub const DEFAULT_ANSI: [Rgb; 16] = {
+    const fn hex(rgb: u32) -> Rgb {
+        // The casts keep one byte each, on purpose.
+        Rgb { r: (rgb >> 16) as u8, g: (rgb >> 8) as u8, b: rgb as u8 }
+    }
+    [
+        hex(0x000000),
+        hex(0xe35a5a),
+        hex(0x00cd00),
+        hex(0xcdcd00),
+        hex(0x6b8cff),
+        hex(0xe055e0),
+        hex(0x00cdcd),
+        hex(0xe5e5e5),
+        hex(0x8a8a8a),
+        hex(0xff6e6e),
+        hex(0x00ff00),
+        hex(0xffff00),
+        hex(0x9aafff),
+        hex(0xff6eff),
+        hex(0x00ffff),
+        hex(0xffffff),
+    ]
+};
+
 /// A terminal size in character cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TermSize {
@@ -269,7 +298,7 @@ impl PaneTerminal {
 
     /// Sets the colours reported to programs that ask for the default foreground, background,
     /// cursor or an ANSI colour they did not set (the window's theme); `None` reports
-    /// [`DEFAULT_FOREGROUND`], [`DEFAULT_BACKGROUND`] and xterm's colours.
+    /// [`DEFAULT_FOREGROUND`], [`DEFAULT_BACKGROUND`] and [`DEFAULT_ANSI`].
     pub fn set_theme_colors(&mut self, theme: Option<ThemeColors>) {
         self.theme = theme;
     }
@@ -927,31 +956,10 @@ impl ThemeColors {
 }
 
 fn default_color(index: usize) -> Rgb {
-    const ANSI: [(u8, u8, u8); 16] = [
-        (0x00, 0x00, 0x00),
-        (0xcd, 0x00, 0x00),
-        (0x00, 0xcd, 0x00),
-        (0xcd, 0xcd, 0x00),
-        (0x00, 0x00, 0xee),
-        (0xcd, 0x00, 0xcd),
-        (0x00, 0xcd, 0xcd),
-        (0xe5, 0xe5, 0xe5),
-        (0x7f, 0x7f, 0x7f),
-        (0xff, 0x00, 0x00),
-        (0x00, 0xff, 0x00),
-        (0xff, 0xff, 0x00),
-        (0x5c, 0x5c, 0xff),
-        (0xff, 0x00, 0xff),
-        (0x00, 0xff, 0xff),
-        (0xff, 0xff, 0xff),
-    ];
     const CUBE: [u8; 6] = [0, 95, 135, 175, 215, 255];
     let dim = |c: Rgb| Rgb { r: c.r / 3 * 2, g: c.g / 3 * 2, b: c.b / 3 * 2 };
     match index {
-        0..=15 => {
-            let (r, g, b) = ANSI[index];
-            Rgb { r, g, b }
-        }
+        0..=15 => DEFAULT_ANSI[index],
         16..=231 => {
             let cube = index - 16;
             Rgb { r: CUBE[cube / 36], g: CUBE[cube / 6 % 6], b: CUBE[cube % 6] }

@@ -42,11 +42,37 @@ impl Rgb {
     }
 }
 
+impl Rgb {
+    /// WCAG 2's relative luminance (0 black – 1 white) of this sRGB colour.
+    pub fn luminance(self) -> f64 {
+        let linear = |c: u8| {
+            let c = f64::from(c) / 255.0;
+            if c <= 0.04045 {
+                c / 12.92
+            } else {
+                ((c + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        0.2126 * linear(self.r) + 0.7152 * linear(self.g) + 0.0722 * linear(self.b)
+    }
+
+    /// WCAG 2's contrast ratio of this colour and `other` (1 to 21, in either order).
+    pub fn contrast(self, other: Self) -> f64 {
+        let (a, b) = (self.luminance(), other.luminance());
+        (a.max(b) + 0.05) / (a.min(b) + 0.05)
+    }
+}
+
 impl From<alacritty_terminal::vte::ansi::Rgb> for Rgb {
     fn from(c: alacritty_terminal::vte::ansi::Rgb) -> Self {
         Self { r: c.r, g: c.g, b: c.b }
     }
 }
+
+/// The contrast every ANSI colour and the foreground of a shipped theme reach against its
+/// background (WCAG 2's AA level for text), but black on the dark theme and the whites on the
+/// light one.
+pub const MIN_CONTRAST: f64 = 4.5;
 
 /// How much dim text (SGR 2) is darkened when the palette has no dim colour for it
 /// (alacritty's factor).
@@ -158,8 +184,9 @@ impl Default for Palette {
 }
 
 impl Palette {
-    /// The default dark theme. Foreground and background match what the engine reports to
-    /// programs that ask (OSC 10/11); the ANSI colours are xterm's.
+    /// The default dark theme. Foreground, background and the ANSI colours are what the
+    /// engine reports to programs that ask (OSC 10/11/4): xterm's hues, those too dark to read
+    /// on the background lightened (every colour but black reaches 4.5:1, [`MIN_CONTRAST`]).
     pub fn dark() -> Self {
         let engine_fg = berth_engine::terminal::DEFAULT_FOREGROUND;
         let engine_bg = berth_engine::terminal::DEFAULT_BACKGROUND;
@@ -169,24 +196,7 @@ impl Palette {
             cursor: Rgb::hex(0xd8d8d8),
             cursor_text: engine_bg.into(),
             selection_bg: Rgb::hex(0x44475a),
-            ansi: [
-                Rgb::hex(0x000000),
-                Rgb::hex(0xcd0000),
-                Rgb::hex(0x00cd00),
-                Rgb::hex(0xcdcd00),
-                Rgb::hex(0x0000ee),
-                Rgb::hex(0xcd00cd),
-                Rgb::hex(0x00cdcd),
-                Rgb::hex(0xe5e5e5),
-                Rgb::hex(0x7f7f7f),
-                Rgb::hex(0xff0000),
-                Rgb::hex(0x00ff00),
-                Rgb::hex(0xffff00),
-                Rgb::hex(0x5c5cff),
-                Rgb::hex(0xff00ff),
-                Rgb::hex(0x00ffff),
-                Rgb::hex(0xffffff),
-            ],
+            ansi: berth_engine::terminal::DEFAULT_ANSI.map(Rgb::from),
             divider: Rgb::hex(0x4a4a4a),
             header_bg: Rgb::hex(0x2a2a2a),
             header_focused_bg: Rgb::hex(0x3a3f4b),
@@ -241,8 +251,9 @@ impl Palette {
         }
     }
 
-    /// The light theme: dark text on an off-white background, ANSI colours darkened enough
-    /// to read on it (yellow is amber, white is a light grey).
+    /// The light theme: dark text on an off-white background, ANSI colours dark enough to read
+    /// on it at 4.5:1 or more ([`MIN_CONTRAST`]; yellow is amber; white and bright white, light
+    /// greys, are the exceptions), each bright colour lighter than its normal one.
     pub fn light() -> Self {
         Self {
             fg: Rgb::hex(0x24292e),
@@ -252,20 +263,20 @@ impl Palette {
             selection_bg: Rgb::hex(0xc9d6ee),
             ansi: [
                 Rgb::hex(0x24292e),
-                Rgb::hex(0xc62828),
-                Rgb::hex(0x2e7d32),
-                Rgb::hex(0xa56b00),
-                Rgb::hex(0x1f5fbf),
+                Rgb::hex(0xb71c1c),
+                Rgb::hex(0x1e6b23),
+                Rgb::hex(0x805300),
+                Rgb::hex(0x1a4fa8),
                 Rgb::hex(0x8e3aa8),
-                Rgb::hex(0x00838f),
+                Rgb::hex(0x00636d),
                 Rgb::hex(0x8e959c),
                 Rgb::hex(0x6a737d),
-                Rgb::hex(0xe53935),
-                Rgb::hex(0x43a047),
-                Rgb::hex(0xc99700),
-                Rgb::hex(0x3d7ee0),
+                Rgb::hex(0xd02a2a),
+                Rgb::hex(0x2e7d32),
+                Rgb::hex(0x976500),
+                Rgb::hex(0x2a6bd0),
                 Rgb::hex(0xab47bc),
-                Rgb::hex(0x00a0b0),
+                Rgb::hex(0x007a86),
                 Rgb::hex(0xbfc4ca),
             ],
             divider: Rgb::hex(0xc4c8ce),
@@ -334,5 +345,61 @@ impl Palette {
             268 => self.fg.scaled(DIM_FACTOR),
             _ => self.fg,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ANSI colours (by index) and the foreground of `palette` that read below
+    /// [`MIN_CONTRAST`] on its background, with their contrast; `except` lists the indices
+    /// exempt.
+    fn unreadable(palette: &Palette, except: &[usize]) -> Vec<(String, Rgb, f64)> {
+        let named = palette.ansi.iter().enumerate().filter(|(i, _)| !except.contains(i));
+        let named = named.map(|(i, c)| (format!("ansi {i}"), *c));
+        std::iter::once(("foreground".to_owned(), palette.fg))
+            .chain(named)
+            .map(|(name, c)| (name, c, c.contrast(palette.bg)))
+            .filter(|(_, _, ratio)| *ratio < MIN_CONTRAST)
+            .collect()
+    }
+
+    #[test]
+    fn contrast_is_wcag_s() {
+        let (black, white) = (Rgb::hex(0x000000), Rgb::hex(0xffffff));
+        assert!((black.contrast(white) - 21.0).abs() < 1e-9);
+        assert!((white.contrast(white) - 1.0).abs() < 1e-9);
+        // The figure: xterm's blue on the dark background.
+        let ratio = Rgb::hex(0x0000ee).contrast(Rgb::hex(0x1c1c1c));
+        assert!((ratio - 1.81).abs() < 0.01, "{ratio}");
+        assert_eq!(Rgb::hex(0x777777).contrast(white), white.contrast(Rgb::hex(0x777777)));
+    }
+
+    #[test]
+    fn every_colour_of_both_themes_reads_on_its_background() {
+        // Black on the dark theme and the two whites on the light one are the exceptions.
+        assert_eq!(unreadable(&Palette::dark(), &[0]), []);
+        assert_eq!(unreadable(&Palette::light(), &[7, 15]), []);
+    }
+
+    #[test]
+    fn bright_colours_stay_apart_from_normal_ones() {
+        for palette in [Palette::dark(), Palette::light()] {
+            for i in 1..7 {
+                let (normal, bright) = (palette.ansi[i], palette.ansi[i + 8]);
+                assert_ne!(normal, bright, "ansi {i} and {}", i + 8);
+                // A bright colour is the lighter of the two in both themes.
+                assert!(bright.luminance() > normal.luminance(), "ansi {} ≤ {i}", i + 8);
+            }
+        }
+    }
+
+    #[test]
+    fn the_dark_theme_is_what_the_engine_reports() {
+        let dark = Palette::dark();
+        assert_eq!(dark.ansi, berth_engine::terminal::DEFAULT_ANSI.map(Rgb::from));
+        assert_eq!(dark.fg, berth_engine::terminal::DEFAULT_FOREGROUND.into());
+        assert_eq!(dark.bg, berth_engine::terminal::DEFAULT_BACKGROUND.into());
     }
 }

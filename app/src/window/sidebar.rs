@@ -14,7 +14,7 @@ use std::time::Duration;
 use berth_engine::ids::{PaneId, WorkspaceId};
 use berth_engine::model::{Attention, Lifecycle, RestoreState};
 use berth_server::persist::task_record::TaskRecord;
-use berth_server::view::{DecisionAnswer, StateView, WorkspaceView};
+use berth_server::view::{DecisionAnswer, DecisionOption, StateView, WorkspaceView};
 
 use super::chrome::{self, GitBranches};
 use crate::config::{SidebarMode, SIDEBAR_WIDTH_RANGE};
@@ -304,27 +304,7 @@ pub fn layout(
                 },
                 to(Some(p.id.clone())),
             );
-            let mut buttons = Vec::new();
-            let mut answers = Vec::new();
-            let mut col = 1u16;
-            for option in &d.options {
-                let label = format!(" {} ", option.label);
-                let w = u16::try_from(render::str_width(&label)).unwrap_or(u16::MAX);
-                if usize::from(col + w) > room {
-                    break;
-                }
-                buttons.push(SidebarButton {
-                    label,
-                    cols: col..col + w,
-                    tone: match option.answer {
-                        DecisionAnswer::Allow => ButtonTone::Allow,
-                        DecisionAnswer::Always => ButtonTone::Always,
-                        DecisionAnswer::Deny => ButtonTone::Deny,
-                    },
-                });
-                answers.push(option.answer);
-                col += w + 1;
-            }
+            let (buttons, answers) = decision_buttons(&d.options, room).into_iter().unzip();
             push(
                 SidebarLine {
                     style: SidebarStyle::Decision,
@@ -365,6 +345,105 @@ pub fn layout(
         push(SidebarLine { style: SidebarStyle::Blank, ..SidebarLine::default() }, to(None));
     }
     SidebarLayout { scene: SidebarScene { rect, lines }, targets }
+}
+
+/// The word a decision's button is shortened to when its label does not fit.
+fn short_label(answer: DecisionAnswer) -> &'static str {
+    match answer {
+        DecisionAnswer::Allow => "Allow",
+        DecisionAnswer::Always => "Always",
+        DecisionAnswer::Deny => "Deny",
+    }
+}
+
+/// Buttons labelled `labels` from text column `start` on, one blank between them, each label
+/// padded with a blank either side; `None` when they do not fit in `room` columns.
+fn place_buttons(
+    start: usize,
+    labels: &[(DecisionAnswer, String)],
+    room: usize,
+) -> Option<Vec<(SidebarButton, DecisionAnswer)>> {
+    let mut col = start;
+    let mut row = Vec::new();
+    for (answer, text) in labels {
+        let label = format!(" {text} ");
+        let w = render::str_width(&label);
+        if col + w > room {
+            return None;
+        }
+        let cols = u16::try_from(col).ok()?..u16::try_from(col + w).ok()?;
+        let tone = match answer {
+            DecisionAnswer::Allow => ButtonTone::Allow,
+            DecisionAnswer::Always => ButtonTone::Always,
+            DecisionAnswer::Deny => ButtonTone::Deny,
+        };
+        row.push((SidebarButton { label, cols, tone }, *answer));
+        col += w + 1;
+    }
+    Some(row)
+}
+
+/// A decision's buttons on one sidebar row of `room` text columns, with the answer of each.
+/// Deny is never dropped: labels shorten first — the "always" rule ellipsised ("Always allow
+/// Bash(car…"), the others to a word ("Allow", "Deny"), then every one to a word ("Always");
+/// only then does "always" go (the card and its key still offer it), then the row's leading
+/// blank, and in a sidebar too narrow even for that, Deny stays alone.
+pub fn decision_buttons(
+    options: &[DecisionOption],
+    room: usize,
+) -> Vec<(SidebarButton, DecisionAnswer)> {
+    let full: Vec<(DecisionAnswer, String)> =
+        options.iter().map(|o| (o.answer, o.label.clone())).collect();
+    let short = |keep: &dyn Fn(DecisionAnswer) -> bool| -> Vec<(DecisionAnswer, String)> {
+        let kept = full.iter().filter(|(a, _)| keep(*a));
+        kept.map(|(a, _)| (*a, short_label(*a).to_owned())).collect()
+    };
+    let mut tiers = vec![(1, full.clone())];
+    // The "always" label ellipsised into what the others leave, those full, then short.
+    for others_short in [false, true] {
+        let mut labels: Vec<(DecisionAnswer, String)> = full
+            .iter()
+            .map(|(a, l)| match a {
+                DecisionAnswer::Always => (*a, l.clone()),
+                _ if others_short => (*a, short_label(*a).to_owned()),
+                _ => (*a, l.clone()),
+            })
+            .collect();
+        let Some(i) = labels.iter().position(|(a, _)| *a == DecisionAnswer::Always) else {
+            continue;
+        };
+        let others: usize = labels
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, (_, l))| render::str_width(l) + 3)
+            .sum();
+        // The leading blank, the others with their padding and gaps, its own padding.
+        let avail = room.saturating_sub(1 + others + 2);
+        if avail >= render::str_width("Always…") {
+            labels[i].1 = render::ellipsize(&labels[i].1, avail);
+            tiers.push((1, labels));
+        }
+    }
+    tiers.push((1, short(&|_| true)));
+    let no_always = short(&|a| a != DecisionAnswer::Always);
+    tiers.push((1, no_always.clone()));
+    tiers.push((0, no_always));
+    let deny = short(&|a| a == DecisionAnswer::Deny);
+    let alone = if deny.is_empty() { short(&|_| true).into_iter().take(1).collect() } else { deny };
+    tiers.push((0, alone.clone()));
+    for (start, labels) in &tiers {
+        if let Some(row) = place_buttons(*start, labels, room) {
+            return row;
+        }
+    }
+    // Narrower than " Deny ": the word itself ellipsised.
+    let squeezed: Vec<(DecisionAnswer, String)> = alone
+        .into_iter()
+        .map(|(a, l)| (a, render::ellipsize(&l, room.saturating_sub(2))))
+        .filter(|(_, l)| !l.is_empty())
+        .collect();
+    place_buttons(0, &squeezed, room).unwrap_or_default()
 }
 
 /// What a press at window cell (`col`, `row`) hits on the sidebar laid out as `laid`.
@@ -606,6 +685,88 @@ mod tests {
         assert_eq!(lines[3].buttons[0].cols, 1..8);
         assert_eq!(lines[3].buttons[1].cols, 9..15);
         assert_eq!(laid.targets.len(), lines.len());
+    }
+
+    /// A claude request's three options, its rule as long as the issue's.
+    fn claude_options() -> Vec<DecisionOption> {
+        vec![
+            DecisionOption { label: "Allow once".into(), answer: DecisionAnswer::Allow },
+            DecisionOption {
+                label: "Always allow Bash(cargo test:*)".into(),
+                answer: DecisionAnswer::Always,
+            },
+            DecisionOption { label: "Deny".into(), answer: DecisionAnswer::Deny },
+        ]
+    }
+
+    fn labels(row: &[(SidebarButton, DecisionAnswer)]) -> Vec<&str> {
+        row.iter().map(|(b, _)| b.label.trim()).collect()
+    }
+
+    #[test]
+    fn deny_is_never_dropped_labels_shorten_instead() {
+        use DecisionAnswer::{Allow, Always, Deny};
+        let options = claude_options();
+        // Wide: every label in full.
+        let wide = decision_buttons(&options, 60);
+        assert_eq!(labels(&wide), ["Allow once", "Always allow Bash(cargo test:*)", "Deny"]);
+        // The default 32-column sidebar (30 text columns), as at 1000 and 1500 px: the rule
+        // is ellipsised; Deny stays.
+        let default = decision_buttons(&options, 30);
+        assert_eq!(labels(&default), ["Allow once", "Always…", "Deny"]);
+        let wider = decision_buttons(&options, 40);
+        assert_eq!(labels(&wider), ["Allow once", "Always allow Bas…", "Deny"]);
+        // Then the others shorten to a word.
+        assert_eq!(labels(&decision_buttons(&options, 29)), ["Allow", "Always all…", "Deny"]);
+        assert_eq!(labels(&decision_buttons(&options, 24)), ["Allow", "Always", "Deny"]);
+        assert_eq!(labels(&decision_buttons(&options, 16)), ["Allow", "Deny"]);
+        assert_eq!(labels(&decision_buttons(&options, 14)), ["Allow", "Deny"]);
+        assert_eq!(labels(&decision_buttons(&options, 8)), ["Deny"]);
+        assert_eq!(labels(&decision_buttons(&options, 4)), ["D…"]);
+        for room in 4..80 {
+            let row = decision_buttons(&options, room);
+            let answers: Vec<DecisionAnswer> = row.iter().map(|(_, a)| *a).collect();
+            assert!(answers.contains(&Deny), "room {room}: {:?}", labels(&row));
+            // In order, within the room, apart, each as wide as its label.
+            assert!(answers.windows(2).all(|w| (w[0], w[1]) != (Deny, Allow)), "room {room}");
+            assert!(row.iter().all(|(b, _)| usize::from(b.cols.end) <= room), "room {room}");
+            assert!(row.windows(2).all(|w| w[0].0.cols.end < w[1].0.cols.start), "room {room}");
+            for (b, _) in &row {
+                assert_eq!(usize::from(b.cols.end - b.cols.start), render::str_width(&b.label));
+            }
+            if room >= 24 {
+                assert_eq!(answers, [Allow, Always, Deny], "room {room}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_default_sidebar_lays_out_deny_with_a_long_rule() {
+        let mut list = list();
+        let asking = &mut list.workspaces[0].tabs[0].panes[2];
+        asking.pending_decision.as_mut().expect("a decision").options = claude_options();
+        for grid_cols in [111, 166] {
+            // 1000 and 1500 px windows of 9-pixel cells, the sidebar at its default width.
+            let rect = rect(grid_cols, 40, width(grid_cols, 32));
+            let laid = layout(&list, &[], git, rect, 0);
+            let row = laid.scene.lines.iter().position(|l| !l.buttons.is_empty());
+            let row = row.expect("a row of buttons");
+            let answers = &laid.targets[row].answers.as_ref().expect("answers").1;
+            assert_eq!(answers.last(), Some(&DecisionAnswer::Deny), "{grid_cols} columns");
+            let deny = laid.scene.lines[row].buttons.last().expect("a button");
+            assert_eq!(deny.label, " Deny ");
+            // A click on Deny answers deny.
+            let col = rect.col + 1 + deny.cols.start + 1;
+            let pane = asking_id();
+            assert_eq!(
+                hit(&laid, col, rect.row + u16::try_from(row).expect("a row")),
+                SidebarHit::Answer(pane, DecisionAnswer::Deny)
+            );
+        }
+    }
+
+    fn asking_id() -> PaneId {
+        PaneId::parse("pane_4").expect("a pane id")
     }
 
     #[test]

@@ -769,7 +769,7 @@ fn colour_osc_pairs_are_taken_in_order_and_stop_at_a_bad_one() {
     assert_eq!(
         term.take_events(),
         vec![
-            TerminalEvent::PtyWrite(b"\x1b]4;1;rgb:cdcd/0000/0000\x07".to_vec()),
+            TerminalEvent::PtyWrite(b"\x1b]4;1;rgb:e3e3/5a5a/5a5a\x07".to_vec()),
             TerminalEvent::PtyWrite(b"\x1b]4;1;rgb:ffff/0000/0000\x07".to_vec()),
         ]
     );
