@@ -253,6 +253,12 @@ pub struct World {
 
 impl World {
     pub fn new(bin: &Path, agent: Agent, hooks: bool) -> World {
+        World::new_with(bin, agent, hooks, &[])
+    }
+
+    /// [`World::new`] with more variables in the environment of the server and its panes (a
+    /// model server's address, an API key).
+    pub fn new_with(bin: &Path, agent: Agent, hooks: bool, env: &[(&str, &str)]) -> World {
         let mut server = TestServer::prepare();
         let work = server.root.path().join("work");
         let tools = server.root.path().join("tools");
@@ -262,6 +268,9 @@ impl World {
         agent.seed_home(&server.home, &work, settings.as_deref());
         for (key, value) in agent_env(bin, &server.home, &tools) {
             server = server.with_env(&key, &value);
+        }
+        for (key, value) in env {
+            server = server.with_env(key, value);
         }
         let server = server.launch();
         World { server, work, tools }
