@@ -28,8 +28,9 @@ a resumed conversation picks up where its last prompt is. Steps:
   streamed as `input_json_delta` pieces, `stop_reason` `tool_use`;
 - `"delay": S` on any step: waits S seconds before answering (a turn that stays `working`
   long enough to be seen);
-- `{"hang": S}`: keeps the stream open, sending `ping` events, for up to S seconds or until
-  the client goes away (a turn that is still working when the test interrupts it).
+- `{"hang": S, "text": T}`: streams the text T, then keeps the stream open, sending `ping`
+  events, for up to S seconds or until the client goes away (a turn that is still working
+  when the test interrupts it).
 
 A prompt with no known marker, or a step past the end, gets the text `(no script)`. Side calls
 (no `Bash` tool offered: titles, summaries, the key check) never consume a step: they get a
@@ -247,6 +248,26 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
         self.wfile.flush()
 
+    def hang(self, step):
+        """Streams the step's text, then pings until its time is up or the client leaves."""
+        self.event("content_block_start", {
+            "type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": ""}})
+        self.event("content_block_delta", {
+            "type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": step.get("text") or "Thinking."}})
+        deadline = time.monotonic() + min(float(step["hang"]), 600.0)
+        while time.monotonic() < deadline:
+            self.event("ping", {"type": "ping"})
+            time.sleep(0.5)
+        self.event("content_block_stop", {"type": "content_block_stop", "index": 0})
+        self.event("message_delta", {
+            "type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": 10}})
+        self.event("message_stop", {"type": "message_stop"})
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
     def stream(self, model, step):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -261,11 +282,8 @@ class Handler(BaseHTTPRequestHandler):
                 "usage": usage(1),
             }})
             if step.get("hang") is not None:
-                deadline = time.monotonic() + float(step["hang"])
-                while time.monotonic() < deadline:
-                    self.event("ping", {"type": "ping"})
-                    time.sleep(0.5)
-                step = {"text": "(hang ended)"}
+                self.hang(step)
+                return
             content, stop = content_of(step)
             for index, block in enumerate(content):
                 if block["type"] == "text":
