@@ -96,7 +96,8 @@ fn model() -> &'static Model {
         let (script_path, log, port) =
             (dir.join("script.json"), dir.join("requests.jsonl"), dir.join("port"));
         fs::write(&script_path, script().to_string()).unwrap();
-        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/model_anthropic.py");
+        let server =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/model_anthropic.py");
         let child = std::process::Command::new(support::task::python())
             .arg(server)
             .arg("--script")
@@ -399,9 +400,10 @@ impl Claude {
     fn decision(&self, pane: &str) -> Value {
         let event = self.poll(pane, "a pane.decision event with a new decision", || {
             let decided = self.decided.lock().unwrap();
-            self.watch.decisions(pane).into_iter().find(|e| {
-                !e["decision"].is_null() && !decided.contains(&e["decision"]["id"])
-            })
+            self.watch
+                .decisions(pane)
+                .into_iter()
+                .find(|e| !e["decision"].is_null() && !decided.contains(&e["decision"]["id"]))
         });
         self.decided.lock().unwrap().push(event["decision"]["id"].clone());
         let entry = self.until(pane, "the pending decision in ls --json", |e| {
@@ -421,7 +423,11 @@ impl Claude {
             decision["prompt"].as_str().unwrap_or_default(),
             decision["detail"].as_str().unwrap_or_default()
         );
-        assert!(shown.contains(command), "{command:?} not on the card: {decision}\n{}", self.report(pane));
+        assert!(
+            shown.contains(command),
+            "{command:?} not on the card: {decision}\n{}",
+            self.report(pane)
+        );
     }
 
     /// `berth wait --until idle`, which must print `last`.
@@ -452,9 +458,10 @@ impl Claude {
         let prompt = format!("T-AFTER {}", self.case);
         self.submit(pane, &[&prompt]);
         let call = self.poll(pane, "the later prompt at the model", || {
-            model().calls("T-AFTER", 0, Some(session)).into_iter().find(|c| {
-                last_user_texts(c).iter().any(|t| t.contains(&prompt))
-            })
+            model()
+                .calls("T-AFTER", 0, Some(session))
+                .into_iter()
+                .find(|c| last_user_texts(c).iter().any(|t| t.contains(&prompt)))
         });
         assert!(last_user_texts(&call).iter().any(|t| t.contains(&prompt)));
         self.wait_idle(pane, "after: the pane works");
@@ -527,7 +534,7 @@ fn claude_submit_reaches_the_model_exactly() {
     let call = c.call(&pane, "T-BIG", 0, Some(&session));
     let texts = last_user_texts(&call);
     assert!(
-        texts.iter().any(|t| *t == big),
+        texts.contains(&big),
         "the 32 KiB prompt did not reach the model exactly: got {} text blocks of {:?} bytes\n{}",
         texts.len(),
         texts.iter().map(String::len).collect::<Vec<_>>(),
@@ -574,7 +581,8 @@ fn claude_allow_and_deny() {
         if let Some(message) = message {
             assert!(result.contains(message), "{marker}: {result:?}\n{}", c.report(&pane));
         }
-        let last = if message.is_some() { "deny with message: understood" } else { "deny: understood" };
+        let last =
+            if message.is_some() { "deny with message: understood" } else { "deny: understood" };
         c.wait_idle(&pane, last);
         c.settled_turn(&pane, "the denied turn to end");
         assert!(!c.world.work.join(file).exists(), "{marker}: the denied command ran");
@@ -658,8 +666,7 @@ fn claude_escape_while_blocked() {
 /// and the turn ends with nothing left to answer.
 #[test]
 fn claude_hook_wait_expires() {
-    let Some(c) = Claude::new("claude_hook_wait_expires", &[("BERTH_DECISION_WAIT", "3")])
-    else {
+    let Some(c) = Claude::new("claude_hook_wait_expires", &[("BERTH_DECISION_WAIT", "3")]) else {
         return;
     };
     let (pane, session) = c.pane();
@@ -717,7 +724,9 @@ fn claude_works_a_task() {
     let show = |id: &str| -> Value {
         serde_json::from_str(&c.server().berth_ok(&["task", "show", id, "--json"])).unwrap()
     };
-    c.poll(&pane, "the task to need input", || (show(&id)["state"] == "input_required").then_some(()));
+    c.poll(&pane, "the task to need input", || {
+        (show(&id)["state"] == "input_required").then_some(())
+    });
     c.server().berth_ok(&["decide", &pane, "allow"]);
     let done = c.poll(&pane, "the task to be completed", || {
         let task = show(&id);
@@ -725,10 +734,9 @@ fn claude_works_a_task() {
     });
     assert_eq!(done["result"]["summary"], "Added new.txt", "{done}");
     c.wait_idle(&pane, "The task is done and reported.");
-    let finished: Value = serde_json::from_str(
-        &c.server().berth_ok(&["task", "finish", &id, "--merge", "--json"]),
-    )
-    .unwrap();
+    let finished: Value =
+        serde_json::from_str(&c.server().berth_ok(&["task", "finish", &id, "--merge", "--json"]))
+            .unwrap();
     assert_eq!(finished["disposition"]["outcome"], "merged", "{finished}");
     assert_eq!(fs::read_to_string(repo.join("new.txt")).unwrap(), "made by claude\n");
     let subjects = git(&repo, &["log", "--format=%s", "main"]);

@@ -310,4 +310,3 @@ pub fn wait_session(world: &World, pane: &str, what: &str) -> String {
         entry["agent"]["session_id"].as_str().map(str::to_owned)
     })
 }
-
