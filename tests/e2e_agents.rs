@@ -24,205 +24,11 @@
 mod support;
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
+use support::real_agents::*;
 use support::*;
-
-/// How long an agent may take to draw its first screen (opencode takes about 10 s on a busy
-/// machine the first time).
-const START: Duration = Duration::from_secs(60);
-/// How long a screen must stay unchanged to count as drawn.
-const SETTLE: Duration = Duration::from_millis(1500);
-const COLS: u16 = 120;
-const ROWS: u16 = 40;
-
-/// The npm prefix holding the agents, or `None` (the case is skipped) when the suite was not
-/// asked for.
-fn npm_bin(case: &str) -> Option<PathBuf> {
-    let Some(prefix) = std::env::var_os("BERTH_AGENTS_NPM") else {
-        eprintln!("{case}: skipped: BERTH_AGENTS_NPM is not set (scripts/test-agents sets it)");
-        return None;
-    };
-    let bin = PathBuf::from(prefix).join("node_modules").join(".bin");
-    for agent in ["claude", "codex", "opencode"] {
-        assert!(
-            bin.join(agent).exists(),
-            "{case}: {} is missing: run scripts/test-agents to install the agents",
-            bin.join(agent).display()
-        );
-    }
-    Some(bin)
-}
-
-/// Where `scripts/test-agents` installed `@opencode-ai/plugin`, to seed opencode's config dir.
-fn opencode_config_seed() -> PathBuf {
-    let prefix = std::env::var_os("BERTH_AGENTS_NPM").expect("BERTH_AGENTS_NPM");
-    PathBuf::from(prefix).join("opencode-config")
-}
-
-/// A named mask: the lines it hides from the comparison of first screens.
-type Mask = (&'static str, fn(&str) -> bool);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Agent {
-    Claude,
-    Codex,
-    Opencode,
-}
-
-impl Agent {
-    fn name(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Opencode => "opencode",
-        }
-    }
-
-    /// Text that shows once the agent's first screen is up.
-    fn ready(self) -> &'static str {
-        match self {
-            Agent::Claude => "for shortcuts",
-            Agent::Codex => "OpenAI Codex",
-            Agent::Opencode => "Ask anything",
-        }
-    }
-
-    /// Lines of the first screen that differ between runs for reasons that are not the
-    /// terminal's: each has a name, printed where it masks a line.
-    fn masks(self) -> &'static [Mask] {
-        match self {
-            Agent::Claude => &[
-                // Under tmux only: claude's advice to turn tmux's focus-events on.
-                ("claude-tmux-focus-events", |l| l.contains("tmux focus-events")),
-            ],
-            Agent::Codex => &[
-                // A random "Tip:" line under the banner.
-                ("codex-tip", |l| l.trim_start().starts_with("Tip:")),
-            ],
-            Agent::Opencode => &[
-                // A random tip under the prompt box.
-                ("opencode-tip", |l| l.contains("● Tip")),
-                // A random example prompt in the prompt box.
-                ("opencode-example-prompt", |l| l.contains("Ask anything…")),
-            ],
-        }
-    }
-
-    /// Seeds a private home so that the agent starts without a login screen or a trust
-    /// dialog, with Berth's hook settings when `hooks`.
-    fn seed_home(self, home: &Path, work: &Path, hooks: Option<&str>) {
-        let _ = fs::remove_dir_all(home);
-        fs::create_dir_all(home).unwrap();
-        let work = work.display();
-        match self {
-            Agent::Claude => {
-                fs::write(
-                    home.join(".claude.json"),
-                    format!(
-                        r#"{{"hasCompletedOnboarding":true,"theme":"dark","projects":{{"{work}":{{"hasTrustDialogAccepted":true,"hasCompletedProjectOnboarding":true}}}}}}"#
-                    ),
-                )
-                .unwrap();
-                if let Some(settings) = hooks {
-                    fs::create_dir_all(home.join(".claude")).unwrap();
-                    fs::write(home.join(".claude/settings.json"), settings).unwrap();
-                }
-            }
-            Agent::Codex => {
-                let dir = home.join(".codex");
-                fs::create_dir_all(&dir).unwrap();
-                // An API key that is never checked (no network) takes the place of a login.
-                fs::write(
-                    dir.join("auth.json"),
-                    r#"{"auth_mode":"apikey","OPENAI_API_KEY":"sk-berth-test-not-a-key"}"#,
-                )
-                .unwrap();
-                // Codex would start a background app-server daemon that outlives the pane
-                // and whose control socket under /tmp is shared by every codex of the user:
-                // the cases run codex in-process instead (`daemon_auto_start = false`).
-                let config = format!(
-                    "forced_login_method = \"api\"\ncheck_for_update_on_startup = false\n\n\
-                     [features]\ndaemon_auto_start = false\n\n\
-                     [projects.\"{work}\"]\ntrust_level = \"trusted\"\n\n{}",
-                    hooks.unwrap_or_default()
-                );
-                fs::write(dir.join("config.toml"), config).unwrap();
-            }
-            Agent::Opencode => {
-                if let Some(plugin) = hooks {
-                    let dir = home.join(".config/opencode");
-                    fs::create_dir_all(dir.join("plugin")).unwrap();
-                    fs::write(dir.join("plugin/berth.js"), plugin).unwrap();
-                    // With a plugin in its config dir opencode installs its plugin SDK there
-                    // with npm at start, which hangs offline: the script installed it already.
-                    let seed = opencode_config_seed();
-                    for name in ["package.json", "package-lock.json", "node_modules"] {
-                        let status = Command::new("cp")
-                            .arg("-a")
-                            .arg(seed.join(name))
-                            .arg(&dir)
-                            .status()
-                            .unwrap();
-                        assert!(status.success(), "seeding opencode's config dir from {seed:?}");
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// The environment every agent gets, in tmux and in Berth alike.
-fn agent_env(bin: &Path, home: &Path, tools: &Path) -> Vec<(String, String)> {
-    let berth_dir = berth_bin().parent().unwrap().to_path_buf();
-    vec![
-        ("HOME".into(), home.display().to_string()),
-        (
-            "PATH".into(),
-            format!(
-                "{}:{}:{}:/usr/local/bin:/usr/bin:/bin",
-                tools.display(),
-                bin.display(),
-                berth_dir.display()
-            ),
-        ),
-        ("LANG".into(), "C.UTF-8".into()),
-        ("XDG_CONFIG_HOME".into(), home.join(".config").display().to_string()),
-        ("XDG_DATA_HOME".into(), home.join(".local/share").display().to_string()),
-        ("XDG_CACHE_HOME".into(), home.join(".cache").display().to_string()),
-        // Keep the agents off the network even where the suite is not network-isolated.
-        ("DISABLE_AUTOUPDATER".into(), "1".into()),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(), "1".into()),
-        ("OPENCODE_DISABLE_AUTOUPDATE".into(), "1".into()),
-        ("OPENCODE_DISABLE_MODELS_FETCH".into(), "1".into()),
-    ]
-}
-
-/// A `berth` in front of the real one that appends each hook payload it is given to
-/// `hooks.log` (one line: the agent, then the payload), so a case can tell what the agent sent
-/// from what Berth made of it.
-fn hook_recorder(tools: &Path) {
-    fs::create_dir_all(tools).unwrap();
-    let log = tools.join("hooks.log");
-    let script = format!(
-        "#!/bin/bash\nif [ \"$1\" = hook ] && [ \"$#\" -eq 2 ]; then\n  payload=$(cat)\n  \
-         printf '%s %s\\n' \"$2\" \"$(printf '%s' \"$payload\" | tr -d '\\n')\" >> '{log}'\n  \
-         printf '%s' \"$payload\" | exec '{berth}' \"$@\"\nfi\n\
-         if [ \"$1\" = hook ]; then printf '%s %s\\n' \"$2\" \"$3\" >> '{log}'; fi\n\
-         exec '{berth}' \"$@\"\n",
-        log = log.display(),
-        berth = berth_bin().display()
-    );
-    fs::write(tools.join("berth"), script).unwrap();
-    fs::set_permissions(tools.join("berth"), fs::Permissions::from_mode(0o755)).unwrap();
-}
-
-fn hook_log(tools: &Path) -> String {
-    fs::read_to_string(tools.join("hooks.log")).unwrap_or_default()
-}
 
 /// Trailing blanks and blank last lines removed; masked lines replaced by the mask's name.
 fn normalise(agent: Agent, lines: &[String]) -> Vec<String> {
@@ -240,31 +46,6 @@ fn normalise(agent: Agent, lines: &[String]) -> Vec<String> {
         out.pop();
     }
     out
-}
-
-/// Polls `capture` until `ready` shows and the screen stays the same for [`SETTLE`].
-fn settled(what: &str, ready: &str, mut capture: impl FnMut() -> Vec<String>) -> Vec<String> {
-    let deadline = Instant::now() + START;
-    let mut last: Option<(Vec<String>, Instant)> = None;
-    loop {
-        let now = Instant::now();
-        let screen = capture();
-        let has_ready = screen.iter().any(|l| l.contains(ready));
-        match &last {
-            Some((prev, since)) if has_ready && *prev == screen => {
-                if now.duration_since(*since) >= SETTLE {
-                    return screen;
-                }
-            }
-            _ => last = Some((screen.clone(), now)),
-        }
-        assert!(
-            now < deadline,
-            "{what}: no settled screen with {ready:?} within {START:?}; last:\n{}",
-            screen.join("\n")
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
 }
 
 /// A tmux server of its own, for the reference screens.
@@ -308,64 +89,6 @@ impl Drop for Tmux {
             .stderr(Stdio::null())
             .status();
     }
-}
-
-/// The visible screen of a Berth pane.
-fn berth_screen(server: &TestServer, pane: &str) -> Vec<String> {
-    let read = server.call("pane.read", json!({ "pane_id": pane }));
-    read["lines"]
-        .as_array()
-        .map(|l| l.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-        .unwrap_or_default()
-}
-
-fn pane_size(server: &TestServer, pane: &str) -> (u64, u64) {
-    let entry = server.pane(pane).unwrap_or_else(|| panic!("pane {pane} is gone"));
-    (entry["size"]["cols"].as_u64().unwrap(), entry["size"]["rows"].as_u64().unwrap())
-}
-
-/// A Berth server whose panes get the agents' environment, and a work dir outside any git
-/// checkout.
-struct World {
-    server: TestServer,
-    work: PathBuf,
-    tools: PathBuf,
-}
-
-impl World {
-    fn new(bin: &Path, agent: Agent, hooks: bool) -> World {
-        let mut server = TestServer::prepare();
-        let work = server.root.path().join("work");
-        let tools = server.root.path().join("tools");
-        fs::create_dir_all(&work).unwrap();
-        hook_recorder(&tools);
-        let settings = hooks.then(|| print_config(agent));
-        agent.seed_home(&server.home, &work, settings.as_deref());
-        for (key, value) in agent_env(bin, &server.home, &tools) {
-            server = server.with_env(&key, &value);
-        }
-        let server = server.launch();
-        World { server, work, tools }
-    }
-
-    /// A new pane of 120×40 running `argv` in the work dir.
-    fn pane(&self, argv: &[&str]) -> String {
-        let mut args = vec!["new", "--cwd", self.work.to_str().unwrap(), "--"];
-        args.extend_from_slice(argv);
-        let pane = self.server.berth_ok(&args);
-        self.server.call("pane.resize", json!({ "pane_id": pane, "cols": COLS, "rows": ROWS }));
-        pane
-    }
-}
-
-/// What `berth hook --print-config AGENT` prints on standard output.
-fn print_config(agent: Agent) -> String {
-    let out = Command::new(berth_bin())
-        .args(["hook", agent.name(), "--print-config"])
-        .output()
-        .expect("berth hook --print-config");
-    assert!(out.status.success());
-    String::from_utf8(out.stdout).unwrap()
 }
 
 // ---- first screens ----
@@ -428,21 +151,6 @@ fn opencode_first_screen_matches_tmux() {
 }
 
 // ---- settings and hooks ----
-
-/// Sends `text`, then Enter as a separate write later, as a person types (claude joins an
-/// Enter that comes with a paste to the paste).
-fn submit(server: &TestServer, pane: &str, text: &str) {
-    server.berth_ok(&["send", pane, text]);
-    std::thread::sleep(Duration::from_millis(400));
-    server.berth_ok(&["send", pane, "--keys", "Enter"]);
-}
-
-fn wait_session(world: &World, pane: &str, what: &str) -> String {
-    poll(START, what, || {
-        let entry = world.server.pane(pane)?;
-        entry["agent"]["session_id"].as_str().map(str::to_owned)
-    })
-}
 
 /// Claude accepts the settings Berth prints (no "Settings Error"), its `SessionStart` and
 /// `UserPromptSubmit` hooks reach Berth with the session id, and without a login its turn ends
