@@ -109,8 +109,13 @@ mod tests {
         for fallback in &FALLBACKS {
             assert_eq!(font_for(&db, fallback), None, "{fallback:?}");
         }
-        let plain =
-            Fallback { what: "latin", probe: 'A', script: Script::Latin, colour: false, package: "" };
+        let plain = Fallback {
+            what: "latin",
+            probe: 'A',
+            script: Script::Latin,
+            colour: false,
+            package: "",
+        };
         assert!(font_for(&db, &plain).is_some(), "the probe finds a glyph the font has");
         let colour = Fallback { colour: true, ..plain };
         assert_eq!(font_for(&db, &colour), None, "the bundled font has no colour glyphs");

@@ -165,7 +165,8 @@ impl TextSystem {
             return Err("the bundled font could not be loaded".into());
         }
         db.set_monospace_family(FONT_FAMILY);
-        let mut fonts = FontSystem::new_with_locale_and_db(super::fallback::RENDER_LOCALE.into(), db);
+        let mut fonts =
+            FontSystem::new_with_locale_and_db(super::fallback::RENDER_LOCALE.into(), db);
         let features = font_features(false);
         let metrics = measure(&mut fonts, bundled[0], FONT_FAMILY, &features, font_size, 1.0)?;
         Ok(Self {

@@ -299,12 +299,15 @@ fn no_index(dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
 /// none; `Some(None)`: binary), the first numstat entry of the same path.
 pub type JoinedEntry<P> = (FileStatus, P, Option<P>, Option<Option<(u64, u64)>>);
 
+/// A `--numstat` row: counts (`None`: binary), path, old path.
+pub type NumstatRow<P> = (Option<(u64, u64)>, P, Option<P>);
+
 /// Joins `--name-status` entries with the `--numstat` counts of the same paths through one map:
 /// each entry is looked up once, so 100k changed files cost 100k lookups, not 100k² string
 /// comparisons (generic over the path so a test can count them).
 pub fn join_counts<P: std::hash::Hash + Eq>(
     statuses: Vec<(FileStatus, P, Option<P>)>,
-    numstat: Vec<(Option<(u64, u64)>, P, Option<P>)>,
+    numstat: Vec<NumstatRow<P>>,
 ) -> Vec<JoinedEntry<P>> {
     let mut by_path = std::collections::HashMap::with_capacity(numstat.len());
     for (counts, path, _) in numstat {

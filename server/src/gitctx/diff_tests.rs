@@ -64,8 +64,14 @@ fn numstat_and_name_status_read_renames_and_binaries() {
 }
 
 /// A path that counts the comparisons made of it.
-#[derive(Debug, Clone, Hash)]
+#[derive(Debug, Clone)]
 struct Counted(String);
+
+impl std::hash::Hash for Counted {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
 
 thread_local! {
     static COMPARISONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
@@ -88,8 +94,7 @@ fn counts_are_joined_by_a_map_not_a_search() {
     let path = |i: usize| Counted(format!("dir{}/file{i}.rs", i % 97));
     let statuses: Vec<_> = (0..N).map(|i| (FileStatus::Modified, path(i), None)).collect();
     // In the reverse order (a search finds each late), one duplicate, one missing.
-    let mut numstat: Vec<_> =
-        (1..N).rev().map(|i| (Some((i as u64, 1)), path(i), None)).collect();
+    let mut numstat: Vec<_> = (1..N).rev().map(|i| (Some((i as u64, 1)), path(i), None)).collect();
     numstat.push((Some((7, 7)), path(5), None));
     COMPARISONS.with(|c| c.set(0));
     let joined = join_counts(statuses, numstat);

@@ -191,7 +191,20 @@ pub fn is_boundary(c: char) -> bool {
     c.is_whitespace()
         || matches!(
             c,
-            '\'' | '"' | '`' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>' | ',' | ';' | '|' | '&'
+            '\'' | '"'
+                | '`'
+                | '('
+                | ')'
+                | '['
+                | ']'
+                | '{'
+                | '}'
+                | '<'
+                | '>'
+                | ','
+                | ';'
+                | '|'
+                | '&'
         )
         || c == '\u{2018}'
         || c == '\u{2019}'
@@ -377,7 +390,8 @@ mod tests {
         for (given, want) in rows {
             assert_eq!(redact_text(given), want, "{given:?}");
         }
-        let tail = b"$ sleep --api-key=sekret999\r\nsleep: unrecognized option '--api-key=sekret999'\r\n";
+        let tail =
+            b"$ sleep --api-key=sekret999\r\nsleep: unrecognized option '--api-key=sekret999'\r\n";
         let out = String::from_utf8(redact_tail(tail)).unwrap();
         assert!(!out.contains("sekret999"), "{out}");
         // An argument is one word unless it holds spaces or the whole word kept a secret.
