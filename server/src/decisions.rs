@@ -148,3 +148,13 @@ mod tests {
         assert_eq!(DecisionAnswer::parse("Allow"), None);
     }
 }
+
+/// How a decision's route was lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Loss {
+    /// The hook's wait ran out: the agent's own prompt takes the question over.
+    TimedOut,
+    /// The hook's connection closed before an answer: the agent stopped its hook (claude does
+    /// so when its own dialog is answered or escaped), or the hook was killed.
+    HookGone,
+}

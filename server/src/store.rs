@@ -316,7 +316,7 @@ pub enum Internal {
         /// The decision.
         id: berth_engine::ids::DecisionId,
         /// How: the wait ran out, or the hook's connection closed.
-        loss: crate::agents::pending::Loss,
+        loss: crate::decisions::Loss,
     },
     /// The user invoked a desktop notification's action (a decision's option).
     NotificationAction {

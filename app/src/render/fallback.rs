@@ -10,9 +10,9 @@ use glyphon::cosmic_text::{Fallback as _, PlatformFallback};
 use glyphon::fontdb;
 use unicode_script::Script;
 
-/// The locale the renderer's `FontSystem` is made with (render/text.rs), which picks among
-/// cosmic-text's CJK families.
-pub const RENDER_LOCALE: &str = "en-US";
+/// The locale the renderer's `FontSystem` is made with (defined in render/text.rs, which this
+/// file may import but not the other way round), which picks among cosmic-text's CJK families.
+pub use super::text::RENDER_LOCALE;
 
 /// A kind of text the bundled font cannot draw, a character to probe it with, and the Debian
 /// package that provides a font for it.

@@ -26,6 +26,10 @@ use super::scene::CellView;
 /// The family name of the bundled font.
 pub const FONT_FAMILY: &str = "JetBrains Mono";
 
+/// The locale the renderer's `FontSystem` is made with; it picks among cosmic-text's CJK
+/// families (`render/fallback.rs` names the same fonts for `berth doctor`).
+pub const RENDER_LOCALE: &str = "en-US";
+
 /// The bundled faces: regular, bold, italic, bold italic (OFL 1.1, see assets/fonts/OFL.txt).
 const BUNDLED_FONTS: [&[u8]; 4] = [
     include_bytes!("../../../assets/fonts/JetBrainsMono-Regular.ttf"),
@@ -165,8 +169,7 @@ impl TextSystem {
             return Err("the bundled font could not be loaded".into());
         }
         db.set_monospace_family(FONT_FAMILY);
-        let mut fonts =
-            FontSystem::new_with_locale_and_db(super::fallback::RENDER_LOCALE.into(), db);
+        let mut fonts = FontSystem::new_with_locale_and_db(RENDER_LOCALE.into(), db);
         let features = font_features(false);
         let metrics = measure(&mut fonts, bundled[0], FONT_FAMILY, &features, font_size, 1.0)?;
         Ok(Self {

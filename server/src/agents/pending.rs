@@ -327,15 +327,9 @@ fn agent_name(kind: AgentKind) -> &'static str {
     }
 }
 
-/// How a decision's route was lost.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Loss {
-    /// The hook's wait ran out: the agent's own prompt takes the question over.
-    TimedOut,
-    /// The hook's connection closed before an answer: the agent stopped its hook (claude does
-    /// so when its own dialog is answered or escaped), or the hook was killed.
-    HookGone,
-}
+// `Loss` (how a decision's route was lost) lives in the leaf `crate::decisions`, which the
+// Store's `Internal` names without importing this file.
+pub use crate::decisions::Loss;
 
 /// How long a pane whose agent withdrew its question (claude stopped its hook) may stay silent
 /// — no output, no hook — before Berth ends its turn as interrupted: claude redraws its
