@@ -1028,8 +1028,11 @@ fn ansi_text_reads_on_both_themes() {
             background: palette.bg,
             ..Scene::default()
         };
-        let config =
-            RenderConfig { system_fonts: false, palette: palette.clone(), ..RenderConfig::default() };
+        let config = RenderConfig {
+            system_fonts: false,
+            palette: palette.clone(),
+            ..RenderConfig::default()
+        };
         let (w, h) = (u32::from(cols) * CELL.0, u32::from(rows) * CELL.1);
         let mut renderer = Renderer::offscreen(w, h, config).expect("an offscreen renderer");
         let png = renderer.screenshot_png(&scene).expect("rendering");

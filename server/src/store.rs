@@ -1417,9 +1417,9 @@ impl Store {
         let meta = pane.shared.meta().clone();
         let (exit_code, exit_signal) = match &pane.tombstone {
             Some(tomb) => (tomb.exit_code, None),
-            None => pane.exit().map_or((None, None), |e| {
-                (Some(e.code), e.signal.as_deref().map(signal_name))
-            }),
+            None => pane
+                .exit()
+                .map_or((None, None), |e| (Some(e.code), e.signal.as_deref().map(signal_name))),
         };
         let cwd = self.pane_cwd(pane);
         PaneInfo {
@@ -1574,7 +1574,6 @@ fn default_workspace_name(cwd: &Path) -> String {
         .map(|n| n.chars().take(MAX_NAME_CHARS).collect())
         .unwrap_or_else(|| "default".to_owned())
 }
-
 
 /// The name (`SIGTERM`) of the signal portable-pty describes as `description` (`strsignal`'s
 /// words, "Terminated"); a name stays a name, and words it does not know are kept as they are.

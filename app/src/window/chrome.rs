@@ -607,10 +607,10 @@ mod tests {
 
     #[test]
     fn lifecycle_markers() {
-        let info = |lifecycle, state| PaneInfo { lifecycle, state, ..fixtures::pane_info("pane_1") };
-        let m = |l, s, secs: Option<u64>| {
-            lifecycle_marker(&info(l, s), secs.map(Duration::from_secs))
-        };
+        let info =
+            |lifecycle, state| PaneInfo { lifecycle, state, ..fixtures::pane_info("pane_1") };
+        let m =
+            |l, s, secs: Option<u64>| lifecycle_marker(&info(l, s), secs.map(Duration::from_secs));
         let (live, working) = (RestoreState::Live, Lifecycle::Working);
         assert_eq!(m(working, live, Some(5)).as_deref(), Some("▶ working"));
         assert_eq!(m(working, live, Some(150)).as_deref(), Some("▶ working for 2m"));
@@ -627,7 +627,8 @@ mod tests {
         let base = fixtures::pane_info("pane_1");
         let marker = |p: PaneInfo, secs: u64| lifecycle_marker(&p, Some(Duration::from_secs(secs)));
         // A shell running `yes` is not idle: the header names the job.
-        let yes = PaneInfo { lifecycle: Lifecycle::Working, job: Some("yes".into()), ..base.clone() };
+        let yes =
+            PaneInfo { lifecycle: Lifecycle::Working, job: Some("yes".into()), ..base.clone() };
         assert_eq!(marker(yes.clone(), 5).as_deref(), Some("▶ running yes"));
         assert_eq!(marker(yes, 150).as_deref(), Some("▶ running yes for 2m"));
         let long = "cargo test --workspace --all-targets -- --test-threads 1";
