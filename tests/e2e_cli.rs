@@ -173,6 +173,13 @@ fn exit_code_is_recorded_and_the_pane_is_kept() {
     let err =
         server.client().call("pane.send", json!({ "pane_id": pane, "text": "x" })).unwrap_err();
     assert_eq!(err.code(), Some("PANE_NOT_LIVE"));
+    assert_eq!(entry["exit_signal"], Value::Null);
+    // A program killed by a signal: the signal is named (the code alone says 1).
+    let killed = server.berth_ok(&["new", "--", "sh", "-c", "echo bye; kill -TERM $$"]);
+    let entry = poll(WAIT, "the killed pane's exit", || {
+        server.pane(&killed).filter(|p| p["state"] == "EXITED")
+    });
+    assert_eq!(entry["exit_signal"], "SIGTERM", "{entry}");
 }
 
 #[test]
@@ -184,6 +191,8 @@ fn named_keys_reach_the_program() {
     // C-c interrupts the sleep (and the `; echo` with it); the shell lives on.
     let lifecycle = |server: &TestServer| server.pane(&pane).unwrap()["lifecycle"].clone();
     assert_eq!(lifecycle(&server), "working", "a foreground job means working");
+    // The job is named, so the window's header can say what runs.
+    assert_eq!(server.pane(&pane).unwrap()["job"], "sleep 300");
     server.berth_ok(&["send", &pane, "--keys", "C-c"]);
     poll(WAIT, "back at the prompt", || (lifecycle(&server) == "idle").then_some(()));
     server.berth_ok(&["send", &pane, "--enter", "echo alive-$((6*7))"]);

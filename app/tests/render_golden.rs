@@ -996,3 +996,62 @@ fn review_dark() {
 fn review_light() {
     check_with_palette("review_light", &review_scene(&Palette::light()), Palette::light());
 }
+
+/// Text in each ANSI colour reads on both themes' backgrounds, as drawn: a full block (█) in
+/// each colour but black on the dark theme and the whites on the light one, its middle pixel
+/// read back from the image at 4.5:1 or more against the background's pixel (WCAG AA). The
+/// dark theme's blue was xterm's #0000ee, 1.8:1.
+#[test]
+fn ansi_text_reads_on_both_themes() {
+    for (name, palette, except) in
+        [("dark", Palette::dark(), &[0][..]), ("light", Palette::light(), &[7, 15][..])]
+    {
+        let mut bytes = Vec::new();
+        for i in 0..16 {
+            let sgr = if i < 8 { 30 + i } else { 90 + i - 8 };
+            bytes.extend_from_slice(format!("\x1b[{sgr}m\u{2588}\x1b[0m ").as_bytes());
+        }
+        let (cols, rows) = (32u16, 3u16);
+        let rect = CellRectU16::new(0, 0, cols, rows);
+        let mut term = PaneTerminal::new(TermSize { cols, rows: rows - 1 }, 10);
+        term.feed(&bytes);
+        let pane = PaneScene {
+            rect,
+            header: HeaderScene { title: "ansi".into(), ..HeaderScene::default() },
+            screen: extract(&term, &palette, false),
+            ..PaneScene::default()
+        };
+        let scene = Scene {
+            grid_cols: cols,
+            grid_rows: rows,
+            panes: vec![pane],
+            background: palette.bg,
+            ..Scene::default()
+        };
+        let config = RenderConfig {
+            system_fonts: false,
+            palette: palette.clone(),
+            ..RenderConfig::default()
+        };
+        let (w, h) = (u32::from(cols) * CELL.0, u32::from(rows) * CELL.1);
+        let mut renderer = Renderer::offscreen(w, h, config).expect("an offscreen renderer");
+        let png = renderer.screenshot_png(&scene).expect("rendering");
+        let (width, _, rgb) = decode(&png);
+        let pixel = |x: u32, y: u32| {
+            let at = ((y * width + x) * 3) as usize;
+            render::Rgb::new(rgb[at], rgb[at + 1], rgb[at + 2])
+        };
+        // The first screen row is below the header row; each colour takes two cells.
+        let y = CELL.1 + CELL.1 / 2;
+        let bg = pixel(CELL.0 + CELL.0 / 2, y);
+        assert_eq!(bg, palette.bg, "{name}: the blank cell between two blocks");
+        for i in (0..16).filter(|i| !except.contains(i)) {
+            let drawn = pixel(u32::try_from(i).expect("small") * 2 * CELL.0 + CELL.0 / 2, y);
+            let ratio = drawn.contrast(bg);
+            assert!(
+                ratio >= render::MIN_CONTRAST,
+                "{name} theme, ANSI colour {i}: drawn {drawn:?} on {bg:?} is {ratio:.2}:1"
+            );
+        }
+    }
+}

@@ -1392,31 +1392,39 @@ impl Store {
 
     /// A live pane's lifecycle: an agent's as its hooks said; for a plain program, `working`
     /// while a job runs in the PTY's foreground (a shell running `cargo test`), else `idle`.
-    fn live_lifecycle(&self, pane: &Pane, reported: Lifecycle) -> Lifecycle {
+    fn live_lifecycle(&self, pane: &Pane, reported: Lifecycle) -> (Lifecycle, Option<String>) {
         if pane.agent.kind != AgentKind::None || reported == Lifecycle::Starting {
-            return reported;
+            return (reported, None);
         }
+        let job = || {
+            let job = pane.pty.as_ref()?.foreground_job()?;
+            Some(clean_line(&job.join(" "), MAX_NAME_CHARS))
+        };
         // Shell integration (OSC 133) says exactly whether a command runs.
         if let Some(at_prompt) = pane.shared.meta().at_prompt {
-            return if at_prompt { Lifecycle::Idle } else { Lifecycle::Working };
+            return if at_prompt { (Lifecycle::Idle, None) } else { (Lifecycle::Working, job()) };
         }
-        let lifecycle = match pane.pty.as_ref().and_then(|p| p.foreground_job()) {
-            Some(_) => Lifecycle::Working,
-            None => Lifecycle::Idle,
-        };
+        let job = job();
+        let lifecycle = if job.is_some() { Lifecycle::Working } else { Lifecycle::Idle };
         // The process heuristic is learned here, when it is read (`pane.wait` polls it).
         pane.shared.meta().turns.probe(lifecycle, now_ms());
-        lifecycle
+        (lifecycle, job)
     }
 
     /// A pane's lifecycle as its view shows it: a tombstone's saved one, a live pane's (see
     /// `live_lifecycle`), else `exited`.
     pub(crate) fn pane_lifecycle(&self, pane: &Pane) -> Lifecycle {
+        self.pane_lifecycle_and_job(pane).0
+    }
+
+    /// [`Store::pane_lifecycle`], and the foreground job of a live plain program's PTY (the
+    /// one reading of the process that gave the lifecycle).
+    fn pane_lifecycle_and_job(&self, pane: &Pane) -> (Lifecycle, Option<String>) {
         let reported = pane.shared.meta().lifecycle;
         match &pane.tombstone {
-            Some(tomb) => tomb.lifecycle,
+            Some(tomb) => (tomb.lifecycle, None),
             None if pane.state() == RestoreState::Live => self.live_lifecycle(pane, reported),
-            None => Lifecycle::Exited,
+            None => (Lifecycle::Exited, None),
         }
     }
 
@@ -1424,11 +1432,13 @@ impl Store {
         let size = pane.shared.term.lock().size();
         let state = pane.state();
         let live = state == RestoreState::Live;
-        let lifecycle = self.pane_lifecycle(pane);
+        let (lifecycle, job) = self.pane_lifecycle_and_job(pane);
         let meta = pane.shared.meta().clone();
-        let exit_code = match &pane.tombstone {
-            Some(tomb) => tomb.exit_code,
-            None => pane.exit().map(|e| e.code),
+        let (exit_code, exit_signal) = match &pane.tombstone {
+            Some(tomb) => (tomb.exit_code, None),
+            None => pane
+                .exit()
+                .map_or((None, None), |e| (Some(e.code), e.signal.as_deref().map(signal_name))),
         };
         let cwd = self.pane_cwd(pane);
         PaneInfo {
@@ -1445,6 +1455,8 @@ impl Store {
                 resume_argv: pane.agent.resume_argv(),
             },
             exit_code,
+            exit_signal,
+            job,
             size: CellSize { cols: size.cols, rows: size.rows },
             was_running: pane.tombstone.as_ref().and_then(|t| t.was_running.clone()),
             pid: pane.pty.as_ref().filter(|_| live).map(|p| p.pid()),
@@ -1581,6 +1593,36 @@ fn default_workspace_name(cwd: &Path) -> String {
         .filter(|n| !n.is_empty() && !n.chars().any(char::is_control))
         .map(|n| n.chars().take(MAX_NAME_CHARS).collect())
         .unwrap_or_else(|| "default".to_owned())
+}
+
+/// The name (`SIGTERM`) of the signal portable-pty describes as `description` (`strsignal`'s
+/// words, "Terminated"); a name stays a name, and words it does not know are kept as they are.
+pub(crate) fn signal_name(description: &str) -> String {
+    const NAMES: &[(&str, &str)] = &[
+        ("Hangup", "SIGHUP"),
+        ("Interrupt", "SIGINT"),
+        ("Quit", "SIGQUIT"),
+        ("Illegal instruction", "SIGILL"),
+        ("Trace/breakpoint trap", "SIGTRAP"),
+        ("Aborted", "SIGABRT"),
+        ("Bus error", "SIGBUS"),
+        ("Floating point exception", "SIGFPE"),
+        ("Killed", "SIGKILL"),
+        ("User defined signal 1", "SIGUSR1"),
+        ("Segmentation fault", "SIGSEGV"),
+        ("User defined signal 2", "SIGUSR2"),
+        ("Broken pipe", "SIGPIPE"),
+        ("Alarm clock", "SIGALRM"),
+        ("Terminated", "SIGTERM"),
+        ("CPU time limit exceeded", "SIGXCPU"),
+        ("File size limit exceeded", "SIGXFSZ"),
+        ("Virtual timer expired", "SIGVTALRM"),
+        ("Profiling timer expired", "SIGPROF"),
+        ("Bad system call", "SIGSYS"),
+    ];
+    let words = description.trim();
+    let known = NAMES.iter().find(|(w, _)| w.eq_ignore_ascii_case(words)).map(|(_, n)| *n);
+    clean_line(known.unwrap_or(words), MAX_NAME_CHARS)
 }
 
 #[cfg(test)]

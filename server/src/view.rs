@@ -82,6 +82,11 @@ pub struct PaneInfo {
     pub agent: AgentView,
     /// Exit code once exited.
     pub exit_code: Option<i32>,
+    /// The signal that ended its program (`SIGTERM`), when one did while Berth ran.
+    pub exit_signal: Option<String>,
+    /// The job in the foreground of a live pane's PTY when it is not the pane's own program
+    /// (a shell running `yes` says `yes`).
+    pub job: Option<String>,
     /// The terminal size.
     pub size: CellSize,
     /// Work in flight at the last save.

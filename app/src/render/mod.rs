@@ -40,7 +40,7 @@ mod error;
 pub use self::error::RenderError;
 pub use self::extract::{extract, extract_styled_lines, screen_of_frame};
 use self::gpu::{Gpu, Target};
-pub use self::palette::{Palette, Rgb};
+pub use self::palette::{Palette, Rgb, MIN_CONTRAST};
 pub use self::place::{ellipsize, str_width};
 use self::quads::QuadPipeline;
 pub use self::scene::{

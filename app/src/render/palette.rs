@@ -247,6 +247,7 @@ impl Palette {
             Some('▶') => self.lifecycle_working,
             Some('◆') => self.lifecycle_blocked,
             Some('✓') => self.lifecycle_done,
+            Some('✗') => self.ring_error,
             _ => self.lifecycle_idle,
         }
     }

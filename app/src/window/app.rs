@@ -783,7 +783,7 @@ impl App {
                 badge: badge_of(info.state),
                 focused,
                 attention: info.wants_attention(),
-                lifecycle: chrome::lifecycle_marker(info.lifecycle, info.state, since),
+                lifecycle: chrome::lifecycle_marker(info, since),
                 progress: info.progress.as_ref().map(chrome::progress_of),
             };
             let placed = CellRectU16::new(rect.col, rect.row + TAB_BAR_ROWS, rect.cols, rect.rows);

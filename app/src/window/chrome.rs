@@ -260,22 +260,36 @@ pub fn tilde(path: &str, home: Option<&Path>) -> String {
     }
 }
 
+/// The most columns of a foreground job's command line a header's marker shows.
+const JOB_COLS: usize = 24;
+
 /// A pane header's lifecycle marker: a symbol and a word, with how long a pane has been
-/// working once that is a minute or more.
-pub fn lifecycle_marker(
-    lifecycle: Lifecycle,
-    state: RestoreState,
-    since: Option<Duration>,
-) -> Option<String> {
-    if state != RestoreState::Live {
+/// working once that is a minute or more. A shell's foreground job is named ("▶ running
+/// yes"); an ended program says how it ended ("✗ exited 1", "✗ killed by SIGTERM").
+pub fn lifecycle_marker(info: &PaneInfo, since: Option<Duration>) -> Option<String> {
+    if info.state == RestoreState::Exited {
+        return match (&info.exit_signal, info.exit_code) {
+            (Some(signal), _) => Some(format!("✗ killed by {signal}")),
+            (None, Some(0)) => Some("✓ exited 0".to_owned()),
+            (None, Some(code)) => Some(format!("✗ exited {code}")),
+            (None, None) => None,
+        };
+    }
+    if info.state != RestoreState::Live {
         return None;
     }
-    let text = match lifecycle {
-        Lifecycle::Working => match since.map(|d| d.as_secs()) {
-            Some(s) if s >= 3600 => format!("▶ working for {}h{:02}m", s / 3600, s % 3600 / 60),
-            Some(s) if s >= 60 => format!("▶ working for {}m", s / 60),
-            _ => "▶ working".to_owned(),
-        },
+    let text = match info.lifecycle {
+        Lifecycle::Working => {
+            let what = match &info.job {
+                Some(job) => format!("▶ running {}", render::ellipsize(job, JOB_COLS)),
+                None => "▶ working".to_owned(),
+            };
+            match since.map(|d| d.as_secs()) {
+                Some(s) if s >= 3600 => format!("{what} for {}h{:02}m", s / 3600, s % 3600 / 60),
+                Some(s) if s >= 60 => format!("{what} for {}m", s / 60),
+                _ => what,
+            }
+        }
         Lifecycle::Idle => "◇ idle".to_owned(),
         Lifecycle::Blocked => "◆ blocked".to_owned(),
         Lifecycle::Done => "✓ done".to_owned(),
@@ -594,7 +608,10 @@ mod tests {
 
     #[test]
     fn lifecycle_markers() {
-        let m = |l, s, secs: Option<u64>| lifecycle_marker(l, s, secs.map(Duration::from_secs));
+        let info =
+            |lifecycle, state| PaneInfo { lifecycle, state, ..fixtures::pane_info("pane_1") };
+        let m =
+            |l, s, secs: Option<u64>| lifecycle_marker(&info(l, s), secs.map(Duration::from_secs));
         let (live, working) = (RestoreState::Live, Lifecycle::Working);
         assert_eq!(m(working, live, Some(5)).as_deref(), Some("▶ working"));
         assert_eq!(m(working, live, Some(150)).as_deref(), Some("▶ working for 2m"));
@@ -604,6 +621,36 @@ mod tests {
         assert_eq!(m(Lifecycle::Idle, live, None).as_deref(), Some("◇ idle"));
         assert_eq!(m(working, RestoreState::Restored, None), None);
         assert_eq!(m(Lifecycle::Starting, live, None), None);
+    }
+
+    #[test]
+    fn a_running_job_is_named_and_an_ended_program_says_how_it_ended() {
+        let base = fixtures::pane_info("pane_1");
+        let marker = |p: PaneInfo, secs: u64| lifecycle_marker(&p, Some(Duration::from_secs(secs)));
+        // A shell running `yes` is not idle: the header names the job.
+        let yes =
+            PaneInfo { lifecycle: Lifecycle::Working, job: Some("yes".into()), ..base.clone() };
+        assert_eq!(marker(yes.clone(), 5).as_deref(), Some("▶ running yes"));
+        assert_eq!(marker(yes, 150).as_deref(), Some("▶ running yes for 2m"));
+        let long = "cargo test --workspace --all-targets -- --test-threads 1";
+        let cargo =
+            PaneInfo { lifecycle: Lifecycle::Working, job: Some(long.into()), ..base.clone() };
+        let shown = marker(cargo, 5).expect("a marker");
+        assert_eq!(shown, format!("▶ running {}", render::ellipsize(long, JOB_COLS)));
+        assert!(shown.ends_with('…'));
+        // An ended program: its exit code, or the signal that ended it.
+        let exited = |code, signal: Option<&str>| PaneInfo {
+            state: RestoreState::Exited,
+            lifecycle: Lifecycle::Exited,
+            exit_code: code,
+            exit_signal: signal.map(str::to_owned),
+            ..base.clone()
+        };
+        assert_eq!(marker(exited(Some(1), None), 0).as_deref(), Some("✗ exited 1"));
+        assert_eq!(marker(exited(Some(0), None), 0).as_deref(), Some("✓ exited 0"));
+        let killed = exited(Some(1), Some("SIGTERM"));
+        assert_eq!(marker(killed, 0).as_deref(), Some("✗ killed by SIGTERM"));
+        assert_eq!(marker(exited(None, None), 0), None);
     }
 
     #[test]

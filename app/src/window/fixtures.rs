@@ -19,6 +19,8 @@ pub(super) fn pane_info(id: &str) -> PaneInfo {
         attention: Attention::None,
         agent: AgentView { kind: AgentKind::None, session_id: None, resume_argv: None },
         exit_code: None,
+        exit_signal: None,
+        job: None,
         size: CellSize { cols: 80, rows: 24 },
         was_running: None,
         pid: None,

@@ -151,6 +151,12 @@ pub struct PaneDto {
     pub agent: AgentDto,
     /// Exit code once exited.
     pub exit_code: Option<i32>,
+    /// The signal that ended its program (`SIGTERM`), when one did while Berth ran.
+    #[serde(default)]
+    pub exit_signal: Option<String>,
+    /// The foreground job of a live pane's PTY when it is not the pane's own program.
+    #[serde(default)]
+    pub job: Option<String>,
     /// The terminal size.
     pub size: SizeDto,
     /// Work in flight at the last save (filled by the persistence issue).
@@ -549,6 +555,8 @@ impl From<&PaneInfo> for PaneDto {
                 resume_argv: p.agent.resume_argv.clone(),
             },
             exit_code: p.exit_code,
+            exit_signal: p.exit_signal.clone(),
+            job: p.job.clone(),
             size: p.size.into(),
             was_running: p.was_running.clone(),
             pid: p.pid,
@@ -660,6 +668,8 @@ impl PaneDto {
                 resume_argv: self.agent.resume_argv.clone(),
             },
             exit_code: self.exit_code,
+            exit_signal: self.exit_signal.clone(),
+            job: self.job.clone(),
             size: CellSize { cols: self.size.cols, rows: self.size.rows },
             was_running: self.was_running.clone(),
             pid: self.pid,

@@ -555,6 +555,8 @@ fn sample_state() -> StateView {
             resume_argv: Some(vec!["claude".into(), "--resume".into(), "s-1".into()]),
         },
         exit_code: Some(3),
+        exit_signal: Some("SIGTERM".into()),
+        job: Some("yes".into()),
         size: CellSize { cols: 40, rows: 20 },
         was_running: Some("cargo test".into()),
         pid: Some(42),
