@@ -516,6 +516,33 @@ impl PaneTerminal {
         self.seq_grid().search_matches(query, scope, max)
     }
 
+    /// Matches of `query` whose first cell is on the lines numbered `first..=last` (clamped to
+    /// the lines held), oldest first, at most `max`: one bounded step of a search over a long
+    /// history, which the caller may take with the terminal's lock released between steps
+    /// (line numbers stay valid across output; see [`PaneTerminal::history_epoch`]). Rows the
+    /// step decoded stay decoded until [`PaneTerminal::shed_decoded`].
+    pub fn search_lines(
+        &self,
+        query: &mut SearchQuery,
+        first: u64,
+        last: u64,
+        max: usize,
+    ) -> Vec<SearchMatch> {
+        self.seq_grid().search_lines(query, first, last, max)
+    }
+
+    /// The numbers of the oldest and the newest line the Term holds (the newest is the
+    /// screen's bottom row).
+    pub fn held_lines(&self) -> (u64, u64) {
+        self.seq_grid().held_lines()
+    }
+
+    /// Packs again the history rows a read (a search, a capture of a scrolled view) left
+    /// decoded, so that what a search looked at does not stay in memory in full.
+    pub fn shed_decoded(&mut self) {
+        self.term.grid_mut().shed_decoded();
+    }
+
     /// The match nearest to `from` in `direction` whose first cell is at `from` or beyond it,
     /// wrapping around the ends of the grid; `None` when nothing matches at all.
     ///

@@ -6,7 +6,7 @@
 //! Store reads what this module records.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -14,7 +14,7 @@ use alacritty_terminal::sync::FairMutex;
 use berth_engine::ids::PaneId;
 use berth_engine::model::Lifecycle;
 use berth_engine::pty::{ExitInfo, PtyHandler, PtyInput};
-use berth_engine::terminal::{PaneTerminal, TerminalEvent};
+use berth_engine::terminal::{PaneTerminal, TermSize, TerminalEvent};
 use tokio::sync::Notify;
 
 use crate::agents::turns::{LifecycleSource, TurnLog};
@@ -68,6 +68,9 @@ pub struct PaneShared {
     content_gen: AtomicU64,
     /// The pid of the pane's process (0 until it is started), for its reader's cwd checks.
     pid: AtomicI32,
+    /// The terminal's size (columns << 16 | rows), kept beside it so that a listing never waits
+    /// for the terminal's lock, which a flooding reader holds most of the time (issue 28).
+    size: AtomicU32,
     /// Woken (every waiter) when the lifecycle or the turn log changes: `pane.wait` and
     /// `pane.submit` wait on it.
     pub changed: Notify,
@@ -76,8 +79,10 @@ pub struct PaneShared {
 impl PaneShared {
     /// A new pane's shared state around a terminal.
     pub fn new(id: PaneId, term: PaneTerminal) -> Arc<Self> {
+        let size = AtomicU32::new(pack_size(term.size()));
         Arc::new(Self {
             id,
+            size,
             term: FairMutex::new(term),
             meta: Mutex::new(PaneMeta {
                 program_title: None,
@@ -94,6 +99,24 @@ impl PaneShared {
             pid: AtomicI32::new(0),
             changed: Notify::new(),
         })
+    }
+
+    /// The terminal's size, without its lock.
+    pub fn size(&self) -> TermSize {
+        let packed = self.size.load(Ordering::Acquire);
+        TermSize { cols: (packed >> 16) as u16, rows: (packed & 0xffff) as u16 }
+    }
+
+    /// Resizes the terminal (under its lock) and notes the size it took; false when it had
+    /// that size already.
+    pub fn resize(&self, size: TermSize) -> bool {
+        let mut term = self.term.lock();
+        if term.size() == size {
+            return false;
+        }
+        term.resize(size);
+        self.size.store(pack_size(term.size()), Ordering::Release);
+        true
     }
 
     /// Records the pid of the pane's (new) process.
@@ -199,6 +222,10 @@ impl PaneShared {
         // The metadata stays consistent field by field even if a holder panicked.
         self.meta.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+fn pack_size(size: TermSize) -> u32 {
+    u32::from(size.cols) << 16 | u32::from(size.rows)
 }
 
 /// Coalesces `pane.output` events, so a flood of output cannot flood subscribers.
