@@ -74,6 +74,21 @@ const FLOOD_BYTES: usize = 256 << 10;
 /// How often the history is packed during a flood.
 const FLOOD_PACK_EVERY: Duration = Duration::from_secs(1);
 
+/// The most history cells that all the terminals of this process keep plain during floods
+/// (4 Mi cells, about 100 MB): past it, a flooding terminal packs its backlog at its next feed
+/// instead of waiting for [`FLOOD_PACK_EVERY`]. One flood keeps its whole history plain (5000
+/// lines of 200 columns are 1 Mi cells); fifty at once share the budget instead of holding
+/// 24 MB each (issue 28).
+pub const FLOOD_PLAIN_CELLS: usize = 4 << 20;
+
+/// The plain history cells of every terminal's flood backlog, summed.
+static FLOOD_PLAIN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The cells all terminals keep plain during floods now (see [`FLOOD_PLAIN_CELLS`]).
+pub fn flood_plain_cells() -> usize {
+    FLOOD_PLAIN.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Events held for [`PaneTerminal::take_events`] at most; later ones are dropped until it is
 /// called (the title and working directory are still updated).
 pub const MAX_PENDING_EVENTS: usize = 4096;
@@ -204,6 +219,14 @@ pub struct PaneTerminal {
     flood_packed_at: Option<Instant>,
     /// How often the history is packed during a flood ([`FLOOD_PACK_EVERY`]; tests change it).
     flood_pack_every: Duration,
+    /// This terminal's part of [`FLOOD_PLAIN`].
+    flood_plain: usize,
+}
+
+impl Drop for PaneTerminal {
+    fn drop(&mut self) {
+        FLOOD_PLAIN.fetch_sub(self.flood_plain, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl std::fmt::Debug for PaneTerminal {
@@ -258,6 +281,7 @@ impl PaneTerminal {
             flood_bytes: 0,
             flood_packed_at: None,
             flood_pack_every: FLOOD_PACK_EVERY,
+            flood_plain: 0,
         }
     }
 
@@ -338,11 +362,29 @@ impl PaneTerminal {
                 grid.defer_history_packing(true);
                 self.flood_packed_at = Some(Instant::now());
             }
-            Some(at) if at.elapsed() >= self.flood_pack_every => {
+            Some(at)
+                if at.elapsed() >= self.flood_pack_every
+                    || flood_plain_cells() > FLOOD_PLAIN_CELLS =>
+            {
                 grid.pack_history();
                 self.flood_packed_at = Some(Instant::now());
             }
             _ => grid.shed_decoded(),
+        }
+        self.count_flood_plain();
+    }
+
+    /// Brings this terminal's part of the plain flood backlog ([`flood_plain_cells`]) up to
+    /// date.
+    fn count_flood_plain(&mut self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let grid = self.term.grid();
+        let now = grid.history_packing_backlog() * grid.columns();
+        let before = std::mem::replace(&mut self.flood_plain, now);
+        if now > before {
+            FLOOD_PLAIN.fetch_add(now - before, Relaxed);
+        } else {
+            FLOOD_PLAIN.fetch_sub(before - now, Relaxed);
         }
     }
 
@@ -366,6 +408,7 @@ impl PaneTerminal {
         } else {
             self.term.grid_mut().shed_decoded();
         }
+        self.count_flood_plain();
     }
 
     /// When a synchronized update is holding back output, the time by which

@@ -381,6 +381,53 @@ pub struct PaneIo {
     /// `on_idle` has work: output came since it last ran, or it left some (a synchronized
     /// update's deadline, a notification summary, a cwd look) for a later pause.
     idle_due: bool,
+    /// Full reads in a row, and whether this reader gave way to the rest of the server
+    /// (see [`FloodPriority`]).
+    flood: FloodPriority,
+}
+
+/// A reader that floods gives way: after [`FloodPriority::FULL_READS`] full reads in a row
+/// (256 KiB of output that did not pause) its thread's nice value is raised to
+/// [`FloodPriority::NICE`] for good (a thread may not lower it again without privileges), so
+/// that within the server's share of the CPU the event loop (`berth ls`, `berth new`, every
+/// answer) and the readers of quiet panes (a keystroke's echo) run before fifty `yes`es.
+/// Throughput is unchanged on an idle machine: nice only orders threads that compete.
+#[derive(Debug, Default)]
+struct FloodPriority {
+    full_reads: u32,
+    lowered: bool,
+}
+
+impl FloodPriority {
+    /// Full reads in a row after which the reader gives way.
+    const FULL_READS: u32 = 64;
+    /// The nice value a flooding reader takes.
+    const NICE: i32 = 10;
+    /// A read at least this long filled the line discipline (4095 bytes).
+    const FULL_READ: usize = 4095;
+
+    fn on_read(&mut self, len: usize) {
+        if self.lowered {
+            return;
+        }
+        if len < Self::FULL_READ {
+            self.full_reads = 0;
+            return;
+        }
+        self.full_reads += 1;
+        if self.full_reads >= Self::FULL_READS {
+            self.lowered = true;
+            // SAFETY: `gettid` has no preconditions; `setpriority` on this thread's own id
+            // only changes its nice value (raising it needs no privilege).
+            let failed = unsafe {
+                let tid = libc::gettid();
+                libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, Self::NICE) != 0
+            };
+            if failed {
+                tracing::debug!(error = %std::io::Error::last_os_error(), "could not lower a flooding reader's priority");
+            }
+        }
+    }
 }
 
 impl PaneIo {
@@ -400,6 +447,7 @@ impl PaneIo {
             output_window: BurstWindow::default(),
             cwd: None,
             idle_due: true,
+            flood: FloodPriority::default(),
         }
     }
 
@@ -430,6 +478,7 @@ impl PaneIo {
 impl PtyHandler for PaneIo {
     fn on_output(&mut self, bytes: &[u8], replies: &PtyInput) {
         self.idle_due = true;
+        self.flood.on_read(bytes.len());
         let events = {
             let mut term = self.shared.term.lock();
             // The `pane.output` event goes out before the feed, under the terminal's lock: a

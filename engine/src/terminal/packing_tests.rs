@@ -337,3 +337,30 @@ fn a_changed_packed_history_row_is_packed_again_by_the_next_feed() {
     assert_eq!(grid[Line(-31)].cells_uncached()[2].c, 'Z');
     assert_same(&pair, 95, "after the change");
 }
+
+/// Regression (issue 28): fifty panes flooding at once kept every history row plain, 24 MB
+/// each at 200 columns (1.3 GB for the server); the plain rows of all floods now share one
+/// budget, past which a flooding terminal packs its backlog at its next feed.
+#[test]
+fn floods_share_one_budget_of_plain_history() {
+    let cols = 400u16;
+    let one = 5000 * usize::from(cols);
+    let mut terms: Vec<PaneTerminal> =
+        (0..6).map(|_| PaneTerminal::new(TermSize { cols, rows: 10 }, 5000)).collect();
+    for term in &mut terms {
+        // No bulk pack by the clock: only the budget packs.
+        term.flood_pack_every = Duration::from_secs(86_400);
+    }
+    let chunk = "y\r\n".repeat(4000);
+    let mut most = 0;
+    for _ in 0..(2 * FLOOD_BYTES / chunk.len() + 4) {
+        for term in &mut terms {
+            term.feed(chunk.as_bytes());
+            most = most.max(flood_plain_cells());
+        }
+    }
+    assert!(terms.iter().all(|t| t.flood_packed_at.is_some()), "every terminal flooded");
+    // Other tests' terminals count too: allow two whole floods over the budget.
+    assert!(most <= FLOOD_PLAIN_CELLS + 2 * one, "{most} plain cells at most");
+    drop(terms);
+}
