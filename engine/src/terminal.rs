@@ -75,18 +75,42 @@ const FLOOD_BYTES: usize = 256 << 10;
 const FLOOD_PACK_EVERY: Duration = Duration::from_secs(1);
 
 /// The most history cells that all the terminals of this process keep plain during floods
-/// (4 Mi cells, about 100 MB): past it, a flooding terminal packs its backlog at its next feed
-/// instead of waiting for [`FLOOD_PACK_EVERY`]. One flood keeps its whole history plain (5000
-/// lines of 200 columns are 1 Mi cells); fifty at once share the budget instead of holding
-/// 24 MB each (issue 28).
+/// (4 Mi cells, about 100 MB). One flood keeps its whole history plain (5000 lines of 200
+/// columns are 1 Mi cells); past the budget, a flooding terminal packs its backlog and packs
+/// its lines one by one as they enter the history, as when it does not flood, until the floods
+/// together are under the budget again: fifty floods at once no longer hold 24 MB each
+/// (issue 28).
 pub const FLOOD_PLAIN_CELLS: usize = 4 << 20;
 
-/// The plain history cells of every terminal's flood backlog, summed.
-static FLOOD_PLAIN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// The plain history cells of flooding terminals' backlogs, summed, and their limit.
+#[derive(Debug)]
+pub struct FloodBudget {
+    plain: std::sync::atomic::AtomicUsize,
+    limit: usize,
+}
+
+impl FloodBudget {
+    /// A budget of `limit` cells.
+    pub const fn new(limit: usize) -> Self {
+        Self { plain: std::sync::atomic::AtomicUsize::new(0), limit }
+    }
+
+    /// The cells kept plain now.
+    pub fn plain_cells(&self) -> usize {
+        self.plain.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn over(&self) -> bool {
+        self.plain_cells() > self.limit
+    }
+}
+
+/// The budget every terminal shares unless given another.
+static FLOOD_BUDGET: FloodBudget = FloodBudget::new(FLOOD_PLAIN_CELLS);
 
 /// The cells all terminals keep plain during floods now (see [`FLOOD_PLAIN_CELLS`]).
 pub fn flood_plain_cells() -> usize {
-    FLOOD_PLAIN.load(std::sync::atomic::Ordering::Relaxed)
+    FLOOD_BUDGET.plain_cells()
 }
 
 /// Events held for [`PaneTerminal::take_events`] at most; later ones are dropped until it is
@@ -219,13 +243,14 @@ pub struct PaneTerminal {
     flood_packed_at: Option<Instant>,
     /// How often the history is packed during a flood ([`FLOOD_PACK_EVERY`]; tests change it).
     flood_pack_every: Duration,
-    /// This terminal's part of [`FLOOD_PLAIN`].
+    /// The budget of plain flood cells this terminal shares, and its part of it.
+    flood_budget: &'static FloodBudget,
     flood_plain: usize,
 }
 
 impl Drop for PaneTerminal {
     fn drop(&mut self) {
-        FLOOD_PLAIN.fetch_sub(self.flood_plain, std::sync::atomic::Ordering::Relaxed);
+        self.flood_budget.plain.fetch_sub(self.flood_plain, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -281,6 +306,7 @@ impl PaneTerminal {
             flood_bytes: 0,
             flood_packed_at: None,
             flood_pack_every: FLOOD_PACK_EVERY,
+            flood_budget: &FLOOD_BUDGET,
             flood_plain: 0,
         }
     }
@@ -357,15 +383,20 @@ impl PaneTerminal {
     fn pack_history(&mut self, fed: usize) {
         self.flood_bytes = self.flood_bytes.saturating_add(fed);
         let grid = self.term.grid_mut();
+        let over = self.flood_budget.over();
         match self.flood_packed_at {
-            None if self.flood_bytes > FLOOD_BYTES => {
+            None if self.flood_bytes > FLOOD_BYTES && !over => {
                 grid.defer_history_packing(true);
                 self.flood_packed_at = Some(Instant::now());
             }
-            Some(at)
-                if at.elapsed() >= self.flood_pack_every
-                    || flood_plain_cells() > FLOOD_PLAIN_CELLS =>
-            {
+            // Past the shared budget: the backlog packed, and lines packed one by one again
+            // (the flood defers again once the floods are under the budget).
+            Some(_) if over => {
+                grid.defer_history_packing(false);
+                grid.pack_history();
+                self.flood_packed_at = None;
+            }
+            Some(at) if at.elapsed() >= self.flood_pack_every => {
                 grid.pack_history();
                 self.flood_packed_at = Some(Instant::now());
             }
@@ -382,9 +413,9 @@ impl PaneTerminal {
         let now = grid.history_packing_backlog() * grid.columns();
         let before = std::mem::replace(&mut self.flood_plain, now);
         if now > before {
-            FLOOD_PLAIN.fetch_add(now - before, Relaxed);
+            self.flood_budget.plain.fetch_add(now - before, Relaxed);
         } else {
-            FLOOD_PLAIN.fetch_sub(before - now, Relaxed);
+            self.flood_budget.plain.fetch_sub(before - now, Relaxed);
         }
     }
 

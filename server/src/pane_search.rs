@@ -290,8 +290,7 @@ fn jump_from(
                     return (None, true);
                 }
                 let lo = hi.saturating_sub(step - 1).max(oldest);
-                let (found, held) =
-                    last_match_in(term, query, (lo, hi), |m| m.start <= origin);
+                let (found, held) = last_match_in(term, query, (lo, hi), |m| m.start <= origin);
                 if found.is_some() {
                     return (found, false);
                 }
@@ -409,7 +408,10 @@ impl Limits {
 
 /// The search on a pane's terminal, taken a bounded step at a time (see [`TermAccess`]), its
 /// scroll put back afterwards and the rows it decoded packed again.
-pub fn search_pane(term: &impl TermAccess, req: &SearchRequest) -> Result<SearchReply, CommandError> {
+pub fn search_pane(
+    term: &impl TermAccess,
+    req: &SearchRequest,
+) -> Result<SearchReply, CommandError> {
     search_pane_within(term, req, Limits::DEFAULT)
 }
 
@@ -472,7 +474,10 @@ pub fn search_pane_within(
         let matches: Vec<WireMatch> = if req.all {
             Vec::new()
         } else {
-            t.search_matches(&mut query, SearchScope::View, MAX_LISTED).iter().map(wire_match).collect()
+            t.search_matches(&mut query, SearchScope::View, MAX_LISTED)
+                .iter()
+                .map(wire_match)
+                .collect()
         };
         t.scroll_to_bottom();
         t.scroll_display(i32::try_from(before).unwrap_or(i32::MAX));
@@ -613,7 +618,8 @@ mod tests {
         let term = FairMutex::new(term);
         let mut req = request("no such text");
         req.all = true;
-        let none = Limits { jump: Duration::ZERO, count_start: Duration::ZERO, count: Duration::ZERO };
+        let none =
+            Limits { jump: Duration::ZERO, count_start: Duration::ZERO, count: Duration::ZERO };
         let reply = search_pane_within(&term, &req, none).unwrap();
         assert!(reply.incomplete, "a search out of time says it looked at part");
         assert_eq!((reply.current, reply.count), (None, None));
@@ -633,7 +639,8 @@ mod tests {
         let found = reply.current.expect("the needle, about 12,000 lines up");
         assert_eq!((reply.count, reply.index), (Some(1), Some(1)));
         let mut newer = request("needle");
-        newer.jump = Some(Jump { from: Some(found.start), direction: WireDirection::Newer, past: true });
+        newer.jump =
+            Some(Jump { from: Some(found.start), direction: WireDirection::Newer, past: true });
         let again = search_pane_within(&term, &newer, ample).unwrap();
         assert_eq!(again.current, Some(found), "wraps around to it");
         assert!(step_lines(200) < 12_000, "the search took several steps");

@@ -18,8 +18,8 @@ use berth_engine::ids::PaneId;
 use serde_json::Value;
 
 use crate::error::CommandError;
-use crate::screen::{FrameUpdate, FramesReply, PaneFrame, PaneHave, MAX_PANES_PER_REQUEST};
 use crate::pane::PaneShared;
+use crate::screen::{FrameUpdate, FramesReply, PaneFrame, PaneHave, MAX_PANES_PER_REQUEST};
 use crate::store::{Internal, Store};
 
 /// Frames of at most this many cells in all are made on the runtime's worker; bigger ones go
