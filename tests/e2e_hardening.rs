@@ -412,8 +412,8 @@ fn an_evicted_connection_that_never_reads_is_shut_down() {
     // Wait until the server's task is blocked writing answers nobody reads.
     std::thread::sleep(Duration::from_millis(1500));
     assert!(!flood.is_finished(), "the flood is still being written");
-    // 256 clients that talked more recently fill the table; one more evicts the stuck one.
-    let clients: Vec<Client> = (0..256)
+    // Clients that talked more recently fill the table; one more evicts the stuck one.
+    let clients: Vec<Client> = (0..berth_server::connections::MAX_CONNECTIONS)
         .map(|_| {
             let mut c = server.client();
             c.call("server.info", json!({})).unwrap();

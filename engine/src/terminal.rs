@@ -74,6 +74,45 @@ const FLOOD_BYTES: usize = 256 << 10;
 /// How often the history is packed during a flood.
 const FLOOD_PACK_EVERY: Duration = Duration::from_secs(1);
 
+/// The most history cells that all the terminals of this process keep plain during floods
+/// (4 Mi cells, about 100 MB). One flood keeps its whole history plain (5000 lines of 200
+/// columns are 1 Mi cells); past the budget, a flooding terminal packs its backlog and packs
+/// its lines one by one as they enter the history, as when it does not flood, until the floods
+/// together are under the budget again: fifty floods at once no longer hold 24 MB each
+/// (issue 28).
+pub const FLOOD_PLAIN_CELLS: usize = 4 << 20;
+
+/// The plain history cells of flooding terminals' backlogs, summed, and their limit.
+#[derive(Debug)]
+pub struct FloodBudget {
+    plain: std::sync::atomic::AtomicUsize,
+    limit: usize,
+}
+
+impl FloodBudget {
+    /// A budget of `limit` cells.
+    pub const fn new(limit: usize) -> Self {
+        Self { plain: std::sync::atomic::AtomicUsize::new(0), limit }
+    }
+
+    /// The cells kept plain now.
+    pub fn plain_cells(&self) -> usize {
+        self.plain.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn over(&self) -> bool {
+        self.plain_cells() > self.limit
+    }
+}
+
+/// The budget every terminal shares unless given another.
+static FLOOD_BUDGET: FloodBudget = FloodBudget::new(FLOOD_PLAIN_CELLS);
+
+/// The cells all terminals keep plain during floods now (see [`FLOOD_PLAIN_CELLS`]).
+pub fn flood_plain_cells() -> usize {
+    FLOOD_BUDGET.plain_cells()
+}
+
 /// Events held for [`PaneTerminal::take_events`] at most; later ones are dropped until it is
 /// called (the title and working directory are still updated).
 pub const MAX_PENDING_EVENTS: usize = 4096;
@@ -233,6 +272,15 @@ pub struct PaneTerminal {
     flood_packed_at: Option<Instant>,
     /// How often the history is packed during a flood ([`FLOOD_PACK_EVERY`]; tests change it).
     flood_pack_every: Duration,
+    /// The budget of plain flood cells this terminal shares, and its part of it.
+    flood_budget: &'static FloodBudget,
+    flood_plain: usize,
+}
+
+impl Drop for PaneTerminal {
+    fn drop(&mut self) {
+        self.flood_budget.plain.fetch_sub(self.flood_plain, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl std::fmt::Debug for PaneTerminal {
@@ -287,6 +335,8 @@ impl PaneTerminal {
             flood_bytes: 0,
             flood_packed_at: None,
             flood_pack_every: FLOOD_PACK_EVERY,
+            flood_budget: &FLOOD_BUDGET,
+            flood_plain: 0,
         }
     }
 
@@ -362,16 +412,39 @@ impl PaneTerminal {
     fn pack_history(&mut self, fed: usize) {
         self.flood_bytes = self.flood_bytes.saturating_add(fed);
         let grid = self.term.grid_mut();
+        let over = self.flood_budget.over();
         match self.flood_packed_at {
-            None if self.flood_bytes > FLOOD_BYTES => {
+            None if self.flood_bytes > FLOOD_BYTES && !over => {
                 grid.defer_history_packing(true);
                 self.flood_packed_at = Some(Instant::now());
+            }
+            // Past the shared budget: the backlog packed, and lines packed one by one again
+            // (the flood defers again once the floods are under the budget).
+            Some(_) if over => {
+                grid.defer_history_packing(false);
+                grid.pack_history();
+                self.flood_packed_at = None;
             }
             Some(at) if at.elapsed() >= self.flood_pack_every => {
                 grid.pack_history();
                 self.flood_packed_at = Some(Instant::now());
             }
             _ => grid.shed_decoded(),
+        }
+        self.count_flood_plain();
+    }
+
+    /// Brings this terminal's part of the plain flood backlog ([`flood_plain_cells`]) up to
+    /// date.
+    fn count_flood_plain(&mut self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let grid = self.term.grid();
+        let now = grid.history_packing_backlog() * grid.columns();
+        let before = std::mem::replace(&mut self.flood_plain, now);
+        if now > before {
+            self.flood_budget.plain.fetch_add(now - before, Relaxed);
+        } else {
+            self.flood_budget.plain.fetch_sub(before - now, Relaxed);
         }
     }
 
@@ -395,6 +468,7 @@ impl PaneTerminal {
         } else {
             self.term.grid_mut().shed_decoded();
         }
+        self.count_flood_plain();
     }
 
     /// When a synchronized update is holding back output, the time by which
@@ -543,6 +617,33 @@ impl PaneTerminal {
         max: usize,
     ) -> Vec<SearchMatch> {
         self.seq_grid().search_matches(query, scope, max)
+    }
+
+    /// Matches of `query` whose first cell is on the lines numbered `first..=last` (clamped to
+    /// the lines held), oldest first, at most `max`: one bounded step of a search over a long
+    /// history, which the caller may take with the terminal's lock released between steps
+    /// (line numbers stay valid across output; see [`PaneTerminal::history_epoch`]). Rows the
+    /// step decoded stay decoded until [`PaneTerminal::shed_decoded`].
+    pub fn search_lines(
+        &self,
+        query: &mut SearchQuery,
+        first: u64,
+        last: u64,
+        max: usize,
+    ) -> Vec<SearchMatch> {
+        self.seq_grid().search_lines(query, first, last, max)
+    }
+
+    /// The numbers of the oldest and the newest line the Term holds (the newest is the
+    /// screen's bottom row).
+    pub fn held_lines(&self) -> (u64, u64) {
+        self.seq_grid().held_lines()
+    }
+
+    /// Packs again the history rows a read (a search, a capture of a scrolled view) left
+    /// decoded, so that what a search looked at does not stay in memory in full.
+    pub fn shed_decoded(&mut self) {
+        self.term.grid_mut().shed_decoded();
     }
 
     /// The match nearest to `from` in `direction` whose first cell is at `from` or beyond it,

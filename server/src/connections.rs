@@ -1,12 +1,17 @@
 //! The table of client connections: how many there are, when each last sent a request, which
-//! ones subscribed, and the closing of idle ones.
+//! ones are long-lived (subscribed to events, or waiting for an answer), and the closing of idle
+//! ones.
 //!
 //! A client that connects and never sends must not hold a place for ever: a connection without
 //! a subscription that sends nothing for [`idle_timeout`] is closed by its own task, and when
-//! the table is full a new client takes the place of a connection without a subscription:
-//! the oldest one that never sent a request, else the longest idle; so `berth ls` always gets
-//! in, and a flood of silent connections pushes out only each other. Only when every place is held by a subscriber is
-//! a new client answered `BUSY`. This module decides; the socket's tasks do the closing.
+//! the table is full a new client takes the place of a connection that is not long-lived:
+//! the oldest one that never sent a request, else the longest idle. Long-lived connections
+//! (`events.subscribe`, and while a request waits: `pane.wait`, `decision.request`, …) have a
+//! limit of their own, [`MAX_LONG_LIVED`], below the table's: a subscription or wait past it is
+//! refused `BUSY` (the connection stays usable for short requests), so at least
+//! [`SHORT_RESERVE`] places are always left for short requests and a new client always gets
+//! in — `berth ls`, and `berth decide` answering the waiting decisions. This module decides;
+//! the socket's tasks do the closing.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -27,6 +32,16 @@ pub fn idle_timeout() -> Duration {
         .map_or(DEFAULT_IDLE_TIMEOUT, Duration::from_millis)
 }
 
+/// The most connections that subscribe to events or wait for an answer at once.
+pub const MAX_LONG_LIVED: usize = 256;
+
+/// The places kept for short requests beyond [`MAX_LONG_LIVED`]: the table holds
+/// `MAX_LONG_LIVED + SHORT_RESERVE` connections.
+pub const SHORT_RESERVE: usize = 64;
+
+/// The most connections open at once.
+pub const MAX_CONNECTIONS: usize = MAX_LONG_LIVED + SHORT_RESERVE;
+
 /// Every open connection.
 #[derive(Default)]
 pub struct Connections {
@@ -44,12 +59,29 @@ struct Entry {
     /// Whether the client ever sent a request.
     spoke: bool,
     subscribed: bool,
+    /// A request of this connection waits for its answer.
+    waiting: bool,
     evict: Arc<Notify>,
 }
 
-/// Why a new connection was not admitted.
+impl Entry {
+    /// Subscribed or waiting: never evicted, never idle, counted against [`MAX_LONG_LIVED`].
+    fn long_lived(&self) -> bool {
+        self.subscribed || self.waiting
+    }
+}
+
+/// Why a new connection was not admitted (only when every place is long-lived, which
+/// [`Connection::hold_long`]'s own limit below the table's prevents).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Full {
+    /// The limit.
+    pub max: usize,
+}
+
+/// Why a connection may not subscribe or wait now: [`MAX_LONG_LIVED`] others do.
+#[derive(Debug, PartialEq, Eq)]
+pub struct LongLivedFull {
     /// The limit.
     pub max: usize,
 }
@@ -60,16 +92,16 @@ impl Connections {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Admits a new connection. At `max` open connections, the longest-idle one without a
-    /// subscription is told to close and gives up its place; with none such, the new one is
-    /// refused.
+    /// Admits a new connection. At `max` open connections, a connection that is not
+    /// long-lived (the oldest silent one, else the longest idle) is told to close and gives up
+    /// its place; with none such, the new one is refused.
     pub fn admit(self: &Arc<Self>, max: usize) -> Result<Connection, Full> {
         let mut inner = self.lock();
         if inner.open.len() >= max {
             let victim = inner
                 .open
                 .iter()
-                .filter(|(_, e)| !e.subscribed)
+                .filter(|(_, e)| !e.long_lived())
                 .min_by_key(|(_, e)| (e.spoke, e.last_active))
                 .map(|(id, _)| *id);
             let Some(victim) = victim else { return Err(Full { max }) };
@@ -87,6 +119,7 @@ impl Connections {
                 last_active: Instant::now(),
                 spoke: false,
                 subscribed: false,
+                waiting: false,
                 evict: evict.clone(),
             },
         );
@@ -123,10 +156,29 @@ impl Connection {
         }
     }
 
-    /// Records that the client subscribed to events: it is never closed for being idle.
-    pub fn set_subscribed(&self) {
+    /// Takes a long-lived place for a subscription (`subscribe`, kept until the connection
+    /// ends) or a waiting request (released by [`Connection::wait_ended`]); refused when
+    /// `max` other connections are long-lived. A connection already long-lived always may.
+    pub fn hold_long(&self, subscribe: bool, max: usize) -> Result<(), LongLivedFull> {
+        let mut inner = self.table.lock();
+        let held = inner.open.values().filter(|e| e.long_lived()).count();
+        let Some(entry) = inner.open.get_mut(&self.id) else { return Ok(()) };
+        if !entry.long_lived() && held >= max {
+            return Err(LongLivedFull { max });
+        }
+        if subscribe {
+            entry.subscribed = true;
+        } else {
+            entry.waiting = true;
+        }
+        Ok(())
+    }
+
+    /// The waiting request was answered (or dropped): the place is given back unless the
+    /// connection also subscribed.
+    pub fn wait_ended(&self) {
         if let Some(e) = self.table.lock().open.get_mut(&self.id) {
-            e.subscribed = true;
+            e.waiting = false;
         }
     }
 }
@@ -147,7 +199,7 @@ mod tests {
         let a = table.admit(3).unwrap();
         let b = table.admit(3).unwrap();
         let c = table.admit(3).unwrap();
-        a.set_subscribed();
+        a.hold_long(true, 3).unwrap();
         b.touch();
         std::thread::sleep(Duration::from_millis(2));
         // c never sent anything: it goes before b, which spoke (even though b is idle longer).
@@ -162,11 +214,36 @@ mod tests {
         let e = table.admit(3).unwrap();
         tokio_test_block_on(b.evict.notified());
         drop(b);
-        e.set_subscribed();
-        d.set_subscribed();
-        assert_eq!(table.admit(3).err(), Some(Full { max: 3 }), "only subscribers: refused");
-        drop(d);
-        assert!(table.admit(3).is_ok());
+        e.hold_long(true, 3).unwrap();
+        d.hold_long(false, 3).unwrap();
+        assert_eq!(table.admit(3).err(), Some(Full { max: 3 }), "only long-lived ones: refused");
+        d.wait_ended();
+        assert!(table.admit(3).is_ok(), "a wait that ended gives its place back");
+    }
+
+    /// Regression (issue 28): 256 waiting requests or subscribers made every new client
+    /// `BUSY`; long-lived connections now have a limit below the table's.
+    #[test]
+    fn long_lived_connections_have_their_own_limit_and_short_ones_always_get_in() {
+        let table = Arc::new(Connections::default());
+        let (total, long) = (5, 3);
+        let mut held = Vec::new();
+        for i in 0..long {
+            let c = table.admit(total).unwrap();
+            c.hold_long(i % 2 == 0, long).unwrap();
+            held.push(c);
+        }
+        let extra = table.admit(total).unwrap();
+        assert_eq!(extra.hold_long(true, long), Err(LongLivedFull { max: long }));
+        assert_eq!(extra.hold_long(false, long), Err(LongLivedFull { max: long }));
+        // A long-lived connection may take a second kind of place.
+        held[0].hold_long(false, long).unwrap();
+        // Short clients keep coming: each gets in, evicting an earlier short one.
+        let mut short = vec![extra];
+        for _ in 0..20 {
+            short.push(table.admit(total).expect("a short client always gets in"));
+        }
+        assert!(table.len() <= total);
     }
 
     /// Waits for a future on a one-off runtime.

@@ -13,6 +13,7 @@ pub mod error;
 pub mod event;
 pub mod events;
 pub mod gitctx;
+pub mod heavy;
 pub mod logind;
 pub mod notifications;
 pub mod pane;
@@ -117,6 +118,7 @@ impl Server {
     /// Binds the socket (refusing an unsafe dir or a second server), loads the snapshot and
     /// rebuilds the Store from it.
     pub fn bind(config: &ServerConfig) -> Result<Server, ServerError> {
+        rlimit::return_big_frees();
         match rlimit::raise_open_file_limit() {
             Ok(change) if change.after != change.before => {
                 tracing::info!(

@@ -6,7 +6,7 @@
 //! Store reads what this module records.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -14,7 +14,7 @@ use alacritty_terminal::sync::FairMutex;
 use berth_engine::ids::PaneId;
 use berth_engine::model::Lifecycle;
 use berth_engine::pty::{ExitInfo, PtyHandler, PtyInput};
-use berth_engine::terminal::{PaneTerminal, TerminalEvent};
+use berth_engine::terminal::{PaneTerminal, TermSize, TerminalEvent};
 use tokio::sync::Notify;
 
 use crate::agents::turns::{LifecycleSource, TurnLog};
@@ -68,6 +68,9 @@ pub struct PaneShared {
     content_gen: AtomicU64,
     /// The pid of the pane's process (0 until it is started), for its reader's cwd checks.
     pid: AtomicI32,
+    /// The terminal's size (columns << 16 | rows), kept beside it so that a listing never waits
+    /// for the terminal's lock, which a flooding reader holds most of the time (issue 28).
+    size: AtomicU32,
     /// Woken (every waiter) when the lifecycle or the turn log changes: `pane.wait` and
     /// `pane.submit` wait on it.
     pub changed: Notify,
@@ -76,8 +79,10 @@ pub struct PaneShared {
 impl PaneShared {
     /// A new pane's shared state around a terminal.
     pub fn new(id: PaneId, term: PaneTerminal) -> Arc<Self> {
+        let size = AtomicU32::new(pack_size(term.size()));
         Arc::new(Self {
             id,
+            size,
             term: FairMutex::new(term),
             meta: Mutex::new(PaneMeta {
                 program_title: None,
@@ -94,6 +99,24 @@ impl PaneShared {
             pid: AtomicI32::new(0),
             changed: Notify::new(),
         })
+    }
+
+    /// The terminal's size, without its lock.
+    pub fn size(&self) -> TermSize {
+        let packed = self.size.load(Ordering::Acquire);
+        TermSize { cols: (packed >> 16) as u16, rows: (packed & 0xffff) as u16 }
+    }
+
+    /// Resizes the terminal (under its lock) and notes the size it took; false when it had
+    /// that size already.
+    pub fn resize(&self, size: TermSize) -> bool {
+        let mut term = self.term.lock();
+        if term.size() == size {
+            return false;
+        }
+        term.resize(size);
+        self.size.store(pack_size(term.size()), Ordering::Release);
+        true
     }
 
     /// Records the pid of the pane's (new) process.
@@ -199,6 +222,10 @@ impl PaneShared {
         // The metadata stays consistent field by field even if a holder panicked.
         self.meta.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+fn pack_size(size: TermSize) -> u32 {
+    u32::from(size.cols) << 16 | u32::from(size.rows)
 }
 
 /// Coalesces `pane.output` events, so a flood of output cannot flood subscribers.
@@ -354,6 +381,53 @@ pub struct PaneIo {
     /// `on_idle` has work: output came since it last ran, or it left some (a synchronized
     /// update's deadline, a notification summary, a cwd look) for a later pause.
     idle_due: bool,
+    /// Full reads in a row, and whether this reader gave way to the rest of the server
+    /// (see [`FloodPriority`]).
+    flood: FloodPriority,
+}
+
+/// A reader that floods gives way: after [`FloodPriority::FULL_READS`] full reads in a row
+/// (256 KiB of output that did not pause) its thread's nice value is raised to
+/// [`FloodPriority::NICE`] for good (a thread may not lower it again without privileges), so
+/// that within the server's share of the CPU the event loop (`berth ls`, `berth new`, every
+/// answer) and the readers of quiet panes (a keystroke's echo) run before fifty `yes`es.
+/// Throughput is unchanged on an idle machine: nice only orders threads that compete.
+#[derive(Debug, Default)]
+struct FloodPriority {
+    full_reads: u32,
+    lowered: bool,
+}
+
+impl FloodPriority {
+    /// Full reads in a row after which the reader gives way.
+    const FULL_READS: u32 = 64;
+    /// The nice value a flooding reader takes.
+    const NICE: i32 = 10;
+    /// A read at least this long filled the line discipline (4095 bytes).
+    const FULL_READ: usize = 4095;
+
+    fn on_read(&mut self, len: usize) {
+        if self.lowered {
+            return;
+        }
+        if len < Self::FULL_READ {
+            self.full_reads = 0;
+            return;
+        }
+        self.full_reads += 1;
+        if self.full_reads >= Self::FULL_READS {
+            self.lowered = true;
+            // SAFETY: `gettid` has no preconditions; `setpriority` on this thread's own id
+            // only changes its nice value (raising it needs no privilege).
+            let failed = unsafe {
+                let tid = libc::gettid();
+                libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, Self::NICE) != 0
+            };
+            if failed {
+                tracing::debug!(error = %std::io::Error::last_os_error(), "could not lower a flooding reader's priority");
+            }
+        }
+    }
 }
 
 impl PaneIo {
@@ -373,6 +447,7 @@ impl PaneIo {
             output_window: BurstWindow::default(),
             cwd: None,
             idle_due: true,
+            flood: FloodPriority::default(),
         }
     }
 
@@ -403,6 +478,7 @@ impl PaneIo {
 impl PtyHandler for PaneIo {
     fn on_output(&mut self, bytes: &[u8], replies: &PtyInput) {
         self.idle_due = true;
+        self.flood.on_read(bytes.len());
         let events = {
             let mut term = self.shared.term.lock();
             // The `pane.output` event goes out before the feed, under the terminal's lock: a

@@ -91,6 +91,18 @@ pub fn encode_result(id: &Value, result: Value) -> String {
     line
 }
 
+/// Encodes a success answer whose result is JSON text already (a big frame, serialised
+/// straight to text without a `Value` tree in between) as one line (with the newline).
+pub fn encode_result_json(id: &Value, result: &str) -> String {
+    let mut line = String::with_capacity(result.len() + 48);
+    line.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    line.push_str(&id.to_string());
+    line.push_str(",\"result\":");
+    line.push_str(result);
+    line.push_str("}\n");
+    line
+}
+
 /// Encodes an error answer as one line (with the newline).
 pub fn encode_error(id: Option<&Value>, err: &CommandError) -> String {
     let mut line = json!({

@@ -320,7 +320,7 @@ impl Store {
 
     fn pane_record(&self, pane: &Pane) -> PaneRecord {
         let meta = pane.shared.meta().clone();
-        let size = pane.shared.term.lock().size();
+        let size = pane.shared.size();
         let (lifecycle, exit_code, last_activity) = match &pane.tombstone {
             Some(t) => (t.lifecycle, t.exit_code, t.last_activity_at),
             None => (meta.lifecycle, pane.exit().map(|e| e.code), meta.last_activity_ms),

@@ -1,3 +1,6 @@
+//! Process-wide settings made at start: the open-file limit, and the allocator's handling of
+//! big blocks ([`return_big_frees`]).
+//!
 //! The open-file limit: every pane holds a few descriptors (the PTY master and its clones), so
 //! the soft limit of 1024 most sessions start with caps a server at about 200 panes.
 //!
@@ -38,4 +41,20 @@ pub fn raise_open_file_limit() -> std::io::Result<NofileChange> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(NofileChange { before, after: want, hard })
+}
+
+/// Allocations from this size up get pages of their own (see [`return_big_frees`]).
+pub const MMAP_THRESHOLD: i32 = 64 << 10;
+
+/// Makes big allocations (a search's decoded rows, a 4000x500 frame's text) come back to the
+/// system when freed: glibc maps them separately only up to a threshold that it raises each
+/// time such a block is freed, after which the next big blocks come from the heap, where
+/// fragmentation keeps them (the server kept 0.5–1 GB after searches and unread frames,
+/// issue 28). A fixed threshold keeps them mapped, and so returned. No-op off glibc.
+pub fn return_big_frees() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes the allocator's tuning; any value is accepted or refused.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+    }
 }

@@ -18,21 +18,52 @@ use berth_engine::ids::PaneId;
 use serde_json::Value;
 
 use crate::error::CommandError;
+use crate::pane::PaneShared;
 use crate::screen::{FrameUpdate, FramesReply, PaneFrame, PaneHave, MAX_PANES_PER_REQUEST};
 use crate::store::{Internal, Store};
 
-/// Answers `screen.frames`.
-pub fn frames(store: &Arc<Mutex<Store>>, panes: &[PaneHave]) -> Result<Value, CommandError> {
+/// Frames of at most this many cells in all are made on the runtime's worker; bigger ones go
+/// to the work pool ([`crate::heavy`]), so a client asking for a 4000x500 frame delays no
+/// other connection's answer.
+pub const INLINE_CELLS: usize = 128 * 1024;
+
+/// Answers `screen.frames`: now for small frames, else as work for the pool.
+pub fn frames(
+    store: &Arc<Mutex<Store>>,
+    panes: Vec<PaneHave>,
+) -> Result<crate::heavy::Outcome, CommandError> {
     if panes.len() > MAX_PANES_PER_REQUEST {
         return Err(CommandError::BadParams(format!(
             "at most {MAX_PANES_PER_REQUEST} panes per request"
         )));
     }
+    let mut found = Vec::with_capacity(panes.len());
+    let mut cells = 0usize;
+    {
+        // The Store's lock only to find the panes; each capture takes the pane's own lock.
+        let store = store.lock().unwrap_or_else(|p| p.into_inner());
+        for have in panes {
+            let id = PaneId::parse(&have.pane_id)?;
+            let shared = store.pane_shared(&id);
+            if let Some(shared) = &shared {
+                let size = shared.size();
+                cells += usize::from(size.cols) * usize::from(size.rows);
+            }
+            found.push((have, shared));
+        }
+    }
+    if cells <= INLINE_CELLS {
+        return capture_frames(&found).map(crate::heavy::Outcome::Now);
+    }
+    let work = crate::heavy::run("screen.frames", move || capture_frames(&found))?;
+    Ok(crate::heavy::Outcome::Work(work))
+}
+
+/// The frames' answer as JSON text (serialised straight to text: a `Value` tree of a big
+/// frame costs many times its text).
+fn capture_frames(panes: &[(PaneHave, Option<Arc<PaneShared>>)]) -> Result<String, CommandError> {
     let mut frames = Vec::with_capacity(panes.len());
-    for have in panes {
-        let id = PaneId::parse(&have.pane_id)?;
-        // The Store's lock only to find the pane; the capture takes the pane's own lock.
-        let shared = store.lock().unwrap_or_else(|p| p.into_inner()).pane_shared(&id);
+    for (have, shared) in panes {
         let Some(shared) = shared else {
             frames.push(FrameUpdate::gone(&have.pane_id));
             continue;
@@ -63,15 +94,16 @@ pub fn frames(store: &Arc<Mutex<Store>>, panes: &[PaneHave]) -> Result<Value, Co
         update.matches = matches;
         frames.push(update);
     }
-    serde_json::to_value(FramesReply { frames })
+    serde_json::to_string(&FramesReply { frames })
         .map_err(|e| CommandError::Internal(format!("frames did not encode: {e}")))
 }
 
-/// Answers `pane.search` (`pane_search.rs`): the search runs under the pane's own lock.
+/// Answers `pane.search` (`pane_search.rs`) as work for the pool: the search takes the pane's
+/// own lock a bounded while at a time, never the Store's.
 pub fn search(
     store: &Arc<Mutex<Store>>,
-    req: &crate::pane_search::SearchRequest,
-) -> Result<Value, CommandError> {
+    req: crate::pane_search::SearchRequest,
+) -> Result<crate::heavy::Work, CommandError> {
     req.validate()?;
     let id = PaneId::parse(&req.pane_id)?;
     let shared = {
@@ -85,12 +117,11 @@ pub fn search(
             None => return Err(CommandError::NoSuchPane(id.to_string())),
         }
     };
-    let reply = {
-        let mut term = shared.term.lock();
-        crate::pane_search::search_terminal(&mut term, req)?
-    };
-    serde_json::to_value(reply)
-        .map_err(|e| CommandError::Internal(format!("the search did not encode: {e}")))
+    crate::heavy::run("pane.search", move || {
+        let reply = crate::pane_search::search_pane(&shared.term, &req)?;
+        serde_json::to_string(&reply)
+            .map_err(|e| CommandError::Internal(format!("the search did not encode: {e}")))
+    })
 }
 
 /// What one connection last reported with `window.view`; when the connection ends and the

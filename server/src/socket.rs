@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 
 use crate::client_io::{self, ClientWriter};
 use crate::commands::Command;
-use crate::connections::{idle_timeout, Connection, Connections, Full};
+use crate::connections::{idle_timeout, Connection, Connections, Full, MAX_LONG_LIVED};
 use crate::error::CommandError;
 use crate::event::Event;
 use crate::events::{DirectSink, EncodedEvent, EventBus};
@@ -62,15 +62,19 @@ pub type Deferred = Pin<Box<dyn Future<Output = Result<Value, CommandError>> + S
 enum Answer {
     /// The answer line, now.
     Now(String),
+    /// Work too big for the runtime's workers (a search, a big frame), run on the blocking
+    /// pool ([`crate::heavy`]) and awaited before the connection's next request is read, as an
+    /// answer made now would be: its id and the future that yields the result's JSON text.
+    Work(Option<Value>, crate::heavy::Work),
     /// A waiting request: its id (none for a notification, whose result is dropped) and the
     /// future that yields its result.
     Later(Option<Value>, Deferred),
 }
 
-/// The most clients served at once. A new client past it takes the place of a connection
-/// without a subscription (the oldest silent one, else the longest idle); only when all are
-/// subscribers is it answered `BUSY`.
-pub const MAX_CONNECTIONS: usize = 256;
+/// The most clients served at once (see [`crate::connections`]): a new client past it takes
+/// the place of a connection that neither subscribes nor waits (the oldest silent one, else
+/// the longest idle), which [`MAX_LONG_LIVED`] below it always leaves.
+pub use crate::connections::MAX_CONNECTIONS;
 
 /// Why the socket could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -327,6 +331,55 @@ async fn unless_evicted(
     }
 }
 
+/// An answer at least this long (a big frame) must be taken by its client within
+/// [`stall_timeout`], else the connection ends and what it was owed is freed: a client that
+/// asks and never reads holds at most one such answer (its next request is read only after),
+/// and only for that long.
+pub const BIG_ANSWER: usize = 1 << 20;
+
+/// How long a client may take to read a [`BIG_ANSWER`] (30 s).
+pub const STALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+static STALL_MS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(STALL_TIMEOUT.as_millis() as u64);
+static OWED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The stall timeout in force ([`STALL_TIMEOUT`] unless a test changed it).
+fn stall_timeout() -> Duration {
+    Duration::from_millis(STALL_MS.load(std::sync::atomic::Ordering::Relaxed))
+}
+
+/// Bytes of big answers that clients are being sent now and have not taken yet.
+pub fn owed_bytes() -> usize {
+    OWED.load(std::sync::atomic::Ordering::Acquire)
+}
+
+/// Counts a big answer in [`owed_bytes`] while it is written.
+struct Owed(usize);
+
+impl Drop for Owed {
+    fn drop(&mut self) {
+        OWED.fetch_sub(self.0, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+/// Writes an answer of `len` bytes; a big one ([`BIG_ANSWER`]) is counted as owed and must
+/// be taken within the stall timeout, else the connection ends.
+async fn owed(len: usize, write: impl Future<Output = io::Result<()>>) -> io::Result<()> {
+    if len < BIG_ANSWER {
+        return write.await;
+    }
+    OWED.fetch_add(len, std::sync::atomic::Ordering::AcqRel);
+    let _owed = Owed(len);
+    match tokio::time::timeout(stall_timeout(), write).await {
+        Ok(written) => written,
+        Err(_) => {
+            tracing::info!(bytes = len, "closed a client that did not read a big answer");
+            Err(io::Error::new(io::ErrorKind::TimedOut, "the client did not read a big answer"))
+        }
+    }
+}
+
 /// Waits until a connection without a subscription has been idle for `timeout`; never for a
 /// subscriber.
 async fn idle_deadline(subscribed: bool, last_active: tokio::time::Instant, timeout: Duration) {
@@ -363,7 +416,8 @@ async fn serve_client(
         Ok(slot) => slot,
         Err(Full { max }) => {
             let err = CommandError::Busy(format!(
-                "{max} clients are connected and all of them subscribed to events"
+                "{max} clients are connected and every one of them subscribes to events or \
+                 waits for an answer"
             ));
             write.write_all(protocol::encode_error(None, &err).as_bytes()).await?;
             return Ok(());
@@ -398,7 +452,7 @@ async fn serve_client(
                     // A request marks the connection as one that talks (never evicted
                     // before a silent one).
                     slot.touch();
-                    let conn = Conn { peer: &place, write: &write, view: &view };
+                    let conn = Conn { peer: &place, write: &write, view: &view, slot: &slot };
                     let answered = match answer(&line, &services, &mut events, &mut sink.0, conn) {
                         Some(Answer::Later(id, _)) if waiting.is_some() => {
                             let err = CommandError::Conflict(
@@ -413,14 +467,25 @@ async fn serve_client(
                             None
                         }
                         Some(Answer::Now(line)) => Some(line),
+                        Some(Answer::Work(id, work)) => {
+                            let result = tokio::select! {
+                                result = work => result,
+                                () = slot.evict.notified() => return Ok(()),
+                            };
+                            id.map(|id| match result {
+                                Ok(json) => protocol::encode_result_json(&id, &json),
+                                Err(err) => protocol::encode_error(Some(&id), &err),
+                            })
+                        }
                         None => None,
                     };
-                    if events.is_some() || waiting.is_some() {
-                        slot.set_subscribed();
+                    if waiting.is_none() {
+                        // A waiting place taken for a request that answered at once.
+                        slot.wait_ended();
                     }
                     if let Some(answer) = answered {
                         let sent = send_answer(&mut write, sink.0.as_deref(), &mut events, &answer);
-                        unless_evicted(&slot.evict, sent).await?;
+                        unless_evicted(&slot.evict, owed(answer.len(), sent)).await?;
                     }
                     // Time spent answering is not idle time.
                     last_active = tokio::time::Instant::now();
@@ -429,13 +494,14 @@ async fn serve_client(
             },
             result = wait_for(&mut waiting) => {
                 let id = waiting.take().and_then(|(id, _)| id);
+                slot.wait_ended();
                 if let Some(id) = id {
                     let line = match result {
                         Ok(result) => protocol::encode_result(&id, result),
                         Err(err) => protocol::encode_error(Some(&id), &err),
                     };
                     let sent = send_answer(&mut write, sink.0.as_deref(), &mut events, &line);
-                    unless_evicted(&slot.evict, sent).await?;
+                    unless_evicted(&slot.evict, owed(line.len(), sent)).await?;
                 }
                 last_active = tokio::time::Instant::now();
                 slot.touch();
@@ -493,6 +559,8 @@ struct Conn<'a> {
     write: &'a ClientWriter,
     /// What an attached window on this connection last said it shows.
     view: &'a crate::screen_stream::ReportedView,
+    /// Its place in the table of connections (a subscription or a wait takes a long-lived one).
+    slot: &'a Connection,
 }
 
 /// A connection's direct sink, closed when the connection's task ends (by any path).
@@ -571,6 +639,29 @@ fn answer(
         Ok(decoded) => decoded,
         Err(err) => return now(Err(err)),
     };
+    // A subscription or a request that waits takes a long-lived place (see `connections`).
+    let long_lived = match &decoded {
+        Decoded::Connection(ConnectionMethod::Subscribe) => Some(true),
+        Decoded::Connection(
+            ConnectionMethod::Screenshot { .. }
+            | ConnectionMethod::DecisionRequest { .. }
+            | ConnectionMethod::Submit { .. }
+            | ConnectionMethod::Wait { .. }
+            | ConnectionMethod::Task(_)
+            | ConnectionMethod::Git(_),
+        ) => Some(false),
+        _ => None,
+    };
+    if let Some(subscribe) = long_lived.filter(|&s| !s || events.is_none()) {
+        if let Err(full) = conn.slot.hold_long(subscribe, MAX_LONG_LIVED) {
+            return now(Err(CommandError::Busy(format!(
+                "{} clients already subscribe to events or wait for an answer, the most this \
+                 server keeps; short requests are still answered (end an idle `berth events`, \
+                 `berth wait` or agent hook, or try again)",
+                full.max
+            ))));
+        }
+    }
     match decoded {
         Decoded::Connection(ConnectionMethod::Subscribe) => {
             if events.is_none() {
@@ -598,10 +689,20 @@ fn answer(
         }
         Decoded::Connection(ConnectionMethod::SaveSnapshot) => now(save(services)),
         Decoded::Connection(ConnectionMethod::ScreenFrames(panes)) => {
-            now(crate::screen_stream::frames(&services.store, &panes))
+            match crate::screen_stream::frames(&services.store, panes) {
+                Ok(crate::heavy::Outcome::Now(json)) => {
+                    let id = id?;
+                    Some(Answer::Now(protocol::encode_result_json(&id, &json)))
+                }
+                Ok(crate::heavy::Outcome::Work(work)) => Some(Answer::Work(id, work)),
+                Err(err) => now(Err(err)),
+            }
         }
         Decoded::Connection(ConnectionMethod::PaneSearch(request)) => {
-            now(crate::screen_stream::search(&services.store, &request))
+            match crate::screen_stream::search(&services.store, *request) {
+                Ok(work) => Some(Answer::Work(id, work)),
+                Err(err) => now(Err(err)),
+            }
         }
         Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
             let attached = crate::screen_stream::attach(&services.store, header_rows);
@@ -984,3 +1085,7 @@ mod tests {
 #[cfg(test)]
 #[path = "socket_event_tests.rs"]
 mod event_tests;
+
+#[cfg(test)]
+#[path = "socket_load_tests.rs"]
+mod load_tests;

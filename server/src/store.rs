@@ -1429,7 +1429,8 @@ impl Store {
     }
 
     fn pane_info(&self, pane: &Pane) -> PaneInfo {
-        let size = pane.shared.term.lock().size();
+        // Never the terminal's lock: a flooding reader holds it (issue 28).
+        let size = pane.shared.size();
         let state = pane.state();
         let live = state == RestoreState::Live;
         let (lifecycle, job) = self.pane_lifecycle_and_job(pane);
@@ -1546,12 +1547,9 @@ impl Store {
 
 fn apply_size(pane: &Pane, size: CellSize) {
     let size = term_size(size);
-    let mut term = pane.shared.term.lock();
-    if term.size() == size {
+    if !pane.shared.resize(size) {
         return;
     }
-    term.resize(size);
-    drop(term);
     if let Some(pty) = &pane.pty {
         if let Err(e) = pty.resize(size.cols, size.rows) {
             tracing::debug!(pane = %pane.id, error = %e, "PTY resize failed");

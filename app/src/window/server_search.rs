@@ -214,6 +214,8 @@ impl ServerSearch {
 /// The status after the query, as the embedded window words it.
 fn status_of(reply: &SearchReply) -> String {
     let mut status = match (reply.current, reply.count) {
+        // The server's search stopped at its deadline before it looked everywhere.
+        (None, _) if reply.incomplete => "no matches nearby (search stopped)".to_owned(),
         (None, _) => "no matches".to_owned(),
         (Some(_), Some(count)) => {
             let total = if reply.more { format!("{MAX_COUNT}+") } else { count.max(1).to_string() };
@@ -243,6 +245,7 @@ mod tests {
             more,
             index: count.map(|_| 2),
             regex_error: why.map(str::to_owned),
+            incomplete: false,
         }
     }
 

@@ -337,3 +337,36 @@ fn a_changed_packed_history_row_is_packed_again_by_the_next_feed() {
     assert_eq!(grid[Line(-31)].cells_uncached()[2].c, 'Z');
     assert_same(&pair, 95, "after the change");
 }
+
+/// Regression (issue 28): fifty panes flooding at once kept every history row plain, 24 MB
+/// each at 200 columns (1.3 GB for the server); the plain rows of all floods now share one
+/// budget, past which flooding terminals pack their lines as they come.
+#[test]
+fn floods_share_one_budget_of_plain_history() {
+    let cols = 400u16;
+    let one = 5000 * usize::from(cols);
+    // A budget of the test's own (other tests' floods share the process's).
+    let budget: &'static FloodBudget = Box::leak(Box::new(FloodBudget::new(2 * one)));
+    let mut terms: Vec<PaneTerminal> =
+        (0..6).map(|_| PaneTerminal::new(TermSize { cols, rows: 10 }, 5000)).collect();
+    for term in &mut terms {
+        term.flood_budget = budget;
+        // No bulk pack by the clock: only the budget packs.
+        term.flood_pack_every = Duration::from_secs(86_400);
+    }
+    let chunk = "y\r\n".repeat(500);
+    let mut most = 0;
+    for _ in 0..(FLOOD_BYTES / chunk.len() + 20) {
+        for term in &mut terms {
+            term.feed(chunk.as_bytes());
+            most = most.max(budget.plain_cells());
+        }
+    }
+    // Each terminal overshoots by at most the lines of one feed before it sees the budget.
+    let feed = 500 * usize::from(cols);
+    assert!(most <= 2 * one + terms.len() * feed, "{most} plain cells at most");
+    let texts: Vec<_> = terms.iter().map(|t| t.screen_lines(false)).collect();
+    assert!(texts.iter().all(|t| t.last().is_some_and(|l| l == "y")), "{:?}", texts[0]);
+    drop(terms);
+    assert_eq!(budget.plain_cells(), 0, "a terminal gives its part back when it goes");
+}

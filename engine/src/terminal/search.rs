@@ -186,6 +186,40 @@ impl SeqGrid<'_> {
             .collect()
     }
 
+    /// Matches of `query` whose first cell is on the lines numbered `first..=last` (clamped to
+    /// the lines held), oldest first, at most `max`: one bounded step of a search over a long
+    /// history (a match that starts there is found whole, wherever it ends).
+    pub(super) fn search_lines(
+        &self,
+        query: &mut SearchQuery,
+        first: u64,
+        last: u64,
+        max: usize,
+    ) -> Vec<SearchMatch> {
+        let (oldest, _) = self.line_bounds();
+        let grid = self.term.grid();
+        let newest = self.line_seq(grid.bottommost_line());
+        let (first, last) = (first.max(oldest), last.min(newest));
+        if first > last || max == 0 {
+            return Vec::new();
+        }
+        let top = self.grid_point(SeqPoint { seq: first, col: 0 }).line;
+        let bottom = self.grid_point(SeqPoint { seq: last, col: 0 }).line;
+        let start = self.term.line_search_left(Point::new(top, Column(0)));
+        let end = self.term.line_search_right(Point::new(bottom, grid.last_column()));
+        RegexIter::new(start, end, Direction::Right, self.term, &mut query.regex)
+            .filter(|m| m.start().line >= top && m.start().line <= bottom)
+            .take(max)
+            .map(|m| self.seq_match(&m))
+            .collect()
+    }
+
+    /// The numbers of the oldest and the newest line the Term holds.
+    pub(super) fn held_lines(&self) -> (u64, u64) {
+        let grid = self.term.grid();
+        (self.line_seq(grid.topmost_line()), self.line_seq(grid.bottommost_line()))
+    }
+
     /// The match nearest to `from` in `direction` whose first cell is at `from` or beyond it,
     /// wrapping around the ends of the grid; `None` when nothing matches at all.
     ///
