@@ -140,15 +140,15 @@ fn secrets_on_command_lines_never_reach_the_state_dir() {
     assert!(snapshot.contains("AWS_SECRET_ACCESS_KEY=REDACTED"), "{snapshot}");
 }
 
-/// Regression: 256 connections that never sent anything locked every `berth ls` out with
-/// `BUSY`. A new client takes the longest-idle connection's place.
+/// Regression: a full table of connections that never sent anything (256 then; 400 here, more
+/// than the 320 of `MAX_CONNECTIONS`) locked every `berth ls` out with `BUSY`. A new client takes the longest-idle connection's place.
 #[test]
 fn idle_connections_never_lock_the_cli_out() {
     let server = TestServer::start();
     let mut talker = server.client();
     talker.call("server.info", json!({})).unwrap();
     let idle: Vec<UnixStream> =
-        (0..300).map(|_| UnixStream::connect(&server.socket).expect("connect")).collect();
+        (0..400).map(|_| UnixStream::connect(&server.socket).expect("connect")).collect();
     let ls = server.berth(&["ls", "--json"]);
     assert!(ls.status.success(), "berth ls: {}", String::from_utf8_lossy(&ls.stderr));
     // A client that has talked keeps its place while silent ones push each other out.
