@@ -19,7 +19,7 @@ while the server runs):
     ]}}
 
 A main call (one that offers claude's `Bash` tool) is answered from the case whose marker the
-latest user prompt holds (a user message with text that is not a tool result): its step is the
+latest user prompt holds (the text blocks of a user message, never a tool result's content): its step is the
 number of assistant messages after that prompt, so a retried request gets the same answer and
 a resumed conversation picks up where its last prompt is. Steps:
 
@@ -83,12 +83,15 @@ def blocks(content):
 
 
 def prompt_text(message):
-    """The text a person typed in a user message, or None for a message of tool results."""
+    """The text blocks of a user message (never a tool result's content), or None.
+
+    After an interrupted tool call claude sends the next prompt in the same user message as
+    the tool result it made up ("interrupted"), so a message with a tool result may hold a
+    prompt too.
+    """
     if message.get("role") != "user":
         return None
     parts = blocks(message.get("content"))
-    if any(b.get("type") == "tool_result" for b in parts):
-        return None
     texts = [b.get("text", "") for b in parts if b.get("type") == "text"]
     return "\n".join(texts) if texts else None
 

@@ -317,9 +317,21 @@ async fn ready(
                 outcome.exit_code
             ));
         }
-        let known = lock(store).panes.get(pane).map(|p| p.agent.kind);
+        let (known, hooked) = {
+            let store = lock(store);
+            let pane = store.panes.get(pane);
+            (
+                pane.map(|p| p.agent.kind),
+                pane.is_some_and(|p| p.shared.meta().turns.hook_events > 0),
+            )
+        };
         match (kind, known) {
             (Some(AgentKind::Generic) | None, _) => return Ok(()),
+            // Claude is known from its command line at once, but reads the prompt only once
+            // its TUI is up, which its SessionStart hook tells (Berth always gives it the
+            // hooks): a paste before it sat in claude's input with its Enter lost (issue 26,
+            // seen with the real claude on a busy machine).
+            (Some(AgentKind::Claude), Some(AgentKind::Claude)) if !hooked => {}
             (Some(want), Some(have)) if want == have => return Ok(()),
             _ => {}
         }
