@@ -612,7 +612,6 @@ fn claude_yes_in_its_own_dialog() {
 /// "No" in claude's own dialog: claude kills its hook, prints "Interrupted", sends no hook;
 /// the pane must not stay blocked (defect 1) nor keep `needs_input` (defect 2).
 #[test]
-#[ignore = "fails on main after the trust/attention merges: the later prompt never reaches the model within 60 s (issue 26 closing note, stop 33); run with --ignored"]
 fn claude_no_in_its_own_dialog() {
     let Some(c) = Claude::new("claude_no_in_its_own_dialog", &[]) else { return };
     let (pane, session) = c.pane();
@@ -647,7 +646,6 @@ fn claude_escape_while_working() {
 /// Escape while claude's permission dialog is up: claude kills its hook and sends no hook;
 /// the pane must not stay blocked with a dead question (defects 1 and 2).
 #[test]
-#[ignore = "fails on main after the trust/attention merges: the later prompt never reaches the model within 60 s (issue 26 closing note, stop 33); run with --ignored"]
 fn claude_escape_while_blocked() {
     let Some(c) = Claude::new("claude_escape_while_blocked", &[]) else { return };
     let (pane, session) = c.pane();
@@ -697,7 +695,6 @@ fn claude_hook_wait_expires() {
 /// commit-and-report command (the task is `input_required`), `decide allow` runs it, the task
 /// is `completed` with claude's report, and `task finish --merge` merges the commit.
 #[test]
-#[ignore = "fails on main after the trust/attention merges: the later prompt never reaches the model within 60 s (issue 26 closing note, stop 33); run with --ignored"]
 fn claude_works_a_task() {
     let Some(c) = Claude::new("claude_works_a_task", &[]) else { return };
     let repo = repo(c.server(), "app", &[("README", b"app\n")]);
