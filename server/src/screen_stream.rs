@@ -55,7 +55,7 @@ pub fn frames(
     if cells <= INLINE_CELLS {
         return capture_frames(&found).map(crate::heavy::Outcome::Now);
     }
-    let work = crate::heavy::run("screen.frames", move || capture_frames(&found))?;
+    let work = crate::heavy::run("big frames", move || capture_frames(&found))?;
     Ok(crate::heavy::Outcome::Work(work))
 }
 
@@ -117,7 +117,7 @@ pub fn search(
             None => return Err(CommandError::NoSuchPane(id.to_string())),
         }
     };
-    crate::heavy::run("pane.search", move || {
+    crate::heavy::run("a search", move || {
         let reply = crate::pane_search::search_pane(&shared.term, &req)?;
         serde_json::to_string(&reply)
             .map_err(|e| CommandError::Internal(format!("the search did not encode: {e}")))
