@@ -501,6 +501,16 @@ mod tests {
         (Arc::new(Mutex::new(store)), pane, home)
     }
 
+    /// A hook of `kind` asking `request()` in `pane`, waiting at most `wait`: its future.
+    fn asking(
+        store: &Arc<Mutex<Store>>,
+        pane: &PaneId,
+        kind: AgentKind,
+        wait: Duration,
+    ) -> impl std::future::Future<Output = crate::decisions::DecisionOutcome> + Send + 'static {
+        wait_for_answer(store.clone(), pane.clone(), kind, request(), wait).expect("opens")
+    }
+
     fn request() -> serde_json::Value {
         json!({"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}})
     }
@@ -517,14 +527,7 @@ mod tests {
     #[tokio::test]
     async fn an_answer_reaches_the_waiting_future_once() {
         let (store, pane, _home) = store_with_pane();
-        let wait = wait_for_answer(
-            store.clone(),
-            pane.clone(),
-            AgentKind::Claude,
-            request(),
-            Duration::from_secs(30),
-        )
-        .expect("opens");
+        let wait = asking(&store, &pane, AgentKind::Claude, Duration::from_secs(30));
         let shown = store.lock().unwrap().pending_decision(&pane).expect("pending");
         assert!(shown.answerable);
         assert!(matches!(decide(&store, &pane), Ok(Reply::Decided { id, .. }) if id == shown.id));
@@ -540,14 +543,7 @@ mod tests {
     #[tokio::test]
     async fn a_dropped_or_timed_out_wait_grants_nothing() {
         let (store, pane, _home) = store_with_pane();
-        let wait = wait_for_answer(
-            store.clone(),
-            pane.clone(),
-            AgentKind::Codex,
-            request(),
-            Duration::from_secs(30),
-        )
-        .expect("opens");
+        let wait = asking(&store, &pane, AgentKind::Codex, Duration::from_secs(30));
         drop(wait);
         let shown = store.lock().unwrap().pending_decision(&pane).expect("kept as history");
         assert!(!shown.answerable);
@@ -556,14 +552,7 @@ mod tests {
         };
         assert!(message.contains("can no longer be answered"), "{message}");
 
-        let wait = wait_for_answer(
-            store.clone(),
-            pane.clone(),
-            AgentKind::Codex,
-            request(),
-            Duration::from_millis(10),
-        )
-        .expect("opens");
+        let wait = asking(&store, &pane, AgentKind::Codex, Duration::from_millis(10));
         let outcome = wait.await;
         assert_eq!((outcome.answer, outcome.reason), (None, OutcomeReason::Timeout));
         assert!(!store.lock().unwrap().pending_decision(&pane).unwrap().answerable);
@@ -572,14 +561,7 @@ mod tests {
     #[tokio::test]
     async fn the_turns_next_event_takes_the_card_back() {
         let (store, pane, _home) = store_with_pane();
-        let wait = wait_for_answer(
-            store.clone(),
-            pane.clone(),
-            AgentKind::Claude,
-            request(),
-            Duration::from_secs(30),
-        )
-        .expect("opens");
+        let wait = asking(&store, &pane, AgentKind::Claude, Duration::from_secs(30));
         store
             .lock()
             .unwrap()
@@ -636,14 +618,7 @@ mod tests {
     async fn claudes_hook_gone_withdraws_the_question_and_a_quiet_pane_ends_the_turn() {
         let (store, pane, _home) = store_with_pane();
         hook(&store, &pane, AgentKind::Claude, json!({"hook_event_name":"UserPromptSubmit"}));
-        let wait = wait_for_answer(
-            store.clone(),
-            pane.clone(),
-            AgentKind::Claude,
-            request(),
-            Duration::from_secs(30),
-        )
-        .expect("opens");
+        let wait = asking(&store, &pane, AgentKind::Claude, Duration::from_secs(30));
         assert_eq!(look(&store, &pane), (Lifecycle::Blocked, Attention::NeedsInput, true));
         drop(wait);
         assert_eq!(look(&store, &pane), (Lifecycle::Working, Attention::None, false));
@@ -669,14 +644,7 @@ mod tests {
     async fn claudes_hook_gone_then_the_turn_goes_on_ends_done_and_unread() {
         let (store, pane, _home) = store_with_pane();
         hook(&store, &pane, AgentKind::Claude, json!({"hook_event_name":"UserPromptSubmit"}));
-        let wait = wait_for_answer(
-            store.clone(),
-            pane.clone(),
-            AgentKind::Claude,
-            request(),
-            Duration::from_secs(30),
-        )
-        .expect("opens");
+        let wait = asking(&store, &pane, AgentKind::Claude, Duration::from_secs(30));
         drop(wait);
         hook(&store, &pane, AgentKind::Claude, json!({"hook_event_name":"PostToolUse"}));
         assert_eq!(look(&store, &pane), (Lifecycle::Working, Attention::None, false));
@@ -719,14 +687,7 @@ mod tests {
             assert_eq!((got, card), (attention, false), "{kind:?}");
         }
         hook(&store, &pane, AgentKind::Codex, json!({"hook_event_name":"UserPromptSubmit"}));
-        let wait = wait_for_answer(
-            store.clone(),
-            pane.clone(),
-            AgentKind::Codex,
-            request(),
-            Duration::from_secs(30),
-        )
-        .expect("opens");
+        let wait = asking(&store, &pane, AgentKind::Codex, Duration::from_secs(30));
         drop(wait);
         assert_eq!(look(&store, &pane), (Lifecycle::Blocked, Attention::NeedsInput, true));
     }
@@ -738,14 +699,7 @@ mod tests {
     async fn escape_while_blocked_ends_the_turn_and_takes_the_question_back() {
         let (store, pane, _home) = store_with_pane();
         hook(&store, &pane, AgentKind::Claude, json!({"hook_event_name":"UserPromptSubmit"}));
-        let wait = wait_for_answer(
-            store.clone(),
-            pane.clone(),
-            AgentKind::Claude,
-            request(),
-            Duration::from_secs(30),
-        )
-        .expect("opens");
+        let wait = asking(&store, &pane, AgentKind::Claude, Duration::from_secs(30));
         store.lock().unwrap().end_interrupted_turn(&pane);
         assert_eq!(look(&store, &pane), (Lifecycle::Idle, Attention::None, false));
         let outcome = wait.await;
