@@ -285,11 +285,9 @@ mod tests {
 
     use super::Persistence;
     use crate::events::EventBus;
-    use crate::pane::OutputPulse;
+
     use crate::persist::fs::{FileInfo, RealFs, StateFs};
     use crate::persist::StateDir;
-    use crate::process::testing::FakeSpawner;
-    use crate::store::{Store, StoreConfig};
 
     /// The real file system, except that the first snapshot rename waits until the test
     /// opens the gate: a save that is still running.
@@ -374,17 +372,7 @@ mod tests {
         let fs = Arc::new(GatedFs::default());
         let state = Arc::new(StateDir::open(dir.path().join("state"), fs.clone()).expect("open"));
         state.load().expect("an empty state loads");
-        let config = StoreConfig {
-            socket_path: dir.path().join("berth.sock"),
-            home: dir.path().to_path_buf(),
-            shell: "/bin/sh".into(),
-        };
-        let store = Store::with_spawner(
-            config,
-            EventBus::default(),
-            OutputPulse::default(),
-            Arc::new(FakeSpawner::default()),
-        );
+        let store = crate::store::test_store(dir.path(), EventBus::default());
         let persistence = Persistence::start(state, Arc::new(Mutex::new(store)), true);
         persistence.notify_change();
         fs.wait_for("the first save to reach its rename", |s| s.0 == 1);

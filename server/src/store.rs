@@ -1626,3 +1626,20 @@ pub(crate) fn signal_name(description: &str) -> String {
 #[cfg(test)]
 #[path = "store_tests.rs"]
 mod tests;
+
+/// A Store for unit tests: its home and socket in `home`, `/bin/sh` as the shell, programs
+/// "spawned" by a [`crate::process::testing::FakeSpawner`], events on `bus`.
+#[cfg(test)]
+pub(crate) fn test_store(home: &std::path::Path, bus: EventBus) -> Store {
+    let config = StoreConfig {
+        socket_path: home.join("berth.sock"),
+        home: home.to_path_buf(),
+        shell: "/bin/sh".into(),
+    };
+    Store::with_spawner(
+        config,
+        bus,
+        crate::pane::OutputPulse::default(),
+        Arc::new(crate::process::testing::FakeSpawner::default()),
+    )
+}

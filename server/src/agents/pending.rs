@@ -475,23 +475,12 @@ mod tests {
     use crate::decisions::{DecisionAnswer, OutcomeReason};
     use crate::error::CommandError;
     use crate::events::EventBus;
-    use crate::pane::OutputPulse;
-    use crate::process::testing::FakeSpawner;
-    use crate::store::{Store, StoreConfig};
+
+    use crate::store::Store;
 
     fn store_with_pane() -> (Arc<Mutex<Store>>, PaneId, tempfile::TempDir) {
         let home = tempfile::tempdir().expect("a temp dir");
-        let config = StoreConfig {
-            socket_path: home.path().join("berth.sock"),
-            home: home.path().to_path_buf(),
-            shell: "/bin/sh".into(),
-        };
-        let mut store = Store::with_spawner(
-            config,
-            EventBus::default(),
-            OutputPulse::default(),
-            Arc::new(FakeSpawner::default()),
-        );
+        let mut store = crate::store::test_store(home.path(), EventBus::default());
         let spawn = SpawnRequest { argv: vec!["sleep".into()], ..Default::default() };
         let Ok(Reply::Spawned { pane, .. }) =
             store.execute(Command::PaneSpawn { workspace: WorkspaceSelector::Active, spawn })

@@ -399,9 +399,6 @@ mod tests {
     use super::*;
     use crate::commands::Command;
     use crate::events::EventBus;
-    use crate::pane::OutputPulse;
-    use crate::process::testing::FakeSpawner;
-    use crate::store::StoreConfig;
 
     /// Regression: the watcher subscribed to the event bus, so with no client connected every
     /// event (each pane's output included) was still encoded, and each one made the watcher
@@ -419,17 +416,7 @@ mod tests {
             .expect("run git init");
         assert!(init.status.success(), "git init: {init:?}");
         let bus = EventBus::default();
-        let config = StoreConfig {
-            socket_path: home.path().join("berth.sock"),
-            home: home.path().to_path_buf(),
-            shell: "/bin/sh".into(),
-        };
-        let store = Arc::new(Mutex::new(Store::with_spawner(
-            config,
-            bus.clone(),
-            OutputPulse::default(),
-            Arc::new(FakeSpawner::default()),
-        )));
+        let store = Arc::new(Mutex::new(crate::store::test_store(home.path(), bus.clone())));
         let runtime =
             tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
         runtime.block_on(async {

@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
 
 use berth_engine::ids::TaskId;
 use serde_json::json;
@@ -15,18 +14,11 @@ use super::watch::decision_changed;
 use crate::commands::SpawnRequest;
 use crate::error::CommandError;
 use crate::events::EventBus;
-use crate::pane::OutputPulse;
 use crate::persist::task_record::{TaskRecord, TaskResultRecord};
-use crate::process::testing::FakeSpawner;
-use crate::store::{Internal, Store, StoreConfig};
+use crate::store::{Internal, Store};
 
 fn store(home: &Path, bus: EventBus) -> Store {
-    let config = StoreConfig {
-        socket_path: home.join("berth.sock"),
-        home: home.to_path_buf(),
-        shell: "/bin/sh".into(),
-    };
-    Store::with_spawner(config, bus, OutputPulse::default(), Arc::new(FakeSpawner::default()))
+    crate::store::test_store(home, bus)
 }
 
 fn op(store: &mut Store, op: TaskOp) -> Result<(), CommandError> {

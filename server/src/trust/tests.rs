@@ -3,8 +3,6 @@
 //! and saved, decisions answered only for a person, input only where allowed, agents marked
 //! from a hook's ancestry.
 
-use std::sync::Arc;
-
 use berth_engine::ids::PaneId;
 
 use super::peer::{Ancestor, Peer, ProcKey};
@@ -12,23 +10,11 @@ use super::{Caller, Provenance};
 use crate::commands::{Command, Reply, SpawnRequest, WorkspaceSelector};
 use crate::error::CommandError;
 use crate::events::EventBus;
-use crate::pane::OutputPulse;
-use crate::process::testing::FakeSpawner;
-use crate::store::{Store, StoreConfig};
+use crate::store::Store;
 
 fn store() -> (Store, tempfile::TempDir) {
     let home = tempfile::tempdir().expect("a temp dir");
-    let config = StoreConfig {
-        socket_path: home.path().join("berth.sock"),
-        home: home.path().to_path_buf(),
-        shell: "/bin/sh".into(),
-    };
-    let store = Store::with_spawner(
-        config,
-        EventBus::default(),
-        OutputPulse::default(),
-        Arc::new(FakeSpawner::default()),
-    );
+    let store = crate::store::test_store(home.path(), EventBus::default());
     (store, home)
 }
 
