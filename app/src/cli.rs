@@ -324,6 +324,10 @@ enum Verb {
         #[arg(long, value_name = "FILE", num_args = 0..=1)]
         check: Option<Option<PathBuf>>,
     },
+    /// Serve the Model Context Protocol on stdin/stdout, for an agent to drive Berth (its
+    /// tools: status, read_pane, start_task, wait_task, finish_task …). Agents start it
+    /// themselves once `berth hook install AGENT` registered it.
+    Mcp,
     /// Check the display, GPU, fonts, D-Bus, logind, socket, state and agents; one line each,
     /// with a fix. Exits 1 if the window cannot start.
     Doctor,
@@ -600,6 +604,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Verb::Config { default, check } => run_config(default, check),
         Verb::Doctor => crate::doctor::run(socket()),
+        Verb::Mcp => crate::mcp::run(socket()),
         Verb::GpuProbe => Ok(crate::doctor::gpu_probe()),
         Verb::Save => {
             let saved = connect()?.save()?;

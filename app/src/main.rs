@@ -15,6 +15,7 @@ mod doctor;
 mod hook_install;
 mod json_edit;
 mod logs;
+mod mcp;
 // The renderer's API is wider than the window uses yet (tests and examples use the rest).
 mod git_cli;
 #[cfg(test)]

@@ -98,6 +98,12 @@ impl Client {
         Ok(Client { reader: BufReader::new(stream), writer, next_id: 1 })
     }
 
+    /// A second handle on the connection's socket: shutting it down ends a call blocked on
+    /// this client at once (`berth mcp` gives up a cancelled request so).
+    pub fn interrupter(&self) -> io::Result<UnixStream> {
+        self.writer.try_clone()
+    }
+
     /// Connects to the socket named by the environment.
     pub fn connect_default() -> Result<Client, ClientError> {
         Self::connect(&crate::paths::socket_path())

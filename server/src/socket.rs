@@ -758,13 +758,36 @@ fn answer(
             }
         }
         Decoded::Connection(ConnectionMethod::Submit { pane, text, force }) => {
-            let allowed = {
+            let (caller, allowed) = {
                 let mut store = services.store.lock().unwrap_or_else(|p| p.into_inner());
                 let caller = store.caller_of(conn.peer.get());
-                store.authorize_submit(&caller, &pane)
+                let allowed = store.authorize_submit(&caller, &pane, &text, false);
+                (caller, allowed)
             };
-            if let Err(err) = allowed {
-                return now(Err(err));
+            let ask = match allowed {
+                Ok(ask) => ask,
+                Err(err) => return now(Err(err)),
+            };
+            if let Some(ask) = ask {
+                // An agent's prompt to a pane it may not drive: the person agrees first.
+                let consent = match crate::trust::consent::ask_person(&services.store, ask) {
+                    Ok(consent) => consent,
+                    Err(err) => return now(Err(err)),
+                };
+                let store = services.store.clone();
+                return Some(Answer::Later(
+                    id,
+                    Box::pin(async move {
+                        consent.await?;
+                        let again = store
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .authorize_submit(&caller, &pane, &text, true);
+                        again?;
+                        let submit = crate::agents::submit::start(&store, pane, &text, force)?;
+                        submit.await.map(|o| reply_value(&protocol::SubmitReply::from(&o)))
+                    }),
+                ));
             }
             match crate::agents::submit::start(&services.store, pane, &text, force) {
                 Ok(submit) => Some(Answer::Later(
@@ -793,8 +816,27 @@ fn answer(
             let caller =
                 services.store.lock().unwrap_or_else(|p| p.into_inner()).caller_of(conn.peer.get());
             let reporter = crate::tasks::serve::Reporter::of(&caller);
-            match crate::tasks::serve::serve(&services.store, *request, reporter) {
-                Ok(answer) => Some(Answer::Later(id, answer)),
+            // An agent's merge or discard waits for the person's consent (`trust::consent`).
+            let ask = crate::tasks::serve::consent(&services.store, &request, &caller);
+            match ask {
+                Ok(Some(ask)) => {
+                    let consent = match crate::trust::consent::ask_person(&services.store, ask) {
+                        Ok(consent) => consent,
+                        Err(err) => return now(Err(err)),
+                    };
+                    let store = services.store.clone();
+                    Some(Answer::Later(
+                        id,
+                        Box::pin(async move {
+                            consent.await?;
+                            crate::tasks::serve::serve(&store, *request, reporter)?.await
+                        }),
+                    ))
+                }
+                Ok(None) => match crate::tasks::serve::serve(&services.store, *request, reporter) {
+                    Ok(answer) => Some(Answer::Later(id, answer)),
+                    Err(err) => now(Err(err)),
+                },
                 Err(err) => now(Err(err)),
             }
         }

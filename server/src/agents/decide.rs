@@ -138,7 +138,7 @@ fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
 
 /// One line of at most `max` characters (made visible; a line feed shows as `⏎`), saying how
 /// much was cut where it was.
-fn bounded_line(s: &str, max: usize) -> String {
+pub(crate) fn bounded_line(s: &str, max: usize) -> String {
     let line = visible(s).trim().replace('\n', "⏎");
     let count = line.chars().count();
     if count <= max {
@@ -151,7 +151,7 @@ fn bounded_line(s: &str, max: usize) -> String {
 
 /// The detail: every line of `s`, made visible, up to [`DETAIL_LINES`] and [`DETAIL_CHARS`];
 /// past them a last line says how much was left out.
-fn bounded_detail(s: &str) -> String {
+pub(crate) fn bounded_detail(s: &str) -> String {
     let text = visible(s);
     let lines: Vec<&str> = text.lines().collect();
     let mut kept = Vec::new();

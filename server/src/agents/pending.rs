@@ -54,13 +54,34 @@ impl Store {
                 kind.as_str()
             ))
         })?;
+        let session = crate::agents::hooks::map_hook(kind, payload).session_id;
+        let title = format!("{} asks to run {}", agent_name(kind), request.tool);
+        let source = format!("hook:{}", kind.as_str());
+        self.open_request(pane, kind, session, OpenRequest { request, title, source }, id, route)
+    }
+
+    /// Holds a request as the pane's pending decision: the hook's permission request, or an
+    /// agent's act that needs a person's consent (`trust::consent`).
+    pub(crate) fn open_request(
+        &mut self,
+        pane: &PaneId,
+        kind: AgentKind,
+        session: Option<String>,
+        open: OpenRequest,
+        id: DecisionId,
+        route: DecisionRoute,
+    ) -> Result<(), CommandError> {
+        let OpenRequest { request, title, source } = open;
+        let p = self.panes.get(pane).ok_or_else(|| CommandError::NoSuchPane(pane.to_string()))?;
+        if p.state() != RestoreState::Live {
+            return Err(CommandError::PaneNotLive(pane.to_string()));
+        }
         let open = self.decisions.0.get(pane).map_or(0, |d| d.open.len());
         if open >= MAX_OPEN_PER_PANE {
             return Err(CommandError::Busy(format!(
                 "pane {pane} already holds {open} permission requests"
             )));
         }
-        let session = crate::agents::hooks::map_hook(kind, payload).session_id;
         if let Some(session) = session {
             self.report_session(pane, kind, session, None, None)?;
         } else if let Some(p) = self.panes.get_mut(pane) {
@@ -81,12 +102,7 @@ impl Store {
         }
         // The whole command, or no answer from the notification (see `notification_of`).
         let (body, offered) = crate::agents::decide::notification_of(&request, &view.options);
-        let mut incoming = Incoming::new(
-            Some(pane.clone()),
-            &format!("{} asks to run {}", agent_name(kind), request.tool),
-            &body,
-            &format!("hook:{}", kind.as_str()),
-        );
+        let mut incoming = Incoming::new(Some(pane.clone()), &title, &body, &source);
         incoming.attention = Attention::NeedsInput;
         incoming.actions =
             offered.iter().map(|o| (o.answer.as_str().to_owned(), o.label.clone())).collect();
@@ -97,7 +113,7 @@ impl Store {
         decisions.settle = None;
         decisions.open.push_back(OpenDecision { view, route, notification });
         self.publish_decision(pane);
-        tracing::info!(pane = %pane, decision = %id, agent = kind.as_str(), "permission request pending");
+        tracing::info!(pane = %pane, decision = %id, agent = kind.as_str(), source = %source, "decision pending");
         Ok(())
     }
 
@@ -435,9 +451,52 @@ pub fn wait_for_answer(
             route,
         })?;
     }
-    let mut guard = RouteGuard { store, pane, id: id.clone(), armed: true, loss: Loss::HookGone };
+    Ok(outcome_of(RouteGuard { store, pane, id, armed: true, loss: Loss::HookGone }, rx, wait))
+}
+
+/// What [`Store::open_request`] shows for a request: the request, the notification's title and
+/// its source.
+#[derive(Debug, Clone)]
+pub(crate) struct OpenRequest {
+    /// The request (its prompt, detail and options).
+    pub(crate) request: super::decide::DecisionRequest,
+    /// The notification's title.
+    pub(crate) title: String,
+    /// The notification's source (`hook:claude`, `consent`).
+    pub(crate) source: String,
+}
+
+/// Opens a decision that is not a hook's (an agent's act held for a person's consent,
+/// `trust::consent`) in `pane` and returns the future of its outcome, as [`wait_for_answer`].
+pub(crate) fn wait_for_consent(
+    store: Arc<Mutex<Store>>,
+    pane: PaneId,
+    kind: AgentKind,
+    open: OpenRequest,
+    wait: Duration,
+) -> Result<impl Future<Output = DecisionOutcome> + Send + 'static, CommandError> {
+    let id = DecisionId::new();
+    let (route, rx) = DecisionRoute::new();
+    store.lock().unwrap_or_else(|p| p.into_inner()).open_request(
+        &pane,
+        kind,
+        None,
+        open,
+        id.clone(),
+        route,
+    )?;
+    Ok(outcome_of(RouteGuard { store, pane, id, armed: true, loss: Loss::HookGone }, rx, wait))
+}
+
+/// The outcome of an open decision: its answer, a retraction, or a timeout after `wait`.
+fn outcome_of(
+    mut guard: RouteGuard,
+    rx: tokio::sync::oneshot::Receiver<Resolution>,
+    wait: Duration,
+) -> impl Future<Output = DecisionOutcome> + Send + 'static {
+    let id = guard.id.clone();
     let wait = wait.min(MAX_WAIT);
-    Ok(async move {
+    async move {
         let (answer, message, reason) = match tokio::time::timeout(wait, rx).await {
             Ok(Ok(Resolution::Answered { answer, message })) => {
                 guard.armed = false;
@@ -456,7 +515,7 @@ pub fn wait_for_answer(
         };
         drop(guard);
         DecisionOutcome { id, answer, message, reason }
-    })
+    }
 }
 
 #[cfg(test)]

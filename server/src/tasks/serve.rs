@@ -93,6 +93,32 @@ pub fn serve(
     })
 }
 
+/// Whether `request` from `caller` must first be agreed to by a person
+/// (`trust::consent`): a merge or discard asked by a caller that does not act for a person.
+/// Checked before it waits, so a bad request is refused at once.
+pub fn consent(
+    store: &Mutex<Store>,
+    request: &TaskRequest,
+    caller: &crate::trust::Caller,
+) -> Result<Option<crate::trust::consent::Ask>, CommandError> {
+    let TaskRequest::Finish(p) = request else { return Ok(None) };
+    if caller.acts_for_person() {
+        return Ok(None);
+    }
+    request.check()?;
+    let id = TaskId::parse(&p.task_id)?;
+    let store = lock(store);
+    let record = store.task_record(&id)?;
+    let how = if p.merge { "merge" } else { "discard" };
+    let detail = format!(
+        "task {id} ({}), branch {}{}",
+        record.state,
+        record.branch,
+        if p.force { ", forced" } else { "" }
+    );
+    store.consent_for(caller, &format!("{how} task {}", record.label), &detail)
+}
+
 fn report(
     store: &Mutex<Store>,
     p: ReportParams,

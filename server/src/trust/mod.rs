@@ -6,6 +6,8 @@
 //!
 //! - `peer.rs`: a socket peer's ancestry from `/proc` (pid and start time per process, the
 //!   peer's pidfd), examined when a request first needs it: [`peer::Peer`], [`peer::LazyPeer`].
+//! - `consent.rs`: an agent's act on another agent (a task's merge, a prompt submitted to
+//!   another pane) held as a decision in its own pane until a person allows it.
 //! - `reaper.rs`: the server as a child subreaper, and the reaping of the orphans it adopts.
 //! - `policy.rs`: the `impl Store` that turns a peer into a [`Caller`] against the panes, and
 //!   the rules ([`crate::store::Store::authorize`], [`crate::store::Store::execute_as`]).
@@ -14,6 +16,7 @@
 //! program may rewrite its own; it is read only to refuse more).
 
 pub mod peer;
+pub mod consent;
 mod policy;
 pub mod reaper;
 
@@ -170,6 +173,7 @@ pub fn needs_caller(cmd: &crate::commands::Command) -> bool {
     matches!(
         cmd,
         C::Decide { .. }
+            | C::Notify { pane: None, .. }
             | C::PaneSend { .. }
             | C::PaneInput { .. }
             | C::HookEvent { .. }

@@ -43,6 +43,14 @@ enum Effect {
     MarkAgents(PaneId, Vec<Ancestor>),
 }
 
+/// What typing into a pane takes, for a caller that may not be refused outright.
+enum InputRule {
+    /// Allowed; what it leaves behind.
+    Allowed(Effect),
+    /// An agent's input into a pane it may not drive: a person must agree first.
+    AskFirst,
+}
+
 fn refuse(message: String) -> CommandError {
     CommandError::NotPermitted(message)
 }
@@ -142,7 +150,13 @@ impl Store {
         caller: &Caller,
         op: impl Into<Op>,
     ) -> Result<Reply, CommandError> {
-        let op = op.into();
+        let mut op = op.into();
+        if let (Op::Client(Command::Notify { pane: pane @ None, .. }), Some(own)) =
+            (&mut op, caller.pane())
+        {
+            // A notification that names no pane comes from the caller's own (by its ancestry).
+            *pane = Some(own.clone());
+        }
         let effect = match &op {
             Op::Client(cmd) => self.authorize(caller, cmd)?,
             Op::Internal(_) => Effect::None,
@@ -246,8 +260,22 @@ impl Store {
             || self.panes.get(pane).is_some_and(|p| self.pane_lifecycle(p) == Lifecycle::Blocked)
     }
 
-    /// Typing into `pane` (`pane.send`, `pane.input`, `pane.submit`).
+    /// Typing into `pane` (`pane.send`, `pane.input`): what `input_rule` would ask a person
+    /// for is refused (a decision per keystroke would be no consent at all).
     fn authorize_input(&self, caller: &Caller, pane: &PaneId) -> Result<Effect, CommandError> {
+        match self.input_rule(caller, pane)? {
+            InputRule::Allowed(effect) => Ok(effect),
+            InputRule::AskFirst => Err(refuse(format!(
+                "{} cannot type into pane {pane}: an agent may drive other panes only in its own \
+                 workspace, once a person turned it on (`berth workspace agent-drive NAME on`, \
+                 run outside Berth)",
+                caller.describe()
+            ))),
+        }
+    }
+
+    /// Typing into `pane`: refused, allowed, or to be asked of a person first.
+    fn input_rule(&self, caller: &Caller, pane: &PaneId) -> Result<InputRule, CommandError> {
         if caller.pane() == Some(pane) {
             return Err(refuse(format!(
                 "a process inside pane {pane} cannot type into its own pane (as TIOCSTI is \
@@ -255,7 +283,7 @@ impl Store {
             )));
         }
         if caller.acts_for_person() {
-            return Ok(Effect::None);
+            return Ok(InputRule::Allowed(Effect::None));
         }
         let target = self.pane_ref(pane)?;
         if self.waits_on_person(pane) {
@@ -273,21 +301,38 @@ impl Store {
             _ => false,
         };
         if !driven {
-            return Err(refuse(format!(
-                "{} cannot type into pane {pane}: an agent may drive other panes only in its own \
-                 workspace, once a person turned it on (`berth workspace agent-drive NAME on`, \
-                 run outside Berth)",
-                caller.describe()
-            )));
+            return Ok(InputRule::AskFirst);
         }
-        Ok(Effect::Taint(pane.clone(), caller.provenance()))
+        Ok(InputRule::Allowed(Effect::Taint(pane.clone(), caller.provenance())))
     }
 
-    /// `pane.submit`: the same rules as `pane.send`, applied now.
-    pub fn authorize_submit(&mut self, caller: &Caller, pane: &PaneId) -> Result<(), CommandError> {
-        let effect = self.authorize_input(caller, pane)?;
+    /// `pane.submit`: the rules of `pane.send`, except that where an agent may not drive the
+    /// pane it asks the person first (issue 30): `Some` is the decision to open, after whose
+    /// allow the submit is authorized again with `consented`. Never into the caller's own
+    /// pane nor into one that waits on a person, consent or not.
+    pub fn authorize_submit(
+        &mut self,
+        caller: &Caller,
+        pane: &PaneId,
+        text: &str,
+        consented: bool,
+    ) -> Result<Option<super::consent::Ask>, CommandError> {
+        let effect = match self.input_rule(caller, pane)? {
+            InputRule::Allowed(effect) => effect,
+            InputRule::AskFirst if consented => {
+                Effect::Taint(pane.clone(), caller.provenance())
+            }
+            InputRule::AskFirst => {
+                let target = self.pane_ref(pane)?;
+                let whom = match target.agent.kind {
+                    berth_engine::agents::AgentKind::None => format!("pane {pane}"),
+                    kind => format!("{} in pane {pane}", kind.as_str()),
+                };
+                return self.ask_for(caller, &format!("send a prompt to {whom}"), text).map(Some);
+            }
+        };
         self.apply_effect(effect);
-        Ok(())
+        Ok(None)
     }
 
     /// Speaking for `pane` as its agent (`hook.event`; `session.report` with `explicit`: named

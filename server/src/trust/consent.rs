@@ -1,0 +1,126 @@
+//! An agent's act on another agent held for a person's consent (issue 30): merging or
+//! discarding a task (`task.finish`), or submitting a prompt to another pane (`pane.submit`),
+//! asked by a caller that does not act for a person. The act opens a Berth decision in the
+//! caller's own pane ("claude in api asks to merge task parse-fix"), answered like any other
+//! (the window's card, the desktop notification, `berth decide` outside Berth), and goes on
+//! only with an allow. A workspace a person opted in (`berth workspace agent-drive NAME on`)
+//! lets its agents act without asking.
+//!
+//! The decision is the caller's own pane's, so nothing in that pane can answer it
+//! (`Store::authorize_decide`), and no other agent can either: no call of an agent's ever
+//! grants its own act. It must not perform the act itself: its callers do, after the future
+//! it returns says yes.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use berth_engine::agents::AgentKind;
+use berth_engine::ids::PaneId;
+
+use super::Caller;
+use crate::agents::decide::{bounded_detail, bounded_line, DecisionRequest};
+use crate::agents::pending::{wait_for_consent, OpenRequest};
+use crate::decisions::{DecisionAnswer, OutcomeReason};
+use crate::error::CommandError;
+use crate::store::Store;
+
+/// How long an act waits for the person's answer before it is given up (nothing done).
+pub const CONSENT_WAIT: Duration = Duration::from_secs(30 * 60);
+
+/// An act that must be asked for: where the decision opens and what it says.
+#[derive(Debug, Clone)]
+pub struct Ask {
+    /// The caller's pane, where the decision is shown.
+    pub pane: PaneId,
+    /// The agent in that pane, as the card names it.
+    pub agent: AgentKind,
+    /// One line: "claude in api asks to merge task parse-fix".
+    pub prompt: String,
+    /// A few lines more (the prompt to be submitted, the task's branch).
+    pub detail: String,
+}
+
+impl Store {
+    /// Whether `caller` may do `act` (words: "merge task parse-fix") at once (`None`), must
+    /// ask a person first (`Some`), or may not at all (a caller in no pane: there is nowhere
+    /// to ask).
+    pub fn consent_for(
+        &self,
+        caller: &Caller,
+        act: &str,
+        detail: &str,
+    ) -> Result<Option<Ask>, CommandError> {
+        if caller.acts_for_person() {
+            return Ok(None);
+        }
+        if let Caller::Pane { workspace, .. } = caller {
+            if self.workspaces.iter().any(|w| w.id == *workspace && w.agent_drive) {
+                return Ok(None);
+            }
+        }
+        self.ask_for(caller, act, detail).map(Some)
+    }
+
+    /// The decision that asks a person whether `caller` may do `act`; refused for a caller in
+    /// no pane (there is nowhere to ask).
+    pub fn ask_for(&self, caller: &Caller, act: &str, detail: &str) -> Result<Ask, CommandError> {
+        let Caller::Pane { pane, workspace, .. } = caller else {
+            return Err(CommandError::NotPermitted(format!(
+                "{} cannot {act}: only a person may, or an agent in a Berth pane with the \
+                 person's consent",
+                caller.describe()
+            )));
+        };
+        let ws = self.workspaces.iter().find(|w| w.id == *workspace);
+        let agent = self.panes.get(pane).map_or(AgentKind::None, |p| p.agent.kind);
+        let who = match agent {
+            AgentKind::None => "an agent".to_owned(),
+            kind => kind.as_str().to_owned(),
+        };
+        let place = ws.map_or_else(|| format!("pane {pane}"), |w| w.name.clone());
+        Ok(Ask {
+            pane: pane.clone(),
+            agent,
+            prompt: bounded_line(&format!("{who} in {place} asks to {act}"), 200),
+            detail: bounded_detail(detail),
+        })
+    }
+}
+
+/// Opens the decision for `ask` and returns the future of the person's answer: `Ok` for an
+/// allow, else the refusal that says why nothing was done.
+pub fn ask_person(
+    store: &Arc<Mutex<Store>>,
+    ask: Ask,
+) -> Result<impl Future<Output = Result<(), CommandError>> + Send + 'static, CommandError> {
+    let request = DecisionRequest {
+        tool: "Berth".into(),
+        prompt: ask.prompt.clone(),
+        detail: ask.detail,
+        suggestion: None,
+        always: false,
+    };
+    let open = OpenRequest { request, title: ask.prompt.clone(), source: "consent".into() };
+    let outcome = wait_for_consent(store.clone(), ask.pane, ask.agent, open, CONSENT_WAIT)?;
+    let prompt = ask.prompt;
+    Ok(async move {
+        let outcome = outcome.await;
+        match (outcome.reason, outcome.answer) {
+            (OutcomeReason::Answered, Some(DecisionAnswer::Allow | DecisionAnswer::Always)) => {
+                Ok(())
+            }
+            (OutcomeReason::Answered, _) => Err(CommandError::NotPermitted(format!(
+                "the person declined: {prompt}{}",
+                outcome.message.map(|m| format!(" ({m})")).unwrap_or_default()
+            ))),
+            (OutcomeReason::Timeout, _) => Err(CommandError::Timeout(format!(
+                "nobody answered in {} minutes: {prompt}; nothing was done",
+                CONSENT_WAIT.as_secs() / 60
+            ))),
+            _ => Err(CommandError::NotPermitted(format!(
+                "the request was taken back before a person answered: {prompt}; nothing was done"
+            ))),
+        }
+    })
+}
