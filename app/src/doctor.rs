@@ -394,7 +394,7 @@ fn agents(var: &impl Fn(&str) -> Option<OsString>) -> Vec<Finding> {
             } else {
                 ""
             };
-            Some(match (wired, decisions) {
+            let hooks = match (wired, decisions) {
                 (true, true) => Finding::new(
                     Level::Ok,
                     "agent",
@@ -410,8 +410,26 @@ fn agents(var: &impl Fn(&str) -> Option<OsString>) -> Vec<Finding> {
                     "agent",
                     format!("{binary} is on PATH but its hooks are not wired (states are guessed from the screen){injected}; fix: `berth hook install {agent}` (merges into {})", file.display()),
                 ),
-            })
+            };
+            // Whether the agent can drive Berth through `berth mcp` (issue 30).
+            let mcp = crate::mcp_install::registered(kind, var).map(|(file, wired)| {
+                if wired {
+                    Finding::new(
+                        Level::Ok,
+                        "mcp",
+                        format!("{binary}: `berth mcp` is registered in {}", file.display()),
+                    )
+                } else {
+                    Finding::new(
+                        Level::Warn,
+                        "mcp",
+                        format!("{binary}: `berth mcp` is not registered, so it cannot drive Berth's tasks; fix: `berth hook install {agent}` (adds it to {})", file.display()),
+                    )
+                }
+            });
+            Some(std::iter::once(hooks).chain(mcp))
         })
+        .flatten()
         .collect()
 }
 

@@ -16,6 +16,7 @@ mod hook_install;
 mod json_edit;
 mod logs;
 mod mcp;
+mod mcp_install;
 // The renderer's API is wider than the window uses yet (tests and examples use the rest).
 mod git_cli;
 #[cfg(test)]

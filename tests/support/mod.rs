@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 pub mod git;
 pub mod image;
+pub mod mcp;
 pub mod real_agents;
 pub mod task;
 

@@ -86,6 +86,9 @@ pub struct StartTaskArgs {
     /// A short label for the task (default: the objective's first line).
     #[serde(default)]
     pub label: Option<String>,
+    /// The command that runs the worker (default: the agent's own program).
+    #[serde(default)]
+    pub command: Vec<String>,
 }
 
 /// `wait_task`'s arguments.
@@ -222,10 +225,8 @@ impl BerthTools {
         BerthTools { link, tool_router: Self::tool_router() }
     }
 
-    #[tool(
-        description = "Berth's state: workspaces, tabs and panes (with each agent's kind, \
-                       lifecycle and attention), pending decisions, and tasks."
-    )]
+    #[tool(description = "Berth's state: workspaces, tabs and panes (with each agent's kind, \
+                       lifecycle and attention), pending decisions, and tasks.")]
     async fn status(
         &self,
         Parameters(_): Parameters<NoArgs>,
@@ -295,12 +296,10 @@ impl BerthTools {
         )
     }
 
-    #[tool(
-        description = "Start a task: a worker agent in its own git worktree and branch, cut \
+    #[tool(description = "Start a task: a worker agent in its own git worktree and branch, cut \
                        from `base`, given the objective, constraints and acceptance criteria. \
                        Answers the task (its id, branch, worktree). Allowed in the caller's \
-                       own repository."
-    )]
+                       own repository.")]
     async fn start_task(
         &self,
         Parameters(args): Parameters<StartTaskArgs>,
@@ -311,6 +310,7 @@ impl BerthTools {
             agent: args.agent,
             base: args.base,
             label: args.label,
+            command: args.command,
             ..StartParams::default()
         };
         params.contract.objective = args.objective;
@@ -321,12 +321,10 @@ impl BerthTools {
         answer(self.link.call(&ct, move |c| c.task(request, None)).await)
     }
 
-    #[tool(
-        description = "Wait until a task is terminal (or, with until=input_required, also \
+    #[tool(description = "Wait until a task is terminal (or, with until=input_required, also \
                        until its worker waits on a person), at most timeout_s seconds; answers \
                        the task with its state and the worker's report. Sends progress \
-                       notifications while it waits."
-    )]
+                       notifications while it waits.")]
     async fn wait_task(
         &self,
         Parameters(args): Parameters<WaitTaskArgs>,
@@ -384,10 +382,8 @@ impl BerthTools {
         }
     }
 
-    #[tool(
-        description = "A task: its state, contract, the worker's report and evidence, and its \
-                       diff stat (files changed, lines added and removed)."
-    )]
+    #[tool(description = "A task: its state, contract, the worker's report and evidence, and its \
+                       diff stat (files changed, lines added and removed).")]
     async fn show_task(
         &self,
         Parameters(args): Parameters<TaskArgs>,
@@ -411,11 +407,9 @@ impl BerthTools {
         )
     }
 
-    #[tool(
-        description = "A task's diff against its base: without `path`, the changed files with \
+    #[tool(description = "A task's diff against its base: without `path`, the changed files with \
                        their line counts; with `path`, that file's hunks, `limit` at a time \
-                       from `offset`."
-    )]
+                       from `offset`.")]
     async fn task_diff(
         &self,
         Parameters(args): Parameters<TaskDiffArgs>,
@@ -441,11 +435,9 @@ impl BerthTools {
         answer(self.link.call(&ct, move |c| c.git(request, Some(Duration::from_secs(60)))).await)
     }
 
-    #[tool(
-        description = "Submit a prompt to another agent's pane (pasted, then Enter). Unless \
+    #[tool(description = "Submit a prompt to another agent's pane (pasted, then Enter). Unless \
                        the person let agents drive this workspace, Berth asks the person first \
-                       and this waits for the answer."
-    )]
+                       and this waits for the answer.")]
     async fn submit(
         &self,
         Parameters(args): Parameters<SubmitArgs>,
@@ -468,11 +460,9 @@ impl BerthTools {
         )
     }
 
-    #[tool(
-        description = "Merge a task's branch into the branch its checkout was on, or discard \
+    #[tool(description = "Merge a task's branch into the branch its checkout was on, or discard \
                        it; the worktree is removed. Berth asks the person first (unless they \
-                       let agents drive this workspace) and this waits for the answer."
-    )]
+                       let agents drive this workspace) and this waits for the answer.")]
     async fn finish_task(
         &self,
         Parameters(args): Parameters<FinishTaskArgs>,

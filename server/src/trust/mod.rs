@@ -15,8 +15,8 @@
 //! It must not read a caller's environment, nor trust a command line to allow anything (a
 //! program may rewrite its own; it is read only to refuse more).
 
-pub mod peer;
 pub mod consent;
+pub mod peer;
 mod policy;
 pub mod reaper;
 

@@ -319,9 +319,7 @@ impl Store {
     ) -> Result<Option<super::consent::Ask>, CommandError> {
         let effect = match self.input_rule(caller, pane)? {
             InputRule::Allowed(effect) => effect,
-            InputRule::AskFirst if consented => {
-                Effect::Taint(pane.clone(), caller.provenance())
-            }
+            InputRule::AskFirst if consented => Effect::Taint(pane.clone(), caller.provenance()),
             InputRule::AskFirst => {
                 let target = self.pane_ref(pane)?;
                 let whom = match target.agent.kind {
