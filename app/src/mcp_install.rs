@@ -132,7 +132,9 @@ pub fn remove_json(kind: AgentKind, text: &str) -> Result<Option<String>> {
     let mut want: Value = serde_json::from_str(text).context("the file is not JSON")?;
     let Some(have) = want.get(holder).and_then(|m| m.get(NAME)) else { return Ok(None) };
     if *have != entry {
-        bail!("its MCP server \"{NAME}\" is not the entry Berth wrote (it was changed); left alone");
+        bail!(
+            "its MCP server \"{NAME}\" is not the entry Berth wrote (it was changed); left alone"
+        );
     }
     let root = json_edit::parse(text).map_err(anyhow::Error::msg)?;
     let Some(servers) = root.member(holder) else { return Ok(None) };
@@ -243,7 +245,10 @@ fn created_by_us(text: &str, kind: AgentKind) -> bool {
 
 /// Whether `berth mcp` is registered in the agent's user-level config, for `berth doctor`:
 /// the file looked at, and yes or no.
-pub fn registered(kind: AgentKind, var: &impl Fn(&str) -> Option<OsString>) -> Option<(PathBuf, bool)> {
+pub fn registered(
+    kind: AgentKind,
+    var: &impl Fn(&str) -> Option<OsString>,
+) -> Option<(PathBuf, bool)> {
     let path = config_path(kind, None, var).ok()?;
     let text = fs::read_to_string(&path).unwrap_or_default();
     let wired = match kind {
@@ -274,7 +279,9 @@ pub fn run(kind: AgentKind, project: Option<&Path>, uninstall: bool) -> Result<(
         (false, Change::Unchanged) => println!("{agent}: Berth's MCP server is already in {shown}"),
         (false, _) => println!("{agent}: Berth's MCP server (berth mcp) registered in {shown}"),
         (true, Change::Unchanged) => println!("{agent}: no Berth MCP server in {shown}"),
-        (true, Change::Removed) => println!("{agent}: removed {shown} (it held only Berth's MCP server)"),
+        (true, Change::Removed) => {
+            println!("{agent}: removed {shown} (it held only Berth's MCP server)")
+        }
         (true, _) => println!("{agent}: Berth's MCP server removed from {shown}"),
     }
     Ok(())
@@ -322,7 +329,9 @@ mod tests {
 
     #[test]
     fn the_codex_block_comes_out_exactly() {
-        for text in ["", "model = \"o3\"\n", "model = \"o3\"", "[mcp_servers.docs]\ncommand = \"d\"\n"] {
+        for text in
+            ["", "model = \"o3\"\n", "model = \"o3\"", "[mcp_servers.docs]\ncommand = \"d\"\n"]
+        {
             let added = add_toml(text).unwrap().expect("added");
             assert!(codex_state(&added).unwrap().1, "{added}");
             assert_eq!(add_toml(&added).unwrap(), None);

@@ -687,7 +687,7 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
         "notify" => {
             let p: NotifyParams = params(p)?;
             let source = p.source.unwrap_or_else(|| "cli".into());
-            let source_ok = matches!(source.as_str(), "cli" | "system")
+            let source_ok = matches!(source.as_str(), "cli" | "system" | "mcp")
                 || source
                     .strip_prefix("hook:")
                     .is_some_and(|a| berth_engine::agents::AgentKind::parse(a).is_some());

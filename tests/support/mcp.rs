@@ -169,20 +169,28 @@ pub fn tool_error(answer: &Value) -> String {
     answer["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned()
 }
 
-/// The message of an invalid-params protocol error (bad arguments).
-pub fn invalid_params(answer: &Value) -> String {
-    assert_eq!(answer["error"]["code"], -32602, "expected invalid params: {answer}");
-    answer["error"]["message"].as_str().unwrap_or_default().to_owned()
+/// The text of a tool's answer that refuses its arguments: an error result saying so.
+pub fn bad_arguments(answer: &Value) -> String {
+    let text = tool_error(answer);
+    assert!(
+        text.starts_with("bad arguments:") || text.starts_with("failed to deserialize parameters"),
+        "expected a refusal of the arguments: {answer}"
+    );
+    text
 }
 
-/// The Unix sockets a process holds open.
+/// The sockets a process holds open (each counted once, however many descriptors it has).
 pub fn sockets_of(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
+    let mut sockets: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
         .map(|dir| {
             dir.filter_map(Result::ok)
                 .filter_map(|e| std::fs::read_link(e.path()).ok())
-                .filter(|l| l.to_string_lossy().starts_with("socket:"))
-                .count()
+                .map(|l| l.to_string_lossy().into_owned())
+                .filter(|l| l.starts_with("socket:"))
+                .collect()
         })
-        .unwrap_or(0)
+        .unwrap_or_default();
+    sockets.sort_unstable();
+    sockets.dedup();
+    sockets.len()
 }

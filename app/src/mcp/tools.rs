@@ -1,10 +1,10 @@
 //! The tools `berth mcp` offers, each with its argument schema (derived from the argument
 //! types, with `deny_unknown_fields`) and one call (or a loop of them) to the Berth server.
 //!
-//! Errors come back two ways: arguments the schema or Berth refuses (a bad id, an unknown
-//! task or pane) are the protocol's invalid-params error; what Berth refuses to do (not
-//! permitted, the person declined, a timeout, the server gone) is a tool result marked as an
-//! error, with the words for the agent.
+//! Every refusal is a tool result marked as an error, with the words for the agent: arguments
+//! the schema or Berth refuses (a bad id, an unknown task or pane) start "bad arguments:" (the
+//! SDK's own "failed to deserialize parameters" for what does not fit the schema); what Berth
+//! refuses to do (not permitted, the person declined, a timeout, the server gone) says why.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -197,13 +197,22 @@ fn text(value: &Value) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(body)])
 }
 
-/// A tool's answer: the value, or the failure as the right kind of error.
+/// A tool's answer: the value, or the failure (bad arguments as such).
 fn answer(result: Result<Value, Failure>) -> Result<CallToolResult, ErrorData> {
     match result {
         Ok(value) => Ok(text(&value)),
         Err(f) if f.is_bad_arguments() => Err(f.into_error()),
         Err(f) => Ok(CallToolResult::error(vec![ContentBlock::text(f.message())])),
     }
+}
+
+/// What a tool answers: bad arguments too are a result marked as an error (as the SDK answers
+/// arguments that do not fit the schema, and as the protocol asks, so that the model can
+/// correct its call), saying so.
+fn settle(result: Result<CallToolResult, ErrorData>) -> CallToolResult {
+    result.unwrap_or_else(|e| {
+        CallToolResult::error(vec![ContentBlock::text(format!("bad arguments: {}", e.message))])
+    })
 }
 
 fn bad(message: impl Into<String>) -> ErrorData {
@@ -231,20 +240,25 @@ impl BerthTools {
         &self,
         Parameters(_): Parameters<NoArgs>,
         ct: CancellationToken,
-    ) -> Result<CallToolResult, ErrorData> {
-        answer(
-            self.link
-                .call(&ct, |c| {
-                    let state = c.call("workspace.list", json!({}))?;
-                    let decisions = c.call("decision.list", json!({}))?;
-                    let tasks = c.task(TaskRequest::List(ListParams::default()), None)?;
-                    Ok(json!({
-                        "workspaces": state["workspaces"],
-                        "decisions": decisions["decisions"],
-                        "tasks": tasks["tasks"],
-                    }))
-                })
-                .await,
+    ) -> CallToolResult {
+        settle(
+            async {
+                answer(
+                    self.link
+                        .call(&ct, |c| {
+                            let state = c.call("workspace.list", json!({}))?;
+                            let decisions = c.call("decision.list", json!({}))?;
+                            let tasks = c.task(TaskRequest::List(ListParams::default()), None)?;
+                            Ok(json!({
+                                "workspaces": state["workspaces"],
+                                "decisions": decisions["decisions"],
+                                "tasks": tasks["tasks"],
+                            }))
+                        })
+                        .await,
+                )
+            }
+            .await,
         )
     }
 
@@ -253,23 +267,28 @@ impl BerthTools {
         &self,
         Parameters(args): Parameters<ReadPaneArgs>,
         ct: CancellationToken,
-    ) -> Result<CallToolResult, ErrorData> {
-        let pane = pane_arg(&args.pane)?;
-        if let Some(n) = args.lines.filter(|n| *n == 0 || *n > MAX_LINES) {
-            return Err(bad(format!("lines must be 1 to {MAX_LINES}, not {n}")));
-        }
-        let spec = ReadSpec { last: args.lines.map(|n| n as usize), ..ReadSpec::default() };
-        let read = self
-            .link
-            .call(&ct, move |c| match c.execute(Command::PaneRead { pane, spec })? {
-                Reply::Read(view) => Ok(view.lines.join("\n")),
-                other => Err(unexpected(&other)),
-            })
-            .await;
-        match read {
-            Ok(body) => Ok(CallToolResult::success(vec![ContentBlock::text(body)])),
-            Err(f) => answer(Err(f)),
-        }
+    ) -> CallToolResult {
+        settle(
+            async {
+                let pane = pane_arg(&args.pane)?;
+                if let Some(n) = args.lines.filter(|n| *n == 0 || *n > MAX_LINES) {
+                    return Err(bad(format!("lines must be 1 to {MAX_LINES}, not {n}")));
+                }
+                let spec = ReadSpec { last: args.lines.map(|n| n as usize), ..ReadSpec::default() };
+                let read = self
+                    .link
+                    .call(&ct, move |c| match c.execute(Command::PaneRead { pane, spec })? {
+                        Reply::Read(view) => Ok(view.lines.join("\n")),
+                        other => Err(unexpected(&other)),
+                    })
+                    .await;
+                match read {
+                    Ok(body) => Ok(CallToolResult::success(vec![ContentBlock::text(body)])),
+                    Err(f) => answer(Err(f)),
+                }
+            }
+            .await,
+        )
     }
 
     #[tool(description = "Search a pane's scrollback and screen; the matching lines.")]
@@ -277,22 +296,21 @@ impl BerthTools {
         &self,
         Parameters(args): Parameters<SearchPaneArgs>,
         ct: CancellationToken,
-    ) -> Result<CallToolResult, ErrorData> {
-        pane_arg(&args.pane)?;
-        if args.query.is_empty() {
-            return Err(bad("the query is empty"));
-        }
-        let request: berth_server::pane_search::SearchRequest = serde_json::from_value(json!({
-            "pane_id": args.pane, "query": args.query, "all": true, "count": true,
-        }))
-        .map_err(|e| bad(e.to_string()))?;
-        answer(
-            self.link
-                .call(&ct, move |c| {
-                    let reply = c.search(request)?;
-                    serde_json::to_value(reply).map_err(|e| ClientError::Protocol(e.to_string()))
-                })
-                .await,
+    ) -> CallToolResult {
+        settle(
+            async {
+                let pane = pane_arg(&args.pane)?;
+                if args.query.is_empty() {
+                    return Err(bad("the query is empty"));
+                }
+                let request: berth_server::pane_search::SearchRequest =
+                    serde_json::from_value(json!({
+                        "pane_id": args.pane, "query": args.query, "all": true, "count": true,
+                    }))
+                    .map_err(|e| bad(e.to_string()))?;
+                answer(self.link.call(&ct, move |c| matching_lines(c, pane, request)).await)
+            }
+            .await,
         )
     }
 
@@ -304,21 +322,26 @@ impl BerthTools {
         &self,
         Parameters(args): Parameters<StartTaskArgs>,
         ct: CancellationToken,
-    ) -> Result<CallToolResult, ErrorData> {
-        let mut params = StartParams {
-            repo: args.repo,
-            agent: args.agent,
-            base: args.base,
-            label: args.label,
-            command: args.command,
-            ..StartParams::default()
-        };
-        params.contract.objective = args.objective;
-        params.contract.constraints = args.constraints;
-        params.contract.acceptance = args.acceptance;
-        let request = TaskRequest::Start(params);
-        request.check().map_err(|e| bad(e.to_string()))?;
-        answer(self.link.call(&ct, move |c| c.task(request, None)).await)
+    ) -> CallToolResult {
+        settle(
+            async {
+                let mut params = StartParams {
+                    repo: args.repo,
+                    agent: args.agent,
+                    base: args.base,
+                    label: args.label,
+                    command: args.command,
+                    ..StartParams::default()
+                };
+                params.contract.objective = args.objective;
+                params.contract.constraints = args.constraints;
+                params.contract.acceptance = args.acceptance;
+                let request = TaskRequest::Start(params);
+                request.check().map_err(|e| bad(e.to_string()))?;
+                answer(self.link.call(&ct, move |c| c.task(request, None)).await)
+            }
+            .await,
+        )
     }
 
     #[tool(description = "Wait until a task is terminal (or, with until=input_required, also \
@@ -331,55 +354,81 @@ impl BerthTools {
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
         ct: CancellationToken,
-    ) -> Result<CallToolResult, ErrorData> {
-        let id = args.task_id.clone();
-        berth_engine::ids::TaskId::parse(&id).map_err(|e| bad(format!("task {id:?}: {e}")))?;
-        let limit_s = args.timeout_s.unwrap_or(WAIT_DEFAULT_S);
-        if limit_s == 0 || limit_s > WAIT_MAX_S {
-            return Err(bad(format!("timeout_s must be 1 to {WAIT_MAX_S}, not {limit_s}")));
-        }
-        let until = match args.until.unwrap_or(WaitFor::Terminal) {
-            WaitFor::Terminal => "terminal",
-            WaitFor::InputRequired => "input_required",
-        };
-        let token = meta.get_progress_token();
-        let started = Instant::now();
-        let limit = Duration::from_secs(limit_s);
-        let mut step = 0u32;
-        loop {
-            let left = limit.saturating_sub(started.elapsed());
-            let slice = left.min(WAIT_SLICE).max(Duration::from_millis(1));
-            let wait = TaskRequest::Wait(berth_server::tasks::request::WaitParams {
-                task_id: id.clone(),
-                until: Some(until.into()),
-                timeout_ms: Some(slice.as_millis() as u64),
-            });
-            let read = Some(slice + Duration::from_secs(30));
-            match self.link.call(&ct, move |c| c.task(wait, read)).await {
-                Ok(record) => return Ok(text(&record)),
-                Err(Failure::Berth(e)) if e.code() == Some("TIMEOUT") => {
-                    if started.elapsed() >= limit {
-                        return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-                            "task {id} is not done after {limit_s} s: {e}; wait again, or look \
-                             with show_task"
-                        ))]));
-                    }
-                    step += 1;
-                    if let Some(token) = &token {
-                        let elapsed = started.elapsed().as_secs_f64();
-                        let note = ProgressNotificationParam::new(token.clone(), elapsed)
-                            .with_total(limit.as_secs_f64())
-                            .with_message(format!("{e} (waited {} s)", elapsed as u64));
-                        let _ = peer.notify_progress(note).await;
-                    }
-                    tracing::debug!(task = %id, step, "still waiting");
+    ) -> CallToolResult {
+        settle(
+            async {
+                let id = args.task_id.clone();
+                berth_engine::ids::TaskId::parse(&id)
+                    .map_err(|e| bad(format!("task {id:?}: {e}")))?;
+                let limit_s = args.timeout_s.unwrap_or(WAIT_DEFAULT_S);
+                if limit_s == 0 || limit_s > WAIT_MAX_S {
+                    return Err(bad(format!("timeout_s must be 1 to {WAIT_MAX_S}, not {limit_s}")));
                 }
-                Err(Failure::Cancelled) => {
-                    return Err(ErrorData::internal_error("cancelled by the client", None))
+                let until = match args.until.unwrap_or(WaitFor::Terminal) {
+                    WaitFor::Terminal => "terminal",
+                    WaitFor::InputRequired => "input_required",
+                };
+                let token = meta.get_progress_token();
+                let limit = Duration::from_secs(limit_s);
+                // One connection for the whole wait, in slices; between them the blocking
+                // side says how long it has waited, and this side tells the client.
+                let (tx, mut rx) = tokio::sync::mpsc::channel::<String>(4);
+                let task = id.clone();
+                let work = self.link.call(&ct, move |c| {
+                    let started = Instant::now();
+                    loop {
+                        let left = limit.saturating_sub(started.elapsed());
+                        let slice = left.min(WAIT_SLICE).max(Duration::from_millis(1));
+                        let wait = TaskRequest::Wait(berth_server::tasks::request::WaitParams {
+                            task_id: task.clone(),
+                            until: Some(until.into()),
+                            timeout_ms: Some(slice.as_millis() as u64),
+                        });
+                        match c.task(wait, Some(slice + Duration::from_secs(30))) {
+                            Err(e) if e.code() == Some("TIMEOUT") => {
+                                if started.elapsed() >= limit {
+                                    return Ok(Err(e.to_string()));
+                                }
+                                let note =
+                                    format!("{e} (waited {} s)", started.elapsed().as_secs());
+                                // Full: the client is slow to read; this one is dropped.
+                                let _ = tx.try_send(note);
+                            }
+                            other => return other.map(Ok),
+                        }
+                    }
+                });
+                tokio::pin!(work);
+                let started = Instant::now();
+                let done = loop {
+                    tokio::select! {
+                        done = &mut work => break done,
+                        Some(note) = rx.recv() => {
+                            tracing::debug!(task = %id, "still waiting");
+                            if let Some(token) = &token {
+                                let elapsed = started.elapsed().as_secs_f64();
+                                let note = ProgressNotificationParam::new(token.clone(), elapsed)
+                                    .with_total(limit.as_secs_f64())
+                                    .with_message(note);
+                                let _ = peer.notify_progress(note).await;
+                            }
+                        }
+                    }
+                };
+                match done {
+                    Ok(Ok(record)) => Ok(text(&record)),
+                    Ok(Err(still)) => Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                        "task {id} is not done after {limit_s} s: {still}; wait again, or look \
+                         with show_task"
+                    ))])),
+                    Err(Failure::Cancelled) => {
+                        Err(ErrorData::internal_error("cancelled by the client", None))
+                    }
+                    Err(f) => answer(Err(f)),
                 }
-                Err(f) => return answer(Err(f)),
             }
-        }
+            .await,
+        )
     }
 
     #[tool(description = "A task: its state, contract, the worker's report and evidence, and its \
@@ -388,22 +437,27 @@ impl BerthTools {
         &self,
         Parameters(args): Parameters<TaskArgs>,
         ct: CancellationToken,
-    ) -> Result<CallToolResult, ErrorData> {
-        let request = TaskRequest::Show(TaskRef { task_id: args.task_id.clone() });
-        request.check().map_err(|e| bad(e.to_string()))?;
-        let target = args.task_id;
-        answer(
-            self.link
-                .call(&ct, move |c| {
-                    let mut record = c.task(request, None)?;
-                    let files = git_files(c, &target);
-                    record["diff_stat"] = match files {
-                        Ok(files) => files,
-                        Err(e) => json!({ "error": e.to_string() }),
-                    };
-                    Ok(record)
-                })
-                .await,
+    ) -> CallToolResult {
+        settle(
+            async {
+                let request = TaskRequest::Show(TaskRef { task_id: args.task_id.clone() });
+                request.check().map_err(|e| bad(e.to_string()))?;
+                let target = args.task_id;
+                answer(
+                    self.link
+                        .call(&ct, move |c| {
+                            let mut record = c.task(request, None)?;
+                            let files = git_files(c, &target);
+                            record["diff_stat"] = match files {
+                                Ok(files) => files,
+                                Err(e) => json!({ "error": e.to_string() }),
+                            };
+                            Ok(record)
+                        })
+                        .await,
+                )
+            }
+            .await,
         )
     }
 
@@ -414,25 +468,34 @@ impl BerthTools {
         &self,
         Parameters(args): Parameters<TaskDiffArgs>,
         ct: CancellationToken,
-    ) -> Result<CallToolResult, ErrorData> {
-        use berth_server::gitctx::request::{DiffFileParams, GitRequest};
-        berth_engine::ids::TaskId::parse(&args.task_id)
-            .map_err(|e| bad(format!("task {:?}: {e}", args.task_id)))?;
-        let Some(path) = args.path else {
-            if args.offset.is_some() || args.limit.is_some() {
-                return Err(bad("offset and limit go with path (one file's hunks)"));
+    ) -> CallToolResult {
+        settle(
+            async {
+                use berth_server::gitctx::request::{DiffFileParams, GitRequest};
+                berth_engine::ids::TaskId::parse(&args.task_id)
+                    .map_err(|e| bad(format!("task {:?}: {e}", args.task_id)))?;
+                let Some(path) = args.path else {
+                    if args.offset.is_some() || args.limit.is_some() {
+                        return Err(bad("offset and limit go with path (one file's hunks)"));
+                    }
+                    let target = args.task_id;
+                    return answer(self.link.call(&ct, move |c| git_files(c, &target)).await);
+                };
+                let request = GitRequest::DiffFile(DiffFileParams {
+                    target: args.task_id,
+                    path,
+                    offset: args.offset.unwrap_or(0),
+                    limit: args.limit,
+                });
+                request.check().map_err(|e| bad(e.to_string()))?;
+                answer(
+                    self.link
+                        .call(&ct, move |c| c.git(request, Some(Duration::from_secs(60))))
+                        .await,
+                )
             }
-            let target = args.task_id;
-            return answer(self.link.call(&ct, move |c| git_files(c, &target)).await);
-        };
-        let request = GitRequest::DiffFile(DiffFileParams {
-            target: args.task_id,
-            path,
-            offset: args.offset.unwrap_or(0),
-            limit: args.limit,
-        });
-        request.check().map_err(|e| bad(e.to_string()))?;
-        answer(self.link.call(&ct, move |c| c.git(request, Some(Duration::from_secs(60)))).await)
+            .await,
+        )
     }
 
     #[tool(description = "Submit a prompt to another agent's pane (pasted, then Enter). Unless \
@@ -442,21 +505,27 @@ impl BerthTools {
         &self,
         Parameters(args): Parameters<SubmitArgs>,
         ct: CancellationToken,
-    ) -> Result<CallToolResult, ErrorData> {
-        let pane = pane_arg(&args.pane)?;
-        if args.prompt.trim().is_empty() {
-            return Err(bad("the prompt is empty"));
-        }
-        let prompt = args.prompt;
-        answer(
-            self.link
-                .call(&ct, move |c| {
-                    // The person's answer may take long: no read timeout.
-                    c.interrupter()?.set_read_timeout(None)?;
-                    let reply = c.submit(pane, prompt, false)?;
-                    serde_json::to_value(reply).map_err(|e| ClientError::Protocol(e.to_string()))
-                })
-                .await,
+    ) -> CallToolResult {
+        settle(
+            async {
+                let pane = pane_arg(&args.pane)?;
+                if args.prompt.trim().is_empty() {
+                    return Err(bad("the prompt is empty"));
+                }
+                let prompt = args.prompt;
+                answer(
+                    self.link
+                        .call(&ct, move |c| {
+                            // The person's answer may take long: no read timeout.
+                            c.interrupter()?.set_read_timeout(None)?;
+                            let reply = c.submit(pane, prompt, false)?;
+                            serde_json::to_value(reply)
+                                .map_err(|e| ClientError::Protocol(e.to_string()))
+                        })
+                        .await,
+                )
+            }
+            .await,
         )
     }
 
@@ -467,20 +536,25 @@ impl BerthTools {
         &self,
         Parameters(args): Parameters<FinishTaskArgs>,
         ct: CancellationToken,
-    ) -> Result<CallToolResult, ErrorData> {
-        let merge = args.action == FinishAction::Merge;
-        if args.squash && !merge {
-            return Err(bad("squash goes with action merge"));
-        }
-        let request = TaskRequest::Finish(FinishParams {
-            task_id: args.task_id,
-            merge,
-            discard: !merge,
-            squash: args.squash,
-            ..FinishParams::default()
-        });
-        request.check().map_err(|e| bad(e.to_string()))?;
-        answer(self.link.call(&ct, move |c| c.task(request, None)).await)
+    ) -> CallToolResult {
+        settle(
+            async {
+                let merge = args.action == FinishAction::Merge;
+                if args.squash && !merge {
+                    return Err(bad("squash goes with action merge"));
+                }
+                let request = TaskRequest::Finish(FinishParams {
+                    task_id: args.task_id,
+                    merge,
+                    discard: !merge,
+                    squash: args.squash,
+                    ..FinishParams::default()
+                });
+                request.check().map_err(|e| bad(e.to_string()))?;
+                answer(self.link.call(&ct, move |c| c.task(request, None)).await)
+            }
+            .await,
+        )
     }
 
     #[tool(description = "Raise a notification for the person, from the calling agent's pane.")]
@@ -488,26 +562,74 @@ impl BerthTools {
         &self,
         Parameters(args): Parameters<NotifyArgs>,
         ct: CancellationToken,
-    ) -> Result<CallToolResult, ErrorData> {
-        if args.title.trim().is_empty() {
-            return Err(bad("the title is empty"));
-        }
-        // No pane named: the Berth server takes the caller's own (by its ancestry).
-        let cmd = Command::Notify {
-            pane: None,
-            title: args.title,
-            body: args.body.unwrap_or_default(),
-            source: "mcp".into(),
-        };
-        answer(
-            self.link
-                .call(&ct, move |c| match c.execute(cmd)? {
-                    Reply::Notified { id } => Ok(json!({ "notification": id })),
-                    other => Err(unexpected(&other)),
-                })
-                .await,
+    ) -> CallToolResult {
+        settle(
+            async {
+                if args.title.trim().is_empty() {
+                    return Err(bad("the title is empty"));
+                }
+                // No pane named: the Berth server takes the caller's own (by its ancestry).
+                let cmd = Command::Notify {
+                    pane: None,
+                    title: args.title,
+                    body: args.body.unwrap_or_default(),
+                    source: "mcp".into(),
+                };
+                answer(
+                    self.link
+                        .call(&ct, move |c| match c.execute(cmd)? {
+                            Reply::Notified { id } => Ok(json!({ "notification": id })),
+                            other => Err(unexpected(&other)),
+                        })
+                        .await,
+                )
+            }
+            .await,
         )
     }
+}
+
+/// The most matches `search_pane` answers with their lines.
+const MAX_MATCHES: usize = 200;
+
+/// A search's matches with the text of their lines: `{count, more, matches: [{line, text}]}`.
+fn matching_lines(
+    c: &mut berth_server::client::Client,
+    pane: PaneId,
+    request: berth_server::pane_search::SearchRequest,
+) -> Result<Value, ClientError> {
+    let reply = serde_json::to_value(c.search(request)?)
+        .map_err(|e| ClientError::Protocol(e.to_string()))?;
+    let mut seqs: Vec<u64> = reply["matches"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["start"]["seq"].as_u64())
+        .collect();
+    seqs.dedup();
+    let more = reply["more"] == true || seqs.len() > MAX_MATCHES;
+    seqs.truncate(MAX_MATCHES);
+    let lines = match seqs.first() {
+        Some(&first) => {
+            let spec = ReadSpec { since: Some(first), ..ReadSpec::default() };
+            match c.execute(Command::PaneRead { pane, spec })? {
+                Reply::Read(view) => Some(view),
+                other => return Err(unexpected(&other)),
+            }
+        }
+        None => None,
+    };
+    let matches: Vec<Value> = seqs
+        .iter()
+        .map(|seq| {
+            let text = lines.as_ref().and_then(|v| {
+                let at = usize::try_from(seq.checked_sub(v.first_seq)?).ok()?;
+                v.lines.get(at).cloned()
+            });
+            json!({ "line": seq, "text": text })
+        })
+        .collect();
+    Ok(json!({ "count": reply["count"], "more": more, "matches": matches }))
 }
 
 /// A task's changed files (`diff.files`).
