@@ -350,3 +350,81 @@ fn an_agents_merge_waits_for_the_person_and_no_agent_can_answer() {
     assert_eq!(merged["disposition"]["outcome"], "merged", "{merged}");
     assert!(repo.join("lint.txt").exists());
 }
+
+/// `berth hook install` registers `berth mcp` in each agent's own config format, keeping what
+/// was there; `berth doctor` says so; `--uninstall` gives each file back exactly.
+#[test]
+fn hook_install_registers_berth_mcp_and_uninstall_takes_it_out_exactly() {
+    let server = TestServer::prepare();
+    let home = &server.home;
+    let claude = home.join(".claude.json");
+    let claude_before = "{\n  \"numStartups\": 4,\n  \"mcpServers\": {\n    \"docs\": { \"command\": \"docs-mcp\" }\n  }\n}\n";
+    std::fs::write(&claude, claude_before).unwrap();
+    let codex = home.join(".codex/config.toml");
+    std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+    let codex_before = "model = \"o3\"\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n";
+    std::fs::write(&codex, codex_before).unwrap();
+    let opencode = home.join(".config/opencode/opencode.json");
+    // A PATH where the doctor finds the three agents (empty scripts: it only looks).
+    let bin = server.root.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for agent in ["claude", "codex", "opencode"] {
+        std::fs::write(bin.join(agent), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(
+            bin.join(agent),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    let run = |args: &[&str]| {
+        let out = server
+            .command()
+            .args(args)
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME")
+            .env_remove("OPENCODE_CONFIG_DIR")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let mcp_lines = |text: &str| -> Vec<String> {
+        text.lines().filter(|l| l.contains("berth mcp")).map(str::to_owned).collect()
+    };
+    let before = mcp_lines(&run(&["doctor"]));
+    assert_eq!(before.len(), 3, "{before:?}");
+    assert!(before.iter().all(|l| l.contains("not registered")), "{before:?}");
+    for agent in ["claude", "codex", "opencode"] {
+        let out = run(&["hook", "install", agent]);
+        assert!(out.contains("MCP server (berth mcp) registered"), "{agent}: {out}");
+    }
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&claude).unwrap()).unwrap();
+    assert_eq!(
+        doc["mcpServers"]["berth"],
+        json!({ "type": "stdio", "command": "berth", "args": ["mcp"] })
+    );
+    assert_eq!(doc["mcpServers"]["docs"]["command"], "docs-mcp");
+    assert_eq!(doc["numStartups"], 4);
+    let toml_text = std::fs::read_to_string(&codex).unwrap();
+    assert!(toml_text.starts_with(codex_before), "{toml_text}");
+    assert!(
+        toml_text.contains("[mcp_servers.berth]\ncommand = \"berth\"\nargs = [\"mcp\"]"),
+        "{toml_text}"
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&opencode).unwrap()).unwrap();
+    assert_eq!(doc["mcp"]["berth"]["command"], json!(["berth", "mcp"]));
+    let after = mcp_lines(&run(&["doctor"]));
+    assert!(after.len() == 3 && after.iter().all(|l| l.contains("is registered")), "{after:?}");
+    // A second install changes nothing.
+    let once = std::fs::read(&claude).unwrap();
+    assert!(run(&["hook", "install", "claude"]).contains("already in"));
+    assert_eq!(std::fs::read(&claude).unwrap(), once);
+    for agent in ["claude", "codex", "opencode"] {
+        run(&["hook", "install", agent, "--uninstall"]);
+    }
+    assert_eq!(std::fs::read_to_string(&claude).unwrap(), claude_before);
+    assert_eq!(std::fs::read_to_string(&codex).unwrap(), codex_before);
+    assert!(!opencode.exists(), "a file Berth made alone goes again");
+    assert!(mcp_lines(&run(&["doctor"])).iter().all(|l| l.contains("not registered")));
+}
