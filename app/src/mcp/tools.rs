@@ -89,6 +89,9 @@ pub struct StartTaskArgs {
     /// The command that runs the worker (default: the agent's own program).
     #[serde(default)]
     pub command: Vec<String>,
+    /// Seconds to wait for the worker to be ready (default 30).
+    #[serde(default)]
+    pub ready_timeout_s: Option<u64>,
 }
 
 /// `wait_task`'s arguments.
@@ -331,6 +334,7 @@ impl BerthTools {
                     base: args.base,
                     label: args.label,
                     command: args.command,
+                    ready_timeout_s: args.ready_timeout_s,
                     ..StartParams::default()
                 };
                 params.contract.objective = args.objective;
