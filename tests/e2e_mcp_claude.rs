@@ -60,7 +60,10 @@ fn script(repo: &Path, rest: &[Value]) -> Value {
             }),
         )
     };
-    let mut orch = vec![start(1), start(2), bash("echo both tasks started")];
+    // A command claude asks about (it writes outside the repo; `echo` alone it runs without
+    // asking): the test's moment to add the steps that name the tasks.
+    let sync = bash("printf started > ../orchestrator-started.txt");
+    let mut orch = vec![start(1), start(2), sync];
     orch.extend_from_slice(rest);
     json!({ "cases": {
         "T-ORCH": orch,

@@ -199,3 +199,28 @@ fn a_hooks_ancestry_marks_the_agent_and_what_runs_under_it() {
     not_permitted(store.authorize_decision_request(&caller, &pane));
     store.authorize_decision_request(&Caller::Person, &pane).unwrap();
 }
+
+/// Issue 30: an agent's act on another agent asks the person (a decision in the agent's own
+/// pane, naming the agent, the workspace and the act), unless the workspace is opted in; a
+/// person never asks; a caller in no pane cannot be asked for.
+#[test]
+fn an_agents_act_asks_the_person_in_its_own_pane() {
+    let (mut store, _home) = store();
+    let agent = spawn_as(&mut store, &Caller::Person, &["claude"]);
+    store.panes.get_mut(&agent).unwrap().agent.kind = berth_engine::agents::AgentKind::Claude;
+    let caller =
+        store.caller_of(&inside(&store, &agent, &[ancestor(9, "berth", &["berth", "mcp"])]));
+    assert!(!caller.acts_for_person(), "{caller:?}");
+    let ask = store.consent_for(&caller, "merge task parse-fix", "detail").unwrap().expect("asks");
+    assert_eq!(ask.pane, agent);
+    let ws = store.workspaces[0].name.clone();
+    assert_eq!(ask.prompt, format!("claude in {ws} asks to merge task parse-fix"));
+    assert!(store.consent_for(&Caller::Person, "merge task x", "").unwrap().is_none());
+    assert!(store.consent_for(&Caller::Window, "merge task x", "").unwrap().is_none());
+    not_permitted(store.consent_for(&Caller::Orphan { session_pane: None }, "merge task x", ""));
+    let workspace = store.workspaces[0].id.clone();
+    store.set_agent_drive(&workspace, true).unwrap();
+    assert!(store.consent_for(&caller, "merge task parse-fix", "").unwrap().is_none());
+    // A submit into the agent's own pane is refused, consent or not.
+    not_permitted(store.authorize_submit(&caller, &agent, "allow", true));
+}
