@@ -666,7 +666,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Verb::Hook { install: Some(HookVerb::Install { agent, project, uninstall }), .. } => {
             let project = absolute(project)?;
-            crate::hook_install::run(&agent, project.as_deref(), uninstall)
+            let code = crate::hook_install::run(&agent, project.as_deref(), uninstall)?;
+            // The MCP server (`berth mcp`) goes with the hooks, in the agent's own config.
+            crate::mcp_install::run(&agent, project.as_deref(), uninstall)?;
+            Ok(code)
         }
         Verb::Hook { agent, payload, print_config, wait, .. } => {
             Ok(hook(agent.as_deref().unwrap_or_default(), payload, print_config, wait))

@@ -434,8 +434,6 @@ pub fn run(agent: &str, project: Option<&Path>, uninstall: bool) -> Result<ExitC
         }
         (true, Change::Written) => println!("{agent}: Berth's hooks removed from {shown}"),
     }
-    // The MCP server (`berth mcp`) goes with the hooks, in the agent's own config.
-    crate::mcp_install::run(kind, project, uninstall)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -265,10 +265,8 @@ pub fn registered(
 }
 
 /// `berth hook install`'s MCP half: registers or removes, and says what it did.
-pub fn run(kind: AgentKind, project: Option<&Path>, uninstall: bool) -> Result<()> {
-    if !supported(kind) {
-        return Ok(());
-    }
+pub fn run(agent: &str, project: Option<&Path>, uninstall: bool) -> Result<()> {
+    let Some(kind) = AgentKind::parse(agent).filter(|k| supported(*k)) else { return Ok(()) };
     let var = |key: &str| std::env::var_os(key);
     let path = config_path(kind, project, &var)?;
     let target = target(project, &path)?;
