@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use berth_engine::ids::PaneId;
 use berth_server::client::ClientError;
 use berth_server::commands::{Command, ReadSpec, Reply};
+use berth_server::protocol::encode_reply;
 use berth_server::tasks::request::{FinishParams, ListParams, StartParams, TaskRef, TaskRequest};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -249,8 +250,8 @@ impl BerthTools {
                 answer(
                     self.link
                         .call(&ct, |c| {
-                            let state = c.call("workspace.list", json!({}))?;
-                            let decisions = c.call("decision.list", json!({}))?;
+                            let state = encode_reply(&c.execute(Command::WorkspaceList)?);
+                            let decisions = encode_reply(&c.execute(Command::Decisions)?);
                             let tasks = c.task(TaskRequest::List(ListParams::default()), None)?;
                             Ok(json!({
                                 "workspaces": state["workspaces"],
