@@ -595,3 +595,35 @@ fn no_process_in_a_pane_answers_or_types_into_a_waiting_pane() {
         })
         .unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// Issue 30: an agent closing another pane asks the person first, with a decision in its own
+/// pane; a denial leaves the pane running, an allow closes it; no one in the agent's pane can
+/// answer it.
+#[test]
+fn an_agent_closes_another_pane_only_with_the_persons_consent() {
+    let w = World::new();
+    let target = w.shell();
+    let (v, answer) = w.agent();
+    w.person_answers(&v, &answer, "allow");
+    let out = w.dir.join("close.out");
+    // Typed into the agent's shell, so that the close keeps its parent (the agent's shell)
+    // while it waits: a script's background job would be an orphan, refused outright.
+    let close = format!("{} close {target} > {} 2>&1 &", w.berth(), out.display());
+    w.server.berth_ok(&["send", &v, "--enter", &close]);
+    let asked = w.pending(&v);
+    let prompt = asked["prompt"].as_str().unwrap();
+    assert!(prompt.ends_with(&format!("asks to close pane {target}")), "{asked}");
+    let ran = w.run_in(&v, &format!("\"$B\" decide {v} allow"));
+    assert!(refused(&ran), "{ran:?}");
+    w.server.berth_ok(&["decide", &v, "deny"]);
+    let said = poll(WAIT, "the close to be refused", || {
+        std::fs::read_to_string(&out).ok().filter(|s| s.contains("declined"))
+    });
+    assert!(said.contains("not permitted"), "{said}");
+    assert!(w.server.pane(&target).is_some(), "a denial leaves the pane");
+    std::fs::remove_file(&out).unwrap();
+    w.server.berth_ok(&["send", &v, "--enter", &close]);
+    w.pending(&v);
+    w.server.berth_ok(&["decide", &v, "allow"]);
+    poll(WAIT, "the pane to close", || w.server.pane(&target).is_none().then_some(()));
+}

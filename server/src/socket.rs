@@ -846,6 +846,36 @@ fn answer(
                 Err(err) => now(Err(err)),
             }
         }
+        Decoded::Command(
+            cmd @ (Command::PaneClose { .. }
+            | Command::TabClose { .. }
+            | Command::WorkspaceClose { .. }),
+        ) => {
+            // An agent closing another's pane: the person agrees first (`trust::consent`).
+            let ask = {
+                let store = services.store.lock().unwrap_or_else(|p| p.into_inner());
+                let caller = store.caller_of(conn.peer.get());
+                store.consent_to_close(&caller, &cmd)
+            };
+            match ask {
+                Ok(None) => now(command(services, cmd, conn)),
+                Ok(Some(ask)) => match crate::trust::consent::ask_person(&services.store, ask) {
+                    Ok(consent) => {
+                        let store = services.store.clone();
+                        Some(Answer::Later(
+                            id,
+                            Box::pin(async move {
+                                consent.await?;
+                                let mut store = store.lock().unwrap_or_else(|p| p.into_inner());
+                                store.execute(cmd).map(|reply| protocol::encode_reply(&reply))
+                            }),
+                        ))
+                    }
+                    Err(err) => now(Err(err)),
+                },
+                Err(err) => now(Err(err)),
+            }
+        }
         Decoded::Command(cmd) => now(command(services, cmd, conn)),
     }
 }

@@ -1,6 +1,7 @@
 //! An agent's act on another agent held for a person's consent (issue 30): merging or
-//! discarding a task (`task.finish`), or submitting a prompt to another pane (`pane.submit`),
-//! asked by a caller that does not act for a person. The act opens a Berth decision in the
+//! discarding a task (`task.finish`), submitting a prompt to another pane (`pane.submit`), or
+//! closing a pane other than its own (`pane.close`, `tab.close`, `workspace.close`), asked by
+//! a caller that does not act for a person. The act opens a Berth decision in the
 //! caller's own pane ("claude in api asks to merge task parse-fix"), answered like any other
 //! (the window's card, the desktop notification, `berth decide` outside Berth), and goes on
 //! only with an allow. A workspace a person opted in (`berth workspace agent-drive NAME on`)
@@ -60,6 +61,59 @@ impl Store {
             }
         }
         self.ask_for(caller, act, detail).map(Some)
+    }
+
+    /// Whether closing what `cmd` closes (`pane.close`, `tab.close`, `workspace.close`) must
+    /// first be agreed to by a person: when the caller does not act for a person and it would
+    /// end a live pane other than the caller's own. `None` for every other command.
+    pub fn consent_to_close(
+        &self,
+        caller: &Caller,
+        cmd: &crate::commands::Command,
+    ) -> Result<Option<Ask>, CommandError> {
+        use crate::commands::Command as C;
+        if caller.acts_for_person() {
+            return Ok(None);
+        }
+        let (what, panes): (String, Vec<PaneId>) = match cmd {
+            C::PaneClose { pane } => (format!("close pane {pane}"), vec![pane.clone()]),
+            C::TabClose { tab } => (
+                format!("close tab {tab}"),
+                self.tabs.get(tab).map(|t| t.layout.panes()).unwrap_or_default(),
+            ),
+            C::WorkspaceClose { workspace } => {
+                let ws = self.workspaces.iter().find(|w| w.id == *workspace);
+                let panes = ws
+                    .into_iter()
+                    .flat_map(|w| &w.tabs)
+                    .filter_map(|t| self.tabs.get(t))
+                    .flat_map(|t| t.layout.panes())
+                    .collect();
+                let name = ws.map_or_else(|| workspace.to_string(), |w| w.name.clone());
+                (format!("close workspace {name}"), panes)
+            }
+            _ => return Ok(None),
+        };
+        let others: Vec<&PaneId> = panes
+            .iter()
+            .filter(|p| Some(*p) != caller.pane())
+            .filter(|p| self.panes.get(*p).is_some_and(|p| p.shared.meta().exit.is_none()))
+            .collect();
+        if others.is_empty() {
+            return Ok(None);
+        }
+        let detail = others
+            .iter()
+            .map(|p| {
+                let agent = self.panes.get(*p).map_or(AgentKind::None, |p| p.agent.kind);
+                match agent {
+                    AgentKind::None => format!("pane {p}"),
+                    kind => format!("pane {p} ({})", kind.as_str()),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        self.consent_for(caller, &what, &detail)
     }
 
     /// The decision that asks a person whether `caller` may do `act`; refused for a caller in
