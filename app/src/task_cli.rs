@@ -14,7 +14,8 @@ use berth_server::error::CommandError;
 use berth_server::persist::task_record::ArtifactRecord;
 use berth_server::tasks::model::Contract;
 use berth_server::tasks::request::{
-    FinishParams, ListParams, ReportParams, StartParams, TaskRef, TaskRequest, WaitParams,
+    CommentParams, FinishParams, ListParams, ReportParams, RevertParams, StartParams, TaskRef,
+    TaskRequest, WaitParams,
 };
 use clap::{Args, Subcommand};
 use serde_json::Value;
@@ -90,6 +91,70 @@ pub enum TaskVerb {
         /// The task.
         id: String,
     },
+    /// Put the task's worktree back to before a turn (default: its last checkpoint); what it
+    /// undoes is checkpointed first, so nothing is lost.
+    #[command(
+        after_help = "Each turn's end records the worktree on refs/berth/tasks/<task>/turn-<n>; `berth diff TASK --turn N`\nshows one. The revert rewrites the files only: the index and HEAD stay.\n\nExample:\n  berth task revert-turn task_3f… --turn 2"
+    )]
+    RevertTurn {
+        /// The task.
+        id: String,
+        /// The checkpoint to undo.
+        #[arg(long)]
+        turn: Option<u32>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A review comment on lines of a file; kept until `berth task send TASK` sends every
+    /// kept comment to the worker as one prompt (or --send now).
+    #[command(
+        after_help = "Examples:\n  berth task comment task_3f… src/parse.rs:42 'this panics on empty input'\n  berth task comment task_3f… src/parse.rs:10-14 'use the helper' --send"
+    )]
+    Comment {
+        /// The task.
+        id: String,
+        /// FILE:LINE or FILE:START-END (the line numbers of the task's version of the file).
+        at: String,
+        /// The comment.
+        text: String,
+        /// Send it now, with the comments kept before it, as one prompt.
+        #[arg(long)]
+        send: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Send the task's kept review comments to its worker as one prompt; the task works again.
+    Send {
+        /// The task.
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `FILE:LINE` or `FILE:START-END`.
+fn file_lines(at: &str) -> Result<(String, u64, Option<u64>)> {
+    let Some((path, lines)) = at.rsplit_once(':') else {
+        bail!("{at:?}: give FILE:LINE or FILE:START-END");
+    };
+    let (start, end) = match lines.split_once('-') {
+        Some((a, b)) => (a, Some(b)),
+        None => (lines, None),
+    };
+    let number = |s: &str| {
+        s.trim().parse::<u64>().ok().filter(|n| *n > 0).with_context(|| {
+            format!("{at:?}: {s:?} is not a line number (from 1)")
+        })
+    };
+    let start = number(start)?;
+    let end = end.map(number).transpose()?;
+    if path.is_empty() {
+        bail!("{at:?}: the file is missing (FILE:LINE)");
+    }
+    Ok((path.to_owned(), start, end))
 }
 
 const START_HELP: &str = "\
@@ -192,6 +257,9 @@ pub struct FinishArgs {
     /// Remove a dirty or locked worktree; merge a task that is not completed.
     #[arg(long)]
     force: bool,
+    /// Keep the task's checkpoint refs (refs/berth/tasks/<task>/…) after it is finished.
+    #[arg(long)]
+    keep_checkpoints: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -262,6 +330,7 @@ pub fn run(client: Client, verb: TaskVerb) -> Result<ExitCode> {
                 target: a.target,
                 squash: a.squash,
                 force: a.force,
+                keep_checkpoints: a.keep_checkpoints,
             };
             let task = client.task(TaskRequest::Finish(params), None)?;
             show(&task, a.json)?;
@@ -316,7 +385,51 @@ pub fn run(client: Client, verb: TaskVerb) -> Result<ExitCode> {
             show(&task, false)?;
             Ok(ExitCode::SUCCESS)
         }
+        TaskVerb::RevertTurn { id, turn, json } => {
+            let params = RevertParams { task_id: id, turn };
+            let answer = client.task(TaskRequest::RevertTurn(params), None)?;
+            if json {
+                outln!("{}", serde_json::to_string_pretty(&answer)?);
+            } else {
+                outln!(
+                    "turn {} undone; what it held is checkpoint {} (berth diff --turn {}), \
+                     the worktree now checkpoint {}",
+                    answer["turn"],
+                    answer["saved"]["turn"],
+                    answer["saved"]["turn"],
+                    answer["now"]["turn"]
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        TaskVerb::Comment { id, at, text, send, json } => {
+            let (path, start, end) = file_lines(&at)?;
+            let params = CommentParams { task_id: id, path, start, end, text, send };
+            let task = client.task(TaskRequest::Comment(params), None)?;
+            if json {
+                show(&task, true)?;
+            } else if send {
+                outln!("{} comment(s) sent to the worker", task["sent"]);
+            } else {
+                let n = task["comments"].as_array().map_or(0, Vec::len);
+                outln!("{n} comment(s) kept; `berth task send {}` sends them", text_of(&task));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        TaskVerb::Send { id, json } => {
+            let task = client.task(TaskRequest::SendComments(TaskRef { task_id: id }), None)?;
+            if json {
+                show(&task, true)?;
+            } else {
+                outln!("{} comment(s) sent to the worker", task["sent"]);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
+}
+
+fn text_of(task: &Value) -> &str {
+    text(&task["id"])
 }
 
 fn text(v: &Value) -> &str {
@@ -348,6 +461,14 @@ fn show(task: &Value, json: bool) -> Result<()> {
     }
     if !task["finish_error"].is_null() {
         outln!("  error     {}", task["finish_error"]);
+    }
+    for c in task["checkpoints"].as_array().into_iter().flatten() {
+        outln!("  turn {:<4} {} {}", c["turn"], text(&c["kind"]), text(&c["sha"]));
+    }
+    for c in task["conflicts"].as_array().into_iter().flatten() {
+        let files: Vec<&str> =
+            c["files"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        outln!("  conflicts with {} in {}", text(&c["task"]), files.join(", "));
     }
     Ok(())
 }

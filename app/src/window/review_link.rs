@@ -166,7 +166,7 @@ fn answer(client: &mut Client, ask: &ReviewAsk) -> Result<ReviewAnswer, ClientEr
             }))
         }
         ReviewAsk::Files { task } => {
-            let request = GitRequest::DiffFiles(DiffFilesParams { target: task.clone() });
+            let request = GitRequest::DiffFiles(DiffFilesParams { target: task.clone(), turn: None });
             let reply: DiffFilesReply = decode(client.git(request, Some(GIT_WAIT))?)?;
             ReviewAnswer::Files(Ok(reply.files))
         }
@@ -176,6 +176,7 @@ fn answer(client: &mut Client, ask: &ReviewAsk) -> Result<ReviewAnswer, ClientEr
                 path: path.clone(),
                 offset: page * PAGE_HUNKS,
                 limit: Some(PAGE_HUNKS),
+                turn: None,
             });
             let reply: DiffFileReply = decode(client.git(request, Some(GIT_WAIT))?)?;
             ReviewAnswer::Page {

@@ -265,6 +265,9 @@ pub struct DiffSource {
     pub dir: std::path::PathBuf,
     /// The commit the work tree is compared with (a task's base SHA, or `HEAD`).
     pub base: String,
+    /// A commit compared instead of the work tree (one turn: its checkpoint; `base` is the
+    /// checkpoint before it); `None`: the work tree, untracked files included.
+    pub head: Option<String>,
 }
 
 fn run(dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
@@ -322,22 +325,32 @@ pub fn join_counts<P: std::hash::Hash + Eq>(
         .collect()
 }
 
+/// The revisions a diff of `source` names: the base (and the head commit, for a turn), each
+/// checked not to look like an option.
+fn revisions(source: &DiffSource) -> Result<Vec<String>, String> {
+    let mut revs = vec![source.base.clone()];
+    revs.extend(source.head.clone());
+    for rev in &revs {
+        if rev.starts_with('-') || rev.is_empty() {
+            return Err(format!("the revision {rev:?} is not a revision"));
+        }
+    }
+    Ok(revs)
+}
+
 /// Every changed file of `source`, tracked changes first (in git's order), then untracked
 /// files as added.
 pub fn files(source: &DiffSource) -> Result<Vec<DiffFile>, String> {
     let dir = &source.dir;
-    let base = source.base.as_str();
-    if base.starts_with('-') || base.is_empty() {
-        return Err(format!("the base {base:?} is not a revision"));
-    }
-    let numstat = parse_numstat_z(&run(
-        dir,
-        &["diff", NO_DRIVERS[0], NO_DRIVERS[1], "--numstat", "-z", "-M", base, "--"],
-    )?);
-    let statuses = parse_name_status_z(&run(
-        dir,
-        &["diff", NO_DRIVERS[0], NO_DRIVERS[1], "--name-status", "-z", "-M", base, "--"],
-    )?);
+    let revs = revisions(source)?;
+    let diff_of = |what: &'static str| {
+        let mut args = vec!["diff", NO_DRIVERS[0], NO_DRIVERS[1], what, "-z", "-M"];
+        args.extend(revs.iter().map(String::as_str));
+        args.push("--");
+        run(dir, &args)
+    };
+    let numstat = parse_numstat_z(&diff_of("--numstat")?);
+    let statuses = parse_name_status_z(&diff_of("--name-status")?);
     let mut all = Vec::new();
     for (status, path, old_path, counts) in join_counts(statuses, numstat) {
         let binary = matches!(counts, Some(None));
@@ -353,7 +366,8 @@ pub fn files(source: &DiffSource) -> Result<Vec<DiffFile>, String> {
             untracked: false,
         });
     }
-    for path in untracked(dir)? {
+    let untracked_files = if source.head.is_some() { Vec::new() } else { untracked(dir)? };
+    for path in untracked_files {
         // `--` first: an untracked name may look like an option (`--output=precious.txt`).
         let out = no_index(
             dir,
@@ -408,8 +422,10 @@ pub fn file(
             &["diff", NO_DRIVERS[0], NO_DRIVERS[1], "--no-index", "-U3", "--", "/dev/null", path],
         )?
     } else {
-        let mut args =
-            vec!["diff", NO_DRIVERS[0], NO_DRIVERS[1], "-U3", "-M", source.base.as_str(), "--"];
+        let revs = revisions(source)?;
+        let mut args = vec!["diff", NO_DRIVERS[0], NO_DRIVERS[1], "-U3", "-M"];
+        args.extend(revs.iter().map(String::as_str));
+        args.push("--");
         if let Some(old) = entry.old_path.as_deref() {
             args.push(old);
         }

@@ -147,7 +147,7 @@ fn a_real_repo_lists_every_kind_of_change() {
     git(&dir, &["mv", "old.txt", "new.txt"]);
     std::fs::write(dir.join("pic.bin"), [9u8, 0, 8, 7, 0, 1]).unwrap();
     std::fs::write(dir.join("added.txt"), "fresh\n").unwrap();
-    let source = DiffSource { dir: dir.clone(), base: "HEAD".into() };
+    let source = DiffSource { dir: dir.clone(), base: "HEAD".into(), head: None };
     let all = files(&source).unwrap();
     let find = |p: &str| all.iter().find(|f| f.path == p).unwrap_or_else(|| panic!("{p}: {all:?}"));
     assert_eq!(find("mod.txt").status, FileStatus::Modified);
@@ -194,7 +194,7 @@ fn an_untracked_name_like_an_option_is_a_path() {
     git(&dir, &["commit", "-q", "-m", "base"]);
     std::fs::write(dir.join("--output=precious.txt"), "x\n").unwrap();
     std::fs::write(dir.join("-p"), "y\nz\n").unwrap();
-    let source = DiffSource { dir: dir.clone(), base: "HEAD".into() };
+    let source = DiffSource { dir: dir.clone(), base: "HEAD".into(), head: None };
     let all = files(&source).expect("the diff lists every file");
     assert_eq!(std::fs::read_to_string(dir.join("precious.txt")).unwrap(), "keep me\n");
     let names: Vec<&str> = all.iter().map(|f| f.path.as_str()).collect();
@@ -222,7 +222,7 @@ fn a_repos_own_config_and_hooks_run_nothing() {
     std::fs::write(dir.join("a.txt"), "two\n").unwrap();
     let (ctx, _) = crate::gitctx::probe(&dir).expect("a git context");
     assert!(ctx.dirty);
-    let source = DiffSource { dir: dir.clone(), base: "HEAD".into() };
+    let source = DiffSource { dir: dir.clone(), base: "HEAD".into(), head: None };
     let files = files(&source).unwrap();
     assert_eq!(files.len(), 1, "{files:?}");
     file(&source, "a.txt", 0, 10).unwrap();

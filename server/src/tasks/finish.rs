@@ -63,7 +63,7 @@ async fn run(store: Arc<Mutex<Store>>, p: FinishParams) -> Result<TaskRecord, Co
             )));
         }
         // A finish whose cleanup failed: retry it.
-        return cleanup(&store, &id, &record, p.force).await;
+        return cleanup(&store, &id, &record, p.force, p.keep_checkpoints).await;
     }
     // Checks on the worktree, for both ways.
     if wt.exists() && !p.force {
@@ -94,7 +94,12 @@ async fn run(store: Arc<Mutex<Store>>, p: FinishParams) -> Result<TaskRecord, Co
             })?;
         let (repo2, branch, target2, squash) =
             (repo.clone(), record.branch.clone(), target.clone(), p.squash);
-        let message = format!("Merge task {id}: {}", record.label);
+        let message = match (&record.result, p.squash) {
+            // A squash is the task's one commit: its label, then the worker's summary.
+            (Some(result), true) => format!("{}\n\n{}", record.label, result.summary.trim()),
+            (None, true) => record.label.clone(),
+            _ => format!("Merge task {id}: {}", record.label),
+        };
         let merged = blocking(move || {
             git::with_repo_lock(&repo2, || merge(&repo2, &branch, &target2, squash, &message))
         })
@@ -161,7 +166,11 @@ async fn run(store: Arc<Mutex<Store>>, p: FinishParams) -> Result<TaskRecord, Co
         TaskOp::Finished { task: id.clone(), disposition: Some(disposition), finish_error: None },
     )?;
     let record = lock(&store).task_record(&id)?;
-    cleanup(&store, &id, &record, p.force).await
+    let done = cleanup(&store, &id, &record, p.force, p.keep_checkpoints).await;
+    // The target moved (a merge) or a task left: the others' conflicts are computed anew.
+    let (store2, repo2) = (store.clone(), repo.clone());
+    let _ = blocking(move || super::conflicts::refresh(&store2, &repo2)).await;
+    done
 }
 
 /// Why a worktree may not be removed: uncommitted changes or a lock.
@@ -272,6 +281,7 @@ async fn cleanup(
     id: &TaskId,
     record: &TaskRecord,
     force: bool,
+    keep_checkpoints: bool,
 ) -> Result<TaskRecord, CommandError> {
     if let Some(pane) = record.pane_id.as_deref().and_then(|p| PaneId::parse(p).ok()) {
         let _ = lock(store).execute(Command::PaneClose { pane });
@@ -282,9 +292,17 @@ async fn cleanup(
         record.branch.clone(),
         record.preexisting_branch,
     );
-    let removed =
-        blocking(move || git::with_repo_lock(&repo, || remove(&repo, &wt, &branch, pre, force)))
-            .await?;
+    let task = id.to_string();
+    let removed = blocking(move || {
+        git::with_repo_lock(&repo, || {
+            let deleted = remove(&repo, &wt, &branch, pre, force)?;
+            if !keep_checkpoints {
+                super::checkpoint::remove_refs(&repo, &task)?;
+            }
+            Ok::<bool, String>(deleted)
+        })
+    })
+    .await?;
     let mut disposition = record.disposition.clone();
     let finish_error = match removed {
         Ok(deleted) => {
