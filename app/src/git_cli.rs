@@ -144,12 +144,7 @@ fn print_hunks(hunks: &[DiffHunk]) -> Result<()> {
 }
 
 /// Every hunk of one file, page by page.
-fn whole_file(
-    client: &mut Client,
-    target: &str,
-    path: &str,
-    turn: Option<u32>,
-) -> Result<Value> {
+fn whole_file(client: &mut Client, target: &str, path: &str, turn: Option<u32>) -> Result<Value> {
     let mut offset = 0;
     let mut all: Vec<Value> = Vec::new();
     loop {
@@ -192,8 +187,10 @@ pub fn diff(mut client: Client, args: DiffArgs) -> Result<ExitCode> {
         print_hunks(&reply.hunks)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let answer = client
-        .git(GitRequest::DiffFiles(DiffFilesParams { target: target.clone(), turn: args.turn }), Some(GIT_WAIT))?;
+    let answer = client.git(
+        GitRequest::DiffFiles(DiffFilesParams { target: target.clone(), turn: args.turn }),
+        Some(GIT_WAIT),
+    )?;
     let files = files_of(&answer)?;
     if args.json && args.stat {
         outln!("{}", serde_json::to_string_pretty(&answer)?);

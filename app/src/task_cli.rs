@@ -145,9 +145,11 @@ fn file_lines(at: &str) -> Result<(String, u64, Option<u64>)> {
         None => (lines, None),
     };
     let number = |s: &str| {
-        s.trim().parse::<u64>().ok().filter(|n| *n > 0).with_context(|| {
-            format!("{at:?}: {s:?} is not a line number (from 1)")
-        })
+        s.trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|n| *n > 0)
+            .with_context(|| format!("{at:?}: {s:?} is not a line number (from 1)"))
     };
     let start = number(start)?;
     let end = end.map(number).transpose()?;

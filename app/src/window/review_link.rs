@@ -166,7 +166,8 @@ fn answer(client: &mut Client, ask: &ReviewAsk) -> Result<ReviewAnswer, ClientEr
             }))
         }
         ReviewAsk::Files { task } => {
-            let request = GitRequest::DiffFiles(DiffFilesParams { target: task.clone(), turn: None });
+            let request =
+                GitRequest::DiffFiles(DiffFilesParams { target: task.clone(), turn: None });
             let reply: DiffFilesReply = decode(client.git(request, Some(GIT_WAIT))?)?;
             ReviewAnswer::Files(Ok(reply.files))
         }

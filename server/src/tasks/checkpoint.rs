@@ -185,11 +185,17 @@ pub struct Reverted {
 
 /// The commit a turn started from: the checkpoint before it, or the task's base.
 pub fn before(record: &TaskRecord, turn: u32) -> Result<String, String> {
-    let at = record.checkpoints.iter().position(|c| c.turn == turn).ok_or_else(|| {
-        match record.checkpoints.last() {
-            None => format!("task {} has no checkpoints yet (one is taken at each turn's end)", record.id),
-            Some(last) => format!("task {} has no checkpoint {turn}; its checkpoints are 1 to {}", record.id, last.turn),
+    let at = record.checkpoints.iter().position(|c| c.turn == turn).ok_or_else(|| match record
+        .checkpoints
+        .last()
+    {
+        None => {
+            format!("task {} has no checkpoints yet (one is taken at each turn's end)", record.id)
         }
+        Some(last) => format!(
+            "task {} has no checkpoint {turn}; its checkpoints are 1 to {}",
+            record.id, last.turn
+        ),
     })?;
     Ok(match at {
         0 => record.base_sha.clone(),
@@ -219,16 +225,18 @@ pub async fn revert(
         }
     };
     let to = before(&record, turn).map_err(CommandError::BadParams)?;
-    let wt = PathBuf::from(&record.worktree_path);
+    let (wt, repo) = (PathBuf::from(&record.worktree_path), PathBuf::from(&record.source_repo));
     blocking(move || {
-        git::with_repo_lock(&wt.clone(), || {
+        let reverted = git::with_repo_lock(&wt.clone(), || {
             let saved = take_next(&store, &id, BEFORE_REVERT)?;
             restore(&wt, &to).map_err(|e| {
                 format!("{e}; the worktree was saved first as checkpoint {}", saved.turn)
             })?;
             let now = take_next(&store, &id, REVERT)?;
-            Ok(Reverted { turn, saved, now })
-        })
+            Ok::<Reverted, String>(Reverted { turn, saved, now })
+        })?;
+        super::conflicts::refresh(&store, &repo);
+        Ok(reverted)
     })
     .await
 }

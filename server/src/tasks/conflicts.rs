@@ -23,9 +23,12 @@ fn tip(repo: &Path, record: &TaskRecord) -> Option<String> {
     if let Some(last) = record.checkpoints.last() {
         return Some(last.sha.clone());
     }
-    git::git_ok(repo, &["rev-parse", "--verify", "--quiet", &format!("refs/heads/{}", record.branch)])
-        .ok()
-        .filter(|s| !s.is_empty())
+    git::git_ok(
+        repo,
+        &["rev-parse", "--verify", "--quiet", &format!("refs/heads/{}", record.branch)],
+    )
+    .ok()
+    .filter(|s| !s.is_empty())
 }
 
 /// The files that merging `a` and `b` would leave in conflict; empty when they merge cleanly.
@@ -47,8 +50,13 @@ pub fn conflicting_files(repo: &Path, a: &str, b: &str) -> Result<Vec<String>, S
     }
 }
 
-/// Computes the conflicts of every unfinished task of `repo` and records them.
+/// Computes the conflicts of every unfinished task of `repo` and records them, one
+/// computation of a repo at a time (so an older one never lands after a newer one).
 pub fn refresh(store: &Mutex<Store>, repo: &Path) {
+    git::with_repo_lock(&repo.join(".git/berth-conflicts"), || refresh_now(store, repo));
+}
+
+fn refresh_now(store: &Mutex<Store>, repo: &Path) {
     let (tasks, done): (Vec<TaskRecord>, Vec<TaskRecord>) =
         lock(store).task_records(Some(repo)).into_iter().partition(|t| {
             matches!(t.disposition.outcome.as_str(), "none" | "")
@@ -79,7 +87,8 @@ pub fn refresh(store: &Mutex<Store>, repo: &Path) {
             let Some(b) = &tips[j] else { continue };
             match conflicting_files(repo, a, b) {
                 Ok(files) if !files.is_empty() => {
-                    found[i].push(ConflictRecord { task: tasks[j].id.clone(), files: files.clone() });
+                    found[i]
+                        .push(ConflictRecord { task: tasks[j].id.clone(), files: files.clone() });
                     found[j].push(ConflictRecord { task: tasks[i].id.clone(), files });
                 }
                 Ok(_) => {}

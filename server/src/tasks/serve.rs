@@ -174,6 +174,9 @@ async fn comment(store: Arc<Mutex<Store>>, p: CommentParams) -> Result<Value, Co
     lock(&store).task_record(&id).map(|r| record_value(&r))
 }
 
+/// How long sending comments waits for the worker's turn to end.
+const COMMENTS_IDLE_WAIT: Duration = Duration::from_secs(30);
+
 /// `task.send_comments`: every kept comment to the worker as one prompt (`pane.submit`'s
 /// path), the list emptied and the task `working` again (reopened if it had reported).
 async fn send_comments(store: Arc<Mutex<Store>>, id: TaskId) -> Result<Value, CommandError> {
@@ -195,6 +198,14 @@ async fn send_comments(store: Arc<Mutex<Store>>, id: TaskId) -> Result<Value, Co
     let pane = record.pane_id.as_deref().and_then(|p| PaneId::parse(p).ok()).ok_or_else(|| {
         CommandError::Conflict(format!("task {id} has no worker pane to send comments to"))
     })?;
+    // A worker that reported mid-turn ends that turn first: the comments wait for it.
+    let idle = crate::agents::wait::start(
+        &store,
+        pane.clone(),
+        crate::agents::work::WaitUntil::Idle,
+        Some(COMMENTS_IDLE_WAIT),
+    )?;
+    let _ = idle.await;
     let turn_seen = lock(&store)
         .pane_shared(&pane)
         .and_then(|s| s.meta().turns.last.as_ref().map(|t| t.ended_at));
