@@ -240,3 +240,56 @@ pub async fn revert(
     })
     .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::git::tests::{hostile_repo, ran};
+
+    fn run(dir: &Path, args: &[&str]) -> String {
+        git::git_ok(dir, args).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A checkpoint holds tracked and untracked files, leaves the index alone and runs none
+    /// of the repo's filters or hooks; a restore brings the files back and removes new ones;
+    /// merge-tree finds a conflict without running the repo's merge driver.
+    #[test]
+    fn checkpoints_restores_and_conflicts_run_nothing_of_the_repo() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let dir = hostile_repo(&root);
+        std::fs::write(dir.join("a.txt"), "changed\n").unwrap();
+        std::fs::write(dir.join("b.txt"), "new\n").unwrap();
+        let sha = take(&dir, "task_1", 1, TURN).unwrap();
+        assert_eq!(run(&dir, &["rev-parse", &ref_name("task_1", 1)]), sha);
+        assert_eq!(run(&dir, &["cat-file", "blob", &format!("{sha}:a.txt")]), "changed");
+        assert_eq!(run(&dir, &["cat-file", "blob", &format!("{sha}:b.txt")]), "new");
+        assert_eq!(run(&dir, &["diff", "--cached", "--name-only"]), "", "the index is as it was");
+        assert_eq!(
+            run(&dir, &["rev-parse", &format!("{sha}^")]),
+            run(&dir, &["rev-parse", "HEAD"])
+        );
+
+        restore(&dir, "HEAD").unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join("a.txt")).unwrap(), "one\n");
+        assert!(!dir.join("b.txt").exists());
+
+        // Two lines of work on the same line: a conflict, found by merge-tree alone.
+        std::fs::write(dir.join("a.txt"), "mine\n").unwrap();
+        let mine = take(&dir, "task_1", 2, TURN).unwrap();
+        restore(&dir, "HEAD").unwrap();
+        std::fs::write(dir.join("a.txt"), "theirs\n").unwrap();
+        let theirs = take(&dir, "task_2", 1, TURN).unwrap();
+        restore(&dir, "HEAD").unwrap();
+        let files = crate::tasks::conflicts::conflicting_files(&dir, &mine, &theirs).unwrap();
+        assert_eq!(files, ["a.txt"]);
+        std::fs::write(dir.join("c.txt"), "elsewhere\n").unwrap();
+        let other = take(&dir, "task_3", 1, TURN).unwrap();
+        assert!(crate::tasks::conflicts::conflicting_files(&dir, &mine, &other)
+            .unwrap()
+            .is_empty());
+        assert_eq!(ran(&root), Vec::<String>::new(), "no filter, driver or hook of the repo ran");
+        assert_eq!(remove_refs(&dir, "task_1").unwrap(), 2);
+        assert_eq!(run(&dir, &["for-each-ref", &ref_prefix("task_1")]), "");
+    }
+}
