@@ -952,6 +952,7 @@ fn review_scene(palette: &Palette) -> Scene {
             button(" Discard d ", 56..67, ButtonTone::Deny),
             button(" Close Esc ", 68..79, ButtonTone::Always),
         ],
+        header: Vec::new(),
         status: vec!["merging berth/fix into main conflicts in: src/parse.rs".into()],
         error: true,
         body_row: 3,

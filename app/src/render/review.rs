@@ -1,5 +1,6 @@
 //! Draws a task's review view (`ReviewScene`) on the modal layer: its background, the title
-//! row with its buttons, the status (an error in red), the file list with kind marks and
+//! row with its buttons, the header (what is reviewed; a conflict in red), the status (an
+//! error in red), the file list with kind marks and
 //! counts, and the diff rows with line numbers, added lines on green and removed lines on red.
 //!
 //! It owns the view's colours and pixels. It must not decide what the rows say or where the
@@ -59,9 +60,20 @@ pub(super) fn review(
     }
     put_row(cells, r.row, texts);
     // The status: an error in red, else the keys.
-    let status_fg = if view.error { palette.ring_error } else { palette.switcher_dim };
-    for (i, line) in view.status.iter().enumerate() {
+    for (i, line) in view.header.iter().enumerate() {
         let row = r.row + 1 + u16::try_from(i).unwrap_or(0);
+        if row >= view.body_row {
+            break;
+        }
+        let fg = if line.starts_with('⚠') { palette.ring_error } else { palette.switcher_fg };
+        let mut cells = vec![CellView::blank(fg, palette.bg); width];
+        put_text(&mut cells, 1, width, line, fg, i == 0);
+        put_row(cells, row, texts);
+    }
+    let status_fg = if view.error { palette.ring_error } else { palette.switcher_dim };
+    let below = r.row + 1 + u16::try_from(view.header.len()).unwrap_or(0);
+    for (i, line) in view.status.iter().enumerate() {
+        let row = below + u16::try_from(i).unwrap_or(0);
         if row >= view.body_row {
             break;
         }

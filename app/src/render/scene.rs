@@ -65,6 +65,9 @@ pub struct ReviewScene {
     pub title: String,
     /// The buttons along the title row, at columns relative to `rect.col`.
     pub buttons: Vec<ReviewButton>,
+    /// The rows that say what is reviewed (label, state, objective, report, turns,
+    /// conflicts), under the title.
+    pub header: Vec<String>,
     /// The status rows (an error wraps over several), and whether it is an error.
     pub status: Vec<String>,
     /// Whether `status` is an error (drawn red).

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use berth_engine::ids::{PaneId, WorkspaceId};
 use berth_server::gitctx::diff::{DiffFile, DiffHunk, FileStatus, LineKind};
+use berth_server::persist::task_record::TaskRecord;
 use winit::keyboard::{Key, ModifiersState, NamedKey};
 
 use crate::render::{
@@ -29,6 +30,8 @@ pub const HELD_PAGES: usize = 4;
 const WHEEL_ROWS: usize = 3;
 /// The most rows an error takes.
 const MAX_STATUS_ROWS: usize = 4;
+/// The most rows of the header (what is reviewed).
+const MAX_HEADER_ROWS: usize = 6;
 
 /// What the view needs done (by `review_link.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,8 +44,15 @@ pub enum ReviewAsk {
         /// The shown workspace.
         workspace: Option<WorkspaceId>,
     },
-    /// The task's changed files (`diff.files`).
+    /// The task's changed files (`diff.files`), of one turn or of all its work.
     Files {
+        /// The task.
+        task: String,
+        /// One turn's checkpoint, or `None` for the whole worktree against the base.
+        turn: Option<u32>,
+    },
+    /// The task itself (`task.show`): label, objective, state, report, turns, conflicts.
+    Task {
         /// The task.
         task: String,
     },
@@ -56,6 +66,8 @@ pub enum ReviewAsk {
         page: usize,
         /// The file selection it is for (answers for an older one are dropped).
         generation: u64,
+        /// The turn shown (as in `Files`).
+        turn: Option<u32>,
     },
     /// Merge (`true`) or discard the task (`task.finish`).
     Finish {
@@ -73,6 +85,8 @@ pub enum ReviewAnswer {
     Resolved(Result<String, String>),
     /// The changed files.
     Files(Result<Vec<DiffFile>, String>),
+    /// The task's record.
+    Task(Result<Box<TaskRecord>, String>),
     /// A page of hunks: the file's hunk count and the page's hunks.
     Page {
         /// The selection it was asked for.
@@ -113,6 +127,8 @@ pub enum ReviewKey {
     Merge,
     /// Discard the task (asks again first).
     Discard,
+    /// Show the next turn alone (after the last: all the work again).
+    NextTurn,
 }
 
 impl ReviewKey {
@@ -142,6 +158,7 @@ impl ReviewKey {
                 "[" | "h" => ReviewKey::PrevFile,
                 "m" => ReviewKey::Merge,
                 "d" => ReviewKey::Discard,
+                "t" => ReviewKey::NextTurn,
                 _ => return None,
             },
             _ => return None,
@@ -194,6 +211,7 @@ enum Status {
 
 /// Where things go in a view of `rect`.
 struct Geometry {
+    header: Vec<String>,
     status: Vec<String>,
     body_row: u16,
     body_rows: usize,
@@ -232,13 +250,17 @@ pub struct ReviewView {
     finishing: bool,
     /// The view is done (closed, or its task merged or discarded).
     closed: bool,
+    /// The task's record, once `task.show` answered.
+    record: Option<Box<TaskRecord>>,
+    /// The turn shown alone (`None`: all the task's work against its base).
+    turn: Option<u32>,
 }
 
 impl ReviewView {
     /// The view of `task`, and what to fetch first.
     pub fn open(task: String) -> (ReviewView, Vec<ReviewAsk>) {
         let view = ReviewView::empty(Some(task.clone()));
-        (view, vec![ReviewAsk::Files { task }])
+        (view, vec![ReviewAsk::Task { task: task.clone() }, ReviewAsk::Files { task, turn: None }])
     }
 
     /// The view of the task the focused pane works on (or the workspace's newest), once found.
@@ -262,6 +284,8 @@ impl ReviewView {
             status: Status::Keys,
             finishing: false,
             closed: false,
+            record: None,
+            turn: None,
         }
     }
 
@@ -321,7 +345,16 @@ impl ReviewView {
         match answer {
             ReviewAnswer::Resolved(Ok(task)) => {
                 self.task = Some(task.clone());
-                vec![ReviewAsk::Files { task }]
+                vec![ReviewAsk::Task { task: task.clone() }, ReviewAsk::Files { task, turn: None }]
+            }
+            ReviewAnswer::Task(Ok(record)) => {
+                self.record = Some(record);
+                Vec::new()
+            }
+            // The header stays as it was; the diff is what matters.
+            ReviewAnswer::Task(Err(e)) => {
+                tracing::debug!(error = %e, "the review's task.show failed");
+                Vec::new()
             }
             ReviewAnswer::Resolved(Err(e)) | ReviewAnswer::Files(Err(e)) => {
                 self.status = Status::Error(e);
@@ -329,9 +362,17 @@ impl ReviewView {
             }
             ReviewAnswer::Files(Ok(files)) => {
                 if files.is_empty() {
-                    self.status = Status::Info("no changes: nothing to review".into());
+                    let what = match self.turn {
+                        Some(t) => format!("turn {t} changed nothing"),
+                        None => "no changes: nothing to review".into(),
+                    };
+                    self.status = Status::Info(what);
+                } else if self.status != Status::ConfirmDiscard && !self.finishing {
+                    self.status = Status::Keys;
                 }
                 self.files = Some(files);
+                self.generation += 1;
+                self.selected = usize::MAX;
                 self.select(0)
             }
             ReviewAnswer::Page { generation, page, result } => {
@@ -428,6 +469,7 @@ impl ReviewView {
                 path: file.path.clone(),
                 page,
                 generation: self.generation,
+                turn: self.turn,
             });
         }
         asks
@@ -516,8 +558,80 @@ impl ReviewView {
                     self.status = Status::ConfirmDiscard;
                 }
             }
+            ReviewKey::NextTurn => return self.next_turn(),
         }
         self.ensure()
+    }
+
+    /// The turns the task has checkpoints of.
+    fn turns(&self) -> Vec<u32> {
+        self.record.iter().flat_map(|r| r.checkpoints.iter().map(|c| c.turn)).collect()
+    }
+
+    /// Shows the next turn alone, or all the work after the last one; asks the task again
+    /// too (new turns may have ended since).
+    fn next_turn(&mut self) -> Vec<ReviewAsk> {
+        let Some(task) = self.task.clone() else { return Vec::new() };
+        let turns = self.turns();
+        self.turn = match self.turn {
+            None => turns.first().copied(),
+            Some(t) => turns.iter().copied().find(|n| *n > t),
+        };
+        self.files = None;
+        self.pages.clear();
+        self.asked.clear();
+        self.total_hunks = None;
+        self.anchor = (0, 0);
+        self.generation += 1;
+        vec![ReviewAsk::Task { task: task.clone() }, ReviewAsk::Files { task, turn: self.turn }]
+    }
+
+    /// The rows above the status: what is reviewed (label, state, base and branch, the
+    /// objective, the worker's report, the turns, conflicts), each cut to `width`.
+    fn header_lines(&self, width: usize) -> Vec<String> {
+        let Some(r) = self.record.as_deref() else { return Vec::new() };
+        let short = |sha: &str| sha.chars().take(10).collect::<String>();
+        let mut rows = vec![format!(
+            "{} · {} · {} → {}",
+            r.label,
+            r.state.replace('_', " "),
+            short(&r.base_sha),
+            r.branch
+        )];
+        let objective = r.contract.objective.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        rows.push(format!("Objective: {}", objective.trim()));
+        if let Some(result) = &r.result {
+            let mut report = format!("Report ({}): {}", result.status, result.summary.trim());
+            if let Some(evidence) = result.evidence.as_deref().filter(|e| !e.trim().is_empty()) {
+                report.push_str(&format!(" · Evidence: {}", evidence.trim()));
+            }
+            rows.push(report.replace('\n', " "));
+        }
+        if !r.checkpoints.is_empty() {
+            let mut turns = String::from("Turns:");
+            let mark =
+                |on: bool, text: &str| if on { format!(" [{text}]") } else { format!(" {text}") };
+            turns.push_str(&mark(self.turn.is_none(), "all"));
+            for c in &r.checkpoints {
+                let name = match c.kind.as_str() {
+                    "before_revert" => format!("{} (before a revert)", c.turn),
+                    "revert" => format!("{} (revert)", c.turn),
+                    _ => c.turn.to_string(),
+                };
+                turns.push_str(&mark(self.turn == Some(c.turn), &name));
+            }
+            turns.push_str(" · t next turn");
+            rows.push(turns);
+        }
+        for c in &r.conflicts {
+            let other = match c.task.strip_prefix("target:") {
+                Some(branch) => format!("the target {branch}"),
+                None => format!("task {}", c.task),
+            };
+            rows.push(format!("⚠ conflicts with {other} in {}", c.files.join(", ")));
+        }
+        rows.truncate(MAX_HEADER_ROWS);
+        rows.into_iter().map(|row| render::ellipsize(&row, width.max(8))).collect()
     }
 
     /// Merge or discard, unless one is under way.
@@ -560,7 +674,7 @@ impl ReviewView {
     fn status_lines(&self, width: usize) -> Vec<String> {
         let text = match &self.status {
             Status::Keys => {
-                "↑↓ PgUp PgDn · n p hunk · Tab ⇧Tab file · m merge · d discard · Esc close"
+                "↑↓ PgUp PgDn · n p hunk · Tab ⇧Tab file · t turn · m merge · d discard · Esc close"
                     .to_owned()
             }
             Status::Info(s) => s.clone(),
@@ -573,13 +687,17 @@ impl ReviewView {
     }
 
     fn geometry(&self, rect: CellRectU16) -> Geometry {
-        let status = self.status_lines(usize::from(rect.cols.saturating_sub(2)));
-        let status_rows = u16::try_from(status.len()).unwrap_or(1);
+        let width = usize::from(rect.cols.saturating_sub(2));
+        let mut header = self.header_lines(width);
+        // The header gives way on a short view: the diff keeps at least half.
+        header.truncate(usize::from(rect.rows / 4));
+        let status = self.status_lines(width);
+        let status_rows = u16::try_from(status.len() + header.len()).unwrap_or(1);
         let body_row = rect.row + 1 + status_rows;
         let body_rows = usize::from((rect.row + rect.rows).saturating_sub(body_row));
         let list_cols = (rect.cols * 2 / 5).clamp(16, 48);
         let file_top = (self.selected + 1).saturating_sub(body_rows.max(1));
-        Geometry { status, body_row, body_rows, list_cols, file_top }
+        Geometry { header, status, body_row, body_rows, list_cols, file_top }
     }
 
     /// How many diff rows a view of `rect` shows.
@@ -610,7 +728,15 @@ impl ReviewView {
     /// The scene of a view covering `rect`.
     pub fn scene(&self, rect: CellRectU16) -> ReviewScene {
         let g = self.geometry(rect);
-        let task = self.task.as_deref().unwrap_or("finding the task…");
+        let task = match (&self.record, &self.task) {
+            (Some(r), _) if !r.label.is_empty() => r.label.clone(),
+            (_, Some(t)) => t.clone(),
+            _ => "finding the task…".to_owned(),
+        };
+        let task = match self.turn {
+            Some(t) => format!("{task} · turn {t}"),
+            None => task,
+        };
         let title = match &self.files {
             None => format!("Review {task} · loading…"),
             Some(files) => {
@@ -634,6 +760,7 @@ impl ReviewView {
             title,
             buttons: buttons(rect.cols).into_iter().map(|(_, b)| b).collect(),
             error: matches!(self.status, Status::Error(_)),
+            header: g.header,
             status: g.status,
             body_row: g.body_row,
             list_cols: g.list_cols,

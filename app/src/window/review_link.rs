@@ -16,7 +16,7 @@ use berth_server::gitctx::request::{
     DiffFileParams, DiffFileReply, DiffFilesParams, DiffFilesReply, GitRequest,
 };
 use berth_server::persist::task_record::TaskRecord;
-use berth_server::tasks::request::{FinishParams, ListParams, TaskRequest};
+use berth_server::tasks::request::{FinishParams, ListParams, TaskRef, TaskRequest};
 
 use super::review::{ReviewAnswer, ReviewAsk, PAGE_HUNKS};
 use super::wake::Waker;
@@ -94,6 +94,7 @@ fn failed(ask: &ReviewAsk, why: &str) -> ReviewAnswer {
     match ask {
         ReviewAsk::Resolve { .. } => ReviewAnswer::Resolved(Err(why)),
         ReviewAsk::Files { .. } => ReviewAnswer::Files(Err(why)),
+        ReviewAsk::Task { .. } => ReviewAnswer::Task(Err(why)),
         ReviewAsk::Page { page, generation, .. } => {
             ReviewAnswer::Page { generation: *generation, page: *page, result: Err(why) }
         }
@@ -165,19 +166,24 @@ fn answer(client: &mut Client, ask: &ReviewAsk) -> Result<ReviewAnswer, ClientEr
                     .to_owned()
             }))
         }
-        ReviewAsk::Files { task } => {
+        ReviewAsk::Task { task } => {
+            let shown = client
+                .task(TaskRequest::Show(TaskRef { task_id: task.clone() }), Some(GIT_WAIT))?;
+            ReviewAnswer::Task(Ok(Box::new(decode(shown)?)))
+        }
+        ReviewAsk::Files { task, turn } => {
             let request =
-                GitRequest::DiffFiles(DiffFilesParams { target: task.clone(), turn: None });
+                GitRequest::DiffFiles(DiffFilesParams { target: task.clone(), turn: *turn });
             let reply: DiffFilesReply = decode(client.git(request, Some(GIT_WAIT))?)?;
             ReviewAnswer::Files(Ok(reply.files))
         }
-        ReviewAsk::Page { task, path, page, generation } => {
+        ReviewAsk::Page { task, path, page, generation, turn } => {
             let request = GitRequest::DiffFile(DiffFileParams {
                 target: task.clone(),
                 path: path.clone(),
                 offset: page * PAGE_HUNKS,
                 limit: Some(PAGE_HUNKS),
-                turn: None,
+                turn: *turn,
             });
             let reply: DiffFileReply = decode(client.git(request, Some(GIT_WAIT))?)?;
             ReviewAnswer::Page {

@@ -3,6 +3,9 @@
 //! `tests/e2e_window/review.rs`).
 
 use berth_server::gitctx::diff::{DiffLine, LineKind};
+use berth_server::persist::task_record::{
+    CheckpointRecord, ConflictRecord, ContractRecord, TaskResultRecord,
+};
 
 use super::*;
 
@@ -76,6 +79,7 @@ fn serve(
             let answer = match ask {
                 ReviewAsk::Resolve { .. } => ReviewAnswer::Resolved(Ok("task_x".into())),
                 ReviewAsk::Files { .. } => ReviewAnswer::Files(Ok(files.to_vec())),
+                ReviewAsk::Task { .. } => ReviewAnswer::Task(Ok(Box::new(record()))),
                 ReviewAsk::Page { path, page, generation, .. } => {
                     fetched += 1;
                     let all = hunks_of(&path);
@@ -95,6 +99,82 @@ fn serve(
     fetched
 }
 
+/// A reported task with two turns and a conflict.
+fn record() -> TaskRecord {
+    let checkpoint = |turn: u32| CheckpointRecord {
+        turn,
+        sha: format!("{turn:040}"),
+        kind: "turn".into(),
+        at: 1,
+    };
+    TaskRecord {
+        id: "task_x".into(),
+        label: "fix the parser".into(),
+        state: "completed".into(),
+        base_sha: "abcdef0123456789".into(),
+        branch: "berth/fix-the-parser".into(),
+        contract: ContractRecord {
+            objective: "Fix the parser\nand more".into(),
+            ..Default::default()
+        },
+        result: Some(TaskResultRecord {
+            status: "completed".into(),
+            summary: "parser fixed".into(),
+            evidence: Some("cargo test: 12 passed".into()),
+            ..Default::default()
+        }),
+        checkpoints: vec![checkpoint(1), checkpoint(2)],
+        conflicts: vec![ConflictRecord {
+            task: "task_other".into(),
+            files: vec!["a.rs".into(), "b.rs".into()],
+        }],
+        ..Default::default()
+    }
+}
+
+/// The header says what is reviewed (not the raw id): label, state, base and branch, the
+/// objective, the report with its evidence, the turns and the conflicts; `t` shows one turn
+/// at a time, then all the work again.
+#[test]
+fn the_header_says_what_is_reviewed_and_t_shows_one_turn() {
+    let mut view = open_five();
+    let scene = view.scene(RECT);
+    assert!(scene.title.starts_with("Review fix the parser · 5 files"), "{}", scene.title);
+    let header = scene.header.join("\n");
+    for part in [
+        "fix the parser · completed · abcdef0123 → berth/fix-the-parser",
+        "Objective: Fix the parser",
+        "Report (completed): parser fixed · Evidence: cargo test: 12 passed",
+        "Turns: [all] 1 2",
+        "⚠ conflicts with task task_other in a.rs, b.rs",
+    ] {
+        assert!(header.contains(part), "{part:?} not in:\n{header}");
+    }
+    assert!(scene.body_row > RECT.row + 1 + u16::try_from(scene.header.len()).unwrap());
+    for want in [Some(1), Some(2), None] {
+        let asks = view.key(ReviewKey::NextTurn, 10);
+        let task = "task_x".to_owned();
+        assert_eq!(
+            asks,
+            vec![ReviewAsk::Task { task: task.clone() }, ReviewAsk::Files { task, turn: want }]
+        );
+        serve(&mut view, asks, &five(), &small);
+        let scene = view.scene(RECT);
+        match want {
+            Some(t) => {
+                assert!(scene.title.contains(&format!("turn {t}")), "{}", scene.title);
+                assert!(scene.header.join("\n").contains(&format!("[{t}]")));
+            }
+            None => assert!(!scene.title.contains("turn"), "{}", scene.title),
+        }
+        assert!(!scene.lines.is_empty(), "the turn's hunks are fetched");
+    }
+    assert_eq!(
+        ReviewKey::of(Key::Character("t"), ModifiersState::empty()),
+        Some(ReviewKey::NextTurn)
+    );
+}
+
 fn small(path: &str) -> Vec<DiffHunk> {
     match path {
         "modified.txt" => vec![hunk(1, 1), hunk(40, 2)],
@@ -105,7 +185,13 @@ fn small(path: &str) -> Vec<DiffHunk> {
 
 fn open_five() -> ReviewView {
     let (mut view, asks) = ReviewView::open("task_x".into());
-    assert_eq!(asks, vec![ReviewAsk::Files { task: "task_x".into() }]);
+    assert_eq!(
+        asks,
+        vec![
+            ReviewAsk::Task { task: "task_x".into() },
+            ReviewAsk::Files { task: "task_x".into(), turn: None }
+        ]
+    );
     serve(&mut view, asks, &five(), &small);
     view
 }
@@ -306,7 +392,10 @@ fn a_task_found_from_the_focused_pane_then_its_files() {
     assert!(view.scene(RECT).title.contains("finding"));
     assert_eq!(
         view.answer(ReviewAnswer::Resolved(Ok("task_y".into()))),
-        vec![ReviewAsk::Files { task: "task_y".into() }]
+        vec![
+            ReviewAsk::Task { task: "task_y".into() },
+            ReviewAsk::Files { task: "task_y".into(), turn: None }
+        ]
     );
     assert_eq!(view.task(), Some("task_y"));
     let (mut view, _) = ReviewView::find(None, None);
