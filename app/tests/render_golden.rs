@@ -937,6 +937,7 @@ fn review_scene(palette: &Palette) -> Scene {
         old,
         new,
         text: text.into(),
+        selected: false,
     };
     let button = |label: &str, cols: std::ops::Range<u16>, tone: ButtonTone| ReviewButton {
         label: label.into(),

@@ -139,8 +139,16 @@ pub(super) fn review(
                     *cell = CellView::blank(fg, bg);
                 }
             }
+            if l.selected {
+                // The lines a comment is on: their number gutters lit.
+                let cols = u16::try_from(2 * NUMBER_COLS).unwrap_or(0);
+                fill(quads, diff_col, row, cols, 1, palette.tab_active_bg);
+                for cell in &mut cells[d0..(d0 + 2 * NUMBER_COLS).min(width)] {
+                    *cell = CellView::blank(palette.tab_active_fg, palette.tab_active_bg);
+                }
+            }
             let number = |n: Option<u64>| n.map_or(String::new(), |n| format!("{n:>5}"));
-            let dim = palette.switcher_dim;
+            let dim = if l.selected { palette.tab_active_fg } else { palette.switcher_dim };
             let mut col = d0;
             if matches!(l.kind, ReviewLineKind::Hunk | ReviewLineKind::Note) {
                 put_text(&mut cells, col, width, &l.text, fg, l.kind == ReviewLineKind::Hunk);

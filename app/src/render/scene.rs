@@ -133,6 +133,8 @@ pub struct ReviewLine {
     pub new: Option<u64>,
     /// Its text (tabs already expanded).
     pub text: String,
+    /// Whether it is among the lines selected for a comment.
+    pub selected: bool,
 }
 
 /// The sidebar: one entry per workspace, drawn as lines of text top to bottom.

@@ -56,6 +56,24 @@ pub enum ReviewAsk {
         /// The task.
         task: String,
     },
+    /// Keep a review comment on the task (`task.comment`).
+    Comment {
+        /// The task.
+        task: String,
+        /// The file.
+        path: String,
+        /// The first line.
+        start: u64,
+        /// The last line.
+        end: u64,
+        /// The comment.
+        text: String,
+    },
+    /// Send the kept comments to the worker as one prompt (`task.send_comments`).
+    SendComments {
+        /// The task.
+        task: String,
+    },
     /// A page of a file's hunks (`diff.file`, offset `page × PAGE_HUNKS`).
     Page {
         /// The task.
@@ -87,6 +105,10 @@ pub enum ReviewAnswer {
     Files(Result<Vec<DiffFile>, String>),
     /// The task's record.
     Task(Result<Box<TaskRecord>, String>),
+    /// A comment kept: the task's record with it.
+    Commented(Result<Box<TaskRecord>, String>),
+    /// The comments sent: how many, and the task's record after.
+    Sent(Result<(usize, Box<TaskRecord>), String>),
     /// A page of hunks: the file's hunk count and the page's hunks.
     Page {
         /// The selection it was asked for.
@@ -129,6 +151,14 @@ pub enum ReviewKey {
     Discard,
     /// Show the next turn alone (after the last: all the work again).
     NextTurn,
+    /// Start a comment on the selected lines (the top line shown when none).
+    Comment,
+    /// Stretch the selection a line down.
+    SelectDown,
+    /// Stretch the selection a line up.
+    SelectUp,
+    /// Send the kept comments to the worker.
+    SendComments,
 }
 
 impl ReviewKey {
@@ -139,6 +169,8 @@ impl ReviewKey {
         }
         Some(match key {
             Key::Named(NamedKey::Escape) => ReviewKey::Close,
+            Key::Named(NamedKey::ArrowUp) if mods.shift_key() => ReviewKey::SelectUp,
+            Key::Named(NamedKey::ArrowDown) if mods.shift_key() => ReviewKey::SelectDown,
             Key::Named(NamedKey::ArrowUp) => ReviewKey::Up,
             Key::Named(NamedKey::ArrowDown) => ReviewKey::Down,
             Key::Named(NamedKey::PageUp) => ReviewKey::PageUp,
@@ -159,6 +191,10 @@ impl ReviewKey {
                 "m" => ReviewKey::Merge,
                 "d" => ReviewKey::Discard,
                 "t" => ReviewKey::NextTurn,
+                "c" => ReviewKey::Comment,
+                "J" => ReviewKey::SelectDown,
+                "K" => ReviewKey::SelectUp,
+                "s" => ReviewKey::SendComments,
                 _ => return None,
             },
             _ => return None,
@@ -173,13 +209,16 @@ pub enum ReviewButtonAction {
     Merge,
     /// Discard.
     Discard,
+    /// Send the kept comments to the worker.
+    Send,
     /// Close.
     Close,
 }
 
-const BUTTONS: [(ReviewButtonAction, &str, ButtonTone); 3] = [
+const BUTTONS: [(ReviewButtonAction, &str, ButtonTone); 4] = [
     (ReviewButtonAction::Merge, " Merge m ", ButtonTone::Allow),
     (ReviewButtonAction::Discard, " Discard d ", ButtonTone::Deny),
+    (ReviewButtonAction::Send, " Send to agent s ", ButtonTone::Always),
     (ReviewButtonAction::Close, " Close Esc ", ButtonTone::Always),
 ];
 
@@ -254,6 +293,10 @@ pub struct ReviewView {
     record: Option<Box<TaskRecord>>,
     /// The turn shown alone (`None`: all the task's work against its base).
     turn: Option<u32>,
+    /// The lines selected for a comment.
+    selection: Option<comments::Selection>,
+    /// The comment being typed.
+    composing: Option<String>,
 }
 
 impl ReviewView {
@@ -286,6 +329,8 @@ impl ReviewView {
             closed: false,
             record: None,
             turn: None,
+            selection: None,
+            composing: None,
         }
     }
 
@@ -349,6 +394,25 @@ impl ReviewView {
             }
             ReviewAnswer::Task(Ok(record)) => {
                 self.record = Some(record);
+                Vec::new()
+            }
+            ReviewAnswer::Commented(Ok(record)) => {
+                let n = record.comments.len();
+                self.record = Some(record);
+                self.status = Status::Info(format!(
+                    "comment kept ({n} kept) · s sends them to the agent as one prompt"
+                ));
+                Vec::new()
+            }
+            ReviewAnswer::Sent(Ok((sent, record))) => {
+                self.record = Some(record);
+                self.status = Status::Info(format!(
+                    "{sent} comment(s) sent to the agent as one prompt; the task works again"
+                ));
+                Vec::new()
+            }
+            ReviewAnswer::Commented(Err(e)) | ReviewAnswer::Sent(Err(e)) => {
+                self.status = Status::Error(e);
                 Vec::new()
             }
             // The header stays as it was; the diff is what matters.
@@ -417,6 +481,8 @@ impl ReviewView {
         }
         self.selected = index;
         self.generation += 1;
+        self.selection = None;
+        self.composing = None;
         self.pages.clear();
         self.asked.clear();
         self.total_hunks = None;
@@ -559,6 +625,10 @@ impl ReviewView {
                 }
             }
             ReviewKey::NextTurn => return self.next_turn(),
+            ReviewKey::Comment => self.start_comment(),
+            ReviewKey::SelectDown => self.stretch(1),
+            ReviewKey::SelectUp => self.stretch(-1),
+            ReviewKey::SendComments => return self.send_comments(),
         }
         self.ensure()
     }
@@ -583,6 +653,8 @@ impl ReviewView {
         self.total_hunks = None;
         self.anchor = (0, 0);
         self.generation += 1;
+        self.selection = None;
+        self.composing = None;
         vec![ReviewAsk::Task { task: task.clone() }, ReviewAsk::Files { task, turn: self.turn }]
     }
 
@@ -623,6 +695,7 @@ impl ReviewView {
             turns.push_str(" · t next turn");
             rows.push(turns);
         }
+        rows.extend(self.comments_line());
         for c in &r.conflicts {
             let other = match c.task.strip_prefix("target:") {
                 Some(branch) => format!("the target {branch}"),
@@ -665,6 +738,7 @@ impl ReviewView {
                 self.key(ReviewKey::Discard, rows)
             }
             ReviewHit::Button(ReviewButtonAction::Close) => self.key(ReviewKey::Close, rows),
+            ReviewHit::Button(ReviewButtonAction::Send) => self.key(ReviewKey::SendComments, rows),
             ReviewHit::File(index) => self.select(index),
             ReviewHit::Inside | ReviewHit::Outside => Vec::new(),
         }
@@ -672,9 +746,12 @@ impl ReviewView {
 
     /// What the status rows say, wrapped to `width`.
     fn status_lines(&self, width: usize) -> Vec<String> {
+        if let Some(line) = self.composing_line() {
+            return wrap(&line, width.max(8), MAX_STATUS_ROWS);
+        }
         let text = match &self.status {
             Status::Keys => {
-                "↑↓ PgUp PgDn · n p hunk · Tab ⇧Tab file · t turn · m merge · d discard · Esc close"
+                "↑↓ PgUp PgDn · n p hunk · Tab ⇧Tab file · t turn · c J K comment · s send · m merge · d discard · Esc close"
                     .to_owned()
             }
             Status::Info(s) => s.clone(),
@@ -812,11 +889,13 @@ impl ReviewView {
                     ..ReviewLine::default()
                 });
             }
-            for line in hunk.lines.iter().skip(skip.saturating_sub(1)) {
+            let first = skip.saturating_sub(1);
+            for (i, line) in hunk.lines.iter().enumerate().skip(first) {
                 if out.len() >= max {
                     break;
                 }
                 out.push(ReviewLine {
+                    selected: self.selection.is_some_and(|s| s.holds(h, i)),
                     kind: match line.kind {
                         LineKind::Added => ReviewLineKind::Added,
                         LineKind::Removed => ReviewLineKind::Removed,
@@ -922,6 +1001,9 @@ fn wrap(text: &str, width: usize, max: usize) -> Vec<String> {
     }
     rows
 }
+
+#[path = "review_comments.rs"]
+mod comments;
 
 #[cfg(test)]
 #[path = "review_tests.rs"]

@@ -16,7 +16,7 @@ use berth_server::gitctx::request::{
     DiffFileParams, DiffFileReply, DiffFilesParams, DiffFilesReply, GitRequest,
 };
 use berth_server::persist::task_record::TaskRecord;
-use berth_server::tasks::request::{FinishParams, ListParams, TaskRef, TaskRequest};
+use berth_server::tasks::request::{CommentParams, FinishParams, ListParams, TaskRef, TaskRequest};
 
 use super::review::{ReviewAnswer, ReviewAsk, PAGE_HUNKS};
 use super::wake::Waker;
@@ -95,6 +95,8 @@ fn failed(ask: &ReviewAsk, why: &str) -> ReviewAnswer {
         ReviewAsk::Resolve { .. } => ReviewAnswer::Resolved(Err(why)),
         ReviewAsk::Files { .. } => ReviewAnswer::Files(Err(why)),
         ReviewAsk::Task { .. } => ReviewAnswer::Task(Err(why)),
+        ReviewAsk::Comment { .. } => ReviewAnswer::Commented(Err(why)),
+        ReviewAsk::SendComments { .. } => ReviewAnswer::Sent(Err(why)),
         ReviewAsk::Page { page, generation, .. } => {
             ReviewAnswer::Page { generation: *generation, page: *page, result: Err(why) }
         }
@@ -170,6 +172,24 @@ fn answer(client: &mut Client, ask: &ReviewAsk) -> Result<ReviewAnswer, ClientEr
             let shown = client
                 .task(TaskRequest::Show(TaskRef { task_id: task.clone() }), Some(GIT_WAIT))?;
             ReviewAnswer::Task(Ok(Box::new(decode(shown)?)))
+        }
+        ReviewAsk::Comment { task, path, start, end, text } => {
+            let params = CommentParams {
+                task_id: task.clone(),
+                path: path.clone(),
+                start: *start,
+                end: Some(*end),
+                text: text.clone(),
+                send: false,
+            };
+            let record = client.task(TaskRequest::Comment(params), Some(GIT_WAIT))?;
+            ReviewAnswer::Commented(Ok(Box::new(decode(record)?)))
+        }
+        ReviewAsk::SendComments { task } => {
+            let asked = TaskRequest::SendComments(TaskRef { task_id: task.clone() });
+            let answer = client.task(asked, Some(FINISH_WAIT))?;
+            let sent = answer["sent"].as_u64().unwrap_or(0) as usize;
+            ReviewAnswer::Sent(Ok((sent, Box::new(decode(answer)?))))
         }
         ReviewAsk::Files { task, turn } => {
             let request =

@@ -4,7 +4,7 @@
 
 use berth_server::gitctx::diff::{DiffLine, LineKind};
 use berth_server::persist::task_record::{
-    CheckpointRecord, ConflictRecord, ContractRecord, TaskResultRecord,
+    CheckpointRecord, CommentRecord, ConflictRecord, ContractRecord, TaskResultRecord,
 };
 
 use super::*;
@@ -80,6 +80,12 @@ fn serve(
                 ReviewAsk::Resolve { .. } => ReviewAnswer::Resolved(Ok("task_x".into())),
                 ReviewAsk::Files { .. } => ReviewAnswer::Files(Ok(files.to_vec())),
                 ReviewAsk::Task { .. } => ReviewAnswer::Task(Ok(Box::new(record()))),
+                ReviewAsk::Comment { path, start, end, text, .. } => {
+                    let mut r = record();
+                    r.comments.push(CommentRecord { path, start, end, text });
+                    ReviewAnswer::Commented(Ok(Box::new(r)))
+                }
+                ReviewAsk::SendComments { .. } => ReviewAnswer::Sent(Ok((1, Box::new(record())))),
                 ReviewAsk::Page { path, page, generation, .. } => {
                     fetched += 1;
                     let all = hunks_of(&path);
@@ -175,6 +181,74 @@ fn the_header_says_what_is_reviewed_and_t_shows_one_turn() {
     );
 }
 
+/// Lines selected (`c` on the top line, `J` stretching it), a comment typed in the status row
+/// and kept with `task.comment`, listed in the header, and sent with `s` or the button.
+#[test]
+fn a_comment_on_selected_lines_is_kept_listed_and_sent() {
+    let mut view = open_five();
+    view.key(ReviewKey::SelectDown, 10);
+    view.key(ReviewKey::SelectDown, 10);
+    let scene = view.scene(RECT);
+    let selected: Vec<Option<u64>> =
+        scene.lines.iter().filter(|l| l.selected).map(|l| l.new).collect();
+    assert_eq!(selected, [Some(1), Some(2), Some(3)], "three lines selected");
+    view.key(ReviewKey::Comment, 10);
+    assert!(view.composing());
+    // While typing, keys are text: `m` does not merge.
+    view.type_text("make this mine\u{7}");
+    view.backspace();
+    let status = view.scene(RECT).status.join(" ");
+    assert!(status.contains("Comment on added.txt:1-3: make this min▏"), "{status}");
+    let asks = view.keep_comment();
+    assert_eq!(
+        asks,
+        vec![ReviewAsk::Comment {
+            task: "task_x".into(),
+            path: "added.txt".into(),
+            start: 1,
+            end: 3,
+            text: "make this min".into(),
+        }]
+    );
+    assert!(!view.composing());
+    serve(&mut view, asks, &five(), &small);
+    let scene = view.scene(RECT);
+    let header = scene.header.join("\n");
+    assert!(header.contains("Comments (1, s sends): added.txt:1-3 “make this min”"), "{header}");
+    assert!(scene.lines.iter().all(|l| !l.selected), "the selection went with the comment");
+    // Escape drops a comment being typed.
+    view.key(ReviewKey::Comment, 10);
+    view.type_text("never mind");
+    view.cancel_comment();
+    assert!(!view.composing());
+    // `s` and the button send them all as one.
+    assert_eq!(
+        view.key(ReviewKey::SendComments, 10),
+        vec![ReviewAsk::SendComments { task: "task_x".into() }]
+    );
+    let send =
+        buttons(RECT.cols).into_iter().find(|(a, _)| *a == ReviewButtonAction::Send).unwrap();
+    let hit = view.hit(RECT, RECT.col + send.1.cols.start, RECT.row);
+    assert_eq!(hit, ReviewHit::Button(ReviewButtonAction::Send));
+    let asks = view.press(hit, 10);
+    assert_eq!(asks, vec![ReviewAsk::SendComments { task: "task_x".into() }]);
+    serve(&mut view, asks, &five(), &small);
+    assert!(
+        view.scene(RECT).status.join(" ").contains("1 comment(s) sent"),
+        "{:?}",
+        view.scene(RECT).status
+    );
+    for (key, want) in
+        [("c", ReviewKey::Comment), ("s", ReviewKey::SendComments), ("J", ReviewKey::SelectDown)]
+    {
+        assert_eq!(ReviewKey::of(Key::Character(key), ModifiersState::empty()), Some(want));
+    }
+    assert_eq!(
+        ReviewKey::of(Key::Named(NamedKey::ArrowDown), ModifiersState::SHIFT),
+        Some(ReviewKey::SelectDown)
+    );
+}
+
 fn small(path: &str) -> Vec<DiffHunk> {
     match path {
         "modified.txt" => vec![hunk(1, 1), hunk(40, 2)],
@@ -224,7 +298,7 @@ fn the_file_list_shows_marks_and_counts_and_the_first_file_is_fetched() {
             ('A', "image.bin", "binary", false),
         ]
     );
-    assert_eq!(scene.buttons.len(), 3);
+    assert_eq!(scene.buttons.len(), 4);
     assert!(!scene.error);
 }
 
@@ -370,6 +444,7 @@ fn presses_hit_buttons_and_files() {
     for (b, action) in scene.buttons.iter().zip([
         ReviewButtonAction::Merge,
         ReviewButtonAction::Discard,
+        ReviewButtonAction::Send,
         ReviewButtonAction::Close,
     ]) {
         assert_eq!(view.hit(RECT, RECT.col + b.cols.start, RECT.row), ReviewHit::Button(action));
