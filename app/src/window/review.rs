@@ -921,9 +921,21 @@ pub fn inside(rect: CellRectU16, col: u16, row: u16) -> bool {
 
 /// The buttons at the right end of the title row of a view `cols` wide.
 fn buttons(cols: u16) -> Vec<(ReviewButtonAction, ReviewButton)> {
+    let all = buttons_of(cols, BUTTONS.iter());
+    if all.len() == BUTTONS.len() {
+        return all;
+    }
+    // A narrow view: Send gives way first (its key `s` still sends).
+    buttons_of(cols, BUTTONS.iter().filter(|(a, _, _)| *a != ReviewButtonAction::Send))
+}
+
+fn buttons_of<'a>(
+    cols: u16,
+    wanted: impl DoubleEndedIterator<Item = &'a (ReviewButtonAction, &'static str, ButtonTone)>,
+) -> Vec<(ReviewButtonAction, ReviewButton)> {
     let mut end = cols.saturating_sub(1);
     let mut out = Vec::new();
-    for (action, label, tone) in BUTTONS.iter().rev() {
+    for (action, label, tone) in wanted.rev() {
         let w = u16::try_from(render::str_width(label)).unwrap_or(u16::MAX);
         let Some(start) = end.checked_sub(w) else { break };
         out.push((

@@ -238,6 +238,12 @@ fn a_comment_on_selected_lines_is_kept_listed_and_sent() {
         "{:?}",
         view.scene(RECT).status
     );
+    // A narrow view keeps Merge, Discard and Close; Send gives way.
+    let narrow: Vec<ReviewButtonAction> = buttons(36).into_iter().map(|(a, _)| a).collect();
+    assert_eq!(
+        narrow,
+        [ReviewButtonAction::Merge, ReviewButtonAction::Discard, ReviewButtonAction::Close]
+    );
     for (key, want) in
         [("c", ReviewKey::Comment), ("s", ReviewKey::SendComments), ("J", ReviewKey::SelectDown)]
     {
