@@ -938,6 +938,8 @@ fn review_scene(palette: &Palette) -> Scene {
         new,
         text: text.into(),
         selected: false,
+        spans: Vec::new(),
+        changed: None,
     };
     let button = |label: &str, cols: std::ops::Range<u16>, tone: ButtonTone| ReviewButton {
         label: label.into(),

@@ -18,7 +18,7 @@ use winit::keyboard::{Key, ModifiersState, NamedKey};
 
 use crate::render::{
     self, ButtonTone, CellRectU16, ReviewButton, ReviewFileRow, ReviewLine, ReviewLineKind,
-    ReviewScene,
+    ReviewScene, ReviewSpan,
 };
 
 /// Hunks asked for at once (`diff.file`'s `limit`).
@@ -159,6 +159,10 @@ pub enum ReviewKey {
     SelectUp,
     /// Send the kept comments to the worker.
     SendComments,
+    /// Scroll the diff's text right (long lines).
+    ScrollRight,
+    /// Scroll the diff's text back left.
+    ScrollLeft,
 }
 
 impl ReviewKey {
@@ -195,6 +199,8 @@ impl ReviewKey {
                 "J" => ReviewKey::SelectDown,
                 "K" => ReviewKey::SelectUp,
                 "s" => ReviewKey::SendComments,
+                ">" => ReviewKey::ScrollRight,
+                "<" => ReviewKey::ScrollLeft,
                 _ => return None,
             },
             _ => return None,
@@ -297,7 +303,22 @@ pub struct ReviewView {
     selection: Option<comments::Selection>,
     /// The comment being typed.
     composing: Option<String>,
+    /// Each held page's syntax classes and changed words, hunk by hunk, line by line
+    /// (`review_syntax.rs`), made when the page comes and dropped with it.
+    marks: BTreeMap<usize, Vec<HunkMarks>>,
+    /// Columns the diff's text is scrolled right (the line numbers stay).
+    hscroll: usize,
 }
+
+/// One hunk's marks.
+#[derive(Debug, Clone)]
+struct HunkMarks {
+    spans: Vec<Vec<ReviewSpan>>,
+    changed: Vec<Option<(usize, usize)>>,
+}
+
+/// Columns one `>` or `<` scrolls the diff's text.
+const HSCROLL_COLS: usize = 8;
 
 impl ReviewView {
     /// The view of `task`, and what to fetch first.
@@ -331,6 +352,8 @@ impl ReviewView {
             turn: None,
             selection: None,
             composing: None,
+            marks: BTreeMap::new(),
+            hscroll: 0,
         }
     }
 
@@ -448,6 +471,15 @@ impl ReviewView {
                     Ok((total, hunks)) => {
                         self.total_hunks = Some(total);
                         if self.wanted(page) && !hunks.is_empty() {
+                            let path = self.file().map(|f| f.path.clone()).unwrap_or_default();
+                            let marks = hunks
+                                .iter()
+                                .map(|h| HunkMarks {
+                                    spans: syntax::highlight(&path, h),
+                                    changed: syntax::changed_words(h),
+                                })
+                                .collect();
+                            self.marks.insert(page, marks);
                             self.pages.insert(page, hunks);
                         }
                         self.clamp_anchor();
@@ -484,6 +516,8 @@ impl ReviewView {
         self.selection = None;
         self.composing = None;
         self.pages.clear();
+        self.marks.clear();
+        self.hscroll = 0;
         self.asked.clear();
         self.total_hunks = None;
         self.anchor = (0, 0);
@@ -512,6 +546,7 @@ impl ReviewView {
         let at = self.anchor_page();
         let keep: Vec<usize> = self.pages.keys().copied().filter(|p| self.wanted(*p)).collect();
         self.pages.retain(|p, _| keep.contains(p));
+        self.marks.retain(|p, _| keep.contains(p));
         debug_assert!(self.pages.len() <= HELD_PAGES, "the view holds at most {HELD_PAGES} pages");
         let pages_total = self.total_hunks.map(|t| t.div_ceil(PAGE_HUNKS));
         // Until a page tells the count, the anchor's page; then the pages that exist.
@@ -629,6 +664,8 @@ impl ReviewView {
             ReviewKey::SelectDown => self.stretch(1),
             ReviewKey::SelectUp => self.stretch(-1),
             ReviewKey::SendComments => return self.send_comments(),
+            ReviewKey::ScrollRight => self.hscroll += HSCROLL_COLS,
+            ReviewKey::ScrollLeft => self.hscroll = self.hscroll.saturating_sub(HSCROLL_COLS),
         }
         self.ensure()
     }
@@ -649,6 +686,8 @@ impl ReviewView {
         };
         self.files = None;
         self.pages.clear();
+        self.marks.clear();
+        self.hscroll = 0;
         self.asked.clear();
         self.total_hunks = None;
         self.anchor = (0, 0);
@@ -751,7 +790,7 @@ impl ReviewView {
         }
         let text = match &self.status {
             Status::Keys => {
-                "↑↓ PgUp PgDn · n p hunk · Tab ⇧Tab file · t turn · c J K comment · s send · m merge · d discard · Esc close"
+                "↑↓ PgUp PgDn · n p hunk · Tab ⇧Tab file · t turn · < > scroll · c J K comment · s send · m merge · d discard · Esc close"
                     .to_owned()
             }
             Status::Info(s) => s.clone(),
@@ -890,12 +929,18 @@ impl ReviewView {
                 });
             }
             let first = skip.saturating_sub(1);
+            let marks = self.marks.get(&(h / PAGE_HUNKS)).and_then(|m| m.get(h % PAGE_HUNKS));
             for (i, line) in hunk.lines.iter().enumerate().skip(first) {
                 if out.len() >= max {
                     break;
                 }
+                let spans = marks.and_then(|m| m.spans.get(i)).map_or(&[][..], Vec::as_slice);
+                let changed = marks.and_then(|m| m.changed.get(i).copied().flatten());
+                let (text, spans, changed) = shifted(&line.text, spans, changed, self.hscroll);
                 out.push(ReviewLine {
                     selected: self.selection.is_some_and(|s| s.holds(h, i)),
+                    spans,
+                    changed,
                     kind: match line.kind {
                         LineKind::Added => ReviewLineKind::Added,
                         LineKind::Removed => ReviewLineKind::Removed,
@@ -903,7 +948,7 @@ impl ReviewView {
                     },
                     old: line.old_line,
                     new: line.new_line,
-                    text: line.text.replace('\t', "    "),
+                    text,
                 });
             }
             h += 1;
@@ -911,6 +956,27 @@ impl ReviewView {
         }
         out
     }
+}
+
+/// A line's text, spans and changed range scrolled `by` chars to the left (tabs as one
+/// space each, so the char offsets of the marks stay those of the text).
+fn shifted(
+    text: &str,
+    spans: &[ReviewSpan],
+    changed: Option<(usize, usize)>,
+    by: usize,
+) -> (String, Vec<ReviewSpan>, Option<(usize, usize)>) {
+    let text: String = text.chars().skip(by).map(|c| if c == '\t' { ' ' } else { c }).collect();
+    let spans = spans
+        .iter()
+        .filter(|s| s.start + s.len > by)
+        .map(|s| {
+            let start = s.start.max(by);
+            ReviewSpan { start: start - by, len: s.start + s.len - start, class: s.class }
+        })
+        .collect();
+    let changed = changed.filter(|(_, end)| *end > by).map(|(a, b)| (a.max(by) - by, b - by));
+    (text, spans, changed)
 }
 
 /// Whether window cell (`col`, `row`) is in `rect`.
@@ -1016,6 +1082,8 @@ fn wrap(text: &str, width: usize, max: usize) -> Vec<String> {
 
 #[path = "review_comments.rs"]
 mod comments;
+#[path = "review_syntax.rs"]
+mod syntax;
 
 #[cfg(test)]
 #[path = "review_tests.rs"]
