@@ -421,3 +421,58 @@ fn comment_steps(w: &World) {
     poll(WAIT, "closed", || (!review_shown(w, "comment-esc.png")).then_some(()));
     w.server.berth_ok(&["task", "finish", &id, "--discard", "--force"]);
 }
+
+/// Highlighted hunks in the window (issue 31): a Rust file's added hunk shows code in at least
+/// three syntax colours (keywords, function names, types, strings: the theme's ANSI colours).
+pub(super) fn review_highlights_a_rust_hunk(w: &World) {
+    with_room(w, highlight_steps);
+}
+
+fn highlight_steps(w: &World) {
+    let repo = repo(&w.server, "highlighted", &[("README", b"readme\n")]);
+    let work = "printf 'pub fn greet(name: &str) -> String {\\n    // say hello\\n    let n: u32 = 42;\\n    \
+                format!(\"hello {} {}\", name, n)\\n}\\n' > greet.rs";
+    let id = completed_task(&w.server, &repo, "review-highlight", work);
+    w.server.berth_ok(&["review", &id]);
+    let hues = poll(WAIT, "three syntax colours in the Rust hunk", || {
+        let image = w.screenshot("review-highlight.png");
+        let area = Area::of(w, &image);
+        let left = (area.right + 1) / CELL_PX_WIDE * 2 / 5 * CELL_PX_WIDE;
+        // Only the added rows (their ground is green-tinted: not the @@ row, not the header),
+        // their pixels by hue: magenta, blue, yellow, cyan.
+        let mut counts = [0usize; 4];
+        for row in 3..image.height / CELL_PX_HIGH {
+            let ys = row * CELL_PX_HIGH..(row + 1) * CELL_PX_HIGH;
+            let pixel = |x: u32, y: u32| {
+                let [r, g, b] = image.pixels[(y * image.width + x) as usize];
+                (i32::from(r), i32::from(g), i32::from(b))
+            };
+            let tinted = ys
+                .clone()
+                .flat_map(|y| (left..area.right).map(move |x| (x, y)))
+                .filter(|(x, y)| {
+                    let (r, g, b) = pixel(*x, *y);
+                    g > r + 15 && g > b + 15
+                })
+                .count();
+            if tinted * 2 < ys.len() * (area.right - left) as usize {
+                continue;
+            }
+            for y in ys {
+                for x in left..area.right {
+                    let (r, g, b) = pixel(x, y);
+                    counts[0] += usize::from(r > g + 50 && b > g + 50);
+                    counts[1] += usize::from(b > r + 50 && b > g + 30);
+                    counts[2] += usize::from(r > b + 60 && g > b + 60);
+                    counts[3] += usize::from(g > r + 50 && b > r + 50);
+                }
+            }
+        }
+        (counts.iter().filter(|n| **n > 20).count() >= 3).then_some(counts)
+    });
+    w.keep("review-highlight.png");
+    println!("review: the Rust hunk's added rows by hue (magenta, blue, yellow, cyan): {hues:?}");
+    key(w, "Escape");
+    poll(WAIT, "closed", || (!review_shown(w, "highlight-esc.png")).then_some(()));
+    w.server.berth_ok(&["task", "finish", &id, "--discard", "--force"]);
+}
