@@ -257,3 +257,46 @@ fn conflicting_tasks_are_seen_before_the_merge() {
     assert_eq!(conflicts_of(&server, &repo, &a), [], "a merged task conflicts with nothing");
     assert_eq!(conflicts_of(&server, &repo, &c), []);
 }
+
+/// Fast-forward and rebase: the first task fast-forwards main; the second is refused a
+/// fast-forward (main moved on), then rebased onto main and fast-forwarded: history stays
+/// linear, both tasks' files are on main.
+#[test]
+fn tasks_merge_by_fast_forward_and_by_rebase() {
+    let server = server();
+    let repo = support::git::repo(&server, "app", &[("a.txt", b"one\n")]);
+    let work = |file: &str| {
+        format!(
+            "printf 'x\\n' > {file} && git add {file} && git commit -qm 'add {file}' && \
+             {} task report --status completed --summary 'added {file}'",
+            berth_bin().display()
+        )
+    };
+    let (a, _) = start(&server, &repo, "ff-a", &work("a2.txt"));
+    let (b, _) = start(&server, &repo, "ff-b", &work("b2.txt"));
+    for id in [&a, &b] {
+        wait_task(&server, id, "completed", |t| t["state"] == "completed");
+    }
+    let branch_a = show(&server, &a)["branch"].as_str().unwrap().to_owned();
+    let tip_a = git(&repo, &["rev-parse", &branch_a]);
+    let merged =
+        json_of(&berth(&server, &["task", "finish", &a, "--merge", "--ff-only", "--json"]));
+    assert_eq!(merged["disposition"]["merged_sha"], tip_a.as_str(), "{merged}");
+    assert_eq!(git(&repo, &["rev-parse", "HEAD"]), tip_a, "main is the task's commit itself");
+
+    let refused = berth(&server, &["task", "finish", &b, "--merge", "--ff-only"]);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("not a fast-forward") && err.contains("--rebase"), "{err}");
+    assert_eq!(git(&repo, &["rev-parse", "HEAD"]), tip_a, "main as it was");
+
+    let rebased =
+        json_of(&berth(&server, &["task", "finish", &b, "--merge", "--rebase", "--json"]));
+    assert_eq!(rebased["disposition"]["outcome"], "merged", "{rebased}");
+    assert_eq!(git(&repo, &["rev-parse", "HEAD^"]), tip_a, "b's commit on top of a's");
+    let merges = git(&repo, &["rev-list", "--merges", "HEAD"]);
+    assert_eq!(merges, "", "no merge commits: history is linear");
+    assert!(repo.join("a2.txt").exists() && repo.join("b2.txt").exists());
+    let both = berth(&server, &["task", "finish", &b, "--merge", "--squash", "--rebase"]);
+    assert!(!both.status.success(), "one way at a time");
+}

@@ -52,7 +52,7 @@ pub enum TaskVerb {
     /// Merge the task's branch into the target branch, or discard it; then remove the
     /// worktree and the branch Berth created.
     #[command(
-        after_help = "A merge is refused when the source checkout is on another branch or has uncommitted\nchanges, or the task's worktree is dirty or locked (--force removes it anyway); a conflict\nis aborted and the files named.\n\nExamples:\n  berth task finish task_3f… --merge --squash\n  berth task finish task_3f… --discard"
+        after_help = "A merge is refused when the source checkout is on another branch or has uncommitted\nchanges, or the task's worktree is dirty or locked (--force removes it anyway); a conflict\nis aborted and the files named.\n\nExamples:\n  berth task finish task_3f… --merge --squash\n  berth task finish task_3f… --merge --rebase\n  berth task finish task_3f… --discard"
     )]
     Finish(FinishArgs),
     /// List the tasks.
@@ -253,9 +253,15 @@ pub struct FinishArgs {
     /// The branch to merge into (default: the source's branch when the task started).
     #[arg(long)]
     target: Option<String>,
-    /// One squashed commit instead of a merge commit.
-    #[arg(long)]
+    /// One squashed commit instead of a merge commit (its message: the label and the summary).
+    #[arg(long, conflicts_with_all = ["rebase", "ff_only"])]
     squash: bool,
+    /// Rebase the task's branch onto the target in its worktree, then fast-forward.
+    #[arg(long, conflicts_with = "ff_only")]
+    rebase: bool,
+    /// Only fast-forward the target (refused when it moved on).
+    #[arg(long)]
+    ff_only: bool,
     /// Remove a dirty or locked worktree; merge a task that is not completed.
     #[arg(long)]
     force: bool,
@@ -331,6 +337,8 @@ pub fn run(client: Client, verb: TaskVerb) -> Result<ExitCode> {
                 discard: a.discard,
                 target: a.target,
                 squash: a.squash,
+                rebase: a.rebase,
+                ff_only: a.ff_only,
                 force: a.force,
                 keep_checkpoints: a.keep_checkpoints,
             };

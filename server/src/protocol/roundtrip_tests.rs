@@ -415,6 +415,11 @@ fn task_params_are_checked() {
         ("task.wait", json!({ "task_id": "task_1", "until": "done" }), "BAD_REQUEST"),
         ("task.revert_turn", json!({ "task_id": "task_1", "turn": 0 }), "BAD_REQUEST"),
         (
+            "task.finish",
+            json!({ "task_id": "task_1", "merge": true, "squash": true, "rebase": true }),
+            "BAD_REQUEST",
+        ),
+        (
             "task.comment",
             json!({ "task_id": "task_1", "path": "../a", "start": 1, "text": "x" }),
             "BAD_REQUEST",

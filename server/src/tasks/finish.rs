@@ -92,8 +92,17 @@ async fn run(store: Arc<Mutex<Store>>, p: FinishParams) -> Result<TaskRecord, Co
                 repo.display()
             ))
             })?;
-        let (repo2, branch, target2, squash) =
-            (repo.clone(), record.branch.clone(), target.clone(), p.squash);
+        let way = if p.squash {
+            Way::Squash
+        } else if p.rebase {
+            Way::Rebase
+        } else if p.ff_only {
+            Way::FastForward
+        } else {
+            Way::Merge
+        };
+        let (repo2, branch, target2, wt2) =
+            (repo.clone(), record.branch.clone(), target.clone(), wt.clone());
         let message = match (&record.result, p.squash) {
             // A squash is the task's one commit: its label, then the worker's summary.
             (Some(result), true) => format!("{}\n\n{}", record.label, result.summary.trim()),
@@ -101,7 +110,7 @@ async fn run(store: Arc<Mutex<Store>>, p: FinishParams) -> Result<TaskRecord, Co
             _ => format!("Merge task {id}: {}", record.label),
         };
         let merged = blocking(move || {
-            git::with_repo_lock(&repo2, || merge(&repo2, &branch, &target2, squash, &message))
+            git::with_repo_lock(&repo2, || merge(&repo2, &wt2, &branch, &target2, way, &message))
         })
         .await?;
         if merged.is_ok() && !state.is_terminal() {
@@ -202,14 +211,58 @@ fn worktree_problem(repo: &Path, wt: &Path) -> Option<String> {
     None
 }
 
-/// Merges `branch` into `target` in the source checkout; the merge's commit.
+/// How a task's branch goes into its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Way {
+    /// A merge commit (`--no-ff`).
+    Merge,
+    /// One commit of all the work, with the task's label and summary.
+    Squash,
+    /// The branch rebased onto the target in the task's worktree, then fast-forwarded.
+    Rebase,
+    /// A fast-forward only.
+    FastForward,
+}
+
+/// The files `dir`'s checkout has in conflict now.
+fn unmerged(dir: &Path) -> Vec<String> {
+    git::git_ok(dir, &["diff", "--no-ext-diff", "--no-textconv", "--name-only", "--diff-filter=U"])
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Rebases the task's branch (checked out in `wt`) onto `target`; a conflict is aborted, the
+/// worktree left as it was.
+fn rebase(wt: &Path, target: &str) -> Result<(), MergeFailure> {
+    let onto = format!("refs/heads/{target}");
+    let out =
+        git::git(wt, &["rebase", "--end-of-options", &onto]).map_err(MergeFailure::Refused)?;
+    if out.ok {
+        return Ok(());
+    }
+    let files = unmerged(wt);
+    let _ = git::git(wt, &["rebase", "--abort"]);
+    if files.is_empty() {
+        return Err(MergeFailure::Refused(format!(
+            "rebasing the task's branch onto {target} failed: {} {}",
+            out.stdout, out.stderr
+        )));
+    }
+    Err(MergeFailure::Conflicts(files))
+}
+
+/// Merges `branch` into `target` in the source checkout (`way`); the target's new commit.
 fn merge(
     repo: &Path,
+    wt: &Path,
     branch: &str,
     target: &str,
-    squash: bool,
+    way: Way,
     message: &str,
 ) -> Result<String, MergeFailure> {
+    let squash = way == Way::Squash;
     let refused = MergeFailure::Refused;
     match git::current_branch(repo) {
         Some(b) if b == target => {}
@@ -237,6 +290,20 @@ fn merge(
             repo.display(),
             files.join(", ")
         )));
+    }
+    if way == Way::Rebase {
+        rebase(wt, target)?;
+    }
+    if matches!(way, Way::Rebase | Way::FastForward) {
+        let out =
+            git::git(repo, &["merge", "--ff-only", "--end-of-options", branch]).map_err(refused)?;
+        if !out.ok {
+            return Err(refused(format!(
+                "{branch} is not a fast-forward of {target} (it moved on since the task \
+                 started); finish with --rebase, or a merge"
+            )));
+        }
+        return git::git_ok(repo, &["rev-parse", "HEAD"]).map_err(refused);
     }
     let out = if squash {
         git::git(repo, &["merge", "--squash", "--end-of-options", branch]).map_err(refused)?

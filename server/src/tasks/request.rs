@@ -138,6 +138,12 @@ pub struct FinishParams {
     /// One squashed commit instead of a merge commit.
     #[serde(default)]
     pub squash: bool,
+    /// Rebase the task's branch onto the target (in its worktree), then fast-forward.
+    #[serde(default)]
+    pub rebase: bool,
+    /// Only a fast-forward of the target (refused when the target moved on).
+    #[serde(default)]
+    pub ff_only: bool,
     /// Remove a dirty or locked worktree; merge a task that is not completed.
     #[serde(default)]
     pub force: bool,
@@ -258,8 +264,13 @@ impl TaskRequest {
                 if p.merge == p.discard {
                     return Err(bad("finish a task with either --merge or --discard".into()));
                 }
-                if p.discard && (p.target.is_some() || p.squash) {
-                    return Err(bad("--target and --squash go with --merge".into()));
+                if p.discard && (p.target.is_some() || p.squash || p.rebase || p.ff_only) {
+                    return Err(bad(
+                        "--target, --squash, --rebase and --ff-only go with --merge".into()
+                    ));
+                }
+                if [p.squash, p.rebase, p.ff_only].iter().filter(|w| **w).count() > 1 {
+                    return Err(bad("merge one way: --squash, --rebase or --ff-only".into()));
                 }
                 if p.target.as_ref().is_some_and(|t| t.is_empty() || t.starts_with('-')) {
                     return Err(bad("the target is not a branch name".into()));
