@@ -74,6 +74,13 @@ pub enum ReviewAsk {
         /// The task.
         task: String,
     },
+    /// Merge the task another way than a merge commit (`task.finish --merge --…`).
+    Land {
+        /// The task.
+        task: String,
+        /// How.
+        how: Landing,
+    },
     /// A page of a file's hunks (`diff.file`, offset `page × PAGE_HUNKS`).
     Page {
         /// The task.
@@ -94,6 +101,17 @@ pub enum ReviewAsk {
         /// Merge, else discard.
         merge: bool,
     },
+}
+
+/// A way to merge other than a merge commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Landing {
+    /// One commit: the task's label and the agent's summary.
+    Squash,
+    /// The task's branch rebased onto the target, then fast-forwarded.
+    Rebase,
+    /// A fast-forward only.
+    FastForward,
 }
 
 /// What the link answers.
@@ -159,6 +177,8 @@ pub enum ReviewKey {
     SelectUp,
     /// Send the kept comments to the worker.
     SendComments,
+    /// Merge by another way (squash, rebase, fast-forward).
+    Land(Landing),
     /// Scroll the diff's text right (long lines).
     ScrollRight,
     /// Scroll the diff's text back left.
@@ -199,6 +219,9 @@ impl ReviewKey {
                 "J" => ReviewKey::SelectDown,
                 "K" => ReviewKey::SelectUp,
                 "s" => ReviewKey::SendComments,
+                "S" => ReviewKey::Land(Landing::Squash),
+                "r" => ReviewKey::Land(Landing::Rebase),
+                "f" => ReviewKey::Land(Landing::FastForward),
                 ">" => ReviewKey::ScrollRight,
                 "<" => ReviewKey::ScrollLeft,
                 _ => return None,
@@ -664,6 +687,7 @@ impl ReviewView {
             ReviewKey::SelectDown => self.stretch(1),
             ReviewKey::SelectUp => self.stretch(-1),
             ReviewKey::SendComments => return self.send_comments(),
+            ReviewKey::Land(how) => return self.land(how),
             ReviewKey::ScrollRight => self.hscroll += HSCROLL_COLS,
             ReviewKey::ScrollLeft => self.hscroll = self.hscroll.saturating_sub(HSCROLL_COLS),
         }
@@ -746,6 +770,22 @@ impl ReviewView {
         rows.into_iter().map(|row| render::ellipsize(&row, width.max(8))).collect()
     }
 
+    /// Merge another way, unless a finish is under way.
+    fn land(&mut self, how: Landing) -> Vec<ReviewAsk> {
+        let Some(task) = self.task.clone() else { return Vec::new() };
+        if self.finishing {
+            return Vec::new();
+        }
+        self.finishing = true;
+        let doing = match how {
+            Landing::Squash => "squashing",
+            Landing::Rebase => "rebasing and fast-forwarding",
+            Landing::FastForward => "fast-forwarding",
+        };
+        self.status = Status::Info(format!("{doing} {task}…"));
+        vec![ReviewAsk::Land { task, how }]
+    }
+
     /// Merge or discard, unless one is under way.
     fn finish(&mut self, merge: bool) -> Vec<ReviewAsk> {
         let Some(task) = self.task.clone() else { return Vec::new() };
@@ -790,7 +830,7 @@ impl ReviewView {
         }
         let text = match &self.status {
             Status::Keys => {
-                "↑↓ PgUp PgDn · n p hunk · Tab ⇧Tab file · t turn · < > scroll · c J K comment · s send · m merge · d discard · Esc close"
+                "↑↓ PgUp PgDn · n p hunk · Tab ⇧Tab file · t turn · < > scroll · c J K comment · s send · m merge (S squash, r rebase, f fast-forward) · d discard · Esc close"
                     .to_owned()
             }
             Status::Info(s) => s.clone(),

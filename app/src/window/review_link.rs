@@ -18,7 +18,7 @@ use berth_server::gitctx::request::{
 use berth_server::persist::task_record::TaskRecord;
 use berth_server::tasks::request::{CommentParams, FinishParams, ListParams, TaskRef, TaskRequest};
 
-use super::review::{ReviewAnswer, ReviewAsk, PAGE_HUNKS};
+use super::review::{Landing, ReviewAnswer, ReviewAsk, PAGE_HUNKS};
 use super::wake::Waker;
 
 /// How long git may take for one answer.
@@ -100,7 +100,7 @@ fn failed(ask: &ReviewAsk, why: &str) -> ReviewAnswer {
         ReviewAsk::Page { page, generation, .. } => {
             ReviewAnswer::Page { generation: *generation, page: *page, result: Err(why) }
         }
-        ReviewAsk::Finish { .. } => ReviewAnswer::Finished(Err(why)),
+        ReviewAsk::Finish { .. } | ReviewAsk::Land { .. } => ReviewAnswer::Finished(Err(why)),
     }
 }
 
@@ -211,6 +211,18 @@ fn answer(client: &mut Client, ask: &ReviewAsk) -> Result<ReviewAnswer, ClientEr
                 page: *page,
                 result: Ok((reply.total_hunks, reply.hunks)),
             }
+        }
+        ReviewAsk::Land { task, how } => {
+            let params = FinishParams {
+                task_id: task.clone(),
+                merge: true,
+                squash: *how == Landing::Squash,
+                rebase: *how == Landing::Rebase,
+                ff_only: *how == Landing::FastForward,
+                ..FinishParams::default()
+            };
+            client.task(TaskRequest::Finish(params), Some(FINISH_WAIT))?;
+            ReviewAnswer::Finished(Ok(()))
         }
         ReviewAsk::Finish { task, merge } => {
             let params = FinishParams {

@@ -96,7 +96,7 @@ fn serve(
                         result: Ok((all.len(), hunks.collect())),
                     }
                 }
-                ReviewAsk::Finish { .. } => ReviewAnswer::Finished(Ok(())),
+                ReviewAsk::Finish { .. } | ReviewAsk::Land { .. } => ReviewAnswer::Finished(Ok(())),
             };
             next.extend(view.answer(answer));
         }
@@ -412,6 +412,7 @@ fn a_failed_merge_shows_its_error_in_place_and_a_good_one_closes() {
     let asks = view.key(ReviewKey::Merge, rows);
     assert_eq!(asks, vec![ReviewAsk::Finish { task: "task_x".into(), merge: true }]);
     assert!(view.key(ReviewKey::Merge, rows).is_empty(), "one finish at a time");
+    assert!(view.key(ReviewKey::Land(Landing::Rebase), rows).is_empty(), "one at a time");
     let error = "merging berth/x into main conflicts in: conflict.txt; the merge was aborted";
     view.answer(ReviewAnswer::Finished(Err(error.into())));
     assert_eq!(view.error(), Some(error));
@@ -518,4 +519,19 @@ fn a_file_without_hunks_is_asked_for_once() {
     let lines = view.scene(RECT).lines;
     assert!(lines[0].text.contains("no line changes"), "{lines:?}");
     assert!(view.key(ReviewKey::PageDown, 10).is_empty());
+}
+
+/// Besides merge: squash (S), rebase then fast-forward (r), fast-forward only (f).
+#[test]
+fn the_other_ways_to_merge_have_their_keys() {
+    for (key, how) in [("S", Landing::Squash), ("r", Landing::Rebase), ("f", Landing::FastForward)]
+    {
+        let mut view = open_five();
+        let k = ReviewKey::of(Key::Character(key), ModifiersState::empty()).unwrap();
+        assert_eq!(k, ReviewKey::Land(how));
+        let asks = view.key(k, 10);
+        assert_eq!(asks, vec![ReviewAsk::Land { task: "task_x".into(), how }]);
+        view.answer(ReviewAnswer::Finished(Ok(())));
+        assert!(view.closed());
+    }
 }
