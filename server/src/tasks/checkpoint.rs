@@ -163,12 +163,13 @@ pub async fn record(
 ) -> Result<CheckpointRecord, CommandError> {
     let record = lock(&store).task_record(&id)?;
     let (wt, repo) = (PathBuf::from(&record.worktree_path), PathBuf::from(&record.source_repo));
-    let taken = blocking(move || {
-        let taken = git::with_repo_lock(&wt, || take_next(&store, &id, kind))?;
-        super::conflicts::refresh(&store, &repo);
-        Ok(taken)
-    })
-    .await?;
+    let store2 = store.clone();
+    let taken =
+        blocking(move || git::with_repo_lock(&wt, || take_next(&store2, &id, kind))).await?;
+    // The conflicts are computed apart: a turn's end does not wait for every pair's
+    // merge-tree (each computation reads the tasks when it runs, one per repo at a time, so
+    // the last one sees every checkpoint).
+    tokio::task::spawn_blocking(move || super::conflicts::refresh(&store, &repo));
     Ok(taken)
 }
 
