@@ -14,6 +14,7 @@
 //!   blocked, the hook's wait expiring: each ends with the right lifecycle and attention, no
 //!   question left open, and a pane a later `berth submit` works in;
 //! - a task with claude as its worker asks, is answered, commits, reports and is merged;
+//! - a task's two claude turns leave two checkpoints, each turn's diff its own file (#31);
 //! - a restart mid-conversation: the pane comes back `RESUMABLE`, `berth resume` continues the
 //!   session, and the model receives the earlier turn.
 //!
@@ -81,6 +82,8 @@ fn script() -> Value {
         "T-ESC-BLOCK": [bash("echo no > escaped.txt"), say("escape: never asked for")],
         "T-EXPIRE": [bash("echo berth-expire-ran | tee expire.txt"), say("expire: the command ran")],
         "T-TASK": [bash(TASK_COMMAND), say("The task is done and reported.")],
+        "T-TURN-1": [bash("echo one > turn1.txt"), say("turn one done")],
+        "T-TURN-2": [bash("echo two > turn2.txt"), say("turn two done")],
         "T-RESUME-1": [say("Noted: the word is pelican.")],
         "T-RESUME-2": [say("The word was pelican.")],
         "T-AFTER": [say("after: the pane works")],
@@ -741,6 +744,68 @@ fn claude_works_a_task() {
     assert_eq!(fs::read_to_string(repo.join("new.txt")).unwrap(), "made by claude\n");
     let subjects = git(&repo, &["log", "--format=%s", "main"]);
     assert!(subjects.lines().any(|s| s == "Add new.txt"), "claude's commit is on main: {subjects}");
+}
+
+/// Two turns of a claude task, each writing a file through an allowed `Bash`: each turn's end
+/// is a checkpoint, and `berth diff --turn N` shows that turn's file alone (issue 31).
+#[test]
+fn claude_turns_are_checkpointed() {
+    let Some(c) = Claude::new("claude_turns_are_checkpointed", &[]) else { return };
+    let repo = repo(c.server(), "app", &[("README", b"app\n")]);
+    c.trust(&[&repo]);
+    let out = c.server().berth_ok(&[
+        "task",
+        "start",
+        "--json",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--agent",
+        "claude",
+        "--objective",
+        "T-TURN-1 write turn1.txt",
+        "--ready-timeout",
+        "60",
+    ]);
+    let task: Value = serde_json::from_str(&out).unwrap();
+    let id = task["id"].as_str().unwrap().to_owned();
+    let pane = task["pane_id"].as_str().unwrap_or_else(|| panic!("no pane_id: {task}")).to_owned();
+    let show = |id: &str| -> Value {
+        serde_json::from_str(&c.server().berth_ok(&["task", "show", id, "--json"])).unwrap()
+    };
+    let turns = |n: usize| {
+        c.poll(&pane, &format!("checkpoint {n}"), || {
+            let task = show(&id);
+            (task["checkpoints"].as_array().map_or(0, Vec::len) == n).then_some(task)
+        })
+    };
+    let paths = |turn: &str| -> Vec<String> {
+        let diff: Value =
+            serde_json::from_str(&c.server().berth_ok(&["diff", &id, "--turn", turn, "--json"]))
+                .unwrap();
+        diff["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    for (n, marker, file, last) in [
+        (1, "", "turn1.txt", "turn one done"),
+        (2, "T-TURN-2 write turn2.txt", "turn2.txt", "turn two done"),
+    ] {
+        if !marker.is_empty() {
+            c.submit(&pane, &[marker]);
+        }
+        let decision = c.decision(&pane);
+        c.assert_names(&pane, &decision, &format!("> {file}"));
+        c.server().berth_ok(&["decide", &pane, "allow"]);
+        c.wait_idle(&pane, last);
+        let task = turns(n);
+        assert_eq!(task["checkpoints"][n - 1]["kind"], "turn", "{task}");
+        assert_eq!(paths(&n.to_string()), [file], "turn {n}'s diff is its own file");
+    }
+    c.server().berth_ok(&["task", "finish", &id, "--discard", "--force"]);
+    assert_eq!(git(&repo, &["for-each-ref", &format!("refs/berth/tasks/{id}/")]), "");
 }
 
 /// A restart mid-conversation: the pane comes back `RESUMABLE`, `berth resume` runs claude's

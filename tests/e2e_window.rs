@@ -1220,6 +1220,8 @@ fn main() -> ExitCode {
             "review_view_lists_colours_merges_and_shows_a_conflict",
             review::review_view_lists_colours_merges_and_shows_a_conflict,
         ),
+        ("review_comments_reach_the_worker", review::review_comments_reach_the_worker),
+        ("review_highlights_a_rust_hunk", review::review_highlights_a_rust_hunk),
         (
             "a_twenty_thousand_line_diff_opens_in_the_review_view",
             review::a_twenty_thousand_line_diff_opens_in_the_review_view,

@@ -26,7 +26,7 @@ const GIT_WAIT: Duration = Duration::from_secs(60);
 #[command(after_help = "A task's diff is its worktree (uncommitted and untracked files \
 included) against its base commit; a workspace's is its directory's work tree against HEAD.\n\
 Binary files and files over 20,000 changed lines or 1 MiB of patch are marked, never printed.\n\n\
-Examples:\n  berth diff task_3f… --stat\n  berth diff task_3f… src/main.rs\n  berth diff api --json")]
+Examples:\n  berth diff task_3f… --stat\n  berth diff task_3f… --turn 2\n  berth diff task_3f… src/main.rs\n  berth diff api --json")]
 pub struct DiffArgs {
     /// A task id (`task_…`), or a workspace by name or id.
     pub target: String,
@@ -35,6 +35,9 @@ pub struct DiffArgs {
     /// Only the list of files with their +/- counts.
     #[arg(long)]
     pub stat: bool,
+    /// A task's checkpoint N: what that one turn changed (`berth task show` lists them).
+    #[arg(long, value_name = "N")]
+    pub turn: Option<u32>,
     /// Print JSON (the server's answer).
     #[arg(long)]
     pub json: bool,
@@ -141,7 +144,7 @@ fn print_hunks(hunks: &[DiffHunk]) -> Result<()> {
 }
 
 /// Every hunk of one file, page by page.
-fn whole_file(client: &mut Client, target: &str, path: &str) -> Result<Value> {
+fn whole_file(client: &mut Client, target: &str, path: &str, turn: Option<u32>) -> Result<Value> {
     let mut offset = 0;
     let mut all: Vec<Value> = Vec::new();
     loop {
@@ -150,6 +153,7 @@ fn whole_file(client: &mut Client, target: &str, path: &str) -> Result<Value> {
             path: path.to_owned(),
             offset,
             limit: Some(MAX_HUNKS),
+            turn,
         });
         let mut answer = client.git(request, Some(GIT_WAIT))?;
         let page = answer["hunks"].as_array().cloned().unwrap_or_default();
@@ -172,7 +176,7 @@ fn page_done(offset: usize, total: usize, empty: bool) -> bool {
 pub fn diff(mut client: Client, args: DiffArgs) -> Result<ExitCode> {
     let target = target_of(&mut client, &args.target)?;
     if let Some(path) = &args.file {
-        let answer = whole_file(&mut client, &target, path)?;
+        let answer = whole_file(&mut client, &target, path, args.turn)?;
         if args.json {
             outln!("{}", serde_json::to_string_pretty(&answer)?);
             return Ok(ExitCode::SUCCESS);
@@ -183,8 +187,10 @@ pub fn diff(mut client: Client, args: DiffArgs) -> Result<ExitCode> {
         print_hunks(&reply.hunks)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let answer = client
-        .git(GitRequest::DiffFiles(DiffFilesParams { target: target.clone() }), Some(GIT_WAIT))?;
+    let answer = client.git(
+        GitRequest::DiffFiles(DiffFilesParams { target: target.clone(), turn: args.turn }),
+        Some(GIT_WAIT),
+    )?;
     let files = files_of(&answer)?;
     if args.json && args.stat {
         outln!("{}", serde_json::to_string_pretty(&answer)?);
@@ -197,7 +203,7 @@ pub fn diff(mut client: Client, args: DiffArgs) -> Result<ExitCode> {
         for f in &files {
             let mut v = serde_json::to_value(f)?;
             if !f.binary && !f.too_large {
-                let file = whole_file(&mut client, &target, &f.path)?;
+                let file = whole_file(&mut client, &target, &f.path, args.turn)?;
                 v["hunks"] = file["hunks"].clone();
             }
             with_hunks.push(v);
@@ -216,7 +222,7 @@ pub fn diff(mut client: Client, args: DiffArgs) -> Result<ExitCode> {
     if !args.stat {
         for f in files.iter().filter(|f| !f.binary && !f.too_large) {
             outln!("\n--- {}", f.path);
-            let file = whole_file(&mut client, &target, &f.path)?;
+            let file = whole_file(&mut client, &target, &f.path, args.turn)?;
             let hunks: Vec<DiffHunk> = serde_json::from_value(file["hunks"].clone())?;
             print_hunks(&hunks)?;
         }

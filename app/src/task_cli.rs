@@ -14,7 +14,8 @@ use berth_server::error::CommandError;
 use berth_server::persist::task_record::ArtifactRecord;
 use berth_server::tasks::model::Contract;
 use berth_server::tasks::request::{
-    FinishParams, ListParams, ReportParams, StartParams, TaskRef, TaskRequest, WaitParams,
+    CommentParams, FinishParams, ListParams, ReportParams, RevertParams, StartParams, TaskRef,
+    TaskRequest, WaitParams,
 };
 use clap::{Args, Subcommand};
 use serde_json::Value;
@@ -51,7 +52,7 @@ pub enum TaskVerb {
     /// Merge the task's branch into the target branch, or discard it; then remove the
     /// worktree and the branch Berth created.
     #[command(
-        after_help = "A merge is refused when the source checkout is on another branch or has uncommitted\nchanges, or the task's worktree is dirty or locked (--force removes it anyway); a conflict\nis aborted and the files named.\n\nExamples:\n  berth task finish task_3f… --merge --squash\n  berth task finish task_3f… --discard"
+        after_help = "A merge is refused when the source checkout is on another branch or has uncommitted\nchanges, or the task's worktree is dirty or locked (--force removes it anyway); a conflict\nis aborted and the files named.\n\nExamples:\n  berth task finish task_3f… --merge --squash\n  berth task finish task_3f… --merge --rebase\n  berth task finish task_3f… --discard"
     )]
     Finish(FinishArgs),
     /// List the tasks.
@@ -90,6 +91,72 @@ pub enum TaskVerb {
         /// The task.
         id: String,
     },
+    /// Put the task's worktree back to before a turn (default: its last checkpoint); what it
+    /// undoes is checkpointed first, so nothing is lost.
+    #[command(
+        after_help = "Each turn's end records the worktree on refs/berth/tasks/<task>/turn-<n>; `berth diff TASK --turn N`\nshows one. The revert rewrites the files only: the index and HEAD stay.\n\nExample:\n  berth task revert-turn task_3f… --turn 2"
+    )]
+    RevertTurn {
+        /// The task.
+        id: String,
+        /// The checkpoint to undo.
+        #[arg(long)]
+        turn: Option<u32>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A review comment on lines of a file; kept until `berth task send TASK` sends every
+    /// kept comment to the worker as one prompt (or --send now).
+    #[command(
+        after_help = "Examples:\n  berth task comment task_3f… src/parse.rs:42 'this panics on empty input'\n  berth task comment task_3f… src/parse.rs:10-14 'use the helper' --send"
+    )]
+    Comment {
+        /// The task.
+        id: String,
+        /// FILE:LINE or FILE:START-END (the line numbers of the task's version of the file).
+        at: String,
+        /// The comment.
+        text: String,
+        /// Send it now, with the comments kept before it, as one prompt.
+        #[arg(long)]
+        send: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Send the task's kept review comments to its worker as one prompt; the task works again.
+    Send {
+        /// The task.
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `FILE:LINE` or `FILE:START-END`.
+fn file_lines(at: &str) -> Result<(String, u64, Option<u64>)> {
+    let Some((path, lines)) = at.rsplit_once(':') else {
+        bail!("{at:?}: give FILE:LINE or FILE:START-END");
+    };
+    let (start, end) = match lines.split_once('-') {
+        Some((a, b)) => (a, Some(b)),
+        None => (lines, None),
+    };
+    let number = |s: &str| {
+        s.trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|n| *n > 0)
+            .with_context(|| format!("{at:?}: {s:?} is not a line number (from 1)"))
+    };
+    let start = number(start)?;
+    let end = end.map(number).transpose()?;
+    if path.is_empty() {
+        bail!("{at:?}: the file is missing (FILE:LINE)");
+    }
+    Ok((path.to_owned(), start, end))
 }
 
 const START_HELP: &str = "\
@@ -186,12 +253,21 @@ pub struct FinishArgs {
     /// The branch to merge into (default: the source's branch when the task started).
     #[arg(long)]
     target: Option<String>,
-    /// One squashed commit instead of a merge commit.
-    #[arg(long)]
+    /// One squashed commit instead of a merge commit (its message: the label and the summary).
+    #[arg(long, conflicts_with_all = ["rebase", "ff_only"])]
     squash: bool,
+    /// Rebase the task's branch onto the target in its worktree, then fast-forward.
+    #[arg(long, conflicts_with = "ff_only")]
+    rebase: bool,
+    /// Only fast-forward the target (refused when it moved on).
+    #[arg(long)]
+    ff_only: bool,
     /// Remove a dirty or locked worktree; merge a task that is not completed.
     #[arg(long)]
     force: bool,
+    /// Keep the task's checkpoint refs (refs/berth/tasks/<task>/…) after it is finished.
+    #[arg(long)]
+    keep_checkpoints: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -261,7 +337,10 @@ pub fn run(client: Client, verb: TaskVerb) -> Result<ExitCode> {
                 discard: a.discard,
                 target: a.target,
                 squash: a.squash,
+                rebase: a.rebase,
+                ff_only: a.ff_only,
                 force: a.force,
+                keep_checkpoints: a.keep_checkpoints,
             };
             let task = client.task(TaskRequest::Finish(params), None)?;
             show(&task, a.json)?;
@@ -316,7 +395,51 @@ pub fn run(client: Client, verb: TaskVerb) -> Result<ExitCode> {
             show(&task, false)?;
             Ok(ExitCode::SUCCESS)
         }
+        TaskVerb::RevertTurn { id, turn, json } => {
+            let params = RevertParams { task_id: id, turn };
+            let answer = client.task(TaskRequest::RevertTurn(params), None)?;
+            if json {
+                outln!("{}", serde_json::to_string_pretty(&answer)?);
+            } else {
+                outln!(
+                    "turn {} undone; what it held is checkpoint {} (berth diff --turn {}), \
+                     the worktree now checkpoint {}",
+                    answer["turn"],
+                    answer["saved"]["turn"],
+                    answer["saved"]["turn"],
+                    answer["now"]["turn"]
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        TaskVerb::Comment { id, at, text, send, json } => {
+            let (path, start, end) = file_lines(&at)?;
+            let params = CommentParams { task_id: id, path, start, end, text, send };
+            let task = client.task(TaskRequest::Comment(params), None)?;
+            if json {
+                show(&task, true)?;
+            } else if send {
+                outln!("{} comment(s) sent to the worker", task["sent"]);
+            } else {
+                let n = task["comments"].as_array().map_or(0, Vec::len);
+                outln!("{n} comment(s) kept; `berth task send {}` sends them", text_of(&task));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        TaskVerb::Send { id, json } => {
+            let task = client.task(TaskRequest::SendComments(TaskRef { task_id: id }), None)?;
+            if json {
+                show(&task, true)?;
+            } else {
+                outln!("{} comment(s) sent to the worker", task["sent"]);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
+}
+
+fn text_of(task: &Value) -> &str {
+    text(&task["id"])
 }
 
 fn text(v: &Value) -> &str {
@@ -348,6 +471,14 @@ fn show(task: &Value, json: bool) -> Result<()> {
     }
     if !task["finish_error"].is_null() {
         outln!("  error     {}", task["finish_error"]);
+    }
+    for c in task["checkpoints"].as_array().into_iter().flatten() {
+        outln!("  turn {:<4} {} {}", c["turn"], text(&c["kind"]), text(&c["sha"]));
+    }
+    for c in task["conflicts"].as_array().into_iter().flatten() {
+        let files: Vec<&str> =
+            c["files"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        outln!("  conflicts with {} in {}", text(&c["task"]), files.join(", "));
     }
     Ok(())
 }

@@ -937,6 +937,9 @@ fn review_scene(palette: &Palette) -> Scene {
         old,
         new,
         text: text.into(),
+        selected: false,
+        spans: Vec::new(),
+        changed: None,
     };
     let button = |label: &str, cols: std::ops::Range<u16>, tone: ButtonTone| ReviewButton {
         label: label.into(),
@@ -952,6 +955,7 @@ fn review_scene(palette: &Palette) -> Scene {
             button(" Discard d ", 56..67, ButtonTone::Deny),
             button(" Close Esc ", 68..79, ButtonTone::Always),
         ],
+        header: Vec::new(),
         status: vec!["merging berth/fix into main conflicts in: src/parse.rs".into()],
         error: true,
         body_row: 3,

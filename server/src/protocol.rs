@@ -620,7 +620,8 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
             }));
         }
         "task.start" | "task.report" | "task.finish" | "task.list" | "task.show"
-        | "task.cancel" | "task.wait" => {
+        | "task.cancel" | "task.wait" | "task.revert_turn" | "task.comment"
+        | "task.send_comments" => {
             use crate::tasks::request::TaskRequest as T;
             let request = match method {
                 "task.start" => T::Start(params(p)?),
@@ -629,6 +630,9 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
                 "task.list" => T::List(params(p)?),
                 "task.show" => T::Show(params(p)?),
                 "task.cancel" => T::Cancel(params(p)?),
+                "task.revert_turn" => T::RevertTurn(params(p)?),
+                "task.comment" => T::Comment(params(p)?),
+                "task.send_comments" => T::SendComments(params(p)?),
                 _ => T::Wait(params(p)?),
             };
             request.check()?;
@@ -927,6 +931,9 @@ pub const METHODS: &[&str] = &[
     "task.show",
     "task.cancel",
     "task.wait",
+    "task.revert_turn",
+    "task.comment",
+    "task.send_comments",
     "diff.files",
     "diff.file",
     "workspace.refresh_git",
@@ -1063,6 +1070,9 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
                 T::Show(p) => ("task.show", json(serde_json::to_value(p))?),
                 T::Cancel(p) => ("task.cancel", json(serde_json::to_value(p))?),
                 T::Wait(p) => ("task.wait", json(serde_json::to_value(p))?),
+                T::RevertTurn(p) => ("task.revert_turn", json(serde_json::to_value(p))?),
+                T::Comment(p) => ("task.comment", json(serde_json::to_value(p))?),
+                T::SendComments(p) => ("task.send_comments", json(serde_json::to_value(p))?),
             });
         }
         Decoded::Connection(ConnectionMethod::Git(request)) => {

@@ -199,7 +199,8 @@ fn review_steps(w: &World) {
         // The paths' columns of the list (after the mark, before the counts), from row 3 down.
         let list_cols = (area.right + 1) / CELL_PX_WIDE * 2 / 5;
         let paths_right = (list_cols - 8) * CELL_PX_WIDE;
-        let text = rows_text(w, &image, "review-list", (3 * CELL_PX_WIDE, paths_right), 3, 10);
+        // The header (what is reviewed) comes first, so the list starts a few rows down.
+        let text = rows_text(w, &image, "review-list", (3 * CELL_PX_WIDE, paths_right), 3, 18);
         let squeezed = text.replace(' ', "");
         let names = ["added", "changed", "removed", "old.txt", "moved", "picture"];
         if names.iter().all(|name| squeezed.contains(name)) {
@@ -211,7 +212,7 @@ fn review_steps(w: &World) {
     println!("review: the file list reads {list:?}");
     let image = w.screenshot("review-counts.png");
     let area = Area::of(w, &image);
-    let counts = rows_text(w, &image, "review-counts", (area.right / 4, area.right * 2 / 5), 3, 10);
+    let counts = rows_text(w, &image, "review-counts", (area.right / 4, area.right * 2 / 5), 3, 18);
     assert!(counts.contains("binary"), "the binary file is marked: {counts}");
     for _ in 0..modified {
         key(w, "Tab");
@@ -254,7 +255,7 @@ fn review_steps(w: &World) {
         w.keep("review-clash-list.png");
         let list_cols = (Area::of(w, &image).right + 1) / CELL_PX_WIDE * 2 / 5;
         let right = list_cols * CELL_PX_WIDE;
-        let text = rows_text(w, &image, "review-clash-list", (0, right), 3, 4);
+        let text = rows_text(w, &image, "review-clash-list", (0, right), 3, 12);
         text.contains("clas").then_some(())
     });
     key(w, "m");
@@ -273,7 +274,11 @@ fn review_steps(w: &World) {
             }
             n
         };
-        let rows: Vec<u32> = (2..7).take_while(|row| red_text(*row) > 30).collect();
+        // Below the header: the first run of red rows.
+        let rows: Vec<u32> = (2..14)
+            .skip_while(|row| red_text(*row) <= 30)
+            .take_while(|row| red_text(*row) > 30)
+            .collect();
         let (first, last) = (*rows.first()?, *rows.last()?);
         let text = rows_text(w, &image, "review-status", (0, area.right), first, last + 1);
         (text.contains("clash.txt") && text.contains("conflict")).then_some(text)
@@ -353,4 +358,121 @@ fn big_steps(w: &World) {
     key(w, "Escape");
     poll(WAIT, "the big review closed", || (!review_shown(w, "review-big-esc.png")).then_some(()));
     w.server.berth_ok(&["task", "finish", &id, "--discard"]);
+}
+
+/// The comment flow in the window (issue 31): `c` on the diff's first line, a comment typed
+/// with the keyboard, Enter keeps it (listed on the task), `s` sends it: the stub worker gets
+/// one prompt naming the file and line with the comment, and the task works again.
+pub(super) fn review_comments_reach_the_worker(w: &World) {
+    with_room(w, comment_steps);
+}
+
+fn comment_steps(w: &World) {
+    let repo = repo(&w.server, "commented", &[("README", b"readme\n")]);
+    let bin = berth_bin().display().to_string();
+    // Its first turn commits and reports; a later one (the comments') finds nothing to commit.
+    let work = format!(
+        "printf 'fn main() {{}}\\n' > lib.rs && git add -A && git commit -qm work && {bin} \
+         task report --status completed --summary done"
+    );
+    let task = StubTask::labelled(&w.server, &repo, "review-comments")
+        .objective("Write lib.rs")
+        .stub_args(&["--on-submit", &work]);
+    let started = task.start(&w.server);
+    let id = started["id"].as_str().expect("a task id").to_owned();
+    crate::sidebar::wait_task_state(&w.server, &id, "completed");
+    w.server.berth_ok(&["review", &id]);
+    poll(WAIT, "the review view open", || review_shown(w, "comment-open.png").then_some(()));
+    let show = || -> Value {
+        serde_json::from_str(&w.server.berth_ok(&["task", "show", &id, "--json"])).expect("JSON")
+    };
+    // The hunk is there before a line of it is commented.
+    poll(WAIT, "the hunk drawn", || {
+        let image = w.screenshot("comment-hunk.png");
+        let (green, _) = diff_colours(&image, &Area::of(w, &image));
+        (green > 300).then_some(())
+    });
+    key(w, "c");
+    w.xdotool(&["type", "--delay", "20", "make it pub"]);
+    key(w, "Return");
+    let kept = poll(WAIT, "the comment kept on the task", || {
+        let task = show();
+        (task["comments"].as_array().map_or(0, Vec::len) == 1).then_some(task)
+    });
+    assert_eq!(kept["comments"][0]["path"], "lib.rs", "{kept}");
+    assert_eq!(kept["comments"][0]["start"], 1, "{kept}");
+    assert_eq!(kept["comments"][0]["text"], "make it pub", "{kept}");
+    w.keep("comment-open.png");
+    key(w, "s");
+    let prompt = poll(WAIT, "the comments' prompt at the worker", || {
+        let log = std::fs::read_to_string(task.log()).unwrap_or_default();
+        let submits: Vec<Value> = log
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| e["event"] == "submit")
+            .collect();
+        (submits.len() == 2).then(|| submits[1]["text"].as_str().unwrap_or_default().to_owned())
+    });
+    assert!(prompt.contains("lib.rs:1: make it pub"), "{prompt}");
+    let after = show();
+    assert!(after["comments"].as_array().is_some_and(Vec::is_empty), "{after}");
+    assert_ne!(after["state"], "completed", "the task works again: {after}");
+    key(w, "Escape");
+    poll(WAIT, "closed", || (!review_shown(w, "comment-esc.png")).then_some(()));
+    w.server.berth_ok(&["task", "finish", &id, "--discard", "--force"]);
+}
+
+/// Highlighted hunks in the window (issue 31): a Rust file's added hunk shows code in at least
+/// three syntax colours (keywords, function names, types, strings: the theme's ANSI colours).
+pub(super) fn review_highlights_a_rust_hunk(w: &World) {
+    with_room(w, highlight_steps);
+}
+
+fn highlight_steps(w: &World) {
+    let repo = repo(&w.server, "highlighted", &[("README", b"readme\n")]);
+    let work = "printf 'pub fn greet(name: &str) -> String {\\n    // say hello\\n    let n: u32 = 42;\\n    \
+                format!(\"hello {} {}\", name, n)\\n}\\n' > greet.rs";
+    let id = completed_task(&w.server, &repo, "review-highlight", work);
+    w.server.berth_ok(&["review", &id]);
+    let hues = poll(WAIT, "three syntax colours in the Rust hunk", || {
+        let image = w.screenshot("review-highlight.png");
+        let area = Area::of(w, &image);
+        let left = (area.right + 1) / CELL_PX_WIDE * 2 / 5 * CELL_PX_WIDE;
+        // Only the added rows (their ground is green-tinted: not the @@ row, not the header),
+        // their pixels by hue: magenta, blue, yellow, cyan.
+        let mut counts = [0usize; 4];
+        for row in 3..image.height / CELL_PX_HIGH {
+            let ys = row * CELL_PX_HIGH..(row + 1) * CELL_PX_HIGH;
+            let pixel = |x: u32, y: u32| {
+                let [r, g, b] = image.pixels[(y * image.width + x) as usize];
+                (i32::from(r), i32::from(g), i32::from(b))
+            };
+            let tinted = ys
+                .clone()
+                .flat_map(|y| (left..area.right).map(move |x| (x, y)))
+                .filter(|(x, y)| {
+                    let (r, g, b) = pixel(*x, *y);
+                    g > r + 15 && g > b + 15
+                })
+                .count();
+            if tinted * 2 < ys.len() * (area.right - left) as usize {
+                continue;
+            }
+            for y in ys {
+                for x in left..area.right {
+                    let (r, g, b) = pixel(x, y);
+                    counts[0] += usize::from(r > g + 50 && b > g + 50);
+                    counts[1] += usize::from(b > r + 50 && b > g + 30);
+                    counts[2] += usize::from(r > b + 60 && g > b + 60);
+                    counts[3] += usize::from(g > r + 50 && b > r + 50);
+                }
+            }
+        }
+        (counts.iter().filter(|n| **n > 20).count() >= 3).then_some(counts)
+    });
+    w.keep("review-highlight.png");
+    println!("review: the Rust hunk's added rows by hue (magenta, blue, yellow, cyan): {hues:?}");
+    key(w, "Escape");
+    poll(WAIT, "closed", || (!review_shown(w, "highlight-esc.png")).then_some(()));
+    w.server.berth_ok(&["task", "finish", &id, "--discard", "--force"]);
 }

@@ -46,9 +46,10 @@ use self::quads::QuadPipeline;
 pub use self::scene::{
     Badge, ButtonTone, CardButton, CellRectU16, CellSpan, CellStyle, CellView, CursorShape,
     CursorView, DecisionCard, HeaderScene, PaneScene, Progress, ProgressKind, ReviewButton,
-    ReviewFileRow, ReviewLine, ReviewLineKind, ReviewScene, Ring, Scene, ScreenCells, SearchScene,
-    SelectionSpan, SidebarButton, SidebarLine, SidebarScene, SidebarStyle, SwitcherEntry,
-    SwitcherScene, TabBarScene, TabLabel, TombstoneOverlay, UnderlineStyle,
+    ReviewFileRow, ReviewLine, ReviewLineKind, ReviewScene, ReviewSpan, Ring, Scene, ScreenCells,
+    SearchScene, SelectionSpan, SidebarButton, SidebarLine, SidebarScene, SidebarStyle,
+    SwitcherEntry, SwitcherScene, SyntaxClass, TabBarScene, TabLabel, TombstoneOverlay,
+    UnderlineStyle,
 };
 use self::text::TextSystem;
 pub use self::text::FONT_FAMILY;

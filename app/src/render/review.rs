@@ -1,6 +1,8 @@
 //! Draws a task's review view (`ReviewScene`) on the modal layer: its background, the title
-//! row with its buttons, the status (an error in red), the file list with kind marks and
-//! counts, and the diff rows with line numbers, added lines on green and removed lines on red.
+//! row with its buttons, the header (what is reviewed; a conflict in red), the status (an
+//! error in red), the file list with kind marks and
+//! counts, and the diff rows with line numbers, added lines on green and removed lines on red,
+//! the words that changed in a deeper shade, code in its syntax classes' colours.
 //!
 //! It owns the view's colours and pixels. It must not decide what the rows say or where the
 //! buttons are (the window's `review.rs` does) and must not talk to the GPU.
@@ -9,7 +11,7 @@ use super::card::{draw_button, RowButton};
 use super::palette::{Palette, Rgb};
 use super::place::{clip_of, col_x, put_text, row_y, Placement};
 use super::quads::Quad;
-use super::scene::{CellRectU16, CellView, ReviewLineKind, ReviewScene};
+use super::scene::{CellRectU16, CellView, ReviewLineKind, ReviewScene, SyntaxClass};
 use super::text::{CellMetrics, TextSystem};
 
 /// Columns of each line-number gutter.
@@ -18,6 +20,19 @@ pub const NUMBER_COLS: usize = 6;
 /// The colours of an added and a removed row: the theme's green and red over its background.
 pub fn diff_colours(palette: &Palette) -> (Rgb, Rgb) {
     (palette.bg.mix(palette.ansi[2], 0.32), palette.bg.mix(palette.ansi[1], 0.32))
+}
+
+/// The theme's colour of a syntax class: the palette's ANSI colours, so each theme keeps its
+/// own contrast.
+pub fn syntax_colour(palette: &Palette, class: SyntaxClass) -> Rgb {
+    match class {
+        SyntaxClass::Keyword => palette.ansi[5],
+        SyntaxClass::Type => palette.ansi[3],
+        SyntaxClass::Function => palette.ansi[4],
+        SyntaxClass::String => palette.ansi[2],
+        SyntaxClass::Constant => palette.ansi[6],
+        SyntaxClass::Comment => palette.switcher_dim,
+    }
 }
 
 /// Draws `view` on the modal layer (`quads`, `texts`).
@@ -59,9 +74,20 @@ pub(super) fn review(
     }
     put_row(cells, r.row, texts);
     // The status: an error in red, else the keys.
-    let status_fg = if view.error { palette.ring_error } else { palette.switcher_dim };
-    for (i, line) in view.status.iter().enumerate() {
+    for (i, line) in view.header.iter().enumerate() {
         let row = r.row + 1 + u16::try_from(i).unwrap_or(0);
+        if row >= view.body_row {
+            break;
+        }
+        let fg = if line.starts_with('⚠') { palette.ring_error } else { palette.switcher_fg };
+        let mut cells = vec![CellView::blank(fg, palette.bg); width];
+        put_text(&mut cells, 1, width, line, fg, i == 0);
+        put_row(cells, row, texts);
+    }
+    let status_fg = if view.error { palette.ring_error } else { palette.switcher_dim };
+    let below = r.row + 1 + u16::try_from(view.header.len()).unwrap_or(0);
+    for (i, line) in view.status.iter().enumerate() {
+        let row = below + u16::try_from(i).unwrap_or(0);
         if row >= view.body_row {
             break;
         }
@@ -127,8 +153,16 @@ pub(super) fn review(
                     *cell = CellView::blank(fg, bg);
                 }
             }
+            if l.selected {
+                // The lines a comment is on: their number gutters lit.
+                let cols = u16::try_from(2 * NUMBER_COLS).unwrap_or(0);
+                fill(quads, diff_col, row, cols, 1, palette.tab_active_bg);
+                for cell in &mut cells[d0..(d0 + 2 * NUMBER_COLS).min(width)] {
+                    *cell = CellView::blank(palette.tab_active_fg, palette.tab_active_bg);
+                }
+            }
             let number = |n: Option<u64>| n.map_or(String::new(), |n| format!("{n:>5}"));
-            let dim = palette.switcher_dim;
+            let dim = if l.selected { palette.tab_active_fg } else { palette.switcher_dim };
             let mut col = d0;
             if matches!(l.kind, ReviewLineKind::Hunk | ReviewLineKind::Note) {
                 put_text(&mut cells, col, width, &l.text, fg, l.kind == ReviewLineKind::Hunk);
@@ -143,7 +177,42 @@ pub(super) fn review(
                     _ => dim,
                 };
                 col = put_text(&mut cells, col, width, sign, sign_fg, true);
-                put_text(&mut cells, col + 1, width, &l.text, fg, false);
+                let text_col = col + 1;
+                // The cell where char `i` of the text goes.
+                let at = |i: usize| {
+                    let prefix: String = l.text.chars().take(i).collect();
+                    text_col + super::place::str_width(&prefix)
+                };
+                let part = |from: usize, len: usize| -> String {
+                    l.text.chars().skip(from).take(len).collect()
+                };
+                // The words that changed: a deeper shade of the row's colour under them.
+                if let (Some((a, b)), Some(row_bg)) = (l.changed, bg) {
+                    let deeper = match l.kind {
+                        ReviewLineKind::Added => palette.bg.mix(palette.ansi[2], 0.6),
+                        _ => palette.bg.mix(palette.ansi[1], 0.6),
+                    };
+                    let (from, to) = (at(a).min(width), at(b).min(width));
+                    if to > from && deeper != row_bg {
+                        let c = r.col + u16::try_from(from).unwrap_or(0);
+                        fill(quads, c, row, u16::try_from(to - from).unwrap_or(0), 1, deeper);
+                        for cell in &mut cells[from..to] {
+                            *cell = CellView::blank(fg, deeper);
+                        }
+                    }
+                }
+                put_text(&mut cells, text_col, width, &l.text, fg, false);
+                for span in &l.spans {
+                    let colour = syntax_colour(palette, span.class);
+                    put_text(
+                        &mut cells,
+                        at(span.start),
+                        width,
+                        &part(span.start, span.len),
+                        colour,
+                        false,
+                    );
+                }
             }
         }
         put_row(cells, row, texts);

@@ -65,6 +65,9 @@ pub struct ReviewScene {
     pub title: String,
     /// The buttons along the title row, at columns relative to `rect.col`.
     pub buttons: Vec<ReviewButton>,
+    /// The rows that say what is reviewed (label, state, objective, report, turns,
+    /// conflicts), under the title.
+    pub header: Vec<String>,
     /// The status rows (an error wraps over several), and whether it is an error.
     pub status: Vec<String>,
     /// Whether `status` is an error (drawn red).
@@ -130,6 +133,40 @@ pub struct ReviewLine {
     pub new: Option<u64>,
     /// Its text (tabs already expanded).
     pub text: String,
+    /// Whether it is among the lines selected for a comment.
+    pub selected: bool,
+    /// Its syntax classes, as char ranges of `text` (the renderer picks the theme's colours).
+    pub spans: Vec<ReviewSpan>,
+    /// The chars of `text` that changed from the line it replaced (or that replaced it).
+    pub changed: Option<(usize, usize)>,
+}
+
+/// A run of one syntax class in a diff line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ReviewSpan {
+    /// Its first char in the line's text.
+    pub start: usize,
+    /// How many chars.
+    pub len: usize,
+    /// What it is.
+    pub class: SyntaxClass,
+}
+
+/// What a piece of code is, for its colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SyntaxClass {
+    /// `fn`, `let`, `if`, `pub` ….
+    Keyword,
+    /// A type's name.
+    Type,
+    /// A function's or macro's name.
+    Function,
+    /// A string or char literal.
+    String,
+    /// A number, `true`, `None` ….
+    Constant,
+    /// A comment.
+    Comment,
 }
 
 /// The sidebar: one entry per workspace, drawn as lines of text top to bottom.

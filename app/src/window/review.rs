@@ -13,11 +13,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use berth_engine::ids::{PaneId, WorkspaceId};
 use berth_server::gitctx::diff::{DiffFile, DiffHunk, FileStatus, LineKind};
+use berth_server::persist::task_record::TaskRecord;
 use winit::keyboard::{Key, ModifiersState, NamedKey};
 
 use crate::render::{
     self, ButtonTone, CellRectU16, ReviewButton, ReviewFileRow, ReviewLine, ReviewLineKind,
-    ReviewScene,
+    ReviewScene, ReviewSpan,
 };
 
 /// Hunks asked for at once (`diff.file`'s `limit`).
@@ -29,6 +30,8 @@ pub const HELD_PAGES: usize = 4;
 const WHEEL_ROWS: usize = 3;
 /// The most rows an error takes.
 const MAX_STATUS_ROWS: usize = 4;
+/// The most rows of the header (what is reviewed).
+const MAX_HEADER_ROWS: usize = 6;
 
 /// What the view needs done (by `review_link.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,10 +44,42 @@ pub enum ReviewAsk {
         /// The shown workspace.
         workspace: Option<WorkspaceId>,
     },
-    /// The task's changed files (`diff.files`).
+    /// The task's changed files (`diff.files`), of one turn or of all its work.
     Files {
         /// The task.
         task: String,
+        /// One turn's checkpoint, or `None` for the whole worktree against the base.
+        turn: Option<u32>,
+    },
+    /// The task itself (`task.show`): label, objective, state, report, turns, conflicts.
+    Task {
+        /// The task.
+        task: String,
+    },
+    /// Keep a review comment on the task (`task.comment`).
+    Comment {
+        /// The task.
+        task: String,
+        /// The file.
+        path: String,
+        /// The first line.
+        start: u64,
+        /// The last line.
+        end: u64,
+        /// The comment.
+        text: String,
+    },
+    /// Send the kept comments to the worker as one prompt (`task.send_comments`).
+    SendComments {
+        /// The task.
+        task: String,
+    },
+    /// Merge the task another way than a merge commit (`task.finish --merge --…`).
+    Land {
+        /// The task.
+        task: String,
+        /// How.
+        how: Landing,
     },
     /// A page of a file's hunks (`diff.file`, offset `page × PAGE_HUNKS`).
     Page {
@@ -56,6 +91,8 @@ pub enum ReviewAsk {
         page: usize,
         /// The file selection it is for (answers for an older one are dropped).
         generation: u64,
+        /// The turn shown (as in `Files`).
+        turn: Option<u32>,
     },
     /// Merge (`true`) or discard the task (`task.finish`).
     Finish {
@@ -66,6 +103,17 @@ pub enum ReviewAsk {
     },
 }
 
+/// A way to merge other than a merge commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Landing {
+    /// One commit: the task's label and the agent's summary.
+    Squash,
+    /// The task's branch rebased onto the target, then fast-forwarded.
+    Rebase,
+    /// A fast-forward only.
+    FastForward,
+}
+
 /// What the link answers.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReviewAnswer {
@@ -73,6 +121,12 @@ pub enum ReviewAnswer {
     Resolved(Result<String, String>),
     /// The changed files.
     Files(Result<Vec<DiffFile>, String>),
+    /// The task's record.
+    Task(Result<Box<TaskRecord>, String>),
+    /// A comment kept: the task's record with it.
+    Commented(Result<Box<TaskRecord>, String>),
+    /// The comments sent: how many, and the task's record after.
+    Sent(Result<(usize, Box<TaskRecord>), String>),
     /// A page of hunks: the file's hunk count and the page's hunks.
     Page {
         /// The selection it was asked for.
@@ -113,6 +167,22 @@ pub enum ReviewKey {
     Merge,
     /// Discard the task (asks again first).
     Discard,
+    /// Show the next turn alone (after the last: all the work again).
+    NextTurn,
+    /// Start a comment on the selected lines (the top line shown when none).
+    Comment,
+    /// Stretch the selection a line down.
+    SelectDown,
+    /// Stretch the selection a line up.
+    SelectUp,
+    /// Send the kept comments to the worker.
+    SendComments,
+    /// Merge by another way (squash, rebase, fast-forward).
+    Land(Landing),
+    /// Scroll the diff's text right (long lines).
+    ScrollRight,
+    /// Scroll the diff's text back left.
+    ScrollLeft,
 }
 
 impl ReviewKey {
@@ -123,6 +193,8 @@ impl ReviewKey {
         }
         Some(match key {
             Key::Named(NamedKey::Escape) => ReviewKey::Close,
+            Key::Named(NamedKey::ArrowUp) if mods.shift_key() => ReviewKey::SelectUp,
+            Key::Named(NamedKey::ArrowDown) if mods.shift_key() => ReviewKey::SelectDown,
             Key::Named(NamedKey::ArrowUp) => ReviewKey::Up,
             Key::Named(NamedKey::ArrowDown) => ReviewKey::Down,
             Key::Named(NamedKey::PageUp) => ReviewKey::PageUp,
@@ -142,6 +214,16 @@ impl ReviewKey {
                 "[" | "h" => ReviewKey::PrevFile,
                 "m" => ReviewKey::Merge,
                 "d" => ReviewKey::Discard,
+                "t" => ReviewKey::NextTurn,
+                "c" => ReviewKey::Comment,
+                "J" => ReviewKey::SelectDown,
+                "K" => ReviewKey::SelectUp,
+                "s" => ReviewKey::SendComments,
+                "S" => ReviewKey::Land(Landing::Squash),
+                "r" => ReviewKey::Land(Landing::Rebase),
+                "f" => ReviewKey::Land(Landing::FastForward),
+                ">" => ReviewKey::ScrollRight,
+                "<" => ReviewKey::ScrollLeft,
                 _ => return None,
             },
             _ => return None,
@@ -156,13 +238,16 @@ pub enum ReviewButtonAction {
     Merge,
     /// Discard.
     Discard,
+    /// Send the kept comments to the worker.
+    Send,
     /// Close.
     Close,
 }
 
-const BUTTONS: [(ReviewButtonAction, &str, ButtonTone); 3] = [
+const BUTTONS: [(ReviewButtonAction, &str, ButtonTone); 4] = [
     (ReviewButtonAction::Merge, " Merge m ", ButtonTone::Allow),
     (ReviewButtonAction::Discard, " Discard d ", ButtonTone::Deny),
+    (ReviewButtonAction::Send, " Send to agent s ", ButtonTone::Always),
     (ReviewButtonAction::Close, " Close Esc ", ButtonTone::Always),
 ];
 
@@ -194,6 +279,7 @@ enum Status {
 
 /// Where things go in a view of `rect`.
 struct Geometry {
+    header: Vec<String>,
     status: Vec<String>,
     body_row: u16,
     body_rows: usize,
@@ -232,13 +318,36 @@ pub struct ReviewView {
     finishing: bool,
     /// The view is done (closed, or its task merged or discarded).
     closed: bool,
+    /// The task's record, once `task.show` answered.
+    record: Option<Box<TaskRecord>>,
+    /// The turn shown alone (`None`: all the task's work against its base).
+    turn: Option<u32>,
+    /// The lines selected for a comment.
+    selection: Option<comments::Selection>,
+    /// The comment being typed.
+    composing: Option<String>,
+    /// Each held page's syntax classes and changed words, hunk by hunk, line by line
+    /// (`review_syntax.rs`), made when the page comes and dropped with it.
+    marks: BTreeMap<usize, Vec<HunkMarks>>,
+    /// Columns the diff's text is scrolled right (the line numbers stay).
+    hscroll: usize,
 }
+
+/// One hunk's marks.
+#[derive(Debug, Clone)]
+struct HunkMarks {
+    spans: Vec<Vec<ReviewSpan>>,
+    changed: Vec<Option<(usize, usize)>>,
+}
+
+/// Columns one `>` or `<` scrolls the diff's text.
+const HSCROLL_COLS: usize = 8;
 
 impl ReviewView {
     /// The view of `task`, and what to fetch first.
     pub fn open(task: String) -> (ReviewView, Vec<ReviewAsk>) {
         let view = ReviewView::empty(Some(task.clone()));
-        (view, vec![ReviewAsk::Files { task }])
+        (view, vec![ReviewAsk::Task { task: task.clone() }, ReviewAsk::Files { task, turn: None }])
     }
 
     /// The view of the task the focused pane works on (or the workspace's newest), once found.
@@ -262,6 +371,12 @@ impl ReviewView {
             status: Status::Keys,
             finishing: false,
             closed: false,
+            record: None,
+            turn: None,
+            selection: None,
+            composing: None,
+            marks: BTreeMap::new(),
+            hscroll: 0,
         }
     }
 
@@ -321,7 +436,35 @@ impl ReviewView {
         match answer {
             ReviewAnswer::Resolved(Ok(task)) => {
                 self.task = Some(task.clone());
-                vec![ReviewAsk::Files { task }]
+                vec![ReviewAsk::Task { task: task.clone() }, ReviewAsk::Files { task, turn: None }]
+            }
+            ReviewAnswer::Task(Ok(record)) => {
+                self.record = Some(record);
+                Vec::new()
+            }
+            ReviewAnswer::Commented(Ok(record)) => {
+                let n = record.comments.len();
+                self.record = Some(record);
+                self.status = Status::Info(format!(
+                    "comment kept ({n} kept) · s sends them to the agent as one prompt"
+                ));
+                Vec::new()
+            }
+            ReviewAnswer::Sent(Ok((sent, record))) => {
+                self.record = Some(record);
+                self.status = Status::Info(format!(
+                    "{sent} comment(s) sent to the agent as one prompt; the task works again"
+                ));
+                Vec::new()
+            }
+            ReviewAnswer::Commented(Err(e)) | ReviewAnswer::Sent(Err(e)) => {
+                self.status = Status::Error(e);
+                Vec::new()
+            }
+            // The header stays as it was; the diff is what matters.
+            ReviewAnswer::Task(Err(e)) => {
+                tracing::debug!(error = %e, "the review's task.show failed");
+                Vec::new()
             }
             ReviewAnswer::Resolved(Err(e)) | ReviewAnswer::Files(Err(e)) => {
                 self.status = Status::Error(e);
@@ -329,9 +472,17 @@ impl ReviewView {
             }
             ReviewAnswer::Files(Ok(files)) => {
                 if files.is_empty() {
-                    self.status = Status::Info("no changes: nothing to review".into());
+                    let what = match self.turn {
+                        Some(t) => format!("turn {t} changed nothing"),
+                        None => "no changes: nothing to review".into(),
+                    };
+                    self.status = Status::Info(what);
+                } else if self.status != Status::ConfirmDiscard && !self.finishing {
+                    self.status = Status::Keys;
                 }
                 self.files = Some(files);
+                self.generation += 1;
+                self.selected = usize::MAX;
                 self.select(0)
             }
             ReviewAnswer::Page { generation, page, result } => {
@@ -343,6 +494,15 @@ impl ReviewView {
                     Ok((total, hunks)) => {
                         self.total_hunks = Some(total);
                         if self.wanted(page) && !hunks.is_empty() {
+                            let path = self.file().map(|f| f.path.clone()).unwrap_or_default();
+                            let marks = hunks
+                                .iter()
+                                .map(|h| HunkMarks {
+                                    spans: syntax::highlight(&path, h),
+                                    changed: syntax::changed_words(h),
+                                })
+                                .collect();
+                            self.marks.insert(page, marks);
                             self.pages.insert(page, hunks);
                         }
                         self.clamp_anchor();
@@ -376,7 +536,11 @@ impl ReviewView {
         }
         self.selected = index;
         self.generation += 1;
+        self.selection = None;
+        self.composing = None;
         self.pages.clear();
+        self.marks.clear();
+        self.hscroll = 0;
         self.asked.clear();
         self.total_hunks = None;
         self.anchor = (0, 0);
@@ -405,6 +569,7 @@ impl ReviewView {
         let at = self.anchor_page();
         let keep: Vec<usize> = self.pages.keys().copied().filter(|p| self.wanted(*p)).collect();
         self.pages.retain(|p, _| keep.contains(p));
+        self.marks.retain(|p, _| keep.contains(p));
         debug_assert!(self.pages.len() <= HELD_PAGES, "the view holds at most {HELD_PAGES} pages");
         let pages_total = self.total_hunks.map(|t| t.div_ceil(PAGE_HUNKS));
         // Until a page tells the count, the anchor's page; then the pages that exist.
@@ -428,6 +593,7 @@ impl ReviewView {
                 path: file.path.clone(),
                 page,
                 generation: self.generation,
+                turn: self.turn,
             });
         }
         asks
@@ -516,8 +682,108 @@ impl ReviewView {
                     self.status = Status::ConfirmDiscard;
                 }
             }
+            ReviewKey::NextTurn => return self.next_turn(),
+            ReviewKey::Comment => self.start_comment(),
+            ReviewKey::SelectDown => self.stretch(1),
+            ReviewKey::SelectUp => self.stretch(-1),
+            ReviewKey::SendComments => return self.send_comments(),
+            ReviewKey::Land(how) => return self.land(how),
+            ReviewKey::ScrollRight => self.hscroll += HSCROLL_COLS,
+            ReviewKey::ScrollLeft => self.hscroll = self.hscroll.saturating_sub(HSCROLL_COLS),
         }
         self.ensure()
+    }
+
+    /// The turns the task has checkpoints of.
+    fn turns(&self) -> Vec<u32> {
+        self.record.iter().flat_map(|r| r.checkpoints.iter().map(|c| c.turn)).collect()
+    }
+
+    /// Shows the next turn alone, or all the work after the last one; asks the task again
+    /// too (new turns may have ended since).
+    fn next_turn(&mut self) -> Vec<ReviewAsk> {
+        let Some(task) = self.task.clone() else { return Vec::new() };
+        let turns = self.turns();
+        self.turn = match self.turn {
+            None => turns.first().copied(),
+            Some(t) => turns.iter().copied().find(|n| *n > t),
+        };
+        self.files = None;
+        self.pages.clear();
+        self.marks.clear();
+        self.hscroll = 0;
+        self.asked.clear();
+        self.total_hunks = None;
+        self.anchor = (0, 0);
+        self.generation += 1;
+        self.selection = None;
+        self.composing = None;
+        vec![ReviewAsk::Task { task: task.clone() }, ReviewAsk::Files { task, turn: self.turn }]
+    }
+
+    /// The rows above the status: what is reviewed (label, state, base and branch, the
+    /// objective, the worker's report, the turns, conflicts), each cut to `width`.
+    fn header_lines(&self, width: usize) -> Vec<String> {
+        let Some(r) = self.record.as_deref() else { return Vec::new() };
+        let short = |sha: &str| sha.chars().take(10).collect::<String>();
+        let mut rows = vec![format!(
+            "{} · {} · {} → {}",
+            r.label,
+            r.state.replace('_', " "),
+            short(&r.base_sha),
+            r.branch
+        )];
+        let objective = r.contract.objective.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        rows.push(format!("Objective: {}", objective.trim()));
+        if let Some(result) = &r.result {
+            let mut report = format!("Report ({}): {}", result.status, result.summary.trim());
+            if let Some(evidence) = result.evidence.as_deref().filter(|e| !e.trim().is_empty()) {
+                report.push_str(&format!(" · Evidence: {}", evidence.trim()));
+            }
+            rows.push(report.replace('\n', " "));
+        }
+        if !r.checkpoints.is_empty() {
+            let mut turns = String::from("Turns:");
+            let mark =
+                |on: bool, text: &str| if on { format!(" [{text}]") } else { format!(" {text}") };
+            turns.push_str(&mark(self.turn.is_none(), "all"));
+            for c in &r.checkpoints {
+                let name = match c.kind.as_str() {
+                    "before_revert" => format!("{} (before a revert)", c.turn),
+                    "revert" => format!("{} (revert)", c.turn),
+                    _ => c.turn.to_string(),
+                };
+                turns.push_str(&mark(self.turn == Some(c.turn), &name));
+            }
+            turns.push_str(" · t next turn");
+            rows.push(turns);
+        }
+        rows.extend(self.comments_line());
+        for c in &r.conflicts {
+            let other = match c.task.strip_prefix("target:") {
+                Some(branch) => format!("the target {branch}"),
+                None => format!("task {}", c.task),
+            };
+            rows.push(format!("⚠ conflicts with {other} in {}", c.files.join(", ")));
+        }
+        rows.truncate(MAX_HEADER_ROWS);
+        rows.into_iter().map(|row| render::ellipsize(&row, width.max(8))).collect()
+    }
+
+    /// Merge another way, unless a finish is under way.
+    fn land(&mut self, how: Landing) -> Vec<ReviewAsk> {
+        let Some(task) = self.task.clone() else { return Vec::new() };
+        if self.finishing {
+            return Vec::new();
+        }
+        self.finishing = true;
+        let doing = match how {
+            Landing::Squash => "squashing",
+            Landing::Rebase => "rebasing and fast-forwarding",
+            Landing::FastForward => "fast-forwarding",
+        };
+        self.status = Status::Info(format!("{doing} {task}…"));
+        vec![ReviewAsk::Land { task, how }]
     }
 
     /// Merge or discard, unless one is under way.
@@ -551,6 +817,7 @@ impl ReviewView {
                 self.key(ReviewKey::Discard, rows)
             }
             ReviewHit::Button(ReviewButtonAction::Close) => self.key(ReviewKey::Close, rows),
+            ReviewHit::Button(ReviewButtonAction::Send) => self.key(ReviewKey::SendComments, rows),
             ReviewHit::File(index) => self.select(index),
             ReviewHit::Inside | ReviewHit::Outside => Vec::new(),
         }
@@ -558,9 +825,12 @@ impl ReviewView {
 
     /// What the status rows say, wrapped to `width`.
     fn status_lines(&self, width: usize) -> Vec<String> {
+        if let Some(line) = self.composing_line() {
+            return wrap(&line, width.max(8), MAX_STATUS_ROWS);
+        }
         let text = match &self.status {
             Status::Keys => {
-                "↑↓ PgUp PgDn · n p hunk · Tab ⇧Tab file · m merge · d discard · Esc close"
+                "↑↓ PgUp PgDn · n p hunk · Tab ⇧Tab file · t turn · < > scroll · c J K comment · s send · m merge (S squash, r rebase, f fast-forward) · d discard · Esc close"
                     .to_owned()
             }
             Status::Info(s) => s.clone(),
@@ -573,13 +843,17 @@ impl ReviewView {
     }
 
     fn geometry(&self, rect: CellRectU16) -> Geometry {
-        let status = self.status_lines(usize::from(rect.cols.saturating_sub(2)));
-        let status_rows = u16::try_from(status.len()).unwrap_or(1);
+        let width = usize::from(rect.cols.saturating_sub(2));
+        let mut header = self.header_lines(width);
+        // The header gives way on a short view: the diff keeps at least half.
+        header.truncate(usize::from(rect.rows / 4));
+        let status = self.status_lines(width);
+        let status_rows = u16::try_from(status.len() + header.len()).unwrap_or(1);
         let body_row = rect.row + 1 + status_rows;
         let body_rows = usize::from((rect.row + rect.rows).saturating_sub(body_row));
         let list_cols = (rect.cols * 2 / 5).clamp(16, 48);
         let file_top = (self.selected + 1).saturating_sub(body_rows.max(1));
-        Geometry { status, body_row, body_rows, list_cols, file_top }
+        Geometry { header, status, body_row, body_rows, list_cols, file_top }
     }
 
     /// How many diff rows a view of `rect` shows.
@@ -610,7 +884,15 @@ impl ReviewView {
     /// The scene of a view covering `rect`.
     pub fn scene(&self, rect: CellRectU16) -> ReviewScene {
         let g = self.geometry(rect);
-        let task = self.task.as_deref().unwrap_or("finding the task…");
+        let task = match (&self.record, &self.task) {
+            (Some(r), _) if !r.label.is_empty() => r.label.clone(),
+            (_, Some(t)) => t.clone(),
+            _ => "finding the task…".to_owned(),
+        };
+        let task = match self.turn {
+            Some(t) => format!("{task} · turn {t}"),
+            None => task,
+        };
         let title = match &self.files {
             None => format!("Review {task} · loading…"),
             Some(files) => {
@@ -634,6 +916,7 @@ impl ReviewView {
             title,
             buttons: buttons(rect.cols).into_iter().map(|(_, b)| b).collect(),
             error: matches!(self.status, Status::Error(_)),
+            header: g.header,
             status: g.status,
             body_row: g.body_row,
             list_cols: g.list_cols,
@@ -685,11 +968,19 @@ impl ReviewView {
                     ..ReviewLine::default()
                 });
             }
-            for line in hunk.lines.iter().skip(skip.saturating_sub(1)) {
+            let first = skip.saturating_sub(1);
+            let marks = self.marks.get(&(h / PAGE_HUNKS)).and_then(|m| m.get(h % PAGE_HUNKS));
+            for (i, line) in hunk.lines.iter().enumerate().skip(first) {
                 if out.len() >= max {
                     break;
                 }
+                let spans = marks.and_then(|m| m.spans.get(i)).map_or(&[][..], Vec::as_slice);
+                let changed = marks.and_then(|m| m.changed.get(i).copied().flatten());
+                let (text, spans, changed) = shifted(&line.text, spans, changed, self.hscroll);
                 out.push(ReviewLine {
+                    selected: self.selection.is_some_and(|s| s.holds(h, i)),
+                    spans,
+                    changed,
                     kind: match line.kind {
                         LineKind::Added => ReviewLineKind::Added,
                         LineKind::Removed => ReviewLineKind::Removed,
@@ -697,7 +988,7 @@ impl ReviewView {
                     },
                     old: line.old_line,
                     new: line.new_line,
-                    text: line.text.replace('\t', "    "),
+                    text,
                 });
             }
             h += 1;
@@ -705,6 +996,27 @@ impl ReviewView {
         }
         out
     }
+}
+
+/// A line's text, spans and changed range scrolled `by` chars to the left (tabs as one
+/// space each, so the char offsets of the marks stay those of the text).
+fn shifted(
+    text: &str,
+    spans: &[ReviewSpan],
+    changed: Option<(usize, usize)>,
+    by: usize,
+) -> (String, Vec<ReviewSpan>, Option<(usize, usize)>) {
+    let text: String = text.chars().skip(by).map(|c| if c == '\t' { ' ' } else { c }).collect();
+    let spans = spans
+        .iter()
+        .filter(|s| s.start + s.len > by)
+        .map(|s| {
+            let start = s.start.max(by);
+            ReviewSpan { start: start - by, len: s.start + s.len - start, class: s.class }
+        })
+        .collect();
+    let changed = changed.filter(|(_, end)| *end > by).map(|(a, b)| (a.max(by) - by, b - by));
+    (text, spans, changed)
 }
 
 /// Whether window cell (`col`, `row`) is in `rect`.
@@ -715,9 +1027,21 @@ pub fn inside(rect: CellRectU16, col: u16, row: u16) -> bool {
 
 /// The buttons at the right end of the title row of a view `cols` wide.
 fn buttons(cols: u16) -> Vec<(ReviewButtonAction, ReviewButton)> {
+    let all = buttons_of(cols, BUTTONS.iter());
+    if all.len() == BUTTONS.len() {
+        return all;
+    }
+    // A narrow view: Send gives way first (its key `s` still sends).
+    buttons_of(cols, BUTTONS.iter().filter(|(a, _, _)| *a != ReviewButtonAction::Send))
+}
+
+fn buttons_of<'a>(
+    cols: u16,
+    wanted: impl DoubleEndedIterator<Item = &'a (ReviewButtonAction, &'static str, ButtonTone)>,
+) -> Vec<(ReviewButtonAction, ReviewButton)> {
     let mut end = cols.saturating_sub(1);
     let mut out = Vec::new();
-    for (action, label, tone) in BUTTONS.iter().rev() {
+    for (action, label, tone) in wanted.rev() {
         let w = u16::try_from(render::str_width(label)).unwrap_or(u16::MAX);
         let Some(start) = end.checked_sub(w) else { break };
         out.push((
@@ -795,6 +1119,11 @@ fn wrap(text: &str, width: usize, max: usize) -> Vec<String> {
     }
     rows
 }
+
+#[path = "review_comments.rs"]
+mod comments;
+#[path = "review_syntax.rs"]
+mod syntax;
 
 #[cfg(test)]
 #[path = "review_tests.rs"]

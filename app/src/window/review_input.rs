@@ -8,6 +8,7 @@
 
 use berth_engine::ids::{PaneId, WorkspaceId};
 use winit::event::{ElementState, KeyEvent};
+use winit::keyboard::{Key, NamedKey};
 
 use super::app::App;
 use super::chrome::TAB_BAR_ROWS;
@@ -108,6 +109,24 @@ impl App {
     /// nothing).
     pub(super) fn review_key(&mut self, event: &KeyEvent) {
         if event.state != ElementState::Pressed {
+            return;
+        }
+        // A comment being typed takes the keys as its text.
+        if self.review.as_ref().is_some_and(|o| o.view.composing()) {
+            let Some(open) = &mut self.review else { return };
+            let mut asks = Vec::new();
+            match event.logical_key.as_ref() {
+                Key::Named(NamedKey::Escape) => open.view.cancel_comment(),
+                Key::Named(NamedKey::Enter) => asks = open.view.keep_comment(),
+                Key::Named(NamedKey::Backspace) => open.view.backspace(),
+                _ => {
+                    if let Some(text) = event.text.as_deref() {
+                        open.view.type_text(text);
+                    }
+                }
+            }
+            self.send_review(asks);
+            self.redraw();
             return;
         }
         let Some(key) = ReviewKey::of(event.logical_key.as_ref(), self.input.mods) else {

@@ -16,9 +16,9 @@ use berth_server::gitctx::request::{
     DiffFileParams, DiffFileReply, DiffFilesParams, DiffFilesReply, GitRequest,
 };
 use berth_server::persist::task_record::TaskRecord;
-use berth_server::tasks::request::{FinishParams, ListParams, TaskRequest};
+use berth_server::tasks::request::{CommentParams, FinishParams, ListParams, TaskRef, TaskRequest};
 
-use super::review::{ReviewAnswer, ReviewAsk, PAGE_HUNKS};
+use super::review::{Landing, ReviewAnswer, ReviewAsk, PAGE_HUNKS};
 use super::wake::Waker;
 
 /// How long git may take for one answer.
@@ -94,10 +94,13 @@ fn failed(ask: &ReviewAsk, why: &str) -> ReviewAnswer {
     match ask {
         ReviewAsk::Resolve { .. } => ReviewAnswer::Resolved(Err(why)),
         ReviewAsk::Files { .. } => ReviewAnswer::Files(Err(why)),
+        ReviewAsk::Task { .. } => ReviewAnswer::Task(Err(why)),
+        ReviewAsk::Comment { .. } => ReviewAnswer::Commented(Err(why)),
+        ReviewAsk::SendComments { .. } => ReviewAnswer::Sent(Err(why)),
         ReviewAsk::Page { page, generation, .. } => {
             ReviewAnswer::Page { generation: *generation, page: *page, result: Err(why) }
         }
-        ReviewAsk::Finish { .. } => ReviewAnswer::Finished(Err(why)),
+        ReviewAsk::Finish { .. } | ReviewAsk::Land { .. } => ReviewAnswer::Finished(Err(why)),
     }
 }
 
@@ -165,17 +168,42 @@ fn answer(client: &mut Client, ask: &ReviewAsk) -> Result<ReviewAnswer, ClientEr
                     .to_owned()
             }))
         }
-        ReviewAsk::Files { task } => {
-            let request = GitRequest::DiffFiles(DiffFilesParams { target: task.clone() });
+        ReviewAsk::Task { task } => {
+            let shown = client
+                .task(TaskRequest::Show(TaskRef { task_id: task.clone() }), Some(GIT_WAIT))?;
+            ReviewAnswer::Task(Ok(Box::new(decode(shown)?)))
+        }
+        ReviewAsk::Comment { task, path, start, end, text } => {
+            let params = CommentParams {
+                task_id: task.clone(),
+                path: path.clone(),
+                start: *start,
+                end: Some(*end),
+                text: text.clone(),
+                send: false,
+            };
+            let record = client.task(TaskRequest::Comment(params), Some(GIT_WAIT))?;
+            ReviewAnswer::Commented(Ok(Box::new(decode(record)?)))
+        }
+        ReviewAsk::SendComments { task } => {
+            let asked = TaskRequest::SendComments(TaskRef { task_id: task.clone() });
+            let answer = client.task(asked, Some(FINISH_WAIT))?;
+            let sent = answer["sent"].as_u64().unwrap_or(0) as usize;
+            ReviewAnswer::Sent(Ok((sent, Box::new(decode(answer)?))))
+        }
+        ReviewAsk::Files { task, turn } => {
+            let request =
+                GitRequest::DiffFiles(DiffFilesParams { target: task.clone(), turn: *turn });
             let reply: DiffFilesReply = decode(client.git(request, Some(GIT_WAIT))?)?;
             ReviewAnswer::Files(Ok(reply.files))
         }
-        ReviewAsk::Page { task, path, page, generation } => {
+        ReviewAsk::Page { task, path, page, generation, turn } => {
             let request = GitRequest::DiffFile(DiffFileParams {
                 target: task.clone(),
                 path: path.clone(),
                 offset: page * PAGE_HUNKS,
                 limit: Some(PAGE_HUNKS),
+                turn: *turn,
             });
             let reply: DiffFileReply = decode(client.git(request, Some(GIT_WAIT))?)?;
             ReviewAnswer::Page {
@@ -183,6 +211,18 @@ fn answer(client: &mut Client, ask: &ReviewAsk) -> Result<ReviewAnswer, ClientEr
                 page: *page,
                 result: Ok((reply.total_hunks, reply.hunks)),
             }
+        }
+        ReviewAsk::Land { task, how } => {
+            let params = FinishParams {
+                task_id: task.clone(),
+                merge: true,
+                squash: *how == Landing::Squash,
+                rebase: *how == Landing::Rebase,
+                ff_only: *how == Landing::FastForward,
+                ..FinishParams::default()
+            };
+            client.task(TaskRequest::Finish(params), Some(FINISH_WAIT))?;
+            ReviewAnswer::Finished(Ok(()))
         }
         ReviewAsk::Finish { task, merge } => {
             let params = FinishParams {

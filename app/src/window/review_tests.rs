@@ -3,6 +3,9 @@
 //! `tests/e2e_window/review.rs`).
 
 use berth_server::gitctx::diff::{DiffLine, LineKind};
+use berth_server::persist::task_record::{
+    CheckpointRecord, CommentRecord, ConflictRecord, ContractRecord, TaskResultRecord,
+};
 
 use super::*;
 
@@ -76,6 +79,13 @@ fn serve(
             let answer = match ask {
                 ReviewAsk::Resolve { .. } => ReviewAnswer::Resolved(Ok("task_x".into())),
                 ReviewAsk::Files { .. } => ReviewAnswer::Files(Ok(files.to_vec())),
+                ReviewAsk::Task { .. } => ReviewAnswer::Task(Ok(Box::new(record()))),
+                ReviewAsk::Comment { path, start, end, text, .. } => {
+                    let mut r = record();
+                    r.comments.push(CommentRecord { path, start, end, text });
+                    ReviewAnswer::Commented(Ok(Box::new(r)))
+                }
+                ReviewAsk::SendComments { .. } => ReviewAnswer::Sent(Ok((1, Box::new(record())))),
                 ReviewAsk::Page { path, page, generation, .. } => {
                     fetched += 1;
                     let all = hunks_of(&path);
@@ -86,13 +96,163 @@ fn serve(
                         result: Ok((all.len(), hunks.collect())),
                     }
                 }
-                ReviewAsk::Finish { .. } => ReviewAnswer::Finished(Ok(())),
+                ReviewAsk::Finish { .. } | ReviewAsk::Land { .. } => ReviewAnswer::Finished(Ok(())),
             };
             next.extend(view.answer(answer));
         }
         asks = next;
     }
     fetched
+}
+
+/// A reported task with two turns and a conflict.
+fn record() -> TaskRecord {
+    let checkpoint = |turn: u32| CheckpointRecord {
+        turn,
+        sha: format!("{turn:040}"),
+        kind: "turn".into(),
+        at: 1,
+    };
+    TaskRecord {
+        id: "task_x".into(),
+        label: "fix the parser".into(),
+        state: "completed".into(),
+        base_sha: "abcdef0123456789".into(),
+        branch: "berth/fix-the-parser".into(),
+        contract: ContractRecord {
+            objective: "Fix the parser\nand more".into(),
+            ..Default::default()
+        },
+        result: Some(TaskResultRecord {
+            status: "completed".into(),
+            summary: "parser fixed".into(),
+            evidence: Some("cargo test: 12 passed".into()),
+            ..Default::default()
+        }),
+        checkpoints: vec![checkpoint(1), checkpoint(2)],
+        conflicts: vec![ConflictRecord {
+            task: "task_other".into(),
+            files: vec!["a.rs".into(), "b.rs".into()],
+        }],
+        ..Default::default()
+    }
+}
+
+/// The header says what is reviewed (not the raw id): label, state, base and branch, the
+/// objective, the report with its evidence, the turns and the conflicts; `t` shows one turn
+/// at a time, then all the work again.
+#[test]
+fn the_header_says_what_is_reviewed_and_t_shows_one_turn() {
+    let mut view = open_five();
+    let scene = view.scene(RECT);
+    assert!(scene.title.starts_with("Review fix the parser · 5 files"), "{}", scene.title);
+    let header = scene.header.join("\n");
+    for part in [
+        "fix the parser · completed · abcdef0123 → berth/fix-the-parser",
+        "Objective: Fix the parser",
+        "Report (completed): parser fixed · Evidence: cargo test: 12 passed",
+        "Turns: [all] 1 2",
+        "⚠ conflicts with task task_other in a.rs, b.rs",
+    ] {
+        assert!(header.contains(part), "{part:?} not in:\n{header}");
+    }
+    assert!(scene.body_row > RECT.row + 1 + u16::try_from(scene.header.len()).unwrap());
+    for want in [Some(1), Some(2), None] {
+        let asks = view.key(ReviewKey::NextTurn, 10);
+        let task = "task_x".to_owned();
+        assert_eq!(
+            asks,
+            vec![ReviewAsk::Task { task: task.clone() }, ReviewAsk::Files { task, turn: want }]
+        );
+        serve(&mut view, asks, &five(), &small);
+        let scene = view.scene(RECT);
+        match want {
+            Some(t) => {
+                assert!(scene.title.contains(&format!("turn {t}")), "{}", scene.title);
+                assert!(scene.header.join("\n").contains(&format!("[{t}]")));
+            }
+            None => assert!(!scene.title.contains("turn"), "{}", scene.title),
+        }
+        assert!(!scene.lines.is_empty(), "the turn's hunks are fetched");
+    }
+    assert_eq!(
+        ReviewKey::of(Key::Character("t"), ModifiersState::empty()),
+        Some(ReviewKey::NextTurn)
+    );
+}
+
+/// Lines selected (`c` on the top line, `J` stretching it), a comment typed in the status row
+/// and kept with `task.comment`, listed in the header, and sent with `s` or the button.
+#[test]
+fn a_comment_on_selected_lines_is_kept_listed_and_sent() {
+    let mut view = open_five();
+    view.key(ReviewKey::SelectDown, 10);
+    view.key(ReviewKey::SelectDown, 10);
+    let scene = view.scene(RECT);
+    let selected: Vec<Option<u64>> =
+        scene.lines.iter().filter(|l| l.selected).map(|l| l.new).collect();
+    assert_eq!(selected, [Some(1), Some(2), Some(3)], "three lines selected");
+    view.key(ReviewKey::Comment, 10);
+    assert!(view.composing());
+    // While typing, keys are text: `m` does not merge.
+    view.type_text("make this mine\u{7}");
+    view.backspace();
+    let status = view.scene(RECT).status.join(" ");
+    assert!(status.contains("Comment on added.txt:1-3: make this min▏"), "{status}");
+    let asks = view.keep_comment();
+    assert_eq!(
+        asks,
+        vec![ReviewAsk::Comment {
+            task: "task_x".into(),
+            path: "added.txt".into(),
+            start: 1,
+            end: 3,
+            text: "make this min".into(),
+        }]
+    );
+    assert!(!view.composing());
+    serve(&mut view, asks, &five(), &small);
+    let scene = view.scene(RECT);
+    let header = scene.header.join("\n");
+    assert!(header.contains("Comments (1, s sends): added.txt:1-3 “make this min”"), "{header}");
+    assert!(scene.lines.iter().all(|l| !l.selected), "the selection went with the comment");
+    // Escape drops a comment being typed.
+    view.key(ReviewKey::Comment, 10);
+    view.type_text("never mind");
+    view.cancel_comment();
+    assert!(!view.composing());
+    // `s` and the button send them all as one.
+    assert_eq!(
+        view.key(ReviewKey::SendComments, 10),
+        vec![ReviewAsk::SendComments { task: "task_x".into() }]
+    );
+    let send =
+        buttons(RECT.cols).into_iter().find(|(a, _)| *a == ReviewButtonAction::Send).unwrap();
+    let hit = view.hit(RECT, RECT.col + send.1.cols.start, RECT.row);
+    assert_eq!(hit, ReviewHit::Button(ReviewButtonAction::Send));
+    let asks = view.press(hit, 10);
+    assert_eq!(asks, vec![ReviewAsk::SendComments { task: "task_x".into() }]);
+    serve(&mut view, asks, &five(), &small);
+    assert!(
+        view.scene(RECT).status.join(" ").contains("1 comment(s) sent"),
+        "{:?}",
+        view.scene(RECT).status
+    );
+    // A narrow view keeps Merge, Discard and Close; Send gives way.
+    let narrow: Vec<ReviewButtonAction> = buttons(36).into_iter().map(|(a, _)| a).collect();
+    assert_eq!(
+        narrow,
+        [ReviewButtonAction::Merge, ReviewButtonAction::Discard, ReviewButtonAction::Close]
+    );
+    for (key, want) in
+        [("c", ReviewKey::Comment), ("s", ReviewKey::SendComments), ("J", ReviewKey::SelectDown)]
+    {
+        assert_eq!(ReviewKey::of(Key::Character(key), ModifiersState::empty()), Some(want));
+    }
+    assert_eq!(
+        ReviewKey::of(Key::Named(NamedKey::ArrowDown), ModifiersState::SHIFT),
+        Some(ReviewKey::SelectDown)
+    );
 }
 
 fn small(path: &str) -> Vec<DiffHunk> {
@@ -105,7 +265,13 @@ fn small(path: &str) -> Vec<DiffHunk> {
 
 fn open_five() -> ReviewView {
     let (mut view, asks) = ReviewView::open("task_x".into());
-    assert_eq!(asks, vec![ReviewAsk::Files { task: "task_x".into() }]);
+    assert_eq!(
+        asks,
+        vec![
+            ReviewAsk::Task { task: "task_x".into() },
+            ReviewAsk::Files { task: "task_x".into(), turn: None }
+        ]
+    );
     serve(&mut view, asks, &five(), &small);
     view
 }
@@ -138,7 +304,7 @@ fn the_file_list_shows_marks_and_counts_and_the_first_file_is_fetched() {
             ('A', "image.bin", "binary", false),
         ]
     );
-    assert_eq!(scene.buttons.len(), 3);
+    assert_eq!(scene.buttons.len(), 4);
     assert!(!scene.error);
 }
 
@@ -246,6 +412,7 @@ fn a_failed_merge_shows_its_error_in_place_and_a_good_one_closes() {
     let asks = view.key(ReviewKey::Merge, rows);
     assert_eq!(asks, vec![ReviewAsk::Finish { task: "task_x".into(), merge: true }]);
     assert!(view.key(ReviewKey::Merge, rows).is_empty(), "one finish at a time");
+    assert!(view.key(ReviewKey::Land(Landing::Rebase), rows).is_empty(), "one at a time");
     let error = "merging berth/x into main conflicts in: conflict.txt; the merge was aborted";
     view.answer(ReviewAnswer::Finished(Err(error.into())));
     assert_eq!(view.error(), Some(error));
@@ -284,6 +451,7 @@ fn presses_hit_buttons_and_files() {
     for (b, action) in scene.buttons.iter().zip([
         ReviewButtonAction::Merge,
         ReviewButtonAction::Discard,
+        ReviewButtonAction::Send,
         ReviewButtonAction::Close,
     ]) {
         assert_eq!(view.hit(RECT, RECT.col + b.cols.start, RECT.row), ReviewHit::Button(action));
@@ -306,7 +474,10 @@ fn a_task_found_from_the_focused_pane_then_its_files() {
     assert!(view.scene(RECT).title.contains("finding"));
     assert_eq!(
         view.answer(ReviewAnswer::Resolved(Ok("task_y".into()))),
-        vec![ReviewAsk::Files { task: "task_y".into() }]
+        vec![
+            ReviewAsk::Task { task: "task_y".into() },
+            ReviewAsk::Files { task: "task_y".into(), turn: None }
+        ]
     );
     assert_eq!(view.task(), Some("task_y"));
     let (mut view, _) = ReviewView::find(None, None);
@@ -348,4 +519,19 @@ fn a_file_without_hunks_is_asked_for_once() {
     let lines = view.scene(RECT).lines;
     assert!(lines[0].text.contains("no line changes"), "{lines:?}");
     assert!(view.key(ReviewKey::PageDown, 10).is_empty());
+}
+
+/// Besides merge: squash (S), rebase then fast-forward (r), fast-forward only (f).
+#[test]
+fn the_other_ways_to_merge_have_their_keys() {
+    for (key, how) in [("S", Landing::Squash), ("r", Landing::Rebase), ("f", Landing::FastForward)]
+    {
+        let mut view = open_five();
+        let k = ReviewKey::of(Key::Character(key), ModifiersState::empty()).unwrap();
+        assert_eq!(k, ReviewKey::Land(how));
+        let asks = view.key(k, 10);
+        assert_eq!(asks, vec![ReviewAsk::Land { task: "task_x".into(), how }]);
+        view.answer(ReviewAnswer::Finished(Ok(())));
+        assert!(view.closed());
+    }
 }

@@ -70,6 +70,8 @@ pub struct SidebarTask {
     pub created_at: u64,
     /// When it last changed, ms since the epoch.
     pub updated_at: u64,
+    /// Whether its work would conflict with another task's or its target's (a ⚠ mark).
+    pub conflicts: bool,
 }
 
 /// The tasks of `records` that belong to a workspace, oldest first.
@@ -86,6 +88,7 @@ pub fn tasks_of(records: &[TaskRecord]) -> Vec<SidebarTask> {
                 pane: r.pane_id.as_deref().and_then(|p| PaneId::parse(p).ok()),
                 created_at: r.created_at,
                 updated_at: r.updated_at,
+                conflicts: !r.conflicts.is_empty(),
             })
         })
         .collect();
@@ -326,7 +329,8 @@ pub fn layout(
                 task.updated_at
             };
             let took = elapsed(Duration::from_millis(end.saturating_sub(task.created_at)));
-            let tail = format!(" {} {took}", task_state(&task.state));
+            let mark = if task.conflicts { " ⚠" } else { "" };
+            let tail = format!("{mark} {} {took}", task_state(&task.state));
             let label_room = room.saturating_sub(render::str_width(&tail) + 3);
             let text = format!("  ▸ {}{tail}", render::ellipsize(&task.label, label_room));
             push(
@@ -616,6 +620,7 @@ mod tests {
             pane: pane.map(|p| PaneId::parse(p).expect("a pane id")),
             created_at: 1_000,
             updated_at: 61_000,
+            conflicts: false,
         }
     }
 
@@ -878,5 +883,20 @@ mod tests {
         let labels: Vec<&str> = tasks.iter().map(|t| t.label.as_str()).collect();
         assert_eq!(labels, ["task_a", "task_b"]);
         assert_eq!(tasks[0].pane, PaneId::parse("pane_9").ok());
+        assert!(!tasks[0].conflicts);
+    }
+
+    /// A task whose work conflicts with another's (or its target's) is marked on its line.
+    #[test]
+    fn a_conflicting_task_is_marked() {
+        let list = list();
+        let clash = SidebarTask { conflicts: true, ..task("ws_a", "clash", "completed", None) };
+        let tasks = [clash, task("ws_a", "calm", "completed", None)];
+        let laid = layout(&list, &tasks, git, CellRectU16::new(68, 1, 32, 30), 181_000);
+        let text = texts(&laid);
+        let line =
+            |label: &str| text.iter().find(|t| t.contains(label)).cloned().unwrap_or_default();
+        assert!(line("clash").contains("clash ⚠ completed"), "{text:?}");
+        assert!(!line("calm").contains('⚠'), "{text:?}");
     }
 }

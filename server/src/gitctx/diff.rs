@@ -1,6 +1,7 @@
 //! Diffs for review (`diff.files`, `diff.file`): git's `--numstat -z` / `--name-status -z -M`
 //! lists and its unified patch text, parsed into typed files and hunks with old/new line
-//! numbers. Computed on demand, never stored; a file over [`MAX_LINES`] changed lines or
+//! numbers. Computed on demand; one file's parsed hunks are kept a while (a few files, see
+//! [`file`]) so paging through it runs git once; a file over [`MAX_LINES`] changed lines or
 //! [`MAX_PATCH_BYTES`] of patch is marked too large and its hunks are never sent.
 //!
 //! Blocking (it runs git): callers run it on a blocking thread, off the Store's lock.
@@ -265,6 +266,9 @@ pub struct DiffSource {
     pub dir: std::path::PathBuf,
     /// The commit the work tree is compared with (a task's base SHA, or `HEAD`).
     pub base: String,
+    /// A commit compared instead of the work tree (one turn: its checkpoint; `base` is the
+    /// checkpoint before it); `None`: the work tree, untracked files included.
+    pub head: Option<String>,
 }
 
 fn run(dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
@@ -322,22 +326,32 @@ pub fn join_counts<P: std::hash::Hash + Eq>(
         .collect()
 }
 
+/// The revisions a diff of `source` names: the base (and the head commit, for a turn), each
+/// checked not to look like an option.
+fn revisions(source: &DiffSource) -> Result<Vec<String>, String> {
+    let mut revs = vec![source.base.clone()];
+    revs.extend(source.head.clone());
+    for rev in &revs {
+        if rev.starts_with('-') || rev.is_empty() {
+            return Err(format!("the revision {rev:?} is not a revision"));
+        }
+    }
+    Ok(revs)
+}
+
 /// Every changed file of `source`, tracked changes first (in git's order), then untracked
 /// files as added.
 pub fn files(source: &DiffSource) -> Result<Vec<DiffFile>, String> {
     let dir = &source.dir;
-    let base = source.base.as_str();
-    if base.starts_with('-') || base.is_empty() {
-        return Err(format!("the base {base:?} is not a revision"));
-    }
-    let numstat = parse_numstat_z(&run(
-        dir,
-        &["diff", NO_DRIVERS[0], NO_DRIVERS[1], "--numstat", "-z", "-M", base, "--"],
-    )?);
-    let statuses = parse_name_status_z(&run(
-        dir,
-        &["diff", NO_DRIVERS[0], NO_DRIVERS[1], "--name-status", "-z", "-M", base, "--"],
-    )?);
+    let revs = revisions(source)?;
+    let diff_of = |what: &'static str| {
+        let mut args = vec!["diff", NO_DRIVERS[0], NO_DRIVERS[1], what, "-z", "-M"];
+        args.extend(revs.iter().map(String::as_str));
+        args.push("--");
+        run(dir, &args)
+    };
+    let numstat = parse_numstat_z(&diff_of("--numstat")?);
+    let statuses = parse_name_status_z(&diff_of("--name-status")?);
     let mut all = Vec::new();
     for (status, path, old_path, counts) in join_counts(statuses, numstat) {
         let binary = matches!(counts, Some(None));
@@ -353,7 +367,8 @@ pub fn files(source: &DiffSource) -> Result<Vec<DiffFile>, String> {
             untracked: false,
         });
     }
-    for path in untracked(dir)? {
+    let untracked_files = if source.head.is_some() { Vec::new() } else { untracked(dir)? };
+    for path in untracked_files {
         // `--` first: an untracked name may look like an option (`--output=precious.txt`).
         let out = no_index(
             dir,
@@ -394,12 +409,111 @@ pub fn file(
     offset: usize,
     limit: usize,
 ) -> Result<(DiffFile, Vec<DiffHunk>, usize), String> {
+    file_paged(source, path, offset, limit).map(|(f, h, total, _)| (f, h, total))
+}
+
+/// [`file`], and whether git ran for it (`false`: the kept hunks answered).
+pub fn file_paged(
+    source: &DiffSource,
+    path: &str,
+    offset: usize,
+    limit: usize,
+) -> Result<(DiffFile, Vec<DiffHunk>, usize, bool), String> {
+    let key = CacheKey {
+        dir: source.dir.clone(),
+        base: source.base.clone(),
+        head: source.head.clone(),
+        path: path.to_owned(),
+    };
+    let stamp = stamp_of(source, path);
+    // Only a diff against a fixed commit is kept (a task's base SHA, a turn's checkpoints):
+    // `HEAD` moves under a workspace without its files changing.
+    let fixed = source.base.len() == 40 && source.base.bytes().all(|b| b.is_ascii_hexdigit());
+    let hit = if fixed { cached(&key, stamp) } else { None };
+    let ran = hit.is_none();
+    let (entry, hunks) = match hit {
+        Some(hit) => hit,
+        None => {
+            let (entry, hunks) = whole_file(source, path)?;
+            let hunks = std::sync::Arc::new(hunks);
+            if fixed {
+                remember(key, stamp, entry.clone(), hunks.clone());
+            }
+            (entry, hunks)
+        }
+    };
+    let total = hunks.len();
+    Ok((entry, hunks.iter().skip(offset).take(limit).cloned().collect(), total, ran))
+}
+
+/// The files whose parsed hunks are kept: a few, so paging through one file (the view asks a
+/// page of 50 hunks at a time) runs its `git diff` once. Bounded: at most [`CACHED_FILES`]
+/// files (each at most [`MAX_PATCH_BYTES`] of patch), the oldest dropped.
+const CACHED_FILES: usize = 4;
+/// A work-tree diff's entry is trusted this long (with the file's own size and mtime
+/// unchanged); a turn's (two commits) is trusted until dropped.
+const WORKTREE_TTL: std::time::Duration = std::time::Duration::from_secs(10);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CacheKey {
+    dir: std::path::PathBuf,
+    base: String,
+    head: Option<String>,
+    path: String,
+}
+
+/// A work-tree file's size and mtime (ns), or none for a turn's diff (immutable).
+type Stamp = Option<(u64, u128)>;
+
+struct Cached {
+    key: CacheKey,
+    stamp: Stamp,
+    at: std::time::Instant,
+    entry: DiffFile,
+    hunks: std::sync::Arc<Vec<DiffHunk>>,
+}
+
+fn cache() -> std::sync::MutexGuard<'static, Vec<Cached>> {
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<Vec<Cached>>> = std::sync::OnceLock::new();
+    CACHE.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn stamp_of(source: &DiffSource, path: &str) -> Stamp {
+    if source.head.is_some() {
+        return None;
+    }
+    // Not followed if it is a link (git diffs the link itself).
+    let meta = std::fs::symlink_metadata(source.dir.join(path)).ok();
+    Some(meta.map_or((u64::MAX, 0), |m| {
+        let mtime = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+        (m.len(), mtime.map_or(0, |d| d.as_nanos()))
+    }))
+}
+
+fn cached(key: &CacheKey, stamp: Stamp) -> Option<(DiffFile, std::sync::Arc<Vec<DiffHunk>>)> {
+    let all = cache();
+    let hit = all.iter().find(|c| &c.key == key)?;
+    let fresh = key.head.is_some() || (hit.stamp == stamp && hit.at.elapsed() < WORKTREE_TTL);
+    fresh.then(|| (hit.entry.clone(), hit.hunks.clone()))
+}
+
+fn remember(key: CacheKey, stamp: Stamp, entry: DiffFile, hunks: std::sync::Arc<Vec<DiffHunk>>) {
+    let mut all = cache();
+    all.retain(|c| c.key != key);
+    if all.len() >= CACHED_FILES {
+        all.remove(0);
+    }
+    all.push(Cached { key, stamp, at: std::time::Instant::now(), entry, hunks });
+}
+
+/// One file's entry and all its hunks, from git (none for a binary or too-large file).
+fn whole_file(source: &DiffSource, path: &str) -> Result<(DiffFile, Vec<DiffHunk>), String> {
     let mut entry = files(source)?
         .into_iter()
         .find(|f| f.path == path || f.old_path.as_deref() == Some(path))
         .ok_or_else(|| format!("{path} has no changes in this diff"))?;
     if entry.binary || entry.too_large {
-        return Ok((entry, Vec::new(), 0));
+        return Ok((entry, Vec::new()));
     }
     let dir = &source.dir;
     let patch = if entry.untracked {
@@ -408,8 +522,10 @@ pub fn file(
             &["diff", NO_DRIVERS[0], NO_DRIVERS[1], "--no-index", "-U3", "--", "/dev/null", path],
         )?
     } else {
-        let mut args =
-            vec!["diff", NO_DRIVERS[0], NO_DRIVERS[1], "-U3", "-M", source.base.as_str(), "--"];
+        let revs = revisions(source)?;
+        let mut args = vec!["diff", NO_DRIVERS[0], NO_DRIVERS[1], "-U3", "-M"];
+        args.extend(revs.iter().map(String::as_str));
+        args.push("--");
         if let Some(old) = entry.old_path.as_deref() {
             args.push(old);
         }
@@ -418,11 +534,9 @@ pub fn file(
     };
     if patch.len() > MAX_PATCH_BYTES {
         entry.too_large = true;
-        return Ok((entry, Vec::new(), 0));
+        return Ok((entry, Vec::new()));
     }
-    let hunks = parse_hunks(&patch);
-    let total = hunks.len();
-    Ok((entry, hunks.into_iter().skip(offset).take(limit).collect(), total))
+    Ok((entry, parse_hunks(&patch)))
 }
 
 #[cfg(test)]

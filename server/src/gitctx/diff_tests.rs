@@ -147,7 +147,7 @@ fn a_real_repo_lists_every_kind_of_change() {
     git(&dir, &["mv", "old.txt", "new.txt"]);
     std::fs::write(dir.join("pic.bin"), [9u8, 0, 8, 7, 0, 1]).unwrap();
     std::fs::write(dir.join("added.txt"), "fresh\n").unwrap();
-    let source = DiffSource { dir: dir.clone(), base: "HEAD".into() };
+    let source = DiffSource { dir: dir.clone(), base: "HEAD".into(), head: None };
     let all = files(&source).unwrap();
     let find = |p: &str| all.iter().find(|f| f.path == p).unwrap_or_else(|| panic!("{p}: {all:?}"));
     assert_eq!(find("mod.txt").status, FileStatus::Modified);
@@ -194,7 +194,7 @@ fn an_untracked_name_like_an_option_is_a_path() {
     git(&dir, &["commit", "-q", "-m", "base"]);
     std::fs::write(dir.join("--output=precious.txt"), "x\n").unwrap();
     std::fs::write(dir.join("-p"), "y\nz\n").unwrap();
-    let source = DiffSource { dir: dir.clone(), base: "HEAD".into() };
+    let source = DiffSource { dir: dir.clone(), base: "HEAD".into(), head: None };
     let all = files(&source).expect("the diff lists every file");
     assert_eq!(std::fs::read_to_string(dir.join("precious.txt")).unwrap(), "keep me\n");
     let names: Vec<&str> = all.iter().map(|f| f.path.as_str()).collect();
@@ -222,7 +222,7 @@ fn a_repos_own_config_and_hooks_run_nothing() {
     std::fs::write(dir.join("a.txt"), "two\n").unwrap();
     let (ctx, _) = crate::gitctx::probe(&dir).expect("a git context");
     assert!(ctx.dirty);
-    let source = DiffSource { dir: dir.clone(), base: "HEAD".into() };
+    let source = DiffSource { dir: dir.clone(), base: "HEAD".into(), head: None };
     let files = files(&source).unwrap();
     assert_eq!(files.len(), 1, "{files:?}");
     file(&source, "a.txt", 0, 10).unwrap();
@@ -239,4 +239,52 @@ fn a_repos_own_config_and_hooks_run_nothing() {
         Vec::<String>::new(),
         "git ran the repo's programs"
     );
+}
+
+/// Paging through a file's hunks against a fixed commit runs its `git diff` once; a change to
+/// the file runs it again; a turn's diff (two commits) is kept too.
+#[test]
+fn paging_a_big_diff_reuses_one_git_diff_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir: PathBuf = tmp.path().to_path_buf();
+    git(&dir, &["init", "-q", "-b", "main"]);
+    let body: String = (1..=2_000).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(dir.join("big.txt"), &body).unwrap();
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base"]);
+    let base = String::from_utf8(
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(&dir)
+            .args(["rev-parse", "HEAD"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+    .to_owned();
+    let changed: String = (1..=2_000)
+        .map(|i| if i % 10 == 0 { format!("LINE {i}\n") } else { format!("line {i}\n") })
+        .collect();
+    std::fs::write(dir.join("big.txt"), &changed).unwrap();
+    let source = DiffSource { dir: dir.clone(), base: base.clone(), head: None };
+    let mut ran = Vec::new();
+    let mut seen = 0;
+    for page in 0..4 {
+        let (_, hunks, total, git_ran) = file_paged(&source, "big.txt", page * 50, 50).unwrap();
+        assert_eq!(total, 200, "one hunk per changed line, 7 lines apart");
+        seen += hunks.len();
+        ran.push(git_ran);
+    }
+    assert_eq!(seen, 200);
+    assert_eq!(ran, [true, false, false, false], "one git diff for four pages");
+    std::fs::write(dir.join("big.txt"), changed.replace("LINE 10\n", "line 10\n")).unwrap();
+    let (_, _, total, git_ran) = file_paged(&source, "big.txt", 0, 50).unwrap();
+    assert!(git_ran, "the file changed: git runs again");
+    assert_eq!(total, 199);
+    // A workspace's diff against HEAD is never kept (HEAD moves).
+    let head = DiffSource { dir: dir.clone(), base: "HEAD".into(), head: None };
+    assert!(file_paged(&head, "big.txt", 0, 50).unwrap().3);
+    assert!(file_paged(&head, "big.txt", 50, 50).unwrap().3);
 }

@@ -19,6 +19,10 @@ pub const MAX_HUNKS: usize = 500;
 pub struct DiffFilesParams {
     /// A task id (`task_…`) or a workspace id (`ws_…`).
     pub target: String,
+    /// A task's checkpoint: what that one turn changed (its checkpoint against the one
+    /// before, or the base); default: the whole worktree against the base.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
 }
 
 /// `diff.file`: one file's hunks, a page of them.
@@ -35,6 +39,9 @@ pub struct DiffFileParams {
     /// How many hunks at most (default [`DEFAULT_HUNKS`], at most [`MAX_HUNKS`]).
     #[serde(default)]
     pub limit: Option<usize>,
+    /// A task's checkpoint, as in `diff.files`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
 }
 
 /// `workspace.refresh_git`: probe every directory's git context now.

@@ -26,11 +26,26 @@ fn lock(store: &Mutex<Store>) -> std::sync::MutexGuard<'_, Store> {
 }
 
 /// What `target` names, read under the lock: a directory and the commit to diff against.
-fn source_of(store: &Mutex<Store>, target: &str) -> Result<(DiffSource, bool), CommandError> {
+fn source_of(
+    store: &Mutex<Store>,
+    target: &str,
+    turn: Option<u32>,
+) -> Result<(DiffSource, bool), CommandError> {
     if let Ok(task) = TaskId::parse(target) {
         let record = lock(store).task_record(&task)?;
         let dir = PathBuf::from(&record.worktree_path);
-        return Ok((DiffSource { dir, base: record.base_sha }, true));
+        let Some(turn) = turn else {
+            return Ok((DiffSource { dir, base: record.base_sha, head: None }, true));
+        };
+        let base =
+            crate::tasks::checkpoint::before(&record, turn).map_err(CommandError::BadParams)?;
+        let head = record.checkpoints.iter().find(|c| c.turn == turn).map(|c| c.sha.clone());
+        return Ok((DiffSource { dir, base, head }, true));
+    }
+    if turn.is_some() {
+        return Err(CommandError::BadParams(
+            "--turn names a task's checkpoint; a workspace has none".into(),
+        ));
     }
     if let Ok(ws) = WorkspaceId::parse(target) {
         let store = lock(store);
@@ -39,7 +54,7 @@ fn source_of(store: &Mutex<Store>, target: &str) -> Result<(DiffSource, bool), C
             .iter()
             .find(|w| w.id == ws)
             .ok_or_else(|| CommandError::NoSuchWorkspace(ws.to_string()))?;
-        return Ok((DiffSource { dir: w.cwd.clone(), base: "HEAD".into() }, false));
+        return Ok((DiffSource { dir: w.cwd.clone(), base: "HEAD".into(), head: None }, false));
     }
     Err(CommandError::BadParams(format!(
         "{target:?} is neither a task id (task_…) nor a workspace id (ws_…)"
@@ -75,7 +90,7 @@ pub fn serve(store: &Arc<Mutex<Store>>, request: GitRequest) -> Result<GitAnswer
     request.check()?;
     Ok(match request {
         GitRequest::DiffFiles(p) => {
-            let (source, _) = source_of(store, &p.target)?;
+            let (source, _) = source_of(store, &p.target, p.turn)?;
             Box::pin(async move {
                 let (source, files) = blocking(move || {
                     let source = at_top(source)?;
@@ -92,7 +107,7 @@ pub fn serve(store: &Arc<Mutex<Store>>, request: GitRequest) -> Result<GitAnswer
             })
         }
         GitRequest::DiffFile(p) => {
-            let (source, _) = source_of(store, &p.target)?;
+            let (source, _) = source_of(store, &p.target, p.turn)?;
             let limit = p.limit.unwrap_or(DEFAULT_HUNKS).min(MAX_HUNKS);
             Box::pin(async move {
                 let path = p.path.clone();

@@ -62,6 +62,52 @@ pub struct TaskRecord {
     pub created_at: u64,
     /// Last change, ms since the epoch.
     pub updated_at: u64,
+    /// The worktree recorded at each turn's end (and around a revert), oldest first; each on
+    /// `refs/berth/tasks/<task>/turn-<n>`.
+    pub checkpoints: Vec<CheckpointRecord>,
+    /// Review comments not yet sent to the worker.
+    pub comments: Vec<CommentRecord>,
+    /// The other tasks (and the target branch) this task's work would conflict with now.
+    pub conflicts: Vec<ConflictRecord>,
+}
+
+/// One checkpoint: the worktree (tracked and untracked files, never ignored ones) as a commit.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CheckpointRecord {
+    /// Its number, from 1; its ref is `refs/berth/tasks/<task>/turn-<n>`.
+    pub turn: u32,
+    /// The commit.
+    pub sha: String,
+    /// `turn` (a turn's end or the report), `before_revert` (what a revert undid) or
+    /// `revert` (the worktree after a revert).
+    pub kind: String,
+    /// When, ms since the epoch.
+    pub at: u64,
+}
+
+/// One review comment on lines of a file of the task's diff.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CommentRecord {
+    /// The file, relative to the worktree's top.
+    pub path: String,
+    /// The first line (in the file as the task has it now), from 1.
+    pub start: u64,
+    /// The last line (`start` for one line).
+    pub end: u64,
+    /// What the reviewer says.
+    pub text: String,
+}
+
+/// A conflict this task's work would meet: with another task, or with the target branch.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ConflictRecord {
+    /// The other task's id, or `target:<branch>` for the target branch.
+    pub task: String,
+    /// The files both change in ways git cannot merge.
+    pub files: Vec<String>,
 }
 
 /// A task's contract.

@@ -63,7 +63,7 @@ async fn run(store: Arc<Mutex<Store>>, p: FinishParams) -> Result<TaskRecord, Co
             )));
         }
         // A finish whose cleanup failed: retry it.
-        return cleanup(&store, &id, &record, p.force).await;
+        return cleanup(&store, &id, &record, p.force, p.keep_checkpoints).await;
     }
     // Checks on the worktree, for both ways.
     if wt.exists() && !p.force {
@@ -92,11 +92,25 @@ async fn run(store: Arc<Mutex<Store>>, p: FinishParams) -> Result<TaskRecord, Co
                 repo.display()
             ))
             })?;
-        let (repo2, branch, target2, squash) =
-            (repo.clone(), record.branch.clone(), target.clone(), p.squash);
-        let message = format!("Merge task {id}: {}", record.label);
+        let way = if p.squash {
+            Way::Squash
+        } else if p.rebase {
+            Way::Rebase
+        } else if p.ff_only {
+            Way::FastForward
+        } else {
+            Way::Merge
+        };
+        let (repo2, branch, target2, wt2) =
+            (repo.clone(), record.branch.clone(), target.clone(), wt.clone());
+        let message = match (&record.result, p.squash) {
+            // A squash is the task's one commit: its label, then the worker's summary.
+            (Some(result), true) => format!("{}\n\n{}", record.label, result.summary.trim()),
+            (None, true) => record.label.clone(),
+            _ => format!("Merge task {id}: {}", record.label),
+        };
         let merged = blocking(move || {
-            git::with_repo_lock(&repo2, || merge(&repo2, &branch, &target2, squash, &message))
+            git::with_repo_lock(&repo2, || merge(&repo2, &wt2, &branch, &target2, way, &message))
         })
         .await?;
         if merged.is_ok() && !state.is_terminal() {
@@ -161,7 +175,11 @@ async fn run(store: Arc<Mutex<Store>>, p: FinishParams) -> Result<TaskRecord, Co
         TaskOp::Finished { task: id.clone(), disposition: Some(disposition), finish_error: None },
     )?;
     let record = lock(&store).task_record(&id)?;
-    cleanup(&store, &id, &record, p.force).await
+    let done = cleanup(&store, &id, &record, p.force, p.keep_checkpoints).await;
+    // The target moved (a merge) or a task left: the others' conflicts are computed anew.
+    let (store2, repo2) = (store.clone(), repo.clone());
+    let _ = blocking(move || super::conflicts::refresh(&store2, &repo2)).await;
+    done
 }
 
 /// Why a worktree may not be removed: uncommitted changes or a lock.
@@ -193,14 +211,58 @@ fn worktree_problem(repo: &Path, wt: &Path) -> Option<String> {
     None
 }
 
-/// Merges `branch` into `target` in the source checkout; the merge's commit.
+/// How a task's branch goes into its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Way {
+    /// A merge commit (`--no-ff`).
+    Merge,
+    /// One commit of all the work, with the task's label and summary.
+    Squash,
+    /// The branch rebased onto the target in the task's worktree, then fast-forwarded.
+    Rebase,
+    /// A fast-forward only.
+    FastForward,
+}
+
+/// The files `dir`'s checkout has in conflict now.
+fn unmerged(dir: &Path) -> Vec<String> {
+    git::git_ok(dir, &["diff", "--no-ext-diff", "--no-textconv", "--name-only", "--diff-filter=U"])
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Rebases the task's branch (checked out in `wt`) onto `target`; a conflict is aborted, the
+/// worktree left as it was.
+fn rebase(wt: &Path, target: &str) -> Result<(), MergeFailure> {
+    let onto = format!("refs/heads/{target}");
+    let out =
+        git::git(wt, &["rebase", "--end-of-options", &onto]).map_err(MergeFailure::Refused)?;
+    if out.ok {
+        return Ok(());
+    }
+    let files = unmerged(wt);
+    let _ = git::git(wt, &["rebase", "--abort"]);
+    if files.is_empty() {
+        return Err(MergeFailure::Refused(format!(
+            "rebasing the task's branch onto {target} failed: {} {}",
+            out.stdout, out.stderr
+        )));
+    }
+    Err(MergeFailure::Conflicts(files))
+}
+
+/// Merges `branch` into `target` in the source checkout (`way`); the target's new commit.
 fn merge(
     repo: &Path,
+    wt: &Path,
     branch: &str,
     target: &str,
-    squash: bool,
+    way: Way,
     message: &str,
 ) -> Result<String, MergeFailure> {
+    let squash = way == Way::Squash;
     let refused = MergeFailure::Refused;
     match git::current_branch(repo) {
         Some(b) if b == target => {}
@@ -228,6 +290,20 @@ fn merge(
             repo.display(),
             files.join(", ")
         )));
+    }
+    if way == Way::Rebase {
+        rebase(wt, target)?;
+    }
+    if matches!(way, Way::Rebase | Way::FastForward) {
+        let out =
+            git::git(repo, &["merge", "--ff-only", "--end-of-options", branch]).map_err(refused)?;
+        if !out.ok {
+            return Err(refused(format!(
+                "{branch} is not a fast-forward of {target} (it moved on since the task \
+                 started); finish with --rebase, or a merge"
+            )));
+        }
+        return git::git_ok(repo, &["rev-parse", "HEAD"]).map_err(refused);
     }
     let out = if squash {
         git::git(repo, &["merge", "--squash", "--end-of-options", branch]).map_err(refused)?
@@ -272,6 +348,7 @@ async fn cleanup(
     id: &TaskId,
     record: &TaskRecord,
     force: bool,
+    keep_checkpoints: bool,
 ) -> Result<TaskRecord, CommandError> {
     if let Some(pane) = record.pane_id.as_deref().and_then(|p| PaneId::parse(p).ok()) {
         let _ = lock(store).execute(Command::PaneClose { pane });
@@ -282,9 +359,17 @@ async fn cleanup(
         record.branch.clone(),
         record.preexisting_branch,
     );
-    let removed =
-        blocking(move || git::with_repo_lock(&repo, || remove(&repo, &wt, &branch, pre, force)))
-            .await?;
+    let task = id.to_string();
+    let removed = blocking(move || {
+        git::with_repo_lock(&repo, || {
+            let deleted = remove(&repo, &wt, &branch, pre, force)?;
+            if !keep_checkpoints {
+                super::checkpoint::remove_refs(&repo, &task)?;
+            }
+            Ok::<bool, String>(deleted)
+        })
+    })
+    .await?;
     let mut disposition = record.disposition.clone();
     let finish_error = match removed {
         Ok(deleted) => {

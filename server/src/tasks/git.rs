@@ -81,7 +81,7 @@ const RUNS_PROGRAMS: &str = "^(filter\\..*\\.(clean|smudge|process|required)|mer
 fn neutralised(dir: &Path) -> (Vec<String>, bool) {
     let pattern: String = RUNS_PROGRAMS.split_whitespace().collect();
     let Ok(out) =
-        spawn_git(dir, &[], &["config", "--null", "--show-scope", "--get-regexp", &pattern])
+        spawn_git(dir, &[], &[], &["config", "--null", "--show-scope", "--get-regexp", &pattern])
     else {
         return (Vec::new(), false);
     };
@@ -136,17 +136,41 @@ fn neutralised(dir: &Path) -> (Vec<String>, bool) {
 
 /// Runs `git -C dir args…` like [`git`], keeping its output as bytes.
 pub fn git_raw(dir: &Path, args: &[&str]) -> Result<GitRaw, String> {
+    git_env(dir, &[], args)
+}
+
+/// The environment variables a caller may set for one git run (an index of its own for a
+/// checkpoint, the identity of a commit Berth makes); anything else is refused.
+const CALLER_ENV: &[&str] = &[
+    "GIT_INDEX_FILE",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+];
+
+/// Runs `git -C dir args…` like [`git_raw`] with `env` set for it (only the
+/// [`CALLER_ENV`] names: a private index, a commit's identity).
+pub fn git_env(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Result<GitRaw, String> {
+    if let Some((name, _)) = env.iter().find(|(k, _)| !CALLER_ENV.contains(k)) {
+        return Err(format!("git may not be given {name} by a caller"));
+    }
     let plain = args.iter().find(|a| !a.starts_with('-')).is_none_or(|sub| PLAIN.contains(sub));
     let (overrides, hooks) = if plain { (Vec::new(), false) } else { neutralised(dir) };
     let mut config = overrides;
     if !hooks {
         config.push("core.hooksPath=/dev/null".to_owned());
     }
-    spawn_git(dir, &config, args)
+    spawn_git(dir, &config, env, args)
 }
 
 /// Runs git with the flags and environment every call gets, and `config` as `-c` pairs.
-fn spawn_git(dir: &Path, config: &[String], args: &[&str]) -> Result<GitRaw, String> {
+fn spawn_git(
+    dir: &Path,
+    config: &[String],
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> Result<GitRaw, String> {
     let mut command = Command::new("git");
     command.arg("--no-pager").arg("-c").arg("core.fsmonitor=false");
     for pair in config {
@@ -175,6 +199,7 @@ fn spawn_git(dir: &Path, config: &[String], args: &[&str]) -> Result<GitRaw, Str
         .env("GIT_EDITOR", "true")
         .env("GIT_SEQUENCE_EDITOR", "true")
         .env("LC_ALL", "C")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -8,8 +8,13 @@
 //! program, without a shell, with a timeout, one repo's worktree changes at a time.
 //! [`start`], [`finish`]: the slow requests, run as tasks of their own off the Store's lock.
 //! [`watch`]: a working task's worker pane watched (turn without report, silence, death).
-//! [`serve`]: each request turned into the socket's deferred answer.
+//! [`serve`]: each request turned into the socket's deferred answer. [`checkpoint`]: the
+//! worktree recorded at each turn's end on private refs, a turn's revert. [`conflicts`]: which
+//! unfinished tasks of a repo would conflict with each other or their target (`merge-tree`).
+//! Review comments are kept on the task and sent to its worker as one prompt (`serve`).
 
+pub mod checkpoint;
+pub mod conflicts;
 pub mod finish;
 pub mod git;
 pub mod model;

@@ -25,6 +25,10 @@ pub const MAX_SUMMARY_BYTES: usize = 8 * 1024;
 pub const MAX_ARTIFACTS: usize = 32;
 /// The most bytes of a label.
 pub const MAX_LABEL_BYTES: usize = 256;
+/// The most review comments a task holds before they are sent.
+pub const MAX_COMMENTS: usize = 64;
+/// The most bytes of one review comment.
+pub const MAX_COMMENT_BYTES: usize = 4 * 1024;
 
 /// A task's lifecycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -269,6 +273,30 @@ impl Task {
         Ok(())
     }
 
+    /// Back to `working` for a reviewer's comments: from `input_required`, or from
+    /// `completed` or `rejected` while the work is not merged or discarded (the report is
+    /// cleared then; the worker reports again). The one way out of a terminal state: the
+    /// worker's pane is still there and the reviewer asked for more. A working task stays.
+    pub fn reopen(&mut self, now: u64) -> Result<(), BadTransition> {
+        let to = TaskState::Working;
+        let reopenable = matches!(self.state, TaskState::Completed | TaskState::Rejected)
+            && self.record.disposition.outcome.as_str() != "merged"
+            && self.record.disposition.outcome.as_str() != "discarded"
+            && self.pane.is_some();
+        match self.state {
+            TaskState::Working => Ok(()),
+            TaskState::InputRequired => self.transition(to, None, now),
+            _ if reopenable => {
+                self.state = to;
+                self.record.result = None;
+                self.record.status_reason = Some(json!({ "reason": "review_comments" }));
+                self.record.updated_at = now;
+                Ok(())
+            }
+            from => Err(BadTransition { from, to }),
+        }
+    }
+
     /// The record to save or send.
     pub fn to_record(&self) -> TaskRecord {
         let mut record = self.record.clone();
@@ -287,6 +315,28 @@ impl Task {
         let state = TaskState::parse(&record.state)?;
         let pane = record.pane_id.as_deref().and_then(|p| PaneId::parse(p).ok());
         Some(Self { id, state, pane, record })
+    }
+}
+
+/// The prompt that carries review comments to the worker: each file and line range with
+/// its comment, in the order they were made.
+pub fn compose_comments(comments: &[crate::persist::task_record::CommentRecord]) -> String {
+    let mut p = String::from(
+        "A reviewer commented on your changes. Address each comment in this worktree, then \
+         report again with `berth task report`.\n",
+    );
+    for c in comments {
+        p.push_str(&format!("\n- {}:{}: {}", c.path, range_text(c), c.text.trim()));
+    }
+    p.push('\n');
+    p
+}
+
+fn range_text(c: &crate::persist::task_record::CommentRecord) -> String {
+    if c.end > c.start {
+        format!("{}-{}", c.start, c.end)
+    } else {
+        c.start.to_string()
     }
 }
 

@@ -8,7 +8,9 @@ use serde_json::Value;
 
 use super::model::{Task, TaskState};
 use crate::commands::SpawnRequest;
-use crate::persist::task_record::{DispositionRecord, TaskResultRecord};
+use crate::persist::task_record::{
+    CheckpointRecord, CommentRecord, ConflictRecord, DispositionRecord, TaskResultRecord,
+};
 
 /// A change to the Store's tasks (an `Internal` op).
 #[derive(Debug, Clone, PartialEq)]
@@ -61,5 +63,34 @@ pub enum TaskOp {
         disposition: Option<DispositionRecord>,
         /// What went wrong (conflicts, cleanup), or `None`.
         finish_error: Option<Value>,
+    },
+    /// A checkpoint of the worktree was recorded (`tasks/checkpoint.rs`).
+    Checkpointed {
+        /// The task.
+        task: TaskId,
+        /// The checkpoint.
+        checkpoint: CheckpointRecord,
+    },
+    /// A review comment is added to the task's list, to go to its worker with the others.
+    Comment {
+        /// The task.
+        task: TaskId,
+        /// The comment.
+        comment: CommentRecord,
+    },
+    /// The comments went to the worker: the list is emptied and the task works again (a
+    /// completed or rejected task is reopened: its report is cleared, a new one is taken).
+    CommentsSent {
+        /// The task.
+        task: TaskId,
+        /// How many were sent (the first ones of the list; later ones stay).
+        sent: usize,
+    },
+    /// The conflicts of a task's work with other tasks and its target, computed anew.
+    Conflicts {
+        /// The task.
+        task: TaskId,
+        /// Them (empty: none).
+        conflicts: Vec<ConflictRecord>,
     },
 }

@@ -112,6 +112,40 @@ impl Store {
                 t.record.result = Some(TaskResultRecord { reported_at: now, ..result });
                 task
             }
+            TaskOp::Checkpointed { task, checkpoint } => {
+                let t = self.task_mut(&task)?;
+                t.record.checkpoints.push(checkpoint);
+                t.record.updated_at = now;
+                task
+            }
+            TaskOp::Comment { task, comment } => {
+                let t = self.task_mut(&task)?;
+                if t.record.comments.len() >= super::model::MAX_COMMENTS {
+                    return Err(CommandError::Conflict(format!(
+                        "task {task} holds {} comments already; send them first",
+                        t.record.comments.len()
+                    )));
+                }
+                t.record.comments.push(comment);
+                t.record.updated_at = now;
+                task
+            }
+            TaskOp::CommentsSent { task, sent } => {
+                let t = self.task_mut(&task)?;
+                let sent = sent.min(t.record.comments.len());
+                t.record.comments.drain(..sent);
+                t.reopen(now).map_err(bad_transition)?;
+                task
+            }
+            TaskOp::Conflicts { task, conflicts } => {
+                let t = self.task_mut(&task)?;
+                if t.record.conflicts == conflicts {
+                    return Ok(());
+                }
+                t.record.conflicts = conflicts;
+                t.record.updated_at = now;
+                task
+            }
             TaskOp::Finished { task, disposition, finish_error } => {
                 let t = self.task_mut(&task)?;
                 if let Some(d) = disposition {

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{check_contract, check_label, Contract, MAX_ARTIFACTS, MAX_SUMMARY_BYTES};
+use super::model::{
+    check_contract, check_label, Contract, MAX_ARTIFACTS, MAX_COMMENT_BYTES, MAX_SUMMARY_BYTES,
+};
 use crate::error::CommandError;
 use crate::persist::task_record::ArtifactRecord;
 
@@ -27,6 +29,43 @@ pub enum TaskRequest {
     Cancel(TaskRef),
     /// `task.wait`.
     Wait(WaitParams),
+    /// `task.revert_turn`: the worktree back to before a turn (what it undoes checkpointed).
+    RevertTurn(RevertParams),
+    /// `task.comment`: a review comment on lines of a file, kept until sent (or sent now).
+    Comment(CommentParams),
+    /// `task.send_comments`: every kept comment to the worker as one prompt.
+    SendComments(TaskRef),
+}
+
+/// `task.revert_turn`'s params.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RevertParams {
+    /// The task.
+    pub task_id: String,
+    /// The checkpoint to undo; default: the last one.
+    #[serde(default)]
+    pub turn: Option<u32>,
+}
+
+/// `task.comment`'s params.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommentParams {
+    /// The task.
+    pub task_id: String,
+    /// The file, relative to the worktree's top.
+    pub path: String,
+    /// The first line, from 1.
+    pub start: u64,
+    /// The last line (default `start`).
+    #[serde(default)]
+    pub end: Option<u64>,
+    /// The comment.
+    pub text: String,
+    /// Send it, with every comment kept before it, as one prompt now.
+    #[serde(default)]
+    pub send: bool,
 }
 
 /// `task.start`'s params.
@@ -99,9 +138,18 @@ pub struct FinishParams {
     /// One squashed commit instead of a merge commit.
     #[serde(default)]
     pub squash: bool,
+    /// Rebase the task's branch onto the target (in its worktree), then fast-forward.
+    #[serde(default)]
+    pub rebase: bool,
+    /// Only a fast-forward of the target (refused when the target moved on).
+    #[serde(default)]
+    pub ff_only: bool,
     /// Remove a dirty or locked worktree; merge a task that is not completed.
     #[serde(default)]
     pub force: bool,
+    /// Keep the task's checkpoint refs (`refs/berth/tasks/<task>/…`) after it is finished.
+    #[serde(default)]
+    pub keep_checkpoints: bool,
 }
 
 /// `task.list`'s params.
@@ -216,8 +264,13 @@ impl TaskRequest {
                 if p.merge == p.discard {
                     return Err(bad("finish a task with either --merge or --discard".into()));
                 }
-                if p.discard && (p.target.is_some() || p.squash) {
-                    return Err(bad("--target and --squash go with --merge".into()));
+                if p.discard && (p.target.is_some() || p.squash || p.rebase || p.ff_only) {
+                    return Err(bad(
+                        "--target, --squash, --rebase and --ff-only go with --merge".into()
+                    ));
+                }
+                if [p.squash, p.rebase, p.ff_only].iter().filter(|w| **w).count() > 1 {
+                    return Err(bad("merge one way: --squash, --rebase or --ff-only".into()));
                 }
                 if p.target.as_ref().is_some_and(|t| t.is_empty() || t.starts_with('-')) {
                     return Err(bad("the target is not a branch name".into()));
@@ -228,7 +281,46 @@ impl TaskRequest {
                 Some(r) if !r.is_absolute() => Err(bad(format!("repo {r:?} must be absolute"))),
                 _ => Ok(()),
             },
-            TaskRequest::Show(r) | TaskRequest::Cancel(r) => task_id(&r.task_id),
+            TaskRequest::Show(r) | TaskRequest::Cancel(r) | TaskRequest::SendComments(r) => {
+                task_id(&r.task_id)
+            }
+            TaskRequest::RevertTurn(p) => {
+                task_id(&p.task_id)?;
+                if p.turn == Some(0) {
+                    return Err(bad("checkpoints are numbered from 1".into()));
+                }
+                Ok(())
+            }
+            TaskRequest::Comment(p) => {
+                task_id(&p.task_id)?;
+                let path = std::path::Path::new(&p.path);
+                if p.path.is_empty()
+                    || p.path.len() > 4096
+                    || path.is_absolute()
+                    || path.components().any(|c| matches!(c, std::path::Component::ParentDir))
+                    || p.path.chars().any(char::is_control)
+                {
+                    return Err(bad(format!(
+                        "{:?} is not a path inside the task's worktree (relative, no ..)",
+                        p.path
+                    )));
+                }
+                if p.start == 0 || p.end.is_some_and(|e| e < p.start) {
+                    return Err(bad("lines are numbered from 1, and a range is START-END \
+                                    with END not before START"
+                        .into()));
+                }
+                if p.text.trim().is_empty()
+                    || p.text.len() > MAX_COMMENT_BYTES
+                    || p.text.chars().any(|c| c.is_control() && c != '\n' && c != '\t')
+                {
+                    return Err(bad(format!(
+                        "a comment is 1 to {MAX_COMMENT_BYTES} bytes of text (no control \
+                         characters but newlines and tabs)"
+                    )));
+                }
+                Ok(())
+            }
             TaskRequest::Wait(p) => {
                 task_id(&p.task_id)?;
                 match p.until.as_deref() {

@@ -12,10 +12,10 @@ use serde_json::{json, Value};
 
 use super::model::TaskState;
 use super::ops::{apply, lock, TaskOp};
-use super::request::{ReportParams, TaskRequest, WaitParams};
+use super::request::{CommentParams, ReportParams, TaskRequest, WaitParams};
 use crate::commands::Command;
 use crate::error::CommandError;
-use crate::persist::task_record::{TaskRecord, TaskResultRecord};
+use crate::persist::task_record::{CommentRecord, TaskRecord, TaskResultRecord};
 use crate::store::Store;
 
 /// A `task.*` answer to come.
@@ -68,10 +68,17 @@ pub fn serve(
             let finish = super::finish::finish(&store, p);
             Box::pin(async move { finish.await.map(|r| record_value(&r)) })
         }
-        TaskRequest::Report(p) => {
-            let answer = report(&store, p, &reporter);
-            Box::pin(async move { answer })
-        }
+        TaskRequest::Report(p) => Box::pin(report(store, p, reporter)),
+        TaskRequest::RevertTurn(p) => Box::pin(async move {
+            let id = TaskId::parse(&p.task_id)?;
+            let reverted = super::checkpoint::revert(store, id, p.turn).await?;
+            Ok(serde_json::to_value(reverted).unwrap_or(Value::Null))
+        }),
+        TaskRequest::Comment(p) => Box::pin(comment(store, p)),
+        TaskRequest::SendComments(r) => Box::pin(async move {
+            let id = TaskId::parse(&r.task_id)?;
+            send_comments(store, id).await
+        }),
         TaskRequest::List(p) => {
             // Any directory inside a repo names it; a path that is not one matches as given.
             let repo = p.repo.map(|dir| super::git::toplevel(&dir).unwrap_or(dir));
@@ -119,11 +126,13 @@ pub fn consent(
     store.consent_for(caller, &format!("{how} task {}", record.label), &detail)
 }
 
-fn report(
-    store: &Mutex<Store>,
+async fn report(
+    store: Arc<Mutex<Store>>,
     p: ReportParams,
-    reporter: &Reporter,
+    reporter: Reporter,
 ) -> Result<Value, CommandError> {
+    let store = &store;
+    let reporter = &reporter;
     // The task the caller's pane works on (by its ancestry), if it is a worker.
     let own =
         reporter.pane.as_ref().and_then(|pane| lock(store).task_of_pane(pane)).map(|(id, _)| id);
@@ -145,6 +154,18 @@ fn report(
             reporter.who
         )));
     }
+    // The work as reported is checkpointed first (the watch ends with the report, so the
+    // turn's own end is not seen).
+    let open = lock(store).task_record(&id).is_ok_and(|r| {
+        r.result.is_none() && TaskState::parse(&r.state).is_some_and(|s| !s.is_terminal())
+    });
+    if open {
+        if let Err(e) =
+            super::checkpoint::record(store.clone(), id.clone(), super::checkpoint::TURN).await
+        {
+            tracing::warn!(task = %id, "the report's checkpoint failed: {e}");
+        }
+    }
     let result = TaskResultRecord {
         status: p.status,
         summary: p.summary,
@@ -154,6 +175,83 @@ fn report(
     };
     apply(store, TaskOp::Report { task: id.clone(), result })?;
     lock(store).task_record(&id).map(|r| record_value(&r))
+}
+
+/// `task.comment`: keeps the comment; with `send`, sends every kept one.
+async fn comment(store: Arc<Mutex<Store>>, p: CommentParams) -> Result<Value, CommandError> {
+    let id = TaskId::parse(&p.task_id)?;
+    let record = lock(&store).task_record(&id)?;
+    if record.disposition.outcome != "none" {
+        return Err(CommandError::Conflict(format!(
+            "task {id} is {} already; its worker cannot take comments",
+            record.disposition.outcome
+        )));
+    }
+    let comment = CommentRecord {
+        path: p.path,
+        start: p.start,
+        end: p.end.unwrap_or(p.start),
+        text: p.text.trim().to_owned(),
+    };
+    apply(&store, TaskOp::Comment { task: id.clone(), comment })?;
+    if p.send {
+        return send_comments(store, id).await;
+    }
+    lock(&store).task_record(&id).map(|r| record_value(&r))
+}
+
+/// How long sending comments waits for the worker's turn to end.
+const COMMENTS_IDLE_WAIT: Duration = Duration::from_secs(30);
+
+/// `task.send_comments`: every kept comment to the worker as one prompt (`pane.submit`'s
+/// path), the list emptied and the task `working` again (reopened if it had reported).
+async fn send_comments(store: Arc<Mutex<Store>>, id: TaskId) -> Result<Value, CommandError> {
+    let record = lock(&store).task_record(&id)?;
+    if record.comments.is_empty() {
+        return Err(CommandError::BadParams(format!(
+            "task {id} has no comments to send (berth task comment {id} FILE:LINE TEXT)"
+        )));
+    }
+    let state = TaskState::parse(&record.state).unwrap_or(TaskState::Failed);
+    let reopenable = matches!(state, TaskState::Completed | TaskState::Rejected)
+        && record.disposition.outcome == "none";
+    if !matches!(state, TaskState::Working | TaskState::InputRequired) && !reopenable {
+        return Err(CommandError::Conflict(format!(
+            "task {id} is {}; its worker is gone, so comments cannot reach it",
+            state.as_str()
+        )));
+    }
+    let pane = record.pane_id.as_deref().and_then(|p| PaneId::parse(p).ok()).ok_or_else(|| {
+        CommandError::Conflict(format!("task {id} has no worker pane to send comments to"))
+    })?;
+    // A worker that reported mid-turn ends that turn first: the comments wait for it.
+    let idle = crate::agents::wait::start(
+        &store,
+        pane.clone(),
+        crate::agents::work::WaitUntil::Idle,
+        Some(COMMENTS_IDLE_WAIT),
+    )?;
+    let _ = idle.await;
+    let turn_seen = lock(&store)
+        .pane_shared(&pane)
+        .and_then(|s| s.meta().turns.last.as_ref().map(|t| t.ended_at));
+    let prompt = super::model::compose_comments(&record.comments);
+    let submit = crate::agents::submit::start_limited(
+        &store,
+        pane.clone(),
+        &prompt,
+        false,
+        super::model::MAX_TASK_PROMPT_BYTES,
+    )?;
+    submit.await?;
+    let sent = record.comments.len();
+    apply(&store, TaskOp::CommentsSent { task: id.clone(), sent })?;
+    // A task that had reported has no watch any more: it gets one again.
+    super::watch::spawn(store.clone(), id.clone(), pane, turn_seen);
+    let mut answer = lock(&store).task_record(&id).map(|r| record_value(&r))?;
+    answer["sent"] = json!(sent);
+    answer["prompt"] = json!(prompt);
+    Ok(answer)
 }
 
 fn cancel(store: &Mutex<Store>, id: &str) -> Result<Value, CommandError> {

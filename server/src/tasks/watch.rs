@@ -6,7 +6,8 @@
 //!   `worker_silent`;
 //! - a new turn while `input_required` (a follow-up `berth submit`, an answered prompt) →
 //!   `working`;
-//! - the pane closed or its process gone → `failed` with `worker_exited`, once.
+//! - the pane closed or its process gone → `failed` with `worker_exited`, once;
+//! - each turn's end → a checkpoint of the worktree (`checkpoint.rs`) first.
 //!
 //! It wakes on the pane's `changed` notify and every second; it locks the Store only to look
 //! and to execute one `TaskOp`, and each change is conditional on the state it saw, so a report
@@ -27,10 +28,30 @@ use crate::store::Store;
 /// How often the watch looks when nothing wakes it.
 const TICK: Duration = Duration::from_secs(1);
 
-/// Starts the watch of `task` on `pane`; `turn_seen` is the end of the pane's last turn
-/// before the task's prompt (a turn that ended then is not the task's).
+/// The tasks watched now: one watch a task (a reopened task whose watch still runs keeps it).
+fn watched() -> std::sync::MutexGuard<'static, std::collections::HashSet<TaskId>> {
+    static WATCHED: std::sync::OnceLock<Mutex<std::collections::HashSet<TaskId>>> =
+        std::sync::OnceLock::new();
+    WATCHED.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Starts the watch of `task` on `pane` unless one runs; `turn_seen` is the end of the pane's
+/// last turn before the task's prompt (a turn that ended then is not the task's).
 pub(crate) fn spawn(store: Arc<Mutex<Store>>, task: TaskId, pane: PaneId, turn_seen: Option<u64>) {
-    tokio::spawn(watch(store, task, pane, turn_seen));
+    if watched().insert(task.clone()) {
+        tokio::spawn(watch(store, task, pane, turn_seen));
+    }
+}
+
+/// Ends the watch of `task`: always when `force`, else only if the task is terminal now
+/// (checked under the registry's lock, so a reopen in between keeps this watch).
+fn unwatch(store: &Mutex<Store>, task: &TaskId, force: bool) -> bool {
+    let mut all = watched();
+    let done = force || lock(store).tasks.get(task).is_none_or(|t| t.state().is_terminal());
+    if done {
+        all.remove(task);
+    }
+    done
 }
 
 /// What one look found.
@@ -86,6 +107,7 @@ async fn watch(store: Arc<Mutex<Store>>, task: TaskId, pane: PaneId, mut turn_se
     let Some(shared) = lock(&store).pane_shared(&pane) else {
         let reason = json!({ "reason": "worker_exited", "stage": "watch", "error": "the worker pane is gone" });
         let _ = fail_live(&store, &task, reason);
+        unwatch(&store, &task, true);
         return;
     };
     let mut activity = (0, 0);
@@ -103,7 +125,11 @@ async fn watch(store: Arc<Mutex<Store>>, task: TaskId, pane: PaneId, mut turn_se
         };
         let now = now_ms();
         match seen {
-            Seen::Done => return,
+            Seen::Done => {
+                if unwatch(&store, &task, false) {
+                    return;
+                }
+            }
             Seen::Exited(code) => {
                 let reason = json!({
                     "reason": "worker_exited",
@@ -111,6 +137,7 @@ async fn watch(store: Arc<Mutex<Store>>, task: TaskId, pane: PaneId, mut turn_se
                     "error": "the worker's pane closed or its program ended without a report",
                 });
                 let _ = fail_live(&store, &task, reason);
+                unwatch(&store, &task, true);
                 return;
             }
             Seen::Live {
@@ -129,6 +156,17 @@ async fn watch(store: Arc<Mutex<Store>>, task: TaskId, pane: PaneId, mut turn_se
                 let ended = turn_end.filter(|(at, _)| Some(*at) > turn_seen);
                 if let Some((at, message)) = ended {
                     turn_seen = Some(at);
+                    // The turn's checkpoint, before the task says it waits (so whoever
+                    // waits for that finds it).
+                    if let Err(e) = super::checkpoint::record(
+                        store.clone(),
+                        task.clone(),
+                        super::checkpoint::TURN,
+                    )
+                    .await
+                    {
+                        tracing::warn!(task = %task, "the turn's checkpoint failed: {e}");
+                    }
                     if state == TaskState::Working {
                         let reason = json!({
                             "reason": "turn_ended_without_report",
