@@ -491,6 +491,7 @@ impl BerthTools {
                     path,
                     offset: args.offset.unwrap_or(0),
                     limit: args.limit,
+                    turn: None,
                 });
                 request.check().map_err(|e| bad(e.to_string()))?;
                 answer(
@@ -640,7 +641,7 @@ fn matching_lines(
 /// A task's changed files (`diff.files`).
 fn git_files(c: &mut berth_server::client::Client, target: &str) -> Result<Value, ClientError> {
     use berth_server::gitctx::request::{DiffFilesParams, GitRequest};
-    let request = GitRequest::DiffFiles(DiffFilesParams { target: target.to_owned() });
+    let request = GitRequest::DiffFiles(DiffFilesParams { target: target.to_owned(), turn: None });
     c.git(request, Some(Duration::from_secs(60)))
 }
 
