@@ -627,3 +627,34 @@ fn an_agent_closes_another_pane_only_with_the_persons_consent() {
     w.server.berth_ok(&["decide", &v, "allow"]);
     poll(WAIT, "the pane to close", || w.server.pane(&target).is_none().then_some(()));
 }
+
+/// Review comments go to a task's worker as a prompt into its pane: sent by an agent, they
+/// wait on the person's consent, and a denial sends nothing (regression: `task.send_comments`
+/// reached the worker's pane from any caller, past the input rules).
+#[test]
+fn an_agent_sends_review_comments_only_with_the_persons_consent() {
+    let w = World::with(support::git::server_with_data_home());
+    let repo = support::git::repo(&w.server, "app", &[("README.md", b"hello\n")]);
+    let task = support::task::StubTask::labelled(&w.server, &repo, "reviewed").start(&w.server);
+    let id = task["id"].as_str().unwrap().to_owned();
+    w.server.berth_ok(&["task", "comment", &id, "README.md:1", "say hello louder"]);
+    let (v, answer) = w.agent();
+    w.person_answers(&v, &answer, "allow");
+    let out = w.dir.join("send.out");
+    let send = format!("{} task send {id} > {} 2>&1 &", w.berth(), out.display());
+    w.server.berth_ok(&["send", &v, "--enter", &send]);
+    let asked = w.pending(&v);
+    let prompt = asked["prompt"].as_str().unwrap();
+    assert!(
+        prompt.ends_with("asks to send review comments to the worker of task reviewed"),
+        "{asked}"
+    );
+    w.server.berth_ok(&["decide", &v, "deny"]);
+    let said = poll(WAIT, "the send to be refused", || {
+        std::fs::read_to_string(&out).ok().filter(|s| s.contains("declined"))
+    });
+    assert!(said.contains("not permitted"), "{said}");
+    let shown: Value =
+        serde_json::from_str(&w.server.berth_ok(&["task", "show", "--json", &id])).unwrap();
+    assert_eq!(shown["comments"].as_array().map(Vec::len), Some(1), "nothing sent: {shown}");
+}

@@ -101,28 +101,35 @@ pub fn serve(
 }
 
 /// Whether `request` from `caller` must first be agreed to by a person
-/// (`trust::consent`): a merge or discard asked by a caller that does not act for a person.
-/// Checked before it waits, so a bad request is refused at once.
+/// (`trust::consent`): a merge or discard, a turn's revert, or review comments sent to the
+/// worker (a prompt into another agent's pane), asked by a caller that does not act for a
+/// person. Checked before it waits, so a bad request is refused at once.
 pub fn consent(
     store: &Mutex<Store>,
     request: &TaskRequest,
     caller: &crate::trust::Caller,
 ) -> Result<Option<crate::trust::consent::Ask>, CommandError> {
-    let TaskRequest::Finish(p) = request else { return Ok(None) };
+    let task_id = match request {
+        TaskRequest::Finish(p) => &p.task_id,
+        TaskRequest::RevertTurn(p) => &p.task_id,
+        TaskRequest::SendComments(r) => &r.task_id,
+        _ => return Ok(None),
+    };
     if caller.acts_for_person() {
         return Ok(None);
     }
     request.check()?;
-    let id = TaskId::parse(&p.task_id)?;
+    let id = TaskId::parse(task_id)?;
     let store = lock(store);
     let record = store.task_record(&id)?;
-    let how = if p.merge { "merge" } else { "discard" };
-    let detail = format!(
-        "task {id} ({}), branch {}{}",
-        record.state,
-        record.branch,
-        if p.force { ", forced" } else { "" }
-    );
+    let (how, extra) = match request {
+        TaskRequest::Finish(p) => {
+            (if p.merge { "merge" } else { "discard" }, if p.force { ", forced" } else { "" })
+        }
+        TaskRequest::RevertTurn(_) => ("revert a turn of", ""),
+        _ => ("send review comments to the worker of", ""),
+    };
+    let detail = format!("task {id} ({}), branch {}{extra}", record.state, record.branch);
     store.consent_for(caller, &format!("{how} task {}", record.label), &detail)
 }
 
