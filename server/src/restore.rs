@@ -354,6 +354,7 @@ impl Store {
             last_activity_at: last_activity,
             last_seen_at: pane.last_seen_at,
             made_by: pane.trust.made_by.as_record(),
+            argv_cut: pane.tombstone.as_ref().is_some_and(|t| t.argv_cut),
         }
     }
 
@@ -501,6 +502,12 @@ impl Store {
             return self.restart_exited(id);
         };
         let argv = match plan {
+            Some(plan) if plan.source == ResumeSource::Argv && tomb.argv_cut => {
+                return Err(CommandError::Conflict(format!(
+                    "pane {id}'s command line was too long to save whole, so it is not run \
+                     again; start it yourself"
+                )))
+            }
             Some(plan) if !automatic || plan.source == ResumeSource::Adapter => plan.argv,
             _ => {
                 return Err(CommandError::Conflict(format!(
@@ -706,6 +713,7 @@ fn pane_from_record(
             was_running: record.was_running.clone(),
             tail,
             last_activity_at: record.last_activity_at,
+            argv_cut: record.argv_cut,
         }),
         trust: crate::trust::PaneTrust {
             made_by: crate::trust::Provenance::from_record(&record.made_by),

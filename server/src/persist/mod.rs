@@ -16,6 +16,7 @@
 //! what they share, such as [`PersistError`] (`error.rs`), lives in a file of its own that this
 //! one re-exports.
 
+pub mod caps;
 pub mod durable;
 pub mod error;
 pub mod fs;
@@ -76,6 +77,8 @@ pub struct StateDir {
     dir: PathBuf,
     fs: Arc<dyn StateFs>,
     on_disk: Mutex<OnDisk>,
+    /// What the caps cut in the last save, as warned; a save that cuts the same warns no more.
+    last_cuts: Mutex<String>,
 }
 
 /// The path of the state dir from the environment looked up by `var`: `BERTH_STATE_DIR`, else
@@ -122,7 +125,12 @@ impl StateDir {
             Ok(_) => {}
             Err(e) => return Err(PersistError::io("inspect", &dir, e)),
         }
-        Ok(StateDir { dir, fs, on_disk: Mutex::new(OnDisk::NotLoaded) })
+        Ok(StateDir {
+            dir,
+            fs,
+            on_disk: Mutex::new(OnDisk::NotLoaded),
+            last_cuts: Mutex::new(String::new()),
+        })
     }
 
     /// The directory.
@@ -250,6 +258,7 @@ impl StateDir {
         };
         *on_disk = OnDisk::Known(Some(next));
         drop(on_disk);
+        self.warn_of_cuts(&report.cuts);
         let now = if snapshot.saved_at > 0 { snapshot.saved_at } else { stamp::now_ms() };
         match rotate(&*self.fs, &self.dir, now) {
             Ok(outcome) => report.history_copy = outcome.copied,
@@ -277,6 +286,18 @@ impl StateDir {
     /// Removes the tails of panes not in `keep` (see [`tails::remove_stale_tails`]).
     pub fn remove_stale_tails(&self, keep: &HashSet<String>) -> Result<Vec<PathBuf>, PersistError> {
         remove_stale_tails(&*self.fs, &self.dir, keep)
+    }
+
+    /// Warns once about what the caps cut, each time that changes.
+    fn warn_of_cuts(&self, cuts: &[caps::Cut]) {
+        let text = caps::describe(cuts);
+        let mut last = self.last_cuts.lock().unwrap_or_else(|p| p.into_inner());
+        if *last != text {
+            if !cuts.is_empty() {
+                tracing::warn!(cut = cuts.len(), "the snapshot was cut to stay loadable: {text}");
+            }
+            *last = text;
+        }
     }
 
     fn on_disk(&self) -> MutexGuard<'_, OnDisk> {

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::caps::{self, Caps, Cut, SAVE_BUDGET_BYTES};
 use super::durable::write_atomic;
 use super::error::PersistError;
 use super::fs::StateFs;
@@ -283,6 +284,8 @@ pub struct PaneRecord {
     /// Who made it, for trust: `person`, `agent` or `agent:<pane>` (absent in older files:
     /// unknown, which is an agent's).
     pub made_by: String,
+    /// Whether `argv` was cut to fit the snapshot ([`super::caps`]): shown, never run again.
+    pub argv_cut: bool,
 }
 
 impl Default for PaneRecord {
@@ -306,6 +309,7 @@ impl Default for PaneRecord {
             last_activity_at: 0,
             last_seen_at: 0,
             made_by: String::new(),
+            argv_cut: false,
         }
     }
 }
@@ -395,6 +399,8 @@ pub struct SaveReport {
     pub summary: SnapshotSummary,
     /// The copy made in `snapshots/`, if this save made one.
     pub history_copy: Option<PathBuf>,
+    /// What the caps cut or left out of this save ([`super::caps`]).
+    pub cuts: Vec<Cut>,
 }
 
 impl SnapshotSummary {
@@ -408,9 +414,18 @@ impl SnapshotSummary {
     }
 }
 
-/// The snapshot exactly as it is written: version stamped, env allowlisted, notifications cut
-/// to the last [`MAX_NOTIFICATIONS`], ratios finite and clamped.
+/// The snapshot exactly as it is written at the normal caps: version stamped, env
+/// allowlisted, secrets redacted, notifications cut to the last [`MAX_NOTIFICATIONS`], ratios
+/// finite and clamped, long fields cut and finished tasks pruned ([`super::caps`]).
 pub fn sanitized(snapshot: &Snapshot) -> Snapshot {
+    let mut clean = redacted(snapshot);
+    caps::apply(&mut clean, Caps::NORMAL);
+    clean
+}
+
+/// `snapshot` with its env allowlisted and its secrets redacted (before any cut, so the
+/// redactor sees whole words).
+fn redacted(snapshot: &Snapshot) -> Snapshot {
     let mut clean = snapshot.clone();
     clean.snapshot_version = SNAPSHOT_VERSION;
     for pane in &mut clean.panes {
@@ -463,7 +478,32 @@ fn redact_pane(pane: &mut PaneRecord) {
 /// Encodes `snapshot` as the bytes of `snapshot.json`, through [`sanitized`]. This is the only
 /// encoder of snapshots.
 pub fn encode(snapshot: &Snapshot) -> Result<Vec<u8>, PersistError> {
-    let mut bytes = serde_json::to_vec_pretty(&sanitized(snapshot))?;
+    encode_capped(snapshot).map(|(bytes, _)| bytes)
+}
+
+/// Encodes `snapshot` as [`encode`] does and says what the caps cut: at [`Caps::NORMAL`], again
+/// at [`Caps::TIGHT`] when that is over [`SAVE_BUDGET_BYTES`]; refused
+/// ([`PersistError::TooLarge`]) when even that is over [`MAX_SNAPSHOT_BYTES`], which the loader
+/// would not read.
+pub fn encode_capped(snapshot: &Snapshot) -> Result<(Vec<u8>, Vec<Cut>), PersistError> {
+    let clean = redacted(snapshot);
+    let mut normal = clean.clone();
+    let cuts = caps::apply(&mut normal, Caps::NORMAL);
+    let bytes = to_bytes(&normal)?;
+    if bytes.len() <= SAVE_BUDGET_BYTES {
+        return Ok((bytes, cuts));
+    }
+    let mut tight = clean;
+    let cuts = caps::apply(&mut tight, Caps::TIGHT);
+    let bytes = to_bytes(&tight)?;
+    if bytes.len() as u64 > MAX_SNAPSHOT_BYTES {
+        return Err(PersistError::TooLarge { bytes: bytes.len(), max: MAX_SNAPSHOT_BYTES });
+    }
+    Ok((bytes, cuts))
+}
+
+fn to_bytes(snapshot: &Snapshot) -> Result<Vec<u8>, PersistError> {
+    let mut bytes = serde_json::to_vec_pretty(snapshot)?;
     bytes.push(b'\n');
     Ok(bytes)
 }
@@ -472,7 +512,7 @@ pub fn encode(snapshot: &Snapshot) -> Result<Vec<u8>, PersistError> {
 ///
 /// This applies no "better record" policy; [`super::StateDir::save`] consults the guard first.
 pub fn save(fs: &dyn StateFs, dir: &Path, snapshot: &Snapshot) -> Result<SaveReport, PersistError> {
-    let bytes = encode(snapshot)?;
+    let (bytes, cuts) = encode_capped(snapshot)?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(PersistError::EmptyEncoding);
     }
@@ -483,6 +523,7 @@ pub fn save(fs: &dyn StateFs, dir: &Path, snapshot: &Snapshot) -> Result<SaveRep
         bytes: bytes.len(),
         summary: SnapshotSummary::of(snapshot),
         history_copy: None,
+        cuts,
     })
 }
 

@@ -146,6 +146,8 @@ fn secrets_in_tasks_never_reach_the_bytes() {
             summary: "ran curl -H 'Authorization: Bearer sk-summary123456'".into(),
             ..TaskResultRecord::default()
         }),
+        // Finished just now, so the caps keep it.
+        updated_at: snapshot.saved_at,
         ..TaskRecord::default()
     });
     let bytes = String::from_utf8(encode(&snapshot).unwrap()).unwrap();
