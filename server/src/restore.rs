@@ -687,8 +687,9 @@ fn pane_from_record(
         rows: record.size.rows,
     });
     let size = TermSize { cols: size.cols, rows: size.rows };
-    // A tombstone's terminal stays empty: its text lives compactly in `tail` until resumed.
-    let shared = PaneShared::new(id.clone(), PaneTerminal::new(size, 0));
+    // A tombstone's terminal stays empty and holds no grid: its text lives compactly in `tail`
+    // until resumed (which gives the pane a new terminal).
+    let shared = PaneShared::new(id.clone(), PaneTerminal::dormant(size, 0));
     let lifecycle = match state {
         RestoreState::Exited => Lifecycle::Exited,
         _ => parse_lifecycle(&record.lifecycle),

@@ -439,3 +439,21 @@ fn a_restored_pane_whose_command_line_was_cut_is_not_run_again() {
     let (again, _) = restored.store.to_snapshot(&Default::default());
     assert!(again.panes[0].argv_cut);
 }
+
+/// Regression (issue 28, item 6): a restored pane allocated a whole terminal grid (about
+/// 85 KB each; 10,000 tombstones held about 1 GB) that it never draws.
+#[test]
+fn restored_panes_hold_no_terminal_grid() {
+    let mut fx = fixture();
+    let panes: Vec<PaneId> = (0..20).map(|_| fx.new_pane(&["/bin/true"]).0).collect();
+    let (snapshot, _) = fx.store.to_snapshot(&Default::default());
+
+    let mut restored = fixture();
+    restored.store.restore(&crate::persist::snapshot::sanitized(&snapshot), Default::default());
+    for id in &panes {
+        let pane = &restored.store.panes[id];
+        let term = pane.shared.term.lock();
+        assert!(term.is_dormant() && term.grid_cells().cells <= 2, "{id}: {:?}", term.grid_cells());
+        assert_eq!(pane.shared.size(), term.size(), "the listing's size is the saved one");
+    }
+}
