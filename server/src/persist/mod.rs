@@ -55,7 +55,7 @@ pub use snapshot::{
     SaveReport, SizeRecord, Snapshot, SplitDirRecord, SplitRecord, TabRecord, WorkspaceRecord,
     SNAPSHOT_VERSION,
 };
-pub use tails::{read_tail, remove_stale_tails, write_tail};
+pub use tails::{read_tail, remove_stale_tails, write_redacted_tail, write_tail};
 
 /// The lock file's name in the state dir.
 pub const LOCK_FILE: &str = "state.lock";
@@ -276,6 +276,16 @@ impl StateDir {
     /// Replaces the tail of `pane_id` (see [`tails::write_tail`]).
     pub fn write_tail(&self, pane_id: &str, bytes: &[u8]) -> Result<(), PersistError> {
         write_tail(&*self.fs, &self.dir, pane_id, bytes)
+    }
+
+    /// Replaces the tail of `pane_id` with lines redacted already (see
+    /// [`tails::write_redacted_tail`]).
+    pub fn write_redacted_tail(
+        &self,
+        pane_id: &str,
+        tail: &redact::RedactedTail,
+    ) -> Result<(), PersistError> {
+        write_redacted_tail(&*self.fs, &self.dir, pane_id, tail)
     }
 
     /// The tail of `pane_id`, if it has one (see [`tails::read_tail`]).
