@@ -94,6 +94,8 @@ pub struct GridCells {
     pub rows: usize,
     /// Those rows times the grid's columns.
     pub cells: usize,
+    /// Rows allocated: those and the cache of rows kept for reuse beyond them.
+    pub allocated_rows: usize,
 }
 
 /// Output since the pane was last idle ([`PaneTerminal::settle`]) past which it counts as a flood:
@@ -406,7 +408,7 @@ impl PaneTerminal {
     pub fn grid_cells(&self) -> GridCells {
         let grid = self.term.grid();
         let rows = grid.history_size() + grid.screen_lines();
-        GridCells { rows, cells: rows * grid.columns() }
+        GridCells { rows, cells: rows * grid.columns(), allocated_rows: grid.allocated_rows() }
     }
 
     /// Sets the cursor shape and blinking used while the program has not chosen one with
@@ -528,17 +530,25 @@ impl PaneTerminal {
     /// Tells the terminal that its output paused (the server calls it when the PTY has been
     /// quiet for a while): a flood is over, and the history it left plain is packed; history
     /// rows that reads decoded since (a search, a scrolled-back view) are packed again.
-    pub fn settle(&mut self) {
+    ///
+    /// Returns whether a flood ended: its history packed and the rows the grid kept for reuse
+    /// (up to 1000 plain rows, 2 MB at 80 columns) freed, so the caller may hand freed memory
+    /// back to the system.
+    pub fn settle(&mut self) -> bool {
         self.flood_bytes = 0;
         // The lines a flood left plain are in the primary screen's history: they are packed
         // once it shows again.
-        if !self.alt_screen() && self.flood_packed_at.take().is_some() {
-            self.term.grid_mut().defer_history_packing(false);
-            self.term.grid_mut().pack_history();
+        let ended = !self.alt_screen() && self.flood_packed_at.take().is_some();
+        if ended {
+            let grid = self.term.grid_mut();
+            grid.defer_history_packing(false);
+            grid.pack_history();
+            grid.drop_row_cache();
         } else {
             self.term.grid_mut().shed_decoded();
         }
         self.count_flood_plain();
+        ended
     }
 
     /// When a synchronized update is holding back output, the time by which

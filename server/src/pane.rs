@@ -558,18 +558,22 @@ impl PtyHandler for PaneIo {
     fn on_idle(&mut self, replies: &PtyInput) {
         let now = Instant::now();
         // A synchronized update whose end never came is shown once its deadline passes.
-        let (flushed, sync_waits) = {
+        let (flushed, sync_waits, flood_ended) = {
             let mut term = self.shared.term.lock();
             // The output paused: a flood's history is packed (see `PaneTerminal::settle`).
-            term.settle();
+            let flood_ended = term.settle();
             match term.sync_deadline() {
                 Some(deadline) if deadline <= now => {
                     term.flush_sync();
-                    (Some(term.take_events()), false)
+                    (Some(term.take_events()), false, flood_ended)
                 }
-                deadline => (None, deadline.is_some()),
+                deadline => (None, deadline.is_some(), flood_ended),
             }
         };
+        if flood_ended {
+            // What the flood's plain rows held goes back to the system (outside the lock).
+            crate::rlimit::return_freed_memory();
+        }
         if let Some(events) = flushed {
             for event in events {
                 if let TerminalEvent::PtyWrite(reply) = event {

@@ -822,7 +822,7 @@ fn a_dormant_terminal_holds_no_grid_until_output_arrives() {
 
     term.feed(b"first output\r\n");
     assert!(!term.is_dormant());
-    assert_eq!(term.grid_cells(), GridCells { rows: 40, cells: 40 * 120 });
+    assert_eq!((term.grid_cells().rows, term.grid_cells().cells), (40, 40 * 120));
     assert_eq!(term.screen_lines(false)[0], "first output");
 }
 
@@ -845,4 +845,25 @@ fn a_wide_panes_history_is_bounded_in_cells_not_lines() {
     feed_numbered_lines(&mut term, 3000, 64);
     assert!(term.term().grid().history_size() >= scrollback);
     assert!(term.grid_cells().cells <= (scrollback * 5 / 4 + 10) * 80);
+}
+
+/// Regression (issue 28, flood memory): after a flood the grid kept up to 1000 rows for reuse
+/// beyond its history, plain (2 MB a pane at 80 columns; 50 panes after `yes`: 100 MB that
+/// never went back). Once the flood settles, it keeps only the rows it holds.
+#[test]
+fn a_settled_flood_keeps_no_rows_beyond_its_history() {
+    let mut term = PaneTerminal::new(SIZE, 1000);
+    let chunk = b"y\n".repeat(8192);
+    for _ in 0..40 {
+        term.feed(&chunk);
+    }
+    let flooding = term.grid_cells();
+    assert!(flooding.allocated_rows > flooding.rows, "no cache to free: {flooding:?}");
+    assert!(term.settle(), "the flood did not end");
+    let settled = term.grid_cells();
+    assert_eq!(settled.allocated_rows, settled.rows, "{settled:?}");
+    assert!(settled.rows <= 1000 + 1000 / 4 + 24);
+    // Output goes on as before.
+    term.feed(b"after\r\n");
+    assert!(!term.settle());
 }
