@@ -76,6 +76,24 @@ pub struct PaneShared {
     pub changed: Notify,
 }
 
+/// A closed pane whose grid had this many cells (about 2.4 MB plain) hands freed memory back.
+const TRIM_CELLS: usize = 100_000;
+
+impl Drop for PaneShared {
+    /// A closed pane's terminal (its history: megabytes after a flood) is freed first, then
+    /// the freed pages go back to the system when it held a big grid, so closing panes brings
+    /// the server's size down (a small one, a tombstone's, costs no trim).
+    fn drop(&mut self) {
+        let dormant = PaneTerminal::dormant(TermSize { cols: 2, rows: 1 }, 0);
+        let term = std::mem::replace(&mut *self.term.lock(), dormant);
+        let big = term.grid_cells().allocated_rows * usize::from(term.size().cols) >= TRIM_CELLS;
+        drop(term);
+        if big {
+            crate::rlimit::return_freed_memory();
+        }
+    }
+}
+
 impl PaneShared {
     /// A new pane's shared state around a terminal.
     pub fn new(id: PaneId, term: PaneTerminal) -> Arc<Self> {
