@@ -45,7 +45,7 @@ fn main() {
         let cells = term.grid_cells();
         println!(
             "after {} MiB of yes: {} KiB live, {} rows",
-            step * 200 * chunk.len() >> 20,
+            (step * 200 * chunk.len()) >> 20,
             (LIVE.load(Ordering::Relaxed) - before) >> 10,
             cells.rows
         );
