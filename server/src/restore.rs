@@ -859,6 +859,29 @@ mod tests {
         }
     }
 
+    /// Regression (issue 28, item 6: saving 100 tails cost 110 ms of CPU): a save after one
+    /// new line redacts that line and the screen, not the whole 64 KiB tail again.
+    #[test]
+    fn a_save_after_one_line_redacts_only_the_new_line_and_the_screen() {
+        use crate::persist::redact::TEXTS_REDACTED;
+        let rows = 10;
+        let mut term = PaneTerminal::new(TermSize { cols: 80, rows }, DEFAULT_SCROLLBACK);
+        for n in 0..3000 {
+            term.feed(format!("line {n} {}\r\n", "x".repeat(n % 60)).as_bytes());
+        }
+        let mut cache = None;
+        let redacted = || TEXTS_REDACTED.with(|n| n.get());
+        let before = redacted();
+        let first = tail_bytes_cached(&term, &mut cache);
+        assert!(redacted() - before > 1000, "the first save redacts the whole tail");
+        term.feed(b"one more line\r\n");
+        let before = redacted();
+        let next = tail_bytes_cached(&term, &mut cache);
+        let work = redacted() - before;
+        assert!(work <= usize::from(rows) + 1, "{work} lines redacted for one new line");
+        assert_ne!(first, next);
+    }
+
     #[test]
     fn tails_round_trip_through_their_file_form() {
         let lines = vec!["\x1b[31mred\x1b[0m".to_owned(), String::new(), "plain".to_owned()];

@@ -180,7 +180,15 @@ pub fn redact_argv(argv: &[String]) -> Vec<String> {
 /// The redacted form of a line of text (a title, a job, a line of a tail), whitespace kept as
 /// it was. Escape sequences (`ESC [ … letter`) around a word do not hide it.
 pub fn redact_text(text: &str) -> String {
+    #[cfg(test)]
+    TEXTS_REDACTED.with(|n| n.set(n.get() + 1));
     redact_text_with(&mut Redactor::new(), text)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many texts this thread redacted (tests count the work of a save with it).
+    pub(crate) static TEXTS_REDACTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Whether `c` ends a word in text as whitespace does: quotes and the punctuation that
