@@ -427,7 +427,7 @@ fn a_restored_pane_whose_command_line_was_cut_is_not_run_again() {
     let long = "x".repeat(200_000);
     let (pane, _) = fx.new_pane(&["/usr/bin/tool", &long]);
     let (snapshot, _) = fx.store.to_snapshot(&Default::default());
-    let saved = crate::persist::snapshot::sanitized(&snapshot);
+    let saved = crate::persist::encode::sanitized(&snapshot);
     assert!(saved.panes[0].argv_cut);
 
     let mut restored = fixture();
@@ -449,7 +449,7 @@ fn restored_panes_hold_no_terminal_grid() {
     let (snapshot, _) = fx.store.to_snapshot(&Default::default());
 
     let mut restored = fixture();
-    restored.store.restore(&crate::persist::snapshot::sanitized(&snapshot), Default::default());
+    restored.store.restore(&crate::persist::encode::sanitized(&snapshot), Default::default());
     for id in &panes {
         let pane = &restored.store.panes[id];
         let term = pane.shared.term.lock();

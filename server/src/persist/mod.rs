@@ -2,7 +2,7 @@
 //!
 //! [`StateDir`] is the one door to `$XDG_STATE_HOME/berth` (or `BERTH_STATE_DIR`). It writes
 //! atomically and durably ([`durable`]), keeps secrets out through the one encoder
-//! ([`snapshot::encode`]), refuses to put a worse record over a better one ([`guard`]), moves a
+//! ([`encode::encode`]), refuses to put a worse record over a better one ([`guard`]), moves a
 //! corrupt snapshot aside and refuses a future one ([`mod@load`]), and keeps older copies
 //! ([`history`]). Every file operation goes through the [`StateFs`] seam so tests can fail or
 //! "crash" any step. This module must not know the Store's types: the caller converts its state
@@ -18,6 +18,7 @@
 
 pub mod caps;
 pub mod durable;
+pub mod encode;
 pub mod error;
 pub mod fs;
 pub mod guard;
@@ -45,15 +46,15 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 
 pub use durable::{cleanup_temp_files, write_atomic, DIR_MODE, FILE_MODE};
+pub use encode::{encode, save, SaveReport};
 pub use error::PersistError;
 pub use fs::{RealFs, StateFs};
 pub use guard::{may_replace, RefusedReason, SaveContext, SnapshotSummary};
 pub use history::{rotate, RotateOutcome};
 pub use load::{load, move_aside_future, LoadError, LoadOutcome};
 pub use snapshot::{
-    allowlisted_env, encode, save, AgentRecord, LayoutRecord, NotificationRecord, PaneRecord,
-    SaveReport, SizeRecord, Snapshot, SplitDirRecord, SplitRecord, TabRecord, WorkspaceRecord,
-    SNAPSHOT_VERSION,
+    allowlisted_env, AgentRecord, LayoutRecord, NotificationRecord, PaneRecord, SizeRecord,
+    Snapshot, SplitDirRecord, SplitRecord, TabRecord, WorkspaceRecord, SNAPSHOT_VERSION,
 };
 pub use tails::{read_tail, remove_stale_tails, write_redacted_tail, write_tail};
 
