@@ -66,6 +66,38 @@ use self::seq::{history_cap, SeqHandler, SeqTracker};
 /// Default number of scrollback lines per pane; also the size of the `pane.read` ring.
 pub const DEFAULT_SCROLLBACK: usize = 5000;
 
+/// The width, in columns, up to which a pane keeps its whole scrollback setting in lines: a
+/// wider pane keeps `scrollback × 200 / columns` lines, so every pane's history is bounded in
+/// cells (`scrollback × 200`), not in lines (a 4000-column pane would otherwise hold 50 times
+/// what a 80-column one does). See [`history_lines`].
+pub const SCROLLBACK_COLUMNS: usize = 200;
+
+/// The history lines a terminal of `cols` columns keeps for a setting of `scrollback` lines:
+/// all of them up to [`SCROLLBACK_COLUMNS`] columns, proportionally fewer beyond.
+pub fn history_lines(scrollback: usize, cols: u16) -> usize {
+    let cols = usize::from(cols).max(1);
+    if cols <= SCROLLBACK_COLUMNS {
+        scrollback
+    } else {
+        scrollback.saturating_mul(SCROLLBACK_COLUMNS) / cols
+    }
+}
+
+/// The size a dormant terminal's grid is held at (see [`PaneTerminal::dormant`]).
+const DORMANT_SIZE: TermSize = TermSize { cols: 2, rows: 1 };
+
+/// The cells a terminal's grid in use is sized for, as [`PaneTerminal::grid_cells`] counts
+/// them (the alternate screen's is a 2×1 placeholder while unused, `terminal/alt.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GridCells {
+    /// Rows of the grid: its history and its screen.
+    pub rows: usize,
+    /// Those rows times the grid's columns.
+    pub cells: usize,
+    /// Rows allocated: those and the cache of rows kept for reuse beyond them.
+    pub allocated_rows: usize,
+}
+
 /// Output since the pane was last idle ([`PaneTerminal::settle`]) past which it counts as a flood:
 /// lines that scroll into the history are then packed in bulk, at most once a second and when
 /// the flood ends, instead of one by one (vendor/alacritty_terminal/BERTH.md).
@@ -275,6 +307,9 @@ pub struct PaneTerminal {
     /// The budget of plain flood cells this terminal shares, and its part of it.
     flood_budget: &'static FloodBudget,
     flood_plain: usize,
+    /// No program has written to it yet and its grid is held at [`DORMANT_SIZE`] while `size`
+    /// says the size it has (see [`PaneTerminal::dormant`]).
+    dormant: bool,
 }
 
 impl Drop for PaneTerminal {
@@ -323,7 +358,7 @@ impl PaneTerminal {
             processor: Processor::new(),
             scanner: OscScanner::new(),
             scratch: Vec::new(),
-            seq: SeqTracker::new(scrollback),
+            seq: SeqTracker::new(scrollback).with_ring(history_lines(scrollback, size.cols)),
             answers: AnswerState::default(),
             scrollback,
             theme: None,
@@ -337,7 +372,43 @@ impl PaneTerminal {
             flood_pack_every: FLOOD_PACK_EVERY,
             flood_budget: &FLOOD_BUDGET,
             flood_plain: 0,
+            dormant: false,
         }
+    }
+
+    /// A terminal of `size` that holds no grid until it is used: a restored pane's, whose text
+    /// lives in its saved tail until a program runs in it. Its grid is held at 2×1 cells (a
+    /// tombstone costs a few hundred bytes, not a screen's worth of cells); it reports `size`,
+    /// follows resizes without reflowing anything, and reads as blank. The first output fed to
+    /// it gives it a blank grid of its size.
+    pub fn dormant(size: TermSize, scrollback: usize) -> Self {
+        let mut term = Self::new(DORMANT_SIZE, scrollback);
+        term.size = size.clamped();
+        term.dormant = true;
+        term
+    }
+
+    /// Whether the terminal holds no grid yet (see [`PaneTerminal::dormant`]).
+    pub fn is_dormant(&self) -> bool {
+        self.dormant
+    }
+
+    /// Gives a dormant terminal its grid, blank at its size.
+    fn wake(&mut self) {
+        if !self.dormant {
+            return;
+        }
+        self.dormant = false;
+        let size = std::mem::replace(&mut self.size, DORMANT_SIZE);
+        self.resize(size);
+    }
+
+    /// The cells this terminal's grid is sized for now: what its scrollback setting bounds
+    /// (history rows count at the grid's width, packed or not).
+    pub fn grid_cells(&self) -> GridCells {
+        let grid = self.term.grid();
+        let rows = grid.history_size() + grid.screen_lines();
+        GridCells { rows, cells: rows * grid.columns(), allocated_rows: grid.allocated_rows() }
     }
 
     /// Sets the cursor shape and blinking used while the program has not chosen one with
@@ -360,6 +431,7 @@ impl PaneTerminal {
     /// buffer fills, or [`PaneTerminal::flush_sync`] is called; one whose deadline passed is
     /// flushed first.
     pub fn feed(&mut self, bytes: &[u8]) {
+        self.wake();
         self.revision = self.revision.wrapping_add(1);
         if self.sync_deadline().is_some_and(|deadline| deadline <= Instant::now()) {
             self.flush_sync();
@@ -458,17 +530,25 @@ impl PaneTerminal {
     /// Tells the terminal that its output paused (the server calls it when the PTY has been
     /// quiet for a while): a flood is over, and the history it left plain is packed; history
     /// rows that reads decoded since (a search, a scrolled-back view) are packed again.
-    pub fn settle(&mut self) {
+    ///
+    /// Returns whether a flood ended: its history packed and the rows the grid kept for reuse
+    /// (up to 1000 plain rows, 2 MB at 80 columns) freed, so the caller may hand freed memory
+    /// back to the system.
+    pub fn settle(&mut self) -> bool {
         self.flood_bytes = 0;
         // The lines a flood left plain are in the primary screen's history: they are packed
         // once it shows again.
-        if !self.alt_screen() && self.flood_packed_at.take().is_some() {
-            self.term.grid_mut().defer_history_packing(false);
-            self.term.grid_mut().pack_history();
+        let ended = !self.alt_screen() && self.flood_packed_at.take().is_some();
+        if ended {
+            let grid = self.term.grid_mut();
+            grid.defer_history_packing(false);
+            grid.pack_history();
+            grid.drop_row_cache();
         } else {
             self.term.grid_mut().shed_decoded();
         }
         self.count_flood_plain();
+        ended
     }
 
     /// When a synchronized update is holding back output, the time by which
@@ -513,6 +593,11 @@ impl PaneTerminal {
         if size == self.size {
             return;
         }
+        if self.dormant {
+            // Nothing to reflow: the grid it gets when woken has the size it has then.
+            self.size = size;
+            return;
+        }
         let before = self.cursor_seq();
         self.revision = self.revision.wrapping_add(1);
         self.term.resize(GridSize(size));
@@ -521,6 +606,7 @@ impl PaneTerminal {
         // The resize gave the unused alternate screen a full-size grid again.
         alt::release(&mut self.term);
         self.size = size;
+        self.seq.set_ring(history_lines(self.scrollback, size.cols));
         self.seq.after_resize(&mut self.term);
         // The reflow left the history plain; it is packed again here (on the alternate screen,
         // the primary's history is, after the next output once the program leaves it).

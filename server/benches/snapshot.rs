@@ -6,11 +6,12 @@
 use std::collections::BTreeMap;
 use std::hint::black_box;
 
+use berth_server::persist::encode::encode;
 use berth_server::persist::fs::RealFs;
 use berth_server::persist::load;
 use berth_server::persist::snapshot::{
-    encode, AgentRecord, LayoutRecord, PaneRecord, SizeRecord, Snapshot, SplitDirRecord,
-    SplitRecord, TabRecord, WorkspaceRecord, SNAPSHOT_FILE, SNAPSHOT_VERSION,
+    AgentRecord, LayoutRecord, PaneRecord, SizeRecord, Snapshot, SplitDirRecord, SplitRecord,
+    TabRecord, WorkspaceRecord, SNAPSHOT_FILE, SNAPSHOT_VERSION,
 };
 use criterion::{criterion_group, criterion_main, Criterion};
 

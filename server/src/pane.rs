@@ -76,6 +76,24 @@ pub struct PaneShared {
     pub changed: Notify,
 }
 
+/// A closed pane whose grid had this many cells (about 2.4 MB plain) hands freed memory back.
+const TRIM_CELLS: usize = 100_000;
+
+impl Drop for PaneShared {
+    /// A closed pane's terminal (its history: megabytes after a flood) is freed first, then
+    /// the freed pages go back to the system when it held a big grid, so closing panes brings
+    /// the server's size down (a small one, a tombstone's, costs no trim).
+    fn drop(&mut self) {
+        let dormant = PaneTerminal::dormant(TermSize { cols: 2, rows: 1 }, 0);
+        let term = std::mem::replace(&mut *self.term.lock(), dormant);
+        let big = term.grid_cells().allocated_rows * usize::from(term.size().cols) >= TRIM_CELLS;
+        drop(term);
+        if big {
+            crate::rlimit::return_freed_memory();
+        }
+    }
+}
+
 impl PaneShared {
     /// A new pane's shared state around a terminal.
     pub fn new(id: PaneId, term: PaneTerminal) -> Arc<Self> {
@@ -558,18 +576,22 @@ impl PtyHandler for PaneIo {
     fn on_idle(&mut self, replies: &PtyInput) {
         let now = Instant::now();
         // A synchronized update whose end never came is shown once its deadline passes.
-        let (flushed, sync_waits) = {
+        let (flushed, sync_waits, flood_ended) = {
             let mut term = self.shared.term.lock();
             // The output paused: a flood's history is packed (see `PaneTerminal::settle`).
-            term.settle();
+            let flood_ended = term.settle();
             match term.sync_deadline() {
                 Some(deadline) if deadline <= now => {
                     term.flush_sync();
-                    (Some(term.take_events()), false)
+                    (Some(term.take_events()), false, flood_ended)
                 }
-                deadline => (None, deadline.is_some()),
+                deadline => (None, deadline.is_some(), flood_ended),
             }
         };
+        if flood_ended {
+            // What the flood's plain rows held goes back to the system (outside the lock).
+            crate::rlimit::return_freed_memory();
+        }
         if let Some(events) = flushed {
             for event in events {
                 if let TerminalEvent::PtyWrite(reply) = event {

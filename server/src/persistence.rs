@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use berth_engine::ids::PaneId;
 
 use crate::persist::{PersistError, SaveContext, StateDir};
-use crate::restore::{encode_tail, tail_of_cached, TailCache};
+use crate::restore::{tail_bytes_cached, TailCache};
 use crate::store::Store;
 
 /// The quiet time after a change before it is written; also the least time between writes.
@@ -244,11 +244,11 @@ fn save(
     let (snapshot, jobs) = lock_store(shared).to_snapshot(written);
     let mut tails = 0;
     for job in jobs {
-        let bytes = {
+        let tail = {
             let term = job.shared.term.lock();
-            encode_tail(&tail_of_cached(&term, caches.entry(job.pane.clone()).or_default()))
+            tail_bytes_cached(&term, caches.entry(job.pane.clone()).or_default())
         };
-        match shared.state.write_tail(job.pane.as_str(), &bytes) {
+        match shared.state.write_redacted_tail(job.pane.as_str(), &tail) {
             Ok(()) => {
                 written.insert(job.pane, job.content_gen);
                 tails += 1;

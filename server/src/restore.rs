@@ -20,6 +20,7 @@ use crate::commands::SpawnRequest;
 use crate::error::CommandError;
 use crate::notifications::StoredNotification;
 use crate::pane::PaneShared;
+use crate::persist::redact::{RedactedLine, RedactedTail};
 use crate::persist::stamp::now_ms;
 use crate::persist::{
     AgentRecord, LayoutRecord, NotificationRecord, PaneRecord, SizeRecord, Snapshot,
@@ -65,8 +66,8 @@ pub struct TailCache {
     epoch: u64,
     /// The number of the first history line not in `lines`.
     history_end: u64,
-    /// Rendered history lines, oldest first, numbered up to `history_end - 1`.
-    lines: VecDeque<String>,
+    /// Rendered history lines, redacted, oldest first, numbered up to `history_end - 1`.
+    lines: VecDeque<RedactedLine>,
     /// Their size as [`tail_of`] counts it (each line plus 2).
     bytes: usize,
 }
@@ -78,18 +79,44 @@ impl TailCache {
 
     fn pop_front(&mut self) {
         if let Some(line) = self.lines.pop_front() {
-            self.bytes -= line.len() + 2;
+            self.bytes -= line.source_len() + 2;
         }
     }
 }
 
-/// [`tail_of`], the same lines, rendering only the lines added to the history since the last
-/// call with the same `cache` (plus the screen). On the alternate screen, after a resize or
-/// after the scrollback was cleared it renders everything, as [`tail_of`] does.
+/// [`tail_of`], the same lines (redacted, as a tail file keeps them), rendering only the lines
+/// added to the history since the last call with the same `cache` (plus the screen). On the
+/// alternate screen, after a resize or after the scrollback was cleared it renders everything,
+/// as [`tail_of`] does.
 pub fn tail_of_cached(term: &PaneTerminal, cache: &mut Option<TailCache>) -> Vec<String> {
+    let mut out = Vec::new();
+    cached_tail_lines(term, cache, &mut |line| out.push(line.as_str().to_owned()));
+    out
+}
+
+/// The tail [`tail_of_cached`] makes, as the bytes of its file: its history lines redacted
+/// once, as they enter the cache, and copied straight into the file's bytes (a save of 100
+/// tails after a line in each renders and redacts 100 screens, not 100 × 64 KiB; issue 28).
+pub fn tail_bytes_cached(term: &PaneTerminal, cache: &mut Option<TailCache>) -> RedactedTail {
+    let mut out = RedactedTail::with_capacity(TAIL_BYTES + 4096);
+    cached_tail_lines(term, cache, &mut |line| out.push(line));
+    out
+}
+
+/// Hands the lines of [`tail_of_cached`] to `emit`, oldest first.
+fn cached_tail_lines(
+    term: &PaneTerminal,
+    cache: &mut Option<TailCache>,
+    emit: &mut dyn FnMut(&RedactedLine),
+) {
+    let uncached = |emit: &mut dyn FnMut(&RedactedLine)| {
+        for line in tail_of(term) {
+            emit(&RedactedLine::new(&line));
+        }
+    };
     if term.alt_screen() {
         *cache = None;
-        return tail_of(term);
+        return uncached(emit);
     }
     let epoch = term.history_epoch();
     let base = term.screen_base_seq();
@@ -110,13 +137,34 @@ pub fn tail_of_cached(term: &PaneTerminal, cache: &mut Option<TailCache>) -> Vec
     if result.first_seq != fresh.history_end {
         // Lines were lost between the cache and now (or the numbers moved): start over.
         *cache = None;
-        return tail_of(term);
+        return uncached(emit);
     }
     // Lines numbered below `base` are history now: cache them; the rest is the screen.
     let history = usize::try_from(base - fresh.history_end).unwrap_or(usize::MAX);
-    let screen = result.lines.split_off(history.min(result.lines.len()));
-    for line in result.lines {
-        fresh.bytes += line.len() + 2;
+    let screen: Vec<RedactedLine> = result
+        .lines
+        .split_off(history.min(result.lines.len()))
+        .iter()
+        .map(|line| RedactedLine::new(line))
+        .collect();
+    let new_history = result.lines.len();
+    // Only the newest TAIL_BYTES of new history can be kept: older lines are not redacted.
+    let mut skip = new_history;
+    let mut newest = 0;
+    for line in result.lines.iter().rev() {
+        if newest + line.len() + 2 > TAIL_BYTES {
+            break;
+        }
+        newest += line.len() + 2;
+        skip -= 1;
+    }
+    if skip > 0 {
+        fresh.lines.clear();
+        fresh.bytes = 0;
+    }
+    for line in result.lines.iter().skip(skip) {
+        let line = RedactedLine::new(line);
+        fresh.bytes += line.source_len() + 2;
         fresh.lines.push_back(line);
     }
     fresh.history_end = base;
@@ -129,27 +177,25 @@ pub fn tail_of_cached(term: &PaneTerminal, cache: &mut Option<TailCache>) -> Vec
     let mut total = 0;
     let mut keep_screen = screen.len();
     for line in screen.iter().rev() {
-        if total + line.len() + 2 > TAIL_BYTES {
+        if total + line.source_len() + 2 > TAIL_BYTES {
             break;
         }
-        total += line.len() + 2;
+        total += line.source_len() + 2;
         keep_screen -= 1;
     }
-    let mut out: Vec<String> = Vec::new();
     if keep_screen == 0 {
         let mut keep_history = fresh.lines.len();
         for line in fresh.lines.iter().rev() {
-            if total + line.len() + 2 > TAIL_BYTES {
+            if total + line.source_len() + 2 > TAIL_BYTES {
                 break;
             }
-            total += line.len() + 2;
+            total += line.source_len() + 2;
             keep_history -= 1;
         }
-        out.extend(fresh.lines.iter().skip(keep_history).cloned());
+        fresh.lines.iter().skip(keep_history).for_each(&mut *emit);
     }
-    out.extend(screen.into_iter().skip(keep_screen));
+    screen.iter().skip(keep_screen).for_each(&mut *emit);
     *cache = Some(fresh);
-    out
 }
 
 /// Encodes tail lines as the bytes of a tail file (`\r\n` line ends, so that feeding them to a
@@ -354,6 +400,7 @@ impl Store {
             last_activity_at: last_activity,
             last_seen_at: pane.last_seen_at,
             made_by: pane.trust.made_by.as_record(),
+            argv_cut: pane.tombstone.as_ref().is_some_and(|t| t.argv_cut),
         }
     }
 
@@ -501,6 +548,12 @@ impl Store {
             return self.restart_exited(id);
         };
         let argv = match plan {
+            Some(plan) if plan.source == ResumeSource::Argv && tomb.argv_cut => {
+                return Err(CommandError::Conflict(format!(
+                    "pane {id}'s command line was too long to save whole, so it is not run \
+                     again; start it yourself"
+                )))
+            }
             Some(plan) if !automatic || plan.source == ResumeSource::Adapter => plan.argv,
             _ => {
                 return Err(CommandError::Conflict(format!(
@@ -680,8 +733,9 @@ fn pane_from_record(
         rows: record.size.rows,
     });
     let size = TermSize { cols: size.cols, rows: size.rows };
-    // A tombstone's terminal stays empty: its text lives compactly in `tail` until resumed.
-    let shared = PaneShared::new(id.clone(), PaneTerminal::new(size, 0));
+    // A tombstone's terminal stays empty and holds no grid: its text lives compactly in `tail`
+    // until resumed (which gives the pane a new terminal).
+    let shared = PaneShared::new(id.clone(), PaneTerminal::dormant(size, 0));
     let lifecycle = match state {
         RestoreState::Exited => Lifecycle::Exited,
         _ => parse_lifecycle(&record.lifecycle),
@@ -706,6 +760,7 @@ fn pane_from_record(
             was_running: record.was_running.clone(),
             tail,
             last_activity_at: record.last_activity_at,
+            argv_cut: record.argv_cut,
         }),
         trust: crate::trust::PaneTrust {
             made_by: crate::trust::Provenance::from_record(&record.made_by),
@@ -764,6 +819,67 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The bytes a save writes from its cache are the whole tail's, redacted, at every step:
+    /// a secret in the history, on the screen, and past the cache's reach.
+    #[test]
+    fn cached_tail_bytes_are_the_redacted_tail() {
+        use crate::persist::redact::redact_tail;
+        let mut term = PaneTerminal::new(TermSize { cols: 60, rows: 10 }, DEFAULT_SCROLLBACK);
+        let mut cache = None;
+        let steps: [&[u8]; 4] = [
+            b"$ deploy --api-key=sk-live-s3cr3t-1 --region eu\r\nok\r\n",
+            b"\x1b[32mgreen\x1b[0m and GITHUB_TOKEN=ghp_s3cr3t2 on screen",
+            b"\r\nmore\r\n",
+            b"",
+        ];
+        let check = |term: &PaneTerminal, cache: &mut Option<TailCache>, step: usize| {
+            let bytes = tail_bytes_cached(term, cache);
+            let text = String::from_utf8_lossy(bytes.as_bytes()).into_owned();
+            let whole = String::from_utf8(redact_tail(&encode_tail(&tail_of(term)))).unwrap();
+            assert!(
+                text == whole,
+                "step {step}: {} bytes, the whole tail {}",
+                text.len(),
+                whole.len()
+            );
+            assert!(!text.contains("s3cr3t"), "step {step}: {text}");
+        };
+        for (i, step) in steps.iter().enumerate() {
+            term.feed(step);
+            check(&term, &mut cache, i);
+        }
+        // Past 64 KiB of new output at once, then a line at a time.
+        for n in 0..3000 {
+            term.feed(format!("{n} --password=hunter{n}xyz {}\r\n", "z".repeat(n % 40)).as_bytes());
+            if n == 2000 || n > 2990 {
+                check(&term, &mut cache, n);
+            }
+        }
+    }
+
+    /// Regression (issue 28, item 6: saving 100 tails cost 110 ms of CPU): a save after one
+    /// new line redacts that line and the screen, not the whole 64 KiB tail again.
+    #[test]
+    fn a_save_after_one_line_redacts_only_the_new_line_and_the_screen() {
+        use crate::persist::redact::TEXTS_REDACTED;
+        let rows = 10;
+        let mut term = PaneTerminal::new(TermSize { cols: 80, rows }, DEFAULT_SCROLLBACK);
+        for n in 0..3000 {
+            term.feed(format!("line {n} {}\r\n", "x".repeat(n % 60)).as_bytes());
+        }
+        let mut cache = None;
+        let redacted = || TEXTS_REDACTED.with(|n| n.get());
+        let before = redacted();
+        let first = tail_bytes_cached(&term, &mut cache);
+        assert!(redacted() - before > 1000, "the first save redacts the whole tail");
+        term.feed(b"one more line\r\n");
+        let before = redacted();
+        let next = tail_bytes_cached(&term, &mut cache);
+        let work = redacted() - before;
+        assert!(work <= usize::from(rows) + 1, "{work} lines redacted for one new line");
+        assert_ne!(first, next);
     }
 
     #[test]

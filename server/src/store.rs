@@ -227,6 +227,8 @@ pub struct Tombstone {
     pub tail: Vec<String>,
     /// Last output before the save, ms since the epoch.
     pub last_activity_at: u64,
+    /// Whether the saved command line was cut to fit the snapshot: shown, never run.
+    pub argv_cut: bool,
 }
 
 /// A process just started for a pane, not yet recorded in the Store.

@@ -418,3 +418,42 @@ fn a_notification_this_server_cannot_show_names_the_attached_window() {
     f.store.execute(Internal::SetWindowView(elsewhere)).unwrap();
     assert_eq!(notify(&mut f, "embedded"), Vec::<String>::new());
 }
+
+/// A pane whose command line was too long to save whole is restored with what fit, shown,
+/// and never run from it: resume refuses (issue 28, item 5).
+#[test]
+fn a_restored_pane_whose_command_line_was_cut_is_not_run_again() {
+    let mut fx = fixture();
+    let long = "x".repeat(200_000);
+    let (pane, _) = fx.new_pane(&["/usr/bin/tool", &long]);
+    let (snapshot, _) = fx.store.to_snapshot(&Default::default());
+    let saved = crate::persist::encode::sanitized(&snapshot);
+    assert!(saved.panes[0].argv_cut);
+
+    let mut restored = fixture();
+    restored.store.restore(&saved, Default::default());
+    let err = restored.store.execute(Command::PaneResume { pane: pane.clone() }).unwrap_err();
+    assert!(err.to_string().contains("too long to save whole"), "{err}");
+    assert!(restored.spawner.record().spawned.is_empty(), "nothing may run");
+    // Saved again, it stays marked.
+    let (again, _) = restored.store.to_snapshot(&Default::default());
+    assert!(again.panes[0].argv_cut);
+}
+
+/// Regression (issue 28, item 6): a restored pane allocated a whole terminal grid (about
+/// 85 KB each; 10,000 tombstones held about 1 GB) that it never draws.
+#[test]
+fn restored_panes_hold_no_terminal_grid() {
+    let mut fx = fixture();
+    let panes: Vec<PaneId> = (0..20).map(|_| fx.new_pane(&["/bin/true"]).0).collect();
+    let (snapshot, _) = fx.store.to_snapshot(&Default::default());
+
+    let mut restored = fixture();
+    restored.store.restore(&crate::persist::encode::sanitized(&snapshot), Default::default());
+    for id in &panes {
+        let pane = &restored.store.panes[id];
+        let term = pane.shared.term.lock();
+        assert!(term.is_dormant() && term.grid_cells().cells <= 2, "{id}: {:?}", term.grid_cells());
+        assert_eq!(pane.shared.size(), term.size(), "the listing's size is the saved one");
+    }
+}

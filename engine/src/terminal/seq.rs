@@ -70,6 +70,8 @@ pub(super) fn history_cap(ring: usize) -> usize {
 pub(super) struct SeqTracker {
     /// History lines readable through `pane.read`.
     ring: usize,
+    /// The ring given at creation.
+    max_ring: usize,
     /// Number of the oldest line in the primary history.
     top_seq: u64,
     /// Primary history size at the last observation.
@@ -85,12 +87,32 @@ pub(super) struct SeqTracker {
 impl SeqTracker {
     /// A tracker for an empty terminal with a ring of `ring` history lines.
     pub(super) fn new(ring: usize) -> Self {
-        Self { ring, top_seq: 0, history: 0, primary_stale: false, epoch: 0 }
+        Self { ring, max_ring: ring, top_seq: 0, history: 0, primary_stale: false, epoch: 0 }
     }
 
     /// History lines readable through `pane.read`.
     pub(super) fn ring(&self) -> usize {
         self.ring
+    }
+
+    /// The tracker with its ring set to `ring` (see [`SeqTracker::set_ring`]).
+    pub(super) fn with_ring(mut self, ring: usize) -> Self {
+        self.set_ring(ring);
+        self
+    }
+
+    /// Changes the ring (a resize changes what the scrollback setting allows in cells); the
+    /// next trim keeps to it. The ring never exceeds the one given at creation, which the
+    /// Term's history cap was set for.
+    pub(super) fn set_ring(&mut self, ring: usize) {
+        self.ring = ring.min(self.max_ring);
+    }
+
+    /// History lines allowed past the ring before the oldest are dropped in one go: up to
+    /// [`TRIM_SLACK`], at most a quarter of the ring (at least 16), so a pane's history stays
+    /// within a quarter of its bound in cells.
+    fn slack(&self) -> usize {
+        TRIM_SLACK.min((self.ring / 4).max(16))
     }
 
     /// Number of the top row of the screen (primary or alternate).
@@ -146,9 +168,9 @@ impl SeqTracker {
         }
     }
 
-    /// Drops the oldest history lines down to the ring once the history is `TRIM_SLACK` over.
+    /// Drops the oldest history lines down to the ring once the history is `slack` over.
     fn trim(&mut self, term: &mut Term<TermListener>) {
-        if self.history <= self.ring + TRIM_SLACK {
+        if self.history <= self.ring + self.slack() {
             return;
         }
         // `update_history` shrinks the storage from the top (oldest lines first); the second

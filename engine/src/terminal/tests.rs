@@ -807,3 +807,63 @@ fn colour_osc_pairs_are_taken_in_order_and_stop_at_a_bad_one() {
         ]
     );
 }
+
+/// Regression (issue 28, item 6): a restored pane's terminal allocated a whole screen of cells
+/// (10,000 tombstones held about 1 GB) though nothing is ever drawn in it.
+#[test]
+fn a_dormant_terminal_holds_no_grid_until_output_arrives() {
+    let mut term = PaneTerminal::dormant(TermSize { cols: 200, rows: 50 }, DEFAULT_SCROLLBACK);
+    assert!(term.is_dormant());
+    assert!(term.grid_cells().cells <= 2, "{:?}", term.grid_cells());
+    assert_eq!(term.size(), TermSize { cols: 200, rows: 50 });
+    term.resize(TermSize { cols: 120, rows: 40 });
+    assert!(term.grid_cells().cells <= 2, "a resize woke it: {:?}", term.grid_cells());
+    assert_eq!(term.size(), TermSize { cols: 120, rows: 40 });
+
+    term.feed(b"first output\r\n");
+    assert!(!term.is_dormant());
+    assert_eq!((term.grid_cells().rows, term.grid_cells().cells), (40, 40 * 120));
+    assert_eq!(term.screen_lines(false)[0], "first output");
+}
+
+/// Regression (issue 28, item 6): the scrollback was capped in lines, so a 4000-column pane
+/// held 50 times the cells of an 80-column one. Now every pane's history is bounded in cells.
+#[test]
+fn a_wide_panes_history_is_bounded_in_cells_not_lines() {
+    let scrollback = 1000;
+    let bound = scrollback * SCROLLBACK_COLUMNS;
+    let mut term = PaneTerminal::new(TermSize { cols: 4000, rows: 10 }, scrollback);
+    feed_numbered_lines(&mut term, 3000, 64);
+    let wide = term.grid_cells();
+    // The history within the bound (plus its trim slack, a quarter), the screen besides.
+    assert!(wide.cells <= bound * 5 / 4 + 10 * 4000, "{wide:?} over {bound} cells");
+    let readable = read(&term, Some(0), None);
+    assert_eq!(readable.lines.len(), history_lines(scrollback, 4000) + 9);
+
+    // Narrower again, it keeps its whole setting in lines.
+    term.resize(TermSize { cols: 80, rows: 10 });
+    feed_numbered_lines(&mut term, 3000, 64);
+    assert!(term.term().grid().history_size() >= scrollback);
+    assert!(term.grid_cells().cells <= (scrollback * 5 / 4 + 10) * 80);
+}
+
+/// Regression (issue 28, flood memory): after a flood the grid kept up to 1000 rows for reuse
+/// beyond its history, plain (2 MB a pane at 80 columns; 50 panes after `yes`: 100 MB that
+/// never went back). Once the flood settles, it keeps only the rows it holds.
+#[test]
+fn a_settled_flood_keeps_no_rows_beyond_its_history() {
+    let mut term = PaneTerminal::new(SIZE, 1000);
+    let chunk = b"y\n".repeat(8192);
+    for _ in 0..40 {
+        term.feed(&chunk);
+    }
+    let flooding = term.grid_cells();
+    assert!(flooding.allocated_rows > flooding.rows, "no cache to free: {flooding:?}");
+    assert!(term.settle(), "the flood did not end");
+    let settled = term.grid_cells();
+    assert_eq!(settled.allocated_rows, settled.rows, "{settled:?}");
+    assert!(settled.rows <= 1000 + 1000 / 4 + 24);
+    // Output goes on as before.
+    term.feed(b"after\r\n");
+    assert!(!term.settle());
+}

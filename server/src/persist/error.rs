@@ -39,6 +39,17 @@ pub enum PersistError {
     /// The snapshot could not be encoded (a bug: every field is plain data).
     #[error("could not encode the snapshot: {0}; nothing was written")]
     Encode(#[from] serde_json::Error),
+    /// Even with every field cut to the tight caps the snapshot is larger than the loader
+    /// reads, so it is not written (the record on disk stays).
+    #[error(
+        "snapshot not saved: it is {bytes} bytes even with long fields cut, more than the {max}          a start reads; close some panes (the saved state on disk is kept)"
+    )]
+    TooLarge {
+        /// The encoded size.
+        bytes: usize,
+        /// The loader's limit.
+        max: u64,
+    },
     /// The encoder produced nothing, which is never written.
     #[error("the snapshot encoded to nothing; nothing was written")]
     EmptyEncoding,

@@ -105,8 +105,9 @@ fn list_copies(fs: &dyn StateFs, history: &Path) -> Result<Vec<(u64, String)>, P
 
 #[cfg(test)]
 mod tests {
+    use super::super::encode::save;
     use super::super::fs::RealFs;
-    use super::super::snapshot::{save, Snapshot};
+    use super::super::snapshot::Snapshot;
     use super::super::test_support::sample_snapshot;
     use super::*;
 

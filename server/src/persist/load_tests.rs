@@ -4,9 +4,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{json, Value};
 
+use super::super::encode::{encode, sanitized, save};
 use super::super::fs::testing::{FaultyFs, FsOp, Trigger};
 use super::super::fs::RealFs;
-use super::super::snapshot::{encode, sanitized, save, SizeRecord};
+use super::super::snapshot::SizeRecord;
 use super::super::test_support::{sample_snapshot, PANE_A, PANE_B, PANE_C, TAB_ONE, TAB_TWO, WS};
 use super::*;
 

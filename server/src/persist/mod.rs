@@ -2,7 +2,7 @@
 //!
 //! [`StateDir`] is the one door to `$XDG_STATE_HOME/berth` (or `BERTH_STATE_DIR`). It writes
 //! atomically and durably ([`durable`]), keeps secrets out through the one encoder
-//! ([`snapshot::encode`]), refuses to put a worse record over a better one ([`guard`]), moves a
+//! ([`encode::encode`]), refuses to put a worse record over a better one ([`guard`]), moves a
 //! corrupt snapshot aside and refuses a future one ([`mod@load`]), and keeps older copies
 //! ([`history`]). Every file operation goes through the [`StateFs`] seam so tests can fail or
 //! "crash" any step. This module must not know the Store's types: the caller converts its state
@@ -16,7 +16,9 @@
 //! what they share, such as [`PersistError`] (`error.rs`), lives in a file of its own that this
 //! one re-exports.
 
+pub mod caps;
 pub mod durable;
+pub mod encode;
 pub mod error;
 pub mod fs;
 pub mod guard;
@@ -44,17 +46,17 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 
 pub use durable::{cleanup_temp_files, write_atomic, DIR_MODE, FILE_MODE};
+pub use encode::{encode, save, SaveReport};
 pub use error::PersistError;
 pub use fs::{RealFs, StateFs};
 pub use guard::{may_replace, RefusedReason, SaveContext, SnapshotSummary};
 pub use history::{rotate, RotateOutcome};
 pub use load::{load, move_aside_future, LoadError, LoadOutcome};
 pub use snapshot::{
-    allowlisted_env, encode, save, AgentRecord, LayoutRecord, NotificationRecord, PaneRecord,
-    SaveReport, SizeRecord, Snapshot, SplitDirRecord, SplitRecord, TabRecord, WorkspaceRecord,
-    SNAPSHOT_VERSION,
+    allowlisted_env, AgentRecord, LayoutRecord, NotificationRecord, PaneRecord, SizeRecord,
+    Snapshot, SplitDirRecord, SplitRecord, TabRecord, WorkspaceRecord, SNAPSHOT_VERSION,
 };
-pub use tails::{read_tail, remove_stale_tails, write_tail};
+pub use tails::{read_tail, remove_stale_tails, write_redacted_tail, write_tail};
 
 /// The lock file's name in the state dir.
 pub const LOCK_FILE: &str = "state.lock";
@@ -76,6 +78,8 @@ pub struct StateDir {
     dir: PathBuf,
     fs: Arc<dyn StateFs>,
     on_disk: Mutex<OnDisk>,
+    /// What the caps cut in the last save, as warned; a save that cuts the same warns no more.
+    last_cuts: Mutex<String>,
 }
 
 /// The path of the state dir from the environment looked up by `var`: `BERTH_STATE_DIR`, else
@@ -122,7 +126,12 @@ impl StateDir {
             Ok(_) => {}
             Err(e) => return Err(PersistError::io("inspect", &dir, e)),
         }
-        Ok(StateDir { dir, fs, on_disk: Mutex::new(OnDisk::NotLoaded) })
+        Ok(StateDir {
+            dir,
+            fs,
+            on_disk: Mutex::new(OnDisk::NotLoaded),
+            last_cuts: Mutex::new(String::new()),
+        })
     }
 
     /// The directory.
@@ -250,6 +259,7 @@ impl StateDir {
         };
         *on_disk = OnDisk::Known(Some(next));
         drop(on_disk);
+        self.warn_of_cuts(&report.cuts);
         let now = if snapshot.saved_at > 0 { snapshot.saved_at } else { stamp::now_ms() };
         match rotate(&*self.fs, &self.dir, now) {
             Ok(outcome) => report.history_copy = outcome.copied,
@@ -269,6 +279,16 @@ impl StateDir {
         write_tail(&*self.fs, &self.dir, pane_id, bytes)
     }
 
+    /// Replaces the tail of `pane_id` with lines redacted already (see
+    /// [`tails::write_redacted_tail`]).
+    pub fn write_redacted_tail(
+        &self,
+        pane_id: &str,
+        tail: &redact::RedactedTail,
+    ) -> Result<(), PersistError> {
+        write_redacted_tail(&*self.fs, &self.dir, pane_id, tail)
+    }
+
     /// The tail of `pane_id`, if it has one (see [`tails::read_tail`]).
     pub fn read_tail(&self, pane_id: &str) -> Result<Option<Vec<u8>>, PersistError> {
         read_tail(&*self.fs, &self.dir, pane_id)
@@ -277,6 +297,18 @@ impl StateDir {
     /// Removes the tails of panes not in `keep` (see [`tails::remove_stale_tails`]).
     pub fn remove_stale_tails(&self, keep: &HashSet<String>) -> Result<Vec<PathBuf>, PersistError> {
         remove_stale_tails(&*self.fs, &self.dir, keep)
+    }
+
+    /// Warns once about what the caps cut, each time that changes.
+    fn warn_of_cuts(&self, cuts: &[caps::Cut]) {
+        let text = caps::describe(cuts);
+        let mut last = self.last_cuts.lock().unwrap_or_else(|p| p.into_inner());
+        if *last != text {
+            if !cuts.is_empty() {
+                tracing::warn!(cut = cuts.len(), "the snapshot was cut to stay loadable: {text}");
+            }
+            *last = text;
+        }
     }
 
     fn on_disk(&self) -> MutexGuard<'_, OnDisk> {

@@ -180,7 +180,15 @@ pub fn redact_argv(argv: &[String]) -> Vec<String> {
 /// The redacted form of a line of text (a title, a job, a line of a tail), whitespace kept as
 /// it was. Escape sequences (`ESC [ … letter`) around a word do not hide it.
 pub fn redact_text(text: &str) -> String {
+    #[cfg(test)]
+    TEXTS_REDACTED.with(|n| n.set(n.get() + 1));
     redact_text_with(&mut Redactor::new(), text)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many texts this thread redacted (tests count the work of a save with it).
+    pub(crate) static TEXTS_REDACTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Whether `c` ends a word in text as whitespace does: quotes and the punctuation that
@@ -255,6 +263,56 @@ fn redact_text_with(r: &mut Redactor, text: &str) -> String {
         }
     }
     out
+}
+
+/// One line of a tail, its secrets redacted ([`redact_text`]): a save keeps the lines of a
+/// pane's history redacted once, as they enter its cache, instead of redacting the whole tail
+/// at every save.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedactedLine {
+    text: String,
+    source_len: usize,
+}
+
+impl RedactedLine {
+    /// `line` (without its line end) with its secrets redacted.
+    pub fn new(line: &str) -> Self {
+        RedactedLine { text: redact_text(line), source_len: line.len() }
+    }
+
+    /// The redacted text.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The length in bytes of the line before redaction (what a tail's budget counts).
+    pub fn source_len(&self) -> usize {
+        self.source_len
+    }
+}
+
+/// The bytes of a tail file made only of redacted lines (each ended with `ESC [0m`, CR, LF,
+/// as `restore::encode_tail` writes them), which [`super::tails::write_redacted_tail`] writes
+/// without redacting again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RedactedTail(Vec<u8>);
+
+impl RedactedTail {
+    /// An empty tail with room for `bytes`.
+    pub fn with_capacity(bytes: usize) -> Self {
+        RedactedTail(Vec::with_capacity(bytes))
+    }
+
+    /// Appends `line` and its line end.
+    pub fn push(&mut self, line: &RedactedLine) {
+        self.0.extend_from_slice(line.text.as_bytes());
+        self.0.extend_from_slice(b"\x1b[0m\r\n");
+    }
+
+    /// The file's bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
 }
 
 /// The redacted bytes of a tail file: each line through [`redact_text`]; bytes that are not

@@ -1,24 +1,15 @@
-//! The on-disk snapshot schema (a versioned DTO, separate from the Store's types), the env
-//! allowlist, and the one encoder that every save goes through.
-//!
-//! [`encode`] is the single place that turns a [`Snapshot`] into bytes, so it is where secrets
-//! are kept out (RELIABILITY #12): it re-filters every pane's env and agent config env through
-//! [`allowlisted_env`] and redacts the secrets of command lines, titles and jobs
-//! ([`super::redact`]), whatever the caller passed in. Fields may be added (with
+//! The on-disk snapshot schema (a versioned DTO, separate from the Store's types) and the env
+//! allowlist; the one encoder that every save goes through is `super::encode`. Fields may be
+//! added (with
 //! `#[serde(default)]` so older files still load) but never renamed; a change that older Berths
 //! could not read bumps [`SNAPSHOT_VERSION`] and adds a step to `migrate`. This module must not
 //! read files or know about the Store.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::durable::write_atomic;
-use super::error::PersistError;
-use super::fs::StateFs;
 use super::guard::SnapshotSummary;
-use super::redact::{redact_argv, redact_text};
 
 /// The snapshot schema this build writes and the newest it reads.
 pub const SNAPSHOT_VERSION: u32 = 1;
@@ -283,6 +274,8 @@ pub struct PaneRecord {
     /// Who made it, for trust: `person`, `agent` or `agent:<pane>` (absent in older files:
     /// unknown, which is an agent's).
     pub made_by: String,
+    /// Whether `argv` was cut to fit the snapshot ([`super::caps`]): shown, never run again.
+    pub argv_cut: bool,
 }
 
 impl Default for PaneRecord {
@@ -306,6 +299,7 @@ impl Default for PaneRecord {
             last_activity_at: 0,
             last_seen_at: 0,
             made_by: String::new(),
+            argv_cut: false,
         }
     }
 }
@@ -384,19 +378,6 @@ impl Default for NotificationRecord {
     }
 }
 
-/// What a successful save wrote.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SaveReport {
-    /// The snapshot file.
-    pub path: PathBuf,
-    /// Its length in bytes.
-    pub bytes: usize,
-    /// What it holds.
-    pub summary: SnapshotSummary,
-    /// The copy made in `snapshots/`, if this save made one.
-    pub history_copy: Option<PathBuf>,
-}
-
 impl SnapshotSummary {
     /// The summary of `snapshot`.
     pub fn of(snapshot: &Snapshot) -> Self {
@@ -406,84 +387,6 @@ impl SnapshotSummary {
             workspaces: snapshot.workspaces.len(),
         }
     }
-}
-
-/// The snapshot exactly as it is written: version stamped, env allowlisted, notifications cut
-/// to the last [`MAX_NOTIFICATIONS`], ratios finite and clamped.
-pub fn sanitized(snapshot: &Snapshot) -> Snapshot {
-    let mut clean = snapshot.clone();
-    clean.snapshot_version = SNAPSHOT_VERSION;
-    for pane in &mut clean.panes {
-        pane.env = allowlisted_env(std::mem::take(&mut pane.env));
-        pane.agent.config_env = agent_config_env(std::mem::take(&mut pane.agent.config_env));
-        redact_pane(pane);
-    }
-    for tab in clean.workspaces.iter_mut().flat_map(|w| w.tabs.iter_mut()) {
-        tab.layout.normalize_ratios();
-        if let Some(title) = &mut tab.title {
-            *title = redact_text(title);
-        }
-    }
-    for n in &mut clean.notifications {
-        n.title = redact_text(&n.title);
-        n.body = redact_text(&n.body);
-    }
-    for task in &mut clean.tasks {
-        redact_task(task);
-    }
-    let excess = clean.notifications.len().saturating_sub(MAX_NOTIFICATIONS);
-    clean.notifications.drain(..excess);
-    clean
-}
-
-/// Redacts the secrets a task's text may hold (its contract, label and report), as titles'.
-fn redact_task(task: &mut super::task_record::TaskRecord) {
-    task.label = redact_text(&task.label);
-    let c = &mut task.contract;
-    c.objective = redact_text(&c.objective);
-    for item in c.constraints.iter_mut().chain(c.acceptance.iter_mut()) {
-        *item = redact_text(item);
-    }
-    c.output_format = c.output_format.as_deref().map(redact_text);
-    if let Some(result) = &mut task.result {
-        result.summary = redact_text(&result.summary);
-        result.evidence = result.evidence.as_deref().map(redact_text);
-    }
-}
-
-/// Redacts the secrets a pane's command lines may hold (see [`super::redact`]).
-fn redact_pane(pane: &mut PaneRecord) {
-    pane.argv = redact_argv(&pane.argv);
-    pane.title = redact_text(&pane.title);
-    pane.was_running = pane.was_running.as_deref().map(redact_text);
-    pane.agent.resume_argv = pane.agent.resume_argv.as_deref().map(redact_argv);
-    pane.agent.reported_resume_argv = pane.agent.reported_resume_argv.as_deref().map(redact_argv);
-}
-
-/// Encodes `snapshot` as the bytes of `snapshot.json`, through [`sanitized`]. This is the only
-/// encoder of snapshots.
-pub fn encode(snapshot: &Snapshot) -> Result<Vec<u8>, PersistError> {
-    let mut bytes = serde_json::to_vec_pretty(&sanitized(snapshot))?;
-    bytes.push(b'\n');
-    Ok(bytes)
-}
-
-/// Encodes `snapshot` and writes it atomically to `dir/snapshot.json`.
-///
-/// This applies no "better record" policy; [`super::StateDir::save`] consults the guard first.
-pub fn save(fs: &dyn StateFs, dir: &Path, snapshot: &Snapshot) -> Result<SaveReport, PersistError> {
-    let bytes = encode(snapshot)?;
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(PersistError::EmptyEncoding);
-    }
-    let path = dir.join(SNAPSHOT_FILE);
-    write_atomic(fs, &path, &bytes)?;
-    Ok(SaveReport {
-        path,
-        bytes: bytes.len(),
-        summary: SnapshotSummary::of(snapshot),
-        history_copy: None,
-    })
 }
 
 #[cfg(test)]

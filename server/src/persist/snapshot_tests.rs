@@ -1,6 +1,7 @@
 //! Tests of the snapshot DTO and its one encoder (a file of its own so that the test builders
 //! in `test_support.rs`, which build snapshots, do not make an import loop with `snapshot.rs`).
 
+use crate::persist::encode::{encode, save};
 use crate::persist::fs::{RealFs, StateFs};
 use crate::persist::guard::{may_replace, RefusedReason, SaveContext};
 use crate::persist::test_support::{sample_snapshot, PANE_A};
@@ -146,6 +147,8 @@ fn secrets_in_tasks_never_reach_the_bytes() {
             summary: "ran curl -H 'Authorization: Bearer sk-summary123456'".into(),
             ..TaskResultRecord::default()
         }),
+        // Finished just now, so the caps keep it.
+        updated_at: snapshot.saved_at,
         ..TaskRecord::default()
     });
     let bytes = String::from_utf8(encode(&snapshot).unwrap()).unwrap();

@@ -230,7 +230,7 @@ fn a_state_dir_that_is_a_symlink_to_a_directory_is_used() {
 #[test]
 fn the_shutdown_guard_counts_what_the_file_held_not_what_loaded() {
     let root = tempfile::tempdir().unwrap();
-    let mut value = serde_json::to_value(snapshot::sanitized(&sample_snapshot())).unwrap();
+    let mut value = serde_json::to_value(encode::sanitized(&sample_snapshot())).unwrap();
     value["panes"][1]["id"] = serde_json::json!("bad id");
     let original = serde_json::to_vec(&value).unwrap();
     std::fs::write(root.path().join("snapshot.json"), &original).unwrap();

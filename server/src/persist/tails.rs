@@ -15,6 +15,7 @@ use berth_engine::ids::validate_path_safe;
 use super::durable::write_atomic;
 use super::error::PersistError;
 use super::fs::StateFs;
+use super::redact::RedactedTail;
 
 /// The tails directory's name in the state dir.
 pub const TAIL_DIR: &str = "history";
@@ -39,9 +40,28 @@ pub fn write_tail(
     pane_id: &str,
     bytes: &[u8],
 ) -> Result<(), PersistError> {
-    let path = tail_path(dir, pane_id)?;
     // Typed command lines are in the tail too: secrets go before anything is written.
-    let bytes = &super::redact::redact_tail(bytes)[..];
+    write_checked(fs, dir, pane_id, &super::redact::redact_tail(bytes))
+}
+
+/// Replaces the tail of `pane_id` with `tail`, whose lines are redacted already (a save's,
+/// from its cache of redacted lines), atomically. Refuses what [`write_tail`] refuses.
+pub fn write_redacted_tail(
+    fs: &dyn StateFs,
+    dir: &Path,
+    pane_id: &str,
+    tail: &RedactedTail,
+) -> Result<(), PersistError> {
+    write_checked(fs, dir, pane_id, tail.as_bytes())
+}
+
+fn write_checked(
+    fs: &dyn StateFs,
+    dir: &Path,
+    pane_id: &str,
+    bytes: &[u8],
+) -> Result<(), PersistError> {
+    let path = tail_path(dir, pane_id)?;
     if bytes.len() as u64 > MAX_TAIL_BYTES {
         return Err(PersistError::TailTooLarge {
             pane: pane_id.to_owned(),

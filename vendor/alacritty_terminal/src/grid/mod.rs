@@ -221,6 +221,17 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
         self.shed_decoded();
     }
 
+    /// Berth: rows allocated: the history, the screen and the cache of rows kept for reuse
+    /// beyond them (up to 1000).
+    pub fn allocated_rows(&self) -> usize {
+        self.raw.allocated()
+    }
+
+    /// Berth: frees the cache of rows kept for reuse beyond the history and the screen.
+    pub fn drop_row_cache(&mut self) {
+        self.raw.truncate();
+    }
+
     /// Berth: how many history lines wait for [`Grid::pack_history`].
     pub fn history_packing_backlog(&self) -> usize {
         min(self.packing.backlog, self.history_size())

@@ -143,6 +143,12 @@ impl<T> Storage<T> {
         self.len
     }
 
+    /// Berth: rows allocated, those in use and the cache beyond them.
+    #[inline]
+    pub fn allocated(&self) -> usize {
+        self.inner.len()
+    }
+
     /// Swap implementation for Row<T>.
     ///
     /// Exploits the known size of Row<T> to produce a slightly more efficient
