@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Checks the links of the built user guide (mdBook's HTML, `scripts/book` builds it).
+
+Every `href` and `src` in every page that points inside the book must name a file that exists,
+and its `#fragment`, if any, an `id` (or `name`) in that file. Links with a scheme (https:,
+mailto:, …) are not followed: the guide is checked offline. Prints each broken link as
+`page: link (why)` and exits 1 when there is one, 0 otherwise.
+
+Usage: scripts/check-book-links.py BOOK_DIR
+"""
+
+import html.parser
+import os
+import sys
+import urllib.parse
+
+
+class Page(html.parser.HTMLParser):
+    """The links and the anchors (ids and names) of one HTML page."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.links = []
+        self.anchors = set()
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if value is None:
+                continue
+            if name in ("id", "name") and tag != "meta":
+                self.anchors.add(value)
+            if name == "href" or (name == "src" and tag in ("img", "script")):
+                self.links.append(value)
+
+
+def parse(path, cache):
+    if path not in cache:
+        page = Page()
+        with open(path, encoding="utf-8") as f:
+            page.feed(f.read())
+        cache[path] = page
+    return cache[path]
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: check-book-links.py BOOK_DIR", file=sys.stderr)
+        return 2
+    root = os.path.realpath(sys.argv[1])
+    cache = {}
+    broken = []
+    pages = 0
+    for folder, _, files in os.walk(root):
+        for name in sorted(files):
+            if not name.endswith(".html"):
+                continue
+            page_path = os.path.join(folder, name)
+            pages += 1
+            for link in parse(page_path, cache).links:
+                url = urllib.parse.urlsplit(link)
+                if url.scheme or url.netloc:
+                    continue
+                rel = os.path.relpath(page_path, root)
+                target = page_path
+                if url.path:
+                    target = os.path.normpath(
+                        os.path.join(folder, urllib.parse.unquote(url.path))
+                    )
+                    if os.path.isdir(target):
+                        target = os.path.join(target, "index.html")
+                    if not (target == root or target.startswith(root + os.sep)):
+                        broken.append(f"{rel}: {link} (points outside the book)")
+                        continue
+                    if not os.path.isfile(target):
+                        broken.append(f"{rel}: {link} (no such file)")
+                        continue
+                fragment = urllib.parse.unquote(url.fragment)
+                if fragment and target.endswith(".html"):
+                    if fragment not in parse(target, cache).anchors:
+                        broken.append(f"{rel}: {link} (no anchor #{fragment})")
+    for line in broken:
+        print(line)
+    if pages == 0:
+        print(f"check-book-links: no HTML pages under {root}", file=sys.stderr)
+        return 1
+    if broken:
+        print(f"check-book-links: {len(broken)} broken links in {pages} pages", file=sys.stderr)
+        return 1
+    print(f"check-book-links: {pages} pages, every internal link and anchor resolves")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
