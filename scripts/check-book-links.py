@@ -52,7 +52,9 @@ def main():
     pages = 0
     for folder, _, files in os.walk(root):
         for name in sorted(files):
-            if not name.endswith(".html"):
+            # 404.html is served for any missing path, so its links are written from the
+            # site's root (`<base href="/">`), not from where the file lies.
+            if not name.endswith(".html") or name == "404.html":
                 continue
             page_path = os.path.join(folder, name)
             pages += 1

@@ -1071,15 +1071,22 @@ fn guide_screenshot() {
     let palette = Palette::dark();
     let (cols, rows) = (120, 30);
     let mut claude_out = Vec::new();
+    // Five rows under the card (which covers the top of the pane's screen), then claude's work
+    // and its own permission prompt at the bottom, which the card leaves visible.
+    claude_out.extend_from_slice(b"\r\n\r\n\r\n\r\n\r\n");
     claude_out.extend_from_slice(
         b"\x1b[1m> \x1b[0mThe parser test fails on a trailing comma. Fix it.\r\n\r\n\
           \x1b[35m\xe2\x97\x8f\x1b[0m I'll read the parser first.\r\n\r\n\
           \x1b[32m\xe2\x97\x8f\x1b[0m Read(src/parse.rs)\r\n\
-          \x1b[2m  \xe2\x8e\xbf  Read 214 lines\x1b[0m\r\n\r\n\
+          \x1b[2m  \xe2\x94\x94 Read 214 lines\x1b[0m\r\n\r\n\
           \x1b[35m\xe2\x97\x8f\x1b[0m The list rule stops at ',' before ']'.\r\n\
           \x20 Adding the case, then running the tests.\r\n\r\n\
           \x1b[32m\xe2\x97\x8f\x1b[0m Update(src/parse.rs)\r\n\
-          \x1b[2m  \xe2\x8e\xbf  Updated with 3 additions\x1b[0m\r\n",
+          \x1b[2m  \xe2\x94\x94 Updated with 3 additions\x1b[0m\r\n\r\n\
+          \x1b[1mBash\x1b[0m(cargo test -p parser)\r\n\
+          \x20 Do you want to proceed?\r\n\
+          \x1b[36m > 1. Yes\x1b[0m\r\n\
+          \x20  2. No, and tell Claude what to do differently\r\n",
     );
     let a = CellRectU16::new(0, 1, 55, 29);
     let mut left = PaneScene {
@@ -1110,7 +1117,7 @@ fn guide_screenshot() {
     let b = CellRectU16::new(56, 1, 32, 14);
     let mut top = pane(
         b"$ cargo test -q\r\n\r\nrunning 12 tests\r\n............\r\n\
-          test result: \x1b[32mok\x1b[0m. 12 passed; 0 failed\r\n$ ",
+          test result: \x1b[32mok\x1b[0m. 12 passed\r\n$ ",
         b,
         "bash",
         Badge::Live,
