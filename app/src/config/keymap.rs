@@ -3,9 +3,10 @@
 //! finding agents' permission requests.
 //!
 //! Owns the default bindings as one table ([`DEFAULT_BINDINGS`], also what the user guide's
-//! key table in `docs/src/splits-and-workspaces.md` lists), the [`Keymap`] the window matches key presses against (the defaults with the config file's
-//! `[keybindings]` applied), the config names of actions ([`Action::name`]) and the chord
-//! syntax (`"ctrl+shift+e"`, [`Chord::parse`]). It must not act on anything: the window turns
+//! key table in `docs/src/splits-and-workspaces.md` lists), the [`Keymap`] the window matches
+//! key presses against (the defaults with the config file's `[keybindings]` applied), the
+//! config names of actions ([`Action::name`]) and the chord syntax (`"ctrl+shift+e"`,
+//! [`Chord::parse`]). It must not act on anything: the window turns
 //! an [`Action`] into a Store command or a local change. A chord that matches nothing goes to
 //! the pane as input.
 
