@@ -6,8 +6,14 @@ and its `#fragment`, if any, an `id` (or `name`) in that file. Links with a sche
 mailto:, …) are not followed: the guide is checked offline. Prints each broken link as
 `page: link (why)` and exits 1 when there is one, 0 otherwise.
 
-Usage: scripts/check-book-links.py BOOK_DIR
+With `--readme FILE` (the repository's README.md), that file's relative Markdown links are
+checked too: each must name a file that exists, and a `docs/src/<page>.md#anchor` link an
+anchor of the built page.
+
+Usage: scripts/check-book-links.py BOOK_DIR [--readme README.md]
 """
+
+import re
 
 import html.parser
 import os
@@ -42,11 +48,39 @@ def parse(path, cache):
     return cache[path]
 
 
+def check_readme(readme, root, cache, broken):
+    """Appends to `broken` each relative link of the Markdown file `readme` that resolves to
+    nothing (a file, or an anchor of the guide's built page)."""
+    base = os.path.dirname(os.path.realpath(readme))
+    src = os.path.join(base, "docs", "src")
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    for link in re.findall(r"\]\(([^)\s]+)\)", text):
+        url = urllib.parse.urlsplit(link)
+        if url.scheme or url.netloc or not url.path:
+            continue
+        path = os.path.normpath(os.path.join(base, urllib.parse.unquote(url.path)))
+        if not os.path.exists(path):
+            broken.append(f"{readme}: {link} (no such file)")
+            continue
+        if url.fragment and path.startswith(src + os.sep) and path.endswith(".md"):
+            page = os.path.join(root, os.path.relpath(path, src)[: -len(".md")] + ".html")
+            if not os.path.isfile(page):
+                broken.append(f"{readme}: {link} (no built page {page})")
+            elif url.fragment not in parse(page, cache).anchors:
+                broken.append(f"{readme}: {link} (no anchor #{url.fragment})")
+
+
 def main():
-    if len(sys.argv) != 2:
-        print("usage: check-book-links.py BOOK_DIR", file=sys.stderr)
+    args = sys.argv[1:]
+    readme = None
+    if len(args) == 3 and args[1] == "--readme":
+        readme = args[2]
+        args = args[:1]
+    if len(args) != 1:
+        print("usage: check-book-links.py BOOK_DIR [--readme README.md]", file=sys.stderr)
         return 2
-    root = os.path.realpath(sys.argv[1])
+    root = os.path.realpath(args[0])
     cache = {}
     broken = []
     pages = 0
@@ -80,6 +114,8 @@ def main():
                 if fragment and target.endswith(".html"):
                     if fragment not in parse(target, cache).anchors:
                         broken.append(f"{rel}: {link} (no anchor #{fragment})")
+    if readme:
+        check_readme(readme, root, cache, broken)
     for line in broken:
         print(line)
     if pages == 0:
