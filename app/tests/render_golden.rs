@@ -96,10 +96,16 @@ fn check(name: &str, scene: &Scene) {
 /// Compares PNG bytes with the reference `name`, or writes the reference under `BERTH_BLESS=1`.
 fn compare(name: &str, actual_png: &[u8]) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    compare_in(&dir, name, actual_png, PIXEL_TOLERANCE);
+}
+
+/// [`compare`] with the reference `<dir>/<name>.png`, at most the fraction `pixel_tolerance`
+/// of its pixels differing.
+fn compare_in(dir: &std::path::Path, name: &str, actual_png: &[u8], pixel_tolerance: f64) {
     let expected_path = dir.join(format!("{name}.png"));
     let actual_path = dir.join(format!("{name}.actual.png"));
     if std::env::var_os("BERTH_BLESS").is_some_and(|v| v == "1") {
-        std::fs::create_dir_all(&dir).expect("create tests/golden");
+        std::fs::create_dir_all(dir).expect("create the golden images' dir");
         std::fs::write(&expected_path, actual_png).expect("write the reference image");
         let _ = std::fs::remove_file(&actual_path);
         return;
@@ -124,7 +130,7 @@ fn compare(name: &str, actual_png: &[u8]) {
         .filter(|(e, a)| e.iter().zip(a.iter()).any(|(e, a)| e.abs_diff(*a) > CHANNEL_TOLERANCE))
         .count();
     let total = (ew * eh) as usize;
-    if differing as f64 > total as f64 * PIXEL_TOLERANCE {
+    if differing as f64 > total as f64 * pixel_tolerance {
         fail(format!("{differing} of {total} pixels differ by more than {CHANNEL_TOLERANCE}"));
     }
     let _ = std::fs::remove_file(&actual_path);
@@ -1058,4 +1064,132 @@ fn ansi_text_reads_on_both_themes() {
             );
         }
     }
+}
+
+/// The window as the user guide and the README show it (`docs/src/images/window.png`): a tab
+/// bar of two tabs, three panes in splits (claude asking to run a command, its card with the
+/// three answers; `cargo test` done; a `git log`), and the sidebar with that request's buttons
+/// and a second workspace's unread message. Drawn by the renderer as the window draws it, so
+/// the picture changes when the look does: `BERTH_BLESS=1` rewrites it, and a person looks at
+/// it before committing.
+#[test]
+fn guide_screenshot() {
+    let palette = Palette::dark();
+    let (cols, rows) = (120, 30);
+    let mut claude_out = Vec::new();
+    // Five rows under the card (which covers the top of the pane's screen), then claude's work
+    // and its own permission prompt at the bottom, which the card leaves visible.
+    claude_out.extend_from_slice(b"\r\n\r\n\r\n\r\n\r\n");
+    claude_out.extend_from_slice(
+        b"\x1b[1m> \x1b[0mThe parser test fails on a trailing comma. Fix it.\r\n\r\n\
+          \x1b[35m\xe2\x97\x8f\x1b[0m I'll read the parser first.\r\n\r\n\
+          \x1b[32m\xe2\x97\x8f\x1b[0m Read(src/parse.rs)\r\n\
+          \x1b[2m  \xe2\x94\x94 Read 214 lines\x1b[0m\r\n\r\n\
+          \x1b[35m\xe2\x97\x8f\x1b[0m The list rule stops at ',' before ']'.\r\n\
+          \x20 Adding the case, then running the tests.\r\n\r\n\
+          \x1b[32m\xe2\x97\x8f\x1b[0m Update(src/parse.rs)\r\n\
+          \x1b[2m  \xe2\x94\x94 Updated with 3 additions\x1b[0m\r\n\r\n\
+          \x1b[1mBash\x1b[0m(cargo test -p parser)\r\n\
+          \x20 Do you want to proceed?\r\n\
+          \x1b[36m > 1. Yes\x1b[0m\r\n\
+          \x20  2. No, and tell Claude what to do differently\r\n",
+    );
+    let a = CellRectU16::new(0, 1, 55, 29);
+    let mut left = PaneScene {
+        rect: a,
+        header: HeaderScene {
+            title: "claude".into(),
+            focused: true,
+            lifecycle: Some("◆ blocked".into()),
+            ..HeaderScene::default()
+        },
+        ..pane(&claude_out, a, "claude", Badge::Live, true)
+    };
+    let button = |label: &str, keys: &str, tone| CardButton {
+        label: label.into(),
+        keys: Some(keys.into()),
+        tone,
+    };
+    left.decision = Some(DecisionCard {
+        title: "Claude asks to run Bash".into(),
+        detail: vec!["cargo test -p parser".into(), "Run the parser's tests".into()],
+        buttons: vec![
+            button("Allow once", "Ctrl+Shift+Y", ButtonTone::Allow),
+            button("Always allow", "Ctrl+Shift+L", ButtonTone::Always),
+            button("Deny", "Ctrl+Shift+N", ButtonTone::Deny),
+        ],
+        note: None,
+    });
+    let b = CellRectU16::new(56, 1, 32, 14);
+    let mut top = pane(
+        b"$ cargo test -q\r\n\r\nrunning 12 tests\r\n............\r\n\
+          test result: \x1b[32mok\x1b[0m. 12 passed\r\n$ ",
+        b,
+        "bash",
+        Badge::Live,
+        false,
+    );
+    top.header.lifecycle = Some("✓ done".into());
+    let c = CellRectU16::new(56, 16, 32, 14);
+    let mut bottom = pane(
+        b"$ git log --oneline -4\r\n\x1b[33m3f2a91c\x1b[0m parser: lists\r\n\
+          \x1b[33m8b07d44\x1b[0m lexer: spans\r\n\x1b[33m1c9e0aa\x1b[0m cli: --json\r\n\
+          \x1b[33m52d3f18\x1b[0m first commit\r\n$ ",
+        c,
+        "bash",
+        Badge::Restored,
+        false,
+    );
+    bottom.header.lifecycle = Some("◇ idle".into());
+    let dividers = vec![CellRectU16::new(55, 1, 1, 29), CellRectU16::new(56, 15, 32, 1)];
+    let line = |text: &str, style: SidebarStyle, ring: Option<Ring>, current: bool| SidebarLine {
+        text: text.into(),
+        style,
+        ring,
+        current,
+        buttons: Vec::new(),
+    };
+    let sidebar_button = |label: &str, cols: std::ops::Range<u16>, tone: ButtonTone| {
+        SidebarButton { label: label.into(), cols, tone }
+    };
+    let mut buttons = line("", SidebarStyle::Decision, None, true);
+    buttons.buttons = vec![
+        sidebar_button(" Allow ", 1..8, ButtonTone::Allow),
+        sidebar_button(" Always ", 9..17, ButtonTone::Always),
+        sidebar_button(" Deny ", 18..24, ButtonTone::Deny),
+    ];
+    let lines = vec![
+        line("parser  main *", SidebarStyle::Title, Some(Ring::NeedsInput), true),
+        line(" 1 needs input · 1 done", SidebarStyle::Summary, None, true),
+        line(" ? asks to run Bash", SidebarStyle::Decision, None, true),
+        buttons,
+        line("", SidebarStyle::Blank, None, false),
+        line("site  feature/docs", SidebarStyle::Title, Some(Ring::Unread), false),
+        line(" 1 unread · 1 done", SidebarStyle::Summary, None, false),
+        line(" “The docs build cleanly.”", SidebarStyle::Message, None, false),
+    ];
+    let tab = |title: &str, active: bool, attention: usize, cols: std::ops::Range<u16>| TabLabel {
+        title: title.into(),
+        active,
+        attention,
+        cols,
+        editing: false,
+    };
+    let scene = Scene {
+        tab_bar: Some(TabBarScene {
+            row: 0,
+            tabs: vec![tab(" 1 parser", true, 1, 0..15), tab(" 2 server", false, 0, 15..30)],
+            right: "parser  ● 1 elsewhere".into(),
+        }),
+        sidebar: Some(SidebarScene { rect: CellRectU16::new(88, 1, 32, 29), lines }),
+        ..scene(cols, rows, vec![left, top, bottom], dividers)
+    };
+    let config = RenderConfig { system_fonts: false, palette, ..RenderConfig::default() };
+    let (w, h) = (u32::from(cols) * CELL.0, u32::from(rows) * CELL.1);
+    let mut renderer = Renderer::offscreen(w, h, config).expect("an offscreen renderer");
+    let png = renderer.screenshot_png(&scene).expect("rendering");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/src/images");
+    // Tighter than the other goldens: a changed word on the card (a few hundred pixels of
+    // 648,000) must fail, so that the picture in the README never goes stale.
+    compare_in(&dir, "window", &png, 0.0001);
 }

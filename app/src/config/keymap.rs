@@ -2,10 +2,11 @@
 //! font size, the clipboard, search, the switcher, reloading the config, and answering and
 //! finding agents' permission requests.
 //!
-//! Owns the default bindings as one table ([`DEFAULT_BINDINGS`], also what the README lists),
-//! the [`Keymap`] the window matches key presses against (the defaults with the config file's
-//! `[keybindings]` applied), the config names of actions ([`Action::name`]) and the chord
-//! syntax (`"ctrl+shift+e"`, [`Chord::parse`]). It must not act on anything: the window turns
+//! Owns the default bindings as one table ([`DEFAULT_BINDINGS`], also what the user guide's
+//! key table in `docs/src/splits-and-workspaces.md` lists), the [`Keymap`] the window matches
+//! key presses against (the defaults with the config file's `[keybindings]` applied), the
+//! config names of actions ([`Action::name`]) and the chord syntax (`"ctrl+shift+e"`,
+//! [`Chord::parse`]). It must not act on anything: the window turns
 //! an [`Action`] into a Store command or a local change. A chord that matches nothing goes to
 //! the pane as input.
 
@@ -94,7 +95,7 @@ pub struct Binding {
     pub key: ChordKey,
     /// What it does.
     pub action: Action,
-    /// The chord as the README writes it (read by tests that check the table).
+    /// The chord as the user guide writes it (read by tests that check the table).
     #[cfg_attr(not(test), allow(dead_code))]
     pub label: &'static str,
 }
@@ -111,7 +112,7 @@ const fn bind(mods: ModifiersState, key: ChordKey, action: Action, label: &'stat
 
 use ChordKey::{Char, Named};
 
-/// The default bindings, in the order the README lists them.
+/// The default bindings, in the order the user guide lists them.
 pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(CTRL_SHIFT, Char('e'), Action::SplitRight, "Ctrl+Shift+E"),
     bind(CTRL_SHIFT, Char('o'), Action::SplitDown, "Ctrl+Shift+O"),
@@ -188,7 +189,7 @@ pub fn action_for(key: Key<&str>, mods: ModifiersState) -> Option<Action> {
 }
 
 impl Action {
-    /// Every action, in the order the README lists them.
+    /// Every action, in the order the user guide lists them.
     pub const ALL: &'static [Action] = &[
         Action::SplitRight,
         Action::SplitDown,
@@ -637,7 +638,7 @@ mod tests {
     }
 
     #[test]
-    fn chords_have_labels_as_the_readme_writes_them() {
+    fn chords_have_labels_as_the_guide_writes_them() {
         for b in DEFAULT_BINDINGS.iter().filter(|b| b.key != Char('+') && b.key != Char('=')) {
             assert_eq!(Chord { mods: b.mods, key: b.key }.label(), b.label);
         }
