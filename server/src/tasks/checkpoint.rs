@@ -100,7 +100,7 @@ pub fn take(wt: &Path, task: &str, turn: u32, kind: &str) -> Result<String, Stri
     let index = PrivateIndex::new(wt)?;
     let tree = snapshot(wt, &index)?;
     let head = git::git_ok(wt, &["rev-parse", "--verify", "HEAD^{commit}"])?;
-    let message = format!("berth checkpoint {turn} ({kind}) of {task}");
+    let message = format!("checkpoint {turn} ({kind}) of {task}, by Berth");
     let sha = index.run(wt, &["commit-tree", &tree, "-p", &head, "-m", &message])?;
     git::git_ok(wt, &["update-ref", &ref_name(task, turn), &sha])?;
     Ok(sha)
