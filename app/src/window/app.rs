@@ -475,6 +475,18 @@ impl App {
         TabView::active(&self.state_view())
     }
 
+    /// The shown tab's focused pane, without building the whole state view (the embedded
+    /// Store answers it directly; keys ask on every press).
+    pub(super) fn focused_pane(&self) -> Option<PaneId> {
+        match &self.remote {
+            Some(remote) => TabView::active(&remote.view()).map(|v| v.active_pane),
+            None => {
+                self.store.as_ref()?;
+                self.lock_store().focused_pane()
+            }
+        }
+    }
+
     /// A pane's shared state (its terminal), if it has a live one.
     pub(super) fn pane_shared(&self, pane: &PaneId) -> Option<Arc<berth_server::pane::PaneShared>> {
         self.store.as_ref()?;
@@ -943,12 +955,15 @@ impl App {
             );
         }
         window.pre_present_notify();
+        let started = Instant::now();
         match renderer.render(&scene) {
             Ok(stats) => {
-                self.latency.presented(&scene, Instant::now());
+                let presented = Instant::now();
+                self.latency.presented(&scene, presented);
                 tracing::trace!(
                     cpu_us = stats.cpu.as_micros() as u64,
                     total_us = stats.total.as_micros() as u64,
+                    present_us = presented.duration_since(started).saturating_sub(stats.total).as_micros() as u64,
                     shaped_rows = stats.shaped_rows,
                     "frame"
                 );
