@@ -154,8 +154,8 @@ where
     };
     // Copied into when the surface allows it: frames are drawn on a canvas of the window's
     // own, only the rows that changed (`render/damage.rs`), and copied to the surface whole.
-    let usage = wgpu::TextureUsages::RENDER_ATTACHMENT
-        | (caps.usages & wgpu::TextureUsages::COPY_DST);
+    let usage =
+        wgpu::TextureUsages::RENDER_ATTACHMENT | (caps.usages & wgpu::TextureUsages::COPY_DST);
     let config = wgpu::SurfaceConfiguration {
         usage,
         format,

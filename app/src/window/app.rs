@@ -241,6 +241,9 @@ impl App {
                 .map_err(|e| anyhow::anyhow!("cannot open a window: {e}"))?,
         );
         window.set_ime_allowed(true);
+        if let Some(mhz) = window.current_monitor().and_then(|m| m.refresh_rate_millihertz()) {
+            self.frames.set_refresh(mhz);
+        }
         tracing::debug!(keymap = %self.config.keymap.describe(), "window key bindings");
         let instance = render::Renderer::instance_for(self.display.clone());
         let config = render::RenderConfig {
@@ -963,7 +966,9 @@ impl App {
                 tracing::trace!(
                     cpu_us = stats.cpu.as_micros() as u64,
                     total_us = stats.total.as_micros() as u64,
-                    present_us = presented.duration_since(started).saturating_sub(stats.total).as_micros() as u64,
+                    present_us =
+                        presented.duration_since(started).saturating_sub(stats.total).as_micros()
+                            as u64,
                     shaped_rows = stats.shaped_rows,
                     "frame"
                 );
@@ -1097,9 +1102,12 @@ impl ApplicationHandler<UserEvent> for App {
             }
         }
         if let Some(window) = &self.window {
-            // A frame already asked for by something else stays a full one.
+            // A frame already asked for by something else stays a full one; a wake-up soon
+            // after the last frame waits for the next refresh (`frames.rs`).
             self.frames.wake();
-            window.request_redraw();
+            if self.frames.pace(Instant::now(), None).is_none() {
+                window.request_redraw();
+            }
         }
     }
 
@@ -1118,6 +1126,14 @@ impl ApplicationHandler<UserEvent> for App {
             if key.state.is_pressed() {
                 self.latency.key();
             }
+        }
+        if matches!(
+            event,
+            WindowEvent::KeyboardInput { .. }
+                | WindowEvent::Ime(_)
+                | WindowEvent::MouseInput { .. }
+        ) {
+            self.frames.input(Instant::now());
         }
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
@@ -1160,7 +1176,7 @@ impl ApplicationHandler<UserEvent> for App {
             return;
         }
         let (due, next) = self.frames.due(Instant::now(), HEALTH_CHECK);
-        if due.blink || due.tick {
+        if due.blink || due.tick || due.paced {
             if let Some(window) = &self.window {
                 window.request_redraw();
             }
