@@ -308,6 +308,7 @@ def berth_first_prompt_and_cat(h, tmp, name, env_extra, file, marker):
     """Launch the embedded window on a first start; ms to the prompt on the server's screen,
     then s for `cat FILE` typed by pane.send to its end marker."""
     srv = h.BerthServer(tmp, name)
+    srv.env["BERTH_LOG"] = os.environ.get("BERTH_BENCH_LOG", "warn")
     config = berth_shell_config(srv)
     trace = os.path.join(srv.dir, "window.trace")
     env = dict(srv.env, BERTH_CONFIG=config, BERTH_LATENCY_TRACE=trace, **env_extra)

@@ -962,6 +962,7 @@ impl App {
         match renderer.render(&scene) {
             Ok(stats) => {
                 let presented = Instant::now();
+                self.frames.cost(presented.duration_since(started));
                 self.latency.presented(&scene, presented);
                 tracing::trace!(
                     cpu_us = stats.cpu.as_micros() as u64,

@@ -49,6 +49,8 @@ pub(super) struct FrameSchedule {
     paced_at: Option<Instant>,
     /// The display's refresh interval: the shortest time between two paced frames.
     refresh: Duration,
+    /// How long the last frame took to draw and present.
+    cost: Duration,
 }
 
 impl Default for FrameSchedule {
@@ -64,6 +66,7 @@ impl Default for FrameSchedule {
             input_at: None,
             paced_at: None,
             refresh: REFRESH_60HZ,
+            cost: Duration::ZERO,
         }
     }
 }
@@ -131,6 +134,13 @@ impl FrameSchedule {
         }
     }
 
+    /// The last frame took `cost` to draw and present: paced frames leave at least as long
+    /// again between them, so that drawing a flood takes at most half the time (a software
+    /// rasterizer's frames are slow, and the pane's reader needs the CPU too).
+    pub(super) fn cost(&mut self, cost: Duration) {
+        self.cost = cost;
+    }
+
     /// Input came at `now` (a key, committed text, a click): wake-ups are unpaced for a while.
     pub(super) fn input(&mut self, now: Instant) {
         self.input_at = Some(now);
@@ -144,7 +154,7 @@ impl FrameSchedule {
             self.input_at.is_some_and(|at| now.saturating_duration_since(at) < INPUT_UNPACED);
         let at = drawn_at
             .or(self.drawn_at)
-            .map(|d| d + self.refresh)
+            .map(|d| d + self.refresh.max(self.cost))
             .filter(|at| *at > now && !typing)?;
         self.paced_at = Some(self.paced_at.map_or(at, |p| p.min(at)));
         Some(at)
@@ -314,5 +324,8 @@ mod tests {
         frames.begin();
         let (due, _) = frames.due(later + refresh, check);
         assert!(!due.paced);
+        // Frames slower than the refresh leave as long again between them.
+        frames.cost(Duration::from_millis(50));
+        assert_eq!(frames.pace(later, Some(later)), Some(later + Duration::from_millis(50)));
     }
 }
