@@ -104,7 +104,7 @@ def changed_rows(a, b, bpl, rows, skip=()):
     return [r for r in range(rows) if r not in skip and a[r * bpl:(r + 1) * bpl] != b[r * bpl:(r + 1) * bpl]]
 
 
-def noisy_rows(probe, window, watch=0.6):
+def noisy_rows(probe, window, watch=1.5):
     """Rows of the window that change with no key pressed (a flooding neighbour), over `watch` s."""
     noisy = set()
     prev, bpl = probe.grab(window, 0, WIN_H)
@@ -304,6 +304,21 @@ def berth_shell_config(srv):
     return config
 
 
+def thread_cpu(pid):
+    """CPU ms (utime + stime) of a process's threads, summed by thread name."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        name = st[st.index("(") + 1:st.rindex(")")]
+        fields = st[st.rindex(")") + 2:].split()
+        out[name] = out.get(name, 0) + (int(fields[11]) + int(fields[12])) * 1000 // os.sysconf("SC_CLK_TCK")
+    return out
+
+
 def berth_first_prompt_and_cat(h, tmp, name, env_extra, file, marker):
     """Launch the embedded window on a first start; ms to the prompt on the server's screen,
     then s for `cat FILE` typed by pane.send to its end marker."""
@@ -332,9 +347,13 @@ def berth_first_prompt_and_cat(h, tmp, name, env_extra, file, marker):
             ats = [int(line.split()[1]) / 1e6 for line in f if line.startswith("frame ")]
         shown = max(ats) if ats else time.monotonic()
         prompt_ms = (shown - t0) * 1000
+        cpu0 = thread_cpu(proc.pid)
         t1 = time.monotonic()
         srv.conn.call("pane.send", {"pane_id": pid, "text": f"cat {file}; echo {marker[:4]}''{marker[4:]}\r"})
         h.wait_until(lambda: marker in srv.screen(pid), 600, 0.02, "the end marker")
+        if os.environ.get("BERTH_BENCH_CPU"):
+            cpu1 = thread_cpu(proc.pid)
+            print("    cpu ms by thread:", {k: v - cpu0.get(k, 0) for k, v in cpu1.items() if v - cpu0.get(k, 0) > 20})
         time.sleep(0.5)
         with open(trace) as f:
             last = max(int(line.split()[1]) / 1e6 for line in f if line.startswith("frame "))
