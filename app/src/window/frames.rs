@@ -123,6 +123,17 @@ impl FrameSchedule {
     /// The frame was drawn (`Some`) or failed (`None`: the next one is drawn whatever it
     /// shows).
     pub(super) fn drawn(&mut self, scene: Option<Scene>) {
+        // The focused pane changed after input: the echo is on screen, pacing starts again.
+        fn focused(s: &Scene) -> Option<&crate::render::ScreenCells> {
+            s.panes.iter().find(|p| p.focused).map(|p| &p.screen)
+        }
+        let echoed = match (&scene, &self.last_scene) {
+            (Some(new), Some(old)) => focused(new) != focused(old),
+            _ => false,
+        };
+        if echoed {
+            self.input_at = None;
+        }
         self.last_scene = scene;
         self.drawn_at = Some(Instant::now());
     }
@@ -141,7 +152,8 @@ impl FrameSchedule {
         self.cost = cost;
     }
 
-    /// Input came at `now` (a key, committed text, a click): wake-ups are unpaced for a while.
+    /// Input came at `now` (a key, committed text, a click): wake-ups are unpaced until a
+    /// frame shows the focused pane changed (the echo), for [`INPUT_UNPACED`] at most.
     pub(super) fn input(&mut self, now: Instant) {
         self.input_at = Some(now);
     }
@@ -324,6 +336,29 @@ mod tests {
         frames.begin();
         let (due, _) = frames.due(later + refresh, check);
         assert!(!due.paced);
+        // Once a frame shows the focused pane's echo, wake-ups are paced again.
+        let focused = |c: char| {
+            let mut screen =
+                crate::render::ScreenCells::blank(4, 1, &crate::render::Palette::dark());
+            screen.cells[0].ch = c;
+            Scene {
+                panes: vec![crate::render::PaneScene {
+                    focused: true,
+                    screen,
+                    ..Default::default()
+                }],
+                ..scene(80)
+            }
+        };
+        frames.drawn(Some(focused('a')));
+        frames.input(later);
+        frames.drawn(Some(focused('a')));
+        assert_eq!(frames.pace(later + Duration::from_millis(2), Some(later)), None, "no echo yet");
+        frames.drawn(Some(focused('b')));
+        assert_eq!(
+            frames.pace(later + Duration::from_millis(3), Some(later)),
+            Some(later + refresh)
+        );
         // Frames slower than the refresh leave as long again between them.
         frames.cost(Duration::from_millis(50));
         assert_eq!(frames.pace(later, Some(later)), Some(later + Duration::from_millis(50)));
