@@ -615,6 +615,25 @@ impl Store {
         self.panes.get(pane).map(|p| p.shared.clone())
     }
 
+    /// The shown tab's active pane, picked as the window picks the shown tab from
+    /// [`Store::view`] (the active workspace, else the first with tabs; its active tab, else
+    /// its first), without building the view: the window asks on every key.
+    pub fn focused_pane(&self) -> Option<PaneId> {
+        let ws = self
+            .active_workspace
+            .as_ref()
+            .and_then(|id| self.workspaces.iter().find(|w| w.id == *id))
+            .or_else(|| {
+                self.workspaces.iter().find(|w| w.tabs.iter().any(|t| self.tabs.contains_key(t)))
+            })?;
+        let mut tabs = ws.tabs.iter().filter_map(|t| self.tabs.get(t));
+        let tab = match &ws.active_tab {
+            Some(id) => tabs.clone().find(|t| t.id == *id).or_else(|| tabs.next()),
+            None => tabs.next(),
+        }?;
+        Some(tab.active_pane.clone())
+    }
+
     /// A pane's restore state (live, or which kind of tombstone).
     pub fn pane_state(&self, pane: &PaneId) -> Option<RestoreState> {
         Some(self.panes.get(pane)?.state())

@@ -152,8 +152,12 @@ where
     } else {
         caps.alpha_modes.first().copied().unwrap_or(wgpu::CompositeAlphaMode::Auto)
     };
+    // Copied into when the surface allows it: frames are drawn on a canvas of the window's
+    // own, only the rows that changed (`render/damage.rs`), and copied to the surface whole.
+    let usage =
+        wgpu::TextureUsages::RENDER_ATTACHMENT | (caps.usages & wgpu::TextureUsages::COPY_DST);
     let config = wgpu::SurfaceConfiguration {
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+        usage,
         format,
         width: size.0.max(1),
         height: size.1.max(1),

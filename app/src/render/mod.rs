@@ -14,6 +14,7 @@
 
 mod card;
 mod chrome;
+mod damage;
 mod extract;
 pub mod fallback;
 mod frame;
@@ -120,7 +121,15 @@ pub struct Renderer {
     modal_text_renderer: TextRenderer,
     /// The texture a window renderer draws screenshots into (same size and format).
     screenshot_texture: Option<wgpu::Texture>,
+    /// A window renderer's canvas (when its surface can be copied into): frames are drawn
+    /// here, only the rows that changed, and copied to the surface whole.
+    canvas: Option<wgpu::Texture>,
+    /// The scene the canvas shows (`None`: nothing yet, or it must be drawn again whole).
+    canvas_scene: Option<Scene>,
 }
+
+/// A band of the target to redraw: x, y, width, height in pixels.
+type Scissor = (u32, u32, u32, u32);
 
 impl Renderer {
     /// An offscreen renderer (tests, `berth screenshot`): a texture of `width × height`
@@ -212,6 +221,8 @@ impl Renderer {
             text_renderer,
             modal_text_renderer,
             screenshot_texture: None,
+            canvas: None,
+            canvas_scene: None,
         })
     }
 
@@ -233,6 +244,8 @@ impl Renderer {
             }
         }
         self.screenshot_texture = None;
+        self.canvas = None;
+        self.canvas_scene = None;
     }
 
     /// The size of one cell in physical pixels, from the font metrics.
@@ -244,6 +257,7 @@ impl Renderer {
     /// Changes the font size (logical pixels; zoom). [`Renderer::cell_size`] changes with it.
     /// Sizes below 1 pixel are ignored.
     pub fn set_font_size(&mut self, px: f32) {
+        self.canvas_scene = None;
         if self.text.set_font_size(px * self.config.scale).is_ok() {
             self.config.font_size_px = px;
         }
@@ -252,6 +266,7 @@ impl Renderer {
     /// Uses the font family `name`; when it is not installed the bundled font stays in use
     /// and the error says so (a warning for the user). [`Renderer::cell_size`] follows.
     pub fn set_font_family(&mut self, name: &str) -> Result<(), String> {
+        self.canvas_scene = None;
         let result = self.text.set_family(name);
         self.config.font_family = self.text.family().to_owned();
         result
@@ -260,6 +275,7 @@ impl Renderer {
     /// Sets the cell height as a multiple of the font's; values that are not positive are
     /// refused.
     pub fn set_line_height(&mut self, line_height: f32) -> Result<(), String> {
+        self.canvas_scene = None;
         self.text.set_line_height(line_height)?;
         self.config.line_height = line_height;
         Ok(())
@@ -267,17 +283,20 @@ impl Renderer {
 
     /// Turns ligatures on or off.
     pub fn set_ligatures(&mut self, on: bool) {
+        self.canvas_scene = None;
         self.text.set_ligatures(on);
         self.config.ligatures = on;
     }
 
     /// Draws with other colours from the next frame on.
     pub fn set_palette(&mut self, palette: Palette) {
+        self.canvas_scene = None;
         self.config.palette = palette;
     }
 
     /// Changes the HiDPI scale factor (the window moved to another monitor).
     pub fn set_scale(&mut self, scale: f32) {
+        self.canvas_scene = None;
         let scale = valid_scale(scale);
         if self.text.set_font_size(self.config.font_size_px * scale).is_ok() {
             self.config.scale = scale;
@@ -305,7 +324,7 @@ impl Renderer {
         match &self.target {
             Target::Offscreen { texture } => {
                 let view = texture.create_view(&wgpu::TextureViewDescriptor::default());
-                self.draw(scene, &view, start)
+                self.draw(scene, &view, None, start)
             }
             Target::Window { surface, .. } => {
                 let frame = match surface.get_current_texture() {
@@ -314,7 +333,8 @@ impl Renderer {
                         // Draw this one; the next frame gets a reconfigured surface.
                         let view =
                             frame.texture.create_view(&wgpu::TextureViewDescriptor::default());
-                        let stats = self.draw(scene, &view, start)?;
+                        self.canvas_scene = None;
+                        let stats = self.draw(scene, &view, None, start)?;
                         self.gpu.queue.present(frame);
                         self.reconfigure();
                         return Ok(stats);
@@ -339,10 +359,12 @@ impl Renderer {
                         ));
                     }
                 };
-                let view = frame.texture.create_view(&wgpu::TextureViewDescriptor::default());
-                let stats = self.draw(scene, &view, start)?;
+                let stats = self.draw_window(scene, &frame.texture, start);
+                if stats.is_err() {
+                    self.canvas_scene = None;
+                }
                 self.gpu.queue.present(frame);
-                Ok(stats)
+                stats
             }
         }
     }
@@ -361,19 +383,89 @@ impl Renderer {
             }
         };
         let view = texture.create_view(&wgpu::TextureViewDescriptor::default());
-        self.draw(scene, &view, start)?;
+        self.draw(scene, &view, None, start)?;
         gpu::read_png(&self.gpu, &texture)
     }
 
-    /// Lays out, prepares and draws one frame into `view`, then waits for the GPU.
+    /// Draws a window frame into `surface`: straight into it when it cannot be copied into,
+    /// else on the canvas, only the rows of the grid that changed since the canvas was last
+    /// drawn (`damage.rs`; all of them after a resize or a change of font, palette or scale),
+    /// and then the whole canvas copied to `surface`.
+    fn draw_window(
+        &mut self,
+        scene: &Scene,
+        surface: &wgpu::Texture,
+        start: Instant,
+    ) -> Result<FrameStats, RenderError> {
+        if !surface.usage().contains(wgpu::TextureUsages::COPY_DST) {
+            let view = surface.create_view(&wgpu::TextureViewDescriptor::default());
+            return self.draw(scene, &view, None, start);
+        }
+        let canvas = match &self.canvas {
+            Some(canvas) => canvas.clone(),
+            None => {
+                self.canvas_scene = None;
+                let canvas = gpu::render_texture(&self.gpu.device, self.size, self.format);
+                self.canvas = Some(canvas.clone());
+                canvas
+            }
+        };
+        let scissor = match damage::between(self.canvas_scene.as_ref(), scene) {
+            damage::Damage::Full => None,
+            damage::Damage::Rows(rows) => {
+                let m = self.text.metrics();
+                let (width, height) = self.size;
+                // Whole pixels around the rows (cell heights need not be integers).
+                let top = (place::row_y(m, rows.start).floor().max(0.0) as u32).min(height);
+                let bottom = (place::row_y(m, rows.end).ceil().max(0.0) as u32).min(height);
+                Some((0, top, width, bottom.saturating_sub(top)))
+            }
+        };
+        let view = canvas.create_view(&wgpu::TextureViewDescriptor::default());
+        let stats = self.draw(scene, &view, scissor, start)?;
+        self.canvas_scene = Some(scene.clone());
+        let mut encoder = self
+            .gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("berth copy") });
+        encoder.copy_texture_to_texture(
+            canvas.as_image_copy(),
+            surface.as_image_copy(),
+            wgpu::Extent3d {
+                width: self.size.0.min(surface.width()),
+                height: self.size.1.min(surface.height()),
+                depth_or_array_layers: 1,
+            },
+        );
+        let index = self.gpu.queue.submit([encoder.finish()]);
+        // The copy is done before the surface is presented (a software presenter reads the
+        // surface's memory as soon as it is handed over).
+        self.gpu
+            .device
+            .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
+            .map_err(|err| RenderError::Other(format!("waiting for the GPU failed: {err}")))?;
+        Ok(FrameStats { total: start.elapsed(), ..stats })
+    }
+
+    /// Lays out, prepares and draws one frame into `view`, then waits for the GPU. With a
+    /// `scissor`, only that band is drawn again (over what `view` holds), else all of it.
     fn draw(
         &mut self,
         scene: &Scene,
         view: &wgpu::TextureView,
+        scissor: Option<Scissor>,
         start: Instant,
     ) -> Result<FrameStats, RenderError> {
         self.text.begin_frame();
-        let frame = frame::build(scene, &self.config.palette, &mut self.text, self.config.scale);
+        let mut frame =
+            frame::build(scene, &self.config.palette, &mut self.text, self.config.scale);
+        if let Some((x, y, w, h)) = scissor {
+            // What the clear does for a whole frame: the band starts as the background.
+            let band = quads::Quad::fill(x as f32, y as f32, w as f32, h as f32, scene.background);
+            frame.quads.insert(0, band);
+            frame.under += 1;
+            frame.modal += 1;
+        }
         let shaped_rows = self.text.shaped_this_frame();
         let (width, height) = self.size;
         let Gpu { device, queue, .. } = &self.gpu;
@@ -417,10 +509,13 @@ impl Renderer {
                     depth_slice: None,
                     resolve_target: None,
                     ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(clear_color(
-                            scene.background,
-                            self.format.is_srgb(),
-                        )),
+                        load: match scissor {
+                            Some(_) => wgpu::LoadOp::Load,
+                            None => wgpu::LoadOp::Clear(clear_color(
+                                scene.background,
+                                self.format.is_srgb(),
+                            )),
+                        },
                         store: wgpu::StoreOp::Store,
                     },
                 })],
@@ -429,6 +524,14 @@ impl Renderer {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
+            if let Some((x, y, w, h)) = scissor {
+                if w == 0 || h == 0 {
+                    // Nothing changed: the canvas is already this frame.
+                    drop(pass);
+                    return self.finish_frame(encoder, start, shaped_rows);
+                }
+                pass.set_scissor_rect(x, y, w, h);
+            }
             // Quad counts fit in u32: a frame has a few per cell at most.
             let (under, modal, all) =
                 (frame.under as u32, frame.modal as u32, frame.quads.len() as u32);
@@ -444,6 +547,17 @@ impl Renderer {
                     .map_err(|err| RenderError::Other(format!("drawing glyphs: {err}")))?;
             }
         }
+        self.finish_frame(encoder, start, shaped_rows)
+    }
+
+    /// Submits a frame's commands and waits for the GPU.
+    fn finish_frame(
+        &mut self,
+        encoder: wgpu::CommandEncoder,
+        start: Instant,
+        shaped_rows: usize,
+    ) -> Result<FrameStats, RenderError> {
+        let Gpu { device, queue, .. } = &self.gpu;
         let index = queue.submit([encoder.finish()]);
         let cpu = start.elapsed();
         device

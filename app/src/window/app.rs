@@ -241,6 +241,9 @@ impl App {
                 .map_err(|e| anyhow::anyhow!("cannot open a window: {e}"))?,
         );
         window.set_ime_allowed(true);
+        if let Some(mhz) = window.current_monitor().and_then(|m| m.refresh_rate_millihertz()) {
+            self.frames.set_refresh(mhz);
+        }
         tracing::debug!(keymap = %self.config.keymap.describe(), "window key bindings");
         let instance = render::Renderer::instance_for(self.display.clone());
         let config = render::RenderConfig {
@@ -473,6 +476,18 @@ impl App {
             self.store.as_ref()?;
         }
         TabView::active(&self.state_view())
+    }
+
+    /// The shown tab's focused pane, without building the whole state view (the embedded
+    /// Store answers it directly; keys ask on every press).
+    pub(super) fn focused_pane(&self) -> Option<PaneId> {
+        match &self.remote {
+            Some(remote) => TabView::active(&remote.view()).map(|v| v.active_pane),
+            None => {
+                self.store.as_ref()?;
+                self.lock_store().focused_pane()
+            }
+        }
     }
 
     /// A pane's shared state (its terminal), if it has a live one.
@@ -943,12 +958,18 @@ impl App {
             );
         }
         window.pre_present_notify();
+        let started = Instant::now();
         match renderer.render(&scene) {
             Ok(stats) => {
-                self.latency.presented(&scene, Instant::now());
+                let presented = Instant::now();
+                self.frames.cost(presented.duration_since(started));
+                self.latency.presented(&scene, presented);
                 tracing::trace!(
                     cpu_us = stats.cpu.as_micros() as u64,
                     total_us = stats.total.as_micros() as u64,
+                    present_us =
+                        presented.duration_since(started).saturating_sub(stats.total).as_micros()
+                            as u64,
                     shaped_rows = stats.shaped_rows,
                     "frame"
                 );
@@ -1082,9 +1103,12 @@ impl ApplicationHandler<UserEvent> for App {
             }
         }
         if let Some(window) = &self.window {
-            // A frame already asked for by something else stays a full one.
+            // A frame already asked for by something else stays a full one; a wake-up soon
+            // after the last frame waits for the next refresh (`frames.rs`).
             self.frames.wake();
-            window.request_redraw();
+            if self.frames.pace(Instant::now(), None).is_none() {
+                window.request_redraw();
+            }
         }
     }
 
@@ -1103,6 +1127,14 @@ impl ApplicationHandler<UserEvent> for App {
             if key.state.is_pressed() {
                 self.latency.key();
             }
+        }
+        if matches!(
+            event,
+            WindowEvent::KeyboardInput { .. }
+                | WindowEvent::Ime(_)
+                | WindowEvent::MouseInput { .. }
+        ) {
+            self.frames.input(Instant::now());
         }
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
@@ -1145,7 +1177,7 @@ impl ApplicationHandler<UserEvent> for App {
             return;
         }
         let (due, next) = self.frames.due(Instant::now(), HEALTH_CHECK);
-        if due.blink || due.tick {
+        if due.blink || due.tick || due.paced {
             if let Some(window) = &self.window {
                 window.request_redraw();
             }

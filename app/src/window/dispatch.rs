@@ -111,7 +111,7 @@ impl App {
     /// resumes it.
     fn key_to_pane(&mut self, event: &KeyEvent) {
         let key = event.logical_key.as_ref();
-        let Some((_, pane)) = self.focused() else { return };
+        let Some(pane) = self.focused_pane() else { return };
         let kind = match (event.state, event.repeat) {
             (ElementState::Released, _) => KeyKind::Release,
             (ElementState::Pressed, true) => KeyKind::Repeat,
@@ -167,7 +167,7 @@ impl App {
             }
             Ime::Commit(text) => {
                 self.input.composing = false;
-                if let Some((_, pane)) = self.focused() {
+                if let Some(pane) = self.focused_pane() {
                     self.reset_blink();
                     self.send_bytes(&pane, text.into_bytes());
                 }

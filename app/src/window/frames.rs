@@ -6,6 +6,11 @@
 //! its scene equals the last one drawn; a frame asked for by input, a resize or the config
 //! ([`FrameSchedule::ask`]) is always drawn. It must not draw or ask winit for frames itself:
 //! the window does, when a method here says so.
+//!
+//! It also paces wake-ups: a frame asked for by the server comes at most once per refresh of
+//! the display ([`FrameSchedule::pace`]), so a pane flooding the screen does not keep the
+//! window drawing frames nobody sees, with the CPU they take; except just after input, when
+//! the echo is drawn at once (a key's latency is what a person feels).
 
 use std::time::{Duration, Instant};
 
@@ -16,6 +21,12 @@ pub(super) const BLINK: Duration = Duration::from_millis(530);
 
 /// How often the window redraws while a pane works, so "working 2m" stays true.
 pub(super) const LIFECYCLE_TICK: Duration = Duration::from_secs(15);
+
+/// How long after input the server's wake-ups are drawn at once, unpaced.
+pub(super) const INPUT_UNPACED: Duration = Duration::from_millis(100);
+
+/// One refresh at 60 Hz, the pace when the display does not say its own.
+const REFRESH_60HZ: Duration = Duration::from_micros(16_667);
 
 /// The window's frame schedule.
 #[derive(Debug)]
@@ -32,6 +43,14 @@ pub(super) struct FrameSchedule {
     blink_at: Option<Instant>,
     /// When to redraw for the lifecycle markers' clocks.
     tick_at: Option<Instant>,
+    /// When the last frame was drawn, the last input came, and a paced wake-up's frame is due.
+    drawn_at: Option<Instant>,
+    input_at: Option<Instant>,
+    paced_at: Option<Instant>,
+    /// The display's refresh interval: the shortest time between two paced frames.
+    refresh: Duration,
+    /// How long the last frame took to draw and present.
+    cost: Duration,
 }
 
 impl Default for FrameSchedule {
@@ -43,6 +62,11 @@ impl Default for FrameSchedule {
             blink_on: true,
             blink_at: None,
             tick_at: None,
+            drawn_at: None,
+            input_at: None,
+            paced_at: None,
+            refresh: REFRESH_60HZ,
+            cost: Duration::ZERO,
         }
     }
 }
@@ -54,6 +78,8 @@ pub(super) struct ClockDue {
     pub(super) blink: bool,
     /// The markers' clock ran out: a frame that is skipped if nothing else changed.
     pub(super) tick: bool,
+    /// A paced wake-up's time came: a frame that is skipped if nothing changed.
+    pub(super) paced: bool,
 }
 
 impl FrameSchedule {
@@ -84,6 +110,7 @@ impl FrameSchedule {
     /// is unchanged.
     pub(super) fn begin(&mut self) -> bool {
         self.pending = false;
+        self.paced_at = None;
         std::mem::take(&mut self.wake_only)
     }
 
@@ -96,7 +123,53 @@ impl FrameSchedule {
     /// The frame was drawn (`Some`) or failed (`None`: the next one is drawn whatever it
     /// shows).
     pub(super) fn drawn(&mut self, scene: Option<Scene>) {
+        // The focused pane changed after input: the echo is on screen, pacing starts again.
+        fn focused(s: &Scene) -> Option<&crate::render::ScreenCells> {
+            s.panes.iter().find(|p| p.focused).map(|p| &p.screen)
+        }
+        let echoed = match (&scene, &self.last_scene) {
+            (Some(new), Some(old)) => focused(new) != focused(old),
+            _ => false,
+        };
+        if echoed {
+            self.input_at = None;
+        }
         self.last_scene = scene;
+        self.drawn_at = Some(Instant::now());
+    }
+
+    /// The display refreshes `millihertz` times a thousand seconds (winit's monitor figure).
+    pub(super) fn set_refresh(&mut self, millihertz: u32) {
+        if millihertz >= 1_000 {
+            self.refresh = Duration::from_micros(1_000_000_000 / u64::from(millihertz));
+        }
+    }
+
+    /// The last frame took `cost` to draw and present: paced frames leave at least as long
+    /// again between them, so that drawing a flood takes at most half the time (a software
+    /// rasterizer's frames are slow, and the pane's reader needs the CPU too).
+    pub(super) fn cost(&mut self, cost: Duration) {
+        self.cost = cost;
+    }
+
+    /// Input came at `now` (a key, committed text, a click): wake-ups are unpaced until a
+    /// frame shows the focused pane changed (the echo), for [`INPUT_UNPACED`] at most.
+    pub(super) fn input(&mut self, now: Instant) {
+        self.input_at = Some(now);
+    }
+
+    /// A wake-up at `now` (after [`FrameSchedule::wake`]): `None` if its frame is drawn now,
+    /// else the time it is due, one refresh after the last frame ([`FrameSchedule::due`] says
+    /// when it comes). Just after input, and when the last frame is a refresh old, it is now.
+    pub(super) fn pace(&mut self, now: Instant, drawn_at: Option<Instant>) -> Option<Instant> {
+        let typing =
+            self.input_at.is_some_and(|at| now.saturating_duration_since(at) < INPUT_UNPACED);
+        let at = drawn_at
+            .or(self.drawn_at)
+            .map(|d| d + self.refresh.max(self.cost))
+            .filter(|at| *at > now && !typing)?;
+        self.paced_at = Some(self.paced_at.map_or(at, |p| p.min(at)));
+        Some(at)
     }
 
     /// Forgets the last scene, so the next frame is drawn (the config changed).
@@ -127,7 +200,12 @@ impl FrameSchedule {
     /// asks for a frame; the markers' clock asks for one that may be skipped), and when to
     /// wake at the latest (`check`: the loop's own health check interval).
     pub(super) fn due(&mut self, now: Instant, check: Duration) -> (ClockDue, Instant) {
-        let mut due = ClockDue { blink: false, tick: false };
+        let mut due = ClockDue { blink: false, tick: false, paced: false };
+        if self.paced_at.is_some_and(|at| at <= now) {
+            self.paced_at = None;
+            self.wake();
+            due.paced = true;
+        }
         if self.blink_at.is_some_and(|at| at <= now) {
             self.blink_on = !self.blink_on;
             self.blink_at = Some(now + BLINK);
@@ -140,7 +218,7 @@ impl FrameSchedule {
             due.tick = true;
         }
         let mut next = self.blink_at.map_or(now + check, |b| b.min(now + check));
-        if let Some(at) = self.tick_at {
+        for at in [self.tick_at, self.paced_at].into_iter().flatten() {
             next = next.min(at);
         }
         (due, next)
@@ -212,7 +290,7 @@ mod tests {
         let mut frames = FrameSchedule::default();
         frames.keep_clocks(true, true, t0);
         let (due, next) = frames.due(t0, check);
-        assert_eq!(due, ClockDue { blink: false, tick: false });
+        assert_eq!(due, ClockDue { blink: false, tick: false, paced: false });
         assert_eq!(next, t0 + BLINK);
         // The blink runs out: the cursor hides and a full frame is asked for.
         let (due, _) = frames.due(t0 + BLINK, check);
@@ -228,5 +306,61 @@ mod tests {
         // Input shows the cursor again.
         frames.reset_blink();
         assert!(!frames.cursor_hidden());
+    }
+
+    #[test]
+    fn wake_ups_are_paced_to_the_refresh_except_just_after_input() {
+        let check = Duration::from_secs(1);
+        let t0 = Instant::now();
+        let mut frames = FrameSchedule::default();
+        frames.set_refresh(50_000);
+        let refresh = Duration::from_millis(20);
+        // Nothing drawn yet, or the last frame a refresh old: drawn at once.
+        assert_eq!(frames.pace(t0, None), None);
+        assert_eq!(frames.pace(t0 + refresh, Some(t0)), None);
+        // A wake-up 5 ms after a frame waits for the refresh; `due` brings it then.
+        frames.wake();
+        assert_eq!(frames.pace(t0 + Duration::from_millis(5), Some(t0)), Some(t0 + refresh));
+        let (due, next) = frames.due(t0 + Duration::from_millis(6), check);
+        assert!(!due.paced);
+        assert_eq!(next, t0 + refresh);
+        let (due, _) = frames.due(t0 + refresh, check);
+        assert!(due.paced);
+        assert!(frames.begin(), "a paced frame is skipped when nothing changed");
+        // Just after a key, the echo's wake-up is drawn at once; a while later it is paced.
+        frames.input(t0 + refresh);
+        assert_eq!(frames.pace(t0 + refresh + Duration::from_millis(1), Some(t0 + refresh)), None);
+        let later = t0 + refresh + INPUT_UNPACED;
+        assert_eq!(frames.pace(later, Some(later)), Some(later + refresh));
+        // A frame drawn meanwhile (input) takes the paced one with it.
+        frames.begin();
+        let (due, _) = frames.due(later + refresh, check);
+        assert!(!due.paced);
+        // Once a frame shows the focused pane's echo, wake-ups are paced again.
+        let focused = |c: char| {
+            let mut screen =
+                crate::render::ScreenCells::blank(4, 1, &crate::render::Palette::dark());
+            screen.cells[0].ch = c;
+            Scene {
+                panes: vec![crate::render::PaneScene {
+                    focused: true,
+                    screen,
+                    ..Default::default()
+                }],
+                ..scene(80)
+            }
+        };
+        frames.drawn(Some(focused('a')));
+        frames.input(later);
+        frames.drawn(Some(focused('a')));
+        assert_eq!(frames.pace(later + Duration::from_millis(2), Some(later)), None, "no echo yet");
+        frames.drawn(Some(focused('b')));
+        assert_eq!(
+            frames.pace(later + Duration::from_millis(3), Some(later)),
+            Some(later + refresh)
+        );
+        // Frames slower than the refresh leave as long again between them.
+        frames.cost(Duration::from_millis(50));
+        assert_eq!(frames.pace(later, Some(later)), Some(later + Duration::from_millis(50)));
     }
 }
