@@ -93,7 +93,7 @@ fn same_except_screen(a: &PaneScene, b: &PaneScene) -> bool {
 mod tests {
     use super::*;
     use crate::render::scene::{CellRectU16, CellView, CursorShape, CursorView, ScreenCells};
-    use crate::render::Palette;
+    use crate::render::palette::Palette;
 
     fn scene() -> Scene {
         let palette = Palette::dark();
