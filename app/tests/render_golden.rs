@@ -918,6 +918,52 @@ fn sidebar_dark() {
     check_with_palette("sidebar_dark", &sidebar_scene(&Palette::dark()), Palette::dark());
 }
 
+/// The switcher opened over the sidebar and a pane: regression for fragments of the sidebar's
+/// and the pane's text showing around the box. Outside the box every pixel is the backdrop's
+/// colour within a small margin (no text shows through).
+#[test]
+fn switcher_over_the_sidebar_has_a_clean_backdrop() {
+    let palette = Palette::dark();
+    let mut s = sidebar_scene(&palette);
+    let rect = CellRectU16::new(10, 2, 60, 6);
+    s.switcher = Some(SwitcherScene {
+        rect,
+        query: "si".into(),
+        entries: vec![SwitcherEntry {
+            name: "site".into(),
+            detail: "~/code/site  [feature/x]".into(),
+            attention: 1,
+            current: false,
+        }],
+        selected: 0,
+    });
+    let config = RenderConfig { system_fonts: false, palette, ..RenderConfig::default() };
+    let (w, h) = (u32::from(s.grid_cols) * CELL.0, u32::from(s.grid_rows) * CELL.1);
+    let mut renderer = Renderer::offscreen(w, h, config).expect("an offscreen renderer");
+    let png = renderer.screenshot_png(&s).expect("rendering");
+    let (pw, ph, pixels) = decode(&png);
+    let inside = |x: u32, y: u32| {
+        let (c0, r0) = (u32::from(rect.col) * CELL.0, u32::from(rect.row) * CELL.1);
+        let (c1, r1) = (c0 + u32::from(rect.cols) * CELL.0, r0 + u32::from(rect.rows) * CELL.1);
+        // A pixel of margin for the frame's outline.
+        x + 1 >= c0 && x <= c1 && y + 1 >= r0 && y <= r1
+    };
+    let mut bright = 0;
+    for y in 0..ph {
+        for x in 0..pw {
+            if inside(x, y) {
+                continue;
+            }
+            let i = ((y * pw + x) * 3) as usize;
+            if pixels[i..i + 3].iter().any(|&c| c > 64) {
+                bright += 1;
+            }
+        }
+    }
+    assert_eq!(bright, 0, "{bright} pixels of text or sidebar show around the switcher");
+    compare("switcher_over_sidebar", &png);
+}
+
 #[test]
 fn sidebar_light() {
     check_with_palette("sidebar_light", &sidebar_scene(&Palette::light()), Palette::light());
