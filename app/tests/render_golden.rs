@@ -376,6 +376,31 @@ fn badges_and_tombstone_overlays() {
     );
 }
 
+/// A resumable tombstone in a pane 24 columns wide: its overlay's line ends in `…` rather
+/// than being cut off.
+#[test]
+fn tombstone_overlay_in_a_narrow_pane() {
+    let overlay = TombstoneOverlay {
+        lines: vec!["Enter — resume `claude --resume 3f2a9c`".into()],
+        error: Some("resume failed: no such file: claude".into()),
+    };
+    let rect = CellRectU16::new(0, 0, 24, 8);
+    let tail = vec!["$ claude".to_string()];
+    let tail_rows = rect.rows - 1 - render::overlay_rows(&overlay);
+    let pane = PaneScene {
+        rect,
+        header: HeaderScene {
+            title: "claude".into(),
+            badge: Badge::Resumable,
+            ..HeaderScene::default()
+        },
+        screen: extract_styled_lines(&tail, rect.cols, tail_rows, &Palette::dark()),
+        overlay: Some(overlay),
+        ..PaneScene::default()
+    };
+    check("tombstone_overlay_narrow", &scene(24, 8, vec![pane], Vec::new()));
+}
+
 /// The workspace switcher drawn over a pane full of text: nothing of the text shows through.
 /// Agents asking permission: on the left a card with the three answers and their chords over
 /// the agent's text (none of which shows through it), in the middle one Berth can no longer
