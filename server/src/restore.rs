@@ -530,7 +530,9 @@ impl Store {
                 term.feed(format!("\x1b[0;33m{note}\x1b[0m\r\n").as_bytes());
             }
             // A line marks where the old session's tail ends and the resumed one begins.
-            term.feed(format!("\x1b[0;2m{}\x1b[0m\r\n", resume_marker(&argv, size.cols)).as_bytes());
+            term.feed(
+                format!("\x1b[0;2m{}\x1b[0m\r\n", resume_marker(&argv, size.cols)).as_bytes(),
+            );
             scroll_screen_into_history(&mut term);
         }
         let spawn = SpawnRequest {

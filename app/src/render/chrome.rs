@@ -249,7 +249,22 @@ pub(super) fn switcher(
     ));
     if s.entries.is_empty() {
         let mut cells = vec![CellView::blank(palette.switcher_dim, palette.switcher_bg); width];
-        put_text(&mut cells, 2, width - 1, "no workspace matches", palette.switcher_dim, false);
+        if s.query.trim().is_empty() {
+            put_text(&mut cells, 2, width - 1, "no workspace matches", palette.switcher_dim, false);
+        } else {
+            // The offer Enter (or a click) takes: a new workspace of the typed name.
+            quads.push(Quad::fill(
+                x,
+                row_y(m, r.row + 2),
+                w,
+                m.cell_h,
+                palette.switcher_selected_bg,
+            ));
+            cells.iter_mut().for_each(|c| c.bg = palette.switcher_selected_bg);
+            let col =
+                put_text(&mut cells, 2, width - 1, "+ new workspace ", palette.switcher_dim, false);
+            put_text(&mut cells, col, width - 1, s.query.trim(), palette.switcher_fg, true);
+        }
         row_cells(cells, r.row + 2, texts);
         return;
     }
