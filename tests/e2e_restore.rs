@@ -221,7 +221,13 @@ fn resume_runs_the_agents_official_resume_command() {
     assert_eq!(find_pane(&server.list(), &pane)["state"], "RESUMABLE");
     assert_eq!(server.berth_ok(&["resume", &pane]), "LIVE");
     server.wait_text(&pane, "fake-agent-ran:", WAIT);
-    assert!(server.screen(&pane).contains("--resume sess-42"), "{}", server.screen(&pane));
+    let text = server.screen(&pane);
+    assert!(text.contains("--resume sess-42"), "{text}");
+    // Regression (issue #29, item 7): a line marks where the old tail ends and the resumed
+    // session starts, above the resumed program's output.
+    let marker = text.find("── resumed: claude --resume sess-42 ─");
+    let ran = text.find("fake-agent-ran:");
+    assert!(marker.is_some() && marker < ran, "no resume marker above the new output:\n{text}");
 }
 
 #[test]

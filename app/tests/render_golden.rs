@@ -382,6 +382,31 @@ fn badges_and_tombstone_overlays() {
     );
 }
 
+/// A resumable tombstone in a pane 24 columns wide: its overlay's line ends in `…` rather
+/// than being cut off.
+#[test]
+fn tombstone_overlay_in_a_narrow_pane() {
+    let overlay = TombstoneOverlay {
+        lines: vec!["Enter — resume `claude --resume 3f2a9c`".into()],
+        error: Some("resume failed: no such file: claude".into()),
+    };
+    let rect = CellRectU16::new(0, 0, 24, 8);
+    let tail = vec!["$ claude".to_string()];
+    let tail_rows = rect.rows - 1 - render::overlay_rows(&overlay);
+    let pane = PaneScene {
+        rect,
+        header: HeaderScene {
+            title: "claude".into(),
+            badge: Badge::Resumable,
+            ..HeaderScene::default()
+        },
+        screen: extract_styled_lines(&tail, rect.cols, tail_rows, &Palette::dark()),
+        overlay: Some(overlay),
+        ..PaneScene::default()
+    };
+    check("tombstone_overlay_narrow", &scene(24, 8, vec![pane], Vec::new()));
+}
+
 /// The workspace switcher drawn over a pane full of text: nothing of the text shows through.
 /// Agents asking permission: on the left a card with the three answers and their chords over
 /// the agent's text (none of which shows through it), in the middle one Berth can no longer
@@ -922,6 +947,52 @@ impl AgentsTab<'_> {
 #[test]
 fn sidebar_dark() {
     check_with_palette("sidebar_dark", &sidebar_scene(&Palette::dark()), Palette::dark());
+}
+
+/// The switcher opened over the sidebar and a pane: regression for fragments of the sidebar's
+/// and the pane's text showing around the box. Outside the box every pixel is the backdrop's
+/// colour within a small margin (no text shows through).
+#[test]
+fn switcher_over_the_sidebar_has_a_clean_backdrop() {
+    let palette = Palette::dark();
+    let mut s = sidebar_scene(&palette);
+    let rect = CellRectU16::new(10, 2, 60, 6);
+    s.switcher = Some(SwitcherScene {
+        rect,
+        query: "si".into(),
+        entries: vec![SwitcherEntry {
+            name: "site".into(),
+            detail: "~/code/site  [feature/x]".into(),
+            attention: 1,
+            current: false,
+        }],
+        selected: 0,
+    });
+    let config = RenderConfig { system_fonts: false, palette, ..RenderConfig::default() };
+    let (w, h) = (u32::from(s.grid_cols) * CELL.0, u32::from(s.grid_rows) * CELL.1);
+    let mut renderer = Renderer::offscreen(w, h, config).expect("an offscreen renderer");
+    let png = renderer.screenshot_png(&s).expect("rendering");
+    let (pw, ph, pixels) = decode(&png);
+    let inside = |x: u32, y: u32| {
+        let (c0, r0) = (u32::from(rect.col) * CELL.0, u32::from(rect.row) * CELL.1);
+        let (c1, r1) = (c0 + u32::from(rect.cols) * CELL.0, r0 + u32::from(rect.rows) * CELL.1);
+        // A pixel of margin for the frame's outline.
+        x + 1 >= c0 && x <= c1 && y + 1 >= r0 && y <= r1
+    };
+    let mut bright = 0;
+    for y in 0..ph {
+        for x in 0..pw {
+            if inside(x, y) {
+                continue;
+            }
+            let i = ((y * pw + x) * 3) as usize;
+            if pixels[i..i + 3].iter().any(|&c| c > 64) {
+                bright += 1;
+            }
+        }
+    }
+    assert_eq!(bright, 0, "{bright} pixels of text or sidebar show around the switcher");
+    compare("switcher_over_sidebar", &png);
 }
 
 #[test]

@@ -582,6 +582,10 @@ impl Store {
             for note in &notes {
                 term.feed(format!("\x1b[0;33m{note}\x1b[0m\r\n").as_bytes());
             }
+            // A line marks where the old session's tail ends and the resumed one begins.
+            term.feed(
+                format!("\x1b[0;2m{}\x1b[0m\r\n", resume_marker(&argv, size.cols)).as_bytes(),
+            );
             scroll_screen_into_history(&mut term);
         }
         let spawn = SpawnRequest {
@@ -681,6 +685,21 @@ impl Store {
     }
 }
 
+/// The line written under a resumed pane's restored tail, `cols` wide at most: a rule naming
+/// the command that resumed it, so the scrollback shows where the new session starts.
+pub fn resume_marker(argv: &[String], cols: u16) -> String {
+    let cols = usize::from(cols).max(12);
+    let command: String = argv.join(" ").chars().filter(|c| !c.is_control()).collect();
+    let mut text = format!("── resumed: {command} ");
+    if text.chars().count() > cols {
+        text = text.chars().take(cols - 2).collect();
+        text.push_str("… ");
+    }
+    let rule = cols.saturating_sub(text.chars().count());
+    text.extend(std::iter::repeat_n('─', rule));
+    text
+}
+
 /// Scrolls the lines above the cursor of a freshly restored terminal into its scrollback and
 /// puts the cursor home on a blank screen, before the resumed program starts. Whatever that
 /// program does to the screen (enter and leave the alternate screen, `ESC[H ESC[J`, redraw
@@ -774,6 +793,19 @@ fn pane_from_record(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The resume marker is a rule as wide as the pane, naming the command, and a long command
+    /// is cut with `…` so the line never wraps.
+    #[test]
+    fn the_resume_marker_fills_the_row_and_never_wraps() {
+        let argv = |s: &str| s.split(' ').map(str::to_owned).collect::<Vec<_>>();
+        let line = resume_marker(&argv("claude --resume 3f2a"), 40);
+        assert_eq!(line, "── resumed: claude --resume 3f2a ───────");
+        assert_eq!(line.chars().count(), 40);
+        let long = resume_marker(&argv(&format!("codex resume {}", "x".repeat(60))), 30);
+        assert_eq!(long.chars().count(), 30);
+        assert!(long.ends_with("… "), "{long}");
+    }
 
     /// The cached tail is always the tail: after output, partial lines, a flood past the ring
     /// and past 64 KiB, a resize, `CSI 3 J`, a reset and the alternate screen.

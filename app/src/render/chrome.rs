@@ -6,7 +6,7 @@
 //! what they say: the window fills the scene, `render/mod.rs` uploads what this returns.
 
 use super::palette::{Palette, Rgb};
-use super::place::{clip_of, col_x, put_text, row_y, str_width, Placement};
+use super::place::{clip_of, col_x, ellipsize, put_text, row_y, str_width, Placement};
 use super::quads::{Quad, QuadKind};
 use super::scene::{
     CellRectU16, CellView, PaneScene, Progress, ProgressKind, Ring, SwitcherScene, TabBarScene,
@@ -150,6 +150,16 @@ pub fn overlay_rows(overlay: &TombstoneOverlay) -> u16 {
     u16::try_from(lines).unwrap_or(u16::MAX).saturating_add(1)
 }
 
+/// One line of a tombstone's overlay in a pane `cols` wide: a cell of margin on each side, and
+/// a line too long for that ends in `…` instead of being cut off.
+fn overlay_line(line: &str, cols: u16, fg: Rgb, bg: Rgb, bold: bool) -> Vec<CellView> {
+    let width = usize::from(cols);
+    let mut cells = vec![CellView::blank(fg, bg); width];
+    let shown = ellipsize(line, width.saturating_sub(2));
+    put_text(&mut cells, 1, width, &shown, fg, bold);
+    cells
+}
+
 /// A tombstone's overlay: a panel along the pane's bottom rows with what Enter does.
 pub(super) fn overlay(
     pane: &PaneScene,
@@ -180,8 +190,7 @@ pub(super) fn overlay(
         lines.push((err.as_str(), palette.overlay_error));
     }
     for (i, (line_text, fg)) in lines.into_iter().take(usize::from(rows - 1)).enumerate() {
-        let mut cells = vec![CellView::blank(fg, palette.overlay_bg); usize::from(r.cols)];
-        put_text(&mut cells, 1, usize::from(r.cols), line_text, fg, i == 0);
+        let cells = overlay_line(line_text, r.cols, fg, palette.overlay_bg, i == 0);
         let key = text.row(&cells, None);
         let row = top + 1 + u16::try_from(i).unwrap_or(0);
         texts.push(Placement { key, x, y: row_y(m, row), clip });
@@ -240,7 +249,22 @@ pub(super) fn switcher(
     ));
     if s.entries.is_empty() {
         let mut cells = vec![CellView::blank(palette.switcher_dim, palette.switcher_bg); width];
-        put_text(&mut cells, 2, width - 1, "no workspace matches", palette.switcher_dim, false);
+        if s.query.trim().is_empty() {
+            put_text(&mut cells, 2, width - 1, "no workspace matches", palette.switcher_dim, false);
+        } else {
+            // The offer Enter (or a click) takes: a new workspace of the typed name.
+            quads.push(Quad::fill(
+                x,
+                row_y(m, r.row + 2),
+                w,
+                m.cell_h,
+                palette.switcher_selected_bg,
+            ));
+            cells.iter_mut().for_each(|c| c.bg = palette.switcher_selected_bg);
+            let col =
+                put_text(&mut cells, 2, width - 1, "+ new workspace ", palette.switcher_dim, false);
+            put_text(&mut cells, col, width - 1, s.query.trim(), palette.switcher_fg, true);
+        }
         row_cells(cells, r.row + 2, texts);
         return;
     }
@@ -266,5 +290,26 @@ pub(super) fn switcher(
             put_text(&mut cells, width - 1 - badge_w, width - 1, &badge, palette.attention, true);
         }
         row_cells(cells, row, texts);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_of(cells: &[CellView]) -> String {
+        cells.iter().filter(|c| !c.flags.spacer).map(|c| c.ch).collect::<String>()
+    }
+
+    /// Regression: in a narrow pane the restore overlay's line was cut off with no sign that
+    /// more followed.
+    #[test]
+    fn a_long_overlay_line_ends_in_an_ellipsis() {
+        let (fg, bg) = (Rgb::hex(0xffffff), Rgb::hex(0));
+        let line = "Enter — resume `claude --resume 3f2a9c`";
+        let narrow = text_of(&overlay_line(line, 24, fg, bg, true));
+        assert_eq!(narrow, " Enter — resume `claud… ");
+        let wide = text_of(&overlay_line(line, 60, fg, bg, true));
+        assert_eq!(wide.trim_end(), format!(" {line}"));
     }
 }

@@ -77,6 +77,17 @@ pub fn build(scene: &Scene, palette: &Palette, text: &mut TextSystem, scale: f32
         super::review::review(view, palette, m, text, &mut modal, &mut modal_texts);
     }
     if let Some(switcher) = &scene.switcher {
+        // A clean backdrop first: the whole window (sidebar, tab bar, panes) covered nearly to
+        // the background, so no pieces of sidebar or pane text show around the box.
+        let (w, h) = (f32::from(scene.grid_cols) * m.cell_w, f32::from(scene.grid_rows) * m.cell_h);
+        modal.push(Quad::fill_alpha(
+            0.0,
+            0.0,
+            w + m.cell_w,
+            h + m.cell_h,
+            palette.switcher_backdrop,
+            0.9,
+        ));
         chrome::switcher(switcher, palette, m, scale, text, &mut modal, &mut modal_texts);
     }
     if let Some(message) = &scene.banner {

@@ -143,6 +143,8 @@ pub struct Palette {
     pub overlay_error: Rgb,
     /// The switcher's background.
     pub switcher_bg: Rgb,
+    /// The backdrop over the whole window behind the switcher (drawn at 90 % opacity).
+    pub switcher_backdrop: Rgb,
     /// The switcher's frame.
     pub switcher_border: Rgb,
     /// The switcher's text.
@@ -222,6 +224,7 @@ impl Palette {
             overlay_fg: Rgb::hex(0xe0e6ee),
             overlay_error: Rgb::hex(0xff8080),
             switcher_bg: Rgb::hex(0x202530),
+            switcher_backdrop: Rgb::hex(0x101216),
             switcher_border: Rgb::hex(0x5fafd7),
             switcher_fg: Rgb::hex(0xf0f0f0),
             switcher_dim: Rgb::hex(0x9aa4b2),
@@ -307,6 +310,7 @@ impl Palette {
             overlay_fg: Rgb::hex(0x1b1f24),
             overlay_error: Rgb::hex(0xc62828),
             switcher_bg: Rgb::hex(0xffffff),
+            switcher_backdrop: Rgb::hex(0xd8dce2),
             switcher_border: Rgb::hex(0x2f7fb5),
             switcher_fg: Rgb::hex(0x1b1f24),
             switcher_dim: Rgb::hex(0x6a737d),

@@ -51,6 +51,13 @@ impl Quad {
         Self::new(QuadKind::Fill, x, y, w, h, color, 0.0)
     }
 
+    /// A filled rectangle of `color` at `alpha` (0–1) over what is drawn before it.
+    pub fn fill_alpha(x: f32, y: f32, w: f32, h: f32, color: Rgb, alpha: f32) -> Self {
+        let mut quad = Self::fill(x, y, w, h, color);
+        quad.color[3] = alpha.clamp(0.0, 1.0);
+        quad
+    }
+
     /// A rectangle of `kind` with line `thickness`.
     pub fn new(kind: QuadKind, x: f32, y: f32, w: f32, h: f32, color: Rgb, thickness: f32) -> Self {
         let c = |v: u8| f32::from(v) / 255.0;

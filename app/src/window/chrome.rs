@@ -353,8 +353,8 @@ pub fn switcher_scene(
     let col = (cols - width) / 2;
     let row = (TAB_BAR_ROWS + 1).min(rows.saturating_sub(height));
     let selected = switcher.selected.min(entries.len().saturating_sub(1));
-    // Keep the highlighted entry in view.
-    let first = (selected + 1).saturating_sub(shown);
+    // Keep the highlighted entry in view (with no entries there is none: `first` is 0).
+    let first = (selected + 1).saturating_sub(shown.max(1));
     SwitcherScene {
         rect: CellRectU16::new(col, row, width, height.min(rows)),
         query: switcher.query.clone(),
@@ -673,6 +673,34 @@ mod tests {
         let scene = switcher_scene(&Switcher { query: String::new(), selected: 1 }, &all, 100, 5);
         assert_eq!(scene.entries.len(), 1);
         assert_eq!(scene.entries[0].name, "site");
+    }
+
+    /// Issue #29, item 6: typing a name that matches no workspace offers "new workspace
+    /// NAME", and Enter makes it (a tab in a workspace of that name); before, Enter did nothing.
+    #[test]
+    fn the_switcher_offers_a_new_workspace_for_a_name_that_matches_none() {
+        use crate::window::intent::Intent;
+        use crate::window::switcher::WorkspaceSwitcher;
+        use berth_server::commands::{Command, WorkspaceSelector};
+        use winit::keyboard::{Key, ModifiersState, NamedKey};
+        let list = list();
+        let mut switcher = WorkspaceSwitcher::default();
+        switcher.open(&list, None);
+        for c in ["z", "q", "x"] {
+            switcher.key(&list, None, Key::Character(c), Some(c), None, ModifiersState::empty());
+        }
+        let scene = switcher.scene(&list, None, 100, 30).expect("open");
+        assert!(scene.entries.is_empty());
+        assert_eq!(scene.query, "zqx");
+        let key = Key::Named(NamedKey::Enter);
+        let intents = switcher.key(&list, None, key, None, None, ModifiersState::empty());
+        let created = intents.iter().any(|i| {
+            matches!(i, Intent::Store(Command::TabCreate {
+                workspace: WorkspaceSelector::Name(name), ..
+            }) if name == "zqx")
+        });
+        assert!(created, "{intents:?}");
+        assert!(!switcher.is_open());
     }
 
     #[test]

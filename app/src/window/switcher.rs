@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use std::path::Path;
 
 use berth_engine::ids::WorkspaceId;
-use berth_server::commands::Command;
+use berth_server::commands::{Command, SpawnRequest, WorkspaceSelector};
 use berth_server::view::StateView;
 use winit::event::MouseButton;
 use winit::keyboard::{Key, ModifiersState, NamedKey};
@@ -73,6 +73,9 @@ impl WorkspaceSwitcher {
         match key {
             _ if action == Some(Action::Switcher) => {}
             Key::Named(NamedKey::Escape) => {}
+            Key::Named(NamedKey::Enter) if count == 0 => {
+                intents.extend(create_workspace(&open.query));
+            }
             Key::Named(NamedKey::Enter) => {
                 intents.extend(self.pick(list, home, &open, open.selected));
             }
@@ -117,7 +120,12 @@ impl WorkspaceSwitcher {
         let scene = chrome::switcher_scene(&open, &entries, cols, rows);
         let first = open.selected.min(entries.len().saturating_sub(1)) - scene.selected;
         let mut intents = Vec::new();
+        let offer = scene.rect.row + 2;
         match chrome::switcher_hit(&scene, col, row) {
+            None if entries.is_empty() && row == offer && button == MouseButton::Left => {
+                intents.extend(create_workspace(&open.query));
+                self.open = None;
+            }
             Some(i) if button == MouseButton::Left => {
                 intents.extend(self.pick(list, home, &open, first + i));
             }
@@ -162,4 +170,18 @@ impl WorkspaceSwitcher {
         self.open = None;
         focus
     }
+}
+
+/// What picking the "new workspace NAME" offer does (shown when the typed name matches no
+/// workspace): a tab in a new workspace of that name, which the Store makes active. Nothing for
+/// a blank name.
+fn create_workspace(query: &str) -> Option<Intent> {
+    let name = query.trim();
+    (!name.is_empty()).then(|| {
+        Intent::Store(Command::TabCreate {
+            workspace: WorkspaceSelector::Name(name.to_owned()),
+            title: None,
+            spawn: SpawnRequest::default(),
+        })
+    })
 }
