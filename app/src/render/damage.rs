@@ -92,8 +92,8 @@ fn same_except_screen(a: &PaneScene, b: &PaneScene) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::scene::{CellRectU16, CellView, CursorShape, CursorView, ScreenCells};
     use crate::render::palette::Palette;
+    use crate::render::scene::{CellRectU16, CellView, CursorShape, CursorView, ScreenCells};
 
     fn scene() -> Scene {
         let palette = Palette::dark();

@@ -424,10 +424,9 @@ impl Renderer {
         let view = canvas.create_view(&wgpu::TextureViewDescriptor::default());
         let stats = self.draw(scene, &view, scissor, start)?;
         self.canvas_scene = Some(scene.clone());
-        let mut encoder = self
-            .gpu
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("berth copy") });
+        let mut encoder = self.gpu.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("canvas to surface"),
+        });
         encoder.copy_texture_to_texture(
             canvas.as_image_copy(),
             surface.as_image_copy(),
