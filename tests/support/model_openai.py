@@ -22,7 +22,8 @@ prompt holds (a user message's text, never a tool's output): its step is the num
 answers the model gave after that prompt (assistant messages, tool calls), so a retried
 request gets the same answer and a resumed conversation picks up where its last prompt is.
 Steps: `{"text": T}` a final text; `{"tool": NAME, "input": {...}}` a function call with
-those arguments; `"delay": S` waits S seconds first; `{"hang": S, "text": T}` streams T and
+those arguments (`{report}` in them: the report command the prompt names, as a task's prompt
+says how to report); `"delay": S` waits S seconds first; `{"hang": S, "text": T}` streams T and
 keeps the stream open for up to S seconds or until the client goes away. A prompt with no
 known marker, or a step past the end, gets the text `(no script)`. Side calls (no tools:
 titles, summaries) never consume a step.
@@ -31,6 +32,7 @@ titles, summaries) never consume a step.
 import argparse
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -119,9 +121,27 @@ def choose(body, cases):
                 step = sum(1 for r, _ in items[i + 1:] if r == "answer")
                 steps = cases[marker]
                 if step < len(steps):
-                    return marker, step, steps[step]
+                    return marker, step, fill(steps[step], text)
                 return marker, step, {"text": "(no script)"}
     return None, None, {"text": "(no script)"}
+
+
+REPORT = re.compile(r"`([^`]*? task report(?: --task \S+)?) --status")
+
+
+def fill(value, prompt):
+    """The step's input with `{report}` replaced by the report command the prompt names (a
+    task's prompt says how to report; a model follows it)."""
+    if isinstance(value, str):
+        if "{report}" in value:
+            found = REPORT.search(prompt or "")
+            value = value.replace("{report}", found.group(1) if found else "berth task report")
+        return value
+    if isinstance(value, list):
+        return [fill(v, prompt) for v in value]
+    if isinstance(value, dict):
+        return {k: fill(v, prompt) for k, v in value.items()}
+    return value
 
 
 def usage_chat():
