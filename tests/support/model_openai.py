@@ -217,7 +217,7 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(delay)
         try:
             if path.endswith("/responses"):
-                self.responses(body, step)
+                self.answer_responses(body, step)
             elif body.get("stream"):
                 self.chat_stream(body, step)
             else:
@@ -252,7 +252,7 @@ class Handler(BaseHTTPRequestHandler):
 
     # ---- Responses (codex) ----
 
-    def responses(self, body, step):
+    def answer_responses(self, body, step):
         model = body.get("model") or "scripted"
         rid = next_id("resp")
         seq = [0]

@@ -506,6 +506,9 @@ export const Berth = async ({ client }) => {
     queue = sent.catch(() => {});
     return sent;
   };
+  // Berth learns here that the pane's opencode has its plugin (the events it reads come only
+  // with a prompt).
+  if (process.env.BERTH_PANE) send(JSON.stringify({ type: "berth.plugin.loaded" }));
   return {
     event: async ({ event }) => {
       if (!process.env.BERTH_PANE || !event || !USED.has(event.type)) return;
