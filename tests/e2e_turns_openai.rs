@@ -321,6 +321,9 @@ impl Turns {
 
     fn pane(&self) -> String {
         let pane = self.world.pane(&[self.agent.name()]);
+        if self.agent == Agent::Codex {
+            self.trust_hooks(&pane);
+        }
         settled(self.case, self.agent.ready(), || berth_screen(self.server(), &pane));
         self.poll(&pane, "berth events to show the pane", || {
             let seen = self.watch.seen.lock().unwrap();
@@ -330,6 +333,17 @@ impl Turns {
             e["agent"]["kind"] == self.agent.name()
         });
         pane
+    }
+
+    /// Codex asks once to trust hooks it has not seen (Berth's, in config.toml): a person
+    /// trusts them once, as here ("2. Trust all and continue").
+    fn trust_hooks(&self, pane: &str) {
+        settled(self.case, "Hooks need review", || berth_screen(self.server(), pane));
+        self.server().berth_ok(&["send", pane, "2"]);
+        self.poll(pane, "the trust option selected", || {
+            self.server().screen(pane).contains("› 2. Trust all and continue").then_some(())
+        });
+        self.server().berth_ok(&["send", pane, "--keys", "Enter"]);
     }
 
     fn entry(&self, pane: &str) -> Value {
@@ -513,7 +527,10 @@ fn codex_allow_and_deny() {
     let Some(t) = Turns::new(Agent::Codex, "codex_allow_and_deny") else { return };
     let pane = t.pane();
     let prompt = format!("C-MULTI {MULTI}");
-    t.submit(&pane, &prompt);
+    // Codex sends its first hook (SessionStart) with its first prompt: until then Berth cannot
+    // know its hooks are wired, and `berth submit` says `sent`, unconfirmed. The first prompt
+    // is typed as a person types it; the later ones go through `berth submit`, confirmed.
+    submit(t.server(), &pane, &prompt);
     let call = t.call(&pane, "C-MULTI", 0);
     assert!(user_texts(&call).iter().any(|u| u == &prompt), "{:?}", user_texts(&call));
     t.wait_idle(&pane, Some("multi-line prompt received"));
@@ -547,20 +564,38 @@ fn codex_works_a_task() {
     let Some(t) = Turns::new(Agent::Codex, "codex_works_a_task") else { return };
     fs::write(t.server().home.join(".bash_profile"), "PATH=/usr/bin:/bin\nexport PATH\n").unwrap();
     let repo = repo(t.server(), "app", &[("README", b"app\n")]);
-    let out = t.server().berth_ok(&[
-        "task",
-        "start",
-        "--json",
-        "--repo",
-        repo.to_str().unwrap(),
-        "--agent",
-        "codex",
-        "--objective",
-        "C-TASK add the file new.txt and commit it",
-        "--ready-timeout",
-        "90",
-    ]);
-    let task: Value = serde_json::from_str(&out).unwrap();
+    // `task start` waits for codex to be ready, which it is once its hooks are trusted.
+    let starting = t
+        .server()
+        .command()
+        .args([
+            "task",
+            "start",
+            "--json",
+            "--repo",
+            repo.to_str().unwrap(),
+            "--agent",
+            "codex",
+            "--objective",
+            "C-TASK add the file new.txt and commit it",
+            "--ready-timeout",
+            "90",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("berth task start");
+    let worker = t.poll("", "the worker's pane", || {
+        let list: Value = serde_json::from_str(&t.server().berth_ok(&["ls", "--json"])).ok()?;
+        panes_of(&list).into_iter().find_map(|p| p["id"].as_str().map(str::to_owned))
+    });
+    // A task's worktree is a new folder to codex: it asks to trust it first.
+    settled(t.case, "Trust this folder?", || berth_screen(t.server(), &worker));
+    t.server().berth_ok(&["send", &worker, "--keys", "Enter"]);
+    t.trust_hooks(&worker);
+    let out = starting.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&out.stdout).into_owned();
+    let task: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
     let id = task["id"].as_str().unwrap().to_owned();
     let pane = task["pane_id"].as_str().unwrap_or_else(|| panic!("no pane_id: {task}")).to_owned();
     let call = t.call(&pane, "C-TASK", 0);
