@@ -496,11 +496,12 @@ fn hook_install_keeps_every_entry_is_idempotent_and_uninstall_restores_exactly()
     assert_eq!(std::fs::read_to_string(&bad).unwrap(), "{ not json", "a bad file is left alone");
 }
 
-/// The opencode plugin under node, against a fake opencode HTTP server on loopback: a
-/// `permission.asked` event runs `berth hook opencode`, and `berth decide` sends the reply to
-/// opencode's permission endpoint. Skipped (saying so) without node.
+/// The opencode plugin under node, with a stand-in for its SDK client: a `permission.asked`
+/// event runs `berth hook opencode`, and `berth decide` sends the reply through the client's
+/// session permission endpoint (issue 26: not to `serverUrl`, where nothing listens inside
+/// opencode's TUI). Skipped (saying so) without node.
 #[test]
-fn the_opencode_plugin_replies_over_http() {
+fn the_opencode_plugin_replies_through_its_client() {
     if std::process::Command::new("node").arg("--version").output().is_err() {
         eprintln!("skipped: node is not installed");
         return;
@@ -515,49 +516,28 @@ fn the_opencode_plugin_replies_over_http() {
     let harness = dir.join("harness.mjs");
     std::fs::write(
         &harness,
-        r#"import http from "node:http";
-const { Berth } = await import(process.argv[2]);
-const got = [];
-const srv = http.createServer((req, res) => {
-  let body = "";
-  req.on("data", (d) => (body += d));
-  req.on("end", () => {
-    got.push({ method: req.method, url: req.url, body: JSON.parse(body || "null") });
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end("true");
-    console.log(JSON.stringify(got[got.length - 1]));
-    process.exit(0);
-  });
-});
-srv.listen(0, "127.0.0.1", async () => {
-  const url = new URL(`http://127.0.0.1:${srv.address().port}/`);
-  const hooks = await Berth({ serverUrl: url });
-  await hooks.event({ event: { type: process.argv[3], properties: {
-    id: process.argv[4], sessionID: "ses_1", permission: "bash", patterns: ["ls -la"], metadata: {}, always: ["ls *"] } } });
-  console.error("asked");
-});
+        r#"const { Berth } = await import(process.argv[2]);
+const client = {
+  postSessionIdPermissionsPermissionId: async (options) => {
+    console.log(JSON.stringify(options));
+    setTimeout(() => process.exit(0), 10);
+    return { response: { ok: true } };
+  },
+};
+const hooks = await Berth({ client, serverUrl: new URL("http://localhost:4096/") });
+await hooks.event({ event: { type: process.argv[3], properties: {
+  id: process.argv[4], sessionID: "ses_1", permission: "bash", patterns: ["ls", "-la"],
+  metadata: { command: "ls -la" }, always: ["ls *"] } } });
+console.error("asked");
 setTimeout(() => { console.error("no reply"); process.exit(3); }, 20000);
 "#,
     )
     .unwrap();
     let bin_dir = support::berth_bin().parent().unwrap().to_path_buf();
     let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
-    // v1 `permission.asked` replies on /permission/ID/reply, v2 on its session's API.
-    for (event, id, answer, url, body) in [
-        (
-            "permission.asked",
-            "per_1",
-            "always",
-            "/permission/per_1/reply",
-            json!({ "reply": "always" }),
-        ),
-        (
-            "permission.v2.asked",
-            "per_2",
-            "deny",
-            "/api/session/ses_1/permission/per_2/reply",
-            json!({ "reply": "reject" }),
-        ),
+    for (event, id, answer, reply) in [
+        ("permission.asked", "per_1", "always", "always"),
+        ("permission.v2.asked", "per_2", "deny", "reject"),
     ] {
         let mut node = std::process::Command::new("node");
         for (key, value) in server.env() {
@@ -582,9 +562,8 @@ setTimeout(() => { console.error("no reply"); process.exit(3); }, 20000);
         let (status, stdout) = node.finish();
         assert!(status.success(), "node exited with {status}");
         let request: Value = serde_json::from_str(stdout.trim()).unwrap();
-        assert_eq!(request["method"], "POST");
-        assert_eq!(request["url"], url);
-        assert_eq!(request["body"], body);
+        assert_eq!(request["path"], json!({ "id": "ses_1", "permissionID": id }));
+        assert_eq!(request["body"], json!({ "response": reply }));
     }
 }
 

@@ -190,7 +190,7 @@ pub fn hook_recorder(tools: &Path) {
     let script = format!(
         "#!/bin/bash\nif [ \"$1\" = hook ] && [ \"$#\" -eq 2 ]; then\n  payload=$(cat)\n  \
          printf '%s %s\\n' \"$2\" \"$(printf '%s' \"$payload\" | tr -d '\\n')\" >> '{log}'\n  \
-         printf '%s' \"$payload\" | exec '{berth}' \"$@\"\nfi\n\
+         printf '%s' \"$payload\" | '{berth}' \"$@\"\n  exit \"${{PIPESTATUS[1]}}\"\nfi\n\
          if [ \"$1\" = hook ]; then printf '%s %s\\n' \"$2\" \"$3\" >> '{log}'; fi\n\
          exec '{berth}' \"$@\"\n",
         log = log.display(),

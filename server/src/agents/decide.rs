@@ -335,18 +335,30 @@ pub fn request_of(kind: AgentKind, payload: &Value) -> Option<DecisionRequest> {
             let props =
                 payload.get("properties").or_else(|| payload.get("data")).unwrap_or(&Value::Null);
             let tool = text(props, "permission").or_else(|| text(props, "type")).unwrap_or("tool");
+            // Exactly the command opencode will run (`metadata.command`), never a
+            // reconstruction: `patterns` are globs opencode matches its rules with (for
+            // `echo a > f && echo b` they read `echo a > f`, `echo b`).
+            let metadata = props.get("metadata").unwrap_or(&Value::Null);
+            let subject = match metadata.get("command") {
+                Some(Value::String(command)) => command.clone(),
+                _ => ["filepath", "filePath", "file_path", "path", "url"]
+                    .iter()
+                    .find_map(|k| text(metadata, k).map(str::to_owned))
+                    .unwrap_or_else(|| {
+                        format!("(opencode sent no command for this {tool} request)")
+                    }),
+            };
             let patterns = props
                 .get("patterns")
                 .and_then(Value::as_array)
-                .map(|p| p.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "))
+                .map(|p| p.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "))
                 .filter(|p| !p.is_empty())
                 .or_else(|| text(props, "pattern").map(str::to_owned));
-            let metadata = props.get("metadata").unwrap_or(&Value::Null);
-            let subject = text(props, "title")
+            let description = text(metadata, "description")
+                .or_else(|| text(props, "title"))
                 .map(str::to_owned)
-                .or(patterns)
-                .unwrap_or_else(|| subject(metadata));
-            let mut req = request(tool, &json!({ "command": subject }), None);
+                .or_else(|| patterns.map(|p| format!("patterns: {p}")));
+            let mut req = request(tool, &json!({ "command": subject }), description.as_deref());
             req.always = true;
             Some(req)
         }

@@ -234,6 +234,16 @@ fn opencode(p: &Value) -> HookOutcome {
             out.notification =
                 Some(("opencode needs your permission".into(), bounded(&title, 2048)));
         }
+        // Berth's plugin could not hand opencode the answer given in Berth: the question is
+        // still open in opencode's own dialog.
+        Some("berth.reply_failed") => {
+            out.lifecycle = Some(Lifecycle::Blocked);
+            out.attention = Some(Attention::NeedsInput);
+            out.notification = Some((
+                "opencode did not take Berth's answer".into(),
+                "answer in opencode's own dialog".into(),
+            ));
+        }
         Some("session.error") => {
             out.attention = Some(Attention::Error);
             out.notification = Some(("opencode hit an error".into(), String::new()));
@@ -423,12 +433,21 @@ hooks = [{ type = "command", command = "berth hook codex" }]
 
 const OPENCODE_CONFIG: &str = r#"// Berth's opencode plugin (`berth hook install opencode` writes it): tells Berth what
 // opencode does, and holds opencode's permission requests in Berth until they are answered
-// there (`berth decide`, the window, a desktop action); the answer goes back over opencode's
-// HTTP API. opencode's own dialog stays live meanwhile: the first answer wins.
+// there (`berth decide`, the window, a desktop action); the answer goes back through the
+// plugin's own SDK client (inside the TUI nothing listens at `serverUrl`). opencode's own
+// dialog stays live meanwhile: the first answer wins.
+//
+// Events reach Berth one at a time, in the order opencode emitted them (one `berth hook`
+// process at a time, never several at once), and only those Berth reads.
 import { spawn } from "node:child_process";
 
 const berth = process.env.BERTH_BIN || "berth";
 const ASKED = ["permission.asked", "permission.v2.asked", "permission.updated"];
+const USED = new Set([
+  ...ASKED,
+  "permission.replied", "permission.v2.replied",
+  "session.created", "session.status", "session.idle", "session.error",
+]);
 
 function run(args, input) {
   return new Promise((resolve) => {
@@ -447,44 +466,73 @@ function run(args, input) {
   });
 }
 
-async function reply(base, event, answer) {
+// Answers opencode's permission request through the plugin's SDK client; true once opencode
+// took it (a 2xx), false otherwise.
+async function reply(client, event, answer) {
   const p = event.properties || event.data || {};
   const id = p.id || p.requestID || p.permissionID;
   const session = p.sessionID;
-  if (!id) return;
-  const body = answer.message ? { reply: answer.reply, message: answer.message } : { reply: answer.reply };
-  const tries = [];
-  if (event.type === "permission.v2.asked") tries.push([`/api/session/${session}/permission/${id}/reply`, body]);
-  if (event.type !== "permission.updated") tries.push([`/permission/${id}/reply`, body]);
-  tries.push([`/session/${session}/permissions/${id}`, { response: answer.reply }]);
-  for (const [path, json] of tries) {
+  if (!id || !client) return false;
+  // The v2 endpoint takes a message with a rejection; reached through the client's own
+  // in-process fetch where it has one.
+  const raw = client._client;
+  if (answer.message && raw && typeof raw.post === "function") {
     try {
-      const res = await fetch(new URL(path, base), {
-        method: "POST",
+      const res = await raw.post({
+        url: "/permission/{requestID}/reply",
+        path: { requestID: id },
+        body: { reply: answer.reply, message: answer.message },
         headers: { "content-type": "application/json" },
-        body: JSON.stringify(json),
       });
-      if (res.ok) return;
+      if (res && res.response && res.response.ok) return true;
     } catch (_) {}
+  }
+  try {
+    const res = await client.postSessionIdPermissionsPermissionId({
+      path: { id: session, permissionID: id },
+      body: { response: answer.reply },
+    });
+    return !!(res && res.response && res.response.ok);
+  } catch (_) {
+    return false;
   }
 }
 
-export const Berth = async ({ serverUrl }) => ({
-  event: async ({ event }) => {
-    if (!process.env.BERTH_PANE) return;
-    const payload = JSON.stringify(event);
-    if (ASKED.includes(event.type)) {
-      // Not awaited: opencode goes on (and shows its dialog) while Berth waits.
-      run(["hook", "opencode"], payload).then((out) => {
-        let answer;
-        try { answer = JSON.parse(out); } catch (_) { return; }
-        if (answer && answer.reply && serverUrl) return reply(serverUrl, event, answer);
-      });
-      return;
-    }
-    await run(["hook", "opencode"], payload);
-  },
-});
+export const Berth = async ({ client }) => {
+  let queue = Promise.resolve();
+  // In order: each event waits for the one before it to reach Berth.
+  const send = (payload) => {
+    const sent = queue.then(() => run(["hook", "opencode"], payload));
+    queue = sent.catch(() => {});
+    return sent;
+  };
+  // Berth learns here that the pane's opencode has its plugin (the events it reads come only
+  // with a prompt).
+  if (process.env.BERTH_PANE) send(JSON.stringify({ type: "berth.plugin.loaded" }));
+  return {
+    event: async ({ event }) => {
+      if (!process.env.BERTH_PANE || !event || !USED.has(event.type)) return;
+      const payload = JSON.stringify(event);
+      if (ASKED.includes(event.type)) {
+        // The question opens after the events before it; its answer is waited for off the
+        // queue (opencode goes on, and shows its dialog, meanwhile).
+        const asked = queue.then(() => run(["hook", "opencode"], payload));
+        asked.then(async (out) => {
+          let answer;
+          try { answer = JSON.parse(out); } catch (_) { return; }
+          if (!answer || !answer.reply) return;
+          const delivered = await reply(client, event, answer);
+          if (!delivered) {
+            const p = event.properties || event.data || {};
+            send(JSON.stringify({ type: "berth.reply_failed", properties: { sessionID: p.sessionID, id: p.id || p.requestID || p.permissionID } }));
+          }
+        });
+        return;
+      }
+      await send(payload);
+    },
+  };
+};
 "#;
 
 const CURSOR_CONFIG: &str = r#"{

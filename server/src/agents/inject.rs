@@ -38,7 +38,7 @@ pub fn with_hooks(
 }
 
 /// This binary, as the hooks should call it (`BERTH_HOOK_BIN` overrides it).
-fn berth_binary() -> Option<String> {
+pub(crate) fn berth_binary() -> Option<String> {
     if let Some(bin) = std::env::var("BERTH_HOOK_BIN").ok().filter(|b| !b.is_empty()) {
         return Some(bin);
     }

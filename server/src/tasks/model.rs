@@ -184,14 +184,25 @@ pub fn slug(id: &TaskId, label: &str) -> String {
 }
 
 /// The prompt a worker receives: a preamble naming the task, its branch and base, and how to
-/// report, then the contract's sections.
-pub fn compose_prompt(id: &TaskId, branch: &str, base_sha: &str, contract: &Contract) -> String {
+/// report, then the contract's sections. `berth` is the program the worker is told to run:
+/// this server's own binary by its absolute path where known (an agent that runs commands in
+/// a login shell, as codex does with `bash -lc`, gets the PATH the profile sets, which need not
+/// hold Berth's), and the task named on the command line (nothing rests on the environment).
+pub fn compose_prompt(
+    id: &TaskId,
+    branch: &str,
+    base_sha: &str,
+    contract: &Contract,
+    berth: Option<&str>,
+) -> String {
+    let berth = berth.map_or_else(|| "berth".to_owned(), shell_word);
     let mut p = format!(
         "You are working on Berth task {id}, in your own git worktree on branch {branch}, cut \
          from {base_sha}. Stay inside this worktree; commit your work on this branch. When you \
          are done, or blocked, run \
-         `berth task report --status completed|failed|rejected --summary \"...\"` \
-         (it reads $BERTH_TASK).\n\n## Objective\n\n{}\n",
+         `{berth} task report --task {id} --status completed|failed|rejected --summary \"...\"` \
+         exactly so (the absolute path: a login shell may not have Berth on its PATH).\
+         \n\n## Objective\n\n{}\n",
         contract.objective
     );
     if !contract.constraints.is_empty() {
@@ -210,6 +221,17 @@ pub fn compose_prompt(id: &TaskId, branch: &str, base_sha: &str, contract: &Cont
         p.push_str(&format!("\n## Expected Output Format\n\n{format}\n"));
     }
     p
+}
+
+/// `word` as one shell word: as it is when it is plain, else in single quotes.
+fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:@%".contains(c))
+    {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// One task as the Store keeps it: the typed id, state and pane, and the rest of its record.
@@ -409,8 +431,25 @@ mod tests {
         largest.acceptance = vec!["a".into(); MAX_ITEMS];
         largest.output_format = Some("f".into());
         check_contract(&largest).unwrap();
-        let prompt = compose_prompt(&TaskId::new(), &"b".repeat(256), &"0".repeat(64), &largest);
+        let prompt =
+            compose_prompt(&TaskId::new(), &"b".repeat(256), &"0".repeat(64), &largest, None);
         assert!(prompt.len() <= MAX_TASK_PROMPT_BYTES, "{}", prompt.len());
+    }
+
+    /// Issue 26: codex runs commands in `bash -lc`, whose profile resets PATH; the prompt
+    /// names Berth by its absolute path, quoted for the shell, and the task by its id.
+    #[test]
+    fn the_prompt_names_berth_by_its_path_and_the_task_by_its_id() {
+        let id = TaskId::new();
+        let contract = Contract { objective: "x".into(), ..Contract::default() };
+        let p = compose_prompt(&id, "b", "c", &contract, Some("/opt/my berth/bin/berth"));
+        assert!(
+            p.contains(&format!("`'/opt/my berth/bin/berth' task report --task {id} --status")),
+            "{p}"
+        );
+        let p = compose_prompt(&id, "b", "c", &contract, Some("/usr/bin/berth"));
+        assert!(p.contains(&format!("`/usr/bin/berth task report --task {id} ")), "{p}");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
     }
 
     #[test]
@@ -432,7 +471,7 @@ mod tests {
             acceptance: vec![],
             output_format: Some("a list".into()),
         };
-        let p = compose_prompt(&id, "berth/x", "abc123", &contract);
+        let p = compose_prompt(&id, "berth/x", "abc123", &contract, None);
         for part in [id.as_str(), "berth/x", "abc123", "berth task report", "## Objective"] {
             assert!(p.contains(part), "{part}");
         }

@@ -260,7 +260,9 @@ async fn run(
     let turn_seen = lock(&store)
         .pane_shared(&pane)
         .and_then(|s| s.meta().turns.last.as_ref().map(|t| t.ended_at));
-    let prompt = compose_prompt(&id, &prepared.branch, &prepared.base_sha, &p.contract);
+    let berth = crate::agents::inject::berth_binary().filter(|b| b.len() <= 512);
+    let prompt =
+        compose_prompt(&id, &prepared.branch, &prepared.base_sha, &p.contract, berth.as_deref());
     let submitted = match crate::agents::submit::start_limited(
         &store,
         pane.clone(),

@@ -40,11 +40,19 @@ fn permission_requests_are_read_per_agent() {
     let mcp = json!({"hook_event_name":"beforeMCPExecution","tool_name":"fetch","tool_input":{"url":"https://x"}});
     assert_eq!(request_of(AgentKind::Cursor, &mcp).unwrap().prompt, "fetch: https://x");
 
+    // Issue 26: exactly `metadata.command`, never `patterns` joined; none sent: said so.
     let opencode = json!({"type":"permission.asked","properties":{"id":"per_1","sessionID":"ses_1",
-        "permission":"bash","patterns":["ls -la"],"metadata":{}}});
+        "permission":"bash","patterns":["echo a > f","echo b"],
+        "metadata":{"command":"echo a > f && echo b","description":"Write f"}}});
     let opencode = request_of(AgentKind::Opencode, &opencode).unwrap();
-    assert_eq!(opencode.prompt, "bash: ls -la");
+    assert_eq!(opencode.prompt, "bash: echo a > f && echo b");
+    assert_eq!(opencode.detail, "echo a > f && echo b\nWrite f");
     assert_eq!(opencode.options().len(), 3);
+    let none = json!({"type":"permission.asked","properties":{"id":"per_1","sessionID":"ses_1",
+        "permission":"bash","patterns":["ls -la"],"metadata":{}}});
+    let none = request_of(AgentKind::Opencode, &none).unwrap();
+    assert_eq!(none.prompt, "bash: (opencode sent no command for this bash request)");
+    assert!(none.detail.contains("patterns: ls -la"), "{}", none.detail);
 
     // Every other event is not a request.
     for (kind, payload) in [

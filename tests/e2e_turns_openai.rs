@@ -1,0 +1,621 @@
+//! Real turns with the real codex and opencode (issue 26): codex 0.171.0 and opencode 1.18.33
+//! from npm (`scripts/test-agents`) in Berth panes, talking to a scripted OpenAI API on
+//! loopback (`tests/support/model_openai.py`: the Responses API for codex, Chat Completions
+//! for opencode; one server for the whole binary), each case with its own Berth server and
+//! private HOME, no network. Asserted from `berth events` (a watcher records every pane's
+//! lifecycle and attention) and `berth ls --json`, never from sleeps.
+//!
+//! The cases here are the ones that prove issue 26's codex and opencode defects:
+//! - opencode: a pending decision shows exactly `metadata.command` (defect 4), `decide allow`
+//!   reaches opencode through the plugin's SDK client and the command runs (defect 3), the
+//!   turn ends `done` with its events applied in order, and the plugin forwards only the
+//!   events Berth reads (defect 5);
+//! - codex: a task's worker commits and reports although `bash -lc`'s profile resets PATH
+//!   (defect 6);
+//! - submit reaching the model exactly, and allow/deny, for both.
+//!
+//! Not yet here (the claude suite has them; see issue 26's report): yes/no in the agent's own
+//! dialog, Escape while working and while blocked, the hook's wait expiring, and restart →
+//! resume.
+//!
+//! Skipped (passing, with a message) unless `BERTH_AGENTS_NPM` names the agents' npm prefix.
+
+mod support;
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use support::git::{git, repo};
+use support::real_agents::*;
+use support::*;
+
+/// How long one step of a turn may take.
+const TURN: Duration = Duration::from_secs(90);
+const KEY: &str = "sk-berth-test-not-a-key";
+
+// ---- the scripted model ----
+
+struct Model {
+    url: String,
+    log: PathBuf,
+    _child: Mutex<Child>,
+}
+
+/// Codex's shell tool, asking to run outside its sandbox (so that codex asks).
+fn codex_shell(command: &str) -> Value {
+    json!({
+        "tool": "exec_command",
+        "input": {
+            "cmd": command,
+            "sandbox_permissions": "require_escalated",
+            "justification": "A step of the Berth test",
+        },
+        "delay": 1.0,
+    })
+}
+
+/// opencode's `bash` tool.
+fn opencode_bash(command: &str) -> Value {
+    json!({
+        "tool": "bash",
+        "input": { "command": command, "description": "A step of the Berth test" },
+        "delay": 1.0,
+    })
+}
+
+fn say(text: &str) -> Value {
+    json!({ "text": text })
+}
+
+/// The command opencode is asked to run: a redirection and `&&`, whose `patterns` differ from
+/// the command (`echo a > f`, `echo b`).
+const OC_ALLOW: &str = "echo berth-oc-ran > oc.txt && echo berth-oc-second";
+
+/// The command codex's task worker runs: commit, then report as the task's prompt says.
+const TASK_COMMAND: &str = "printf 'made by codex\\n' > new.txt && git add new.txt && \
+     git commit -qm 'Add new.txt' && {report} --status completed --summary 'Added new.txt'";
+
+fn script() -> Value {
+    json!({ "cases": {
+        "C-MULTI": [say("multi-line prompt received")],
+        "C-ALLOW": [codex_shell("echo berth-allow-ran | tee allow.txt"), say("allow: the command ran")],
+        "C-DENY": [codex_shell("echo no > denied.txt"), say("deny: understood")],
+        "C-TASK": [codex_shell(TASK_COMMAND), say("The task is done and reported.")],
+        "O-MULTI": [say("multi-line prompt received")],
+        "O-ALLOW": [opencode_bash(OC_ALLOW), say("allow: the command ran")],
+        "O-DENY": [opencode_bash("echo no > denied.txt"), say("deny: understood")],
+    }})
+}
+
+fn model() -> &'static Model {
+    static MODEL: OnceLock<Model> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("berth-model-openai-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let (script_path, log, port) =
+            (dir.join("script.json"), dir.join("requests.jsonl"), dir.join("port"));
+        fs::write(&script_path, script().to_string()).unwrap();
+        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/model_openai.py");
+        let child = std::process::Command::new(support::task::python())
+            .arg(server)
+            .arg("--script")
+            .arg(&script_path)
+            .arg("--log")
+            .arg(&log)
+            .arg("--port-file")
+            .arg(&port)
+            .arg("--parent")
+            .arg(std::process::id().to_string())
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start the scripted model (python3)");
+        let port = poll(Duration::from_secs(20), "the scripted model to listen", || {
+            fs::read_to_string(&port).ok()?.trim().parse::<u16>().ok()
+        });
+        Model { url: format!("http://127.0.0.1:{port}/v1"), log, _child: Mutex::new(child) }
+    })
+}
+
+impl Model {
+    fn requests(&self) -> Vec<Value> {
+        fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// The main calls answered from `marker`'s script at `step`, in order.
+    fn calls(&self, marker: &str, step: u64) -> Vec<Value> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r["kind"] == "main" && r["marker"] == marker && r["step"] == step)
+            .map(|r| r["body"].clone())
+            .collect()
+    }
+}
+
+/// The user prompts of a request (Responses `input` or Chat `messages`), as text.
+fn user_texts(body: &Value) -> Vec<String> {
+    let text = |content: &Value| match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => {
+            parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n")
+        }
+        _ => String::new(),
+    };
+    let items = body["messages"].as_array().or_else(|| body["input"].as_array());
+    items
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "user")
+        .map(|m| text(&m["content"]))
+        .collect()
+}
+
+/// The output of the tool the last request item carries (codex `function_call_output`, opencode
+/// a `tool` message).
+fn tool_output(body: &Value) -> Option<String> {
+    if let Some(messages) = body["messages"].as_array() {
+        let last = messages.iter().rev().find(|m| m["role"] == "tool")?;
+        return Some(match &last["content"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        });
+    }
+    let input = body["input"].as_array()?;
+    let last = input.iter().rev().find(|i| i["type"] == "function_call_output")?;
+    Some(match &last["output"] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    })
+}
+
+// ---- a world ----
+
+#[derive(Default)]
+struct Seen {
+    events: Vec<Value>,
+    states: Vec<(String, String, String)>,
+}
+
+struct Watcher {
+    seen: Arc<Mutex<Seen>>,
+    _events: Killed,
+}
+
+impl Watcher {
+    fn start(server: &TestServer) -> Watcher {
+        let mut child = server
+            .command()
+            .arg("events")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("berth events");
+        let stdout = child.stdout.take().unwrap();
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let (record, socket) = (seen.clone(), server.socket.clone());
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let Ok(event) = serde_json::from_str::<Value>(&line) else { continue };
+                let about_pane = event["type"].as_str().is_some_and(|t| t.starts_with("pane."));
+                let snapshot = about_pane
+                    .then(|| Client::connect(&socket).ok()?.call("workspace.list", json!({})).ok())
+                    .flatten();
+                let mut seen = record.lock().unwrap();
+                seen.events.push(event);
+                for pane in snapshot.as_ref().map(panes_of).unwrap_or_default() {
+                    let state = (
+                        pane["id"].as_str().unwrap_or_default().to_owned(),
+                        pane["lifecycle"].as_str().unwrap_or_default().to_owned(),
+                        pane["attention"].as_str().unwrap_or_default().to_owned(),
+                    );
+                    let last = seen.states.iter().rev().find(|s| s.0 == state.0);
+                    if last != Some(&state) {
+                        seen.states.push(state);
+                    }
+                }
+            }
+        });
+        Watcher { seen, _events: Killed { name: "berth events", child } }
+    }
+
+    fn history(&self, pane: &str) -> Vec<String> {
+        let seen = self.seen.lock().unwrap();
+        seen.states.iter().filter(|s| s.0 == pane).map(|s| format!("{}/{}", s.1, s.2)).collect()
+    }
+
+    fn decisions(&self, pane: &str) -> Vec<Value> {
+        let seen = self.seen.lock().unwrap();
+        seen.events
+            .iter()
+            .filter(|e| e["type"] == "pane.decision" && e["pane_id"] == pane)
+            .cloned()
+            .collect()
+    }
+}
+
+/// A Berth server with the agent's home seeded (past login and trust, Berth's hooks, the
+/// scripted model as its provider), a watcher on its events, and the agent's panes in it.
+struct Turns {
+    world: World,
+    watch: Watcher,
+    agent: Agent,
+    case: &'static str,
+    decided: Mutex<Vec<Value>>,
+}
+
+impl Turns {
+    fn new(agent: Agent, case: &'static str) -> Option<Turns> {
+        let bin = npm_bin(case)?;
+        let model = model();
+        let world = World::new_with(&bin, agent, true, &[("BERTH_TEST_OPENAI_KEY", KEY)]);
+        let home = &world.server.home;
+        match agent {
+            Agent::Codex => {
+                // Top-level keys first: what `seed_home` wrote ends in tables.
+                let path = home.join(".codex/config.toml");
+                let rest = fs::read_to_string(&path).unwrap();
+                let config = format!(
+                    "model = \"scripted\"\nmodel_provider = \"berth\"\n\
+                     approval_policy = \"on-request\"\n\n{rest}\n\n\
+                     [model_providers.berth]\nname = \"Berth scripted model\"\n\
+                     base_url = \"{}\"\nwire_api = \"responses\"\n\
+                     env_key = \"BERTH_TEST_OPENAI_KEY\"\n",
+                    model.url
+                );
+                fs::write(&path, config).unwrap();
+            }
+            Agent::Opencode => {
+                let config = json!({
+                    "$schema": "https://opencode.ai/config.json",
+                    "autoupdate": false,
+                    "share": "disabled",
+                    "model": "berth/scripted",
+                    "small_model": "berth/scripted",
+                    "permission": { "bash": "ask" },
+                    "provider": { "berth": {
+                        "npm": "@ai-sdk/openai-compatible",
+                        "name": "Berth scripted model",
+                        "options": { "baseURL": model.url, "apiKey": KEY },
+                        "models": { "scripted": { "name": "Scripted", "tool_call": true } },
+                    }},
+                });
+                let dir = home.join(".config/opencode");
+                fs::create_dir_all(&dir).unwrap();
+                fs::write(dir.join("opencode.json"), config.to_string()).unwrap();
+            }
+            Agent::Claude => unreachable!("tests/e2e_turns_claude.rs"),
+        }
+        Some(Turns {
+            watch: Watcher::start(&world.server),
+            world,
+            agent,
+            case,
+            decided: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn server(&self) -> &TestServer {
+        &self.world.server
+    }
+
+    fn report(&self, pane: &str) -> String {
+        format!(
+            "{}: hooks sent:\n{}\nlifecycle/attention seen: {:?}\nls: {}\nscreen:\n{}",
+            self.case,
+            hook_log(&self.world.tools),
+            self.watch.history(pane),
+            self.entry(pane),
+            berth_screen(self.server(), pane).join("\n")
+        )
+    }
+
+    fn pane(&self) -> String {
+        let pane = self.world.pane(&[self.agent.name()]);
+        if self.agent == Agent::Codex {
+            self.trust_hooks(&pane);
+        }
+        settled(self.case, self.agent.ready(), || berth_screen(self.server(), &pane));
+        self.poll(&pane, "berth events to show the pane", || {
+            let seen = self.watch.seen.lock().unwrap();
+            seen.events.iter().any(|e| e["pane_id"] == pane.as_str()).then_some(())
+        });
+        self.until(&pane, "the agent known as its kind", |e| {
+            e["agent"]["kind"] == self.agent.name()
+        });
+        pane
+    }
+
+    /// Codex asks once to trust hooks it has not seen (Berth's, in config.toml): a person
+    /// trusts them once, as here ("2. Trust all and continue").
+    fn trust_hooks(&self, pane: &str) {
+        settled(self.case, "Hooks need review", || berth_screen(self.server(), pane));
+        self.server().berth_ok(&["send", pane, "2"]);
+        self.poll(pane, "the trust option selected", || {
+            self.server().screen(pane).contains("› 2. Trust all and continue").then_some(())
+        });
+        self.server().berth_ok(&["send", pane, "--keys", "Enter"]);
+    }
+
+    fn entry(&self, pane: &str) -> Value {
+        let list: Value = serde_json::from_str(&self.server().berth_ok(&["ls", "--json"])).unwrap();
+        panes_of(&list).into_iter().find(|p| p["id"] == pane).unwrap_or(Value::Null)
+    }
+
+    fn poll<T>(&self, pane: &str, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+        let deadline = std::time::Instant::now() + TURN;
+        loop {
+            if let Some(value) = check() {
+                return value;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "timed out after {TURN:?} waiting for {what}\n{}",
+                self.report(pane)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn until(&self, pane: &str, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+        self.poll(pane, what, || Some(self.entry(pane)).filter(|e| check(e)))
+    }
+
+    fn call(&self, pane: &str, marker: &str, step: u64) -> Value {
+        self.poll(pane, &format!("the model to be called for {marker} step {step}"), || {
+            model().calls(marker, step).into_iter().next()
+        })
+    }
+
+    fn submit(&self, pane: &str, text: &str) {
+        let out = self.server().berth(&["submit", pane, text]);
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && said.trim() == "confirmed",
+            "berth submit: {:?} {said} {}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr),
+            self.report(pane)
+        );
+    }
+
+    fn decision(&self, pane: &str) -> Value {
+        let event = self.poll(pane, "a pane.decision event with a new decision", || {
+            let decided = self.decided.lock().unwrap();
+            self.watch
+                .decisions(pane)
+                .into_iter()
+                .find(|e| !e["decision"].is_null() && !decided.contains(&e["decision"]["id"]))
+        });
+        self.decided.lock().unwrap().push(event["decision"]["id"].clone());
+        let entry = self.until(pane, "the pending decision in ls --json", |e| {
+            e["pending_decision"]["id"] == event["decision"]["id"]
+        });
+        assert_eq!(entry["lifecycle"], "blocked", "{}", self.report(pane));
+        assert_eq!(entry["attention"], "needs_input", "{}", self.report(pane));
+        entry["pending_decision"].clone()
+    }
+
+    /// The card's prompt reads `TOOL: COMMAND` with exactly `command`.
+    fn assert_shows(&self, pane: &str, decision: &Value, command: &str) {
+        assert_eq!(decision["agent"], self.agent.name(), "{decision}");
+        let prompt = decision["prompt"].as_str().unwrap_or_default();
+        assert!(
+            prompt.ends_with(&format!(": {command}")),
+            "the card must show exactly {command:?}: {decision}\n{}",
+            self.report(pane)
+        );
+    }
+
+    /// `berth wait --until idle` succeeds; it prints `last` where the agent tells Berth its
+    /// last message.
+    fn wait_idle(&self, pane: &str, last: Option<&str>) {
+        let out = self.server().berth(&["wait", pane, "--until", "idle", "--timeout", "90"]);
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && last.is_none_or(|l| said.trim() == l),
+            "berth wait --until idle: {:?} printed {said:?} (want {last:?}) {}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr),
+            self.report(pane)
+        );
+    }
+
+    fn settled_turn(&self, pane: &str, what: &str) -> Value {
+        self.until(pane, what, |e| {
+            matches!(e["lifecycle"].as_str(), Some("idle" | "done"))
+                && e["pending_decision"].is_null()
+                && !matches!(e["attention"].as_str(), Some("needs_input" | "error"))
+        })
+    }
+
+    fn assert_went(&self, pane: &str, want: &[&str]) {
+        let seen = self.watch.history(pane);
+        let mut at = seen.iter();
+        for state in want {
+            assert!(
+                at.any(|s| s.split('/').next() == Some(state)),
+                "lifecycle {state} not seen in order {want:?}\n{}",
+                self.report(pane)
+            );
+        }
+    }
+}
+
+const MULTI: &str =
+    "first line\n  second line, indented\n\nfourth line: ünïcödé → ✓ \"quoted\" $HOME `tick`";
+
+// ---- opencode ----
+
+/// The card shows exactly `metadata.command` (defect 4: it read `patterns` joined with
+/// spaces); `decide allow` reaches opencode (defect 3: it went to `serverUrl`, where nothing
+/// listens in the TUI, and was lost) and the command runs, its output reaches the model; the
+/// turn ends `done`, never left `working` by an event applied late, and the plugin sent Berth
+/// only the events it reads, one at a time (defect 5: ~140 processes a session, 90 for
+/// `plugin.added`). Then a denial: the model gets it, the command never runs.
+#[test]
+fn opencode_allow_and_deny() {
+    let Some(t) = Turns::new(Agent::Opencode, "opencode_allow_and_deny") else { return };
+    let pane = t.pane();
+    let prompt = format!("O-MULTI {MULTI}");
+    t.submit(&pane, &prompt);
+    let call = t.call(&pane, "O-MULTI", 0);
+    // opencode's TUI sends a pasted prompt with one space after it (a paste lands in its input
+    // as a placeholder and a space): every byte Berth typed, then opencode's own space.
+    assert!(
+        user_texts(&call).iter().any(|u| u == &prompt || *u == format!("{prompt} ")),
+        "{:?}",
+        user_texts(&call)
+    );
+    t.wait_idle(&pane, None);
+    t.settled_turn(&pane, "the first turn to end");
+
+    t.submit(&pane, "O-ALLOW run the command");
+    let decision = t.decision(&pane);
+    t.assert_shows(&pane, &decision, OC_ALLOW);
+    t.server().berth_ok(&["decide", &pane, "allow"]);
+    let call = t.call(&pane, "O-ALLOW", 1);
+    let output = tool_output(&call).expect("a tool result");
+    assert!(output.contains("berth-oc-second"), "{output:?}\n{}", t.report(&pane));
+    assert_eq!(fs::read_to_string(t.world.work.join("oc.txt")).unwrap(), "berth-oc-ran\n");
+    t.wait_idle(&pane, None);
+    t.settled_turn(&pane, "the allowed turn to end");
+    // `session.status idle` (idle), then `session.idle` (done): applied in that order.
+    t.until(&pane, "the allowed turn to be done", |e| e["lifecycle"] == "done");
+    t.assert_went(&pane, &["working", "blocked", "working", "done"]);
+
+    t.submit(&pane, "O-DENY run the command");
+    let decision = t.decision(&pane);
+    t.assert_shows(&pane, &decision, "echo no > denied.txt");
+    t.server().berth_ok(&["decide", &pane, "deny"]);
+    t.settled_turn(&pane, "the denied turn to end");
+    assert!(!t.world.work.join("denied.txt").exists(), "the denied command ran");
+
+    // Only the events Berth reads reached it.
+    let log = hook_log(&t.world.tools);
+    let sent: Vec<&str> = log.lines().filter(|l| l.starts_with("opencode ")).collect();
+    let unused: Vec<&&str> = sent
+        .iter()
+        .filter(|l| {
+            let kind = serde_json::from_str::<Value>(&l["opencode ".len()..])
+                .ok()
+                .and_then(|v| v["type"].as_str().map(str::to_owned))
+                .unwrap_or_default();
+            !["session.", "permission.", "berth."].iter().any(|p| kind.starts_with(p))
+        })
+        .collect();
+    assert!(unused.is_empty(), "events Berth does not read were sent: {unused:#?}");
+    assert!(sent.len() < 60, "{} hook processes for three turns:\n{log}", sent.len());
+}
+
+// ---- codex ----
+
+/// A multi-line prompt reaches the model exactly; allow runs the command and its output
+/// reaches the model, `wait --until idle` prints codex's last message; deny ends the turn and
+/// the command never runs.
+#[test]
+fn codex_allow_and_deny() {
+    let Some(t) = Turns::new(Agent::Codex, "codex_allow_and_deny") else { return };
+    let pane = t.pane();
+    let prompt = format!("C-MULTI {MULTI}");
+    // Codex sends its first hook (SessionStart) with its first prompt: until then Berth cannot
+    // know its hooks are wired, and `berth submit` says `sent`, unconfirmed. The first prompt
+    // is typed as a person types it; the later ones go through `berth submit`, confirmed.
+    submit(t.server(), &pane, &prompt);
+    let call = t.call(&pane, "C-MULTI", 0);
+    assert!(user_texts(&call).iter().any(|u| u == &prompt), "{:?}", user_texts(&call));
+    t.wait_idle(&pane, Some("multi-line prompt received"));
+
+    t.submit(&pane, "C-ALLOW run the command");
+    let decision = t.decision(&pane);
+    t.assert_shows(&pane, &decision, "echo berth-allow-ran | tee allow.txt");
+    t.server().berth_ok(&["decide", &pane, "allow"]);
+    let call = t.call(&pane, "C-ALLOW", 1);
+    let output = tool_output(&call).expect("a tool result");
+    assert!(output.contains("berth-allow-ran"), "{output:?}\n{}", t.report(&pane));
+    t.wait_idle(&pane, Some("allow: the command ran"));
+    t.settled_turn(&pane, "the allowed turn to end");
+    t.assert_went(&pane, &["working", "blocked", "done"]);
+
+    t.submit(&pane, "C-DENY run the command");
+    t.decision(&pane);
+    t.server().berth_ok(&["decide", &pane, "deny", "--message", "Not now: berth-deny-reason"]);
+    t.call(&pane, "C-DENY", 1);
+    t.wait_idle(&pane, Some("deny: understood"));
+    t.settled_turn(&pane, "the denied turn to end");
+    assert!(!t.world.work.join("denied.txt").exists(), "the denied command ran");
+}
+
+/// A task with codex as worker: codex runs its commands with `bash -lc`, and a login profile
+/// resets PATH (Debian's /etc/profile does; the case's ~/.bash_profile too, to be sure), so
+/// `berth` is not found there (defect 6). The worker asks, is answered, commits, reports with
+/// the command the task's prompt gave, and the task is merged.
+#[test]
+fn codex_works_a_task() {
+    let Some(t) = Turns::new(Agent::Codex, "codex_works_a_task") else { return };
+    fs::write(t.server().home.join(".bash_profile"), "PATH=/usr/bin:/bin\nexport PATH\n").unwrap();
+    let repo = repo(t.server(), "app", &[("README", b"app\n")]);
+    // `task start` waits for codex to be ready, which it is once its hooks are trusted.
+    let starting = t
+        .server()
+        .command()
+        .args([
+            "task",
+            "start",
+            "--json",
+            "--repo",
+            repo.to_str().unwrap(),
+            "--agent",
+            "codex",
+            "--objective",
+            "C-TASK add the file new.txt and commit it",
+            "--ready-timeout",
+            "90",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("berth task start");
+    let worker = t.poll("", "the worker's pane", || {
+        let list: Value = serde_json::from_str(&t.server().berth_ok(&["ls", "--json"])).ok()?;
+        panes_of(&list).into_iter().find_map(|p| p["id"].as_str().map(str::to_owned))
+    });
+    // A task's worktree is a new folder to codex: it asks to trust it first.
+    settled(t.case, "Trust this folder?", || berth_screen(t.server(), &worker));
+    t.server().berth_ok(&["send", &worker, "--keys", "Enter"]);
+    t.trust_hooks(&worker);
+    let out = starting.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&out.stdout).into_owned();
+    let task: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let id = task["id"].as_str().unwrap().to_owned();
+    let pane = task["pane_id"].as_str().unwrap_or_else(|| panic!("no pane_id: {task}")).to_owned();
+    let call = t.call(&pane, "C-TASK", 0);
+    assert!(user_texts(&call).iter().any(|u| u.contains(&id)), "{:?}", user_texts(&call));
+    let show = |id: &str| -> Value {
+        serde_json::from_str(&t.server().berth_ok(&["task", "show", id, "--json"])).unwrap()
+    };
+    t.decision(&pane);
+    t.server().berth_ok(&["decide", &pane, "allow"]);
+    let ran = t.call(&pane, "C-TASK", 1);
+    let done = t.poll(&pane, "the task to be completed", || {
+        let task = show(&id);
+        (task["state"] == "completed").then_some(task)
+    });
+    assert_eq!(done["result"]["summary"], "Added new.txt", "{done}\n{:?}", tool_output(&ran));
+    t.wait_idle(&pane, Some("The task is done and reported."));
+    let finished: Value =
+        serde_json::from_str(&t.server().berth_ok(&["task", "finish", &id, "--merge", "--json"]))
+            .unwrap();
+    assert_eq!(finished["disposition"]["outcome"], "merged", "{finished}");
+    let subjects = git(&repo, &["log", "--format=%s", "main"]);
+    assert!(subjects.lines().any(|s| s == "Add new.txt"), "codex's commit is on main: {subjects}");
+}
