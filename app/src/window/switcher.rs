@@ -185,3 +185,35 @@ fn create_workspace(query: &str) -> Option<Intent> {
         })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::WorkspaceSwitcher;
+
+    /// Issue #29, item 6: typing a name that matches no workspace offers "new workspace
+    /// NAME", and Enter makes it (a tab in a workspace of that name); before, Enter did nothing.
+    #[test]
+    fn the_switcher_offers_a_new_workspace_for_a_name_that_matches_none() {
+        use crate::window::intent::Intent;
+        use berth_server::commands::{Command, WorkspaceSelector};
+        use winit::keyboard::{Key, ModifiersState, NamedKey};
+        let list = super::chrome::tests::list();
+        let mut switcher = WorkspaceSwitcher::default();
+        switcher.open(&list, None);
+        for c in ["z", "q", "x"] {
+            switcher.key(&list, None, Key::Character(c), Some(c), None, ModifiersState::empty());
+        }
+        let scene = switcher.scene(&list, None, 100, 30).expect("open");
+        assert!(scene.entries.is_empty());
+        assert_eq!(scene.query, "zqx");
+        let key = Key::Named(NamedKey::Enter);
+        let intents = switcher.key(&list, None, key, None, None, ModifiersState::empty());
+        let created = intents.iter().any(|i| {
+            matches!(i, Intent::Store(Command::TabCreate {
+                workspace: WorkspaceSelector::Name(name), ..
+            }) if name == "zqx")
+        });
+        assert!(created, "{intents:?}");
+        assert!(!switcher.is_open());
+    }
+}
