@@ -25,6 +25,10 @@ pub(super) const LIFECYCLE_TICK: Duration = Duration::from_secs(15);
 /// How long after input the server's wake-ups are drawn at once, unpaced.
 pub(super) const INPUT_UNPACED: Duration = Duration::from_millis(100);
 
+/// The most a frame's cost holds back the next paced frame (a software rasterizer's slowest
+/// full frames here take about 60 ms).
+pub(super) const MAX_FRAME_COST: Duration = Duration::from_millis(100);
+
 /// One refresh at 60 Hz, the pace when the display does not say its own.
 const REFRESH_60HZ: Duration = Duration::from_micros(16_667);
 
@@ -148,8 +152,12 @@ impl FrameSchedule {
     /// The last frame took `cost` to draw and present: paced frames leave at least as long
     /// again between them, so that drawing a flood takes at most half the time (a software
     /// rasterizer's frames are slow, and the pane's reader needs the CPU too).
+    ///
+    /// A frame that took longer than [`MAX_FRAME_COST`] was stalled, not slow (the window was
+    /// stopped or starved between its draw and its present): counted as that much, so the
+    /// frames after a stall are not held back for as long as the stall lasted.
     pub(super) fn cost(&mut self, cost: Duration) {
-        self.cost = cost;
+        self.cost = cost.min(MAX_FRAME_COST);
     }
 
     /// Input came at `now` (a key, committed text, a click): wake-ups are unpaced until a
@@ -362,5 +370,9 @@ mod tests {
         // Frames slower than the refresh leave as long again between them.
         frames.cost(Duration::from_millis(50));
         assert_eq!(frames.pace(later, Some(later)), Some(later + Duration::from_millis(50)));
+        // A frame stalled for seconds (the window stopped between draw and present) holds the
+        // next one back no longer than the slowest real frame.
+        frames.cost(Duration::from_secs(12));
+        assert_eq!(frames.pace(later, Some(later)), Some(later + MAX_FRAME_COST));
     }
 }
