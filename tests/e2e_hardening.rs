@@ -464,8 +464,8 @@ fn line(method: &str, params: &str) -> Vec<u8> {
 /// `task.revert_turn`), each sent raw with hostile params: wrong types, missing fields,
 /// unknown ones, huge strings and numbers, negative ones, unknown and malformed ids, paths
 /// out of the worktree, NUL bytes, non-UTF-8. Each gets a clear error and nothing kept
-/// changes; the comments' own bound (64 a task) holds; the server answers on.
-/// Regression: a comment's line numbers had no bound (`start` 2^63 was kept and sent).
+/// changes; the comments' bound (64 a task) holds, and the 64 go as one prompt; the server
+/// answers on. Regression: a comment's line numbers had no bound (`start` 2^63 was kept).
 #[test]
 fn review_methods_refuse_hostile_params_and_lose_nothing() {
     let server = support::git::server_with_data_home();
@@ -617,13 +617,17 @@ fn review_methods_refuse_hostile_params_and_lose_nothing() {
     assert_eq!(shown["comments"].as_array().map(Vec::len), Some(64), "{shown}");
     assert_eq!(shown["comments"][0]["text"], "kept");
     assert_eq!(shown["state"], before["state"]);
+    // Sent, they leave the task.
+    let sent = server.call("task.send_comments", json!({ "task_id": id }));
+    assert_eq!(sent["sent"], 64, "{sent}");
+    assert_eq!(sent["comments"], json!([]), "{sent}");
     server.call("server.info", json!({}));
 }
 
-/// Regression: `task.start` took any `ready_timeout_s`; 2^64-1 overflowed the deadline after
-/// the worktree and the worker's pane were made, and the answer never came (the connection's
-/// task panicked), the task left `starting` for good. Both of a task's timeouts have bounds
-/// now, refused before anything is made.
+/// Regression: `task.start` took any `ready_timeout_s`: 2^64-1 overflowed the deadline once
+/// the worktree and the worker's pane were made, and the start's task panicked ("overflow
+/// when adding duration to instant", answered `INTERNAL`); `silence_s` had no bound either.
+/// Both of a task's timeouts have bounds now, refused before anything is made.
 #[test]
 fn a_task_start_refuses_unbounded_timeouts_before_making_anything() {
     let server = support::git::server_with_data_home();
@@ -710,4 +714,33 @@ fn a_hostile_reply_failed_event_changes_nothing_it_should_not() {
     let notes = server.call("notifications.list", json!({}));
     assert!(notes.to_string().contains("opencode did not take Berth's answer"), "{notes}");
     server.call("server.info", json!({}));
+}
+
+/// What a task keeps of review comments always goes to its worker as one prompt: a comment
+/// past what one prompt takes is refused (`CONFLICT`, "send them first"), not kept to fail
+/// at the send. Regression: 64 comments of 4 KiB were kept (256 KiB, past the 36 KiB of a
+/// task's prompt), and every send of them failed, with no way to take one back.
+#[test]
+fn the_comments_a_task_keeps_always_fit_one_prompt() {
+    let server = support::git::server_with_data_home();
+    let (id, _repo) = settled_task(&server, "long-review");
+    let mut kept = 0;
+    let (code, message) = loop {
+        let comment = json!({ "task_id": id, "path": "a.txt", "start": 1, "end": 2,
+                              "text": format!("{kept} {}", "y".repeat(4000)) });
+        match server.client().call("task.comment", comment) {
+            Ok(_) => kept += 1,
+            Err(ClientError::Rpc { data_code, message, .. }) => break (data_code, message),
+            Err(e) => panic!("task.comment: {e}"),
+        }
+        assert!(kept <= 64, "more comments kept than a task holds");
+    };
+    assert_eq!(code, "CONFLICT", "{message}");
+    assert!(message.contains("send them first"), "{message}");
+    assert!(kept >= 8, "{kept} long comments fit");
+    let sent = server.call("task.send_comments", json!({ "task_id": id }));
+    assert_eq!(sent["sent"], kept, "{sent}");
+    assert_eq!(sent["comments"], json!([]), "{sent}");
+    // Sent, the task works again.
+    assert_eq!(sent["state"], "working", "{sent}");
 }

@@ -1025,11 +1025,14 @@ impl Guard {
             })
         };
         let task = self.w.task(&a.task);
+        // The workspaces whose agents may drive, or that resume on their own (new ones the
+        // agent makes are its to make).
         let drive: Vec<Value> = s.list()["workspaces"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|w| json!([w["agent_drive"], w["auto_resume"]]))
+            .filter(|w| w["agent_drive"] != false || w["auto_resume"] != false)
+            .map(|w| w["id"].clone())
             .collect();
         json!({
             "typed": pane(&a.typed), "asking": pane(&a.asking), "worker": pane(&a.worker),
