@@ -726,7 +726,13 @@ fn answer(
                 id: id.to_string(),
                 token: activation_token,
             };
-            let result = services.store.lock().unwrap_or_else(|p| p.into_inner()).execute(op);
+            let mut store = services.store.lock().unwrap_or_else(|p| p.into_inner());
+            // A click is a person's act: it focuses the pane and may report to its program.
+            let caller = store.caller_of(conn.peer.get());
+            if let Err(err) = store.authorize_activation(&caller) {
+                return now(Err(err));
+            }
+            let result = store.execute(op);
             now(result.map(|_| serde_json::json!({ "ok": true })))
         }
         Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms }) => {

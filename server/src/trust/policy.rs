@@ -232,6 +232,20 @@ impl Store {
         }
     }
 
+    /// `notification.activate`: a click on a notification, a person's act only (the window, a
+    /// desktop notification's action). It may write the click report a program asked for
+    /// into its pane, so an agent activating one would forge the person's click.
+    pub fn authorize_activation(&self, caller: &Caller) -> Result<(), CommandError> {
+        if caller.acts_for_person() {
+            return Ok(());
+        }
+        Err(refuse(format!(
+            "{} cannot activate a notification: a click on one is a person's act (the window, \
+             or the desktop notification)",
+            caller.describe()
+        )))
+    }
+
     /// `pane.decide` for `pane`.
     pub(crate) fn authorize_decide(
         &self,
