@@ -5,7 +5,7 @@
 //! A file is named when a backticked token of the Codemap is its path or a tail of it
 //! (`terminal/alt.rs` names `engine/src/terminal/alt.rs`; the list names files relative to the
 //! folder it is describing). A token that ends in `.rs`, `.py` or `.wgsl` must be such a tail of
-//! some file in the repository (outside `vendor/` and `target/`), so a file that is renamed or
+//! some file in the repository (outside `target/`), so a file that is renamed or
 //! deleted cannot stay on the map.
 
 use std::collections::BTreeSet;
@@ -17,15 +17,14 @@ fn root() -> PathBuf {
 }
 
 /// Every file under `dir` (relative to the root, `/`-separated), skipping `target/`,
-/// `vendor/`, `node_modules/` and hidden folders.
+/// `node_modules/` and hidden folders.
 fn files_under(root: &Path, dir: &Path, out: &mut Vec<String>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries {
         let path = entry.expect("a directory entry").path();
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         if path.is_dir() {
-            if name.starts_with('.') || matches!(name.as_str(), "target" | "vendor" | "node_modules")
-            {
+            if name.starts_with('.') || matches!(name.as_str(), "target" | "node_modules") {
                 continue;
             }
             files_under(root, &path, out);
@@ -38,10 +37,14 @@ fn files_under(root: &Path, dir: &Path, out: &mut Vec<String>) {
 
 /// The Codemap section of ARCHITECTURE.md: from its heading to the next `## `.
 fn codemap(text: &str) -> &str {
-    let start = text
-        .find("\n## Codemap")
-        .expect("ARCHITECTURE.md has a `## Codemap` section (the file-by-file list)");
-    let rest = &text[start + 1..];
+    let start = if text.starts_with("## Codemap") {
+        0
+    } else {
+        text.find("\n## Codemap")
+            .expect("ARCHITECTURE.md has a `## Codemap` section (the file-by-file list)")
+            + 1
+    };
+    let rest = &text[start..];
     let end = rest[3..].find("\n## ").map_or(rest.len(), |i| i + 3);
     &rest[..end]
 }
