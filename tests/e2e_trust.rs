@@ -696,8 +696,9 @@ while True:
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Rule {
     /// It writes into another pane's program, closes it, answers its question, prompts a
-    /// task's worker, changes a task or widens what agents may do: refused, or asked of the
-    /// person (who denies here).
+    /// task's worker, changes a task, widens what agents may do, or moves the person's focus
+    /// or hides what needs them (focus, attention, unread marks, a window's view): refused,
+    /// or asked of the person (who denies here).
     Guarded,
     /// It acts on nothing of another pane's: it may run, and must leave every pane as it was.
     Inert,
@@ -762,10 +763,10 @@ fn every_method(a: &Aims, layout: &Value, shot: &Path) -> Vec<(&'static str, Val
         ("pane.input", json!({ "pane_id": b, "data": b"input".to_vec() }), Guarded),
         ("pane.read", json!({ "pane_id": b }), Inert),
         ("pane.resize", json!({ "pane_id": b, "cols": 90, "rows": 20 }), Inert),
-        ("pane.focus", json!({ "pane_id": b }), Inert),
+        ("pane.focus", json!({ "pane_id": b }), Guarded),
         // Only a restored pane resumes; a live one is refused for anyone.
         ("pane.resume", json!({ "pane_id": b }), Inert),
-        ("pane.clear_attention", json!({ "pane_id": b }), Inert),
+        ("pane.clear_attention", json!({ "pane_id": b }), Guarded),
         ("pane.submit", json!({ "pane_id": b, "text": "submitted" }), Guarded),
         ("pane.wait", json!({ "pane_id": b, "until": "exited", "timeout_ms": 100 }), Inert),
         (
@@ -776,7 +777,7 @@ fn every_method(a: &Aims, layout: &Value, shot: &Path) -> Vec<(&'static str, Val
         ),
         ("notify", json!({ "pane_id": b, "title": "from the agent" }), Inert),
         ("notifications.list", json!({}), Inert),
-        ("notifications.mark_read", json!({ "pane_id": b }), Inert),
+        ("notifications.mark_read", json!({ "pane_id": b }), Guarded),
         (
             "hook.event",
             json!({ "pane_id": b, "agent": "claude",
@@ -821,12 +822,12 @@ fn every_method(a: &Aims, layout: &Value, shot: &Path) -> Vec<(&'static str, Val
         ("worktree.list", json!({ "repo": a.repo }), Inert),
         ("screen.frames", json!({ "panes": [{ "pane_id": b }] }), Inert),
         ("pane.search", json!({ "pane_id": b, "query": "x" }), Inert),
-        ("window.attach", json!({ "header_rows": 0 }), Inert),
+        ("window.attach", json!({ "header_rows": 0 }), Guarded),
         ("window.review", json!({ "task_id": task }), Inert),
         (
             "window.view",
             json!({ "visible": [b], "focused_pane_id": b, "window_focused": false }),
-            Inert,
+            Guarded,
         ),
         ("notification.activate", json!({ "notification_id": a.note }), Guarded),
         // Last: what would end the task if it were let through.
