@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::model::{Task, TaskState};
 use super::op::TaskOp;
-use super::watch::decision_changed;
+use super::ops::decision_changed;
 use crate::commands::SpawnRequest;
 use crate::error::CommandError;
 use crate::events::EventBus;
