@@ -1039,11 +1039,11 @@ fn spawn_bus_forwarder(
                 Some(Event::NotificationActivated { activation_token, .. }) => {
                     raise.request(activation_token.clone());
                 }
-                Some(Event::ReviewRequested { task, window }) => {
-                    // The view opens in the window used last only (this one is number 0).
-                    if window.is_none_or(|w| w == berth_server::store::EMBEDDED_WINDOW) {
-                        review.request(task.as_str().to_owned());
-                    }
+                // The view opens in the window used last only (this one is number 0).
+                Some(Event::ReviewRequested { task, window })
+                    if window.is_none_or(|w| w == berth_server::store::EMBEDDED_WINDOW) =>
+                {
+                    review.request(task.as_str().to_owned());
                 }
                 _ => {}
             }
