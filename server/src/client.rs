@@ -321,7 +321,7 @@ impl Client {
     ) -> Result<DiffFilesReply, ClientError> {
         match self.git(GitRequest::DiffFiles(params), timeout)? {
             GitReply::DiffFiles(reply) => Ok(reply),
-            _ => Err(unexpected_shape("diff.files", "another git answer")),
+            _ => Err(unexpected_shape("the changed files", "another git answer")),
         }
     }
 
@@ -333,7 +333,7 @@ impl Client {
     ) -> Result<DiffFileReply, ClientError> {
         match self.git(GitRequest::DiffFile(params), timeout)? {
             GitReply::DiffFile(reply) => Ok(reply),
-            _ => Err(unexpected_shape("diff.file", "another git answer")),
+            _ => Err(unexpected_shape("a page of hunks", "another git answer")),
         }
     }
 
@@ -345,7 +345,7 @@ impl Client {
     ) -> Result<WorktreeListReply, ClientError> {
         match self.git(GitRequest::WorktreeList(params), timeout)? {
             GitReply::WorktreeList(reply) => Ok(reply),
-            _ => Err(unexpected_shape("worktree.list", "another git answer")),
+            _ => Err(unexpected_shape("a repo's worktrees", "another git answer")),
         }
     }
 
