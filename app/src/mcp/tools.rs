@@ -605,16 +605,10 @@ fn matching_lines(
     pane: PaneId,
     request: berth_server::pane_search::SearchRequest,
 ) -> Result<Value, ClientError> {
-    let reply = serde_json::to_value(c.search(request)?)
-        .map_err(|e| ClientError::Protocol(e.to_string()))?;
-    let mut seqs: Vec<u64> = reply["matches"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|m| m["start"]["seq"].as_u64())
-        .collect();
+    let reply = c.search(request)?;
+    let mut seqs: Vec<u64> = reply.matches.iter().map(|m| m.start.seq).collect();
     seqs.dedup();
-    let more = reply["more"] == true || seqs.len() > MAX_MATCHES;
+    let more = reply.more || seqs.len() > MAX_MATCHES;
     seqs.truncate(MAX_MATCHES);
     let lines = match seqs.first() {
         Some(&first) => {
@@ -636,7 +630,7 @@ fn matching_lines(
             json!({ "line": seq, "text": text })
         })
         .collect();
-    Ok(json!({ "count": reply["count"], "more": more, "matches": matches }))
+    Ok(json!({ "count": reply.count, "more": more, "matches": matches }))
 }
 
 /// A task's changed files (`diff.files`), as the tool answers them.
