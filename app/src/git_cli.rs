@@ -7,16 +7,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use berth_server::client::Client;
 use berth_server::commands::{Command, Reply};
 use berth_server::gitctx::diff::{DiffFile, DiffHunk, FileStatus, LineKind};
 use berth_server::gitctx::request::{
-    DiffFileParams, DiffFileReply, DiffFilesParams, DiffFilesReply, GitRequest, WorktreeListParams,
-    WorktreeListReply, MAX_HUNKS,
+    DiffFileParams, DiffFileReply, DiffFilesParams, DiffFilesReply, WorktreeListParams, MAX_HUNKS,
 };
 use clap::{Args, Subcommand};
-use serde_json::Value;
+use serde::Serialize;
 
 /// How long a git answer may take.
 const GIT_WAIT: Duration = Duration::from_secs(60);
@@ -91,12 +90,6 @@ fn target_of(client: &mut Client, target: &str) -> Result<String> {
     }
 }
 
-fn files_of(answer: &Value) -> Result<Vec<DiffFile>> {
-    let reply: DiffFilesReply =
-        serde_json::from_value(answer.clone()).context("the server's diff.files answer")?;
-    Ok(reply.files)
-}
-
 fn mark(f: &DiffFile) -> String {
     let status = match f.status {
         FileStatus::Added => "A",
@@ -143,27 +136,29 @@ fn print_hunks(hunks: &[DiffHunk]) -> Result<()> {
     Ok(())
 }
 
-/// Every hunk of one file, page by page.
-fn whole_file(client: &mut Client, target: &str, path: &str, turn: Option<u32>) -> Result<Value> {
+/// Every hunk of one file, page by page: one answer with them all, from offset 0.
+fn whole_file(
+    client: &mut Client,
+    target: &str,
+    path: &str,
+    turn: Option<u32>,
+) -> Result<DiffFileReply> {
     let mut offset = 0;
-    let mut all: Vec<Value> = Vec::new();
+    let mut all: Vec<DiffHunk> = Vec::new();
     loop {
-        let request = GitRequest::DiffFile(DiffFileParams {
+        let params = DiffFileParams {
             target: target.to_owned(),
             path: path.to_owned(),
             offset,
             limit: Some(MAX_HUNKS),
             turn,
-        });
-        let mut answer = client.git(request, Some(GIT_WAIT))?;
-        let page = answer["hunks"].as_array().cloned().unwrap_or_default();
-        let total = answer["total_hunks"].as_u64().unwrap_or(0) as usize;
-        offset += page.len();
-        all.extend(page);
+        };
+        let mut answer = client.diff_file(params, Some(GIT_WAIT))?;
+        let total = answer.total_hunks;
+        offset += answer.hunks.len();
+        all.append(&mut answer.hunks);
         if page_done(offset, total, all.is_empty()) {
-            answer["hunks"] = Value::Array(all);
-            answer["offset"] = 0.into();
-            return Ok(answer);
+            return Ok(DiffFileReply { hunks: all, offset: 0, ..answer });
         }
     }
 }
@@ -172,44 +167,62 @@ fn page_done(offset: usize, total: usize, empty: bool) -> bool {
     offset >= total || (empty && total == 0)
 }
 
+/// An answer as `--json` prints it: pretty, its keys in the order the wire's JSON has them
+/// (sorted).
+fn pretty<T: Serialize>(answer: &T) -> Result<String> {
+    Ok(serde_json::to_string_pretty(&serde_json::to_value(answer)?)?)
+}
+
+/// `berth diff --json`: the file list with each file's hunks (when it has some to show).
+#[derive(Serialize)]
+struct DiffWithHunks {
+    target: String,
+    dir: PathBuf,
+    base: String,
+    files: Vec<FileWithHunks>,
+}
+
+/// One file of [`DiffWithHunks`].
+#[derive(Serialize)]
+struct FileWithHunks {
+    #[serde(flatten)]
+    file: DiffFile,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hunks: Option<Vec<DiffHunk>>,
+}
+
 /// `berth diff`.
 pub fn diff(mut client: Client, args: DiffArgs) -> Result<ExitCode> {
     let target = target_of(&mut client, &args.target)?;
     if let Some(path) = &args.file {
-        let answer = whole_file(&mut client, &target, path, args.turn)?;
+        let reply = whole_file(&mut client, &target, path, args.turn)?;
         if args.json {
-            outln!("{}", serde_json::to_string_pretty(&answer)?);
+            outln!("{}", pretty(&reply)?);
             return Ok(ExitCode::SUCCESS);
         }
-        let reply: DiffFileReply =
-            serde_json::from_value(answer).context("the server's diff.file answer")?;
         outln!("{}", mark(&reply.file));
         print_hunks(&reply.hunks)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let answer = client.git(
-        GitRequest::DiffFiles(DiffFilesParams { target: target.clone(), turn: args.turn }),
-        Some(GIT_WAIT),
-    )?;
-    let files = files_of(&answer)?;
+    let answer = client
+        .diff_files(DiffFilesParams { target: target.clone(), turn: args.turn }, Some(GIT_WAIT))?;
     if args.json && args.stat {
-        outln!("{}", serde_json::to_string_pretty(&answer)?);
+        outln!("{}", pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);
     }
+    let DiffFilesReply { target: asked, dir, base, files } = answer;
     if args.json {
         // The list, and the hunks of every file that has some to show.
-        let mut out = answer.clone();
         let mut with_hunks = Vec::new();
-        for f in &files {
-            let mut v = serde_json::to_value(f)?;
-            if !f.binary && !f.too_large {
-                let file = whole_file(&mut client, &target, &f.path, args.turn)?;
-                v["hunks"] = file["hunks"].clone();
-            }
-            with_hunks.push(v);
+        for file in files {
+            let hunks = if !file.binary && !file.too_large {
+                Some(whole_file(&mut client, &target, &file.path, args.turn)?.hunks)
+            } else {
+                None
+            };
+            with_hunks.push(FileWithHunks { file, hunks });
         }
-        out["files"] = Value::Array(with_hunks);
-        outln!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", pretty(&DiffWithHunks { target: asked, dir, base, files: with_hunks })?);
         return Ok(ExitCode::SUCCESS);
     }
     if files.is_empty() {
@@ -223,8 +236,7 @@ pub fn diff(mut client: Client, args: DiffArgs) -> Result<ExitCode> {
         for f in files.iter().filter(|f| !f.binary && !f.too_large) {
             outln!("\n--- {}", f.path);
             let file = whole_file(&mut client, &target, &f.path, args.turn)?;
-            let hunks: Vec<DiffHunk> = serde_json::from_value(file["hunks"].clone())?;
-            print_hunks(&hunks)?;
+            print_hunks(&file.hunks)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -234,8 +246,7 @@ pub fn diff(mut client: Client, args: DiffArgs) -> Result<ExitCode> {
 pub fn review(mut client: Client, args: ReviewArgs) -> Result<ExitCode> {
     let task = berth_engine::ids::TaskId::parse(&args.task)
         .map_err(|e| anyhow::anyhow!("{e} (a task id looks like task_…; see `berth task ls`)"))?;
-    let answer = client.review(task)?;
-    let windows = answer["windows"].as_u64().unwrap_or(0);
+    let windows = client.review(task)?.windows;
     let noun = if windows == 1 { "window" } else { "windows" };
     outln!("review of {} opened in {windows} {noun}", args.task);
     Ok(ExitCode::SUCCESS)
@@ -249,14 +260,11 @@ pub fn worktree(mut client: Client, verb: WorktreeVerb) -> Result<ExitCode> {
         None => std::env::current_dir()?,
     };
     let repo = std::path::absolute(&repo).unwrap_or(repo);
-    let answer =
-        client.git(GitRequest::WorktreeList(WorktreeListParams { repo }), Some(GIT_WAIT))?;
+    let reply = client.worktree_list(WorktreeListParams { repo }, Some(GIT_WAIT))?;
     if json {
-        outln!("{}", serde_json::to_string_pretty(&answer)?);
+        outln!("{}", pretty(&reply)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let reply: WorktreeListReply =
-        serde_json::from_value(answer).context("the server's worktree.list answer")?;
     for w in reply.worktrees {
         let what = match (&w.branch, &w.head) {
             (Some(b), _) => b.clone(),

@@ -11,14 +11,14 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use berth_server::client::Client;
 use berth_server::error::CommandError;
-use berth_server::persist::task_record::ArtifactRecord;
+use berth_server::persist::task_record::{ArtifactRecord, TaskRecord};
 use berth_server::tasks::model::Contract;
+use berth_server::tasks::reply::{TaskListReply, TaskReply};
 use berth_server::tasks::request::{
     CommentParams, FinishParams, ListParams, ReportParams, RevertParams, StartParams, TaskRef,
     TaskRequest, WaitParams,
 };
 use clap::{Args, Subcommand};
-use serde_json::Value;
 
 /// `berth task --help`'s end.
 pub const TASK_HELP: &str = "\
@@ -304,9 +304,9 @@ pub fn run(client: Client, verb: TaskVerb) -> Result<ExitCode> {
                 silence_s: a.silence,
                 ready_timeout_s: a.ready_timeout,
             };
-            let task = client.task(TaskRequest::Start(params), None)?;
+            let task = client.task_record(TaskRequest::Start(params), None)?;
             show(&task, a.json)?;
-            Ok(if task["state"] == "failed" { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+            Ok(if task.state == "failed" { ExitCode::FAILURE } else { ExitCode::SUCCESS })
         }
         TaskVerb::Report(a) => {
             let artifacts = a
@@ -326,7 +326,8 @@ pub fn run(client: Client, verb: TaskVerb) -> Result<ExitCode> {
                 artifacts,
                 evidence: a.evidence,
             };
-            let task = client.task(TaskRequest::Report(params), Some(Duration::from_secs(30)))?;
+            let task =
+                client.task_record(TaskRequest::Report(params), Some(Duration::from_secs(30)))?;
             show(&task, a.json)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -342,32 +343,31 @@ pub fn run(client: Client, verb: TaskVerb) -> Result<ExitCode> {
                 force: a.force,
                 keep_checkpoints: a.keep_checkpoints,
             };
-            let task = client.task(TaskRequest::Finish(params), None)?;
+            let task = client.task_record(TaskRequest::Finish(params), None)?;
             show(&task, a.json)?;
             Ok(ExitCode::SUCCESS)
         }
         TaskVerb::Ls { json, repo } => {
             let repo = repo.map(std::path::absolute).transpose()?;
-            let answer = client.task(TaskRequest::List(ListParams { repo }), None)?;
-            let tasks = answer["tasks"].as_array().cloned().unwrap_or_default();
+            let tasks = client.task_list(ListParams { repo }, None)?;
             if json {
-                outln!("{}", serde_json::to_string_pretty(&answer)?);
+                outln!("{}", pretty(&TaskListReply { tasks })?);
             } else {
                 for t in &tasks {
                     outln!(
                         "{}  {:<14} {:<9} {}  {}",
-                        text(&t["id"]),
-                        text(&t["state"]),
-                        text(&t["disposition"]["outcome"]),
-                        text(&t["branch"]),
-                        text(&t["label"])
+                        t.id,
+                        t.state,
+                        t.disposition.outcome,
+                        t.branch,
+                        t.label
                     );
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
         TaskVerb::Show { id, json } => {
-            let task = client.task(TaskRequest::Show(TaskRef { task_id: id }), None)?;
+            let task = client.task_record(TaskRequest::Show(TaskRef { task_id: id }), None)?;
             show(&task, json)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -378,7 +378,7 @@ pub fn run(client: Client, verb: TaskVerb) -> Result<ExitCode> {
                 None => None,
             };
             let params = WaitParams { task_id: id, until: Some(until), timeout_ms };
-            match client.task(TaskRequest::Wait(params), None) {
+            match client.task_record(TaskRequest::Wait(params), None) {
                 Ok(task) => {
                     show(&task, json)?;
                     Ok(ExitCode::SUCCESS)
@@ -391,23 +391,26 @@ pub fn run(client: Client, verb: TaskVerb) -> Result<ExitCode> {
             }
         }
         TaskVerb::Cancel { id } => {
-            let task = client.task(TaskRequest::Cancel(TaskRef { task_id: id }), None)?;
+            let task = client.task_record(TaskRequest::Cancel(TaskRef { task_id: id }), None)?;
             show(&task, false)?;
             Ok(ExitCode::SUCCESS)
         }
         TaskVerb::RevertTurn { id, turn, json } => {
             let params = RevertParams { task_id: id, turn };
-            let answer = client.task(TaskRequest::RevertTurn(params), None)?;
+            let answer = match client.task(TaskRequest::RevertTurn(params), None)? {
+                TaskReply::Reverted(reverted) => reverted,
+                other => bail!("the server answered task.revert_turn with {}", other.shape()),
+            };
             if json {
-                outln!("{}", serde_json::to_string_pretty(&answer)?);
+                outln!("{}", pretty(&answer)?);
             } else {
                 outln!(
                     "turn {} undone; what it held is checkpoint {} (berth diff --turn {}), \
                      the worktree now checkpoint {}",
-                    answer["turn"],
-                    answer["saved"]["turn"],
-                    answer["saved"]["turn"],
-                    answer["now"]["turn"]
+                    answer.turn,
+                    answer.saved.turn,
+                    answer.saved.turn,
+                    answer.now.turn
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -415,70 +418,76 @@ pub fn run(client: Client, verb: TaskVerb) -> Result<ExitCode> {
         TaskVerb::Comment { id, at, text, send, json } => {
             let (path, start, end) = file_lines(&at)?;
             let params = CommentParams { task_id: id, path, start, end, text, send };
-            let task = client.task(TaskRequest::Comment(params), None)?;
+            let answer = client.task(TaskRequest::Comment(params), None)?;
             if json {
-                show(&task, true)?;
-            } else if send {
-                outln!("{} comment(s) sent to the worker", task["sent"]);
-            } else {
-                let n = task["comments"].as_array().map_or(0, Vec::len);
-                outln!("{n} comment(s) kept; `berth task send {}` sends them", text_of(&task));
+                outln!("{}", pretty(&answer)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            match answer {
+                TaskReply::CommentsSent(sent) => {
+                    outln!("{} comment(s) sent to the worker", sent.sent);
+                }
+                TaskReply::Task(task) => {
+                    let n = task.comments.len();
+                    outln!("{n} comment(s) kept; `berth task send {}` sends them", task.id);
+                }
+                other => bail!("the server answered task.comment with {}", other.shape()),
             }
             Ok(ExitCode::SUCCESS)
         }
         TaskVerb::Send { id, json } => {
-            let task = client.task(TaskRequest::SendComments(TaskRef { task_id: id }), None)?;
+            let sent =
+                match client.task(TaskRequest::SendComments(TaskRef { task_id: id }), None)? {
+                    TaskReply::CommentsSent(sent) => sent,
+                    other => bail!("the server answered task.send_comments with {}", other.shape()),
+                };
             if json {
-                show(&task, true)?;
+                outln!("{}", pretty(&sent)?);
             } else {
-                outln!("{} comment(s) sent to the worker", task["sent"]);
+                outln!("{} comment(s) sent to the worker", sent.sent);
             }
             Ok(ExitCode::SUCCESS)
         }
     }
 }
 
-fn text_of(task: &Value) -> &str {
-    text(&task["id"])
-}
-
-fn text(v: &Value) -> &str {
-    v.as_str().unwrap_or("-")
+/// An answer as `--json` prints it: pretty, its keys in the order the wire's JSON has them
+/// (sorted).
+fn pretty<T: serde::Serialize>(answer: &T) -> Result<String> {
+    Ok(serde_json::to_string_pretty(&serde_json::to_value(answer)?)?)
 }
 
 /// Prints a task: JSON, or a few lines.
-fn show(task: &Value, json: bool) -> Result<()> {
+fn show(task: &TaskRecord, json: bool) -> Result<()> {
     if json {
-        outln!("{}", serde_json::to_string_pretty(task)?);
+        outln!("{}", pretty(task)?);
         return Ok(());
     }
-    outln!("{}  {}", text(&task["id"]), text(&task["state"]));
-    outln!("  branch    {} (base {})", text(&task["branch"]), text(&task["base_sha"]));
-    outln!("  worktree  {}", text(&task["worktree_path"]));
-    if let Some(pane) = task["pane_id"].as_str() {
+    outln!("{}  {}", task.id, task.state);
+    outln!("  branch    {} (base {})", task.branch, task.base_sha);
+    outln!("  worktree  {}", task.worktree_path);
+    if let Some(pane) = &task.pane_id {
         outln!("  pane      {pane}");
     }
-    if !task["status_reason"].is_null() {
-        outln!("  reason    {}", task["status_reason"]);
+    if let Some(reason) = &task.status_reason {
+        outln!("  reason    {reason}");
     }
-    if let Some(summary) = task["result"]["summary"].as_str() {
-        outln!("  result    {}: {summary}", text(&task["result"]["status"]));
+    if let Some(result) = &task.result {
+        outln!("  result    {}: {}", result.status, result.summary);
     }
-    let outcome = text(&task["disposition"]["outcome"]);
+    let outcome = &task.disposition.outcome;
     if outcome != "none" {
-        let sha = task["disposition"]["merged_sha"].as_str().unwrap_or("");
+        let sha = task.disposition.merged_sha.as_deref().unwrap_or("");
         outln!("  finished  {outcome} {sha}");
     }
-    if !task["finish_error"].is_null() {
-        outln!("  error     {}", task["finish_error"]);
+    if let Some(error) = &task.finish_error {
+        outln!("  error     {error}");
     }
-    for c in task["checkpoints"].as_array().into_iter().flatten() {
-        outln!("  turn {:<4} {} {}", c["turn"], text(&c["kind"]), text(&c["sha"]));
+    for c in &task.checkpoints {
+        outln!("  turn {} {} {}", c.turn, c.kind, c.sha);
     }
-    for c in task["conflicts"].as_array().into_iter().flatten() {
-        let files: Vec<&str> =
-            c["files"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-        outln!("  conflicts with {} in {}", text(&c["task"]), files.join(", "));
+    for c in &task.conflicts {
+        outln!("  conflicts with {} in {}", c.task, c.files.join(", "));
     }
     Ok(())
 }

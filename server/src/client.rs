@@ -1,7 +1,8 @@
 //! A small blocking client of the socket, used by the CLI and by tests.
 //!
 //! Owns connecting, framing requests, matching answers by id and skipping event lines. Callers
-//! hand it a [`Command`] and get the typed [`Reply`]; `protocol` does the encoding both ways.
+//! hand it a [`Command`] (or a task, git or connection request) and get its typed answer;
+//! `protocol` does the encoding both ways.
 //! [`Client::call`] sends a raw method and params, for tests of the wire itself.
 
 use std::io::{self, BufRead, BufReader, Write};
@@ -17,9 +18,16 @@ use crate::agents::work::WaitUntil;
 use crate::commands::{Command, Reply};
 use crate::error::CommandError;
 use crate::event::Event;
+use crate::gitctx::request::{
+    DiffFileParams, DiffFileReply, DiffFilesParams, DiffFilesReply, GitReply, GitRequest,
+    WorktreeListParams, WorktreeListReply,
+};
+use crate::persist::task_record::TaskRecord;
 use crate::protocol::{
     self, ConnectionMethod, Decoded, SaveReply, ScreenshotReply, SubmitReply, WaitReply,
 };
+use crate::tasks::reply::TaskReply;
+use crate::tasks::request::{ListParams, TaskRequest};
 
 /// How long a call waits for its answer.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -174,7 +182,10 @@ impl Client {
             focused_pane,
             window_focused,
         });
-        self.request(&what).map(|answer| answer["window_id"].as_u64())
+        let result = self.request(&what)?;
+        let reply: crate::screen_stream::WindowViewReply =
+            serde_json::from_value(result).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        Ok(reply.window_id)
     }
 
     /// The user clicked a notification this window showed for the server
@@ -239,36 +250,113 @@ impl Client {
         serde_json::from_value(result?).map_err(|e| ClientError::Protocol(e.to_string()))
     }
 
-    /// A `task.*` request; its JSON answer (a task's record, or `{tasks: [...]}`). Starts,
-    /// finishes and waits take as long as they take: `timeout` bounds the read (`None`: none).
+    /// A `task.*` request; its typed answer (a task's record, a list, a revert, comments
+    /// sent: the request says which). Starts, finishes and waits take as long as they take:
+    /// `timeout` bounds the read (`None`: none).
     pub fn task(
         &mut self,
-        request: crate::tasks::request::TaskRequest,
+        request: TaskRequest,
         timeout: Option<Duration>,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<TaskReply, ClientError> {
         self.reader.get_ref().set_read_timeout(timeout)?;
-        let result = self.request(&Decoded::Connection(ConnectionMethod::Task(Box::new(request))));
+        let what = Decoded::Connection(ConnectionMethod::Task(Box::new(request)));
+        let result = self.request(&what);
         self.reader.get_ref().set_read_timeout(Some(CALL_TIMEOUT))?;
-        result
+        let Decoded::Connection(ConnectionMethod::Task(request)) = what else {
+            unreachable!("built as a task request above")
+        };
+        protocol::decode_task_reply(&request, result?)
+            .map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// A `task.*` request that answers a task's record (all but `task.list` and
+    /// `task.revert_turn`; comments sent answer the record after the send).
+    pub fn task_record(
+        &mut self,
+        request: TaskRequest,
+        timeout: Option<Duration>,
+    ) -> Result<TaskRecord, ClientError> {
+        match self.task(request, timeout)? {
+            TaskReply::Task(record) => Ok(*record),
+            TaskReply::CommentsSent(sent) => Ok(sent.task),
+            other => Err(unexpected_shape("a task", other.shape())),
+        }
+    }
+
+    /// `task.list`: the tasks (of one repo, when `params` names one).
+    pub fn task_list(
+        &mut self,
+        params: ListParams,
+        timeout: Option<Duration>,
+    ) -> Result<Vec<TaskRecord>, ClientError> {
+        match self.task(TaskRequest::List(params), timeout)? {
+            TaskReply::List(list) => Ok(list.tasks),
+            other => Err(unexpected_shape("a list of tasks", other.shape())),
+        }
     }
 
     /// A git request (`diff.files`, `diff.file`, `workspace.refresh_git`, `worktree.list`);
-    /// its JSON answer. Git may take a while: `timeout` bounds the read.
+    /// its typed answer. Git may take a while: `timeout` bounds the read.
     pub fn git(
         &mut self,
-        request: crate::gitctx::request::GitRequest,
+        request: GitRequest,
         timeout: Option<Duration>,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<GitReply, ClientError> {
         self.reader.get_ref().set_read_timeout(timeout)?;
-        let result = self.request(&Decoded::Connection(ConnectionMethod::Git(Box::new(request))));
+        let what = Decoded::Connection(ConnectionMethod::Git(Box::new(request)));
+        let result = self.request(&what);
         self.reader.get_ref().set_read_timeout(Some(CALL_TIMEOUT))?;
-        result
+        let Decoded::Connection(ConnectionMethod::Git(request)) = what else {
+            unreachable!("built as a git request above")
+        };
+        protocol::decode_git_reply(&request, result?)
+            .map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// `diff.files`: a task's or workspace's changed files.
+    pub fn diff_files(
+        &mut self,
+        params: DiffFilesParams,
+        timeout: Option<Duration>,
+    ) -> Result<DiffFilesReply, ClientError> {
+        match self.git(GitRequest::DiffFiles(params), timeout)? {
+            GitReply::DiffFiles(reply) => Ok(reply),
+            _ => Err(unexpected_shape("the changed files", "another git answer")),
+        }
+    }
+
+    /// `diff.file`: a page of one file's hunks.
+    pub fn diff_file(
+        &mut self,
+        params: DiffFileParams,
+        timeout: Option<Duration>,
+    ) -> Result<DiffFileReply, ClientError> {
+        match self.git(GitRequest::DiffFile(params), timeout)? {
+            GitReply::DiffFile(reply) => Ok(reply),
+            _ => Err(unexpected_shape("a page of hunks", "another git answer")),
+        }
+    }
+
+    /// `worktree.list`: a repo's worktrees and who uses each.
+    pub fn worktree_list(
+        &mut self,
+        params: WorktreeListParams,
+        timeout: Option<Duration>,
+    ) -> Result<WorktreeListReply, ClientError> {
+        match self.git(GitRequest::WorktreeList(params), timeout)? {
+            GitReply::WorktreeList(reply) => Ok(reply),
+            _ => Err(unexpected_shape("a repo's worktrees", "another git answer")),
+        }
     }
 
     /// Asks the windows to open a task's review view (`window.review`); the answer says how
     /// many windows were told. `CONFLICT` when no window is open.
-    pub fn review(&mut self, task: berth_engine::ids::TaskId) -> Result<Value, ClientError> {
-        self.request(&Decoded::Connection(ConnectionMethod::Review { task }))
+    pub fn review(
+        &mut self,
+        task: berth_engine::ids::TaskId,
+    ) -> Result<protocol::ReviewReply, ClientError> {
+        let result = self.request(&Decoded::Connection(ConnectionMethod::Review { task }))?;
+        serde_json::from_value(result).map_err(|e| ClientError::Protocol(e.to_string()))
     }
 
     /// Sends one request and waits for its JSON result.
@@ -357,6 +445,11 @@ pub fn decode_event_line(line: &str) -> Option<Event> {
         return None;
     }
     protocol::decode_event(&message["params"]).ok()
+}
+
+/// A typed accessor got another answer than its request's (a server that answers wrongly).
+fn unexpected_shape(wanted: &str, got: &str) -> ClientError {
+    ClientError::Protocol(format!("expected {wanted} in the answer, got {got}"))
 }
 
 fn decode_answer(message: Value) -> Result<Value, ClientError> {

@@ -21,8 +21,8 @@ mod reply;
 pub use dto::*;
 pub use event::{decode_event, encode_event, event_value};
 pub use reply::{
-    decode_reply, encode_reply, DecisionOutcomeReply, SaveReply, ScreenshotReply, SubmitReply,
-    SubscribeReply, WaitReply,
+    decode_git_reply, decode_reply, decode_task_reply, encode_reply, DecisionOutcomeReply,
+    ReviewReply, SaveReply, ScreenshotReply, SubmitReply, SubscribeReply, WaitReply,
 };
 
 /// The longest request line accepted, in bytes (newline excluded).
@@ -1342,3 +1342,6 @@ mod roundtrip_tests;
 
 #[cfg(test)]
 mod hardening_tests;
+
+#[cfg(test)]
+mod family_tests;

@@ -662,29 +662,6 @@ impl Store {
     }
 }
 
-impl Store {
-    /// Ends an agent's turn that the user interrupted through Berth (Escape or Ctrl-C sent while
-    /// it was `working` or `blocked`): the pane is `idle` at once instead of waiting for a hook
-    /// that claude never sends on an interrupt, and a question it was asking goes with the
-    /// turn (taken back; its hook gets no decision), so its attention is no longer
-    /// `needs_input`. Plain programs are left to their foreground job.
-    pub(crate) fn end_interrupted_turn(&mut self, id: &PaneId) {
-        let Some(pane) = self.panes.get(id) else { return };
-        let lifecycle = pane.shared.meta().lifecycle;
-        if pane.agent.kind == AgentKind::None
-            || !matches!(lifecycle, Lifecycle::Working | Lifecycle::Blocked)
-        {
-            return;
-        }
-        pane.shared
-            .set_lifecycle(Lifecycle::Idle, crate::agents::turns::LifecycleSource::Interrupt);
-        self.retract_decisions(id);
-        self.settle_attention(id);
-        self.publish_pane_changed(id);
-        self.touch();
-    }
-}
-
 /// The line written under a resumed pane's restored tail, `cols` wide at most: a rule naming
 /// the command that resumed it, so the scrollback shows where the new session starts.
 pub fn resume_marker(argv: &[String], cols: u16) -> String {

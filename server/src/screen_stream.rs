@@ -167,7 +167,7 @@ impl ReportedView {
 
     /// Answers `window.view`: the Store takes the window's view as the embedded window's, and
     /// this connection as the window that shows what the server cannot put on a desktop.
-    pub fn report(&self, view: crate::store::WindowView) -> Result<Value, CommandError> {
+    pub fn report(&self, view: crate::store::WindowView) -> Result<WindowViewReply, CommandError> {
         if view.visible.len() > MAX_PANES_PER_REQUEST {
             return Err(CommandError::BadParams(format!(
                 "at most {MAX_PANES_PER_REQUEST} visible panes"
@@ -176,8 +176,19 @@ impl ReportedView {
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(view.clone());
         let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
         store.execute(Internal::ReportWindowView { view, window: self.id })?;
-        Ok(serde_json::json!({ "ok": true, "window_id": self.id }))
+        Ok(WindowViewReply { ok: true, window_id: Some(self.id) })
     }
+}
+
+/// The answer of `window.view`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WindowViewReply {
+    /// Always true.
+    pub ok: bool,
+    /// The number the server gave this connection: the `notification.desktop` events naming
+    /// it are this window's to show (`None`: an older server, which sends none).
+    #[serde(default)]
+    pub window_id: Option<u64>,
 }
 
 impl Drop for ReportedView {

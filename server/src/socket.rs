@@ -24,7 +24,7 @@ use crate::commands::Command;
 use crate::connections::{idle_timeout, Connection, Connections, Full, MAX_LONG_LIVED};
 use crate::error::CommandError;
 use crate::event::Event;
-use crate::events::{DirectSink, EncodedEvent, EventBus};
+use crate::events::{Delivery, DirectSink, EventBus};
 use crate::persist::SaveContext;
 use crate::persistence::Persistence;
 use crate::protocol::{self, ConnectionMethod, Decoded, MAX_LINE};
@@ -302,7 +302,7 @@ async fn next_line<R: AsyncBufRead + Unpin>(reader: &mut R, buf: &mut Vec<u8>) -
     }
 }
 
-async fn next_event(events: &mut Option<mpsc::Receiver<EncodedEvent>>) -> Option<EncodedEvent> {
+async fn next_event(events: &mut Option<mpsc::Receiver<Delivery>>) -> Option<Delivery> {
     match events {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,
@@ -426,7 +426,7 @@ async fn serve_client(
     let mut last_active = tokio::time::Instant::now();
     let mut reader = BufReader::with_capacity(64 << 10, read_half);
     let mut buf = Vec::new();
-    let mut events: Option<mpsc::Receiver<EncodedEvent>> = None;
+    let mut events: Option<mpsc::Receiver<Delivery>> = None;
     let mut sink = ConnectionSink(None);
     let view =
         crate::screen_stream::ReportedView::new(services.store.clone(), services.windows.clone());
@@ -526,7 +526,8 @@ async fn serve_client(
                 return Ok(());
             }
             event = next_event(&mut events) => match event {
-                Some(line) => {
+                Some(event) => {
+                    let line = event.line(protocol::encode_event);
                     let written = async {
                         let Some(sink) = sink.0.as_deref() else {
                             return write.write_all(line.as_bytes()).await;
@@ -580,7 +581,7 @@ impl Drop for ConnectionSink {
 async fn send_answer(
     write: &mut ClientWriter,
     sink: Option<&DirectSink>,
-    events: &mut Option<mpsc::Receiver<EncodedEvent>>,
+    events: &mut Option<mpsc::Receiver<Delivery>>,
     line: &str,
 ) -> io::Result<()> {
     let Some(sink) = sink else { return write.write_all(line.as_bytes()).await };
@@ -589,7 +590,7 @@ async fn send_answer(
         if let Some(rx) = events.as_mut() {
             for _ in 0..queued {
                 let Ok(event) = rx.try_recv() else { break };
-                write.write_all(event.as_bytes()).await?;
+                write.write_all(event.line(protocol::encode_event).as_bytes()).await?;
                 sink.event_written();
             }
         }
@@ -604,8 +605,8 @@ async fn send_answer(
 async fn end_write(write: &mut ClientWriter, sink: &DirectSink, event: bool) -> io::Result<()> {
     let mut held = sink.end_write(event);
     while !held.is_empty() {
-        for line in held {
-            write.write_all(line.as_bytes()).await?;
+        for event in held {
+            write.write_all(event.line(protocol::encode_event).as_bytes()).await?;
         }
         held = sink.end_write(false);
     }
@@ -618,7 +619,7 @@ async fn end_write(write: &mut ClientWriter, sink: &DirectSink, event: bool) -> 
 fn answer(
     line: &[u8],
     services: &Services,
-    events: &mut Option<mpsc::Receiver<EncodedEvent>>,
+    events: &mut Option<mpsc::Receiver<Delivery>>,
     sink: &mut Option<Arc<DirectSink>>,
     conn: Conn<'_>,
 ) -> Option<Answer> {
@@ -668,7 +669,7 @@ fn answer(
                 use std::os::fd::AsFd as _;
                 *events = Some(match write.as_fd().try_clone_to_owned() {
                     Ok(fd) => {
-                        let direct = DirectSink::new(fd);
+                        let direct = DirectSink::new(fd, protocol::encode_event);
                         *sink = Some(direct.clone());
                         services.bus.subscribe_direct(direct)
                     }
@@ -714,7 +715,9 @@ fn answer(
             }
             now(attached)
         }
-        Decoded::Connection(ConnectionMethod::Review { task }) => now(review(services, task)),
+        Decoded::Connection(ConnectionMethod::Review { task }) => {
+            now(review(services, task).map(|r| reply_value(&r)))
+        }
         Decoded::Connection(ConnectionMethod::WindowView {
             visible,
             focused_pane,
@@ -723,11 +726,10 @@ fn answer(
             if let Err(err) = window_caller(services, conn) {
                 return now(Err(err));
             }
-            now(conn.view.report(crate::store::WindowView {
-                visible,
-                focused_pane,
-                window_focused,
-            }))
+            now(conn
+                .view
+                .report(crate::store::WindowView { visible, focused_pane, window_focused })
+                .map(|r| reply_value(&r)))
         }
         Decoded::Connection(ConnectionMethod::NotificationActivate { id, activation_token }) => {
             let op = crate::store::Internal::ActivateNotification {
@@ -843,12 +845,17 @@ fn answer(
                         id,
                         Box::pin(async move {
                             consent.await?;
-                            crate::tasks::serve::serve(&store, *request, reporter)?.await
+                            crate::tasks::serve::serve(&store, *request, reporter)?
+                                .await
+                                .map(|r| reply_value(&r))
                         }),
                     ))
                 }
                 Ok(None) => match crate::tasks::serve::serve(&services.store, *request, reporter) {
-                    Ok(answer) => Some(Answer::Later(id, answer)),
+                    Ok(answer) => Some(Answer::Later(
+                        id,
+                        Box::pin(async move { answer.await.map(|r| reply_value(&r)) }),
+                    )),
                     Err(err) => now(Err(err)),
                 },
                 Err(err) => now(Err(err)),
@@ -856,7 +863,10 @@ fn answer(
         }
         Decoded::Connection(ConnectionMethod::Git(request)) => {
             match crate::gitctx::serve::serve(&services.store, *request) {
-                Ok(answer) => Some(Answer::Later(id, answer)),
+                Ok(answer) => Some(Answer::Later(
+                    id,
+                    Box::pin(async move { answer.await.map(|r| reply_value(&r)) }),
+                )),
                 Err(err) => now(Err(err)),
             }
         }
@@ -897,7 +907,10 @@ fn answer(
 /// `window.review`: the window used last (the embedded one or an attached one) is told to open
 /// the review view of `task`, through the event bus the windows follow; every window, while
 /// none has reported a view since the one used last closed; refused when there is none.
-fn review(services: &Services, task: berth_engine::ids::TaskId) -> Result<Value, CommandError> {
+fn review(
+    services: &Services,
+    task: berth_engine::ids::TaskId,
+) -> Result<protocol::ReviewReply, CommandError> {
     let store = services.store.lock().unwrap_or_else(|p| p.into_inner());
     // The task must exist (its record answers NO_SUCH_TASK otherwise).
     store.task_record(&task)?;
@@ -916,7 +929,7 @@ fn review(services: &Services, task: berth_engine::ids::TaskId) -> Result<Value,
         .bus
         .publish(crate::event::Event::ReviewRequested { task: task.clone(), window: target });
     let told = if target.is_some() { 1 } else { windows };
-    Ok(serde_json::json!({ "task_id": task.as_str(), "windows": told, "window_id": target }))
+    Ok(protocol::ReviewReply { task_id: task.to_string(), windows: told, window_id: target })
 }
 
 /// `snapshot.save`: a save now, on this worker (it blocks on fsync).

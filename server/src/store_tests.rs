@@ -390,7 +390,8 @@ fn a_notification_this_server_cannot_show_names_the_attached_window() {
         let incoming = Incoming::new(Some(pane.clone()), title, "body", "osc9");
         f.store.execute(Internal::AddNotification(incoming)).expect("added");
         let mut desktop = Vec::new();
-        while let Ok(line) = events.try_recv() {
+        while let Ok(event) = events.try_recv() {
+            let line = event.line(protocol::encode_event);
             if line.contains("\"notification.desktop\"") {
                 desktop.push(line.to_string());
             }

@@ -252,11 +252,11 @@ impl BerthTools {
                         .call(&ct, |c| {
                             let state = encode_reply(&c.execute(Command::WorkspaceList)?);
                             let decisions = encode_reply(&c.execute(Command::Decisions)?);
-                            let tasks = c.task(TaskRequest::List(ListParams::default()), None)?;
+                            let tasks = c.task_list(ListParams::default(), None)?;
                             Ok(json!({
                                 "workspaces": state["workspaces"],
                                 "decisions": decisions["decisions"],
-                                "tasks": tasks["tasks"],
+                                "tasks": tasks,
                             }))
                         })
                         .await,
@@ -343,7 +343,7 @@ impl BerthTools {
                 params.contract.acceptance = args.acceptance;
                 let request = TaskRequest::Start(params);
                 request.check().map_err(|e| bad(e.to_string()))?;
-                answer(self.link.call(&ct, move |c| c.task(request, None)).await)
+                answer(self.link.call(&ct, move |c| wire_json(&c.task(request, None)?)).await)
             }
             .await,
         )
@@ -399,7 +399,7 @@ impl BerthTools {
                                 // Full: the client is slow to read; this one is dropped.
                                 let _ = tx.try_send(note);
                             }
-                            other => return other.map(Ok),
+                            other => return other.and_then(|r| wire_json(&r)).map(Ok),
                         }
                     }
                 });
@@ -451,13 +451,12 @@ impl BerthTools {
                 answer(
                     self.link
                         .call(&ct, move |c| {
-                            let mut record = c.task(request, None)?;
-                            let files = git_files(c, &target);
-                            record["diff_stat"] = match files {
+                            let record = c.task_record(request, None)?;
+                            let diff_stat = match git_files(c, &target) {
                                 Ok(files) => files,
                                 Err(e) => json!({ "error": e.to_string() }),
                             };
-                            Ok(record)
+                            wire_json(&ShownTask { record, diff_stat })
                         })
                         .await,
                 )
@@ -496,7 +495,9 @@ impl BerthTools {
                 request.check().map_err(|e| bad(e.to_string()))?;
                 answer(
                     self.link
-                        .call(&ct, move |c| c.git(request, Some(Duration::from_secs(60))))
+                        .call(&ct, move |c| {
+                            wire_json(&c.git(request, Some(Duration::from_secs(60)))?)
+                        })
                         .await,
                 )
             }
@@ -557,7 +558,7 @@ impl BerthTools {
                     ..FinishParams::default()
                 });
                 request.check().map_err(|e| bad(e.to_string()))?;
-                answer(self.link.call(&ct, move |c| c.task(request, None)).await)
+                answer(self.link.call(&ct, move |c| wire_json(&c.task(request, None)?)).await)
             }
             .await,
         )
@@ -604,16 +605,10 @@ fn matching_lines(
     pane: PaneId,
     request: berth_server::pane_search::SearchRequest,
 ) -> Result<Value, ClientError> {
-    let reply = serde_json::to_value(c.search(request)?)
-        .map_err(|e| ClientError::Protocol(e.to_string()))?;
-    let mut seqs: Vec<u64> = reply["matches"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|m| m["start"]["seq"].as_u64())
-        .collect();
+    let reply = c.search(request)?;
+    let mut seqs: Vec<u64> = reply.matches.iter().map(|m| m.start.seq).collect();
     seqs.dedup();
-    let more = reply["more"] == true || seqs.len() > MAX_MATCHES;
+    let more = reply.more || seqs.len() > MAX_MATCHES;
     seqs.truncate(MAX_MATCHES);
     let lines = match seqs.first() {
         Some(&first) => {
@@ -635,14 +630,28 @@ fn matching_lines(
             json!({ "line": seq, "text": text })
         })
         .collect();
-    Ok(json!({ "count": reply["count"], "more": more, "matches": matches }))
+    Ok(json!({ "count": reply.count, "more": more, "matches": matches }))
 }
 
-/// A task's changed files (`diff.files`).
+/// A task's changed files (`diff.files`), as the tool answers them.
 fn git_files(c: &mut berth_server::client::Client, target: &str) -> Result<Value, ClientError> {
-    use berth_server::gitctx::request::{DiffFilesParams, GitRequest};
-    let request = GitRequest::DiffFiles(DiffFilesParams { target: target.to_owned(), turn: None });
-    c.git(request, Some(Duration::from_secs(60)))
+    use berth_server::gitctx::request::DiffFilesParams;
+    let params = DiffFilesParams { target: target.to_owned(), turn: None };
+    wire_json(&c.diff_files(params, Some(Duration::from_secs(60)))?)
+}
+
+/// A typed answer as the JSON a tool answers (its keys sorted, as the wire has them).
+fn wire_json<T: serde::Serialize>(answer: &T) -> Result<Value, ClientError> {
+    serde_json::to_value(answer).map_err(|e| ClientError::Protocol(e.to_string()))
+}
+
+/// What `show_task` answers: the task's record, its fields at the top level, with its diff
+/// stat (`diff.files`' answer, or `{error}`).
+#[derive(serde::Serialize)]
+struct ShownTask {
+    #[serde(flatten)]
+    record: berth_server::persist::task_record::TaskRecord,
+    diff_stat: Value,
 }
 
 #[tool_handler(router = self.tool_router)]

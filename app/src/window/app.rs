@@ -22,7 +22,6 @@ use berth_engine::ids::{PaneId, TabId};
 use berth_engine::layout::CellSize;
 use berth_engine::model::RestoreState;
 use berth_engine::terminal::PaneTerminal;
-use berth_server::client::decode_event_line;
 use berth_server::commands::{Command, Reply, SpawnRequest, WorkspaceSelector};
 use berth_server::event::Event;
 use berth_server::notifications::DesktopPolicy;
@@ -1034,22 +1033,19 @@ fn spawn_bus_forwarder(
 ) {
     let mut events = embedded.bus.subscribe();
     let spawned = std::thread::Builder::new().name("berth-window-events".into()).spawn(move || {
-        while let Some(line) = events.blocking_recv() {
-            // A cheap test first: most events are output and need no decoding here.
-            if line.contains("\"notification.activated\"") {
-                if let Some(Event::NotificationActivated { activation_token, .. }) =
-                    decode_event_line(&line)
+        while let Some(delivery) = events.blocking_recv() {
+            // The bus carries typed events: nothing to decode.
+            match delivery.event() {
+                Some(Event::NotificationActivated { activation_token, .. }) => {
+                    raise.request(activation_token.clone());
+                }
+                // The view opens in the window used last only (this one is number 0).
+                Some(Event::ReviewRequested { task, window })
+                    if window.is_none_or(|w| w == berth_server::store::EMBEDDED_WINDOW) =>
                 {
-                    raise.request(activation_token);
+                    review.request(task.as_str().to_owned());
                 }
-            }
-            if line.contains("\"review.requested\"") {
-                if let Some(Event::ReviewRequested { task, window }) = decode_event_line(&line) {
-                    // The view opens in the window used last only (this one is number 0).
-                    if window.is_none_or(|w| w == berth_server::store::EMBEDDED_WINDOW) {
-                        review.request(task.as_str().to_owned());
-                    }
-                }
+                _ => {}
             }
             if !waker.wake() {
                 break;

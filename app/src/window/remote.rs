@@ -29,7 +29,7 @@ use berth_server::pane_search::{SearchReply, SearchRequest, WireMatch};
 use berth_server::persist::task_record::TaskRecord;
 use berth_server::screen::{PaneFrame, PaneHave};
 use berth_server::store::WindowView;
-use berth_server::tasks::request::{ListParams, TaskRequest};
+use berth_server::tasks::request::ListParams;
 use berth_server::view::StateView;
 
 use super::desktop::WindowDesktop;
@@ -415,10 +415,9 @@ impl Remote {
 
 /// The server's tasks (`task.list`), oldest first.
 fn read_tasks(client: &mut Client) -> Result<Vec<TaskRecord>, String> {
-    let request = TaskRequest::List(ListParams::default());
-    let answer = client.task(request, Some(Duration::from_secs(5))).map_err(|e| e.to_string())?;
-    let tasks = answer.get("tasks").cloned().unwrap_or_default();
-    serde_json::from_value(tasks).map_err(|e| format!("task.list: {e}"))
+    client
+        .task_list(ListParams::default(), Some(Duration::from_secs(5)))
+        .map_err(|e| format!("task.list: {e}"))
 }
 
 fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {

@@ -12,10 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use berth_server::client::{Client, ClientError};
-use berth_server::gitctx::request::{
-    DiffFileParams, DiffFileReply, DiffFilesParams, DiffFilesReply, GitRequest,
-};
+use berth_server::gitctx::request::{DiffFileParams, DiffFilesParams};
 use berth_server::persist::task_record::TaskRecord;
+use berth_server::tasks::reply::TaskReply;
 use berth_server::tasks::request::{CommentParams, FinishParams, ListParams, TaskRef, TaskRequest};
 
 use super::review::{Landing, ReviewAnswer, ReviewAsk, PAGE_HUNKS};
@@ -143,15 +142,10 @@ fn message(e: &ClientError) -> String {
     e.to_string()
 }
 
-fn decode<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> Result<T, ClientError> {
-    serde_json::from_value(v).map_err(|e| ClientError::Protocol(e.to_string()))
-}
-
 fn answer(client: &mut Client, ask: &ReviewAsk) -> Result<ReviewAnswer, ClientError> {
     Ok(match ask {
         ReviewAsk::Resolve { pane, workspace } => {
-            let list = client.task(TaskRequest::List(ListParams::default()), Some(GIT_WAIT))?;
-            let tasks: Vec<TaskRecord> = decode(list["tasks"].clone())?;
+            let tasks = client.task_list(ListParams::default(), Some(GIT_WAIT))?;
             let open: Vec<&TaskRecord> =
                 tasks.iter().filter(|t| t.disposition.outcome == "none").collect();
             let newest = |f: &dyn Fn(&TaskRecord) -> bool| {
@@ -169,9 +163,11 @@ fn answer(client: &mut Client, ask: &ReviewAsk) -> Result<ReviewAnswer, ClientEr
             }))
         }
         ReviewAsk::Task { task } => {
-            let shown = client
-                .task(TaskRequest::Show(TaskRef { task_id: task.clone() }), Some(GIT_WAIT))?;
-            ReviewAnswer::Task(Ok(Box::new(decode(shown)?)))
+            let shown = client.task_record(
+                TaskRequest::Show(TaskRef { task_id: task.clone() }),
+                Some(GIT_WAIT),
+            )?;
+            ReviewAnswer::Task(Ok(Box::new(shown)))
         }
         ReviewAsk::Comment { task, path, start, end, text } => {
             let params = CommentParams {
@@ -182,30 +178,37 @@ fn answer(client: &mut Client, ask: &ReviewAsk) -> Result<ReviewAnswer, ClientEr
                 text: text.clone(),
                 send: false,
             };
-            let record = client.task(TaskRequest::Comment(params), Some(GIT_WAIT))?;
-            ReviewAnswer::Commented(Ok(Box::new(decode(record)?)))
+            let record = client.task_record(TaskRequest::Comment(params), Some(GIT_WAIT))?;
+            ReviewAnswer::Commented(Ok(Box::new(record)))
         }
         ReviewAsk::SendComments { task } => {
             let asked = TaskRequest::SendComments(TaskRef { task_id: task.clone() });
-            let answer = client.task(asked, Some(FINISH_WAIT))?;
-            let sent = answer["sent"].as_u64().unwrap_or(0) as usize;
-            ReviewAnswer::Sent(Ok((sent, Box::new(decode(answer)?))))
+            match client.task(asked, Some(FINISH_WAIT))? {
+                TaskReply::CommentsSent(sent) => {
+                    ReviewAnswer::Sent(Ok((sent.sent, Box::new(sent.task))))
+                }
+                other => {
+                    return Err(ClientError::Protocol(format!(
+                        "task.send_comments answered {}",
+                        other.shape()
+                    )))
+                }
+            }
         }
         ReviewAsk::Files { task, turn } => {
-            let request =
-                GitRequest::DiffFiles(DiffFilesParams { target: task.clone(), turn: *turn });
-            let reply: DiffFilesReply = decode(client.git(request, Some(GIT_WAIT))?)?;
+            let params = DiffFilesParams { target: task.clone(), turn: *turn };
+            let reply = client.diff_files(params, Some(GIT_WAIT))?;
             ReviewAnswer::Files(Ok(reply.files))
         }
         ReviewAsk::Page { task, path, page, generation, turn } => {
-            let request = GitRequest::DiffFile(DiffFileParams {
+            let params = DiffFileParams {
                 target: task.clone(),
                 path: path.clone(),
                 offset: page * PAGE_HUNKS,
                 limit: Some(PAGE_HUNKS),
                 turn: *turn,
-            });
-            let reply: DiffFileReply = decode(client.git(request, Some(GIT_WAIT))?)?;
+            };
+            let reply = client.diff_file(params, Some(GIT_WAIT))?;
             ReviewAnswer::Page {
                 generation: *generation,
                 page: *page,

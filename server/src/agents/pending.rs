@@ -329,7 +329,7 @@ impl Store {
         self.bus.publish(Event::Decision { pane: pane.clone(), decision });
         self.bus.publish(Event::PaneChanged { pane: pane.clone() });
         // A task's worker waiting on a decision needs input; its answer puts it back to work.
-        crate::tasks::watch::decision_changed(self, pane, id.as_deref());
+        crate::tasks::ops::decision_changed(self, pane, id.as_deref());
     }
 }
 

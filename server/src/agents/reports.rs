@@ -1,6 +1,6 @@
 //! What an agent reports about itself, applied to its pane: a session id (from a hook or
 //! `session.report`, which `berth report-session` sends), and a hook's lifecycle, attention and
-//! notification.
+//! notification; and the end of a turn the user interrupted through Berth.
 //!
 //! It owns these `impl Store` blocks only; the meaning of a hook payload is [`super::hooks`]'s
 //! and the pane's agent metadata is the Store's `AgentInfo`. It must not start or resume
@@ -108,5 +108,27 @@ impl Store {
         self.publish_pane_changed(id);
         self.touch();
         Ok(())
+    }
+}
+
+impl Store {
+    /// Ends an agent's turn that the user interrupted through Berth (Escape or Ctrl-C sent while
+    /// it was `working` or `blocked`): the pane is `idle` at once instead of waiting for a hook
+    /// that claude never sends on an interrupt, and a question it was asking goes with the
+    /// turn (taken back; its hook gets no decision), so its attention is no longer
+    /// `needs_input`. Plain programs are left to their foreground job.
+    pub(crate) fn end_interrupted_turn(&mut self, id: &PaneId) {
+        let Some(pane) = self.panes.get(id) else { return };
+        let lifecycle = pane.shared.meta().lifecycle;
+        if pane.agent.kind == AgentKind::None
+            || !matches!(lifecycle, Lifecycle::Working | Lifecycle::Blocked)
+        {
+            return;
+        }
+        pane.shared.set_lifecycle(Lifecycle::Idle, LifecycleSource::Interrupt);
+        self.retract_decisions(id);
+        self.settle_attention(id);
+        self.publish_pane_changed(id);
+        self.touch();
     }
 }

@@ -132,3 +132,18 @@ pub struct WorktreeListReply {
     /// Its worktrees, the main checkout first.
     pub worktrees: Vec<super::WorktreeEntry>,
 }
+
+/// A git answer. On the wire each variant is its inner value alone (no tag): the client knows
+/// which request it sent (`protocol::decode_git_reply`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum GitReply {
+    /// `diff.files`.
+    DiffFiles(DiffFilesReply),
+    /// `diff.file`.
+    DiffFile(DiffFileReply),
+    /// `workspace.refresh_git`.
+    RefreshGit(RefreshGitReply),
+    /// `worktree.list`.
+    WorktreeList(WorktreeListReply),
+}

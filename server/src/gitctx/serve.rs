@@ -7,19 +7,17 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use berth_engine::ids::{TaskId, WorkspaceId};
-use serde_json::Value;
-
 use super::diff::{self, DiffSource};
 use super::request::{
-    DiffFileReply, DiffFilesReply, GitRequest, RefreshGitReply, WorktreeListReply, DEFAULT_HUNKS,
-    MAX_HUNKS,
+    DiffFileReply, DiffFilesReply, GitReply, GitRequest, RefreshGitReply, WorktreeListReply,
+    DEFAULT_HUNKS, MAX_HUNKS,
 };
 use crate::error::CommandError;
 use crate::store::Store;
+use berth_engine::ids::{TaskId, WorkspaceId};
 
 /// A git answer to come.
-pub type GitAnswer = Pin<Box<dyn Future<Output = Result<Value, CommandError>> + Send + 'static>>;
+pub type GitAnswer = Pin<Box<dyn Future<Output = Result<GitReply, CommandError>> + Send + 'static>>;
 
 fn lock(store: &Mutex<Store>) -> std::sync::MutexGuard<'_, Store> {
     store.lock().unwrap_or_else(|p| p.into_inner())
@@ -61,11 +59,6 @@ fn source_of(
     )))
 }
 
-/// A reply's JSON (plain data: it always serialises).
-fn reply<T: serde::Serialize>(value: &T) -> Result<Value, CommandError> {
-    serde_json::to_value(value).map_err(|e| CommandError::Internal(format!("reply: {e}")))
-}
-
 /// Runs `f` on a blocking thread.
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, String> + Send + 'static,
@@ -98,12 +91,12 @@ pub fn serve(store: &Arc<Mutex<Store>>, request: GitRequest) -> Result<GitAnswer
                     Ok((source, files))
                 })
                 .await?;
-                reply(&DiffFilesReply {
+                Ok(GitReply::DiffFiles(DiffFilesReply {
                     target: p.target,
                     dir: source.dir,
                     base: source.base,
                     files,
-                })
+                }))
             })
         }
         GitRequest::DiffFile(p) => {
@@ -117,13 +110,13 @@ pub fn serve(store: &Arc<Mutex<Store>>, request: GitRequest) -> Result<GitAnswer
                     diff::file(&source, &path, offset, limit)
                 })
                 .await?;
-                reply(&DiffFileReply {
+                Ok(GitReply::DiffFile(DiffFileReply {
                     target: p.target,
                     file,
                     offset: p.offset,
                     total_hunks: total,
                     hunks,
-                })
+                }))
             })
         }
         GitRequest::RefreshGit(_) => {
@@ -138,7 +131,7 @@ pub fn serve(store: &Arc<Mutex<Store>>, request: GitRequest) -> Result<GitAnswer
                 let probed = answer
                     .await
                     .map_err(|_| CommandError::Internal("the git watcher stopped".into()))?;
-                reply(&RefreshGitReply { probed })
+                Ok(GitReply::RefreshGit(RefreshGitReply { probed }))
             })
         }
         GitRequest::WorktreeList(p) => {
@@ -158,7 +151,7 @@ pub fn serve(store: &Arc<Mutex<Store>>, request: GitRequest) -> Result<GitAnswer
                 })
                 .await?;
                 users(&store, &mut all);
-                reply(&WorktreeListReply { repo: top, worktrees: all })
+                Ok(GitReply::WorktreeList(WorktreeListReply { repo: top, worktrees: all }))
             })
         }
     })

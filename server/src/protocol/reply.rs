@@ -18,6 +18,9 @@ use crate::commands::{Command, Reply};
 use crate::decisions::DecisionAnswer;
 use crate::decisions::{DecisionOutcome, OutcomeReason};
 use crate::error::CommandError;
+use crate::gitctx::request::{GitReply, GitRequest};
+use crate::tasks::reply::TaskReply;
+use crate::tasks::request::{CommentParams, TaskRequest};
 
 /// The answer of `events.subscribe`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -126,6 +129,17 @@ impl DecisionOutcomeReply {
                 .ok_or_else(|| answer_error(format!("unknown reason {:?}", self.reason)))?,
         })
     }
+}
+
+/// The answer of `window.review`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ReviewReply {
+    /// The task whose review view opens.
+    pub task_id: String,
+    /// How many windows were told.
+    pub windows: usize,
+    /// The window told (the one used last), or `None` when every window was.
+    pub window_id: Option<u64>,
 }
 
 /// The answer of `pane.wait`.
@@ -307,5 +321,34 @@ pub fn decode_reply(cmd: &Command, result: Value) -> Result<Reply, CommandError>
                 .map(|e| Ok((PaneId::parse(&e.pane_id)?, e.decision.to_view()?)))
                 .collect::<Result<_, CommandError>>()?,
         ),
+    })
+}
+
+/// The typed answer to a `task.*` request from its JSON result: the request says which shape
+/// comes back; `decode_task_reply(req, to_value(r)) == r` for the answer `r` of `req`.
+pub fn decode_task_reply(request: &TaskRequest, result: Value) -> Result<TaskReply, CommandError> {
+    Ok(match request {
+        TaskRequest::List(_) => TaskReply::List(whole(result)?),
+        TaskRequest::RevertTurn(_) => TaskReply::Reverted(whole(result)?),
+        TaskRequest::SendComments(_) | TaskRequest::Comment(CommentParams { send: true, .. }) => {
+            TaskReply::CommentsSent(Box::new(whole(result)?))
+        }
+        TaskRequest::Start(_)
+        | TaskRequest::Report(_)
+        | TaskRequest::Finish(_)
+        | TaskRequest::Show(_)
+        | TaskRequest::Cancel(_)
+        | TaskRequest::Wait(_)
+        | TaskRequest::Comment(_) => TaskReply::Task(Box::new(whole(result)?)),
+    })
+}
+
+/// The typed answer to a git request from its JSON result, as [`decode_task_reply`].
+pub fn decode_git_reply(request: &GitRequest, result: Value) -> Result<GitReply, CommandError> {
+    Ok(match request {
+        GitRequest::DiffFiles(_) => GitReply::DiffFiles(whole(result)?),
+        GitRequest::DiffFile(_) => GitReply::DiffFile(whole(result)?),
+        GitRequest::RefreshGit(_) => GitReply::RefreshGit(whole(result)?),
+        GitRequest::WorktreeList(_) => GitReply::WorktreeList(whole(result)?),
     })
 }

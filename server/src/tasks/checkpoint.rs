@@ -21,6 +21,7 @@ use berth_engine::ids::TaskId;
 
 use super::git::{self, git_env};
 use super::ops::{apply, lock, TaskOp};
+use super::reply::RevertReply;
 use crate::error::CommandError;
 use crate::persist::stamp::now_ms;
 use crate::persist::task_record::{CheckpointRecord, TaskRecord};
@@ -173,17 +174,6 @@ pub async fn record(
     Ok(taken)
 }
 
-/// What a revert did: the checkpoint of what it undid and the one of the worktree after.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Reverted {
-    /// The turn undone.
-    pub turn: u32,
-    /// What the worktree held before (nothing is lost: `berth diff TASK --turn N` shows it).
-    pub saved: CheckpointRecord,
-    /// The worktree now.
-    pub now: CheckpointRecord,
-}
-
 /// The commit a turn started from: the checkpoint before it, or the task's base.
 pub fn before(record: &TaskRecord, turn: u32) -> Result<String, String> {
     let at = record.checkpoints.iter().position(|c| c.turn == turn).ok_or_else(|| match record
@@ -209,7 +199,7 @@ pub async fn revert(
     store: Arc<Mutex<Store>>,
     id: TaskId,
     turn: Option<u32>,
-) -> Result<Reverted, CommandError> {
+) -> Result<RevertReply, CommandError> {
     let record = lock(&store).task_record(&id)?;
     if record.disposition.outcome != "none" {
         return Err(CommandError::Conflict(format!(
@@ -234,7 +224,7 @@ pub async fn revert(
                 format!("{e}; the worktree was saved first as checkpoint {}", saved.turn)
             })?;
             let now = take_next(&store, &id, REVERT)?;
-            Ok::<Reverted, String>(Reverted { turn, saved, now })
+            Ok::<RevertReply, String>(RevertReply { turn, saved, now })
         })?;
         super::conflicts::refresh(&store, &repo);
         Ok(reverted)

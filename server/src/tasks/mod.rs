@@ -3,7 +3,7 @@
 //!
 //! [`model`]: states, the one transition function, the contract and its checks, the composed
 //! prompt, the typed `Task`. [`request`]: what the `task.*` methods ask (wire DTOs, checked
-//! before anything runs). [`op`]: `TaskOp`, the changes to tasks (an `Internal` op); [`ops`]:
+//! before anything runs); [`reply`]: what they answer (wire DTOs). [`op`]: `TaskOp`, the changes to tasks (an `Internal` op); [`ops`]:
 //! the Store's side of each (through `Store::execute`) and the reads. [`git`]: git run as a
 //! program, without a shell, with a timeout, one repo's worktree changes at a time.
 //! [`start`], [`finish`]: the slow requests, run as tasks of their own off the Store's lock.
@@ -20,6 +20,7 @@ pub mod git;
 pub mod model;
 pub mod op;
 pub mod ops;
+pub mod reply;
 pub mod request;
 pub mod serve;
 pub mod start;

@@ -229,3 +229,33 @@ pub(crate) fn lock(store: &Mutex<Store>) -> MutexGuard<'_, Store> {
 pub(crate) fn apply(store: &Mutex<Store>, op: TaskOp) -> Result<(), CommandError> {
     lock(store).execute(Internal::Task(op)).map(|_| ())
 }
+
+/// The hook for #14's decisions: the Store calls this when a pane's pending decision appears
+/// (`Some(id)`) or clears (`None`). A worker pane's task moves to `input_required` with
+/// `decision_required` and the decision's id, and back to `working` when it clears.
+pub fn decision_changed(store: &mut Store, pane: &PaneId, decision: Option<&str>) {
+    let Some((task, state)) = store.task_of_pane(pane) else { return };
+    let asked_for_decision = store.tasks.get(&task).is_some_and(|t| {
+        t.record.status_reason.as_ref().and_then(|r| r.get("reason")).and_then(|r| r.as_str())
+            == Some("decision_required")
+    });
+    if decision.is_none() && !asked_for_decision {
+        return;
+    }
+    let op = match (decision, state) {
+        (Some(id), TaskState::Working) => TaskOp::TransitionIf {
+            task,
+            from: TaskState::Working,
+            to: TaskState::InputRequired,
+            reason: Some(serde_json::json!({ "reason": "decision_required", "decision_id": id })),
+        },
+        (None, TaskState::InputRequired) => TaskOp::TransitionIf {
+            task,
+            from: TaskState::InputRequired,
+            to: TaskState::Working,
+            reason: None,
+        },
+        _ => return,
+    };
+    let _ = store.execute(Internal::Task(op));
+}

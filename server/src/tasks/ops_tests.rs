@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::model::{Task, TaskState};
 use super::op::TaskOp;
-use super::watch::decision_changed;
+use super::ops::decision_changed;
 use crate::commands::SpawnRequest;
 use crate::error::CommandError;
 use crate::events::EventBus;
@@ -93,7 +93,8 @@ fn a_task_opens_its_tab_in_the_repo_workspace_and_is_reported_once() {
     assert_eq!(state(&store, &a), "completed");
     // Every change was published as task.changed.
     let mut seen = Vec::new();
-    while let Ok(line) = events.try_recv() {
+    while let Ok(event) = events.try_recv() {
+        let line = event.line(crate::protocol::encode_event);
         if line.contains("task.changed") {
             seen.push(line.to_string());
         }

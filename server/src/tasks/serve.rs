@@ -8,10 +8,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use berth_engine::ids::{PaneId, TaskId};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::model::TaskState;
 use super::ops::{apply, lock, TaskOp};
+use super::reply::{CommentsSentReply, TaskListReply, TaskReply};
 use super::request::{CommentParams, ReportParams, TaskRequest, WaitParams};
 use crate::commands::Command;
 use crate::error::CommandError;
@@ -19,7 +20,8 @@ use crate::persist::task_record::{CommentRecord, TaskRecord, TaskResultRecord};
 use crate::store::Store;
 
 /// A `task.*` answer to come.
-pub type TaskAnswer = Pin<Box<dyn Future<Output = Result<Value, CommandError>> + Send + 'static>>;
+pub type TaskAnswer =
+    Pin<Box<dyn Future<Output = Result<TaskReply, CommandError>> + Send + 'static>>;
 
 /// Who sent a request, as the socket judged it by the peer's ancestry (`trust`), never its
 /// environment.
@@ -47,8 +49,8 @@ impl Reporter {
     }
 }
 
-fn record_value(record: &TaskRecord) -> Value {
-    serde_json::to_value(record).unwrap_or(Value::Null)
+fn record_value(record: TaskRecord) -> TaskReply {
+    TaskReply::Task(Box::new(record))
 }
 
 /// Serves one request: refused now, or answered by the returned future.
@@ -62,17 +64,17 @@ pub fn serve(
     Ok(match request {
         TaskRequest::Start(p) => {
             let start = super::start::start(&store, p, reporter.made_by.clone());
-            Box::pin(async move { start.await.map(|r| record_value(&r)) })
+            Box::pin(async move { start.await.map(record_value) })
         }
         TaskRequest::Finish(p) => {
             let finish = super::finish::finish(&store, p);
-            Box::pin(async move { finish.await.map(|r| record_value(&r)) })
+            Box::pin(async move { finish.await.map(record_value) })
         }
         TaskRequest::Report(p) => Box::pin(report(store, p, reporter)),
         TaskRequest::RevertTurn(p) => Box::pin(async move {
             let id = TaskId::parse(&p.task_id)?;
             let reverted = super::checkpoint::revert(store, id, p.turn).await?;
-            Ok(serde_json::to_value(reverted).unwrap_or(Value::Null))
+            Ok(TaskReply::Reverted(reverted))
         }),
         TaskRequest::Comment(p) => Box::pin(comment(store, p)),
         TaskRequest::SendComments(r) => Box::pin(async move {
@@ -83,13 +85,13 @@ pub fn serve(
             // Any directory inside a repo names it; a path that is not one matches as given.
             let repo = p.repo.map(|dir| super::git::toplevel(&dir).unwrap_or(dir));
             let tasks = lock(&store).task_records(repo.as_deref());
-            Box::pin(async move { Ok(json!({ "tasks": tasks })) })
+            Box::pin(async move { Ok(TaskReply::List(TaskListReply { tasks })) })
         }
         TaskRequest::Show(r) => {
             let answer = TaskId::parse(&r.task_id)
                 .map_err(CommandError::from)
                 .and_then(|id| lock(&store).task_record(&id))
-                .map(|r| record_value(&r));
+                .map(record_value);
             Box::pin(async move { answer })
         }
         TaskRequest::Cancel(r) => {
@@ -140,7 +142,7 @@ async fn report(
     store: Arc<Mutex<Store>>,
     p: ReportParams,
     reporter: Reporter,
-) -> Result<Value, CommandError> {
+) -> Result<TaskReply, CommandError> {
     let store = &store;
     let reporter = &reporter;
     // The task the caller's pane works on (by its ancestry), if it is a worker.
@@ -184,11 +186,11 @@ async fn report(
         reported_at: 0,
     };
     apply(store, TaskOp::Report { task: id.clone(), result })?;
-    lock(store).task_record(&id).map(|r| record_value(&r))
+    lock(store).task_record(&id).map(record_value)
 }
 
 /// `task.comment`: keeps the comment; with `send`, sends every kept one.
-async fn comment(store: Arc<Mutex<Store>>, p: CommentParams) -> Result<Value, CommandError> {
+async fn comment(store: Arc<Mutex<Store>>, p: CommentParams) -> Result<TaskReply, CommandError> {
     let id = TaskId::parse(&p.task_id)?;
     let record = lock(&store).task_record(&id)?;
     if record.disposition.outcome != "none" {
@@ -207,7 +209,7 @@ async fn comment(store: Arc<Mutex<Store>>, p: CommentParams) -> Result<Value, Co
     if p.send {
         return send_comments(store, id).await;
     }
-    lock(&store).task_record(&id).map(|r| record_value(&r))
+    lock(&store).task_record(&id).map(record_value)
 }
 
 /// How long sending comments waits for the worker's turn to end.
@@ -215,7 +217,7 @@ const COMMENTS_IDLE_WAIT: Duration = Duration::from_secs(30);
 
 /// `task.send_comments`: every kept comment to the worker as one prompt (`pane.submit`'s
 /// path), the list emptied and the task `working` again (reopened if it had reported).
-async fn send_comments(store: Arc<Mutex<Store>>, id: TaskId) -> Result<Value, CommandError> {
+async fn send_comments(store: Arc<Mutex<Store>>, id: TaskId) -> Result<TaskReply, CommandError> {
     let record = lock(&store).task_record(&id)?;
     if record.comments.is_empty() {
         return Err(CommandError::BadParams(format!(
@@ -258,13 +260,11 @@ async fn send_comments(store: Arc<Mutex<Store>>, id: TaskId) -> Result<Value, Co
     apply(&store, TaskOp::CommentsSent { task: id.clone(), sent })?;
     // A task that had reported has no watch any more: it gets one again.
     super::watch::spawn(store.clone(), id.clone(), pane, turn_seen);
-    let mut answer = lock(&store).task_record(&id).map(|r| record_value(&r))?;
-    answer["sent"] = json!(sent);
-    answer["prompt"] = json!(prompt);
-    Ok(answer)
+    let task = lock(&store).task_record(&id)?;
+    Ok(TaskReply::CommentsSent(Box::new(CommentsSentReply { task, sent, prompt })))
 }
 
-fn cancel(store: &Mutex<Store>, id: &str) -> Result<Value, CommandError> {
+fn cancel(store: &Mutex<Store>, id: &str) -> Result<TaskReply, CommandError> {
     let id = TaskId::parse(id)?;
     apply(
         store,
@@ -279,7 +279,7 @@ fn cancel(store: &Mutex<Store>, id: &str) -> Result<Value, CommandError> {
     if let Some(pane) = record.pane_id.as_deref().and_then(|p| PaneId::parse(p).ok()) {
         let _ = lock(store).execute(Command::PaneClose { pane });
     }
-    Ok(record_value(&record))
+    Ok(record_value(record))
 }
 
 /// `task.wait`: polls the task every 200 ms until it is terminal (or `input_required`, when
@@ -296,7 +296,7 @@ fn wait(store: Arc<Mutex<Store>>, p: WaitParams) -> Result<TaskAnswer, CommandEr
             let record = lock(&store).task_record(&id)?;
             let state = TaskState::parse(&record.state).unwrap_or(TaskState::Failed);
             if state.is_terminal() || (for_input && state == TaskState::InputRequired) {
-                return Ok(record_value(&record));
+                return Ok(record_value(record));
             }
             if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
                 return Err(CommandError::Timeout(format!(

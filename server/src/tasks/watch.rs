@@ -241,35 +241,5 @@ fn fail_live(
 /// Applies the pane's pending decision now (or its absence) to its task.
 fn reconcile_decision(store: &mut Store, pane: &PaneId) {
     let id = store.pending_decision(pane).map(|d| d.id.to_string());
-    decision_changed(store, pane, id.as_deref());
-}
-
-/// The hook for #14's decisions: the Store calls this when a pane's pending decision appears
-/// (`Some(id)`) or clears (`None`). A worker pane's task moves to `input_required` with
-/// `decision_required` and the decision's id, and back to `working` when it clears.
-pub fn decision_changed(store: &mut Store, pane: &PaneId, decision: Option<&str>) {
-    let Some((task, state)) = store.task_of_pane(pane) else { return };
-    let asked_for_decision = store.tasks.get(&task).is_some_and(|t| {
-        t.record.status_reason.as_ref().and_then(|r| r.get("reason")).and_then(|r| r.as_str())
-            == Some("decision_required")
-    });
-    if decision.is_none() && !asked_for_decision {
-        return;
-    }
-    let op = match (decision, state) {
-        (Some(id), TaskState::Working) => TaskOp::TransitionIf {
-            task,
-            from: TaskState::Working,
-            to: TaskState::InputRequired,
-            reason: Some(json!({ "reason": "decision_required", "decision_id": id })),
-        },
-        (None, TaskState::InputRequired) => TaskOp::TransitionIf {
-            task,
-            from: TaskState::InputRequired,
-            to: TaskState::Working,
-            reason: None,
-        },
-        _ => return,
-    };
-    let _ = store.execute(crate::store::Internal::Task(op));
+    super::ops::decision_changed(store, pane, id.as_deref());
 }

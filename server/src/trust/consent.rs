@@ -19,6 +19,7 @@ use std::time::Duration;
 use berth_engine::agents::AgentKind;
 use berth_engine::ids::PaneId;
 
+pub use super::Ask;
 use super::Caller;
 use crate::agents::decide::{bounded_detail, bounded_line, DecisionRequest};
 use crate::agents::pending::{wait_for_consent, OpenRequest};
@@ -28,19 +29,6 @@ use crate::store::Store;
 
 /// How long an act waits for the person's answer before it is given up (nothing done).
 pub const CONSENT_WAIT: Duration = Duration::from_secs(30 * 60);
-
-/// An act that must be asked for: where the decision opens and what it says.
-#[derive(Debug, Clone)]
-pub struct Ask {
-    /// The caller's pane, where the decision is shown.
-    pub pane: PaneId,
-    /// The agent in that pane, as the card names it.
-    pub agent: AgentKind,
-    /// One line: "claude in api asks to merge task parse-fix".
-    pub prompt: String,
-    /// A few lines more (the prompt to be submitted, the task's branch).
-    pub detail: String,
-}
 
 impl Store {
     /// Whether `caller` may do `act` (words: "merge task parse-fix") at once (`None`), must

@@ -24,6 +24,19 @@ pub use peer::{Peer, ProcKey};
 
 use berth_engine::ids::{PaneId, WorkspaceId};
 
+/// An act that must be asked for (`consent`): where the decision opens and what it says.
+#[derive(Debug, Clone)]
+pub struct Ask {
+    /// The caller's pane, where the decision is shown.
+    pub pane: PaneId,
+    /// The agent in that pane, as the card names it.
+    pub agent: berth_engine::agents::AgentKind,
+    /// One line: "claude in api asks to merge task parse-fix".
+    pub prompt: String,
+    /// A few lines more (the prompt to be submitted, the task's branch).
+    pub detail: String,
+}
+
 /// Who made a pane (or last typed into it through Berth), as far as trust goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Provenance {

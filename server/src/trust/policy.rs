@@ -357,7 +357,7 @@ impl Store {
         pane: &PaneId,
         text: &str,
         consented: bool,
-    ) -> Result<Option<super::consent::Ask>, CommandError> {
+    ) -> Result<Option<super::Ask>, CommandError> {
         let effect = match self.input_rule(caller, pane)? {
             InputRule::Allowed(effect) => effect,
             InputRule::AskFirst if consented => Effect::Taint(pane.clone(), caller.provenance()),
