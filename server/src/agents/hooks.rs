@@ -22,6 +22,11 @@ pub struct HookOutcome {
     /// The agent's turn moved on: a permission request still open in the pane was answered
     /// elsewhere (claude's own dialog) or is moot, so its card is taken back.
     pub retracts_decisions: bool,
+    /// A tool ran (codex's `PostToolUse`): a question the agent asked in its own dialog once
+    /// Berth's wait ran out (the card shown not answerable) was answered there, so that card
+    /// goes and a `blocked` pane works again. A question Berth still holds is another tool's
+    /// and stays: codex awaits its hook before it shows a dialog of its own.
+    pub settles_lost_decision: bool,
     /// The event is claude's reminder of a permission dialog (`permission_prompt`): no second
     /// notification when Berth already holds the request as a decision.
     pub permission_prompt: bool,
@@ -183,6 +188,8 @@ fn codex(p: &Value) -> HookOutcome {
             out.last_message = Some(body).filter(|m| !m.is_empty());
         }
         Some("UserPromptSubmit") => out.lifecycle = Some(Lifecycle::Working),
+        // Says nothing of the lifecycle itself: another tool's question may still be open.
+        Some("PostToolUse") => out.settles_lost_decision = true,
         Some("SessionStart") => out.lifecycle = Some(Lifecycle::Idle),
         // The user pressed Escape mid-turn: codex sends no `Stop` and no `notify` then.
         Some("Interrupt") => out.lifecycle = Some(Lifecycle::Idle),
@@ -344,6 +351,7 @@ pub fn hook_events(kind: AgentKind) -> &'static [(&'static str, Option<u32>)] {
             ("UserPromptSubmit", None),
             ("Stop", None),
             ("PermissionRequest", None),
+            ("PostToolUse", None),
             ("Interrupt", None),
         ],
         AgentKind::Cursor => &[
@@ -425,6 +433,9 @@ hooks = [{ type = "command", command = "berth hook codex" }]
 hooks = [{ type = "command", command = "berth hook codex" }]
 
 [[hooks.PermissionRequest]]
+hooks = [{ type = "command", command = "berth hook codex" }]
+
+[[hooks.PostToolUse]]
 hooks = [{ type = "command", command = "berth hook codex" }]
 
 [[hooks.Interrupt]]
