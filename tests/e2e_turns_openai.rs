@@ -12,11 +12,14 @@
 //!   events Berth reads (defect 5);
 //! - codex: a task's worker commits and reports although `bash -lc`'s profile resets PATH
 //!   (defect 6);
-//! - submit reaching the model exactly, and allow/deny, for both.
+//! - submit reaching the model exactly, and allow/deny, for both;
+//! - codex (its section at the end): a 32 KiB prompt; deny with and without a message, the
+//!   model getting the denial; Berth's hook wait expiring, then yes and no in codex's own
+//!   dialog (codex's `PostToolUse` takes the dead card back); Escape while working and while
+//!   blocked; a restart mid-conversation → `RESUMABLE` → `berth resume` → the model gets the
+//!   earlier turn. Each ends with the right lifecycle and attention and a usable pane.
 //!
-//! Not yet here (the claude suite has them; see issue 26's report): yes/no in the agent's own
-//! dialog, Escape while working and while blocked, the hook's wait expiring, and restart →
-//! resume.
+//! Not yet here for opencode: yes/no in its own dialog, Escape, and restart → resume.
 //!
 //! Skipped (passing, with a message) unless `BERTH_AGENTS_NPM` names the agents' npm prefix.
 
@@ -687,6 +690,9 @@ impl Turns {
             let deadline = std::time::Instant::now() + Duration::from_secs(10);
             while std::time::Instant::now() < deadline {
                 if acks() > before {
+                    // The recorder logs the hook before Berth applies it: the turn is Berth's
+                    // once the pane left `idle` (`working`, or `done` already).
+                    self.until(pane, "the typed prompt's turn", |e| e["lifecycle"] != "idle");
                     return;
                 }
                 std::thread::sleep(Duration::from_millis(100));
@@ -764,7 +770,12 @@ fn codex_big_prompt_and_denials() {
 
     for (marker, file, message, last) in [
         ("C-DENY-PLAIN", "denied-plain.txt", None, "deny: understood"),
-        ("C-DENY-MSG", "denied-msg.txt", Some("Not now: berth-msg-reason"), "deny with message: understood"),
+        (
+            "C-DENY-MSG",
+            "denied-msg.txt",
+            Some("Not now: berth-msg-reason"),
+            "deny with message: understood",
+        ),
     ] {
         t.submit(&pane, &format!("{marker} run the command"));
         let decision = t.decision(&pane);
@@ -856,9 +867,14 @@ fn codex_escape_while_working_and_while_blocked() {
     let entry = t.settled_turn(&pane, "the interrupted turn to end with no question open");
     assert_eq!(entry["lifecycle"], "idle", "{}", t.report(&pane));
     eprintln!("after escape while blocked:\n{}", berth_screen(t.server(), &pane).join("\n"));
+    // Berth ends the turn as the Escape goes out; codex ends it a moment later, and when the
+    // interrupt beat the command's start it puts the interrupted prompt back in its input
+    // (seen in one run in two): a person sees it there and clears it (Ctrl-U) before typing
+    // anew. `berth submit` would append to it (see issue 26's report).
     t.poll(&pane, "codex to say the second turn was interrupted", || {
         (t.server().screen(&pane).matches("Conversation interrupted").count() == 2).then_some(())
     });
+    t.server().berth_ok(&["send", &pane, "--keys", "C-u"]);
     assert!(!t.world.work.join("escaped.txt").exists(), "the escaped command ran");
     t.usable(&pane);
 }
