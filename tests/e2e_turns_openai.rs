@@ -742,6 +742,8 @@ impl Turns {
 
 /// A 32 KiB prompt reaches the model exactly; a denial without a message and one with a
 /// message reach the model as the tool's result, the command never runs and the turn ends.
+/// A prompt submitted into an input that already holds text reaches codex joined to it:
+/// `berth submit` fails saying so (it printed `confirmed`).
 #[test]
 fn codex_big_prompt_and_denials() {
     let Some(t) = Turns::new(Agent::Codex, "codex_big_prompt_and_denials") else { return };
@@ -787,14 +789,38 @@ fn codex_big_prompt_and_denials() {
         t.server().berth_ok(&args);
         let call = t.call(&pane, marker, 1);
         let output = tool_output(&call).expect("a tool result");
-        eprintln!("{marker}: codex told the model {output:?}");
-        if let Some(message) = message {
-            assert!(output.contains(message), "{marker}: {output:?}\n{}", t.report(&pane));
-        }
+        // Codex tells the model `exec_command failed: … Rejected("MESSAGE")`, its own words
+        // ("PermissionRequest hook denied approval") where Berth gave none.
+        let said = message.unwrap_or("PermissionRequest hook denied approval");
+        assert!(output.contains("Rejected"), "{marker}: not a denial: {output:?}");
+        assert!(output.contains(said), "{marker}: {output:?}\n{}", t.report(&pane));
         t.wait_idle(&pane, Some(last));
         t.settled_turn(&pane, "the denied turn to end");
         assert!(!t.world.work.join(file).exists(), "{marker}: the denied command ran");
     }
+
+    // Text already in codex's input (codex puts an interrupted prompt back there; here typed)
+    // goes with the next prompt: `berth submit` says so and fails, never `confirmed`.
+    t.server().berth_ok(&["send", &pane, "left over"]);
+    t.wait_text(&pane, "left over");
+    let prompt = format!("C-AFTER {} joined", t.case);
+    let out = t.server().berth(&["submit", &pane, &prompt]);
+    let (said, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        !out.status.success() && err.contains("joined") && err.contains("left over"),
+        "berth submit into an input holding text: {:?} {said:?} {err:?}\n{}",
+        out.status,
+        t.report(&pane)
+    );
+    let call = t.poll(&pane, "the joined prompt at the model", || {
+        model()
+            .calls("C-AFTER", 0)
+            .into_iter()
+            .find(|c| user_texts(c).iter().any(|u| u.contains(&prompt) && u.contains("left over")))
+    });
+    assert!(!user_texts(&call).contains(&prompt), "{:?}", user_texts(&call));
+    t.wait_idle(&pane, Some("after: the pane works"));
+    t.settled_turn(&pane, "the joined prompt's turn to end");
 }
 
 /// Berth's wait runs out (3 s), codex asks in its own dialog: Berth's card stays, not
@@ -814,7 +840,6 @@ fn codex_answered_in_its_own_dialog_after_the_wait() {
     let pane = t.pane();
     t.type_first(&pane, "C-EXPIRE-YES run the command");
     t.expired(&pane, "echo berth-expire-ran | tee expire.txt");
-    eprintln!("codex's own dialog:\n{}", berth_screen(t.server(), &pane).join("\n"));
     // "1. Yes, proceed" is selected: Enter, as a person at the window presses it.
     t.server().berth_ok(&["send", &pane, "--keys", "Enter"]);
     let call = t.call(&pane, "C-EXPIRE-YES", 1);
@@ -839,7 +864,6 @@ fn codex_answered_in_its_own_dialog_after_the_wait() {
     // "3. No, and tell Codex what to do differently", as a person types it.
     t.server().berth_ok(&["send", &pane, "3"]);
     t.settled_turn(&pane, "the refused turn to end with no question open");
-    eprintln!("after no:\n{}", berth_screen(t.server(), &pane).join("\n"));
     assert!(!t.world.work.join("said-no.txt").exists(), "the refused command ran");
     t.usable(&pane);
 }
@@ -866,7 +890,6 @@ fn codex_escape_while_working_and_while_blocked() {
     t.server().berth_ok(&["send", &pane, "--keys", "Escape"]);
     let entry = t.settled_turn(&pane, "the interrupted turn to end with no question open");
     assert_eq!(entry["lifecycle"], "idle", "{}", t.report(&pane));
-    eprintln!("after escape while blocked:\n{}", berth_screen(t.server(), &pane).join("\n"));
     // Berth ends the turn as the Escape goes out; codex ends it a moment later, and when the
     // interrupt beat the command's start it puts the interrupted prompt back in its input
     // (seen in one run in two): a person sees it there and clears it (Ctrl-U) before typing

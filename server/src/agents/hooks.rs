@@ -36,6 +36,9 @@ pub struct HookOutcome {
     /// The event acknowledges a submitted prompt: it is the adapter's `ack_event`
     /// (`UserPromptSubmit`, cursor's `beforeSubmitPrompt`…) and moves the pane to `working`.
     pub prompt_ack: bool,
+    /// The prompt the agent acknowledged, as it received it (`UserPromptSubmit`'s `prompt`),
+    /// when it says.
+    pub acked_prompt: Option<String>,
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {
@@ -57,6 +60,9 @@ pub fn map_hook(kind: AgentKind, payload: &Value) -> HookOutcome {
     out.prompt_ack = out.lifecycle == Some(Lifecycle::Working)
         && event.is_some()
         && event.as_deref() == submit_profile(kind).ack_event;
+    if out.prompt_ack {
+        out.acked_prompt = text(payload, "prompt");
+    }
     out
 }
 

@@ -87,6 +87,9 @@ impl Store {
             && outcome.attention.is_none()
             && self.decisions.0.get(id).is_none_or(|d| d.open.is_empty());
         if let Some(pane) = self.panes.get(id) {
+            if outcome.prompt_ack {
+                pane.shared.meta().turns.acked_prompt = outcome.acked_prompt.clone();
+            }
             pane.shared.note_hook(outcome.lifecycle, outcome.last_message, outcome.prompt_ack);
             // The question was answered in the agent's own dialog (opencode's
             // `permission.replied`, codex's `PostToolUse` after Berth's wait ran out, which
