@@ -183,7 +183,7 @@ fn claude_accepts_berths_settings_and_its_hooks_reach_berth() {
 }
 
 /// Codex accepts the config Berth prints (it loads it and asks to trust the new hooks, all
-/// five of them), its `SessionStart` hook tells Berth the session id when the first prompt
+/// six of them), its `SessionStart` hook tells Berth the session id when the first prompt
 /// starts the thread, before any turn ends (defect 2), and an Escape sent through Berth ends
 /// the turn at once (defect 1) while codex's own `Interrupt` hook follows.
 #[test]
@@ -195,7 +195,7 @@ fn codex_accepts_berths_config_and_learns_the_session_before_a_turn() {
     let review =
         settled(case, "Hooks need review", || berth_screen(&world.server, &pane)).join("\n");
     assert!(!review.contains("Error loading config"), "{review}");
-    assert!(review.contains("5 hooks are new or changed"), "{review}");
+    assert!(review.contains("6 hooks are new or changed"), "{review}");
     // "2. Trust all and continue".
     world.server.berth_ok(&["send", &pane, "2"]);
     poll(START, "the trust option selected", || {

@@ -1088,6 +1088,16 @@ fn submit(args: SubmitArgs) -> Result<ExitCode> {
     let reply = connect()?.submit(pane, text, args.force)?;
     if args.json {
         print_json(&reply)?;
+        if reply.joined.is_some() {
+            return Ok(ExitCode::FAILURE);
+        }
+    } else if let Some(got) = &reply.joined {
+        eprintln!(
+            "berth submit: the agent received the prompt joined to text already in its input: \
+             {:?}",
+            got
+        );
+        return Ok(ExitCode::FAILURE);
     } else if !reply.awaited_ack {
         outln!("sent (hooks not wired: nothing confirms it)");
     } else if reply.confirmed {

@@ -22,6 +22,11 @@ pub struct HookOutcome {
     /// The agent's turn moved on: a permission request still open in the pane was answered
     /// elsewhere (claude's own dialog) or is moot, so its card is taken back.
     pub retracts_decisions: bool,
+    /// A tool ran (codex's `PostToolUse`): a question the agent asked in its own dialog once
+    /// Berth's wait ran out (the card shown not answerable) was answered there, so that card
+    /// goes and a `blocked` pane works again. A question Berth still holds is another tool's
+    /// and stays: codex awaits its hook before it shows a dialog of its own.
+    pub settles_lost_decision: bool,
     /// The event is claude's reminder of a permission dialog (`permission_prompt`): no second
     /// notification when Berth already holds the request as a decision.
     pub permission_prompt: bool,
@@ -31,6 +36,9 @@ pub struct HookOutcome {
     /// The event acknowledges a submitted prompt: it is the adapter's `ack_event`
     /// (`UserPromptSubmit`, cursor's `beforeSubmitPrompt`…) and moves the pane to `working`.
     pub prompt_ack: bool,
+    /// The prompt the agent acknowledged, as it received it (`UserPromptSubmit`'s `prompt`),
+    /// when it says.
+    pub acked_prompt: Option<String>,
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {
@@ -52,6 +60,9 @@ pub fn map_hook(kind: AgentKind, payload: &Value) -> HookOutcome {
     out.prompt_ack = out.lifecycle == Some(Lifecycle::Working)
         && event.is_some()
         && event.as_deref() == submit_profile(kind).ack_event;
+    if out.prompt_ack {
+        out.acked_prompt = text(payload, "prompt");
+    }
     out
 }
 
@@ -183,6 +194,8 @@ fn codex(p: &Value) -> HookOutcome {
             out.last_message = Some(body).filter(|m| !m.is_empty());
         }
         Some("UserPromptSubmit") => out.lifecycle = Some(Lifecycle::Working),
+        // Says nothing of the lifecycle itself: another tool's question may still be open.
+        Some("PostToolUse") => out.settles_lost_decision = true,
         Some("SessionStart") => out.lifecycle = Some(Lifecycle::Idle),
         // The user pressed Escape mid-turn: codex sends no `Stop` and no `notify` then.
         Some("Interrupt") => out.lifecycle = Some(Lifecycle::Idle),
@@ -344,6 +357,7 @@ pub fn hook_events(kind: AgentKind) -> &'static [(&'static str, Option<u32>)] {
             ("UserPromptSubmit", None),
             ("Stop", None),
             ("PermissionRequest", None),
+            ("PostToolUse", None),
             ("Interrupt", None),
         ],
         AgentKind::Cursor => &[
@@ -425,6 +439,9 @@ hooks = [{ type = "command", command = "berth hook codex" }]
 hooks = [{ type = "command", command = "berth hook codex" }]
 
 [[hooks.PermissionRequest]]
+hooks = [{ type = "command", command = "berth hook codex" }]
+
+[[hooks.PostToolUse]]
 hooks = [{ type = "command", command = "berth hook codex" }]
 
 [[hooks.Interrupt]]

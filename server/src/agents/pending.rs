@@ -265,6 +265,18 @@ impl Store {
         self.publish_decision(pane);
     }
 
+    /// A tool ran (codex's `PostToolUse`): the question the agent asked in its own dialog after
+    /// Berth's wait ran out (the card shown not answerable) was answered there, so the card
+    /// goes. Open questions Berth still holds stay (another tool's; codex awaits their hooks).
+    pub(crate) fn settle_lost_decision(&mut self, pane: &PaneId) {
+        let Some(decisions) = self.decisions.0.get_mut(pane) else { return };
+        if !decisions.open.is_empty() || decisions.lost.take().is_none() {
+            return;
+        }
+        self.settle_attention(pane);
+        self.publish_decision(pane);
+    }
+
     /// Attention says what the person still has to do: a pane is `needs_input` only while it
     /// holds an open decision or is `blocked` (the agent's own prompt asks). Once neither
     /// holds (the question was answered, taken back, withdrawn, or the turn ended) it is
@@ -738,6 +750,30 @@ mod tests {
         let wait = asking(&store, &pane, AgentKind::Codex, Duration::from_secs(30));
         drop(wait);
         assert_eq!(look(&store, &pane), (Lifecycle::Blocked, Attention::NeedsInput, true));
+    }
+
+    /// Codex's `PostToolUse` (issue 26): after Berth's wait ran out codex asked in its own
+    /// dialog; answered "yes" there, the tool runs and its `PostToolUse` takes the dead card
+    /// back, the pane `working`, no `needs_input` (they stayed until the turn's end). A
+    /// `PostToolUse` while Berth still holds a question (another tool's: codex awaits that
+    /// hook) leaves it open and answerable.
+    #[tokio::test]
+    async fn codexs_post_tool_use_settles_the_question_its_own_dialog_asked() {
+        let (store, pane, _home) = store_with_pane();
+        let ran = json!({"hook_event_name":"PostToolUse",
+            "tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":"ok"});
+        hook(&store, &pane, AgentKind::Codex, json!({"hook_event_name":"UserPromptSubmit"}));
+        let wait = asking(&store, &pane, AgentKind::Codex, Duration::from_millis(10));
+        assert_eq!(wait.await.reason, OutcomeReason::Timeout);
+        assert_eq!(look(&store, &pane), (Lifecycle::Blocked, Attention::NeedsInput, true));
+        hook(&store, &pane, AgentKind::Codex, ran.clone());
+        assert_eq!(look(&store, &pane), (Lifecycle::Working, Attention::None, false));
+
+        let wait = asking(&store, &pane, AgentKind::Codex, Duration::from_secs(30));
+        hook(&store, &pane, AgentKind::Codex, ran);
+        assert_eq!(look(&store, &pane), (Lifecycle::Blocked, Attention::NeedsInput, true));
+        decide(&store, &pane).expect("still answerable");
+        assert_eq!(wait.await.reason, OutcomeReason::Answered);
     }
 
     /// Escape (or Ctrl-C) sent through Berth while the agent asks: the turn ends at once, the

@@ -69,6 +69,9 @@ impl Store {
         if outcome.retracts_decisions {
             self.retract_decisions(id);
         }
+        if outcome.settles_lost_decision {
+            self.settle_lost_decision(id);
+        }
         let mut outcome = outcome;
         if outcome.permission_prompt && self.decisions.current(id).is_some_and(|d| d.answerable) {
             // The request is already on the pane's card and the desktop: no second note.
@@ -79,14 +82,18 @@ impl Store {
         } else if let Some(pane) = self.panes.get_mut(id) {
             pane.agent.kind = kind;
         }
-        let settles = outcome.retracts_decisions
+        let settles = (outcome.retracts_decisions || outcome.settles_lost_decision)
             && outcome.lifecycle.is_none()
             && outcome.attention.is_none()
             && self.decisions.0.get(id).is_none_or(|d| d.open.is_empty());
         if let Some(pane) = self.panes.get(id) {
+            if outcome.prompt_ack {
+                pane.shared.meta().turns.acked_prompt = outcome.acked_prompt.clone();
+            }
             pane.shared.note_hook(outcome.lifecycle, outcome.last_message, outcome.prompt_ack);
             // The question was answered in the agent's own dialog (opencode's
-            // `permission.replied`, which says nothing of the turn): it goes on. Only from
+            // `permission.replied`, codex's `PostToolUse` after Berth's wait ran out, which
+            // say nothing of the turn): it goes on. Only from
             // `blocked`, so a reply that lands after the turn's end changes nothing.
             if settles && pane.shared.meta().lifecycle == Lifecycle::Blocked {
                 pane.shared.set_lifecycle(Lifecycle::Working, LifecycleSource::Hook);

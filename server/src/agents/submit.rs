@@ -30,6 +30,8 @@ struct Pasted {
     /// The acknowledgement to wait for after each Enter: how long, and the count of
     /// acknowledgements before this prompt.
     ack: Option<(Duration, u64)>,
+    /// The prompt as submitted, to compare with the one the agent acknowledges.
+    text: String,
     outcome: SubmitOutcome,
     /// Clears the pane's submitting mark when the submit ends, however it ends.
     _submitting: Submitting,
@@ -98,6 +100,7 @@ impl Store {
             shared: pane.shared.clone(),
             settle: Duration::from_millis(profile.settle_ms),
             ack,
+            text: text.to_owned(),
             outcome: SubmitOutcome {
                 pane: id.clone(),
                 bytes: text.len(),
@@ -106,6 +109,7 @@ impl Store {
                 awaited_ack: ack.is_some(),
                 confirmed: false,
                 enter_retried: false,
+                joined: None,
             },
             _submitting: submitting,
         })
@@ -174,13 +178,29 @@ async fn finish(
     let Some((wait, before)) = pasted.ack else { return Ok(pasted.outcome) };
     if acknowledged(&pasted.shared, before, wait).await {
         pasted.outcome.confirmed = true;
+        pasted.outcome.joined = joined(&pasted.shared, &pasted.text);
         return Ok(pasted.outcome);
     }
     tracing::info!(pane = %pane, "no acknowledgement of the prompt; pressing Enter once more");
     lock(&store).submit_enter(&pane)?;
     pasted.outcome.enter_retried = true;
     pasted.outcome.confirmed = acknowledged(&pasted.shared, before, wait).await;
+    if pasted.outcome.confirmed {
+        pasted.outcome.joined = joined(&pasted.shared, &pasted.text);
+    }
     Ok(pasted.outcome)
+}
+
+/// The prompt the agent acknowledged, bounded to 2 KiB, when it holds `text` after other text
+/// (text already in the agent's input went with it); `None` when it is `text` (blanks at the
+/// ends aside) or the agent did not say what it received.
+fn joined(shared: &PaneShared, text: &str) -> Option<String> {
+    let acked = shared.meta().turns.acked_prompt.clone()?;
+    let (got, sent) = (acked.trim(), text.trim());
+    if got == sent || !got.contains(sent) {
+        return None;
+    }
+    Some(got.chars().take(2048).collect())
 }
 
 /// Whether the pane's agent acknowledges a prompt (its count passes `before`) within `wait`.

@@ -76,6 +76,8 @@ pub struct TurnLog {
     pub hook_events: u64,
     /// Acknowledged prompts (the adapter's `ack_event` moving the pane to `working`).
     pub prompt_acks: u64,
+    /// The last acknowledged prompt as the agent received it, when its event says.
+    pub acked_prompt: Option<String>,
     /// When the running turn started, ms since the epoch; `None` between turns.
     pub started_at: Option<u64>,
     /// The last finished turn.

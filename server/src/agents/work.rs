@@ -34,6 +34,10 @@ pub struct SubmitOutcome {
     pub confirmed: bool,
     /// Whether Enter was pressed a second time because the first drew no acknowledgement.
     pub enter_retried: bool,
+    /// The agent acknowledged a prompt that holds this one after other text: what was already
+    /// in its input (codex puts an interrupted prompt back there) went with it. The prompt it
+    /// received, bounded; `None` when it received exactly this one or did not say.
+    pub joined: Option<String>,
 }
 
 /// Checks a prompt before anything is written: not empty, at most [`MAX_PROMPT_BYTES`].

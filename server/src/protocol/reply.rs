@@ -95,6 +95,10 @@ pub struct SubmitReply {
     pub confirmed: bool,
     /// Whether Enter was pressed a second time because the first drew no acknowledgement.
     pub enter_retried: bool,
+    /// The prompt the agent received when it holds this one after text already in the
+    /// agent's input (see `SubmitOutcome::joined`); absent when it received exactly this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joined: Option<String>,
 }
 
 impl From<&crate::agents::work::SubmitOutcome> for SubmitReply {
@@ -107,6 +111,7 @@ impl From<&crate::agents::work::SubmitOutcome> for SubmitReply {
             awaited_ack: o.awaited_ack,
             confirmed: o.confirmed,
             enter_retried: o.enter_retried,
+            joined: o.joined.clone(),
         }
     }
 }

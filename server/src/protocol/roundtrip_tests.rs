@@ -355,6 +355,7 @@ fn submit_and_wait_answers_survive_the_wire() {
         awaited_ack: true,
         confirmed: false,
         enter_retried: true,
+        joined: Some("left over C-AFTER".into()),
     };
     let text = serde_json::to_string(&submit).unwrap();
     assert_eq!(serde_json::from_str::<SubmitReply>(&text).unwrap(), submit);
