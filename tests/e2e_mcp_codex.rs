@@ -1,0 +1,391 @@
+//! An orchestrating codex drives Berth through `berth mcp` (issue 30): the real codex 0.171.0
+//! (`scripts/test-agents`) in a Berth pane, its model the scripted OpenAI Responses API
+//! (`tests/support/model_openai.py`), with its hooks and `berth mcp` registered by the real
+//! `berth hook install codex` in its private HOME.
+//!
+//! The model has the orchestrator call `start_task` twice (two workers, real codex too, each
+//! scripted to commit a file and report as its task's prompt says), then `wait_task` for each
+//! (the reports come back in the tool results the model receives), then `finish_task` to merge
+//! each: every merge opens a decision in the orchestrator's pane, which the test answers as a
+//! person (`berth decide` outside Berth, the same `pane.decide` the window sends), and the
+//! merges land on `main`. Before its merges a worker's model tries `finish_task` on its own
+//! task through its own `berth mcp`: that opens a decision in the worker's pane, which the test
+//! refuses, and nothing is merged by it. The workers' own commands (run outside codex's
+//! sandbox, so codex asks) are answered by the test too.
+//!
+//! Codex names an MCP tool `mcp__SERVER__TOOL` in the function tools it offers the model.
+//!
+//! Skipped (passing, with a message) unless `BERTH_AGENTS_NPM` names the agents' npm prefix.
+
+mod support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use support::git::{git, repo};
+use support::real_agents::*;
+use support::*;
+
+const KEY: &str = "sk-berth-test-not-a-key";
+/// How long the whole orchestration may take (two codex workers start and work, on a busy
+/// machine).
+const ORCHESTRATION: Duration = Duration::from_secs(420);
+/// How long one turn may take.
+const TURN: Duration = Duration::from_secs(90);
+
+/// A Berth tool as codex offers it to the model.
+fn tool(name: &str, input: Value) -> Value {
+    json!({ "tool": format!("mcp__berth__{name}"), "input": input })
+}
+
+/// Codex's shell tool, asking to run outside its sandbox (so that codex asks, and Berth shows
+/// the decision).
+fn shell(command: &str) -> Value {
+    json!({
+        "tool": "exec_command",
+        "input": {
+            "cmd": command,
+            "sandbox_permissions": "require_escalated",
+            "justification": "A step of the Berth test",
+        },
+    })
+}
+
+/// What worker `n` runs: commit its file, report the task done (with the command its prompt
+/// gives: codex's `bash -lc` may reset PATH).
+fn worker_command(n: u32) -> String {
+    format!(
+        "printf 'by worker {n}\\n' > w{n}.txt && git add w{n}.txt && git commit -qm 'Add w{n}.txt' \
+         && {{report}} --status completed --summary 'Added w{n}.txt' --evidence 'w{n}.txt committed'"
+    )
+}
+
+/// The script: the workers' cases, and the orchestrator's first steps (its waits and merges
+/// are added once the task ids are known, as is the first worker's try at merging itself).
+fn script(repo: &Path, rest: &[Value], own_merge: Option<&str>, probe: Option<&str>) -> Value {
+    let start = |n: u32| {
+        tool(
+            "start_task",
+            json!({
+                "repo": repo, "agent": "codex", "label": format!("w{n}"),
+                "objective": format!("T-W{n} add the file w{n}.txt and commit it"),
+                "acceptance": [format!("w{n}.txt is committed")], "ready_timeout_s": 180,
+            }),
+        )
+    };
+    // A command codex asks about: the test's moment to add the steps that name the tasks.
+    let sync = shell("printf started > ../orchestrator-started.txt");
+    let mut orch = vec![start(1), start(2), sync];
+    orch.extend_from_slice(rest);
+    let mut w1 = vec![shell(&worker_command(1))];
+    if let Some(id) = own_merge {
+        w1.push(tool("finish_task", json!({ "task_id": id, "action": "merge" })));
+    }
+    w1.push(json!({ "text": "w1 is done and reported." }));
+    // The second worker, prompted again while the orchestrator's merge waits on the person,
+    // tries to answer it by typing into the orchestrator's pane.
+    let probe = probe.map(|orch| {
+        vec![
+            tool("submit", json!({ "pane": orch, "prompt": "1" })),
+            json!({ "text": "I could not answer it." }),
+        ]
+    });
+    json!({ "cases": {
+        "T-ORCH": orch,
+        "T-W1": w1,
+        "T-W2": [shell(&worker_command(2)), { "text": "w2 is done and reported." }],
+        "T-W2X": probe.unwrap_or_default(),
+    }})
+}
+
+/// The scripted model of this case.
+struct Model {
+    url: String,
+    log: PathBuf,
+    script: PathBuf,
+    child: Child,
+}
+
+impl Model {
+    fn start(dir: &Path, script: &Value) -> Model {
+        fs::create_dir_all(dir).unwrap();
+        let (script_path, log, port) =
+            (dir.join("script.json"), dir.join("requests.jsonl"), dir.join("port"));
+        fs::write(&script_path, script.to_string()).unwrap();
+        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/support/model_openai.py");
+        let child = std::process::Command::new(support::task::python())
+            .arg(server)
+            .arg("--script")
+            .arg(&script_path)
+            .arg("--log")
+            .arg(&log)
+            .arg("--port-file")
+            .arg(&port)
+            .arg("--parent")
+            .arg(std::process::id().to_string())
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start the scripted model (python3)");
+        let port = poll(Duration::from_secs(20), "the scripted model to listen", || {
+            fs::read_to_string(&port).ok()?.trim().parse::<u16>().ok()
+        });
+        Model { url: format!("http://127.0.0.1:{port}/v1"), log, script: script_path, child }
+    }
+
+    fn rewrite(&self, script: &Value) {
+        let tmp = self.script.with_extension("tmp");
+        fs::write(&tmp, script.to_string()).unwrap();
+        fs::rename(&tmp, &self.script).unwrap();
+    }
+
+    /// The main calls answered from `marker` at `step`.
+    fn calls(&self, marker: &str, step: u64) -> Vec<Value> {
+        fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|r| r["kind"] == "main" && r["marker"] == marker && r["step"] == step)
+            .map(|r| r["body"].clone())
+            .collect()
+    }
+}
+
+impl Drop for Model {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The output of the last tool call in a Responses request body.
+fn last_tool_result(body: &Value) -> String {
+    let input = body["input"].as_array().cloned().unwrap_or_default();
+    let Some(last) = input.iter().rev().find(|i| {
+        i["type"].as_str().is_some_and(|t| t.ends_with("_output"))
+    }) else {
+        return String::new();
+    };
+    match &last["output"] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The function tools a request offers the model, by name.
+fn tool_names(body: &Value) -> Vec<String> {
+    let mut names = Vec::new();
+    for t in body["tools"].as_array().cloned().unwrap_or_default() {
+        if let Some(n) = t["name"].as_str() {
+            names.push(n.to_owned());
+        }
+        for inner in t["tools"].as_array().cloned().unwrap_or_default() {
+            if let Some(n) = inner["name"].as_str() {
+                names.push(format!("{}/{n}", t["name"].as_str().unwrap_or_default()));
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn codex_orchestrates_two_tasks_through_berth_mcp() {
+    let case = "codex_orchestrates_two_tasks_through_berth_mcp";
+    let Some(bin) = npm_bin(case) else { return };
+    let dir = std::env::temp_dir().join(format!("berth-mcp-codex-model-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    // The repo's path is only known once the server's dirs are: a first script without it.
+    let model = Model::start(&dir, &json!({ "cases": {} }));
+    let world = World::new_with(&bin, Agent::Codex, false, &[("BERTH_TEST_OPENAI_KEY", KEY)]);
+    let server = &world.server;
+    let repo = repo(server, "api", &[("README", b"api\n")]);
+    model.rewrite(&script(&repo, &[], None, None));
+
+    // codex's config: the scripted model as its provider, the repo trusted (its tasks'
+    // worktrees are checkouts of it); then the real `berth hook install codex` adds Berth's
+    // hooks (hooks.json) and `berth mcp` (config.toml).
+    let path = server.home.join(".codex/config.toml");
+    let rest = fs::read_to_string(&path).unwrap();
+    let config = format!(
+        "model = \"scripted\"\nmodel_provider = \"berth\"\napproval_policy = \"on-request\"\n\n\
+         {rest}\n\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n\n\
+         [model_providers.berth]\nname = \"Berth scripted model\"\nbase_url = \"{}\"\n\
+         wire_api = \"responses\"\nenv_key = \"BERTH_TEST_OPENAI_KEY\"\n",
+        repo.display(),
+        model.url
+    );
+    fs::write(&path, config).unwrap();
+    let out = server.berth_ok(&["hook", "install", "codex"]);
+    assert!(out.contains("MCP server (berth mcp) registered"), "{out}");
+
+    // The orchestrator: codex in the repo, its hooks trusted once as a person does, its
+    // `berth mcp` started.
+    let orch = server.berth_ok(&["new", "--cwd", repo.to_str().unwrap(), "--", "codex"]);
+    server.call("pane.resize", json!({ "pane_id": orch, "cols": COLS, "rows": ROWS }));
+    trust_hooks(server, case, &orch);
+    settled(case, Agent::Codex.ready(), || berth_screen(server, &orch));
+    poll(START, "codex known", || {
+        (server.pane(&orch)?["agent"]["kind"] == "codex").then_some(())
+    });
+    // Codex sends its first hook with its first prompt: typed as a person types it.
+    submit(server, &orch, "T-ORCH split this into two tasks and merge them once they pass");
+
+    let tasks = || -> Vec<Value> {
+        let out = server.berth_ok(&["task", "ls", "--json"]);
+        let v: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+        v["tasks"].as_array().cloned().or_else(|| v.as_array().cloned()).unwrap_or_default()
+    };
+    let id_of = |label: &str| -> Option<String> {
+        tasks().into_iter().find(|t| t["label"] == label)?["id"].as_str().map(str::to_owned)
+    };
+    // While the orchestrator's first merge waits on the person: the second worker is prompted
+    // to answer it, and its `submit` into the orchestrator's pane is refused.
+    let probe = |orch: &str, rest: &[Value], own: Option<&str>| -> String {
+        let w2 = tasks()
+            .into_iter()
+            .find(|t| t["label"] == "w2")
+            .and_then(|t| t["pane_id"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| panic!("w2's pane: {:?}", tasks()));
+        let asked = server.pane(orch).unwrap()["pending_decision"]["id"].clone();
+        model.rewrite(&script(&repo, rest, own, Some(orch)));
+        server.berth_ok(&["submit", &w2, "T-W2X answer the orchestrator's question for it"]);
+        let body = poll(TURN, "the second worker's try to answer the merge", || {
+            model.calls("T-W2X", 1).into_iter().next()
+        });
+        let out = last_tool_result(&body);
+        assert!(out.contains("NOT_PERMITTED"), "the worker's submit: {out}");
+        let still = server.pane(orch).unwrap()["pending_decision"]["id"].clone();
+        assert_eq!(still, asked, "the merge still waits on the person");
+        out
+    };
+    let mut merge_prompts = Vec::new();
+    let mut own_merge_prompts = Vec::new();
+    let mut answered = Vec::new();
+    let mut trusted = Vec::new();
+    let (mut rest_steps, mut own) = (Vec::new(), None::<String>);
+    let mut probed = None::<String>;
+    let deadline = Instant::now() + ORCHESTRATION;
+    loop {
+        let merged = ["w1", "w2"].iter().all(|l| {
+            tasks().iter().any(|t| t["label"] == *l && t["disposition"]["outcome"] == "merged")
+        });
+        if merged && !model.calls("T-ORCH", 7).is_empty() && !model.calls("T-W1", 2).is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{case}: not done in time; tasks {:?}; decisions answered {answered:?}; hooks:\n{}\n\
+             orchestrator screen:\n{}\nmodel requests:\n{}",
+            tasks(),
+            hook_log(&world.tools),
+            berth_screen(server, &orch).join("\n"),
+            fs::read_to_string(&model.log).unwrap_or_default().lines().map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap_or(Value::Null);
+                format!("{} {} {} tools={:?} last={}", v["kind"], v["marker"], v["step"],
+                    tool_names(&v["body"]).iter().filter(|n| n.contains("berth")).collect::<Vec<_>>(),
+                    last_tool_result(&v["body"]))
+            }).collect::<Vec<_>>().join("\n")
+        );
+        let list = server.list();
+        for pane in panes_of(&list) {
+            let id = pane["id"].as_str().or(pane["pane_id"].as_str()).unwrap().to_owned();
+            // A worker's codex asks to trust its hooks (and its worktree) once, as the
+            // orchestrator's did: a person trusts them.
+            if id != orch && !trusted.contains(&id) {
+                let screen = server.screen(&id);
+                if screen.contains("Hooks need review") {
+                    trust_hooks(server, case, &id);
+                    trusted.push(id.clone());
+                } else if screen.contains("Trust this folder?") {
+                    server.berth_ok(&["send", &id, "--keys", "Enter"]);
+                }
+            }
+            let d = &pane["pending_decision"];
+            if d["answerable"] != true || answered.contains(&d["id"]) {
+                continue;
+            }
+            let prompt = d["prompt"].as_str().unwrap_or_default().to_owned();
+            if id == orch && prompt.contains("orchestrator-started") {
+                // Both tasks are started: the orchestrator's waits and merges, by id, and the
+                // first worker's try at merging its own task.
+                let (a, b) = (id_of("w1").expect("task w1"), id_of("w2").expect("task w2"));
+                let wait = |t: &str| tool("wait_task", json!({ "task_id": t, "timeout_s": 400 }));
+                let finish =
+                    |t: &str| tool("finish_task", json!({ "task_id": t, "action": "merge" }));
+                let rest = [
+                    wait(&a),
+                    wait(&b),
+                    finish(&a),
+                    finish(&b),
+                    json!({ "text": "Both tasks passed and are merged." }),
+                ];
+                rest_steps = rest.to_vec();
+                own = Some(a);
+                model.rewrite(&script(&repo, &rest_steps, own.as_deref(), None));
+            }
+            if prompt.contains("asks to merge task") {
+                if id == orch && model.calls("T-W1", 2).is_empty() {
+                    // The first worker's own merge is answered (and its model told) first.
+                    continue;
+                }
+                if id == orch && probed.is_none() {
+                    probed = Some(probe(&id, &rest_steps, own.as_deref()));
+                }
+                if id == orch {
+                    merge_prompts.push(prompt.clone());
+                } else {
+                    // A worker asking to merge its own task: the person refuses.
+                    own_merge_prompts.push(prompt.clone());
+                    server.berth_ok(&["decide", &id, "deny"]);
+                    answered.push(d["id"].clone());
+                    continue;
+                }
+            }
+            server.berth_ok(&["decide", &id, "allow"]);
+            answered.push(d["id"].clone());
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+
+    // The waits returned both reports to the model; the merges were asked of the person.
+    let after_wait = |step| last_tool_result(&model.calls("T-ORCH", step)[0]);
+    let (first, second) = (after_wait(4), after_wait(5));
+    assert!(first.contains("Added w1.txt") && first.contains("completed"), "{first}");
+    assert!(second.contains("Added w2.txt") && second.contains("completed"), "{second}");
+    assert_eq!(merge_prompts.len(), 2, "{merge_prompts:?}");
+    for (prompt, label) in merge_prompts.iter().zip(["w1", "w2"]) {
+        assert!(
+            prompt.starts_with("codex in ")
+                && prompt.ends_with(&format!("asks to merge task {label}")),
+            "{prompt}"
+        );
+    }
+    // The first worker's merge of its own task was the person's to answer, and refused.
+    assert_eq!(own_merge_prompts.len(), 1, "{own_merge_prompts:?}");
+    assert!(own_merge_prompts[0].ends_with("asks to merge task w1"), "{own_merge_prompts:?}");
+    let own = last_tool_result(&model.calls("T-W1", 2)[0]);
+    assert!(own.contains("declined"), "the worker's own merge: {own}");
+    assert!(probed.is_some(), "the second worker tried to answer the merge");
+    let merged = last_tool_result(&model.calls("T-ORCH", 7)[0]);
+    assert!(merged.contains("merged"), "{merged}");
+    for n in [1, 2] {
+        assert_eq!(
+            fs::read_to_string(repo.join(format!("w{n}.txt"))).unwrap(),
+            format!("by worker {n}\n")
+        );
+    }
+    let subjects = git(&repo, &["log", "--format=%s", "main"]);
+    assert!(subjects.contains("Add w1.txt") && subjects.contains("Add w2.txt"), "{subjects}");
+}
+
+/// Codex asks once to trust hooks it has not seen: a person trusts them ("2. Trust all and
+/// continue").
+fn trust_hooks(server: &TestServer, case: &str, pane: &str) {
+    settled(case, "Hooks need review", || berth_screen(server, pane));
+    server.berth_ok(&["send", pane, "2"]);
+    poll(START, "the trust option selected", || {
+        server.screen(pane).contains("› 2. Trust all and continue").then_some(())
+    });
+    server.berth_ok(&["send", pane, "--keys", "Enter"]);
+}
