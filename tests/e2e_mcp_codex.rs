@@ -13,7 +13,9 @@
 //! refuses, and nothing is merged by it. The workers' own commands (run outside codex's
 //! sandbox, so codex asks) are answered by the test too.
 //!
-//! Codex names an MCP tool `mcp__SERVER__TOOL` in the function tools it offers the model.
+//! Codex offers an MCP server's tools to the model as the functions of a Responses API
+//! namespace `mcp__SERVER` (here `mcp__berth`: `start_task`, `wait_task`, …); the model's call
+//! names the namespace and the function.
 //!
 //! Skipped (passing, with a message) unless `BERTH_AGENTS_NPM` names the agents' npm prefix.
 
@@ -35,9 +37,9 @@ const ORCHESTRATION: Duration = Duration::from_secs(420);
 /// How long one turn may take.
 const TURN: Duration = Duration::from_secs(90);
 
-/// A Berth tool as codex offers it to the model.
+/// A Berth tool as codex offers it to the model: a function of the namespace `mcp__berth`.
 fn tool(name: &str, input: Value) -> Value {
-    json!({ "tool": format!("mcp__berth__{name}"), "input": input })
+    json!({ "namespace": "mcp__berth", "tool": name, "input": input })
 }
 
 /// Codex's shell tool, asking to run outside its sandbox (so that codex asks, and Berth shows

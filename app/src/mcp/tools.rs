@@ -33,7 +33,7 @@ const WAIT_SLICE: Duration = Duration::from_secs(2);
 
 /// `wait_task`'s default and longest wait.
 const WAIT_DEFAULT_S: u64 = 600;
-const WAIT_MAX_S: u64 = 3600;
+pub const WAIT_MAX_S: u64 = 3600;
 
 /// The most lines `read_pane` returns.
 const MAX_LINES: u32 = 5000;
