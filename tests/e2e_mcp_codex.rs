@@ -8,10 +8,12 @@
 //! (the reports come back in the tool results the model receives), then `finish_task` to merge
 //! each: every merge opens a decision in the orchestrator's pane, which the test answers as a
 //! person (`berth decide` outside Berth, the same `pane.decide` the window sends), and the
-//! merges land on `main`. Before its merges a worker's model tries `finish_task` on its own
-//! task through its own `berth mcp`: that opens a decision in the worker's pane, which the test
-//! refuses, and nothing is merged by it. The workers' own commands (run outside codex's
-//! sandbox, so codex asks) are answered by the test too.
+//! merges land on `main`. While the first merge waits on the person, the first worker is
+//! prompted to merge its task itself (through its own `berth mcp`: a decision in its own pane,
+//! which the person refuses) and the second to answer the orchestrator's decision by typing
+//! into its pane (refused by Berth). Codex asks before every MCP call and every command run
+//! outside its sandbox; those questions reach Berth through its hooks, and the test allows them
+//! as a person does.
 //!
 //! Codex offers an MCP server's tools to the model as the functions of a Responses API
 //! namespace `mcp__SERVER` (here `mcp__berth`: `start_task`, `wait_task`, …); the model's call
@@ -34,8 +36,6 @@ const KEY: &str = "sk-berth-test-not-a-key";
 /// How long the whole orchestration may take (two codex workers start and work, on a busy
 /// machine).
 const ORCHESTRATION: Duration = Duration::from_secs(420);
-/// How long one turn may take.
-const TURN: Duration = Duration::from_secs(90);
 
 /// A Berth tool as codex offers it to the model: a function of the namespace `mcp__berth`.
 fn tool(name: &str, input: Value) -> Value {
@@ -65,8 +65,10 @@ fn worker_command(n: u32) -> String {
 }
 
 /// The script: the workers' cases, and the orchestrator's first steps (its waits and merges
-/// are added once the task ids are known, as is the first worker's try at merging itself).
-fn script(repo: &Path, rest: &[Value], own_merge: Option<&str>, probe: Option<&str>) -> Value {
+/// are added once the task ids are known). With `probes` (the orchestrator's pane, the first
+/// task): the workers' tries, while the orchestrator's first merge waits on the person, to
+/// merge the first task themselves and to answer the orchestrator's decision.
+fn script(repo: &Path, rest: &[Value], probes: Option<(&str, &str)>) -> Value {
     let start = |n: u32| {
         tool(
             "start_task",
@@ -81,25 +83,22 @@ fn script(repo: &Path, rest: &[Value], own_merge: Option<&str>, probe: Option<&s
     let sync = shell("printf started > ../orchestrator-started.txt");
     let mut orch = vec![start(1), start(2), sync];
     orch.extend_from_slice(rest);
-    let mut w1 = vec![shell(&worker_command(1))];
-    if let Some(id) = own_merge {
-        w1.push(tool("finish_task", json!({ "task_id": id, "action": "merge" })));
-    }
-    w1.push(json!({ "text": "w1 is done and reported." }));
-    // The second worker, prompted again while the orchestrator's merge waits on the person,
-    // tries to answer it by typing into the orchestrator's pane.
-    let probe = probe.map(|orch| {
-        vec![
-            tool("submit", json!({ "pane": orch, "prompt": "1" })),
-            json!({ "text": "I could not answer it." }),
-        ]
-    });
-    json!({ "cases": {
+    let mut cases = json!({
         "T-ORCH": orch,
-        "T-W1": w1,
+        "T-W1": [shell(&worker_command(1)), { "text": "w1 is done and reported." }],
         "T-W2": [shell(&worker_command(2)), { "text": "w2 is done and reported." }],
-        "T-W2X": probe.unwrap_or_default(),
-    }})
+    });
+    if let Some((orch, task)) = probes {
+        cases["T-W1X"] = json!([
+            tool("finish_task", json!({ "task_id": task, "action": "merge" })),
+            { "text": "I could not merge it." },
+        ]);
+        cases["T-W2X"] = json!([
+            tool("submit", json!({ "pane": orch, "prompt": "1" })),
+            { "text": "I could not answer it." },
+        ]);
+    }
+    json!({ "cases": cases })
 }
 
 /// The scripted model of this case.
@@ -175,7 +174,8 @@ fn last_tool_result(body: &Value) -> String {
     }
 }
 
-/// The function tools a request offers the model, by name.
+/// The function tools a request offers the model, by name (`NAMESPACE/NAME` for a
+/// namespace's).
 fn tool_names(body: &Value) -> Vec<String> {
     let mut names = Vec::new();
     for t in body["tools"].as_array().cloned().unwrap_or_default() {
@@ -202,7 +202,7 @@ fn codex_orchestrates_two_tasks_through_berth_mcp() {
     let world = World::new_with(&bin, Agent::Codex, false, &[("BERTH_TEST_OPENAI_KEY", KEY)]);
     let server = &world.server;
     let repo = repo(server, "api", &[("README", b"api\n")]);
-    model.rewrite(&script(&repo, &[], None, None));
+    model.rewrite(&script(&repo, &[], None));
 
     // codex's config: the scripted model as its provider, the repo trusted (its tasks'
     // worktrees are checkouts of it); then the real `berth hook install codex` adds Berth's
@@ -241,59 +241,57 @@ fn codex_orchestrates_two_tasks_through_berth_mcp() {
     let id_of = |label: &str| -> Option<String> {
         tasks().into_iter().find(|t| t["label"] == label)?["id"].as_str().map(str::to_owned)
     };
-    // While the orchestrator's first merge waits on the person: the second worker is prompted
-    // to answer it, and its `submit` into the orchestrator's pane is refused.
-    let probe = |orch: &str, rest: &[Value], own: Option<&str>| -> String {
-        let w2 = tasks()
+    let pane_of = |label: &str| -> String {
+        tasks()
             .into_iter()
-            .find(|t| t["label"] == "w2")
+            .find(|t| t["label"] == label)
             .and_then(|t| t["pane_id"].as_str().map(str::to_owned))
-            .unwrap_or_else(|| panic!("w2's pane: {:?}", tasks()));
-        let asked = server.pane(orch).unwrap()["pending_decision"]["id"].clone();
-        model.rewrite(&script(&repo, rest, own, Some(orch)));
-        server.berth_ok(&["submit", &w2, "T-W2X answer the orchestrator's question for it"]);
-        let body = poll(TURN, "the second worker's try to answer the merge", || {
-            model.calls("T-W2X", 1).into_iter().next()
-        });
-        let out = last_tool_result(&body);
-        assert!(out.contains("NOT_PERMITTED"), "the worker's submit: {out}");
-        let still = server.pane(orch).unwrap()["pending_decision"]["id"].clone();
-        assert_eq!(still, asked, "the merge still waits on the person");
-        out
+            .unwrap_or_else(|| panic!("{label}'s pane: {:?}", tasks()))
     };
     let mut merge_prompts = Vec::new();
     let mut own_merge_prompts = Vec::new();
     let mut answered = Vec::new();
     let mut trusted = Vec::new();
-    let (mut rest_steps, mut own) = (Vec::new(), None::<String>);
-    let mut probed = None::<String>;
+    let mut rest = Vec::new();
+    // The orchestrator's first merge decision, held while the workers try; then what their
+    // tries gave their models.
+    let mut held = None::<Value>;
+    let mut probes = None::<(String, String)>;
     let deadline = Instant::now() + ORCHESTRATION;
     loop {
         let merged = ["w1", "w2"].iter().all(|l| {
             tasks().iter().any(|t| t["label"] == *l && t["disposition"]["outcome"] == "merged")
         });
-        if merged && !model.calls("T-ORCH", 7).is_empty() && !model.calls("T-W1", 2).is_empty() {
+        if merged && !model.calls("T-ORCH", 7).is_empty() && probes.is_some() {
             break;
         }
-        assert!(
-            Instant::now() < deadline,
-            "{case}: not done in time; tasks {:?}; decisions answered {answered:?}; hooks:\n{}\n\
-             orchestrator screen:\n{}\nmodel requests:\n{}",
-            tasks(),
-            hook_log(&world.tools),
-            berth_screen(server, &orch).join("\n"),
-            fs::read_to_string(&model.log).unwrap_or_default().lines().map(|l| {
-                let v: Value = serde_json::from_str(l).unwrap_or(Value::Null);
-                format!("{} {} {} tools={:?} last={}", v["kind"], v["marker"], v["step"],
-                    tool_names(&v["body"]).iter().filter(|n| n.contains("berth")).collect::<Vec<_>>(),
-                    last_tool_result(&v["body"]))
-            }).collect::<Vec<_>>().join("\n")
-        );
-        let list = server.list();
-        for pane in panes_of(&list) {
+        if Instant::now() >= deadline {
+            let screens: Vec<String> = panes_of(&server.list())
+                .iter()
+                .filter_map(|p| p["id"].as_str())
+                .map(|p| format!("pane {p}:\n{}", berth_screen(server, p).join("\n")))
+                .collect();
+            let requests: Vec<String> = fs::read_to_string(&model.log)
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .map(|v| {
+                    format!("{} {} {}: {}", v["kind"], v["marker"], v["step"], last_tool_result(&v["body"]))
+                })
+                .collect();
+            panic!(
+                "{case}: not done in time; tasks {:?}; decisions answered {answered:?}; hooks:\n{}\n\
+                 {}\nmodel requests:\n{}",
+                tasks(),
+                hook_log(&world.tools),
+                screens.join("\n"),
+                requests.join("\n")
+            );
+        }
+        for pane in panes_of(&server.list()) {
             let id = pane["id"].as_str().or(pane["pane_id"].as_str()).unwrap().to_owned();
-            // A worker's codex asks to trust its hooks (and its worktree) once, as the
-            // orchestrator's did: a person trusts them.
+            // A worker's codex asks to trust its hooks (or its worktree) if it has not seen
+            // them: a person trusts them, as for the orchestrator.
             if id != orch && !trusted.contains(&id) {
                 let screen = server.screen(&id);
                 if screen.contains("Hooks need review") {
@@ -309,40 +307,46 @@ fn codex_orchestrates_two_tasks_through_berth_mcp() {
             }
             let prompt = d["prompt"].as_str().unwrap_or_default().to_owned();
             if id == orch && prompt.contains("orchestrator-started") {
-                // Both tasks are started: the orchestrator's waits and merges, by id, and the
-                // first worker's try at merging its own task.
+                // Both tasks are started: the orchestrator's waits and merges, by id.
                 let (a, b) = (id_of("w1").expect("task w1"), id_of("w2").expect("task w2"));
                 let wait = |t: &str| tool("wait_task", json!({ "task_id": t, "timeout_s": 400 }));
                 let finish =
                     |t: &str| tool("finish_task", json!({ "task_id": t, "action": "merge" }));
-                let rest = [
+                rest = vec![
                     wait(&a),
                     wait(&b),
                     finish(&a),
                     finish(&b),
                     json!({ "text": "Both tasks passed and are merged." }),
                 ];
-                rest_steps = rest.to_vec();
-                own = Some(a);
-                model.rewrite(&script(&repo, &rest_steps, own.as_deref(), None));
+                model.rewrite(&script(&repo, &rest, None));
+            }
+            if prompt.contains("asks to merge task") && id != orch {
+                // A worker asking to merge its task: the person refuses.
+                own_merge_prompts.push(prompt.clone());
+                server.berth_ok(&["decide", &id, "deny"]);
+                answered.push(d["id"].clone());
+                continue;
+            }
+            if prompt.contains("asks to merge task") && probes.is_none() {
+                // The first merge waits on the person: meanwhile the first worker is prompted
+                // to merge its task itself, the second to answer this decision.
+                if held.is_none() {
+                    held = Some(d["id"].clone());
+                    let a = id_of("w1").expect("task w1");
+                    model.rewrite(&script(&repo, &rest, Some((&orch, &a))));
+                    server.berth_ok(&["submit", &pane_of("w1"), "T-W1X merge your task now"]);
+                    server.berth_ok(&["submit", &pane_of("w2"), "T-W2X answer that merge"]);
+                }
+                let (own, other) = (model.calls("T-W1X", 1), model.calls("T-W2X", 1));
+                if own.is_empty() || other.is_empty() {
+                    continue;
+                }
+                assert_eq!(held.as_ref(), Some(&d["id"]), "the merge still waits on the person");
+                probes = Some((last_tool_result(&own[0]), last_tool_result(&other[0])));
             }
             if prompt.contains("asks to merge task") {
-                if id == orch && model.calls("T-W1", 2).is_empty() {
-                    // The first worker's own merge is answered (and its model told) first.
-                    continue;
-                }
-                if id == orch && probed.is_none() {
-                    probed = Some(probe(&id, &rest_steps, own.as_deref()));
-                }
-                if id == orch {
-                    merge_prompts.push(prompt.clone());
-                } else {
-                    // A worker asking to merge its own task: the person refuses.
-                    own_merge_prompts.push(prompt.clone());
-                    server.berth_ok(&["decide", &id, "deny"]);
-                    answered.push(d["id"].clone());
-                    continue;
-                }
+                merge_prompts.push(prompt.clone());
             }
             server.berth_ok(&["decide", &id, "allow"]);
             answered.push(d["id"].clone());
@@ -350,6 +354,11 @@ fn codex_orchestrates_two_tasks_through_berth_mcp() {
         std::thread::sleep(Duration::from_millis(300));
     }
 
+    // Codex offered Berth's tools as the functions of namespace `mcp__berth`.
+    let offered = tool_names(&model.calls("T-ORCH", 0)[0]);
+    for name in ["start_task", "wait_task", "finish_task", "submit"] {
+        assert!(offered.contains(&format!("mcp__berth/{name}")), "{offered:?}");
+    }
     // The waits returned both reports to the model; the merges were asked of the person.
     let after_wait = |step| last_tool_result(&model.calls("T-ORCH", step)[0]);
     let (first, second) = (after_wait(4), after_wait(5));
@@ -363,12 +372,14 @@ fn codex_orchestrates_two_tasks_through_berth_mcp() {
             "{prompt}"
         );
     }
-    // The first worker's merge of its own task was the person's to answer, and refused.
+    // Neither worker got past the person: the first one's merge of its own task was asked of
+    // the person in its own pane and refused; the second one's `submit` into the
+    // orchestrator's pane (to answer its decision) was refused by Berth.
+    let (own, other) = probes.unwrap();
     assert_eq!(own_merge_prompts.len(), 1, "{own_merge_prompts:?}");
     assert!(own_merge_prompts[0].ends_with("asks to merge task w1"), "{own_merge_prompts:?}");
-    let own = last_tool_result(&model.calls("T-W1", 2)[0]);
     assert!(own.contains("declined"), "the worker's own merge: {own}");
-    assert!(probed.is_some(), "the second worker tried to answer the merge");
+    assert!(other.contains("NOT_PERMITTED"), "the worker's submit: {other}");
     let merged = last_tool_result(&model.calls("T-ORCH", 7)[0]);
     assert!(merged.contains("merged"), "{merged}");
     for n in [1, 2] {

@@ -33,7 +33,7 @@ const NAME: &str = "berth";
 /// that say which Berth server to speak to (`BERTH_SOCKET` in a pane, else the default under
 /// `XDG_RUNTIME_DIR`); without them `berth mcp` looked for a socket under /tmp and never
 /// reached Berth. Codex gives up on an MCP call after 60 s unless `tool_timeout_sec` says
-/// more: `wait_task` may wait up to [`crate::mcp::WAIT_MAX_S`].
+/// more: `wait_task` may wait up to an hour (`WAIT_MAX_S` in `mcp/tools.rs`).
 const CODEX_BLOCK: &str = "\n# Berth's MCP server (berth hook install codex)\n[mcp_servers.berth]\n\
      command = \"berth\"\nargs = [\"mcp\"]\nenv_vars = [\"BERTH_SOCKET\", \"XDG_RUNTIME_DIR\"]\n\
      tool_timeout_sec = 3660\n";
