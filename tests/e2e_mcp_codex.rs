@@ -308,7 +308,13 @@ fn codex_orchestrates_two_tasks_through_berth_mcp() {
             let prompt = d["prompt"].as_str().unwrap_or_default().to_owned();
             if id == orch && prompt.contains("orchestrator-started") {
                 // Both tasks are started: the orchestrator's waits and merges, by id.
-                let (a, b) = (id_of("w1").expect("task w1"), id_of("w2").expect("task w2"));
+                let started = |label: &str| {
+                    id_of(label).unwrap_or_else(|| {
+                        let said = model.calls("T-ORCH", 1).first().map(last_tool_result);
+                        panic!("no task {label}; start_task answered the model {said:?}")
+                    })
+                };
+                let (a, b) = (started("w1"), started("w2"));
                 let wait = |t: &str| tool("wait_task", json!({ "task_id": t, "timeout_s": 400 }));
                 let finish =
                     |t: &str| tool("finish_task", json!({ "task_id": t, "action": "merge" }));
@@ -359,6 +365,17 @@ fn codex_orchestrates_two_tasks_through_berth_mcp() {
     for name in ["start_task", "wait_task", "finish_task", "submit"] {
         assert!(offered.contains(&format!("mcp__berth/{name}")), "{offered:?}");
     }
+    // Codex asked the person (through Berth's hook) before its commands and Berth's tools that
+    // act, never before one that only reads (`wait_task`: Berth marks it read-only).
+    let asked: Vec<String> = hook_log(&world.tools)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.strip_prefix("codex ")?).ok())
+        .filter(|e| e["hook_event_name"] == "PermissionRequest")
+        .filter_map(|e| e["tool_name"].as_str().map(str::to_owned))
+        .collect();
+    eprintln!("{case}: codex asked about {asked:?}");
+    assert!(!asked.iter().any(|t| t == "mcp__berth__wait_task"), "{asked:?}");
+    assert!(asked.iter().any(|t| t == "mcp__berth__finish_task"), "{asked:?}");
     // The waits returned both reports to the model; the merges were asked of the person.
     let after_wait = |step| last_tool_result(&model.calls("T-ORCH", step)[0]);
     let (first, second) = (after_wait(4), after_wait(5));
