@@ -163,9 +163,9 @@ impl Drop for Model {
 /// The output of the last tool call in a Responses request body.
 fn last_tool_result(body: &Value) -> String {
     let input = body["input"].as_array().cloned().unwrap_or_default();
-    let Some(last) = input.iter().rev().find(|i| {
-        i["type"].as_str().is_some_and(|t| t.ends_with("_output"))
-    }) else {
+    let Some(last) =
+        input.iter().rev().find(|i| i["type"].as_str().is_some_and(|t| t.ends_with("_output")))
+    else {
         return String::new();
     };
     match &last["output"] {
@@ -227,9 +227,7 @@ fn codex_orchestrates_two_tasks_through_berth_mcp() {
     server.call("pane.resize", json!({ "pane_id": orch, "cols": COLS, "rows": ROWS }));
     trust_hooks(server, case, &orch);
     settled(case, Agent::Codex.ready(), || berth_screen(server, &orch));
-    poll(START, "codex known", || {
-        (server.pane(&orch)?["agent"]["kind"] == "codex").then_some(())
-    });
+    poll(START, "codex known", || (server.pane(&orch)?["agent"]["kind"] == "codex").then_some(()));
     // Codex sends its first hook with its first prompt: typed as a person types it.
     submit(server, &orch, "T-ORCH split this into two tasks and merge them once they pass");
 
@@ -276,7 +274,13 @@ fn codex_orchestrates_two_tasks_through_berth_mcp() {
                 .lines()
                 .filter_map(|l| serde_json::from_str::<Value>(l).ok())
                 .map(|v| {
-                    format!("{} {} {}: {}", v["kind"], v["marker"], v["step"], last_tool_result(&v["body"]))
+                    format!(
+                        "{} {} {}: {}",
+                        v["kind"],
+                        v["marker"],
+                        v["step"],
+                        last_tool_result(&v["body"])
+                    )
                 })
                 .collect();
             panic!(
@@ -366,7 +370,8 @@ fn codex_orchestrates_two_tasks_through_berth_mcp() {
         assert!(offered.contains(&format!("mcp__berth/{name}")), "{offered:?}");
     }
     // Codex asked the person (through Berth's hook) before its commands and Berth's tools that
-    // act, never before one that only reads (`wait_task`: Berth marks it read-only).
+    // act on others (`finish_task`, `submit`), never before one that only reads (`wait_task`)
+    // or starts a task (Berth marks them read-only, and not destructive).
     let asked: Vec<String> = hook_log(&world.tools)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l.strip_prefix("codex ")?).ok())
@@ -374,7 +379,9 @@ fn codex_orchestrates_two_tasks_through_berth_mcp() {
         .filter_map(|e| e["tool_name"].as_str().map(str::to_owned))
         .collect();
     eprintln!("{case}: codex asked about {asked:?}");
-    assert!(!asked.iter().any(|t| t == "mcp__berth__wait_task"), "{asked:?}");
+    for read in ["mcp__berth__wait_task", "mcp__berth__start_task"] {
+        assert!(!asked.iter().any(|t| t == read), "{asked:?}");
+    }
     assert!(asked.iter().any(|t| t == "mcp__berth__finish_task"), "{asked:?}");
     // The waits returned both reports to the model; the merges were asked of the person.
     let after_wait = |step| last_tool_result(&model.calls("T-ORCH", step)[0]);

@@ -32,9 +32,10 @@ const NAME: &str = "berth";
 /// few variables of its own environment (HOME, PATH, USER, …): `env_vars` passes on the two
 /// that say which Berth server to speak to (`BERTH_SOCKET` in a pane, else the default under
 /// `XDG_RUNTIME_DIR`); without them `berth mcp` looked for a socket under /tmp and never
-/// reached Berth. Codex gives up on an MCP call after 60 s unless `tool_timeout_sec` says
-/// more: `wait_task` may wait up to an hour (`WAIT_MAX_S` in `mcp/tools.rs`).
-const CODEX_BLOCK: &str = "\n# Berth's MCP server (berth hook install codex)\n[mcp_servers.berth]\n\
+/// reached Berth. Codex 0.171 gives up on an MCP call after 300 s unless `tool_timeout_sec`
+/// says more: `wait_task` may wait up to an hour (`WAIT_MAX_S` in `mcp/tools.rs`).
+const CODEX_BLOCK: &str =
+    "\n# Berth's MCP server (berth hook install codex)\n[mcp_servers.berth]\n\
      command = \"berth\"\nargs = [\"mcp\"]\nenv_vars = [\"BERTH_SOCKET\", \"XDG_RUNTIME_DIR\"]\n\
      tool_timeout_sec = 3660\n";
 
@@ -360,7 +361,7 @@ mod tests {
         assert!(remove_toml(toml).is_err());
     }
 
-    /// Codex passes an MCP server only a few variables and gives up on a call after 60 s:
+    /// Codex passes an MCP server only a few variables and gives up on a call after 300 s:
     /// Berth's block passes on where the server is and allows the longest `wait_task`.
     #[test]
     fn the_codex_block_reaches_berth_and_outwaits_wait_task() {
