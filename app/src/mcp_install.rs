@@ -28,9 +28,22 @@ use crate::safe_file::Target;
 /// The name the server is registered under.
 const NAME: &str = "berth";
 
-/// The TOML block `berth hook install codex` appends.
+/// The TOML block `berth hook install codex` appends. Codex starts an MCP server with only a
+/// few variables of its own environment (HOME, PATH, USER, …): `env_vars` passes on the two
+/// that say which Berth server to speak to (`BERTH_SOCKET` in a pane, else the default under
+/// `XDG_RUNTIME_DIR`); without them `berth mcp` looked for a socket under /tmp and never
+/// reached Berth. Codex 0.171 gives up on an MCP call after 300 s unless `tool_timeout_sec`
+/// says more: `wait_task` may wait up to an hour (`WAIT_MAX_S` in `mcp/tools.rs`).
 const CODEX_BLOCK: &str =
-    "\n# Berth's MCP server (berth hook install codex)\n[mcp_servers.berth]\ncommand = \"berth\"\nargs = [\"mcp\"]\n";
+    "\n# Berth's MCP server (berth hook install codex)\n[mcp_servers.berth]\n\
+     command = \"berth\"\nargs = [\"mcp\"]\nenv_vars = [\"BERTH_SOCKET\", \"XDG_RUNTIME_DIR\"]\n\
+     tool_timeout_sec = 3660\n";
+
+/// Blocks earlier versions appended: still Berth's own, replaced on install, removed on
+/// uninstall.
+const OLD_CODEX_BLOCKS: &[&str] = &[
+    "\n# Berth's MCP server (berth hook install codex)\n[mcp_servers.berth]\ncommand = \"berth\"\nargs = [\"mcp\"]\n",
+];
 
 /// Where an agent's MCP servers are configured: the project's file when `project` is given.
 pub fn config_path(
@@ -174,13 +187,33 @@ fn codex_state(text: &str) -> Result<(bool, bool)> {
     Ok((named, text.contains(CODEX_BLOCK)))
 }
 
-/// The TOML with Berth's block appended; `None` when it is there.
+/// The text without an earlier version's block, if it holds one exactly: taking it out takes
+/// out `mcp_servers.berth` and changes nothing else (no line of another block left behind).
+fn without_old_codex_block(text: &str) -> Option<String> {
+    let mut want: toml::Table = toml::from_str(text).ok()?;
+    let servers = want.get_mut("mcp_servers")?.as_table_mut()?;
+    servers.remove(NAME)?;
+    if servers.is_empty() {
+        want.remove("mcp_servers");
+    }
+    OLD_CODEX_BLOCKS.iter().find_map(|old| {
+        let out = text.replacen(old, "", 1);
+        (out != text && toml::from_str::<toml::Table>(&out).ok()? == want).then_some(out)
+    })
+}
+
+/// The TOML with Berth's block appended (an earlier version's block replaced by it); `None`
+/// when it is there.
 pub fn add_toml(text: &str) -> Result<Option<String>> {
     match codex_state(text)? {
         (true, true) => Ok(None),
-        (true, false) => bail!(
-            "it already has an MCP server named \"{NAME}\" that is not Berth's own block; left alone"
-        ),
+        (true, false) => match without_old_codex_block(text) {
+            Some(rest) => Ok(Some(format!("{rest}{CODEX_BLOCK}"))),
+            None => bail!(
+                "it already has an MCP server named \"{NAME}\" that is not Berth's own block; \
+                 left alone"
+            ),
+        },
         (false, _) => {
             // The block starts with a line break: it ends a last line that has none.
             let out = format!("{text}{CODEX_BLOCK}");
@@ -194,6 +227,9 @@ pub fn add_toml(text: &str) -> Result<Option<String>> {
 pub fn remove_toml(text: &str) -> Result<Option<String>> {
     match codex_state(text)? {
         (_, true) => Ok(Some(text.replacen(CODEX_BLOCK, "", 1))),
+        (true, false) if without_old_codex_block(text).is_some() => {
+            Ok(without_old_codex_block(text))
+        }
         (true, false) => bail!(
             "its MCP server \"{NAME}\" is not the block Berth wrote (it was changed); left alone"
         ),
@@ -238,7 +274,7 @@ pub fn apply(kind: AgentKind, target: &Target, uninstall: bool) -> Result<Change
 /// Whether the file holds nothing but what an install into a missing file wrote.
 fn created_by_us(text: &str, kind: AgentKind) -> bool {
     match kind {
-        AgentKind::Codex => text == CODEX_BLOCK,
+        AgentKind::Codex => text == CODEX_BLOCK || OLD_CODEX_BLOCKS.contains(&text),
         _ => add_json(kind, "{}\n").ok().flatten().as_deref() == Some(text),
     }
 }
@@ -323,6 +359,37 @@ mod tests {
         let toml = "[mcp_servers.berth]\ncommand = \"/opt/other\"\n";
         assert!(add_toml(toml).is_err());
         assert!(remove_toml(toml).is_err());
+    }
+
+    /// Codex passes an MCP server only a few variables and gives up on a call after 300 s:
+    /// Berth's block passes on where the server is and allows the longest `wait_task`.
+    #[test]
+    fn the_codex_block_reaches_berth_and_outwaits_wait_task() {
+        let doc: toml::Table = toml::from_str(CODEX_BLOCK).unwrap();
+        let berth = &doc["mcp_servers"][NAME];
+        let vars: Vec<&str> =
+            berth["env_vars"].as_array().unwrap().iter().filter_map(|v| v.as_str()).collect();
+        assert_eq!(vars, ["BERTH_SOCKET", "XDG_RUNTIME_DIR"], "{CODEX_BLOCK}");
+        let timeout = berth["tool_timeout_sec"].as_integer().unwrap();
+        assert!(timeout as u64 > crate::mcp::WAIT_MAX_S, "{CODEX_BLOCK}");
+    }
+
+    /// A block an earlier version wrote is still Berth's: install replaces it, uninstall takes
+    /// it out, each leaving the rest as it was.
+    #[test]
+    fn an_earlier_codex_block_is_upgraded_and_removed() {
+        for old in OLD_CODEX_BLOCKS {
+            for before in ["", "model = \"o3\"\n", "[mcp_servers.docs]\ncommand = \"d\"\n"] {
+                let text = format!("{before}{old}");
+                let added = add_toml(&text).unwrap().expect("replaced");
+                assert_eq!(added, format!("{before}{CODEX_BLOCK}"));
+                assert_eq!(remove_toml(&text).unwrap().as_deref(), Some(before));
+            }
+            assert!(created_by_us(old, AgentKind::Codex));
+            // Changed after it was written (a line added to the table): no longer Berth's.
+            let edited = format!("{old}startup_timeout_sec = 5\n");
+            assert!(add_toml(&edited).is_err() && remove_toml(&edited).is_err());
+        }
     }
 
     #[test]

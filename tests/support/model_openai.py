@@ -23,7 +23,8 @@ answers the model gave after that prompt (assistant messages, tool calls), so a 
 request gets the same answer and a resumed conversation picks up where its last prompt is.
 Steps: `{"text": T}` a final text; `{"tool": NAME, "input": {...}}` a function call with
 those arguments (`{report}` in them: the report command the prompt names, as a task's prompt
-says how to report); `"delay": S` waits S seconds first; `{"hang": S, "text": T}` streams T and
+says how to report); `"namespace": NS` with it calls function NAME of the request's namespace
+NS (codex offers an MCP server's tools as namespace `mcp__SERVER`); `"delay": S` waits S seconds first; `{"hang": S, "text": T}` streams T and
 keeps the stream open for up to S seconds or until the client goes away. A prompt with no
 known marker, or a step past the end, gets the text `(no script)`. Side calls (no tools:
 titles, summaries) never consume a step.
@@ -272,6 +273,10 @@ class Handler(BaseHTTPRequestHandler):
             item = {"type": "function_call", "id": next_id("fc"), "call_id": next_id("call"),
                     "name": step["tool"], "arguments": json.dumps(step.get("input", {})),
                     "status": "completed"}
+            if step.get("namespace"):
+                # A tool of a namespace the request offers (codex offers an MCP server's tools
+                # as the functions of namespace `mcp__SERVER`): the call names both.
+                item["namespace"] = step["namespace"]
             event("response.output_item.added", {"output_index": 0,
                                                  "item": dict(item, arguments="",
                                                               status="in_progress")})

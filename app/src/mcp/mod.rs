@@ -11,6 +11,10 @@
 mod link;
 mod tools;
 
+/// The longest `wait_task` waits (an agent's tool timeout must allow it).
+#[cfg(test)]
+pub use tools::WAIT_MAX_S;
+
 use std::path::Path;
 use std::process::ExitCode;
 

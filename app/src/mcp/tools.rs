@@ -33,7 +33,7 @@ const WAIT_SLICE: Duration = Duration::from_secs(2);
 
 /// `wait_task`'s default and longest wait.
 const WAIT_DEFAULT_S: u64 = 600;
-const WAIT_MAX_S: u64 = 3600;
+pub const WAIT_MAX_S: u64 = 3600;
 
 /// The most lines `read_pane` returns.
 const MAX_LINES: u32 = 5000;
@@ -238,8 +238,11 @@ impl BerthTools {
         BerthTools { link, tool_router: Self::tool_router() }
     }
 
-    #[tool(description = "Berth's state: workspaces, tabs and panes (with each agent's kind, \
-                       lifecycle and attention), pending decisions, and tasks.")]
+    #[tool(
+        description = "Berth's state: workspaces, tabs and panes (with each agent's kind, \
+                       lifecycle and attention), pending decisions, and tasks.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
     async fn status(
         &self,
         Parameters(_): Parameters<NoArgs>,
@@ -266,7 +269,10 @@ impl BerthTools {
         )
     }
 
-    #[tool(description = "A pane's text, plain: its screen, or the last `lines` lines.")]
+    #[tool(
+        description = "A pane's text, plain: its screen, or the last `lines` lines.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
     async fn read_pane(
         &self,
         Parameters(args): Parameters<ReadPaneArgs>,
@@ -295,7 +301,10 @@ impl BerthTools {
         )
     }
 
-    #[tool(description = "Search a pane's scrollback and screen; the matching lines.")]
+    #[tool(
+        description = "Search a pane's scrollback and screen; the matching lines.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
     async fn search_pane(
         &self,
         Parameters(args): Parameters<SearchPaneArgs>,
@@ -318,10 +327,13 @@ impl BerthTools {
         )
     }
 
-    #[tool(description = "Start a task: a worker agent in its own git worktree and branch, cut \
+    #[tool(
+        description = "Start a task: a worker agent in its own git worktree and branch, cut \
                        from `base`, given the objective, constraints and acceptance criteria. \
                        Answers the task (its id, branch, worktree). Allowed in the caller's \
-                       own repository.")]
+                       own repository.",
+        annotations(read_only_hint = false, destructive_hint = false, open_world_hint = false)
+    )]
     async fn start_task(
         &self,
         Parameters(args): Parameters<StartTaskArgs>,
@@ -349,10 +361,13 @@ impl BerthTools {
         )
     }
 
-    #[tool(description = "Wait until a task is terminal (or, with until=input_required, also \
+    #[tool(
+        description = "Wait until a task is terminal (or, with until=input_required, also \
                        until its worker waits on a person), at most timeout_s seconds; answers \
                        the task with its state and the worker's report. Sends progress \
-                       notifications while it waits.")]
+                       notifications while it waits.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
     async fn wait_task(
         &self,
         Parameters(args): Parameters<WaitTaskArgs>,
@@ -436,8 +451,11 @@ impl BerthTools {
         )
     }
 
-    #[tool(description = "A task: its state, contract, the worker's report and evidence, and its \
-                       diff stat (files changed, lines added and removed).")]
+    #[tool(
+        description = "A task: its state, contract, the worker's report and evidence, and its \
+                       diff stat (files changed, lines added and removed).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
     async fn show_task(
         &self,
         Parameters(args): Parameters<TaskArgs>,
@@ -465,9 +483,12 @@ impl BerthTools {
         )
     }
 
-    #[tool(description = "A task's diff against its base: without `path`, the changed files with \
+    #[tool(
+        description = "A task's diff against its base: without `path`, the changed files with \
                        their line counts; with `path`, that file's hunks, `limit` at a time \
-                       from `offset`.")]
+                       from `offset`.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
     async fn task_diff(
         &self,
         Parameters(args): Parameters<TaskDiffArgs>,
@@ -505,9 +526,12 @@ impl BerthTools {
         )
     }
 
-    #[tool(description = "Submit a prompt to another agent's pane (pasted, then Enter). Unless \
+    #[tool(
+        description = "Submit a prompt to another agent's pane (pasted, then Enter). Unless \
                        the person let agents drive this workspace, Berth asks the person first \
-                       and this waits for the answer.")]
+                       and this waits for the answer.",
+        annotations(read_only_hint = false, destructive_hint = true, open_world_hint = false)
+    )]
     async fn submit(
         &self,
         Parameters(args): Parameters<SubmitArgs>,
@@ -536,9 +560,12 @@ impl BerthTools {
         )
     }
 
-    #[tool(description = "Merge a task's branch into the branch its checkout was on, or discard \
+    #[tool(
+        description = "Merge a task's branch into the branch its checkout was on, or discard \
                        it; the worktree is removed. Berth asks the person first (unless they \
-                       let agents drive this workspace) and this waits for the answer.")]
+                       let agents drive this workspace) and this waits for the answer.",
+        annotations(read_only_hint = false, destructive_hint = true, open_world_hint = false)
+    )]
     async fn finish_task(
         &self,
         Parameters(args): Parameters<FinishTaskArgs>,
@@ -564,7 +591,10 @@ impl BerthTools {
         )
     }
 
-    #[tool(description = "Raise a notification for the person, from the calling agent's pane.")]
+    #[tool(
+        description = "Raise a notification for the person, from the calling agent's pane.",
+        annotations(read_only_hint = false, destructive_hint = false, open_world_hint = false)
+    )]
     async fn notify(
         &self,
         Parameters(args): Parameters<NotifyArgs>,
