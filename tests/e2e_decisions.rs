@@ -517,13 +517,17 @@ fn the_opencode_plugin_replies_through_its_client() {
     std::fs::write(
         &harness,
         r#"const { Berth } = await import(process.argv[2]);
+// opencode's answer: taken (200), or not (500).
+const status = Number(process.argv[5]);
 const client = {
   postSessionIdPermissionsPermissionId: async (options) => {
     console.log(JSON.stringify(options));
-    setTimeout(() => process.exit(0), 10);
-    return { response: { ok: true } };
+    return { response: { ok: status === 200, status }, error: status === 200 ? undefined : { name: "UnknownError" } };
   },
 };
+// Ends when the test closes its standard input (after `berth decide` returned).
+process.stdin.on("end", () => process.exit(0));
+process.stdin.resume();
 const hooks = await Berth({ client, serverUrl: new URL("http://localhost:4096/") });
 await hooks.event({ event: { type: process.argv[3], properties: {
   id: process.argv[4], sessionID: "ses_1", permission: "bash", patterns: ["ls", "-la"],
@@ -535,9 +539,10 @@ setTimeout(() => { console.error("no reply"); process.exit(3); }, 20000);
     .unwrap();
     let bin_dir = support::berth_bin().parent().unwrap().to_path_buf();
     let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
-    for (event, id, answer, reply) in [
-        ("permission.asked", "per_1", "always", "always"),
-        ("permission.v2.asked", "per_2", "deny", "reject"),
+    for (event, id, answer, reply, status) in [
+        ("permission.asked", "per_1", "always", "always", 200),
+        ("permission.v2.asked", "per_2", "deny", "reject", 200),
+        ("permission.asked", "per_3", "allow", "once", 500),
     ] {
         let mut node = std::process::Command::new("node");
         for (key, value) in server.env() {
@@ -546,19 +551,38 @@ setTimeout(() => { console.error("no reply"); process.exit(3); }, 20000);
         let child = node
             .arg(&harness)
             .arg(format!("file://{}", plugin.display()))
-            .args([event, id])
+            .args([event, id, &status.to_string()])
             .env("PATH", &path)
             .env("BERTH_PANE", &pane)
             .env("BERTH_SOCKET", &server.socket)
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let node = Hook { child };
+        let mut node = Hook { child };
         let decision = pending(&server, &pane);
         assert_eq!(decision["agent"], "opencode");
         assert_eq!(decision["prompt"], "bash: ls -la");
-        server.berth_ok(&["decide", &pane, answer]);
+        // `decide` returns once the plugin said whether opencode took the answer (issue 26).
+        let out = server.berth(&["decide", &pane, answer]);
+        let said = String::from_utf8_lossy(&out.stderr);
+        if status == 200 {
+            assert!(out.status.success(), "{said}");
+        } else {
+            // Not taken: `decide` fails saying so, and the question is open again, answerable.
+            assert_eq!(out.status.code(), Some(1), "{said}");
+            assert!(said.contains("opencode did not take the answer"), "{said}");
+            assert!(said.contains("HTTP 500"), "{said}");
+            let again = pending_where(&server, &pane, |d| {
+                d["answerable"] == true && d["id"] != decision["id"]
+            });
+            assert_eq!(again["prompt"], "bash: ls -la");
+            let entry = server.pane(&pane).unwrap();
+            assert_eq!(entry["lifecycle"], "blocked", "{entry}");
+            assert_eq!(entry["attention"], "needs_input", "{entry}");
+        }
+        drop(node.child.stdin.take());
         let (status, stdout) = node.finish();
         assert!(status.success(), "node exited with {status}");
         let request: Value = serde_json::from_str(stdout.trim()).unwrap();

@@ -489,18 +489,24 @@ fn opencode_allow_and_deny() {
         "{:?}",
         user_texts(&call)
     );
-    t.wait_idle(&pane, None);
+    t.wait_idle(&pane, Some("multi-line prompt received"));
     t.settled_turn(&pane, "the first turn to end");
 
     t.submit(&pane, "O-ALLOW run the command");
     let decision = t.decision(&pane);
     t.assert_shows(&pane, &decision, OC_ALLOW);
     t.server().berth_ok(&["decide", &pane, "allow"]);
+    // `decide` returned once the plugin said opencode took the answer.
+    let acked = hook_log(&t.world.tools);
+    assert!(
+        acked.contains("berth.reply_delivered"),
+        "no delivery report before decide returned:\n{acked}"
+    );
     let call = t.call(&pane, "O-ALLOW", 1);
     let output = tool_output(&call).expect("a tool result");
     assert!(output.contains("berth-oc-second"), "{output:?}\n{}", t.report(&pane));
     assert_eq!(fs::read_to_string(t.world.work.join("oc.txt")).unwrap(), "berth-oc-ran\n");
-    t.wait_idle(&pane, None);
+    t.wait_idle(&pane, Some("allow: the command ran"));
     t.settled_turn(&pane, "the allowed turn to end");
     // `session.status idle` (idle), then `session.idle` (done): applied in that order.
     t.until(&pane, "the allowed turn to be done", |e| e["lifecycle"] == "done");

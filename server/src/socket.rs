@@ -900,6 +900,49 @@ fn answer(
                 Err(err) => now(Err(err)),
             }
         }
+        Decoded::Command(cmd @ Command::Decide { .. }) => {
+            let Command::Decide { pane, .. } = &cmd else { unreachable!() };
+            let pane = pane.clone();
+            let reply = match command(services, cmd, conn) {
+                Ok(reply) => reply,
+                Err(err) => return now(Err(err)),
+            };
+            // An answer handed on to Berth's plugin (opencode): done only once the plugin
+            // says the agent took it.
+            let decided = reply.get("decision_id").and_then(Value::as_str).map(str::to_owned);
+            let waiter = decided.as_deref().and_then(|d| {
+                let id = berth_engine::ids::DecisionId::parse(d).ok()?;
+                let mut store = services.store.lock().unwrap_or_else(|p| p.into_inner());
+                Some((id.clone(), store.take_delivery(&pane, &id)?))
+            });
+            let Some((decision, waiter)) = waiter else { return now(Ok(reply)) };
+            let store = services.store.clone();
+            Some(Answer::Later(
+                id,
+                Box::pin(async move {
+                    let wait = crate::agents::decide::DELIVERY_WAIT;
+                    match tokio::time::timeout(wait, waiter).await {
+                        Ok(Ok(Ok(()))) => Ok(reply),
+                        Ok(Ok(Err(why))) => Err(CommandError::Conflict(format!(
+                            "opencode did not take the answer to decision {decision} ({why}); \
+                             nothing was granted: the question is still open, answer it again"
+                        ))),
+                        Ok(Err(_)) | Err(_) => {
+                            store
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .delivery_timed_out(&pane, &decision);
+                            Err(CommandError::Timeout(format!(
+                                "opencode did not confirm the answer to decision {decision} \
+                                 within {} s: it may not have reached opencode; answer in \
+                                 opencode's own dialog",
+                                wait.as_secs()
+                            )))
+                        }
+                    }
+                }),
+            ))
+        }
         Decoded::Command(cmd) => now(command(services, cmd, conn)),
     }
 }

@@ -515,6 +515,28 @@ pub(crate) struct OpenDecision {
     pub(crate) route: DecisionRoute,
     /// The notification raised for it (closed once it is answered or gone).
     pub(crate) notification: Option<String>,
+    /// The agent's own id for the request, where its answer is confirmed later (opencode's
+    /// permission id: its plugin reports whether opencode took the answer).
+    pub(crate) agent_ref: Option<String>,
+}
+
+/// How long `pane.decide` waits for an agent whose answer is handed on by Berth's plugin
+/// (opencode) to confirm that the agent took it; past this the answer counts as not
+/// delivered.
+pub const DELIVERY_WAIT: Duration = Duration::from_secs(15);
+
+/// An answer handed to an agent's plugin (opencode), until the plugin says whether the agent
+/// took it (`berth.reply_delivered` / `berth.reply_failed`).
+#[derive(Debug)]
+pub(crate) struct Delivering {
+    /// The decision as it was shown.
+    pub(crate) view: PendingDecision,
+    /// The agent's id for the request (see [`OpenDecision::agent_ref`]).
+    pub(crate) agent_ref: Option<String>,
+    /// Tells the waiting `pane.decide` how it went: `Err` with the agent's reason.
+    pub(crate) done: Option<oneshot::Sender<Result<(), String>>>,
+    /// The receiving end, until `pane.decide`'s connection takes it.
+    pub(crate) waiter: Option<oneshot::Receiver<Result<(), String>>>,
 }
 
 /// A pane's decisions: those waiting, oldest first, and the last one whose route was lost
@@ -530,6 +552,8 @@ pub(crate) struct PaneDecisions {
     /// hook-event count and the time then (ms), for the watch that ends the turn if the agent
     /// goes quiet (`pending::settle_after_withdrawal`).
     pub(crate) settle: Option<(u64, u64)>,
+    /// Answers handed on to the agent's plugin and not yet confirmed (opencode), oldest first.
+    pub(crate) delivering: Vec<Delivering>,
 }
 
 /// Every pane's decisions.

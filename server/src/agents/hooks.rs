@@ -39,6 +39,9 @@ pub struct HookOutcome {
     /// The prompt the agent acknowledged, as it received it (`UserPromptSubmit`'s `prompt`),
     /// when it says.
     pub acked_prompt: Option<String>,
+    /// Berth's plugin says whether the agent took an answer it handed on (opencode): the
+    /// agent's id for the request, and `Err` with why not.
+    pub delivery: Option<(Option<String>, Result<(), String>)>,
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {
@@ -217,6 +220,16 @@ fn codex(p: &Value) -> HookOutcome {
     out
 }
 
+/// opencode's id for a permission request in its event (`properties.id`; older builds
+/// `requestID`, `permissionID`).
+pub fn opencode_request_id(payload: &Value) -> Option<String> {
+    let p = payload.get("properties").or_else(|| payload.get("data")).unwrap_or(payload);
+    ["id", "requestID", "permissionID"]
+        .iter()
+        .find_map(|k| p.get(*k).and_then(Value::as_str))
+        .map(|s| s.chars().take(256).collect())
+}
+
 fn opencode(p: &Value) -> HookOutcome {
     let props = p.get("properties").unwrap_or(&Value::Null);
     let id = text(props, "sessionID").or_else(|| text(p, "sessionID"));
@@ -228,6 +241,8 @@ fn opencode(p: &Value) -> HookOutcome {
     );
     match text(p, "type").as_deref() {
         Some("session.idle") => {
+            // Berth's plugin adds the turn's last assistant text (from `message.part.*`).
+            out.last_message = text(props, "berth_last_message").map(|m| bounded(&m, 8192));
             out.lifecycle = Some(Lifecycle::Done);
             out.attention = Some(Attention::Unread);
             out.notification = Some(("opencode is done".into(), String::new()));
@@ -236,7 +251,10 @@ fn opencode(p: &Value) -> HookOutcome {
             let status = props.get("status").and_then(|s| s.get("type")).and_then(Value::as_str);
             out.lifecycle = match status {
                 Some("busy" | "retry") => Some(Lifecycle::Working),
-                Some("idle") => Some(Lifecycle::Idle),
+                Some("idle") => {
+                    out.last_message = text(props, "berth_last_message").map(|m| bounded(&m, 8192));
+                    Some(Lifecycle::Idle)
+                }
                 _ => None,
             };
         }
@@ -247,14 +265,22 @@ fn opencode(p: &Value) -> HookOutcome {
             out.notification =
                 Some(("opencode needs your permission".into(), bounded(&title, 2048)));
         }
+        // Berth's plugin handed opencode the answer given in Berth, and opencode took it.
+        Some("berth.reply_delivered") => {
+            out.delivery = Some((opencode_request_id(p), Ok(())));
+        }
         // Berth's plugin could not hand opencode the answer given in Berth: the question is
-        // still open in opencode's own dialog.
+        // still open in opencode's own dialog (the plugin asks Berth again).
         Some("berth.reply_failed") => {
             out.lifecycle = Some(Lifecycle::Blocked);
             out.attention = Some(Attention::NeedsInput);
+            let why = text(props, "error")
+                .map(|e| bounded(&e, 512))
+                .unwrap_or_else(|| "opencode refused it".into());
+            out.delivery = Some((opencode_request_id(p), Err(why)));
             out.notification = Some((
                 "opencode did not take Berth's answer".into(),
-                "answer in opencode's own dialog".into(),
+                "answer again, in Berth or in opencode's own dialog".into(),
             ));
         }
         Some("session.error") => {
@@ -483,13 +509,20 @@ function run(args, input) {
   });
 }
 
-// Answers opencode's permission request through the plugin's SDK client; true once opencode
-// took it (a 2xx), false otherwise.
+// Answers opencode's permission request through the plugin's SDK client: { ok: true } once
+// opencode took it (a 2xx), else { ok: false, error, gone } (gone: opencode no longer holds
+// the request).
 async function reply(client, event, answer) {
   const p = event.properties || event.data || {};
   const id = p.id || p.requestID || p.permissionID;
   const session = p.sessionID;
-  if (!id || !client) return false;
+  if (!id || !client) return { ok: false, error: "no request id or SDK client" };
+  const why = (res, e) => {
+    if (e) return { ok: false, error: String((e && e.message) || e).slice(0, 300) };
+    const status = res && res.response ? res.response.status : 0;
+    const detail = res && res.error ? JSON.stringify(res.error).slice(0, 300) : "";
+    return { ok: false, gone: status === 404, error: `HTTP ${status} ${detail}`.trim() };
+  };
   // The v2 endpoint takes a message with a rejection; reached through the client's own
   // in-process fetch where it has one.
   const raw = client._client;
@@ -501,7 +534,7 @@ async function reply(client, event, answer) {
         body: { reply: answer.reply, message: answer.message },
         headers: { "content-type": "application/json" },
       });
-      if (res && res.response && res.response.ok) return true;
+      if (res && res.response && res.response.ok) return { ok: true };
     } catch (_) {}
   }
   try {
@@ -509,10 +542,46 @@ async function reply(client, event, answer) {
       path: { id: session, permissionID: id },
       body: { response: answer.reply },
     });
-    return !!(res && res.response && res.response.ok);
-  } catch (_) {
-    return false;
+    return res && res.response && res.response.ok ? { ok: true } : why(res);
+  } catch (e) {
+    return why(null, e);
   }
+}
+
+// The text of each session's last assistant message, from the `message.*` events the plugin
+// reads here (Berth is sent none of them): it goes to Berth with the turn's end.
+function lastText() {
+  const roles = new Map();
+  const parts = new Map();
+  const last = new Map();
+  const bound = (map) => { if (map.size > 256) map.delete(map.keys().next().value); };
+  const note = (session, message, part, text) => {
+    parts.set(part, text);
+    bound(parts);
+    if (roles.get(message) === "assistant" && text) last.set(session, text.slice(-8192));
+  };
+  return {
+    see(event) {
+      const p = event.properties || {};
+      if (event.type === "message.updated" && p.info) {
+        // A new prompt (a user message seen first; opencode updates one again at the turn's
+        // end): what the agent says now is this turn's.
+        if (p.info.role === "user" && !roles.has(p.info.id)) last.delete(p.info.sessionID);
+        roles.set(p.info.id, p.info.role);
+        bound(roles);
+      } else if (event.type === "message.part.updated" && p.part && p.part.type === "text") {
+        const part = p.part;
+        if (!part.synthetic) note(part.sessionID, part.messageID, part.id, String(part.text || ""));
+      } else if (event.type === "message.part.delta" && p.field === "text" && parts.has(p.partID)) {
+        note(p.sessionID, p.messageID, p.partID, parts.get(p.partID) + String(p.delta || ""));
+      }
+    },
+    last(session, forget) {
+      const text = last.get(session);
+      if (forget) last.delete(session);
+      return text;
+    },
+  };
 }
 
 export const Berth = async ({ client }) => {
@@ -523,30 +592,52 @@ export const Berth = async ({ client }) => {
     queue = sent.catch(() => {});
     return sent;
   };
+  const said = lastText();
+  // Holds opencode's question in Berth; once Berth answers, hands the answer to opencode and
+  // tells Berth whether opencode took it (`berth decide` waits for that word). Not taken,
+  // the question is still open: it is asked in Berth again (unless opencode no longer holds
+  // it).
+  const ask = (event, tries) => {
+    const payload = JSON.stringify(event);
+    const p = event.properties || event.data || {};
+    const ref = { sessionID: p.sessionID, id: p.id || p.requestID || p.permissionID };
+    // The question opens after the events before it; its answer is waited for off the
+    // queue (opencode goes on, and shows its dialog, meanwhile).
+    const asked = queue.then(() => run(["hook", "opencode"], payload));
+    asked.then(async (out) => {
+      let answer;
+      try { answer = JSON.parse(out); } catch (_) { return; }
+      if (!answer || !answer.reply) return;
+      const result = await reply(client, event, answer);
+      if (result.ok) {
+        send(JSON.stringify({ type: "berth.reply_delivered", properties: ref }));
+        return;
+      }
+      await send(JSON.stringify({ type: "berth.reply_failed", properties: { ...ref, error: result.error } }));
+      if (!result.gone && tries < 3) ask(event, tries + 1);
+    });
+  };
   // Berth learns here that the pane's opencode has its plugin (the events it reads come only
   // with a prompt).
   if (process.env.BERTH_PANE) send(JSON.stringify({ type: "berth.plugin.loaded" }));
   return {
     event: async ({ event }) => {
-      if (!process.env.BERTH_PANE || !event || !USED.has(event.type)) return;
-      const payload = JSON.stringify(event);
-      if (ASKED.includes(event.type)) {
-        // The question opens after the events before it; its answer is waited for off the
-        // queue (opencode goes on, and shows its dialog, meanwhile).
-        const asked = queue.then(() => run(["hook", "opencode"], payload));
-        asked.then(async (out) => {
-          let answer;
-          try { answer = JSON.parse(out); } catch (_) { return; }
-          if (!answer || !answer.reply) return;
-          const delivered = await reply(client, event, answer);
-          if (!delivered) {
-            const p = event.properties || event.data || {};
-            send(JSON.stringify({ type: "berth.reply_failed", properties: { sessionID: p.sessionID, id: p.id || p.requestID || p.permissionID } }));
-          }
-        });
+      if (!process.env.BERTH_PANE || !event) return;
+      if (event.type.startsWith("message.")) {
+        said.see(event);
         return;
       }
-      await send(payload);
+      if (!USED.has(event.type)) return;
+      if (ASKED.includes(event.type)) return ask(event, 0);
+      // The turn's end (`session.status` idle, then `session.idle`) carries its last text.
+      const p = event.properties || {};
+      const ends = event.type === "session.idle" ||
+        (event.type === "session.status" && p.status && p.status.type === "idle");
+      if (ends) {
+        const text = said.last(p.sessionID, event.type === "session.idle");
+        if (text) event = { ...event, properties: { ...p, berth_last_message: text } };
+      }
+      await send(JSON.stringify(event));
     },
   };
 };

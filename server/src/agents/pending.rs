@@ -22,7 +22,7 @@ use berth_engine::model::{Attention, Lifecycle, RestoreState};
 use serde_json::Value;
 
 use super::decide::{
-    request_of, DecisionRoute, OpenDecision, Resolution, MAX_OPEN_PER_PANE, MAX_WAIT,
+    request_of, DecisionRoute, Delivering, OpenDecision, Resolution, MAX_OPEN_PER_PANE, MAX_WAIT,
 };
 use super::turns::LifecycleSource;
 use crate::decisions::{DecisionAnswer, DecisionOutcome, OutcomeReason, PendingDecision};
@@ -57,7 +57,15 @@ impl Store {
         let session = crate::agents::hooks::map_hook(kind, payload).session_id;
         let title = format!("{} asks to run {}", agent_name(kind), request.tool);
         let source = format!("hook:{}", kind.as_str());
-        self.open_request(pane, kind, session, OpenRequest { request, title, source }, id, route)
+        self.open_request(pane, kind, session, OpenRequest { request, title, source }, id, route)?;
+        // opencode's answer goes on through Berth's plugin, which confirms it by this id.
+        let agent_ref = (kind == AgentKind::Opencode)
+            .then(|| crate::agents::hooks::opencode_request_id(payload))
+            .flatten();
+        if let Some(open) = self.decisions.0.get_mut(pane).and_then(|d| d.open.back_mut()) {
+            open.agent_ref = agent_ref;
+        }
+        Ok(())
     }
 
     /// Holds a request as the pane's pending decision: the hook's permission request, or an
@@ -111,7 +119,7 @@ impl Store {
         decisions.lost = None;
         decisions.withdrawn = None;
         decisions.settle = None;
-        decisions.open.push_back(OpenDecision { view, route, notification });
+        decisions.open.push_back(OpenDecision { view, route, notification, agent_ref: None });
         self.publish_decision(pane);
         tracing::info!(pane = %pane, decision = %id, agent = kind.as_str(), source = %source, "decision pending");
         Ok(())
@@ -198,6 +206,17 @@ impl Store {
         }
         tracing::info!(pane = %pane, decision = %current, answer = answer.as_str(), "decision answered");
         self.close_decision_notification(open.notification.as_deref());
+        if open.view.agent == AgentKind::Opencode {
+            // Handed to Berth's plugin, which must still give it to opencode: `pane.decide`
+            // waits for its word ([`Store::take_delivery`]).
+            let (done, waiter) = tokio::sync::oneshot::channel();
+            self.decisions.0.entry(pane.clone()).or_default().delivering.push(Delivering {
+                view: open.view.clone(),
+                agent_ref: open.agent_ref.clone(),
+                done: Some(done),
+                waiter: Some(waiter),
+            });
+        }
         let more = self.decisions.0.get(pane).is_some_and(|d| !d.open.is_empty());
         if let Some(p) = self.panes.get(pane) {
             // A second request queued behind this one still blocks the agent.
@@ -275,6 +294,86 @@ impl Store {
         }
         self.settle_attention(pane);
         self.publish_decision(pane);
+    }
+
+    /// The waiting end of an answer `pane.decide` handed on to an agent's plugin (opencode),
+    /// for the connection that waits for the plugin's word; `None` for an agent whose hook
+    /// takes the answer itself (claude, codex, cursor).
+    pub(crate) fn take_delivery(
+        &mut self,
+        pane: &PaneId,
+        id: &DecisionId,
+    ) -> Option<tokio::sync::oneshot::Receiver<Result<(), String>>> {
+        let decisions = self.decisions.0.get_mut(pane)?;
+        decisions.delivering.iter_mut().find(|d| d.view.id == *id)?.waiter.take()
+    }
+
+    /// The plugin's word on an answer it handed on: `request` is the agent's id for the
+    /// request (the oldest answer when it names none); `Err` carries why the agent did not
+    /// take it. Not taken, the question is still open in the agent's own dialog: the pane is
+    /// `blocked`, `needs_input` (the plugin asks again, opening the question anew).
+    pub(crate) fn delivery_reported(
+        &mut self,
+        pane: &PaneId,
+        request: Option<&str>,
+        result: Result<(), String>,
+    ) {
+        let Some(decisions) = self.decisions.0.get_mut(pane) else { return };
+        let index = match request {
+            Some(r) => decisions.delivering.iter().position(|d| d.agent_ref.as_deref() == Some(r)),
+            None => (!decisions.delivering.is_empty()).then_some(0),
+        };
+        let Some(index) = index else {
+            tracing::info!(pane = %pane, ?request, "a delivery report for no answer in flight");
+            return;
+        };
+        let delivering = decisions.delivering.remove(index);
+        let failed = result.is_err();
+        match &result {
+            Ok(()) => {
+                tracing::info!(pane = %pane, decision = %delivering.view.id, "the agent took the answer")
+            }
+            Err(why) => {
+                tracing::warn!(pane = %pane, decision = %delivering.view.id, why = %why, "the agent did not take the answer")
+            }
+        }
+        if let Some(done) = delivering.done {
+            let _ = done.send(result);
+        }
+        if failed {
+            self.answer_undelivered(pane);
+        }
+    }
+
+    /// `pane.decide` gave up waiting for the plugin's word on decision `id`: the answer counts
+    /// as not delivered. Its card stays, not answerable through Berth (the plugin never said
+    /// it holds the question still): the agent's own dialog asks; the pane is `blocked`,
+    /// `needs_input`. Nothing when the word came meanwhile.
+    pub(crate) fn delivery_timed_out(&mut self, pane: &PaneId, id: &DecisionId) {
+        let Some(decisions) = self.decisions.0.get_mut(pane) else { return };
+        let Some(index) = decisions.delivering.iter().position(|d| d.view.id == *id) else {
+            return;
+        };
+        let delivering = decisions.delivering.remove(index);
+        tracing::warn!(pane = %pane, decision = %id, "the agent's plugin did not confirm the answer in time");
+        if decisions.open.is_empty() {
+            let mut view = delivering.view;
+            view.answerable = false;
+            decisions.lost = Some(view);
+        }
+        self.answer_undelivered(pane);
+        self.publish_decision(pane);
+    }
+
+    /// An answer did not reach the agent: its question is still open there.
+    fn answer_undelivered(&mut self, pane: &PaneId) {
+        let Some(p) = self.panes.get_mut(pane) else { return };
+        if p.state() != RestoreState::Live {
+            return;
+        }
+        p.shared.set_lifecycle(Lifecycle::Blocked, LifecycleSource::Hook);
+        p.attention = Attention::NeedsInput;
+        self.bus.publish(Event::PaneChanged { pane: pane.clone() });
     }
 
     /// Attention says what the person still has to do: a pane is `needs_input` only while it
@@ -833,5 +932,78 @@ mod tests {
         // A reply landing after the turn's end changes nothing.
         hook(&store, &pane, AgentKind::Opencode, replied);
         assert_eq!(look(&store, &pane).0, Lifecycle::Done);
+    }
+
+    fn opencode_asks(
+        store: &Arc<Mutex<Store>>,
+        pane: &PaneId,
+        id: &str,
+    ) -> impl std::future::Future<Output = crate::decisions::DecisionOutcome> {
+        let asked = json!({"type":"permission.asked","properties":{"sessionID":"ses_1",
+            "id":id,"permission":"bash","patterns":["ls"],"metadata":{"command":"ls"}}});
+        wait_for_answer(
+            store.clone(),
+            pane.clone(),
+            AgentKind::Opencode,
+            asked,
+            Duration::from_secs(30),
+        )
+        .expect("opens")
+    }
+
+    /// Issue 26, defect 3: an answer handed to opencode's plugin is done only once the
+    /// plugin says opencode took it (`berth.reply_delivered`); a hook that takes the answer
+    /// itself (claude) has nothing to wait for.
+    #[tokio::test]
+    async fn an_opencode_answer_waits_for_the_plugins_word() {
+        let (store, pane, _home) = store_with_pane();
+        let wait = asking(&store, &pane, AgentKind::Claude, Duration::from_secs(30));
+        let Ok(Reply::Decided { id, .. }) = decide(&store, &pane) else { panic!("not decided") };
+        assert!(store.lock().unwrap().take_delivery(&pane, &id).is_none());
+        wait.await;
+
+        let wait = opencode_asks(&store, &pane, "per_1");
+        let Ok(Reply::Decided { id, .. }) = decide(&store, &pane) else { panic!("not decided") };
+        assert_eq!(wait.await.reason, OutcomeReason::Answered);
+        let mut word = store.lock().unwrap().take_delivery(&pane, &id).expect("a delivery");
+        assert!(word.try_recv().is_err(), "no word yet");
+        // A word about another request is not this one's.
+        let other =
+            json!({"type":"berth.reply_delivered","properties":{"sessionID":"ses_1","id":"per_9"}});
+        hook(&store, &pane, AgentKind::Opencode, other);
+        assert!(word.try_recv().is_err());
+        let took =
+            json!({"type":"berth.reply_delivered","properties":{"sessionID":"ses_1","id":"per_1"}});
+        hook(&store, &pane, AgentKind::Opencode, took);
+        assert_eq!(word.await.unwrap(), Ok(()));
+        assert_eq!(look(&store, &pane), (Lifecycle::Working, Attention::None, false));
+    }
+
+    /// Not taken (`berth.reply_failed`): `pane.decide` hears why, the pane is `blocked`,
+    /// `needs_input`, and the plugin's new ask is answerable. No word in time: the card stays,
+    /// not answerable, the pane `blocked`, `needs_input`.
+    #[tokio::test]
+    async fn an_opencode_answer_not_taken_leaves_the_question_open() {
+        let (store, pane, _home) = store_with_pane();
+        let wait = opencode_asks(&store, &pane, "per_1");
+        let Ok(Reply::Decided { id, .. }) = decide(&store, &pane) else { panic!("not decided") };
+        wait.await;
+        let word = store.lock().unwrap().take_delivery(&pane, &id).expect("a delivery");
+        let failed = json!({"type":"berth.reply_failed","properties":{"sessionID":"ses_1",
+            "id":"per_1","error":"HTTP 404 not found"}});
+        hook(&store, &pane, AgentKind::Opencode, failed);
+        assert_eq!(word.await.unwrap(), Err("HTTP 404 not found".to_owned()));
+        assert_eq!(look(&store, &pane).0, Lifecycle::Blocked);
+        assert_eq!(look(&store, &pane).1, Attention::NeedsInput);
+        let again = opencode_asks(&store, &pane, "per_1");
+        assert!(store.lock().unwrap().pending_decision(&pane).unwrap().answerable);
+        let Ok(Reply::Decided { id, .. }) = decide(&store, &pane) else { panic!("not decided") };
+        again.await;
+
+        // The plugin never says: the answer counts as not delivered.
+        store.lock().unwrap().delivery_timed_out(&pane, &id);
+        let shown = store.lock().unwrap().pending_decision(&pane).expect("the card stays");
+        assert!(!shown.answerable);
+        assert_eq!(look(&store, &pane), (Lifecycle::Blocked, Attention::NeedsInput, true));
     }
 }

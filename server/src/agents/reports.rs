@@ -73,6 +73,9 @@ impl Store {
             self.settle_lost_decision(id);
         }
         let mut outcome = outcome;
+        if let Some((request, result)) = outcome.delivery.take() {
+            self.delivery_reported(id, request.as_deref(), result);
+        }
         if outcome.permission_prompt && self.decisions.current(id).is_some_and(|d| d.answerable) {
             // The request is already on the pane's card and the desktop: no second note.
             outcome.notification = None;
