@@ -17,8 +17,8 @@ use berth_engine::pty::{ExitInfo, PtyHandler, PtyInput};
 use berth_engine::terminal::{PaneTerminal, TermSize, TerminalEvent};
 use tokio::sync::Notify;
 
-use crate::control_gate::{ControlGate, YieldRation};
 use crate::agents::turns::{LifecycleSource, TurnLog};
+use crate::control_gate::{ControlGate, YieldRation};
 use crate::event::Event;
 use crate::events::EventBus;
 use crate::gitctx::cache::GitKicker;
@@ -522,8 +522,14 @@ impl PtyHandler for PaneIo {
             // whoever reads the pane on that event takes the lock after the feed.
             self.pulse.output(&self.bus, &self.shared.id, &mut self.output_window, Instant::now());
             term.feed(bytes);
-            term.take_events()
+            (term.take_events(), term.take_packed_in_bulk())
         };
+        let (events, packed_in_bulk) = events;
+        if packed_in_bulk {
+            // The flood's plain rows were packed and freed: their pages go back (outside the
+            // terminal's lock, at most once a second in the process).
+            crate::rlimit::return_freed_memory_now_and_then();
+        }
         self.shared.content_gen.fetch_add(1, Ordering::AcqRel);
         let mut changed = false;
         let mut reported_cwd = false;

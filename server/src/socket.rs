@@ -19,10 +19,10 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 
-use crate::control_gate::ControlGate;
 use crate::client_io::{self, ClientWriter};
 use crate::commands::Command;
 use crate::connections::{idle_timeout, Connection, Connections, Full, MAX_LONG_LIVED};
+use crate::control_gate::ControlGate;
 use crate::error::CommandError;
 use crate::event::Event;
 use crate::events::{DirectSink, EncodedEvent, EventBus};

@@ -157,7 +157,10 @@ impl Store {
             }
         };
         let state = self.task(&id)?.state();
-        self.publish_task(Event::TaskChanged { task: id.clone(), state: state.as_str().to_owned() });
+        self.publish_task(Event::TaskChanged {
+            task: id.clone(),
+            state: state.as_str().to_owned(),
+        });
         self.prune_tasks_but(now, Some(&id));
         Ok(())
     }

@@ -172,9 +172,16 @@ fn a_running_store_forgets_finished_tasks_past_the_count_and_the_age() {
         finished.push(id);
     }
     let records = store.task_records(None);
-    assert_eq!(records.len(), MAX_FINISHED_TASKS + 1, "the 100 most recent finished and the running one");
+    assert_eq!(
+        records.len(),
+        MAX_FINISHED_TASKS + 1,
+        "the 100 most recent finished and the running one"
+    );
     assert!(store.task_record(&running).is_ok(), "a running task is never forgotten");
-    assert!(store.task_record(finished.last().unwrap()).is_ok(), "the newest finished task is kept");
+    assert!(
+        store.task_record(finished.last().unwrap()).is_ok(),
+        "the newest finished task is kept"
+    );
     // Past the age, every finished task goes, the running one stays.
     let later = crate::persist::stamp::now_ms() + FINISHED_TASK_AGE_MS + 60_000;
     assert_eq!(store.prune_tasks(later), MAX_FINISHED_TASKS);
