@@ -152,6 +152,23 @@ struct InputState {
 }
 
 impl PtyInput {
+    /// A closed queue with no PTY behind it, for a handler driven without a child (a test
+    /// feeding a `PtyHandler` directly): every send is refused as after the child's end.
+    pub fn detached() -> Self {
+        Self {
+            shared: Arc::new(InputShared {
+                state: Mutex::new(InputState {
+                    chunks: VecDeque::new(),
+                    pending: 0,
+                    closed: true,
+                    in_flight: false,
+                    fd: None,
+                }),
+                wake: Condvar::new(),
+            }),
+        }
+    }
+
     fn new(fd: Arc<OwnedFd>) -> Self {
         Self {
             shared: Arc::new(InputShared {

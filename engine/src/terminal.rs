@@ -107,12 +107,12 @@ const FLOOD_BYTES: usize = 256 << 10;
 const FLOOD_PACK_EVERY: Duration = Duration::from_secs(1);
 
 /// The most history cells that all the terminals of this process keep plain during floods
-/// (4 Mi cells, about 100 MB). One flood keeps its whole history plain (5000 lines of 200
-/// columns are 1 Mi cells); past the budget, a flooding terminal packs its backlog and packs
-/// its lines one by one as they enter the history, as when it does not flood, until the floods
-/// together are under the budget again: fifty floods at once no longer hold 24 MB each
-/// (issue 28).
-pub const FLOOD_PLAIN_CELLS: usize = 4 << 20;
+/// (2 Mi cells, about 50 MB). One flood keeps its whole history plain (5000 lines of 200
+/// columns are 1 Mi cells, a quarter more before the oldest go); past the budget, a flooding
+/// terminal packs its backlog and packs its lines one by one as they enter the history, as
+/// when it does not flood, until the floods together are under the budget again: fifty floods
+/// at once no longer hold 24 MB each (issue 28; 4 Mi cells kept thirty `yes` panes at 290 MB).
+pub const FLOOD_PLAIN_CELLS: usize = 2 << 20;
 
 /// The plain history cells of flooding terminals' backlogs, summed, and their limit.
 #[derive(Debug)]
@@ -307,6 +307,8 @@ pub struct PaneTerminal {
     /// The budget of plain flood cells this terminal shares, and its part of it.
     flood_budget: &'static FloodBudget,
     flood_plain: usize,
+    /// The history was packed in bulk since [`PaneTerminal::take_packed_in_bulk`] last asked.
+    packed_in_bulk: bool,
     /// No program has written to it yet and its grid is held at [`DORMANT_SIZE`] while `size`
     /// says the size it has (see [`PaneTerminal::dormant`]).
     dormant: bool,
@@ -372,6 +374,7 @@ impl PaneTerminal {
             flood_pack_every: FLOOD_PACK_EVERY,
             flood_budget: &FLOOD_BUDGET,
             flood_plain: 0,
+            packed_in_bulk: false,
             dormant: false,
         }
     }
@@ -496,10 +499,12 @@ impl PaneTerminal {
                 grid.defer_history_packing(false);
                 grid.pack_history();
                 self.flood_packed_at = None;
+                self.packed_in_bulk = true;
             }
             Some(at) if at.elapsed() >= self.flood_pack_every => {
                 grid.pack_history();
                 self.flood_packed_at = Some(Instant::now());
+                self.packed_in_bulk = true;
             }
             _ => grid.shed_decoded(),
         }
@@ -518,6 +523,12 @@ impl PaneTerminal {
         } else {
             self.flood_budget.plain.fetch_sub(before - now, Relaxed);
         }
+    }
+
+    /// Whether a flood's history was packed in bulk (its plain rows freed) since the last call:
+    /// the server hands the freed pages back to the system then, not only when the flood ends.
+    pub fn take_packed_in_bulk(&mut self) -> bool {
+        std::mem::take(&mut self.packed_in_bulk)
     }
 
     /// How often the history is packed in bulk during a flood (every second unless changed):

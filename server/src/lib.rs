@@ -7,6 +7,7 @@ pub mod client;
 mod client_io;
 pub mod commands;
 pub mod connections;
+pub mod control_gate;
 pub mod dbus;
 pub mod decisions;
 pub mod error;

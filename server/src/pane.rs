@@ -18,6 +18,7 @@ use berth_engine::terminal::{PaneTerminal, TermSize, TerminalEvent};
 use tokio::sync::Notify;
 
 use crate::agents::turns::{LifecycleSource, TurnLog};
+use crate::control_gate::{ControlGate, YieldRation};
 use crate::event::Event;
 use crate::events::EventBus;
 use crate::gitctx::cache::GitKicker;
@@ -402,6 +403,8 @@ pub struct PaneIo {
     /// Full reads in a row, and whether this reader gave way to the rest of the server
     /// (see [`FloodPriority`]).
     flood: FloodPriority,
+    /// Where a flooding reader gives way to the socket's short requests.
+    gate: &'static ControlGate,
 }
 
 /// A reader that floods gives way: after [`FloodPriority::FULL_READS`] full reads in a row
@@ -409,11 +412,14 @@ pub struct PaneIo {
 /// [`FloodPriority::NICE`] for good (a thread may not lower it again without privileges), so
 /// that within the server's share of the CPU the event loop (`berth ls`, `berth new`, every
 /// answer) and the readers of quiet panes (a keystroke's echo) run before fifty `yes`es.
-/// Throughput is unchanged on an idle machine: nice only orders threads that compete.
+/// Throughput is unchanged on an idle machine: nice only orders threads that compete. Nice 10
+/// alone still left the runtime's workers a quarter of the group's CPU beside thirty floods, so
+/// a flooding reader also waits at the [`ControlGate`] while a request is being answered.
 #[derive(Debug, Default)]
 struct FloodPriority {
     full_reads: u32,
     lowered: bool,
+    ration: YieldRation,
 }
 
 impl FloodPriority {
@@ -466,7 +472,15 @@ impl PaneIo {
             cwd: None,
             idle_due: true,
             flood: FloodPriority::default(),
+            gate: ControlGate::global(),
         }
+    }
+
+    /// Gives way at `gate` instead of the process's (tests).
+    #[cfg(test)]
+    fn with_gate(mut self, gate: &'static ControlGate) -> Self {
+        self.gate = gate;
+        self
     }
 
     /// Tells the git watcher through `kick` when the pane's cwd changes.
@@ -497,6 +511,10 @@ impl PtyHandler for PaneIo {
     fn on_output(&mut self, bytes: &[u8], replies: &PtyInput) {
         self.idle_due = true;
         self.flood.on_read(bytes.len());
+        if self.flood.lowered {
+            // A flood gives way to the socket's short requests (`control_gate`).
+            self.flood.ration.yield_at(self.gate, Instant::now());
+        }
         let events = {
             let mut term = self.shared.term.lock();
             // The `pane.output` event goes out before the feed, under the terminal's lock: a
@@ -504,8 +522,14 @@ impl PtyHandler for PaneIo {
             // whoever reads the pane on that event takes the lock after the feed.
             self.pulse.output(&self.bus, &self.shared.id, &mut self.output_window, Instant::now());
             term.feed(bytes);
-            term.take_events()
+            (term.take_events(), term.take_packed_in_bulk())
         };
+        let (events, packed_in_bulk) = events;
+        if packed_in_bulk {
+            // The flood's plain rows were packed and freed: their pages go back (outside the
+            // terminal's lock, at most once a second in the process).
+            crate::rlimit::return_freed_memory_now_and_then();
+        }
         self.shared.content_gen.fetch_add(1, Ordering::AcqRel);
         let mut changed = false;
         let mut reported_cwd = false;
@@ -658,5 +682,47 @@ mod tests {
         assert!(pulse.inner.dirty.lock().unwrap().contains(&pane), "and is marked for it");
         pulse.output(&bus, &pane, &mut window, t0 + OutputPulse::INTERVAL);
         assert!(events.try_recv().is_ok(), "a new interval publishes at once again");
+    }
+
+    /// Issue 28: thirty flooding readers took the CPU that `berth ls` needed. A reader that
+    /// floods waits at the gate while a request is in flight (and goes on when it is
+    /// answered); a quiet pane's reader (a keystroke's echo) never waits.
+    #[test]
+    fn a_flooding_reader_gives_way_to_a_request_in_flight_and_a_quiet_one_does_not() {
+        let gate: &'static ControlGate = Box::leak(Box::new(ControlGate::new()));
+        let pane = |gate| {
+            let shared = PaneShared::new(
+                PaneId::new(),
+                PaneTerminal::new(TermSize { cols: 80, rows: 24 }, 100),
+            );
+            let (inbox, messages) = crate::notifications::NotificationInbox::new();
+            let io = PaneIo::new(shared, EventBus::default(), OutputPulse::default(), inbox)
+                .with_gate(gate);
+            (io, messages)
+        };
+        let replies = PtyInput::detached();
+        let request = gate.enter();
+        // A quiet pane: short reads, no wait with the request in flight.
+        let (mut quiet, _q) = pane(gate);
+        quiet.on_output(b"typed\r\n", &replies);
+        assert_eq!(gate.yields(), 0, "a quiet pane's output never waits");
+        // A flood (on a thread of its own: the reader lowers its own thread's priority).
+        let flood = std::thread::spawn(move || {
+            let (mut io, _m) = pane(gate);
+            let replies = PtyInput::detached();
+            let full = b"y\n".repeat(FloodPriority::FULL_READ / 2 + 1);
+            for _ in 0..=FloodPriority::FULL_READS {
+                io.on_output(&full, &replies);
+            }
+            io.shared.content_gen()
+        });
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while gate.yields() == 0 {
+            assert!(Instant::now() < deadline, "the flooding reader never gave way");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(request);
+        let fed = flood.join().expect("the flood ends");
+        assert_eq!(fed, u64::from(FloodPriority::FULL_READS) + 1, "every read was fed");
     }
 }

@@ -241,7 +241,12 @@ fn save(
         }
         other => other,
     };
-    let (snapshot, jobs) = lock_store(shared).to_snapshot(written);
+    let (snapshot, jobs) = {
+        let mut store = lock_store(shared);
+        // Finished tasks past their age go from the Store as from the file.
+        store.prune_tasks(crate::persist::stamp::now_ms());
+        store.to_snapshot(written)
+    };
     let mut tails = 0;
     for job in jobs {
         let tail = {

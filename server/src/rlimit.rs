@@ -78,3 +78,31 @@ pub fn return_freed_memory() {
         libc::malloc_trim(0);
     }
 }
+
+/// The least time between two [`return_freed_memory_now_and_then`] trims (process-wide).
+pub const TRIM_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// [`return_freed_memory`], at most once every [`TRIM_EVERY`] in the whole process: called by
+/// a flooding reader each time its terminal packed its history in bulk (about once a second
+/// per flooding pane), so the plain rows it freed go back during a long flood, while fifty
+/// floods still trim once a second. Returns whether it trimmed.
+pub fn return_freed_memory_now_and_then() -> bool {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    static START: OnceLock<std::time::Instant> = OnceLock::new();
+    // Milliseconds since `START` of the last trim, plus one (0: never).
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let start = *START.get_or_init(std::time::Instant::now);
+    let now = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX).saturating_add(1);
+    let last = LAST.load(Ordering::Acquire);
+    let every = TRIM_EVERY.as_millis() as u64;
+    if last != 0 && now.saturating_sub(last) < every {
+        return false;
+    }
+    if LAST.compare_exchange(last, now, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        // Another reader trims now.
+        return false;
+    }
+    return_freed_memory();
+    true
+}

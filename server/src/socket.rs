@@ -22,6 +22,7 @@ use tokio::sync::mpsc;
 use crate::client_io::{self, ClientWriter};
 use crate::commands::Command;
 use crate::connections::{idle_timeout, Connection, Connections, Full, MAX_LONG_LIVED};
+use crate::control_gate::ControlGate;
 use crate::error::CommandError;
 use crate::event::Event;
 use crate::events::{Delivery, DirectSink, EventBus};
@@ -453,6 +454,8 @@ async fn serve_client(
                     // before a silent one).
                     slot.touch();
                     let conn = Conn { peer: &place, write: &write, view: &view, slot: &slot };
+                    // Flooding readers hold back until this is answered (`control_gate`).
+                    let mut in_flight = Some(ControlGate::global().enter());
                     let answered = match answer(&line, &services, &mut events, &mut sink.0, conn) {
                         Some(Answer::Later(id, _)) if waiting.is_some() => {
                             let err = CommandError::Conflict(
@@ -468,6 +471,9 @@ async fn serve_client(
                         }
                         Some(Answer::Now(line)) => Some(line),
                         Some(Answer::Work(id, work)) => {
+                            // Work for the pool (a search, a big frame) is not a short
+                            // request: the floods go on meanwhile.
+                            in_flight = None;
                             let result = tokio::select! {
                                 result = work => result,
                                 () = slot.evict.notified() => return Ok(()),
@@ -485,8 +491,13 @@ async fn serve_client(
                     }
                     if let Some(answer) = answered {
                         let sent = send_answer(&mut write, sink.0.as_deref(), &mut events, &answer);
+                        // A client that does not take its answer holds back no flood.
+                        if answer.len() >= BIG_ANSWER {
+                            in_flight = None;
+                        }
                         unless_evicted(&slot.evict, owed(answer.len(), sent)).await?;
                     }
+                    drop(in_flight);
                     // Time spent answering is not idle time.
                     last_active = tokio::time::Instant::now();
                     slot.touch();

@@ -323,6 +323,25 @@ fn a_long_flood_packs_its_history_in_bulk_as_it_goes() {
     assert_eq!(packed, pair.0.term().grid().history_size(), "every history row is packed");
 }
 
+/// Issue 28: the pages a long flood's bulk packs freed went back to the system only when the
+/// flood ended; the terminal now says when it packed in bulk, once, so its reader can hand
+/// them back as the flood goes on.
+#[test]
+fn a_bulk_pack_is_reported_once_and_plain_output_reports_none() {
+    let mut pair = pair(100, 20, 3000);
+    feed(&mut pair, &mixed_output(22, 50));
+    assert!(!pair.0.take_packed_in_bulk(), "output that is no flood packs line by line");
+    pair.0.flood_pack_every = Duration::ZERO;
+    let mut reported = 0;
+    for chunk in mixed_output(23, 40_000).chunks(16 * 1024) {
+        feed(&mut pair, chunk);
+        reported += usize::from(pair.0.take_packed_in_bulk());
+    }
+    assert!(reported > 0, "a long flood packs in bulk as it goes");
+    assert!(!pair.0.take_packed_in_bulk(), "each bulk pack is reported once");
+    assert_same(&pair, 2900, "after the reported packs");
+}
+
 #[test]
 fn a_changed_packed_history_row_is_packed_again_by_the_next_feed() {
     let mut pair = pair(80, 10, 500);

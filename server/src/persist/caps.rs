@@ -128,28 +128,48 @@ pub fn apply(snapshot: &mut Snapshot, caps: Caps) -> Vec<Cut> {
     cuts
 }
 
+/// Which of `tasks` (each: finished or not, when it last changed, ms since the epoch) are kept
+/// at `now`: every task still running, and of the finished ones those changed within
+/// [`FINISHED_TASK_AGE_MS`], at most the [`MAX_FINISHED_TASKS`] most recently changed (of
+/// equal times, the one listed later counts as the more recent). The one
+/// rule for the saved snapshot ([`apply`]) and the running Store (`Store::prune_tasks`), so the
+/// server holds what it saves.
+pub fn tasks_to_keep(tasks: &[(bool, u64)], now: u64) -> Vec<bool> {
+    let age = |updated_at: u64| now.saturating_sub(updated_at);
+    let mut recent: Vec<usize> = (0..tasks.len())
+        .filter(|&i| tasks[i].0 && age(tasks[i].1) <= FINISHED_TASK_AGE_MS)
+        .collect();
+    // Newest first; of equal times, the later listed first.
+    recent.sort_by_key(|&i| std::cmp::Reverse((tasks[i].1, i)));
+    recent.truncate(MAX_FINISHED_TASKS);
+    let mut keep: Vec<bool> = tasks.iter().map(|&(finished, _)| !finished).collect();
+    for i in recent {
+        keep[i] = true;
+    }
+    keep
+}
+
+/// Whether a saved task state is final.
+pub fn is_finished_state(state: &str) -> bool {
+    FINISHED_STATES.contains(&state)
+}
+
 /// Leaves out the finished tasks older than [`FINISHED_TASK_AGE_MS`] and all but the
 /// [`MAX_FINISHED_TASKS`] most recently changed; tasks still running are always kept.
 fn prune_tasks(snapshot: &mut Snapshot, cuts: &mut Vec<Cut>) {
-    let finished = |t: &TaskRecord| FINISHED_STATES.contains(&t.state.as_str());
     let now = snapshot.saved_at;
-    let age = |t: &TaskRecord| now.saturating_sub(t.updated_at);
-    let mut recent: Vec<usize> = (0..snapshot.tasks.len())
-        .filter(|&i| {
-            let t = &snapshot.tasks[i];
-            finished(t) && age(t) <= FINISHED_TASK_AGE_MS
-        })
+    let facts: Vec<(bool, u64)> = snapshot
+        .tasks
+        .iter()
+        .map(|t: &TaskRecord| (is_finished_state(&t.state), t.updated_at))
         .collect();
-    // Newest first; a stable sort keeps the snapshot's order among equal times.
-    recent.sort_by_key(|&i| std::cmp::Reverse(snapshot.tasks[i].updated_at));
-    recent.truncate(MAX_FINISHED_TASKS);
-    let kept: std::collections::HashSet<usize> = recent.into_iter().collect();
+    let keep = tasks_to_keep(&facts, now);
     let mut index = 0;
     snapshot.tasks.retain(|t| {
-        let keep = !finished(t) || kept.contains(&index);
+        let kept = keep[index];
         index += 1;
-        if !keep {
-            let days = (age(t) / (24 * 60 * 60 * 1000)) as usize;
+        if !kept {
+            let days = (now.saturating_sub(t.updated_at) / (24 * 60 * 60 * 1000)) as usize;
             cuts.push(Cut {
                 record: format!("task {}", t.id),
                 field: "pruned".into(),
@@ -157,7 +177,7 @@ fn prune_tasks(snapshot: &mut Snapshot, cuts: &mut Vec<Cut>) {
                 after: 0,
             });
         }
-        keep
+        kept
     });
 }
 

@@ -167,8 +167,48 @@ impl Store {
             }
         };
         let state = self.task(&id)?.state();
-        self.publish_task(Event::TaskChanged { task: id, state: state.as_str().to_owned() });
+        self.publish_task(Event::TaskChanged {
+            task: id.clone(),
+            state: state.as_str().to_owned(),
+        });
+        self.prune_tasks_but(now, Some(&id));
         Ok(())
+    }
+
+    /// Forgets the finished tasks that a save would leave out at `now` (older than 30 days, or
+    /// past the 100 most recently changed: `persist::caps::tasks_to_keep`, the snapshot's own
+    /// rule), so a long-running server holds no more tasks than it saves (issue 28). Called
+    /// after every task change, after a restore and before every save; returns how many went.
+    pub(crate) fn prune_tasks(&mut self, now: u64) -> usize {
+        self.prune_tasks_but(now, None)
+    }
+
+    /// [`Store::prune_tasks`], where `fresh` (the task just changed) counts as the most recent
+    /// of the tasks changed in the same millisecond.
+    fn prune_tasks_but(&mut self, now: u64, fresh: Option<&TaskId>) -> usize {
+        // Oldest change first, `fresh` last among its equals (ties go to the later listed).
+        let mut order: Vec<(u64, bool, u64, &TaskId)> = self
+            .tasks
+            .values()
+            .map(|t| (t.record.updated_at, Some(&t.id) == fresh, t.record.created_at, &t.id))
+            .collect();
+        order.sort();
+        let facts: Vec<(bool, u64)> = order
+            .iter()
+            .map(|&(updated_at, _, _, id)| (self.tasks[id].state().is_terminal(), updated_at))
+            .collect();
+        let keep = crate::persist::caps::tasks_to_keep(&facts, now);
+        let gone: Vec<TaskId> = order
+            .iter()
+            .zip(keep)
+            .filter(|(_, kept)| !kept)
+            .map(|(&(_, _, _, id), _)| id.clone())
+            .collect();
+        for id in &gone {
+            self.tasks.remove(id);
+            tracing::info!(task = %id, "a finished task was forgotten (past 30 days or the 100 kept)");
+        }
+        gone.len()
     }
 
     fn publish_task(&self, event: Event) {
@@ -204,6 +244,7 @@ impl Store {
             }
             self.tasks.insert(task.id.clone(), task);
         }
+        self.prune_tasks(now);
     }
 }
 

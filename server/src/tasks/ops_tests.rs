@@ -154,3 +154,38 @@ fn a_pending_decision_asks_for_input_and_its_answer_resumes_work() {
     decision_changed(&mut store, &pane, None);
     assert_eq!(state(&store, &id), "input_required");
 }
+
+/// Regression (issue 28): a running server kept every finished task (only the saved snapshot
+/// was pruned), so a long-lived Store grew with each task ever run.
+#[test]
+fn a_running_store_forgets_finished_tasks_past_the_count_and_the_age() {
+    use crate::persist::caps::{FINISHED_TASK_AGE_MS, MAX_FINISHED_TASKS};
+    let home = tempfile::tempdir().unwrap();
+    let mut store = store(home.path(), EventBus::default());
+    let running = working_task(&mut store, home.path(), None);
+    let mut finished = Vec::new();
+    for n in 0..MAX_FINISHED_TASKS + 5 {
+        let id = TaskId::new();
+        let record = TaskRecord { label: format!("t{n}"), ..TaskRecord::default() };
+        op(&mut store, TaskOp::Register(Box::new(Task::new(id.clone(), record)))).unwrap();
+        let to = TaskState::Canceled;
+        op(&mut store, TaskOp::Transition { task: id.clone(), to, reason: None }).unwrap();
+        finished.push(id);
+    }
+    let records = store.task_records(None);
+    assert_eq!(
+        records.len(),
+        MAX_FINISHED_TASKS + 1,
+        "the 100 most recent finished and the running one"
+    );
+    assert!(store.task_record(&running).is_ok(), "a running task is never forgotten");
+    assert!(
+        store.task_record(finished.last().unwrap()).is_ok(),
+        "the newest finished task is kept"
+    );
+    // Past the age, every finished task goes, the running one stays.
+    let later = crate::persist::stamp::now_ms() + FINISHED_TASK_AGE_MS + 60_000;
+    assert_eq!(store.prune_tasks(later), MAX_FINISHED_TASKS);
+    let left: Vec<String> = store.task_records(None).into_iter().map(|t| t.id).collect();
+    assert_eq!(left, vec![running.to_string()]);
+}
