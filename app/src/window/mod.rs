@@ -25,6 +25,8 @@ mod dispatch;
 mod fixtures;
 mod frame_text;
 mod frames;
+mod inbox;
+mod inbox_input;
 mod input;
 mod intent;
 pub mod keys;
