@@ -435,4 +435,116 @@ mod tests {
         assert!(created, "{intents:?}");
         assert!(!switcher.is_open());
     }
+
+    fn typed(switcher: &mut WorkspaceSwitcher, list: &StateView, text: &str) {
+        use winit::keyboard::{Key, ModifiersState};
+        for c in text.chars() {
+            let s = c.to_string();
+            switcher.key(list, None, Key::Character(&s), Some(&s), None, ModifiersState::empty());
+        }
+    }
+
+    fn enter(switcher: &mut WorkspaceSwitcher, list: &StateView) -> Vec<Intent> {
+        use winit::keyboard::{Key, ModifiersState, NamedKey};
+        let key = Key::Named(NamedKey::Enter);
+        switcher.key(list, None, key, None, None, ModifiersState::empty())
+    }
+
+    use super::{Intent, StateView};
+    use berth_server::commands::{Command, WorkspaceSelector};
+
+    /// Issue #29 item 6: the new-workspace key asks for a name and makes the workspace; a
+    /// name that exists shows that one instead of making a second.
+    #[test]
+    fn a_new_workspace_is_named_then_made() {
+        let list = super::chrome::tests::list();
+        let mut switcher = WorkspaceSwitcher::default();
+        switcher.open_new();
+        let scene = switcher.scene(&list, None, 100, 30).expect("open");
+        assert_eq!(scene.prompt.as_deref(), Some("New workspace › "));
+        typed(&mut switcher, &list, "proj");
+        let scene = switcher.scene(&list, None, 100, 30).expect("open");
+        assert_eq!(scene.offer, Some(("+ new workspace ".into(), "proj".into())));
+        let intents = enter(&mut switcher, &list);
+        assert!(
+            intents.iter().any(|i| matches!(i, Intent::Store(Command::TabCreate {
+                workspace: WorkspaceSelector::Name(n), ..
+            }) if n == "proj")),
+            "{intents:?}"
+        );
+        assert!(!switcher.is_open());
+        switcher.open_new();
+        typed(&mut switcher, &list, "site");
+        let intents = enter(&mut switcher, &list);
+        assert!(
+            intents.iter().any(|i| matches!(i, Intent::Store(Command::PaneFocus { .. }))),
+            "{intents:?}"
+        );
+    }
+
+    /// Renaming edits the current name; Enter sends `workspace.rename`, Esc nothing.
+    #[test]
+    fn a_workspace_is_renamed_in_the_switcher() {
+        use winit::keyboard::{Key, ModifiersState, NamedKey};
+        let list = super::chrome::tests::list();
+        let ws = list.workspaces[0].id.clone();
+        let mut switcher = WorkspaceSwitcher::default();
+        switcher.open_rename(&list, &ws);
+        assert_eq!(switcher.scene(&list, None, 100, 30).expect("open").query, "berth");
+        let back = Key::Named(NamedKey::Backspace);
+        for _ in 0..5 {
+            switcher.key(&list, None, back.clone(), None, None, ModifiersState::empty());
+        }
+        typed(&mut switcher, &list, "core");
+        let intents = enter(&mut switcher, &list);
+        assert!(
+            intents.contains(&Intent::Store(Command::WorkspaceRename {
+                workspace: ws.clone(),
+                name: "core".into()
+            })),
+            "{intents:?}"
+        );
+        switcher.open_rename(&list, &ws);
+        let esc = Key::Named(NamedKey::Escape);
+        let intents = switcher.key(&list, None, esc, None, None, ModifiersState::empty());
+        assert!(!intents.iter().any(|i| matches!(i, Intent::Store(_))), "{intents:?}");
+        assert!(!switcher.is_open());
+    }
+
+    /// Closing a workspace with live panes asks first (Esc keeps it, Enter closes it); one
+    /// with none closes at once. From the switcher, Delete closes the highlighted entry.
+    #[test]
+    fn closing_a_workspace_with_live_panes_asks_first() {
+        use berth_engine::model::RestoreState;
+        use winit::keyboard::{Key, ModifiersState, NamedKey};
+        let mut list = super::chrome::tests::list();
+        let ws = list.workspaces[0].id.clone();
+        let mut switcher = WorkspaceSwitcher::default();
+        let intents = switcher.close(&list, &ws);
+        assert!(!intents.iter().any(|i| matches!(i, Intent::Store(_))), "asked: {intents:?}");
+        let offer = switcher.scene(&list, None, 100, 30).expect("asking").offer.expect("offer");
+        assert!(offer.0.contains("ends 3 live panes") || offer.0.contains("(3)"), "{offer:?}");
+        let esc = Key::Named(NamedKey::Escape);
+        let intents = switcher.key(&list, None, esc, None, None, ModifiersState::empty());
+        assert!(!intents.iter().any(|i| matches!(i, Intent::Store(_))), "{intents:?}");
+        switcher.close(&list, &ws);
+        let intents = enter(&mut switcher, &list);
+        let close = Intent::Store(Command::WorkspaceClose { workspace: ws.clone() });
+        assert!(intents.contains(&close), "{intents:?}");
+        // No live pane: closed at once.
+        for p in list.workspaces[1].tabs.iter_mut().flat_map(|t| t.panes.iter_mut()) {
+            p.state = RestoreState::Exited;
+        }
+        let other = list.workspaces[1].id.clone();
+        let intents = switcher.close(&list, &other);
+        assert!(intents.contains(&Intent::Store(Command::WorkspaceClose { workspace: other })));
+        // Delete in the switcher: the highlighted entry (the other workspace) is asked about.
+        let mut list = super::chrome::tests::list();
+        list.workspaces[1].tabs[0].panes[0].state = RestoreState::Live;
+        switcher.open(&list, None);
+        let del = Key::Named(NamedKey::Delete);
+        switcher.key(&list, None, del, None, None, ModifiersState::empty());
+        let offer = switcher.scene(&list, None, 100, 30).expect("asking").offer.expect("offer");
+        assert!(offer.1.starts_with("site"), "{offer:?}");
+    }
 }
