@@ -1245,10 +1245,7 @@ fn main() -> ExitCode {
         ("sigterm_stops_the_window", sigterm_stops_the_window),
         ("restored_tail_is_drawn", restored_tail_is_drawn),
         ("resumable_agent_resumes_with_enter", resumable_agent_resumes_with_enter),
-        (
-            "inbox_lists_jumps_answers_and_toasts",
-            inbox::inbox_lists_jumps_answers_and_toasts,
-        ),
+        ("inbox_lists_jumps_answers_and_toasts", inbox::inbox_lists_jumps_answers_and_toasts),
     ];
     let asked = cases.iter().map(|(n, _)| *n).chain(later.iter().map(|(n, _)| *n));
     if !asked.into_iter().any(selected) {

@@ -187,9 +187,8 @@ pub(crate) fn inbox_lists_jumps_answers_and_toasts(w: &mut World) {
     let out = answered["stdout"].as_str().unwrap_or_default();
     let answer: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
     assert_eq!(answer["hookSpecificOutput"]["decision"]["behavior"], "allow", "{out}");
-    let settled = poll(WAIT, "the stub to run the tool", || {
-        stub_events(&log, "settled").into_iter().next()
-    });
+    let settled =
+        poll(WAIT, "the stub to run the tool", || stub_events(&log, "settled").into_iter().next());
     assert_eq!(settled["how"], "allow", "{settled}");
     poll(WAIT, "the decision cleared", || {
         w.server.pane(&c).map(|p| p["pending_decision"].clone()).filter(Value::is_null)
@@ -236,8 +235,18 @@ pub(crate) fn workspaces_are_made_renamed_and_closed_from_the_keys(w: &World) {
         let asked = loop {
             let image = w.screenshot("close-workspace.png");
             w.keep("close-workspace.png");
-            let text = words(&ocr(&image, dir, "close-workspace", u32::MAX, "11"));
-            if text.to_lowercase().contains("close workspace") {
+            // The switcher's rows, as `chrome::switcher_scene` places it: 72 columns centred,
+            // from row 2; its question on the first row, what Enter does on the third.
+            let cols = image.width / CELL_PX_WIDE;
+            let width = cols.saturating_sub(4).min(72);
+            let left = (cols - width) / 2 * CELL_PX_WIDE;
+            let right = left + width * CELL_PX_WIDE - 1;
+            let row = |r: u32| (left, r * CELL_PX_HIGH, right, r * CELL_PX_HIGH + CELL_PX_HIGH - 1);
+            let question = ocr_box_by(&image, dir, "close-question", row(2), true);
+            let offer = ocr_box_by(&image, dir, "close-offer", row(4), true);
+            let text = words(&format!("{question} | {offer}"));
+            let lower = text.to_lowercase();
+            if lower.contains("close workspace") && lower.contains("renamedws") {
                 break text;
             }
             assert!(Instant::now() < deadline, "no close question on screen; OCR read {text:?}");

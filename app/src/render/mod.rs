@@ -47,11 +47,11 @@ pub use self::place::{ellipsize, str_width};
 use self::quads::QuadPipeline;
 pub use self::scene::{
     Badge, ButtonTone, CardButton, CellRectU16, CellSpan, CellStyle, CellView, CursorShape,
-    CursorView, DecisionCard, HeaderScene, InboxScene, PaneScene, Progress, ProgressKind, ReviewButton,
-    ReviewFileRow, ReviewLine, ReviewLineKind, ReviewScene, ReviewSpan, Ring, Scene, ScreenCells,
-    SearchScene, SelectionSpan, SidebarButton, SidebarLine, SidebarScene, SidebarStyle,
-    SwitcherEntry, SwitcherScene, SyntaxClass, TabBarScene, TabLabel, ToastScene, TombstoneOverlay,
-    UnderlineStyle,
+    CursorView, DecisionCard, HeaderScene, InboxScene, PaneScene, Progress, ProgressKind,
+    ReviewButton, ReviewFileRow, ReviewLine, ReviewLineKind, ReviewScene, ReviewSpan, Ring, Scene,
+    ScreenCells, SearchScene, SelectionSpan, SidebarButton, SidebarLine, SidebarScene,
+    SidebarStyle, SwitcherEntry, SwitcherScene, SyntaxClass, TabBarScene, TabLabel, ToastScene,
+    TombstoneOverlay, UnderlineStyle,
 };
 use self::text::TextSystem;
 pub use self::text::FONT_FAMILY;

@@ -322,7 +322,13 @@ impl App {
         }));
         let requests = self.review_requests.clone();
         let seen = self.events_seen.clone();
-        spawn_bus_forwarder(&embedded, self.waker.clone(), self.raise_requested.clone(), requests, seen);
+        spawn_bus_forwarder(
+            &embedded,
+            self.waker.clone(),
+            self.raise_requested.clone(),
+            requests,
+            seen,
+        );
         let store = embedded.store.clone();
         self.embedded = Some(embedded);
         self.store = Some(store);

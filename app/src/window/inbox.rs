@@ -192,7 +192,8 @@ pub(super) fn layout(
             lines.push(SidebarLine { style: SidebarStyle::Blank, ..SidebarLine::default() });
             targets.push(LineTarget::default());
         }
-        let unread = g.items.iter().filter(|i| matches!(i, Item::Note { unread: true, .. })).count();
+        let unread =
+            g.items.iter().filter(|i| matches!(i, Item::Note { unread: true, .. })).count();
         let asks = g.items.iter().filter(|i| matches!(i, Item::Request { .. })).count();
         let mut counts = Vec::new();
         if asks > 0 {
@@ -225,7 +226,11 @@ pub(super) fn layout(
                         body => format!("{title} — {}", body.lines().next().unwrap_or(body)),
                     };
                     let text_room = text_room.saturating_sub(render::str_width(&when) + 2);
-                    let text = format!("{:<w$}  {when}", render::ellipsize(&what, text_room), w = text_room);
+                    let text = format!(
+                        "{:<w$}  {when}",
+                        render::ellipsize(&what, text_room),
+                        w = text_room
+                    );
                     lines.push(SidebarLine {
                         text,
                         style: if *unread { SidebarStyle::Summary } else { SidebarStyle::Message },
@@ -241,7 +246,11 @@ pub(super) fn layout(
                     let when = ago(*at);
                     let head = format!("{}: {what}", card.title);
                     let text_room = text_room.saturating_sub(render::str_width(&when) + 2);
-                    let text = format!("{:<w$}  {when}", render::ellipsize(&head, text_room), w = text_room);
+                    let text = format!(
+                        "{:<w$}  {when}",
+                        render::ellipsize(&head, text_room),
+                        w = text_room
+                    );
                     lines.push(SidebarLine {
                         text,
                         style: SidebarStyle::Decision,
@@ -452,7 +461,13 @@ impl Inbox {
 
     /// The toast as drawn in a window of `cols × rows` cells at `now`, if one shows (and the
     /// inbox is closed: it lists the same).
-    pub(super) fn toast_scene(&self, cols: u16, rows: u16, now: Instant, key: Option<&str>) -> Option<ToastScene> {
+    pub(super) fn toast_scene(
+        &self,
+        cols: u16,
+        rows: u16,
+        now: Instant,
+        key: Option<&str>,
+    ) -> Option<ToastScene> {
         let t = self.toast.as_ref().filter(|t| t.until > now && !self.open)?;
         let width = TOAST_COLS.min(cols.saturating_sub(2));
         if width < 8 || rows < 6 {
@@ -485,7 +500,8 @@ impl Inbox {
         now: Instant,
     ) -> Option<Vec<Intent>> {
         let r = self.toast_scene(cols, rows, now, None)?.rect;
-        let inside = (r.col..r.col + r.cols).contains(&col) && (r.row..r.row + r.rows).contains(&row);
+        let inside =
+            (r.col..r.col + r.cols).contains(&col) && (r.row..r.row + r.rows).contains(&row);
         if !inside {
             return None;
         }
@@ -532,7 +548,13 @@ impl Inbox {
     }
 
     /// The inbox as drawn in a window of `cols × rows` cells, while open.
-    pub(super) fn layout(&self, list: &StateView, cols: u16, rows: u16, hint: &str) -> Option<InboxLayout> {
+    pub(super) fn layout(
+        &self,
+        list: &StateView,
+        cols: u16,
+        rows: u16,
+        hint: &str,
+    ) -> Option<InboxLayout> {
         if !self.open {
             return None;
         }
@@ -652,4 +674,3 @@ fn mark_read(id: &str) -> Option<Intent> {
 fn mark_all() -> Option<Intent> {
     Some(Intent::Store(Command::NotificationsMarkRead { ids: Vec::new(), pane: None }))
 }
-

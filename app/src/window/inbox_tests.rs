@@ -60,7 +60,9 @@ fn titles(items: &[Item]) -> Vec<String> {
     items
         .iter()
         .map(|i| match i {
-            Item::Note { title, unread, .. } => format!("{title}{}", if *unread { "*" } else { "" }),
+            Item::Note { title, unread, .. } => {
+                format!("{title}{}", if *unread { "*" } else { "" })
+            }
             Item::Request { pane, .. } => format!("ask:{}", pane.id),
         })
         .collect()
@@ -84,7 +86,8 @@ fn lines_show_unread_marks_and_a_requests_buttons_and_hits_lead_to_them() {
     let laid = layout(&list, &notes(), r, 0, 4_000, "hint");
     assert_eq!(laid.scene.title, "Inbox · 2 unread · 1 asking");
     assert_eq!(laid.scene.title_buttons.len(), 1, "mark all read");
-    let texts: Vec<String> = laid.scene.lines.iter().map(|l| l.text.trim_end().to_owned()).collect();
+    let texts: Vec<String> =
+        laid.scene.lines.iter().map(|l| l.text.trim_end().to_owned()).collect();
     assert!(texts[0].starts_with("site  (1 asking, 1 unread)"), "{texts:?}");
     assert!(texts[1].starts_with("Claude asks to run Bash: cargo test"), "{texts:?}");
     assert!(texts[3].starts_with("deploy done"), "{texts:?}");
@@ -135,10 +138,7 @@ fn keys_answer_a_request_and_jump_to_a_notifications_pane() {
     key(&mut inbox, &list, Key::Named(NamedKey::ArrowDown), None);
     let intents = key(&mut inbox, &list, Key::Named(NamedKey::Enter), None);
     let pane_4 = PaneId::parse("pane_4").expect("a pane id");
-    assert!(
-        intents.contains(&Intent::Store(Command::PaneFocus { pane: pane_4 })),
-        "{intents:?}"
-    );
+    assert!(intents.contains(&Intent::Store(Command::PaneFocus { pane: pane_4 })), "{intents:?}");
     assert!(
         intents.iter().any(|i| matches!(i,
             Intent::Store(Command::NotificationsMarkRead { ids, pane: None }) if ids.len() == 1)),

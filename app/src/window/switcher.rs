@@ -131,9 +131,8 @@ impl WorkspaceSwitcher {
                 if matches!(key, Key::Named(NamedKey::Enter))
                     || matches!(typed, Some("y" | "Y")) =>
             {
-                intents.push(Intent::Store(Command::WorkspaceClose {
-                    workspace: workspace.clone(),
-                }));
+                intents
+                    .push(Intent::Store(Command::WorkspaceClose { workspace: workspace.clone() }));
                 keep = false;
             }
             (Mode::Close { .. }, _) => keep = !matches!(typed, Some("n" | "N")),
@@ -353,12 +352,17 @@ impl WorkspaceSwitcher {
                 ("Rename workspace › ", offer)
             }
             Mode::Close { name, live, .. } => {
-                let panes = if *live == 1 { "1 live pane" } else { "live panes" };
-                let lead = format!("Enter closes it and ends {panes} ({live}): ");
+                let panes = match live {
+                    1 => "its live pane".to_owned(),
+                    n => format!("its {n} live panes"),
+                };
+                let lead = format!("Enter closes it and ends {panes}: ");
                 ("Close workspace? ", (lead, format!("{name} — Esc keeps it")))
             }
         };
-        let shown = if matches!(self.mode, Mode::Close { .. }) { String::new() } else {
+        let shown = if matches!(self.mode, Mode::Close { .. }) {
+            String::new()
+        } else {
             open.query.clone()
         };
         let mut scene =
@@ -523,7 +527,7 @@ mod tests {
         let intents = switcher.close(&list, &ws);
         assert!(!intents.iter().any(|i| matches!(i, Intent::Store(_))), "asked: {intents:?}");
         let offer = switcher.scene(&list, None, 100, 30).expect("asking").offer.expect("offer");
-        assert!(offer.0.contains("ends 3 live panes") || offer.0.contains("(3)"), "{offer:?}");
+        assert!(offer.0.contains("ends its 3 live panes"), "{offer:?}");
         let esc = Key::Named(NamedKey::Escape);
         let intents = switcher.key(&list, None, esc, None, None, ModifiersState::empty());
         assert!(!intents.iter().any(|i| matches!(i, Intent::Store(_))), "{intents:?}");
