@@ -429,3 +429,318 @@ fn an_evicted_connection_that_never_reads_is_shut_down() {
     );
     drop((stuck, clients));
 }
+
+/// A task the person started on a fresh repo, worked by the stub agent, once its first turn
+/// ended (so it has a checkpoint and waits for input).
+fn settled_task(server: &TestServer, label: &str) -> (String, std::path::PathBuf) {
+    let repo = support::git::repo(server, label, &[("a.txt", b"one\ntwo\n")]);
+    let task = support::task::StubTask::labelled(server, &repo, label).start(server);
+    let id = task["id"].as_str().unwrap().to_owned();
+    poll(Duration::from_secs(30), "the worker's turn to end", || {
+        let shown = server.call("task.show", json!({ "task_id": id }));
+        (shown["state"] == "input_required").then_some(())
+    });
+    (id, repo)
+}
+
+/// Each raw request line must get an error with the `error.data.code` given.
+fn refused_lines(server: &TestServer, cases: &[(&str, Vec<u8>, &str)]) {
+    for (what, line, code) in cases {
+        let answer = raw_exchange(&server.socket, line);
+        let value: Value =
+            serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{what}: {answer:?}: {e}"));
+        assert_eq!(value["error"]["data"]["code"], *code, "{what}: {answer}");
+        assert!(value["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{what}");
+    }
+}
+
+/// A request line for `method` with `params` as given (any JSON text, even invalid).
+fn line(method: &str, params: &str) -> Vec<u8> {
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"{method}\",\"params\":{params}}}\n")
+        .into_bytes()
+}
+
+/// Hardening of the review methods (`task.comment`, `task.send_comments`,
+/// `task.revert_turn`), each sent raw with hostile params: wrong types, missing fields,
+/// unknown ones, huge strings and numbers, negative ones, unknown and malformed ids, paths
+/// out of the worktree, NUL bytes, non-UTF-8. Each gets a clear error and nothing kept
+/// changes; the comments' bound (64 a task) holds, and the 64 go as one prompt; the server
+/// answers on. Regression: a comment's line numbers had no bound (`start` 2^63 was kept).
+#[test]
+fn review_methods_refuse_hostile_params_and_lose_nothing() {
+    let server = support::git::server_with_data_home();
+    let (id, _repo) = settled_task(&server, "reviewed");
+    let kept = json!({ "task_id": id, "path": "a.txt", "start": 2, "end": 2, "text": "kept" });
+    server.call("task.comment", kept);
+    // What a refusal must leave as it was.
+    let kept_fields = |shown: &Value| {
+        json!([
+            shown["state"],
+            shown["comments"],
+            shown["checkpoints"],
+            shown["result"],
+            shown["disposition"]
+        ])
+    };
+    let before = server.call("task.show", json!({ "task_id": id }));
+    let nobody = "task_00000000000000000000000000000000";
+    let long = "x".repeat(5000);
+    let t = |params: Value| -> Vec<u8> { line("task.comment", &params.to_string()) };
+    let c = |extra: Value| -> Vec<u8> {
+        let mut p = json!({ "task_id": id, "path": "a.txt", "start": 1, "text": "fine" });
+        for (k, v) in extra.as_object().unwrap() {
+            p[k] = v.clone();
+        }
+        t(p)
+    };
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("comment: no params", line("task.comment", "{}"), "BAD_REQUEST"),
+        ("comment: params not an object", line("task.comment", "[1,2]"), "BAD_REQUEST"),
+        ("comment: task id a number", c(json!({ "task_id": 7 })), "BAD_REQUEST"),
+        ("comment: task id traversal", c(json!({ "task_id": "../../etc" })), "INVALID_ID"),
+        ("comment: task id huge", c(json!({ "task_id": format!("task_{long}") })), "INVALID_ID"),
+        ("comment: unknown task", c(json!({ "task_id": nobody })), "NO_SUCH_TASK"),
+        ("comment: unknown field", c(json!({ "verbose": true })), "BAD_REQUEST"),
+        (
+            "comment: no text",
+            t(json!({ "task_id": id, "path": "a.txt", "start": 1 })),
+            "BAD_REQUEST",
+        ),
+        ("comment: empty text", c(json!({ "text": "   " })), "BAD_REQUEST"),
+        ("comment: text too long", c(json!({ "text": long })), "BAD_REQUEST"),
+        ("comment: NUL in text", c(json!({ "text": "a\u{0}b" })), "BAD_REQUEST"),
+        ("comment: escape in text", c(json!({ "text": "a\u{1b}[2Jb" })), "BAD_REQUEST"),
+        ("comment: text an array", c(json!({ "text": ["a"] })), "BAD_REQUEST"),
+        ("comment: empty path", c(json!({ "path": "" })), "BAD_REQUEST"),
+        ("comment: absolute path", c(json!({ "path": "/etc/passwd" })), "BAD_REQUEST"),
+        (
+            "comment: path up and out",
+            c(json!({ "path": "src/../../../etc/passwd" })),
+            "BAD_REQUEST",
+        ),
+        ("comment: NUL in path", c(json!({ "path": "a.txt\u{0}.sh" })), "BAD_REQUEST"),
+        ("comment: path too long", c(json!({ "path": "d/".repeat(3000) })), "BAD_REQUEST"),
+        ("comment: line 0", c(json!({ "start": 0 })), "BAD_REQUEST"),
+        ("comment: negative line", c(json!({ "start": -1 })), "BAD_REQUEST"),
+        ("comment: line a string", c(json!({ "start": "1" })), "BAD_REQUEST"),
+        ("comment: line a float", c(json!({ "start": 1.5 })), "BAD_REQUEST"),
+        (
+            "comment: line past 64 bits",
+            line(
+                "task.comment",
+                &format!(
+                    "{{\"task_id\":\"{id}\",\"path\":\"a.txt\",\"start\":1e30,\"text\":\"x\"}}"
+                ),
+            ),
+            "BAD_REQUEST",
+        ),
+        ("comment: line 2^63", c(json!({ "start": 1u64 << 63 })), "BAD_REQUEST"),
+        ("comment: end 2^64-1", c(json!({ "end": u64::MAX })), "BAD_REQUEST"),
+        ("comment: end before start", c(json!({ "start": 5, "end": 4 })), "BAD_REQUEST"),
+        ("comment: send not a bool", c(json!({ "send": "yes" })), "BAD_REQUEST"),
+        ("send: no params", line("task.send_comments", "{}"), "BAD_REQUEST"),
+        ("send: task id a number", line("task.send_comments", "{\"task_id\":7}"), "BAD_REQUEST"),
+        (
+            "send: unknown task",
+            line("task.send_comments", &json!({ "task_id": nobody }).to_string()),
+            "NO_SUCH_TASK",
+        ),
+        (
+            "send: unknown field",
+            line("task.send_comments", &json!({ "task_id": id, "all": true }).to_string()),
+            "BAD_REQUEST",
+        ),
+        ("revert: no params", line("task.revert_turn", "{}"), "BAD_REQUEST"),
+        (
+            "revert: turn 0",
+            line("task.revert_turn", &json!({ "task_id": id, "turn": 0 }).to_string()),
+            "BAD_REQUEST",
+        ),
+        (
+            "revert: negative turn",
+            line("task.revert_turn", &json!({ "task_id": id, "turn": -1 }).to_string()),
+            "BAD_REQUEST",
+        ),
+        (
+            "revert: turn past 32 bits",
+            line("task.revert_turn", &json!({ "task_id": id, "turn": 1u64 << 32 }).to_string()),
+            "BAD_REQUEST",
+        ),
+        (
+            "revert: turn a string",
+            line("task.revert_turn", &json!({ "task_id": id, "turn": "1" }).to_string()),
+            "BAD_REQUEST",
+        ),
+        (
+            "revert: no such turn",
+            line(
+                "task.revert_turn",
+                &json!({ "task_id": id, "turn": 4_000_000_000u32 }).to_string(),
+            ),
+            "BAD_REQUEST",
+        ),
+        (
+            "revert: unknown task",
+            line("task.revert_turn", &json!({ "task_id": nobody }).to_string()),
+            "NO_SUCH_TASK",
+        ),
+    ];
+    refused_lines(&server, &cases);
+    // Non-UTF-8 inside a string: the line is not JSON.
+    let mut bytes = line(
+        "task.comment",
+        &format!("{{\"task_id\":\"{id}\",\"path\":\"a.txt\",\"start\":1,\"text\":\"X\"}}"),
+    );
+    let at = bytes.iter().position(|&b| b == b'X').unwrap();
+    bytes[at] = 0xff;
+    let answer = raw_exchange(&server.socket, &bytes);
+    assert!(answer.contains("-32700"), "{answer}");
+
+    let after = server.call("task.show", json!({ "task_id": id }));
+    assert_eq!(kept_fields(&after), kept_fields(&before), "a refused request changed the task");
+
+    // The bound on comments kept: 64, the 65th refused, the 64 kept.
+    for n in 0..63 {
+        server.call(
+            "task.comment",
+            json!({ "task_id": id, "path": "a.txt", "start": 1, "text": format!("c{n}") }),
+        );
+    }
+    let (code, message) = call_err(
+        &server,
+        "task.comment",
+        json!({ "task_id": id, "path": "a.txt", "start": 1, "text": "one too many" }),
+    );
+    assert_eq!(code, "CONFLICT", "{message}");
+    assert!(message.contains("64 comments") && message.contains("send them first"), "{message}");
+    let shown = server.call("task.show", json!({ "task_id": id }));
+    assert_eq!(shown["comments"].as_array().map(Vec::len), Some(64), "{shown}");
+    assert_eq!(shown["comments"][0]["text"], "kept");
+    assert_eq!(shown["state"], before["state"]);
+    // Sent, they leave the task.
+    let sent = server.call("task.send_comments", json!({ "task_id": id }));
+    assert_eq!(sent["sent"], 64, "{sent}");
+    assert_eq!(sent["comments"], json!([]), "{sent}");
+    server.call("server.info", json!({}));
+}
+
+/// Regression: `task.start` took any `ready_timeout_s`: 2^64-1 overflowed the deadline once
+/// the worktree and the worker's pane were made, and the start's task panicked ("overflow
+/// when adding duration to instant", answered `INTERNAL`); `silence_s` had no bound either.
+/// Both of a task's timeouts have bounds now, refused before anything is made.
+#[test]
+fn a_task_start_refuses_unbounded_timeouts_before_making_anything() {
+    let server = support::git::server_with_data_home();
+    let repo = support::git::repo(&server, "timed", &[("a.txt", b"one\n")]);
+    let stub = support::task::StubTask::labelled(&server, &repo, "timed");
+    let argv = stub.args();
+    let command: Vec<&String> = argv.iter().skip_while(|a| *a != "--").skip(1).collect();
+    for (key, value) in [
+        ("ready_timeout_s", json!(u64::MAX)),
+        ("ready_timeout_s", json!(3601)),
+        ("silence_s", json!(u64::MAX)),
+        ("silence_s", json!(1u64 << 40)),
+    ] {
+        let mut params = json!({ "repo": repo, "agent": "claude", "command": command,
+                                 "contract": { "objective": "Add the file new.txt" } });
+        params[key] = value.clone();
+        let (code, message) = call_err(&server, "task.start", params);
+        assert_eq!(code, "BAD_REQUEST", "{key} {value}: {message}");
+        assert!(message.contains(key), "{message}");
+    }
+    let tasks = server.call("task.list", json!({}));
+    assert_eq!(tasks["tasks"], json!([]), "nothing was started: {tasks}");
+    assert_eq!(server.list()["workspaces"].to_string().matches("pane_").count(), 0);
+    server.call("server.info", json!({}));
+}
+
+/// The opencode plugin's `berth.reply_failed` event (Berth's answer did not reach opencode)
+/// with hostile payloads through `hook.event`: wrong types, missing and huge fields, bad
+/// session ids, NUL bytes, deep and wide JSON. None is fatal or lost: a bad session id never
+/// replaces the pane's, a well-formed event marks the pane blocked with its note, and the
+/// server answers on.
+#[test]
+fn a_hostile_reply_failed_event_changes_nothing_it_should_not() {
+    let server = TestServer::start();
+    let pane = server.berth_ok(&["new", "--", "sleep", "4301"]);
+    let hook = |payload: Value| {
+        server
+            .client()
+            .call("hook.event", json!({ "pane_id": pane, "agent": "opencode", "payload": payload }))
+    };
+    hook(json!({ "type": "session.status", "properties": { "sessionID": "ses_good1",
+                                                          "status": { "type": "busy" } } }))
+    .unwrap();
+    let huge = "a".repeat(600_000);
+    let wide: Vec<Value> = (0..20_000).map(|i| json!(i)).collect();
+    let mut deep = json!({});
+    for _ in 0..100 {
+        deep = json!({ "x": deep });
+    }
+    for payload in [
+        json!({ "type": "berth.reply_failed" }),
+        json!({ "type": "berth.reply_failed", "properties": "not an object" }),
+        json!({ "type": "berth.reply_failed", "properties": { "sessionID": 7, "id": [1] } }),
+        json!({ "type": "berth.reply_failed", "properties": { "sessionID": huge, "id": "per_1" } }),
+        json!({ "type": "berth.reply_failed", "properties": { "sessionID": "../../etc/passwd" } }),
+        json!({ "type": "berth.reply_failed", "properties": { "sessionID": "ses\u{0}x" } }),
+        json!({ "type": "berth.reply_failed", "properties": { "sessionID": "-rf" } }),
+        json!({ "type": "berth.reply_failed", "properties": { "sessionID": null, "id": deep } }),
+        json!({ "type": "berth.reply_failed", "properties": { "id": wide } }),
+        json!({ "type": ["berth.reply_failed"] }),
+        json!(["berth.reply_failed"]),
+        json!("berth.reply_failed"),
+        json!(null),
+    ] {
+        let shown = payload.to_string().chars().take(80).collect::<String>();
+        match hook(payload) {
+            Ok(_) => {}
+            Err(ClientError::Rpc { data_code, .. }) => {
+                assert_eq!(data_code, "BAD_REQUEST", "{shown}")
+            }
+            Err(e) => panic!("{shown}: {e}"),
+        }
+        let entry = server.pane(&pane).expect("the pane lives");
+        assert_eq!(entry["state"], "LIVE", "{shown}");
+        assert_eq!(entry["agent"]["session_id"], "ses_good1", "{shown}: {entry}");
+    }
+    // A well-formed one: the pane waits on its own dialog, and says so.
+    hook(json!({ "type": "berth.reply_failed",
+                 "properties": { "sessionID": "ses_good1", "id": "per_1" } }))
+    .unwrap();
+    let entry = server.pane(&pane).unwrap();
+    assert_eq!(entry["lifecycle"], "blocked", "{entry}");
+    assert_eq!(entry["attention"], "needs_input", "{entry}");
+    let notes = server.call("notifications.list", json!({}));
+    assert!(notes.to_string().contains("opencode did not take Berth's answer"), "{notes}");
+    server.call("server.info", json!({}));
+}
+
+/// What a task keeps of review comments always goes to its worker as one prompt: a comment
+/// past what one prompt takes is refused (`CONFLICT`, "send them first"), not kept to fail
+/// at the send. Regression: 64 comments of 4 KiB were kept (256 KiB, past the 36 KiB of a
+/// task's prompt), and every send of them failed, with no way to take one back.
+#[test]
+fn the_comments_a_task_keeps_always_fit_one_prompt() {
+    let server = support::git::server_with_data_home();
+    let (id, _repo) = settled_task(&server, "long-review");
+    let mut kept = 0;
+    let (code, message) = loop {
+        let comment = json!({ "task_id": id, "path": "a.txt", "start": 1, "end": 2,
+                              "text": format!("{kept} {}", "y".repeat(4000)) });
+        match server.client().call("task.comment", comment) {
+            Ok(_) => kept += 1,
+            Err(ClientError::Rpc { data_code, message, .. }) => break (data_code, message),
+            Err(e) => panic!("task.comment: {e}"),
+        }
+        assert!(kept <= 64, "more comments kept than a task holds");
+    };
+    assert_eq!(code, "CONFLICT", "{message}");
+    assert!(message.contains("send them first"), "{message}");
+    assert!(kept >= 8, "{kept} long comments fit");
+    let sent = server.call("task.send_comments", json!({ "task_id": id }));
+    assert_eq!(sent["sent"], kept, "{sent}");
+    assert_eq!(sent["comments"], json!([]), "{sent}");
+    // Sent, the task works again.
+    assert_eq!(sent["state"], "working", "{sent}");
+}

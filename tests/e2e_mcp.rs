@@ -428,3 +428,109 @@ fn hook_install_registers_berth_mcp_and_uninstall_takes_it_out_exactly() {
     assert!(!opencode.exists(), "a file Berth made alone goes again");
     assert!(mcp_lines(&run(&["doctor"])).iter().all(|l| l.contains("not registered")));
 }
+
+/// A tool call refused: an error result saying the arguments are bad (or, for what the SDK
+/// cannot even read as a call, a JSON-RPC error).
+fn refused_call(answer: &Value) {
+    if answer.get("error").is_some() {
+        assert!(answer["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{answer}");
+    } else {
+        bad_arguments(answer);
+    }
+}
+
+/// Hardening: every tool with hostile arguments (wrong types, missing fields, huge strings
+/// and arrays, negative and huge numbers, unknown and malformed ids, paths out of the
+/// worktree, NUL bytes): each is refused as bad arguments, nothing is started or changed,
+/// and the MCP session and the Berth server answer on. Regressions: `start_task` passed any
+/// `ready_timeout_s` on (2^64-1 made a worktree and a worker, then its answer never came);
+/// `task_diff` handed any path (`../../etc/passwd`, NUL bytes) to git and answered that the
+/// file "has no changes".
+#[test]
+fn every_tool_refuses_hostile_arguments_and_lives_on() {
+    let server = server();
+    let repo = repo(&server, "hostile");
+    let task = support::task::StubTask::labelled(&server, &repo, "hostile").start(&server);
+    let id = task["id"].as_str().unwrap().to_owned();
+    let pane = server.berth_ok(&["new", "--", "sleep", "4301"]);
+    let mut mcp = Mcp::spawn(&server);
+    mcp.initialize();
+    let huge = "x".repeat(200_000);
+    let (no_task, no_pane) =
+        ("task_00000000000000000000000000000000", "pane_00000000000000000000000000000000");
+    let start = |extra: Value| {
+        let mut args = json!({ "repo": repo, "agent": "claude", "objective": "Add x.txt" });
+        for (k, v) in extra.as_object().unwrap() {
+            args[k] = v.clone();
+        }
+        args
+    };
+    let cases: Vec<(&str, Value)> = vec![
+        ("status", json!({ "all": true })),
+        ("read_pane", json!({})),
+        ("read_pane", json!({ "pane": pane, "lines": -1 })),
+        ("read_pane", json!({ "pane": pane, "lines": 1u64 << 40 })),
+        ("read_pane", json!({ "pane": pane, "lines": 5001 })),
+        ("read_pane", json!({ "pane": pane, "lines": "3" })),
+        ("read_pane", json!({ "pane": "../../etc/passwd" })),
+        ("read_pane", json!({ "pane": "pane_\u{0}x" })),
+        ("read_pane", json!({ "pane": no_pane })),
+        ("read_pane", json!({ "pane": huge })),
+        ("search_pane", json!({ "pane": pane })),
+        ("search_pane", json!({ "pane": pane, "query": huge })),
+        ("search_pane", json!({ "pane": pane, "query": 7 })),
+        ("search_pane", json!({ "pane": no_pane, "query": "x" })),
+        ("start_task", start(json!({ "ready_timeout_s": u64::MAX }))),
+        ("start_task", start(json!({ "ready_timeout_s": 1u64 << 40 }))),
+        ("start_task", start(json!({ "ready_timeout_s": -1 }))),
+        ("start_task", start(json!({ "objective": huge }))),
+        ("start_task", start(json!({ "objective": "" }))),
+        ("start_task", start(json!({ "constraints": vec!["c"; 1000] }))),
+        ("start_task", start(json!({ "acceptance": [huge] }))),
+        ("start_task", start(json!({ "command": vec!["x"; 100] }))),
+        ("start_task", start(json!({ "base": "--upload-pack=evil" }))),
+        ("start_task", start(json!({ "label": "a\u{0}b" }))),
+        ("start_task", start(json!({ "repo": "../relative" }))),
+        ("start_task", start(json!({ "agent": "rm -rf" }))),
+        ("wait_task", json!({ "task_id": id, "timeout_s": u64::MAX })),
+        ("wait_task", json!({ "task_id": id, "timeout_s": -5 })),
+        ("wait_task", json!({ "task_id": "../x" })),
+        ("wait_task", json!({ "task_id": no_task, "timeout_s": 1 })),
+        ("show_task", json!({ "task_id": no_task })),
+        ("show_task", json!({ "task_id": huge })),
+        ("show_task", json!({ "task_id": null })),
+        ("task_diff", json!({ "task_id": id, "path": "../../../../etc/passwd" })),
+        ("task_diff", json!({ "task_id": id, "path": "/etc/passwd" })),
+        ("task_diff", json!({ "task_id": id, "path": "a.txt\u{0}" })),
+        ("task_diff", json!({ "task_id": id, "path": "d/".repeat(5000) })),
+        ("task_diff", json!({ "task_id": id, "path": "a.txt", "offset": -1 })),
+        ("task_diff", json!({ "task_id": id, "path": "a.txt", "limit": 0 })),
+        ("task_diff", json!({ "task_id": id, "path": "a.txt", "limit": 1e30 })),
+        ("task_diff", json!({ "task_id": no_task })),
+        ("submit", json!({ "pane": pane, "prompt": "x".repeat(40_000) })),
+        ("submit", json!({ "pane": no_pane, "prompt": "hi" })),
+        ("submit", json!({ "pane": pane })),
+        ("finish_task", json!({ "task_id": no_task, "action": "discard" })),
+        ("finish_task", json!({ "task_id": id, "action": 1 })),
+        ("finish_task", json!({ "task_id": id })),
+        ("notify", json!({})),
+        ("notify", json!({ "title": 7 })),
+        ("notify", json!({ "title": "x", "body": ["y"] })),
+    ];
+    let before = server.call("task.show", json!({ "task_id": id }));
+    for (tool, args) in cases {
+        let shown = args.to_string().chars().take(100).collect::<String>();
+        let answer = mcp.tool(tool, args);
+        if answer.get("error").is_none() && answer["result"]["isError"] != true {
+            panic!("{tool} {shown}: accepted: {answer}");
+        }
+        refused_call(&answer);
+    }
+    let tasks = server.call("task.list", json!({}));
+    assert_eq!(tasks["tasks"].as_array().map(Vec::len), Some(1), "nothing started: {tasks}");
+    let after = server.call("task.show", json!({ "task_id": id }));
+    assert_eq!(after["disposition"], before["disposition"]);
+    assert!(mcp.call("ping", json!({})).get("result").is_some());
+    ok_json(&mcp.tool("status", json!({})));
+    server.call("server.info", json!({}));
+}

@@ -658,3 +658,505 @@ fn an_agent_sends_review_comments_only_with_the_persons_consent() {
         serde_json::from_str(&w.server.berth_ok(&["task", "show", "--json", &id])).unwrap();
     assert_eq!(shown["comments"].as_array().map(Vec::len), Some(1), "nothing sent: {shown}");
 }
+
+// ---- every method, called from an agent's pane against the others ----
+
+/// A relay run by an agent's pane: every connection to `listen` is passed on to Berth's socket
+/// by this process, inside the pane, so that Berth judges each one as that pane's (by its
+/// ancestry), whatever the test sends through it.
+const RELAY: &str = r#"
+import socket, sys, threading
+listen, target = sys.argv[1], sys.argv[2]
+server = socket.socket(socket.AF_UNIX)
+server.bind(listen)
+server.listen(64)
+def pump(src, dst):
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            dst.sendall(data)
+    except OSError:
+        pass
+    for s in (src, dst):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+while True:
+    client, _ = server.accept()
+    berth = socket.socket(socket.AF_UNIX)
+    berth.connect(target)
+    threading.Thread(target=pump, args=(client, berth), daemon=True).start()
+    threading.Thread(target=pump, args=(berth, client), daemon=True).start()
+"#;
+
+/// What the rules must do with a method called by an agent against another pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    /// It writes into another pane's program, closes it, answers its question, prompts a
+    /// task's worker, changes a task, widens what agents may do, or moves the person's focus
+    /// or hides what needs them (focus, attention, unread marks, a window's view): refused,
+    /// or asked of the person (who denies here).
+    Guarded,
+    /// It acts on nothing of another pane's: it may run, and must leave every pane as it was.
+    Inert,
+}
+
+/// How a call from the agent's pane ended.
+#[derive(Debug)]
+enum Came {
+    /// Its answer, at once.
+    Answer(Value),
+    /// A decision opened in the agent's own pane (its prompt); the person denied it, and this
+    /// is the call's answer after.
+    Asked(String, Value),
+}
+
+/// The panes and things the agent's calls aim at.
+struct Aims {
+    /// The agent's pane (its program is named `claude`): the caller.
+    agent: String,
+    /// A person's pane beside it, a raw `cat` logging every byte its program reads.
+    typed: String,
+    typed_log: PathBuf,
+    typed_tab: String,
+    workspace: String,
+    /// A pane with a permission request open on its card (opened by the person).
+    asking: String,
+    asking_id: Value,
+    /// A task the person started (the stub agent works it) and its worker pane.
+    task: String,
+    worker: String,
+    worker_log: PathBuf,
+    /// A notification the typed pane's program raised asking for click reports (kitty).
+    note: String,
+    repo: PathBuf,
+}
+
+/// Every method of the protocol with its params aimed at another pane, and its rule; in the
+/// order they are called (what would end the task, were it let through, last).
+fn every_method(a: &Aims, layout: &Value, shot: &Path) -> Vec<(&'static str, Value, Rule)> {
+    use Rule::*;
+    let (b, tab, ws, task) = (&a.typed, &a.typed_tab, &a.workspace, &a.task);
+    let sleeper = json!(["sleep", "600"]);
+    vec![
+        ("server.info", json!({}), Inert),
+        ("workspace.list", json!({}), Inert),
+        ("workspace.create", json!({ "name": "agent-made" }), Inert),
+        ("workspace.rename", json!({ "workspace_id": ws, "name": "renamed" }), Inert),
+        ("workspace.close", json!({ "workspace_id": ws }), Guarded),
+        ("workspace.set_auto_resume", json!({ "workspace_id": ws, "enabled": true }), Guarded),
+        ("workspace.set_agent_drive", json!({ "workspace_id": ws, "enabled": true }), Guarded),
+        ("tab.create", json!({ "argv": sleeper }), Inert),
+        ("tab.close", json!({ "tab_id": tab }), Guarded),
+        ("tab.rename", json!({ "tab_id": tab, "title": "renamed" }), Inert),
+        ("tab.move", json!({ "tab_id": tab, "index": 0 }), Inert),
+        ("tab.set_ratio", json!({ "tab_id": tab, "path": [], "ratio": 0.3 }), Inert),
+        ("tab.set_layout", json!({ "tab_id": tab, "layout": layout }), Inert),
+        ("tab.resize", json!({ "tab_id": tab, "cols": 100, "rows": 30 }), Inert),
+        ("pane.spawn", json!({ "argv": sleeper }), Inert),
+        ("pane.split", json!({ "pane_id": b, "dir": "down", "argv": sleeper }), Inert),
+        ("pane.close", json!({ "pane_id": b }), Guarded),
+        ("pane.send", json!({ "pane_id": b, "text": "sent", "keys": ["Enter"] }), Guarded),
+        ("pane.input", json!({ "pane_id": b, "data": b"input".to_vec() }), Guarded),
+        ("pane.read", json!({ "pane_id": b }), Inert),
+        ("pane.resize", json!({ "pane_id": b, "cols": 90, "rows": 20 }), Inert),
+        ("pane.focus", json!({ "pane_id": b }), Guarded),
+        // Only a restored pane resumes; a live one is refused for anyone.
+        ("pane.resume", json!({ "pane_id": b }), Inert),
+        ("pane.clear_attention", json!({ "pane_id": b }), Guarded),
+        ("pane.submit", json!({ "pane_id": b, "text": "submitted" }), Guarded),
+        ("pane.wait", json!({ "pane_id": b, "until": "exited", "timeout_ms": 100 }), Inert),
+        (
+            "session.report",
+            json!({ "pane_id": b, "agent": "claude", "session_id": "planted-1",
+                    "resume_argv": ["sh", "-c", "echo planted"], "explicit_pane": true }),
+            Guarded,
+        ),
+        ("notify", json!({ "pane_id": b, "title": "from the agent" }), Inert),
+        ("notifications.list", json!({}), Inert),
+        ("notifications.mark_read", json!({ "pane_id": b }), Guarded),
+        (
+            "hook.event",
+            json!({ "pane_id": b, "agent": "claude",
+                    "payload": { "hook_event_name": "SessionStart", "session_id": "planted-2" } }),
+            Guarded,
+        ),
+        ("pane.decide", json!({ "pane_id": a.asking, "answer": "allow" }), Guarded),
+        ("decision.list", json!({}), Inert),
+        (
+            "decision.request",
+            json!({ "pane_id": b, "agent": "claude", "payload": request(), "wait_ms": 1000 }),
+            Guarded,
+        ),
+        ("events.subscribe", json!({}), Inert),
+        ("snapshot.save", json!({}), Inert),
+        ("window.screenshot", json!({ "path": shot }), Inert),
+        (
+            "task.start",
+            json!({ "repo": a.repo.join("no-such-dir"), "agent": "claude",
+                    "contract": { "objective": "nothing" } }),
+            Inert,
+        ),
+        (
+            "task.report",
+            json!({ "task_id": task, "status": "completed", "summary": "forged" }),
+            Guarded,
+        ),
+        ("task.list", json!({}), Inert),
+        ("task.show", json!({ "task_id": task }), Inert),
+        ("task.wait", json!({ "task_id": task, "timeout_ms": 100 }), Inert),
+        ("task.revert_turn", json!({ "task_id": task }), Guarded),
+        (
+            "task.comment",
+            json!({ "task_id": task, "path": "a.txt", "start": 1, "text": "from the agent",
+                    "send": true }),
+            Guarded,
+        ),
+        ("task.send_comments", json!({ "task_id": task }), Guarded),
+        ("diff.files", json!({ "target": task }), Inert),
+        ("diff.file", json!({ "target": task, "path": "a.txt" }), Inert),
+        ("workspace.refresh_git", json!({}), Inert),
+        ("worktree.list", json!({ "repo": a.repo }), Inert),
+        ("screen.frames", json!({ "panes": [{ "pane_id": b }] }), Inert),
+        ("pane.search", json!({ "pane_id": b, "query": "x" }), Inert),
+        ("window.attach", json!({ "header_rows": 0 }), Guarded),
+        ("window.review", json!({ "task_id": task }), Inert),
+        (
+            "window.view",
+            json!({ "visible": [b], "focused_pane_id": b, "window_focused": false }),
+            Guarded,
+        ),
+        ("notification.activate", json!({ "notification_id": a.note }), Guarded),
+        // Last: what would end the task if it were let through.
+        ("task.finish", json!({ "task_id": task, "discard": true }), Guarded),
+        ("task.cancel", json!({ "task_id": task }), Guarded),
+    ]
+}
+
+/// The agent's world: the test is the person; every call of the agent's goes through the
+/// relay in its pane.
+struct Guard {
+    w: World,
+    relay: PathBuf,
+    aims: Aims,
+    /// The person's open `decision.request` for the asking pane (its answer comes here).
+    asked: std::io::BufReader<std::os::unix::net::UnixStream>,
+    /// The markers the person typed into the typed pane, in order.
+    typed: String,
+}
+
+impl Guard {
+    fn new() -> Guard {
+        use std::io::Write as _;
+        let w = World::with(support::git::server_with_data_home());
+        let server = &w.server;
+        let repo = support::git::repo(server, "guarded", &[("a.txt", b"one\n")]);
+        // A task the person started; its worker's turn ends without a report.
+        let stub = support::task::StubTask::labelled(server, &repo, "guarded");
+        let task = stub.start(server);
+        let id = task["id"].as_str().unwrap().to_owned();
+        let worker = task["pane_id"].as_str().expect("a worker pane").to_owned();
+        let settled = poll(WAIT, "the worker's turn to end", || {
+            let shown = w.task(&id);
+            (shown["state"] == "input_required").then_some(shown)
+        });
+        assert!(settled["checkpoints"].as_array().is_some_and(|c| !c.is_empty()), "{settled}");
+        server.call(
+            "task.comment",
+            json!({ "task_id": id, "path": "a.txt", "start": 1, "text": "say one louder" }),
+        );
+        // The agent: its pane's program is named `claude` and runs the relay.
+        let relay = server.root.path().join("relay.sock");
+        let script = w.dir.join("claude");
+        let relay_py = w.dir.join("relay.py");
+        std::fs::write(&relay_py, RELAY).unwrap();
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/bash\n'{}' '{}' '{}' '{}'\n",
+                support::task::python(),
+                relay_py.display(),
+                relay.display(),
+                server.socket.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let agent = server.berth_ok(&["new", "--", &script.display().to_string()]);
+        poll(WAIT, "the relay to listen", || relay.exists().then_some(()));
+        // A person's pane in the agent's workspace: its program asks for click reports on a
+        // notification, then logs every byte it reads.
+        let typed_log = w.dir.join("typed.log");
+        let program = format!(
+            r"printf '\033]99;i=guard:a=report;click me\033\\'; stty raw -echo; exec cat > '{}'",
+            typed_log.display()
+        );
+        let spawned = server.call("pane.spawn", json!({ "argv": ["bash", "-c", program] }));
+        let typed = spawned["pane_id"].as_str().unwrap().to_owned();
+        let note = poll(WAIT, "the program's notification", || {
+            let list = server.call("notifications.list", json!({}));
+            let notes = list["notifications"].as_array()?.clone();
+            let n = notes.iter().find(|n| n["pane_id"] == typed.as_str())?;
+            n["id"].as_str().map(str::to_owned)
+        });
+        let listed = server.list();
+        let (mut typed_tab, mut workspace) = (String::new(), String::new());
+        for ws in listed["workspaces"].as_array().unwrap() {
+            for tab in ws["tabs"].as_array().unwrap() {
+                if tab.to_string().contains(&typed) {
+                    typed_tab = tab["id"].as_str().unwrap().to_owned();
+                    workspace = ws["id"].as_str().unwrap().to_owned();
+                }
+            }
+        }
+        assert!(!typed_tab.is_empty(), "{listed}");
+        assert!(listed.to_string().contains(&agent), "{listed}");
+        // A pane with a permission request on its card, opened by the person.
+        let asking = server.call("pane.spawn", json!({ "argv": ["sleep", "600"] }));
+        let asking = asking["pane_id"].as_str().unwrap().to_owned();
+        let mut stream = std::os::unix::net::UnixStream::connect(&server.socket).unwrap();
+        let open = json!({ "jsonrpc": "2.0", "id": 1, "method": "decision.request",
+            "params": { "pane_id": asking, "agent": "claude", "payload": request(),
+                        "wait_ms": 300_000 } });
+        stream.write_all(format!("{open}\n").as_bytes()).unwrap();
+        stream.set_read_timeout(Some(WAIT)).unwrap();
+        let asked = std::io::BufReader::new(stream);
+        let asking_id = w.pending(&asking)["id"].clone();
+        let aims = Aims {
+            agent,
+            typed,
+            typed_log,
+            typed_tab,
+            workspace,
+            asking,
+            asking_id,
+            task: id,
+            worker,
+            worker_log: stub.log().to_owned(),
+            note,
+            repo,
+        };
+        let mut guard = Guard { w, relay, aims, asked, typed: String::new() };
+        guard.flush_typed("<start>").expect("only the person typed yet");
+        guard
+    }
+
+    /// Sends one request through the relay and waits for its answer; a decision opening in
+    /// the agent's pane meanwhile is denied by the person.
+    fn agent_call(&self, method: &str, params: &Value) -> Came {
+        use std::io::{BufRead as _, Write as _};
+        let mut stream = std::os::unix::net::UnixStream::connect(&self.relay).unwrap();
+        let line = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+        stream.write_all(format!("{line}\n").as_bytes()).unwrap();
+        stream.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+        let mut reader = std::io::BufReader::new(stream);
+        let mut answer = String::new();
+        let deadline = std::time::Instant::now() + Duration::from_secs(40);
+        loop {
+            match reader.read_line(&mut answer) {
+                Ok(0) => panic!("{method}: the connection ended without an answer"),
+                Ok(_) => return Came::Answer(serde_json::from_str(&answer).unwrap()),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(e) => panic!("{method}: {e}"),
+            }
+            let pending =
+                self.w.server.pane(&self.aims.agent).map(|p| p["pending_decision"].clone());
+            if let Some(d) = pending.filter(|d| d["answerable"] == true) {
+                let prompt = d["prompt"].as_str().unwrap_or_default().to_owned();
+                self.w
+                    .server
+                    .call("pane.decide", json!({ "pane_id": self.aims.agent, "answer": "deny" }));
+                reader.get_ref().set_read_timeout(Some(WAIT)).unwrap();
+                reader.read_line(&mut answer).unwrap();
+                return Came::Asked(prompt, serde_json::from_str(&answer).unwrap());
+            }
+            assert!(std::time::Instant::now() < deadline, "{method}: no answer and nothing asked");
+        }
+    }
+
+    /// The person types `marker` into the typed pane and waits until its program read it:
+    /// everything written to it before has been read by then, so its log must hold exactly
+    /// the person's markers.
+    fn flush_typed(&mut self, marker: &str) -> Result<(), String> {
+        self.w.server.call(
+            "pane.input",
+            json!({ "pane_id": self.aims.typed, "data": marker.as_bytes().to_vec() }),
+        );
+        self.typed.push_str(marker);
+        let log = poll(WAIT, "the typed pane to read the marker", || {
+            let log = std::fs::read(&self.aims.typed_log).ok()?;
+            log.ends_with(marker.as_bytes()).then_some(log)
+        });
+        let log = String::from_utf8_lossy(&log).into_owned();
+        if log == self.typed {
+            return Ok(());
+        }
+        let extra = log.get(self.typed.len() - marker.len()..).unwrap_or(&log).to_owned();
+        // Checked from here on against what the pane holds now.
+        self.typed = log;
+        Err(format!("something else reached the typed pane: {extra:?}"))
+    }
+
+    /// What the worker's program was handed: the stub's pastes, Enters and submits.
+    fn worker_input(&self) -> usize {
+        let log = std::fs::read_to_string(&self.aims.worker_log).unwrap_or_default();
+        log.lines()
+            .filter(|l| {
+                ["\"paste\"", "\"enter\"", "\"submit\"", "\"joined\""].iter().any(|e| l.contains(e))
+            })
+            .count()
+    }
+
+    /// What must not change: panes, the open question, the task, the workspaces' settings.
+    fn state(&self) -> Value {
+        let s = &self.w.server;
+        let a = &self.aims;
+        let pane = |id: &str| {
+            s.pane(id).map(|p| {
+                json!({ "state": p["state"], "exit": p["exit_code"], "session": p["agent"]["session_id"],
+                        "decision": p["pending_decision"]["id"] })
+            })
+        };
+        let task = self.w.task(&a.task);
+        // The workspaces whose agents may drive, or that resume on their own (new ones the
+        // agent makes are its to make).
+        let drive: Vec<Value> = s.list()["workspaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w["agent_drive"] != false || w["auto_resume"] != false)
+            .map(|w| w["id"].clone())
+            .collect();
+        json!({
+            "typed": pane(&a.typed), "asking": pane(&a.asking), "worker": pane(&a.worker),
+            "task": [task["state"], task["disposition"], task["result"], task["comments"]],
+            "worker_input": self.worker_input(), "workspaces": drive,
+        })
+    }
+}
+
+/// Whether a call ended as its rule asks: a guarded one refused as the agent's, or asked of
+/// the person and declined; an inert one never asks.
+fn judged(rule: Rule, came: &Came, own: &str) -> Result<(), String> {
+    match (rule, came) {
+        (Rule::Guarded, Came::Answer(answer)) => {
+            let message = answer["error"]["message"].as_str().unwrap_or_default();
+            if answer["error"]["data"]["code"] != "NOT_PERMITTED" {
+                return Err(format!("let through: {answer}"));
+            }
+            if !message.contains(own) {
+                return Err(format!("not judged as the agent's pane: {message}"));
+            }
+            Ok(())
+        }
+        (Rule::Guarded, Came::Asked(prompt, answer)) => {
+            if !prompt.contains(" asks to ") {
+                return Err(format!("asked oddly: {prompt}"));
+            }
+            if answer["error"]["data"]["code"] != "NOT_PERMITTED"
+                || !answer.to_string().contains("declined")
+            {
+                return Err(format!("went on after the person declined: {answer}"));
+            }
+            Ok(())
+        }
+        (Rule::Inert, Came::Asked(prompt, _)) => Err(format!("an inert method asked: {prompt}")),
+        (Rule::Inert, Came::Answer(_)) => Ok(()),
+    }
+}
+
+impl World {
+    /// A task's record (`task.show`).
+    fn task(&self, id: &str) -> Value {
+        self.server.call("task.show", json!({ "task_id": id }))
+    }
+}
+
+/// Hardening (the last session's debt): every method of the protocol, from the method table
+/// itself, called by a process in an agent's pane with its params aimed at other panes: at a
+/// person's pane (typing, pasting, submitting, closing it, its tab and workspace, speaking
+/// for it, activating its program's notification), at a pane whose permission request is
+/// open (answering it), and at a task the person started (reporting, merging, cancelling,
+/// reverting, prompting its worker with review comments). A method that does any of those is
+/// refused (`NOT_PERMITTED`, naming the agent's pane) or asks the person (a decision in the
+/// agent's own pane, denied here); and whatever a method is, nothing of the other panes
+/// changes: no byte reaches their programs, none closes, the question stays open, the task
+/// stays as it was. A method added to the table without a row here fails the test, and one
+/// that writes into another pane without the check fails it whatever its row says.
+/// Regressions: `task.cancel` closed the worker's pane, `task.comment` with `send` prompted
+/// it, and `notification.activate` wrote a forged click report into the program's pane, all
+/// for any caller.
+#[test]
+fn no_method_lets_an_agent_act_on_another_pane_without_the_person() {
+    let mut g = Guard::new();
+    let layout = g.w.server.list()["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|w| w["tabs"].as_array().unwrap().clone())
+        .find(|t| t["id"] == g.aims.typed_tab.as_str())
+        .map(|t| t["layout"].clone())
+        .unwrap();
+    let shot = g.w.dir.join("shot.png");
+    let cases = every_method(&g.aims, &layout, &shot);
+    let mut named: Vec<&str> = cases.iter().map(|(m, _, _)| *m).collect();
+    named.sort_unstable();
+    let mut methods = berth_server::protocol::METHODS.to_vec();
+    methods.sort_unstable();
+    assert_eq!(named, methods, "every method of the table has exactly one row here");
+    // Each row's params are what the method takes: it runs, and is judged on what it does.
+    for (method, params, _) in &cases {
+        if let Err(e) = berth_server::protocol::decode_method(method, params.clone()) {
+            panic!("{method}: the row's params do not decode: {e}");
+        }
+    }
+    let start = g.state();
+    let own = format!("pane {}", g.aims.agent);
+    let mut wrong = Vec::new();
+    for (i, (method, params, rule)) in cases.iter().enumerate() {
+        let before = g.state();
+        let came = g.agent_call(method, params);
+        if let Err(why) = judged(*rule, &came, &own) {
+            wrong.push(format!("{method}: {why}"));
+        }
+        if let Err(why) = g.flush_typed(&format!("<{i}>")) {
+            wrong.push(format!("{method} ({came:?}): {why}"));
+        }
+        let after = g.state();
+        if after != before {
+            wrong.push(format!(
+                "{method} ({came:?}) changed another pane's world:\n  before {before}\n  after  {after}"
+            ));
+        }
+        if !g.w.still_pending(&g.aims.asking, &g.aims.asking_id) {
+            wrong.push(format!("{method} ({came:?}): the open question is gone"));
+        }
+    }
+    assert!(wrong.is_empty(), "{} wrong:\n{}", wrong.len(), wrong.join("\n"));
+    assert_eq!(g.state(), start);
+
+    // The same acts by the person: each effect looked for above is seen when it happens.
+    let a = &g.aims;
+    g.w.server.call("notification.activate", json!({ "notification_id": a.note }));
+    poll(WAIT, "the click report in the program's input", || {
+        let log = std::fs::read(&a.typed_log).ok()?;
+        String::from_utf8_lossy(&log).contains("\u{1b}]99;i=guard;").then_some(())
+    });
+    let input = g.worker_input();
+    g.w.server.call("task.send_comments", json!({ "task_id": a.task }));
+    poll(WAIT, "the comments in the worker's input", || (g.worker_input() > input).then_some(()));
+    g.w.server.call("pane.decide", json!({ "pane_id": a.asking, "answer": "deny" }));
+    let mut answer = String::new();
+    std::io::BufRead::read_line(&mut g.asked, &mut answer).unwrap();
+    assert!(answer.contains("deny"), "{answer}");
+    g.w.server.call("pane.close", json!({ "pane_id": a.typed }));
+    poll(WAIT, "the typed pane to close", || g.w.server.pane(&a.typed).is_none().then_some(()));
+}

@@ -705,6 +705,9 @@ fn answer(
             }
         }
         Decoded::Connection(ConnectionMethod::WindowAttach { header_rows }) => {
+            if let Err(err) = window_caller(services, conn) {
+                return now(Err(err));
+            }
             let attached = crate::screen_stream::attach(&services.store, header_rows);
             if attached.is_ok() {
                 conn.view.attached();
@@ -716,17 +719,28 @@ fn answer(
             visible,
             focused_pane,
             window_focused,
-        }) => now(conn.view.report(crate::store::WindowView {
-            visible,
-            focused_pane,
-            window_focused,
-        })),
+        }) => {
+            if let Err(err) = window_caller(services, conn) {
+                return now(Err(err));
+            }
+            now(conn.view.report(crate::store::WindowView {
+                visible,
+                focused_pane,
+                window_focused,
+            }))
+        }
         Decoded::Connection(ConnectionMethod::NotificationActivate { id, activation_token }) => {
             let op = crate::store::Internal::ActivateNotification {
                 id: id.to_string(),
                 token: activation_token,
             };
-            let result = services.store.lock().unwrap_or_else(|p| p.into_inner()).execute(op);
+            let mut store = services.store.lock().unwrap_or_else(|p| p.into_inner());
+            // A click is a person's act: it focuses the pane and may report to its program.
+            let caller = store.caller_of(conn.peer.get());
+            if let Err(err) = store.authorize_activation(&caller) {
+                return now(Err(err));
+            }
+            let result = store.execute(op);
             now(result.map(|_| serde_json::json!({ "ok": true })))
         }
         Decoded::Connection(ConnectionMethod::DecisionRequest { pane, kind, payload, wait_ms }) => {
@@ -922,6 +936,15 @@ fn save(services: &Services) -> Result<Value, CommandError> {
         })),
         Err(e) => Err(CommandError::from_os_failure(e.errno, format!("save failed: {e}"))),
     }
+}
+
+/// `window.attach` and `window.view` are a window's, a person's process: an agent reporting a
+/// pane as looked at would keep its attention and its notifications from the person
+/// (`Store::authorize_attention`).
+fn window_caller(services: &Services, conn: Conn<'_>) -> Result<(), CommandError> {
+    let store = services.store.lock().unwrap_or_else(|p| p.into_inner());
+    let caller = store.caller_of(conn.peer.get());
+    store.authorize_attention(&caller, "report what the window shows")
 }
 
 /// A Store command, under the Store's lock.

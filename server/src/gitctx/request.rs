@@ -83,6 +83,7 @@ impl GitRequest {
             Self::DiffFile(p) if p.limit == Some(0) => {
                 Err(CommandError::BadParams("limit must be at least 1".into()))
             }
+            Self::DiffFile(p) => crate::tasks::request::check_worktree_path(&p.path),
             _ => Ok(()),
         }
     }

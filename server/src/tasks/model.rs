@@ -29,6 +29,12 @@ pub const MAX_LABEL_BYTES: usize = 256;
 pub const MAX_COMMENTS: usize = 64;
 /// The most bytes of one review comment.
 pub const MAX_COMMENT_BYTES: usize = 4 * 1024;
+/// The highest line number a review comment may name (far past any file Berth diffs).
+pub const MAX_COMMENT_LINE: u64 = 10_000_000;
+/// The longest a task's start waits for its agent to be ready, in seconds.
+pub const MAX_READY_TIMEOUT_S: u64 = 3600;
+/// The longest silence a task's watch may be told to wait for, in seconds (a week).
+pub const MAX_SILENCE_S: u64 = 7 * 24 * 3600;
 
 /// A task's lifecycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -126,7 +126,17 @@ impl Store {
                         t.record.comments.len()
                     )));
                 }
-                t.record.comments.push(comment);
+                let mut kept = t.record.comments.clone();
+                kept.push(comment);
+                let prompt = super::model::compose_comments(&kept).len();
+                if prompt > super::model::MAX_TASK_PROMPT_BYTES {
+                    return Err(CommandError::Conflict(format!(
+                        "task {task}'s comments would make a prompt of {prompt} bytes, more than \
+                         the {} bytes one prompt to its worker takes; send them first",
+                        super::model::MAX_TASK_PROMPT_BYTES
+                    )));
+                }
+                t.record.comments = kept;
                 t.record.updated_at = now;
                 task
             }

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::model::{
-    check_contract, check_label, Contract, MAX_ARTIFACTS, MAX_COMMENT_BYTES, MAX_SUMMARY_BYTES,
+    check_contract, check_label, Contract, MAX_ARTIFACTS, MAX_COMMENT_BYTES, MAX_COMMENT_LINE,
+    MAX_READY_TIMEOUT_S, MAX_SILENCE_S, MAX_SUMMARY_BYTES,
 };
 use crate::error::CommandError;
 use crate::persist::task_record::ArtifactRecord;
@@ -192,6 +193,25 @@ fn task_id(id: &str) -> Result<(), CommandError> {
     Ok(())
 }
 
+/// A file named inside a work tree (a review comment's, a diff's): relative, no `..`, no NUL
+/// (git keeps none in a path; other control characters a file name may hold), at most 4 KiB.
+pub fn check_worktree_path(path: &str) -> Result<(), CommandError> {
+    let p = std::path::Path::new(path);
+    if path.is_empty()
+        || path.len() > 4096
+        || p.is_absolute()
+        || p.components().any(|c| matches!(c, std::path::Component::ParentDir))
+        || path.contains('\0')
+    {
+        let shown: String = path.chars().take(200).collect();
+        return Err(bad(format!(
+            "{shown:?} is not a path inside the work tree (relative to its top, no .., no NUL, \
+             at most 4096 bytes)"
+        )));
+    }
+    Ok(())
+}
+
 impl TaskRequest {
     /// Checks what can be checked without the Store or git; a refusal creates nothing.
     pub fn check(&self) -> Result<(), CommandError> {
@@ -219,6 +239,14 @@ impl TaskRequest {
                 if let Some(key) = &p.request_id {
                     if key.is_empty() || key.len() > 128 || key.chars().any(char::is_control) {
                         return Err(bad("a request id is 1 to 128 printable characters".into()));
+                    }
+                }
+                for (what, value, max) in [
+                    ("ready_timeout_s", p.ready_timeout_s, MAX_READY_TIMEOUT_S),
+                    ("silence_s", p.silence_s, MAX_SILENCE_S),
+                ] {
+                    if value.is_some_and(|v| v > max) {
+                        return Err(bad(format!("{what} is at most {max} (seconds)")));
                     }
                 }
                 for (what, v) in [("base", &p.base), ("branch", &p.branch)] {
@@ -293,15 +321,12 @@ impl TaskRequest {
             }
             TaskRequest::Comment(p) => {
                 task_id(&p.task_id)?;
-                let path = std::path::Path::new(&p.path);
-                if p.path.is_empty()
-                    || p.path.len() > 4096
-                    || path.is_absolute()
-                    || path.components().any(|c| matches!(c, std::path::Component::ParentDir))
-                    || p.path.chars().any(char::is_control)
-                {
+                check_worktree_path(&p.path)?;
+                if p.path.chars().any(char::is_control) {
+                    // The path goes into the worker's prompt.
                     return Err(bad(format!(
-                        "{:?} is not a path inside the task's worktree (relative, no ..)",
+                        "{:?} is not a path inside the task's worktree a comment can name (no \
+                         control characters)",
                         p.path
                     )));
                 }
@@ -309,6 +334,9 @@ impl TaskRequest {
                     return Err(bad("lines are numbered from 1, and a range is START-END \
                                     with END not before START"
                         .into()));
+                }
+                if p.end.unwrap_or(p.start) > MAX_COMMENT_LINE {
+                    return Err(bad(format!("lines are numbered 1 to {MAX_COMMENT_LINE}")));
                 }
                 if p.text.trim().is_empty()
                     || p.text.len() > MAX_COMMENT_BYTES

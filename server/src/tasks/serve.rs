@@ -101,9 +101,10 @@ pub fn serve(
 }
 
 /// Whether `request` from `caller` must first be agreed to by a person
-/// (`trust::consent`): a merge or discard, a turn's revert, or review comments sent to the
-/// worker (a prompt into another agent's pane), asked by a caller that does not act for a
-/// person. Checked before it waits, so a bad request is refused at once.
+/// (`trust::consent`): a merge or discard, a cancel (it closes the worker's pane), a turn's
+/// revert, or review comments sent to the worker (`task.send_comments`, or `task.comment`
+/// with `send`: a prompt into another agent's pane), asked by a caller that does not act for
+/// a person. Checked before it waits, so a bad request is refused at once.
 pub fn consent(
     store: &Mutex<Store>,
     request: &TaskRequest,
@@ -112,7 +113,8 @@ pub fn consent(
     let task_id = match request {
         TaskRequest::Finish(p) => &p.task_id,
         TaskRequest::RevertTurn(p) => &p.task_id,
-        TaskRequest::SendComments(r) => &r.task_id,
+        TaskRequest::SendComments(r) | TaskRequest::Cancel(r) => &r.task_id,
+        TaskRequest::Comment(p) if p.send => &p.task_id,
         _ => return Ok(None),
     };
     if caller.acts_for_person() {
@@ -127,6 +129,7 @@ pub fn consent(
             (if p.merge { "merge" } else { "discard" }, if p.force { ", forced" } else { "" })
         }
         TaskRequest::RevertTurn(_) => ("revert a turn of", ""),
+        TaskRequest::Cancel(_) => ("cancel (closing its worker's pane)", ""),
         _ => ("send review comments to the worker of", ""),
     };
     let detail = format!("task {id} ({}), branch {}{extra}", record.state, record.branch);

@@ -183,6 +183,10 @@ pub fn needs_caller(cmd: &crate::commands::Command) -> bool {
             | C::TabCreate { .. }
             | C::PaneSpawn { .. }
             | C::PaneSplit { .. }
+            | C::PaneFocus { .. }
+            | C::PaneFocusDirection { .. }
+            | C::NotificationsMarkRead { .. }
+            | C::PaneClearAttention { .. }
     )
 }
 

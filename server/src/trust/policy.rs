@@ -217,6 +217,16 @@ impl Store {
             Command::SessionReport { pane, explicit_pane, .. } => {
                 self.authorize_speak(caller, pane, Some(*explicit_pane))
             }
+            Command::PaneFocus { .. }
+            | Command::PaneFocusDirection { .. }
+            | Command::NotificationsMarkRead { .. }
+            | Command::PaneClearAttention { .. } => {
+                self.authorize_attention(
+                    caller,
+                    "move the person's focus or mark what needs them as seen",
+                )?;
+                Ok(Effect::None)
+            }
             Command::WorkspaceSetAgentDrive { .. } | Command::WorkspaceSetAutoResume { .. } => {
                 if caller.acts_for_person() {
                     Ok(Effect::None)
@@ -230,6 +240,37 @@ impl Store {
             }
             _ => Ok(Effect::None),
         }
+    }
+
+    /// What the person sees and where they type: focus (`pane.focus`, `pane.focus_direction`),
+    /// attention and unread marks (`pane.clear_attention`, `notifications.mark_read`) and an
+    /// attached window's report of what it shows (`window.attach`, `window.view`) are a
+    /// person's. An agent that moved the focus could have the person's next keys land in
+    /// another pane (one with a permission prompt open); one that reported a pane as looked at
+    /// or cleared its attention would hide that pane's question from the person.
+    pub fn authorize_attention(&self, caller: &Caller, what: &str) -> Result<(), CommandError> {
+        if caller.acts_for_person() {
+            return Ok(());
+        }
+        Err(refuse(format!(
+            "{} cannot {what}: that is the person's (the window, or `berth` in a terminal \
+             outside Berth or in a pane a person opened)",
+            caller.describe()
+        )))
+    }
+
+    /// `notification.activate`: a click on a notification, a person's act only (the window, a
+    /// desktop notification's action). It may write the click report a program asked for
+    /// into its pane, so an agent activating one would forge the person's click.
+    pub fn authorize_activation(&self, caller: &Caller) -> Result<(), CommandError> {
+        if caller.acts_for_person() {
+            return Ok(());
+        }
+        Err(refuse(format!(
+            "{} cannot activate a notification: a click on one is a person's act (the window, \
+             or the desktop notification)",
+            caller.describe()
+        )))
     }
 
     /// `pane.decide` for `pane`.
