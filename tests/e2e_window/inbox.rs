@@ -38,6 +38,21 @@ fn inbox_rows(image: &Image, dir: &Path, name: &str) -> Vec<(u32, String)> {
         .collect()
 }
 
+/// The focused pane of the shown tab of `server`.
+fn active_of(server: &crate::support::TestServer) -> String {
+    let list = server.list();
+    let ws_id = list["active_workspace_id"].clone();
+    let ws = list["workspaces"]
+        .as_array()
+        .and_then(|w| w.iter().find(|w| w["id"] == ws_id).cloned())
+        .unwrap_or_else(|| list["workspaces"][0].clone());
+    let tab = ws["tabs"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["id"] == ws["active_tab_id"]).cloned())
+        .unwrap_or_default();
+    tab["active_pane_id"].as_str().unwrap_or_default().to_owned()
+}
+
 /// The stub agent in a pane of its own workspace, its hooks wired; its pane and its log.
 fn start_stub(w: &World, workspace: &str, ask: &str) -> (String, PathBuf) {
     let log = w.server.root.path().join("inbox-stub.log");
@@ -265,4 +280,49 @@ pub(crate) fn workspaces_are_made_renamed_and_closed_from_the_keys(w: &World) {
     if let Err(panic) = result {
         std::panic::resume_unwind(panic);
     }
+}
+
+/// The inbox and the toast in an attached window (`berth attach`'s path, `window/remote.rs`):
+/// the server has no notification service (the world's runtime dir holds no bus), so it hands
+/// a new notification to the window, whose desktop has none either (a session bus address
+/// where nothing answers): the window shows it as a toast, lists it in its inbox (OCR of the
+/// window's pixels), and a click on its row shows the pane.
+pub(crate) fn an_attached_window_has_the_inbox_and_the_toast(a: &mut crate::attach::Attached) {
+    let no_bus = format!("unix:path={}", a.server.root.path().join("no-bus").display());
+    let index = a.open_env(&[], &[("DBUS_SESSION_BUS_ADDRESS", std::ffi::OsStr::new(&no_bus))]);
+    let shown = active_of(&a.server);
+    let hidden = a.server.berth_ok(&["new", "--workspace", "attinbox", "--", "bash", "--norc"]);
+    let hidden = hidden.trim().to_owned();
+    a.server.berth_ok(&["focus", &shown]);
+    poll(WAIT, "the first pane shown", || (active_of(&a.server) == shown).then_some(()));
+    a.window_number(index);
+    a.server.berth_ok(&["send", &hidden, "--enter", r"printf '\e]9;remote build finished\a'"]);
+    poll(WAIT, "the hidden pane unread", || {
+        (a.server.pane(&hidden)?["attention"] == "unread").then_some(())
+    });
+    a.wait_window_text(index, "remotebuildfinished");
+    println!("attached inbox: the toast shows the notification");
+    let id = a.window_id(index);
+    a.xdotool(&["windowfocus", "--sync", &id]);
+    a.xdotool(&["key", "ctrl+shift+i"]);
+    let dir = a.server.root.path().to_path_buf();
+    let deadline = Instant::now() + 2 * WAIT;
+    let top = loop {
+        let image = a.grab(index);
+        let rows = inbox_rows(&image, &dir, "attached-inbox-row");
+        let found = rows.iter().find(|(_, t)| t.contains("remote build finished")).map(|r| r.0);
+        if let Some(top) = found.filter(|_| rows[0].1.contains("inbox")) {
+            break top;
+        }
+        assert!(Instant::now() < deadline, "no inbox row with the notification: {rows:?}");
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    let (x, y) = (30 * CELL_PX_WIDE, top + CELL_PX_HIGH / 2);
+    a.xdotool(&["mousemove", "--window", &id, &x.to_string(), &y.to_string()]);
+    a.xdotool(&["click", "1"]);
+    poll(WAIT, "a click on the row to show the pane", || {
+        (active_of(&a.server) == hidden).then_some(())
+    });
+    let _ = a.server.berth(&["close", &hidden]);
+    a.close(index);
 }
