@@ -70,7 +70,7 @@ impl App {
             self.apply_inbox(intents);
             return true;
         }
-        if button != MouseButton::Left {
+        if button != MouseButton::Left || self.toast_scene().is_none() {
             return false;
         }
         match self.inbox.toast_press(grid, (col, row), Instant::now()) {
@@ -96,8 +96,12 @@ impl App {
         self.inbox.layout(list, self.grid.cols, self.grid.rows, HINT).map(|l| l.scene)
     }
 
-    /// The toast as the frame draws it, while one shows.
+    /// The toast as the frame draws it, while one shows (not over the switcher or the review
+    /// view: it waits under them, as the cards do).
     pub(super) fn toast_scene(&self) -> Option<ToastScene> {
+        if self.switcher.is_open() || self.review.is_some() {
+            return None;
+        }
         let key = self.config.keymap.label_of(Action::Inbox);
         self.inbox.toast_scene(self.grid.cols, self.grid.rows, Instant::now(), key.as_deref())
     }
