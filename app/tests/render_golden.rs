@@ -474,6 +474,7 @@ fn workspace_switcher_over_text() {
             entry("bench", "/tmp/bench", 0, false),
         ],
         selected: 1,
+        ..SwitcherScene::default()
     });
     check("switcher", &s);
 }
@@ -967,6 +968,7 @@ fn switcher_over_the_sidebar_has_a_clean_backdrop() {
             current: false,
         }],
         selected: 0,
+        ..SwitcherScene::default()
     });
     let config = RenderConfig { system_fonts: false, palette, ..RenderConfig::default() };
     let (w, h) = (u32::from(s.grid_cols) * CELL.0, u32::from(s.grid_rows) * CELL.1);

@@ -18,7 +18,7 @@ const CHROME_PX: u32 = 64;
 /// The attached windows' world.
 pub(crate) struct Attached {
     windows: Vec<(Killed, String)>,
-    server: TestServer,
+    pub(crate) server: TestServer,
     _xvfb: Killed,
     display: String,
 }
@@ -38,7 +38,7 @@ impl Attached {
     }
 
     /// [`Attached::open`] with more environment.
-    fn open_env(&mut self, verb: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> usize {
+    pub(crate) fn open_env(&mut self, verb: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> usize {
         let log = self.server.root.path().join(format!("window{}.log", self.windows.len()));
         let out = std::fs::File::create(&log).expect("the window's log");
         let err = out.try_clone().expect("the window's log");
@@ -97,11 +97,11 @@ impl Attached {
         self.windows.len() - 1
     }
 
-    fn xdotool(&self, args: &[&str]) {
+    pub(crate) fn xdotool(&self, args: &[&str]) {
         run_tool(&self.display, "xdotool", args).unwrap_or_else(|e| panic!("{e}"));
     }
 
-    fn window_id(&self, index: usize) -> String {
+    pub(crate) fn window_id(&self, index: usize) -> String {
         self.windows[index].1.clone()
     }
 
@@ -120,7 +120,7 @@ impl Attached {
     }
 
     /// The number the server gave window `index` (its log says it once its view is taken).
-    fn window_number(&self, index: usize) -> u64 {
+    pub(crate) fn window_number(&self, index: usize) -> u64 {
         let log = self.server.root.path().join(format!("window{index}.log"));
         poll(WAIT, "the window's number in its log", || {
             let text = std::fs::read_to_string(&log).unwrap_or_default();
@@ -140,7 +140,7 @@ impl Attached {
     }
 
     /// The window's pixels as the X server holds them.
-    fn grab(&self, index: usize) -> Image {
+    pub(crate) fn grab(&self, index: usize) -> Image {
         grab(&self.display, &self.window_id(index)).unwrap_or_else(|e| panic!("{e}"))
     }
 
@@ -151,7 +151,7 @@ impl Attached {
     }
 
     /// Waits until OCR of window `index` reads `text`.
-    fn wait_window_text(&self, index: usize, text: &str) {
+    pub(crate) fn wait_window_text(&self, index: usize, text: &str) {
         let mut last = String::new();
         let deadline = Instant::now() + WAIT;
         while Instant::now() < deadline {
@@ -173,7 +173,7 @@ impl Attached {
 
     /// Closes window `index` as a user does (the window manager's close: WM_DELETE_WINDOW)
     /// and waits for its process to end.
-    fn close(&mut self, index: usize) {
+    pub(crate) fn close(&mut self, index: usize) {
         let id = self.window_id(index);
         request_close(&self.display, &id).unwrap_or_else(|e| panic!("{e}"));
         let window = &mut self.windows[index].0;
@@ -1066,6 +1066,10 @@ pub(crate) fn run() -> (usize, usize) {
         ("attach_over_ssh_forwards_and_tears_down", attach_over_ssh_forwards_and_tears_down),
         ("an_attached_windows_sidebar_lists_tasks", an_attached_windows_sidebar_lists_tasks),
         ("an_attached_window_opens_the_review_view", an_attached_window_opens_the_review_view),
+        (
+            "an_attached_window_has_the_inbox_and_the_toast",
+            crate::inbox::an_attached_window_has_the_inbox_and_the_toast,
+        ),
     ];
     // The cases that set up a world of their own.
     let own_names = [

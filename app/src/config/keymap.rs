@@ -1,6 +1,7 @@
 //! The window's own key chords: splitting, closing and moving between panes and tabs, zoom,
 //! font size, the clipboard, search, the switcher, reloading the config, and answering and
-//! finding agents' permission requests.
+//! finding agents' permission requests, the inbox, and making, renaming and closing
+//! workspaces.
 //!
 //! Owns the default bindings as one table ([`DEFAULT_BINDINGS`], also what the user guide's
 //! key table in `docs/src/splits-and-workspaces.md` lists), the [`Keymap`] the window matches
@@ -75,6 +76,14 @@ pub enum Action {
     DecisionDeny,
     /// Focus the next pane with a pending permission request, across tabs and workspaces.
     NextDecision,
+    /// Open or close the inbox: every notification and open permission request.
+    Inbox,
+    /// A new workspace (the switcher asks for its name).
+    NewWorkspace,
+    /// Rename the shown workspace (the switcher edits its name).
+    RenameWorkspace,
+    /// Close the shown workspace and its panes (asked first when some are live).
+    CloseWorkspace,
 }
 
 /// The key part of a chord: a character (compared case-insensitively) or a named key.
@@ -175,6 +184,11 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(CTRL_SHIFT, Char('l'), Action::DecisionAlways, "Ctrl+Shift+L"),
     bind(CTRL_SHIFT, Char('n'), Action::DecisionDeny, "Ctrl+Shift+N"),
     bind(CTRL_SHIFT, Char('d'), Action::NextDecision, "Ctrl+Shift+D"),
+    // I(nbox); the workspace chords are the tab chords (T, R, Q) with Alt added.
+    bind(CTRL_SHIFT, Char('i'), Action::Inbox, "Ctrl+Shift+I"),
+    bind(CTRL_SHIFT_ALT, Char('t'), Action::NewWorkspace, "Ctrl+Shift+Alt+T"),
+    bind(CTRL_SHIFT_ALT, Char('r'), Action::RenameWorkspace, "Ctrl+Shift+Alt+R"),
+    bind(CTRL_SHIFT_ALT, Char('q'), Action::CloseWorkspace, "Ctrl+Shift+Alt+Q"),
 ];
 
 /// The action bound to a key press by the default bindings, if any (the window uses a
@@ -226,6 +240,10 @@ impl Action {
         Action::DecisionAlways,
         Action::DecisionDeny,
         Action::NextDecision,
+        Action::Inbox,
+        Action::NewWorkspace,
+        Action::RenameWorkspace,
+        Action::CloseWorkspace,
     ];
 
     /// The action's name in the config file's `[keybindings]` table (snake case).
@@ -266,6 +284,10 @@ impl Action {
             Action::DecisionAlways => "decision_always",
             Action::DecisionDeny => "decision_deny",
             Action::NextDecision => "next_decision",
+            Action::Inbox => "inbox",
+            Action::NewWorkspace => "new_workspace",
+            Action::RenameWorkspace => "rename_workspace",
+            Action::CloseWorkspace => "close_workspace",
         }
     }
 

@@ -231,7 +231,8 @@ pub(super) fn switcher(
     };
     // The filter line.
     let mut cells = vec![CellView::blank(palette.switcher_fg, palette.switcher_bg); width];
-    let col = put_text(&mut cells, 1, width - 1, "Workspace › ", palette.switcher_dim, true);
+    let prompt = s.prompt.as_deref().unwrap_or("Workspace › ");
+    let col = put_text(&mut cells, 1, width - 1, prompt, palette.switcher_dim, true);
     let col = put_text(&mut cells, col, width - 1, &s.query, palette.switcher_fg, false);
     if col < width - 1 {
         cells[col].ch = '▏';
@@ -249,7 +250,19 @@ pub(super) fn switcher(
     ));
     if s.entries.is_empty() {
         let mut cells = vec![CellView::blank(palette.switcher_dim, palette.switcher_bg); width];
-        if s.query.trim().is_empty() {
+        if let Some((lead, rest)) = &s.offer {
+            // A mode's own offer (a rename, a close to confirm): what Enter does.
+            quads.push(Quad::fill(
+                x,
+                row_y(m, r.row + 2),
+                w,
+                m.cell_h,
+                palette.switcher_selected_bg,
+            ));
+            cells.iter_mut().for_each(|c| c.bg = palette.switcher_selected_bg);
+            let col = put_text(&mut cells, 2, width - 1, lead, palette.switcher_dim, false);
+            put_text(&mut cells, col, width - 1, rest, palette.switcher_fg, true);
+        } else if s.query.trim().is_empty() {
             put_text(&mut cells, 2, width - 1, "no workspace matches", palette.switcher_dim, false);
         } else {
             // The offer Enter (or a click) takes: a new workspace of the typed name.

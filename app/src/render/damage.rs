@@ -74,6 +74,8 @@ fn same_chrome(a: &Scene, b: &Scene) -> bool {
         && a.banner == b.banner
         && a.sidebar == b.sidebar
         && a.review == b.review
+        && a.inbox == b.inbox
+        && a.toast == b.toast
 }
 
 /// Whether two panes are the same but for their screens' cells and cursor.

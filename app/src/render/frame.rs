@@ -5,7 +5,7 @@
 //! badge; cell backgrounds, selection and cursor; underline and strikethrough; dividers; the
 //! error banner along the bottom row, over the panes (search highlights, the search bar and
 //! link underlines are `render/marks.rs`'s; the tab bar, ring, overlays and switcher are
-//! `render/chrome.rs`'s, decision cards `render/card.rs`'s, the review view `render/review.rs`'s). It must not talk to the GPU: `render/mod.rs` uploads what this
+//! `render/chrome.rs`'s, decision cards `render/card.rs`'s, the review view `render/review.rs`'s, the inbox and toasts `render/inbox.rs`'s). It must not talk to the GPU: `render/mod.rs` uploads what this
 //! returns.
 
 use super::card;
@@ -66,7 +66,7 @@ pub fn build(scene: &Scene, palette: &Palette, text: &mut TextSystem, scale: f32
     // Decision cards go on the modal layer, over their pane's text. The modal layer draws all
     // its quads before all its text, so while the switcher is open the cards wait (its frame
     // would otherwise have their text showing through it).
-    if scene.switcher.is_none() && scene.review.is_none() {
+    if scene.switcher.is_none() && scene.review.is_none() && scene.inbox.is_none() {
         for pane in scene.panes.iter().filter(|p| p.rect.cols > 0 && p.rect.rows > 0) {
             if let Some(decision) = &pane.decision {
                 card::card(decision, pane.rect, palette, m, text, &mut modal, &mut modal_texts);
@@ -75,6 +75,21 @@ pub fn build(scene: &Scene, palette: &Palette, text: &mut TextSystem, scale: f32
     }
     if let Some(view) = &scene.review {
         super::review::review(view, palette, m, text, &mut modal, &mut modal_texts);
+    }
+    if let Some(toast) = &scene.toast {
+        super::inbox::toast(toast, palette, m, scale, text, &mut modal, &mut modal_texts);
+    }
+    if let Some(inbox) = &scene.inbox {
+        let (w, h) = (f32::from(scene.grid_cols) * m.cell_w, f32::from(scene.grid_rows) * m.cell_h);
+        modal.push(Quad::fill_alpha(
+            0.0,
+            0.0,
+            w + m.cell_w,
+            h + m.cell_h,
+            palette.switcher_backdrop,
+            0.9,
+        ));
+        super::inbox::inbox(inbox, palette, m, scale, text, &mut modal, &mut modal_texts);
     }
     if let Some(switcher) = &scene.switcher {
         // A clean backdrop first: the whole window (sidebar, tab bar, panes) covered nearly to

@@ -19,6 +19,7 @@ mod extract;
 pub mod fallback;
 mod frame;
 mod gpu;
+mod inbox;
 mod marks;
 mod palette;
 mod place;
@@ -46,11 +47,11 @@ pub use self::place::{ellipsize, str_width};
 use self::quads::QuadPipeline;
 pub use self::scene::{
     Badge, ButtonTone, CardButton, CellRectU16, CellSpan, CellStyle, CellView, CursorShape,
-    CursorView, DecisionCard, HeaderScene, PaneScene, Progress, ProgressKind, ReviewButton,
-    ReviewFileRow, ReviewLine, ReviewLineKind, ReviewScene, ReviewSpan, Ring, Scene, ScreenCells,
-    SearchScene, SelectionSpan, SidebarButton, SidebarLine, SidebarScene, SidebarStyle,
-    SwitcherEntry, SwitcherScene, SyntaxClass, TabBarScene, TabLabel, TombstoneOverlay,
-    UnderlineStyle,
+    CursorView, DecisionCard, HeaderScene, InboxScene, PaneScene, Progress, ProgressKind,
+    ReviewButton, ReviewFileRow, ReviewLine, ReviewLineKind, ReviewScene, ReviewSpan, Ring, Scene,
+    ScreenCells, SearchScene, SelectionSpan, SidebarButton, SidebarLine, SidebarScene,
+    SidebarStyle, SwitcherEntry, SwitcherScene, SyntaxClass, TabBarScene, TabLabel, ToastScene,
+    TombstoneOverlay, UnderlineStyle,
 };
 use self::text::TextSystem;
 pub use self::text::FONT_FAMILY;

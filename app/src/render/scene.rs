@@ -52,6 +52,38 @@ pub struct Scene {
     pub sidebar: Option<SidebarScene>,
     /// A task's review view over the tab's area, on the modal layer, while it is open.
     pub review: Option<ReviewScene>,
+    /// The inbox of notifications and permission requests, on the modal layer, while open.
+    pub inbox: Option<InboxScene>,
+    /// A new notification's toast near the window's bottom right corner, for a few seconds
+    /// (when no desktop shows it).
+    pub toast: Option<ToastScene>,
+}
+
+/// The inbox: a framed panel of lines (workspace titles, notifications, requests with their
+/// buttons) under a title row, on the modal layer.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct InboxScene {
+    /// Where it is drawn on the window grid (its frame included).
+    pub rect: CellRectU16,
+    /// The title row's text ("Inbox · 2 unread").
+    pub title: String,
+    /// Buttons on the title row ("Mark all read"), at columns relative to the text start.
+    pub title_buttons: Vec<SidebarButton>,
+    /// The hint along the bottom row (its keys).
+    pub hint: String,
+    /// The lines shown, from the row under the title.
+    pub lines: Vec<SidebarLine>,
+    /// The highlighted line (the keyboard's), an index into `lines`.
+    pub selected: Option<usize>,
+}
+
+/// A toast: a small framed box of a few lines.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct ToastScene {
+    /// Where it is drawn on the window grid.
+    pub rect: CellRectU16,
+    /// Its lines (the first bold), already cut to its width.
+    pub lines: Vec<String>,
 }
 
 /// The review view of a task's diff: a title row with buttons, a status (wrapped), the file
@@ -260,6 +292,11 @@ pub struct SwitcherScene {
     pub entries: Vec<SwitcherEntry>,
     /// The highlighted entry.
     pub selected: usize,
+    /// What the filter line says before the typed text (`None`: "Workspace › ").
+    pub prompt: Option<String>,
+    /// The highlighted row shown instead of entries (a dim lead and the bold rest): what
+    /// Enter does — a new workspace of the typed name, a rename, a close to confirm.
+    pub offer: Option<(String, String)>,
 }
 
 /// One workspace in the switcher.

@@ -81,7 +81,11 @@ pub(super) fn store_command(
         | Action::ReloadConfig
         | Action::RenameTab
         | Action::ToggleSidebar
-        | Action::Review => None,
+        | Action::Review
+        | Action::Inbox
+        | Action::NewWorkspace
+        | Action::RenameWorkspace
+        | Action::CloseWorkspace => None,
     }
 }
 

@@ -12,7 +12,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -39,6 +39,7 @@ use winit::window::{Window, WindowId};
 use super::chrome::{self, TAB_BAR_ROWS};
 use super::decisions;
 use super::frames::FrameSchedule;
+use super::inbox::Inbox;
 use super::input::InputState;
 use super::latency::LatencyTrace;
 use super::links::{LinkSource, LinkState};
@@ -153,6 +154,11 @@ pub struct App {
     pub(super) review_requests: ReviewRequest,
     /// Key-to-frame times for the benchmarks (`BERTH_LATENCY_TRACE`; `latency.rs`).
     latency: LatencyTrace,
+    /// The inbox of notifications and requests, and the toast (`inbox.rs`, `inbox_input.rs`).
+    pub(super) inbox: Inbox,
+    /// How many events other than pane output the embedded server published (the bus
+    /// forwarder counts them): the inbox lists the notifications again when it changed.
+    events_seen: Arc<AtomicU64>,
 }
 
 impl App {
@@ -207,6 +213,8 @@ impl App {
             review_link: None,
             review_requests: ReviewRequest::default(),
             latency: LatencyTrace::from_env(),
+            inbox: Inbox::default(),
+            events_seen: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -312,7 +320,14 @@ impl App {
             waker.wake();
         }));
         let requests = self.review_requests.clone();
-        spawn_bus_forwarder(&embedded, self.waker.clone(), self.raise_requested.clone(), requests);
+        let seen = self.events_seen.clone();
+        spawn_bus_forwarder(
+            &embedded,
+            self.waker.clone(),
+            self.raise_requested.clone(),
+            requests,
+            seen,
+        );
         let store = embedded.store.clone();
         self.embedded = Some(embedded);
         self.store = Some(store);
@@ -487,6 +502,28 @@ impl App {
                 self.lock_store().focused_pane()
             }
         }
+    }
+
+    /// How many events other than pane output the server sent so far (the inbox lists the
+    /// notifications again when it changed).
+    pub(super) fn server_events(&self) -> u64 {
+        match &self.remote {
+            Some(remote) => remote.events_seen(),
+            None => self.events_seen.load(Ordering::Acquire),
+        }
+    }
+
+    /// Whether a new notification found in the list makes a toast: the embedded server's
+    /// desktop shows none (no notification service answers). An attached window toasts the
+    /// ones the server names it to show and its desktop cannot (`take_window_toasts`).
+    pub(super) fn toasts_for_new_notifications(&self) -> bool {
+        self.remote.is_none() && self.store.is_some() && !self.lock_store().desktop_delivers()
+    }
+
+    /// The notifications the server named this attached window to show that its desktop did
+    /// not (no notification service here): toasts.
+    pub(super) fn take_window_toasts(&self) -> Vec<berth_server::view::NotificationView> {
+        self.remote.as_ref().map(Remote::take_toasts).unwrap_or_default()
     }
 
     /// A pane's shared state (its terminal), if it has a live one.
@@ -888,17 +925,27 @@ impl App {
             panes,
             dividers,
             background: self.palette.bg,
-            tab_bar: Some(chrome::tab_bar(list, view, grid_cols, self.renaming.editing())),
+            tab_bar: Some(self.tab_bar(list, view)),
             switcher,
             banner: self.banner.clone(),
             sidebar: self.sidebar_layout(list).map(|l| l.scene),
             review: self.review_scene(),
+            inbox: self.inbox_scene(list),
+            toast: self.toast_scene(),
         }
+    }
+
+    /// The tab bar of the shown tab, with the inbox's affordance at its right end (the frame
+    /// draws it and clicks hit it).
+    pub(super) fn tab_bar(&self, list: &StateView, view: &TabView) -> render::TabBarScene {
+        let cols = view.size.cols.max(self.grid.cols);
+        chrome::tab_bar(list, view, cols, self.renaming.editing(), &self.inbox_label(list))
     }
 
     /// Draws a frame of the shown tab.
     fn draw(&mut self, event_loop: &ActiveEventLoop) {
         let wake_only = self.frames.begin();
+        self.refresh_inbox();
         // One reading of the Store's state per frame (it probes every pane's process).
         let mut list = self.state_view();
         self.sidebar.workspaces = list.workspaces.len();
@@ -940,7 +987,9 @@ impl App {
             .panes
             .iter()
             .any(|p| p.header.lifecycle.as_deref().is_some_and(|l| l.contains("working")));
-        self.frames.keep_clocks(blinking && self.input.window_focused, working, Instant::now());
+        // A toast keeps the clock going so that it goes in time.
+        let ticking = working || self.inbox.toasting(Instant::now());
+        self.frames.keep_clocks(blinking && self.input.window_focused, ticking, Instant::now());
         if self.frames.unchanged(wake_only, &scene) {
             return;
         }
@@ -1030,12 +1079,17 @@ fn spawn_bus_forwarder(
     waker: Waker,
     raise: RaiseRequest,
     review: ReviewRequest,
+    seen: Arc<AtomicU64>,
 ) {
     let mut events = embedded.bus.subscribe();
     let spawned = std::thread::Builder::new().name("berth-window-events".into()).spawn(move || {
         while let Some(delivery) = events.blocking_recv() {
             // The bus carries typed events: nothing to decode.
-            match delivery.event() {
+            let event = delivery.event();
+            if !matches!(event, Some(Event::PaneOutput { .. })) {
+                seen.fetch_add(1, Ordering::AcqRel);
+            }
+            match event {
                 Some(Event::NotificationActivated { activation_token, .. }) => {
                     raise.request(activation_token.clone());
                 }

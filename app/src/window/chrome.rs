@@ -71,12 +71,14 @@ pub struct TabRename {
 pub const MAX_TAB_TITLE: usize = 64;
 
 /// The tab bar of the shown tab's workspace, `cols` wide, on window row 0, with the title
-/// being edited, if any.
+/// being edited, if any, and `inbox` (the inbox's affordance: `2 unread`) first at its right
+/// end, where a click opens the inbox.
 pub fn tab_bar(
     list: &StateView,
     view: &TabView,
     cols: u16,
     rename: Option<&TabRename>,
+    inbox: &str,
 ) -> TabBarScene {
     let Some(ws) = list.workspaces.iter().find(|w| w.id == view.workspace_id) else {
         return TabBarScene::default();
@@ -90,6 +92,9 @@ pub fn tab_bar(
     }
     if elsewhere > 0 {
         right = format!("● {elsewhere} elsewhere  {right}");
+    }
+    if !inbox.is_empty() {
+        right = format!("{inbox}  {right}");
     }
     // The workspace's name keeps a place at the right end (at most a third of the bar, where
     // it is cut short); tabs take what is left.
@@ -146,12 +151,23 @@ pub enum TabBarHit {
     Tab(usize),
     /// The close button of the tab at this index.
     Close(usize),
+    /// The text at the right end (the inbox's affordance and the workspace's name): it opens
+    /// the inbox.
+    Right,
     /// Nothing.
     Nothing,
 }
 
-/// The tab (or close button) under column `col`.
-pub fn tab_bar_hit(bar: &TabBarScene, col: u16) -> TabBarHit {
+/// The tab (or close button, or the right end's text) under column `col` of a bar `cols`
+/// wide.
+pub fn tab_bar_hit(bar: &TabBarScene, col: u16, cols: u16) -> TabBarHit {
+    // Where `render/chrome.rs` puts the right end's text: flush right, after the last tab.
+    let right_w = u16::try_from(render::str_width(&bar.right)).unwrap_or(u16::MAX);
+    let used = bar.tabs.last().map_or(0, |t| t.cols.end);
+    let from = cols.saturating_sub(right_w.saturating_add(1)).max(used + 1);
+    if !bar.right.is_empty() && (from..from.saturating_add(right_w)).contains(&col) {
+        return TabBarHit::Right;
+    }
     for (i, tab) in bar.tabs.iter().enumerate() {
         if tab.cols.contains(&col) {
             return if col + CLOSE_COLS >= tab.cols.end {
@@ -360,6 +376,7 @@ pub fn switcher_scene(
         query: switcher.query.clone(),
         entries: entries.iter().skip(first).take(shown).map(|(_, e)| e.clone()).collect(),
         selected: selected - first,
+        ..SwitcherScene::default()
     }
 }
 
@@ -505,18 +522,23 @@ pub(super) mod tests {
     fn the_tab_bar_lists_tabs_with_unread_counts() {
         let list = list();
         let view = TabView::active(&list).expect("a tab");
-        let bar = tab_bar(&list, &view, 100, None);
+        let bar = tab_bar(&list, &view, 100, None, "3 unread");
         let titles: Vec<&str> = bar.tabs.iter().map(|t| t.title.as_str()).collect();
         assert_eq!(titles, [" 1 agents", " 2 title-3"]);
         assert_eq!(bar.tabs[0].attention, 1);
         assert!(bar.tabs[0].active && !bar.tabs[1].active);
-        assert_eq!(bar.right, "● 1 elsewhere  berth [1/2]");
+        assert_eq!(bar.right, "3 unread  ● 1 elsewhere  berth [1/2]");
         // Tabs do not overlap and the close button is the last two columns of each.
         assert!(bar.tabs[0].cols.end < bar.tabs[1].cols.start);
         let close = bar.tabs[0].cols.end - 1;
-        assert_eq!(tab_bar_hit(&bar, close), TabBarHit::Close(0));
-        assert_eq!(tab_bar_hit(&bar, bar.tabs[1].cols.start), TabBarHit::Tab(1));
-        assert_eq!(tab_bar_hit(&bar, 99), TabBarHit::Nothing);
+        assert_eq!(tab_bar_hit(&bar, close, 100), TabBarHit::Close(0));
+        assert_eq!(tab_bar_hit(&bar, bar.tabs[1].cols.start, 100), TabBarHit::Tab(1));
+        assert_eq!(tab_bar_hit(&bar, bar.tabs[1].cols.end + 1, 100), TabBarHit::Nothing);
+        // The right end's text (the inbox's affordance first) opens the inbox.
+        let right = 100 - 1 - render::str_width(&bar.right) as u16;
+        assert_eq!(tab_bar_hit(&bar, right, 100), TabBarHit::Right);
+        assert_eq!(tab_bar_hit(&bar, 98, 100), TabBarHit::Right);
+        assert_eq!(tab_bar_hit(&bar, 99, 100), TabBarHit::Nothing);
         assert_eq!(drop_index(&bar, 99), Some(1));
         assert_eq!(drop_index(&bar, 0), Some(0));
     }
@@ -527,11 +549,11 @@ pub(super) mod tests {
         let view = TabView::active(&list).expect("a tab");
         let tab_2 = TabId::parse("tab_2").expect("a tab id");
         let rename = TabRename { tab: tab_2.clone(), text: "logs".into() };
-        let bar = tab_bar(&list, &view, 100, Some(&rename));
+        let bar = tab_bar(&list, &view, 100, Some(&rename), "");
         assert_eq!(bar.tabs[1].title, " 2 logs▏");
         assert!(bar.tabs[1].editing && !bar.tabs[0].editing);
         let long = TabRename { tab: tab_2, text: "x".repeat(40) + "END" };
-        let bar = tab_bar(&list, &view, 200, Some(&long));
+        let bar = tab_bar(&list, &view, 200, Some(&long), "");
         assert!(bar.tabs[1].title.ends_with("END▏"), "{}", bar.tabs[1].title);
     }
 
@@ -539,7 +561,7 @@ pub(super) mod tests {
     fn a_narrow_tab_bar_drops_tabs_that_do_not_fit() {
         let list = list();
         let view = TabView::active(&list).expect("a tab");
-        let bar = tab_bar(&list, &view, 40, None);
+        let bar = tab_bar(&list, &view, 40, None, "");
         assert_eq!(bar.tabs.len(), 1);
         assert!(bar.tabs[0].cols.end <= 40);
     }

@@ -1,5 +1,6 @@
 //! Input that lands on the window's chrome: clicks, drags and the wheel on the tab bar (a
-//! click while the switcher is open goes to it), clicks on a decision card's buttons,
+//! click while the inbox or the switcher is open goes to it, one on the bar's right end opens
+//! the inbox), clicks on a decision card's buttons,
 //! scrolling a tombstone's tail, and the one key that resumes a tombstone.
 //!
 //! It owns turning those into Store commands (`pane.focus`, `tab.move`, `tab.close`,
@@ -42,6 +43,9 @@ impl App {
     pub(super) fn chrome_press(&mut self, button: MouseButton) -> bool {
         let Some(((col, row), _)) = self.pointer_window_cell() else { return false };
         let (col, row) = (col.max(0) as u16, row.max(0) as u16);
+        if self.inbox_press(button) {
+            return true;
+        }
         if self.switcher.is_open() {
             let list = self.state_view();
             let grid = (self.grid.cols, self.grid.rows);
@@ -58,13 +62,15 @@ impl App {
         }
         let Some(view) = self.view() else { return true };
         let list = self.state_view();
-        let bar = chrome::tab_bar(&list, &view, self.grid.cols, self.renaming.editing());
+        let bar = self.tab_bar(&list, &view);
+        let cols = view.size.cols.max(self.grid.cols);
         // The bar lists the workspace's tabs in order, from the first.
         let tab_of = |i: usize| {
             let ws = list.workspaces.iter().find(|w| w.id == view.workspace_id)?;
             ws.tabs.get(i).cloned()
         };
-        match (chrome::tab_bar_hit(&bar, col), button) {
+        match (chrome::tab_bar_hit(&bar, col, cols), button) {
+            (TabBarHit::Right, MouseButton::Left) => self.toggle_inbox(),
             (TabBarHit::Tab(i), MouseButton::Left) => {
                 let now = Instant::now();
                 let double = self
@@ -167,7 +173,7 @@ impl App {
         }
         let Some(view) = self.view() else { return };
         let list = self.state_view();
-        let bar = chrome::tab_bar(&list, &view, self.grid.cols, self.renaming.editing());
+        let bar = self.tab_bar(&list, &view);
         let Some(to) = chrome::drop_index(&bar, col.max(0) as u16) else { return };
         if to == from {
             return;

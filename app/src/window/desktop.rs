@@ -64,6 +64,12 @@ impl WindowDesktop {
         Some(WindowDesktop { notifier: DesktopHandle(notifier), _runtime: runtime })
     }
 
+    /// Whether this desktop's notification service has answered (so what was shown was
+    /// seen): until it has, the window also shows a toast.
+    pub(super) fn confirmed(&self) -> bool {
+        self.notifier.0.status().service_available
+    }
+
     /// Shows one of the server's notifications (its id is the key a click reports back).
     pub(super) fn show(&self, notification: &NotificationView) {
         self.notifier.show(&StoredNotification::from(notification), None);

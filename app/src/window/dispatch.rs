@@ -63,6 +63,7 @@ impl App {
             search: self.search.is_open() || self.server_search.is_open(),
             switcher: self.switcher.is_open(),
             rename: self.renaming.editing().is_some(),
+            inbox: self.inbox.is_open(),
         };
         let pressed = event.state == ElementState::Pressed;
         let text = event.text.as_deref();
@@ -90,6 +91,7 @@ impl App {
                 let intents = self.renaming.key(key, text, self.input.mods);
                 self.apply(intents);
             }
+            KeyRoute::Inbox(action) => self.inbox_key(key, text, action),
             // A decision chord answers the focused pane's card (one for an answer the card does
             // not offer does nothing); with no card it is the program's key like any unbound
             // chord.
@@ -243,6 +245,19 @@ impl App {
                 self.redraw();
             }
             Action::Review => self.open_review_here(),
+            Action::Inbox => self.toggle_inbox(),
+            Action::NewWorkspace => {
+                let intents = self.switcher.open_new();
+                self.apply(intents);
+            }
+            Action::RenameWorkspace | Action::CloseWorkspace => {
+                let list = self.state_view();
+                let intents = match action {
+                    Action::RenameWorkspace => self.switcher.open_rename(&list, &view.workspace_id),
+                    _ => self.switcher.close(&list, &view.workspace_id),
+                };
+                self.apply(intents);
+            }
             Action::RenameTab => {
                 let list = self.state_view();
                 let intents = self.renaming.start(&list, &view.tab_id);

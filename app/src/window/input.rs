@@ -3,7 +3,7 @@
 //! Owns the modifiers held, the pointer's position, window focus, the clipboard, click
 //! counting, what a held button is doing (a selection, a divider or tab drag, a report to the
 //! program), IME composition and wheel remainders; and the routing of a key press
-//! ([`InputState::route_key`]): to the search, the switcher, the tab rename, a chord's action
+//! ([`InputState::route_key`]): to the search, the switcher, the tab rename, the inbox, a chord's action
 //! of the keymap, or the focused pane. It must not act on a key: `dispatch.rs` carries out
 //! what the route names.
 
@@ -65,6 +65,8 @@ pub(super) struct KeyTakers {
     pub(super) switcher: bool,
     /// A tab title being edited.
     pub(super) rename: bool,
+    /// The inbox.
+    pub(super) inbox: bool,
 }
 
 /// Where a key press goes.
@@ -79,6 +81,8 @@ pub(super) enum KeyRoute {
     Switcher(Option<Action>),
     /// To the tab title being edited.
     Rename,
+    /// To the open inbox, with the chord's action if the key is one.
+    Inbox(Option<Action>),
     /// A chord of the keymap.
     Action(Action),
     /// To the focused pane (its program, or a tombstone's resume key).
@@ -110,7 +114,8 @@ impl InputState {
         if !pressed {
             // A release goes to the pane, whose program may have asked for releases (the kitty
             // keyboard protocol's flag 2), unless something else takes keys or it ends a chord.
-            let taken = open.search || open.switcher || open.rename || action.is_some();
+            let taken =
+                open.search || open.switcher || open.rename || open.inbox || action.is_some();
             return if taken { KeyRoute::Ignored } else { KeyRoute::Release };
         }
         // While a search is open, keys edit its query (window chords still run).
@@ -122,6 +127,9 @@ impl InputState {
         }
         if open.rename {
             return KeyRoute::Rename;
+        }
+        if open.inbox {
+            return KeyRoute::Inbox(action);
         }
         action.map_or(KeyRoute::Pane, KeyRoute::Action)
     }
@@ -172,6 +180,7 @@ mod tests {
         let search = KeyTakers { search: true, ..KeyTakers::default() };
         let switcher = KeyTakers { switcher: true, ..KeyTakers::default() };
         let rename = KeyTakers { rename: true, ..KeyTakers::default() };
+        let inbox = KeyTakers { inbox: true, ..KeyTakers::default() };
         let e = Key::Character("E");
         let cases: &[(KeyTakers, ModifiersState, Key<&str>, KeyRoute)] = &[
             (nothing, CTRL_SHIFT, e.clone(), KeyRoute::Action(Action::SplitRight)),
@@ -202,12 +211,16 @@ mod tests {
                 KeyRoute::Switcher(Some(Action::Switcher)),
             ),
             (switcher, CTRL_SHIFT, e.clone(), KeyRoute::Switcher(Some(Action::SplitRight))),
+            // The inbox takes every key and learns the chord's action.
+            (inbox, NONE, Key::Character("x"), KeyRoute::Inbox(None)),
+            (inbox, CTRL_SHIFT, Key::Character("I"), KeyRoute::Inbox(Some(Action::Inbox))),
+            (nothing, CTRL_SHIFT, Key::Character("i"), KeyRoute::Action(Action::Inbox)),
             // A tab rename takes every key, chords included.
             (rename, NONE, Key::Named(NamedKey::Enter), KeyRoute::Rename),
             (rename, CTRL_SHIFT, e.clone(), KeyRoute::Rename),
             // With the search and the switcher open, a plain key is the search's.
             (
-                KeyTakers { search: true, switcher: true, rename: false },
+                KeyTakers { search: true, switcher: true, rename: false, inbox: false },
                 NONE,
                 Key::Character("x"),
                 KeyRoute::Search,

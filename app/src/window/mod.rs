@@ -25,6 +25,10 @@ mod dispatch;
 mod fixtures;
 mod frame_text;
 mod frames;
+mod inbox;
+mod inbox_input;
+#[cfg(test)]
+mod inbox_tests;
 mod input;
 mod intent;
 pub mod keys;

@@ -105,7 +105,17 @@ struct Shared {
     /// The shortest time between two pulls that brought a change, in µs: one refresh of the
     /// window's monitor (0: [`MIN_PULL`]).
     min_pull_us: AtomicU64,
+    /// How many events other than pane output came (the inbox lists the notifications again
+    /// when it changed).
+    events_seen: AtomicU64,
+    /// Notifications the server named this window to show that this desktop did not (no
+    /// notification service answered yet, or desktop notifications are off here): the
+    /// window shows them as toasts. Bounded: the oldest go past [`MAX_TOASTS`].
+    toasts: Mutex<Vec<berth_server::view::NotificationView>>,
 }
+
+/// The most toasts held for the window (it takes them at its next frame).
+const MAX_TOASTS: usize = 8;
 
 impl Shared {
     fn ask_refresh(&self) {
@@ -181,6 +191,16 @@ impl Remote {
             shared,
             input,
         })
+    }
+
+    /// How many events other than pane output came so far.
+    pub(super) fn events_seen(&self) -> u64 {
+        self.shared.events_seen.load(Ordering::Acquire)
+    }
+
+    /// The notifications to show as toasts since the last call (`Shared::toasts`).
+    pub(super) fn take_toasts(&self) -> Vec<berth_server::view::NotificationView> {
+        std::mem::take(&mut *self.shared.toasts.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// The task whose review view `berth review` asked for since the last call, if any.
@@ -468,13 +488,26 @@ fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Wak
                 }
                 if let Event::NotificationDesktop { notification, window } = &event {
                     let mine = *window != 0 && *window == shared.window_id.load(Ordering::Acquire);
+                    let mut shown = false;
                     if mine && shared.desktop_allowed.load(Ordering::Acquire) {
                         let started =
                             desktop.get_or_insert_with(|| WindowDesktop::start(socket.into()));
                         if let Some(desktop) = started {
                             desktop.show(notification);
+                            shown = desktop.confirmed();
                         }
                     }
+                    if mine && !shown {
+                        // No desktop here showed it (none answers, or none yet): a toast.
+                        let mut toasts = shared.toasts.lock().unwrap_or_else(|p| p.into_inner());
+                        if toasts.len() == MAX_TOASTS {
+                            toasts.remove(0);
+                        }
+                        toasts.push((**notification).clone());
+                    }
+                }
+                if !matches!(event, Event::PaneOutput { .. }) {
+                    shared.events_seen.fetch_add(1, Ordering::AcqRel);
                 }
                 if let Event::PaneOutput { pane } = &event {
                     // Output changes only the frames: the puller fetches a shown pane's and

@@ -107,6 +107,13 @@ impl Store {
         id
     }
 
+    /// Whether this server shows notifications on a desktop itself (its desktop sink runs and
+    /// the notification service answered its last attempt): the embedded window shows a toast
+    /// for a new one when it does not.
+    pub fn desktop_delivers(&self) -> bool {
+        self.desktop.as_ref().is_some_and(DesktopHandle::delivers)
+    }
+
     /// Withdraws a kitty notification (`p=close`).
     pub(crate) fn close_kitty_notification(&mut self, pane: &PaneId, kitty_id: &str) {
         for id in self.notifications.remove_kitty(pane, kitty_id) {
