@@ -21,6 +21,7 @@ pub mod clipboard;
 mod decisions;
 mod desktop;
 mod dispatch;
+mod embedded_link;
 #[cfg(test)]
 mod fixtures;
 mod frame_text;
@@ -39,9 +40,8 @@ mod review_input;
 mod review_link;
 mod search;
 pub mod selection;
-mod server_search;
+mod server_link;
 pub mod sidebar;
-mod source;
 mod switcher;
 mod tombstones;
 pub mod view;
