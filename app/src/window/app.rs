@@ -37,10 +37,10 @@ use winit::window::{Window, WindowId};
 
 use super::chrome::{self, TAB_BAR_ROWS};
 use super::decisions;
+use super::embedded_link::EmbeddedLink;
 use super::frames::FrameSchedule;
 use super::input::InputState;
 use super::latency::LatencyTrace;
-use super::embedded_link::EmbeddedLink;
 use super::links::{LinkSource, LinkState};
 use super::remote::SocketLink;
 use super::rename::TabRenamer;

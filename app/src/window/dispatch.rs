@@ -617,9 +617,13 @@ impl App {
 
     /// Ctrl+Shift+F on `pane`: opens the search there (a pane with a live terminal).
     fn open_search(&mut self, pane: &PaneId) {
-        // A pane with no live terminal has no frame: nothing to search.
-        let Some(frame) = self.pane_frame(pane) else { return };
-        self.search.open(pane, Some(&frame));
+        // A live pane (whose first frame may not have come through a socket yet); a
+        // tombstone has no terminal to search.
+        let frame = self.pane_frame(pane);
+        if frame.is_none() && self.pane_state(pane) != Some(RestoreState::Live) {
+            return;
+        }
+        self.search.open(pane, frame.as_ref());
     }
 
     /// Follows the pointer over a pane's screen: with Ctrl held, the link under it is

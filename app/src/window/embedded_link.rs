@@ -18,13 +18,13 @@ use berth_engine::model::RestoreState;
 use berth_engine::terminal::PaneTerminal;
 use berth_server::client::decode_event_line;
 use berth_server::commands::{Command, ReadSpec, Reply};
+use berth_server::error::CommandError;
 use berth_server::event::Event;
 use berth_server::pane_search::{self, SearchReply, SearchRequest, WireMatch};
 use berth_server::persist::task_record::TaskRecord;
 use berth_server::screen::PaneFrame;
 use berth_server::store::{Internal, Store, WindowView};
 use berth_server::view::StateView;
-use berth_server::error::CommandError;
 use berth_server::{EmbeddedServer, Server, UiRequest};
 
 use super::keys::KeyModes;
@@ -60,8 +60,7 @@ impl EmbeddedLink {
         let review_requests = ReviewRequest::default();
         spawn_bus_forwarder(&server, waker, raise, review_requests.clone());
         let store = server.store.clone();
-        let link =
-            Self { server, store, review_requests, searches: RefCell::new(HashMap::new()) };
+        let link = Self { server, store, review_requests, searches: RefCell::new(HashMap::new()) };
         let _ = link.lock().execute(Internal::SetHeaderRows(header_rows));
         Ok(link)
     }
@@ -146,8 +145,7 @@ impl ServerLink for EmbeddedLink {
     }
 
     fn offset(&self, pane: &PaneId) -> u32 {
-        self.with_term(pane, |t| u32::try_from(t.display_offset()).unwrap_or(u32::MAX))
-            .unwrap_or(0)
+        self.with_term(pane, |t| u32::try_from(t.display_offset()).unwrap_or(u32::MAX)).unwrap_or(0)
     }
 
     fn set_search(&self, pane: &PaneId, query: Option<&str>) {

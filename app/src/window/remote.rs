@@ -1,4 +1,6 @@
-//! The window attached to a server in another process, through its socket.
+//! The socket link (`SocketLink`, behind `server_link.rs`'s `ServerLink`): the window
+//! attached to a server in another process, through its socket (a local one, or one
+//! forwarded from another machine by `berth attach ssh://…`).
 //!
 //! Owns five connections: one for the window's commands (answered in order on the event
 //! loop's thread), one for input (`pane.input`, sent in order by a thread of its own so the

@@ -27,8 +27,7 @@ use super::frame_text::{match_spans, view_top};
 use super::server_link::ServerLink;
 use crate::render::SearchScene;
 
-/// What a key does to an open search: the same in the embedded window's search and the
-/// attached window's (`server_search.rs`).
+/// What a key does to an open search.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum SearchKey {
     /// Esc: close the search, leaving the view where it is.
@@ -304,7 +303,7 @@ mod tests {
     }
 
     #[test]
-    fn keys_do_the_same_in_both_windows_searches() {
+    fn keys_do_what_the_search_bar_says() {
         let none = ModifiersState::empty();
         let cases: &[(Key<&str>, Option<&str>, ModifiersState, SearchKey)] = &[
             (Key::Named(NamedKey::Escape), None, none, SearchKey::Close),
