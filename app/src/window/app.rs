@@ -1,19 +1,20 @@
 //! The winit application: window and renderer lifetime, frames, layout sync and screenshots.
 //!
-//! Owns the window, the renderer, the embedded server handle and the window-local state
-//! (grid size, font size, zoom, cursor blink, the config in use and its error banner). A frame
-//! is drawn only when something changed: a wake-up from the server's event bus, input, a
-//! resize, the cursor's blink, or the config file. It must not change server state except
-//! through `Store::execute` (and the Store's settings the config file owns: scrollback of new
-//! panes, desktop notifications). The window's parts own their state (`input.rs`,
-//! `selection.rs` and `frame_text.rs`, `search.rs` and `server_search.rs`, `links.rs`,
+//! Owns the window, the renderer, the window's link to its server (`server_link.rs`: the
+//! embedded one or one through a socket; the window never holds a Store) and the
+//! window-local state (grid size, font size, zoom, cursor blink, the config in use and its
+//! error banner). A frame is drawn only when something changed: a wake-up from the server's
+//! event bus, input, a resize, the cursor's blink, or the config file. It must not change
+//! server state except through its link's commands (and the settings the config file owns:
+//! scrollback of new panes, desktop notifications). The window's parts own their state
+//! (`input.rs`, `selection.rs` and `frame_text.rs`, `search.rs`, `links.rs`,
 //! `switcher.rs`, `rename.rs`, `tombstones.rs`, `frames.rs`) and return intents; `dispatch.rs` routes input to them and carries the
 //! intents out. No part imports this file.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use alacritty_terminal::term::TermMode;
@@ -21,13 +22,11 @@ use anyhow::Result;
 use berth_engine::ids::{PaneId, TabId};
 use berth_engine::layout::CellSize;
 use berth_engine::model::RestoreState;
-use berth_engine::terminal::PaneTerminal;
 use berth_server::commands::{Command, Reply, SpawnRequest, WorkspaceSelector};
-use berth_server::event::Event;
 use berth_server::notifications::DesktopPolicy;
-use berth_server::store::{Internal, Store, WindowView};
+use berth_server::store::WindowView;
 use berth_server::view::StateView;
-use berth_server::{EmbeddedServer, Server, UiRequest};
+use berth_server::{Server, UiRequest};
 use winit::application::ApplicationHandler;
 use winit::dpi::LogicalSize;
 use winit::event::WindowEvent;
@@ -38,20 +37,20 @@ use winit::window::{Window, WindowId};
 
 use super::chrome::{self, TAB_BAR_ROWS};
 use super::decisions;
+use super::embedded_link::EmbeddedLink;
 use super::frames::FrameSchedule;
 use super::inbox::Inbox;
 use super::input::InputState;
 use super::latency::LatencyTrace;
 use super::links::{LinkSource, LinkState};
-use super::remote::Remote;
+use super::remote::SocketLink;
 use super::rename::TabRenamer;
 use super::review::OpenReview;
-use super::review_link::{ReviewLink, ReviewRequest};
+use super::review_link::ReviewLink;
 use super::search::Search;
 use super::selection::PaneSelection;
-use super::server_search::ServerSearch;
+use super::server_link::{LinkSettings, ServerLink};
 use super::sidebar::{self, SidebarLayout, SidebarState};
-use super::source::FrameSource;
 use super::switcher::WorkspaceSwitcher;
 use super::tombstones::Tombstones;
 use super::view::{TabView, HEADER_ROWS};
@@ -84,10 +83,9 @@ pub enum Start {
 /// The window application.
 pub struct App {
     start: Option<Start>,
-    embedded: Option<EmbeddedServer>,
-    pub(super) store: Option<Arc<Mutex<Store>>>,
-    /// The server in another process, when attached (`remote.rs`).
-    pub(super) remote: Option<Remote>,
+    /// The window's links to its servers (`server_link.rs`): one now, the embedded server or
+    /// one through a socket (`remote.rs`); the first is the one the window shows.
+    pub(super) servers: Vec<Box<dyn ServerLink>>,
     /// Whether this window was the most recently active one (opened, resized, focused,
     /// typed or clicked in since its last layout sync): with several windows on one server,
     /// only that one gives the shown tab its size (tmux's `window-size latest`).
@@ -105,11 +103,8 @@ pub struct App {
     pub(super) input: InputState,
     /// The selection, if any, by line over the pane's frames (`window/selection.rs`).
     pub(super) selection: Option<PaneSelection>,
-    /// Search in the focused pane (`window/search.rs`).
+    /// Search in the focused pane, through the link (`window/search.rs`).
     pub(super) search: Search,
-    /// Search in the focused pane of an attached window, done by the server
-    /// (`window/server_search.rs`).
-    pub(super) server_search: ServerSearch,
     /// The link under the pointer while Ctrl is held (`window/links.rs`).
     pub(super) links: LinkState,
     title: String,
@@ -149,16 +144,10 @@ pub struct App {
     pub(super) review_serial: u64,
     /// The review view's thread on the socket, started with the first view.
     pub(super) review_link: Option<ReviewLink>,
-    /// `berth review` asked the embedded window for a task's review (the bus forwarder sets
-    /// it).
-    pub(super) review_requests: ReviewRequest,
     /// Key-to-frame times for the benchmarks (`BERTH_LATENCY_TRACE`; `latency.rs`).
     latency: LatencyTrace,
     /// The inbox of notifications and requests, and the toast (`inbox.rs`, `inbox_input.rs`).
     pub(super) inbox: Inbox,
-    /// How many events other than pane output the embedded server published (the bus
-    /// forwarder counts them): the inbox lists the notifications again when it changed.
-    events_seen: Arc<AtomicU64>,
 }
 
 impl App {
@@ -175,9 +164,7 @@ impl App {
         };
         Self {
             start: Some(start),
-            embedded: None,
-            store: None,
-            remote: None,
+            servers: Vec::new(),
             size_claim: true,
             waker,
             display,
@@ -191,7 +178,6 @@ impl App {
             input: InputState::new(),
             selection: None,
             search: Search::default(),
-            server_search: ServerSearch::default(),
             links: LinkState::default(),
             title: String::new(),
             had_panes: false,
@@ -211,10 +197,8 @@ impl App {
             review: None,
             review_serial: 0,
             review_link: None,
-            review_requests: ReviewRequest::default(),
             latency: LatencyTrace::from_env(),
             inbox: Inbox::default(),
-            events_seen: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -223,8 +207,8 @@ impl App {
     pub fn finish(mut self) -> Result<ExitCode> {
         self.renderer = None;
         self.window = None;
-        if let Some(embedded) = self.embedded.take() {
-            embedded.shutdown();
+        for link in self.servers.drain(..) {
+            link.shutdown();
         }
         match self.fatal.take() {
             Some(err) => Err(err),
@@ -289,24 +273,21 @@ impl App {
             Start::Attach(socket) => {
                 self.socket = Some(socket.clone());
                 let desktop = self.config.notifications.policy() != DesktopPolicy::Off;
-                let remote = Remote::connect(
+                let remote = SocketLink::connect(
                     &socket,
                     HEADER_ROWS,
                     self.waker.clone(),
-                    {
-                        let raise = self.raise_requested.clone();
-                        Box::new(move |token| raise.request(token))
-                    },
+                    self.raise_requested.callback(),
                     desktop,
                 )
                 .map_err(|e| anyhow::anyhow!("cannot attach to {}: {e}", socket.display()))?;
                 if let Some(mhz) =
                     window.current_monitor().and_then(|m| m.refresh_rate_millihertz())
                 {
-                    remote.set_refresh(mhz);
+                    ServerLink::set_refresh(&remote, mhz);
                 }
                 tracing::info!(socket = %socket.display(), "attached to the server");
-                self.remote = Some(remote);
+                self.servers.push(Box::new(remote));
                 self.update_grid();
                 self.first_start();
                 window.request_redraw();
@@ -314,24 +295,9 @@ impl App {
             }
         };
         self.socket = Some(server.socket_path());
-        let embedded = server.spawn_background().map_err(|e| anyhow::anyhow!("{e}"))?;
-        let waker = self.waker.clone();
-        embedded.set_ui_waker(Box::new(move || {
-            waker.wake();
-        }));
-        let requests = self.review_requests.clone();
-        let seen = self.events_seen.clone();
-        spawn_bus_forwarder(
-            &embedded,
-            self.waker.clone(),
-            self.raise_requested.clone(),
-            requests,
-            seen,
-        );
-        let store = embedded.store.clone();
-        self.embedded = Some(embedded);
-        self.store = Some(store);
-        let _ = self.lock_store().execute(Internal::SetHeaderRows(HEADER_ROWS));
+        let raise = self.raise_requested.callback();
+        let embedded = EmbeddedLink::start(server, HEADER_ROWS, self.waker.clone(), raise)?;
+        self.servers.push(Box::new(embedded));
         self.apply_store_settings();
 
         self.update_grid();
@@ -356,103 +322,51 @@ impl App {
         self.exec(Command::PaneSpawn { workspace, spawn });
     }
 
-    /// The Store, locked. A poisoned lock still holds consistent state (the Store's own
-    /// invariant), so it is used as is.
-    pub(super) fn lock_store(&self) -> MutexGuard<'_, Store> {
-        // `store` is set in `start` before any caller runs; callers before that are a bug.
-        let store = self.store.as_ref().expect("the store is set when the window starts");
-        store.lock().unwrap_or_else(|p| p.into_inner())
+    /// The link to the server the window shows (`server_link.rs`); `None` before the window
+    /// started.
+    pub(super) fn link(&self) -> Option<&dyn ServerLink> {
+        self.servers.first().map(|l| l.as_ref())
     }
 
-    /// The server's state: the embedded Store's view, or the attached server's.
+    /// The server's state as the link has it.
     pub(super) fn state_view(&self) -> StateView {
-        match &self.remote {
-            Some(remote) => remote.view(),
-            None => self.lock_store().view(),
-        }
+        self.link().map(|l| l.view()).unwrap_or_default()
     }
 
     /// A pane's restore state.
     pub(super) fn pane_state(&self, pane: &PaneId) -> Option<RestoreState> {
-        match &self.remote {
-            Some(remote) => remote
-                .view()
-                .workspaces
-                .iter()
-                .flat_map(|w| w.tabs.iter())
-                .flat_map(|t| t.panes.iter())
-                .find(|p| &p.id == pane)
-                .map(|p| p.state),
-            None => self.lock_store().pane_state(pane),
-        }
+        self.link()?.pane_state(pane)
     }
 
     /// How many lines a tombstone's tail has.
     pub(super) fn pane_tail_len(&self, pane: &PaneId) -> Option<usize> {
-        match &self.remote {
-            // Only a tombstone has a tail (a live pane's text is its frame).
-            Some(_) if self.pane_state(pane) == Some(RestoreState::Live) => None,
-            Some(remote) => remote.tail(pane).map(|t| t.len()),
-            None => self.lock_store().pane_tail_len(pane),
-        }
+        self.link()?.tail_len(pane)
     }
 
     /// A tombstone's tail as styled lines.
     pub(super) fn pane_tail(&self, pane: &PaneId) -> Option<Vec<String>> {
-        match &self.remote {
-            Some(_) if self.pane_state(pane) == Some(RestoreState::Live) => None,
-            Some(remote) => remote.tail(pane),
-            None => self.lock_store().pane_tail(pane),
-        }
+        self.link()?.tail(pane)
     }
 
-    /// Where the shown panes' frames come from (`source.rs`).
-    pub(super) fn frame_source(&self) -> Option<&dyn FrameSource> {
-        match (&self.remote, &self.store) {
-            (Some(remote), _) => Some(remote),
-            (None, Some(store)) => Some(store),
-            (None, None) => None,
-        }
+    /// A pane's frame: captured now (embedded) or as it last arrived (socket).
+    pub(super) fn pane_frame(&self, pane: &PaneId) -> Option<berth_server::screen::PaneFrame> {
+        self.link()?.frame(pane)
     }
 
     /// The terminal modes of a pane (app cursor, mouse, bracketed paste, focus reports, the
     /// keyboard protocol), from its terminal or the last frame the server sent.
     pub(super) fn pane_modes(&self, pane: &PaneId) -> Option<TermMode> {
-        match &self.remote {
-            Some(remote) => remote.frame(pane).map(|f| TermMode::from_bits_truncate(f.meta.modes)),
-            None => self.with_term(pane, |t| *t.term().mode()),
-        }
+        self.link()?.modes(pane)
     }
 
     /// What key encoding needs of a pane's modes, from its terminal or its last frame.
     pub(super) fn pane_key_modes(&self, pane: &PaneId) -> Option<super::keys::KeyModes> {
-        match &self.remote {
-            Some(remote) => remote.frame(pane).map(|f| {
-                let mode = TermMode::from_bits_truncate(f.meta.modes);
-                super::keys::KeyModes {
-                    app_cursor: mode.contains(TermMode::APP_CURSOR),
-                    app_keypad: mode.contains(TermMode::APP_KEYPAD),
-                    kitty_flags: f.meta.keyboard_flags,
-                    backarrow_bs: f.meta.backarrow_bs,
-                }
-            }),
-            None => self.with_term(pane, |t| super::keys::KeyModes {
-                app_cursor: t.app_cursor(),
-                app_keypad: t.term().mode().contains(TermMode::APP_KEYPAD),
-                kitty_flags: t.keyboard_flags(),
-                backarrow_bs: t.backarrow_sends_bs(),
-            }),
-        }
+        self.link()?.key_modes(pane)
     }
 
     /// Executes a command as the socket would and hands back its error's message.
     pub(super) fn exec_result(&self, cmd: Command) -> Result<Reply, String> {
-        if let Some(remote) = &self.remote {
-            return remote.execute(cmd);
-        }
-        let store = self.store.as_ref().ok_or("the window has no server")?;
-        let result = store.lock().unwrap_or_else(|p| p.into_inner()).execute(cmd);
-        result.map_err(|e| e.to_string())
+        self.link().ok_or("the window has no server")?.execute(cmd)
     }
 
     /// Executes a command as the socket would; failures are logged (the user sees the state).
@@ -461,15 +375,7 @@ impl App {
         let debug = format!("{cmd:?}");
         let name = debug.split([' ', '{', '(']).next().unwrap_or_default().to_owned();
         let input = matches!(cmd, Command::PaneSend { .. } | Command::PaneInput { .. });
-        let result = match (&self.remote, &self.store) {
-            (Some(remote), _) => remote.execute(cmd).map_err(|e| e.to_string()),
-            (None, Some(store)) => store
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .execute(cmd)
-                .map_err(|e| e.to_string()),
-            (None, None) => return None,
-        };
+        let result = self.link()?.execute(cmd);
         match result {
             Ok(value) => Some(value),
             // Typing into a pane whose program ended fails on every key; that is not news.
@@ -486,91 +392,39 @@ impl App {
 
     /// The tab the window shows, if there is one.
     pub(super) fn view(&self) -> Option<TabView> {
-        if self.remote.is_none() {
-            self.store.as_ref()?;
-        }
-        TabView::active(&self.state_view())
+        TabView::active(&self.link()?.view())
     }
 
-    /// The shown tab's focused pane, without building the whole state view (the embedded
-    /// Store answers it directly; keys ask on every press).
+    /// The shown tab's focused pane, without building the whole state view where the link
+    /// can answer it directly (the embedded Store does; keys ask on every press).
     pub(super) fn focused_pane(&self) -> Option<PaneId> {
-        match &self.remote {
-            Some(remote) => TabView::active(&remote.view()).map(|v| v.active_pane),
-            None => {
-                self.store.as_ref()?;
-                self.lock_store().focused_pane()
-            }
-        }
+        self.link()?.focused_pane()
     }
 
     /// How many events other than pane output the server sent so far (the inbox lists the
     /// notifications again when it changed).
     pub(super) fn server_events(&self) -> u64 {
-        match &self.remote {
-            Some(remote) => remote.events_seen(),
-            None => self.events_seen.load(Ordering::Acquire),
-        }
+        self.link().map_or(0, |l| l.events_seen())
     }
 
     /// Whether a new notification found in the list makes a toast: the embedded server's
     /// desktop shows none (no notification service answers). An attached window toasts the
     /// ones the server names it to show and its desktop cannot (`take_window_toasts`).
     pub(super) fn toasts_for_new_notifications(&self) -> bool {
-        self.remote.is_none() && self.store.is_some() && !self.lock_store().desktop_delivers()
+        self.link().is_some_and(|l| l.toasts_for_new_notifications())
     }
 
     /// The notifications the server named this attached window to show that its desktop did
     /// not (no notification service here): toasts.
     pub(super) fn take_window_toasts(&self) -> Vec<berth_server::view::NotificationView> {
-        self.remote.as_ref().map(Remote::take_toasts).unwrap_or_default()
+        self.link().map(|l| l.take_toasts()).unwrap_or_default()
     }
 
-    /// A pane's shared state (its terminal), if it has a live one.
-    pub(super) fn pane_shared(&self, pane: &PaneId) -> Option<Arc<berth_server::pane::PaneShared>> {
-        self.store.as_ref()?;
-        self.lock_store().pane_shared(pane)
-    }
-
-    /// Runs `f` on a pane's terminal.
-    pub(super) fn with_term<R>(
-        &self,
-        pane: &PaneId,
-        f: impl FnOnce(&PaneTerminal) -> R,
-    ) -> Option<R> {
-        let shared = self.pane_shared(pane)?;
-        let term = shared.term.lock();
-        Some(f(&term))
-    }
-
-    /// Runs `f` on a pane's terminal with write access (scrolling the view).
-    pub(super) fn with_term_mut<R>(
-        &self,
-        pane: &PaneId,
-        f: impl FnOnce(&mut PaneTerminal) -> R,
-    ) -> Option<R> {
-        let shared = self.pane_shared(pane)?;
-        let mut term = shared.term.lock();
-        Some(f(&mut term))
-    }
-
-    /// Sends input bytes to a pane, returning its view to the live screen first.
+    /// Sends input bytes to a pane, returning its view to the live screen first (bytes as
+    /// they are: legacy mouse reports past column 95 are not UTF-8).
     pub(super) fn send_bytes(&self, pane: &PaneId, bytes: Vec<u8>) {
-        self.with_term_mut(pane, |t| {
-            if t.display_offset() > 0 {
-                t.scroll_to_bottom();
-            }
-        });
-        // Bytes as they are (legacy mouse reports past column 95 are not UTF-8); an attached
-        // window does not wait for the server's answer.
-        match &self.remote {
-            Some(remote) => {
-                remote.scroll_to_bottom(pane);
-                remote.send_input(pane, bytes);
-            }
-            None => {
-                self.exec(Command::PaneInput { pane: pane.clone(), data: bytes });
-            }
+        if let Some(link) = self.link() {
+            link.send_input(pane, bytes);
         }
     }
 
@@ -604,11 +458,8 @@ impl App {
         if cols == 0 {
             return None;
         }
-        // Tasks live in the Store; an attached window has the list its state thread read.
-        let tasks = match &self.remote {
-            Some(remote) => sidebar::tasks_of(&remote.tasks()),
-            None => sidebar::tasks_of(&self.lock_store().task_records(None)),
-        };
+        // Tasks live in the server; a socket link has the list its state thread read.
+        let tasks = sidebar::tasks_of(&self.link().map(|l| l.tasks()).unwrap_or_default());
         let mut git = self.sidebar.git.borrow_mut();
         let rect = sidebar::rect(self.grid.cols, self.grid.rows, cols);
         let now = berth_server::persist::stamp::now_ms();
@@ -721,21 +572,15 @@ impl App {
         self.update_grid();
     }
 
-    /// Gives the Store the settings the config file owns: scrollback, desktop notifications,
-    /// and the terminals' default cursor style and theme colours (what programs asking with
-    /// OSC 10/11/4 learn), which the Store gives every terminal at once and every new one, so
-    /// a program never sees the old theme after a reload.
+    /// Gives the server the settings the config file owns: scrollback, desktop
+    /// notifications, and the terminals' default cursor style and theme colours (what
+    /// programs asking with OSC 10/11/4 learn), which the Store gives every terminal at once
+    /// and every new one, so a program never sees the old theme after a reload. A server in
+    /// another process keeps its own settings; the window's config says only whether the
+    /// notifications it shows for the server reach this desktop (`server_link.rs`).
     fn apply_store_settings(&self) {
         use alacritty_terminal::vte::ansi::{CursorShape as Shape, CursorStyle, Rgb};
-        // An attached window leaves the server's settings to the server; its config says
-        // only whether the notifications it shows for the server reach this desktop.
-        if let Some(remote) = &self.remote {
-            remote.allow_desktop(self.config.notifications.policy() != DesktopPolicy::Off);
-            return;
-        }
-        if self.store.is_none() {
-            return;
-        }
+        let Some(link) = self.link() else { return };
         let shape = match self.config.cursor_style {
             config::CursorStyle::Block => Shape::Block,
             config::CursorStyle::Beam => Shape::Beam,
@@ -750,14 +595,12 @@ impl App {
             cursor: rgb(p.cursor),
             ansi: p.ansi.map(rgb),
         };
-        let mut store = self.lock_store();
-        for op in [
-            Internal::SetScrollback(self.config.scrollback_lines),
-            Internal::SetDesktopPolicy(self.config.notifications.policy()),
-            Internal::SetTerminalDefaults { cursor, theme },
-        ] {
-            let _ = store.execute(op);
-        }
+        link.apply_settings(&LinkSettings {
+            scrollback: self.config.scrollback_lines,
+            desktop: self.config.notifications.policy(),
+            cursor,
+            theme,
+        });
     }
 
     /// Makes the shown tab's size the window's, each pane's PTY its rectangle's, and a zoomed
@@ -769,7 +612,8 @@ impl App {
         // An attached window that another window's activity took the size from leaves it
         // alone (it draws the tab clipped or padded) until it is active again; the embedded
         // window keeps the tab at its own size.
-        let may_size = self.remote.is_none() || std::mem::take(&mut self.size_claim);
+        let shared = self.link().is_some_and(|l| l.shared_with_other_windows());
+        let may_size = !shared || std::mem::take(&mut self.size_claim);
         if may_size
             && (view.size != grid
                 || (self.zoom.is_none()
@@ -791,7 +635,7 @@ impl App {
         if let Some(zoom) = &self.zoom {
             let want =
                 CellSize { cols: grid.cols, rows: grid.rows.saturating_sub(HEADER_ROWS).max(1) };
-            let have = self.frame_source().and_then(|s| s.frame(&zoom.pane));
+            let have = self.pane_frame(&zoom.pane);
             if have.is_some_and(|f| (f.cols, f.rows.len()) != (want.cols, usize::from(want.rows))) {
                 self.exec(Command::PaneResize { pane: zoom.pane.clone(), size: want });
             }
@@ -809,11 +653,9 @@ impl App {
             focused_pane: Some(view.active_pane.clone()),
             window_focused: self.input.window_focused,
         };
-        if let Some(remote) = &self.remote {
-            remote.show(view);
-            return;
+        if let Some(link) = self.link() {
+            link.show(view);
         }
-        let _ = self.lock_store().execute(Internal::SetWindowView(view));
     }
 
     /// The scene of a tab as it is now: the tab bar, the tab's panes below it, and the
@@ -869,8 +711,9 @@ impl App {
                 });
                 continue;
             }
-            // The same frame whichever way the server is reached (`source.rs`).
-            let Some(frame) = self.frame_source().and_then(|s| s.frame(&pane_id)) else {
+            // The same frame whichever way the server is reached (`server_link.rs`).
+            let Some(link) = self.link() else { continue };
+            let Some(frame) = link.frame(&pane_id) else {
                 continue;
             };
             let mut screen =
@@ -880,22 +723,16 @@ impl App {
                     cursor.visible = false;
                 }
             }
-            // The selection reads the frame in both windows; search and links read the
-            // embedded window's terminal, or the frame (and the server) in an attached window.
+            // The selection, the links and the search read the frame in both windows (the
+            // search's matches on it come from the link).
             let span = selection.and_then(|s| s.visible_span(&frame));
-            let marks = if self.remote.is_some() {
-                let link = self.links.spans(&pane_id, LinkSource::Frame(&frame));
-                let on_view = self.remote.as_ref().map(|r| r.view_matches(&pane_id));
-                let search =
-                    self.server_search.scene(&pane_id, &frame, &on_view.unwrap_or_default());
-                Some((search, link))
-            } else {
-                self.with_term(&pane_id, |term| {
-                    let link = self.links.spans(&pane_id, LinkSource::Term(term));
-                    (self.search.scene(&pane_id, term), link)
-                })
+            let search = match self.search.pane() {
+                Some(searched) if *searched == pane_id => {
+                    self.search.scene(&pane_id, &frame, &link.view_matches(&pane_id))
+                }
+                _ => None,
             };
-            let (search, link) = marks.unwrap_or_default();
+            let link = self.links.spans(&pane_id, LinkSource::Frame(&frame));
             panes.push(PaneScene {
                 rect: placed,
                 header,
@@ -957,9 +794,8 @@ impl App {
             return;
         };
         self.had_panes = true;
-        self.search.end_unless_focused(&view.active_pane);
-        if let Some(remote) = &self.remote {
-            self.server_search.end_unless_focused(&view.active_pane, remote);
+        if let Some(link) = self.servers.first() {
+            self.search.end_unless_focused(&view.active_pane, link.as_ref());
         }
         if self.sync_layout(&view) {
             list = self.state_view();
@@ -1033,8 +869,8 @@ impl App {
 
     /// Answers the requests that only the window can (screenshots).
     fn serve_ui_requests(&mut self) {
-        let Some(embedded) = &self.embedded else { return };
-        let requests: Vec<UiRequest> = embedded.ui_requests.try_iter().collect();
+        let Some(link) = self.link() else { return };
+        let requests: Vec<UiRequest> = link.ui_requests();
         for request in requests {
             match request {
                 UiRequest::Screenshot { tab, reply } => {
@@ -1071,46 +907,6 @@ fn sizes_match(view: &TabView) -> bool {
     })
 }
 
-/// Forwards the server's events to the event loop: any event means "look again".
-/// A clicked desktop notification (`notification.activated`) also sets `raise`, so the
-/// window comes to the front on the pane the Store focused.
-fn spawn_bus_forwarder(
-    embedded: &EmbeddedServer,
-    waker: Waker,
-    raise: RaiseRequest,
-    review: ReviewRequest,
-    seen: Arc<AtomicU64>,
-) {
-    let mut events = embedded.bus.subscribe();
-    let spawned = std::thread::Builder::new().name("berth-window-events".into()).spawn(move || {
-        while let Some(delivery) = events.blocking_recv() {
-            // The bus carries typed events: nothing to decode.
-            let event = delivery.event();
-            if !matches!(event, Some(Event::PaneOutput { .. })) {
-                seen.fetch_add(1, Ordering::AcqRel);
-            }
-            match event {
-                Some(Event::NotificationActivated { activation_token, .. }) => {
-                    raise.request(activation_token.clone());
-                }
-                // The view opens in the window used last only (this one is number 0).
-                Some(Event::ReviewRequested { task, window })
-                    if window.is_none_or(|w| w == berth_server::store::EMBEDDED_WINDOW) =>
-                {
-                    review.request(task.as_str().to_owned());
-                }
-                _ => {}
-            }
-            if !waker.wake() {
-                break;
-            }
-        }
-    });
-    if let Err(e) = spawned {
-        tracing::error!(error = %e, "cannot start the event forwarder: the window will not follow output");
-    }
-}
-
 /// A click on a desktop notification asks the window to raise itself, with the notification
 /// server's activation token when it sent one (the event forwarder sets it, the event loop
 /// takes it).
@@ -1120,6 +916,12 @@ struct RaiseRequest(Arc<Mutex<Option<Option<String>>>>);
 impl RaiseRequest {
     fn request(&self, token: Option<String>) {
         *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(token);
+    }
+
+    /// The request as a link calls it (from its event thread).
+    fn callback(&self) -> super::remote::Raise {
+        let raise = self.clone();
+        Box::new(move |token| raise.request(token))
     }
 
     /// The pending request (with its token, if any), once.
@@ -1216,13 +1018,8 @@ impl ApplicationHandler<UserEvent> for App {
     }
 
     fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
-        if self.embedded.as_ref().is_some_and(|e| !e.is_running()) {
-            tracing::info!("the server stopped: closing the window");
-            event_loop.exit();
-            return;
-        }
-        if self.remote.as_ref().is_some_and(Remote::gone) {
-            tracing::info!("the attached server went away: closing the window");
+        if let Some(why) = self.link().and_then(|l| l.gone()) {
+            tracing::info!("{why}");
             event_loop.exit();
             return;
         }

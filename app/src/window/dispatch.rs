@@ -10,7 +10,7 @@
 use berth_engine::ids::PaneId;
 use berth_engine::layout::SplitDir;
 use berth_engine::model::RestoreState;
-use berth_server::commands::{Command, ReadSpec, Reply};
+use berth_server::commands::Command;
 use winit::dpi::PhysicalPosition;
 use winit::event::{ElementState, Ime, KeyEvent, MouseButton, MouseScrollDelta};
 use winit::keyboard::{Key, ModifiersState, NamedKey, PhysicalKey};
@@ -60,7 +60,7 @@ impl App {
         }
         let key = event.logical_key.as_ref();
         let open = KeyTakers {
-            search: self.search.is_open() || self.server_search.is_open(),
+            search: self.search.is_open(),
             switcher: self.switcher.is_open(),
             rename: self.renaming.editing().is_some(),
             inbox: self.inbox.is_open(),
@@ -71,12 +71,8 @@ impl App {
             KeyRoute::Ignored => {}
             KeyRoute::Search => {
                 let mods = self.input.mods;
-                if let Some(remote) = &self.remote {
-                    self.server_search.key(key, text, mods, remote);
-                } else {
-                    let shared = self.search.pane().and_then(|p| self.pane_shared(p));
-                    let mut term = shared.as_ref().map(|s| s.term.lock());
-                    self.search.key(key, text, mods, term.as_deref_mut());
+                if let Some(link) = self.servers.first() {
+                    self.search.key(key, text, mods, link.as_ref());
                 }
                 self.redraw();
             }
@@ -163,7 +159,7 @@ impl App {
         match ime {
             Ime::Enabled | Ime::Disabled => self.input.composing = false,
             Ime::Preedit(text, _) => self.input.composing = !text.is_empty(),
-            Ime::Commit(text) if self.search.is_open() || self.server_search.is_open() => {
+            Ime::Commit(text) if self.search.is_open() => {
                 self.input.composing = false;
                 self.search_text(&text);
             }
@@ -288,7 +284,7 @@ impl App {
     /// does not hold (scrolled away) read from the server, in both windows.
     fn selection_text(&self) -> Option<String> {
         let selection = self.selection.as_ref()?;
-        let frame = self.frame_source()?.frame(&selection.pane)?;
+        let frame = self.pane_frame(&selection.pane)?;
         match selection.text(&frame) {
             Ok(text) => text,
             Err((first, _)) => {
@@ -301,14 +297,7 @@ impl App {
     /// A pane's lines from line `since` on, as plain text (`pane.read`), and the first one's
     /// number.
     fn read_lines(&self, pane: &PaneId, since: u64) -> Option<(u64, Vec<String>)> {
-        if let Some(remote) = &self.remote {
-            return remote.read_lines(pane, since);
-        }
-        let spec = ReadSpec { since: Some(since), last: None, ansi: false };
-        match self.exec_result(Command::PaneRead { pane: pane.clone(), spec }) {
-            Ok(Reply::Read(read)) => Some((read.first_seq, read.lines)),
-            _ => None,
-        }
+        self.link()?.read_lines(pane, since)
     }
 
     /// Pastes a selection's text into a pane, or into the search query (its first line)
@@ -318,7 +307,7 @@ impl App {
         if text.is_empty() {
             return;
         }
-        if self.search.pane() == Some(pane) || self.server_search.pane() == Some(pane) {
+        if self.search.pane() == Some(pane) {
             self.search_text(text.lines().next().unwrap_or_default());
             return;
         }
@@ -400,7 +389,7 @@ impl App {
                     return;
                 };
                 let cell = ScreenCell { col: c, row: r, right_half };
-                let frame = self.frame_source().and_then(|s| s.frame(&pane));
+                let frame = self.pane_frame(&pane);
                 if let (Some(selection), Some(frame)) = (&mut self.selection, frame) {
                     selection.extend(&frame, cell);
                 }
@@ -500,14 +489,8 @@ impl App {
         };
         // Ctrl+click on a link opens it and does nothing else (no selection, no report).
         if button == MouseButton::Left && self.input.mods.control_key() {
-            let open = match &self.remote {
-                Some(remote) => {
-                    remote.frame(&pane).and_then(|f| self.links.click(LinkSource::Frame(&f), cell))
-                }
-                None => {
-                    self.with_term(&pane, |t| self.links.click(LinkSource::Term(t), cell)).flatten()
-                }
-            };
+            let frame = self.pane_frame(&pane);
+            let open = frame.and_then(|f| self.links.click(LinkSource::Frame(&f), cell));
             if let Some(intent) = open {
                 self.apply(vec![intent]);
                 return;
@@ -524,8 +507,7 @@ impl App {
                 let clicks = self.input.clicks.press(cell, std::time::Instant::now());
                 let screen_cell = ScreenCell { col: cell.0, row: cell.1, right_half };
                 self.selection = self
-                    .frame_source()
-                    .and_then(|s| s.frame(&pane))
+                    .pane_frame(&pane)
                     .map(|f| PaneSelection::start(pane.clone(), &f, screen_cell, clicks));
                 self.input.drag = Some(Drag::Select);
                 self.redraw();
@@ -616,11 +598,8 @@ impl App {
         // The primary screen: scroll the view through the scrollback.
         let lines = i32::try_from(steps * WHEEL_ARROWS).unwrap_or(i32::MAX);
         let lines = if up { lines } else { -lines };
-        match &self.remote {
-            Some(remote) => remote.scroll(&pane, lines),
-            None => {
-                self.with_term_mut(&pane, |t| t.scroll_display(lines));
-            }
+        if let Some(link) = self.link() {
+            link.scroll(&pane, lines);
         }
         self.redraw();
     }
@@ -645,49 +624,32 @@ impl App {
 
     /// Adds typed, committed or pasted text to the open search's query.
     fn search_text(&mut self, text: &str) {
-        if let Some(remote) = &self.remote {
-            self.server_search.text(text, remote);
-            self.redraw();
-            return;
+        if let Some(link) = self.servers.first() {
+            self.search.text(text, link.as_ref());
         }
-        let shared = self.search.pane().and_then(|p| self.pane_shared(p));
-        let mut term = shared.as_ref().map(|s| s.term.lock());
-        self.search.text(text, term.as_deref_mut());
         self.redraw();
     }
 
     /// Ctrl+Shift+F on `pane`: opens the search there (a pane with a live terminal).
     fn open_search(&mut self, pane: &PaneId) {
-        if let Some(remote) = &self.remote {
-            self.server_search.open(pane, remote.frame(pane).as_ref());
+        // A live pane (whose first frame may not have come through a socket yet); a
+        // tombstone has no terminal to search.
+        let frame = self.pane_frame(pane);
+        if frame.is_none() && self.pane_state(pane) != Some(RestoreState::Live) {
             return;
         }
-        let Some(shared) = self.pane_shared(pane) else { return };
-        let term = shared.term.lock();
-        self.search.open(pane, &term);
+        self.search.open(pane, frame.as_ref());
     }
 
     /// Follows the pointer over a pane's screen: with Ctrl held, the link under it is
     /// underlined and the pointer is a hand. Called after the pointer icon was set for `hit`.
     pub(super) fn hover_link(&mut self, hit: &Hit) {
-        if let Some(remote) = &self.remote {
-            let frame = match hit {
-                Hit::Screen { pane, .. } => remote.frame(pane),
-                _ => None,
-            };
-            let ctrl = self.input.mods.control_key();
-            let intents = self.links.hover(hit, ctrl, frame.as_ref().map(LinkSource::Frame));
-            self.apply(intents);
-            return;
-        }
-        let shared = match hit {
-            Hit::Screen { pane, .. } => self.pane_shared(pane),
+        let frame = match hit {
+            Hit::Screen { pane, .. } => self.pane_frame(pane),
             _ => None,
         };
-        let term = shared.as_ref().map(|s| s.term.lock());
-        let source = term.as_deref().map(LinkSource::Term);
-        let intents = self.links.hover(hit, self.input.mods.control_key(), source);
-        drop(term);
+        let ctrl = self.input.mods.control_key();
+        let intents = self.links.hover(hit, ctrl, frame.as_ref().map(LinkSource::Frame));
         self.apply(intents);
     }
 

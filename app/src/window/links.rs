@@ -1,34 +1,22 @@
 //! Links in a pane: OSC 8 hyperlinks and plain URLs under the pointer, underlined while Ctrl
 //! is held and opened with Ctrl+click.
 //!
-//! Owns finding the link at a cell of a pane's view ([`link_at`]: the cell's OSC 8 hyperlink,
-//! else a URL found by a regex over the cell's whole logical line, wrapped rows included), the
+//! Owns finding the link at a cell of a pane's frame ([`frame_link_at`]: the cell's OSC 8
+//! hyperlink, else a URL over the cell's whole logical line, wrapped rows included), the
 //! window's hovered link, and opening a link (`xdg-open`, or `$BERTH_OPENER`) for schemes on an
 //! allowlist. It must not change the terminal and must not run anything through a shell.
 
-use std::cell::RefCell;
 use std::ops::Range;
 use std::os::unix::process::CommandExt as _;
 use std::process::{Command, Stdio};
 
-use alacritty_terminal::grid::Dimensions;
-use alacritty_terminal::index::{Column, Direction, Point};
-use alacritty_terminal::term::search::{RegexIter, RegexSearch};
-use alacritty_terminal::term::{point_to_viewport, viewport_to_point, Term};
 use berth_engine::ids::PaneId;
-use berth_engine::terminal::PaneTerminal;
 use berth_server::screen::PaneFrame;
 use winit::window::CursorIcon;
 
 use super::intent::{Intent, UiAction};
 use super::view::Hit;
 use crate::render::CellSpan;
-
-/// Plain URLs: a scheme Berth may open, then characters that can be part of a URL (no
-/// controls, spaces, quotes, angle brackets, braces, carets, backticks or backslashes).
-/// Lower case only, so alacritty's smart case makes it ignore case.
-const URL_REGEX: &str =
-    "(https?://|file://|ftp://|mailto:)[^\\x00-\\x1f\\x7f-\\x9f<>\"\\s{}\\^`\\\\⟨⟩]+";
 
 /// The schemes a link may have to be opened.
 pub const ALLOWED_SCHEMES: &[&str] = &["http", "https", "file", "mailto", "ftp"];
@@ -57,22 +45,19 @@ pub(super) struct HoveredLink {
     stamp: (u64, usize),
 }
 
-/// Where a pane's cells are read: the embedded window's terminal, or the frame an attached
-/// window holds (whose OSC 8 hyperlinks the server put in it).
+/// Where a pane's cells are read: its frame, as the window's link gives it (whose OSC 8
+/// hyperlinks the server put in it), the same in every window.
 #[derive(Clone, Copy)]
 pub(super) enum LinkSource<'a> {
-    /// The pane's terminal.
-    Term(&'a PaneTerminal),
     /// The pane's latest frame.
     Frame(&'a PaneFrame),
 }
 
 impl LinkSource<'_> {
-    /// What changes when the cells may have moved: the terminal's revision and scroll, or
-    /// the frame's top line and scroll (and its row hashes).
+    /// What changes when the cells may have moved: the frame's top line and scroll (and its
+    /// row hashes).
     fn stamp(&self) -> (u64, usize) {
         match self {
-            LinkSource::Term(t) => (t.revision(), t.display_offset()),
             LinkSource::Frame(f) => {
                 let rows = f.hashes().iter().fold(f.meta.content_seq, |h, r| h.rotate_left(5) ^ r);
                 (rows, f.meta.display_offset as usize)
@@ -81,128 +66,26 @@ impl LinkSource<'_> {
     }
 }
 
-/// The window's link state: the hovered link and the compiled URL regex.
+/// The window's link state: the hovered link.
 #[derive(Default)]
 pub(super) struct LinkState {
     hovered: Option<HoveredLink>,
-    /// Compiled on first use; a `RefCell` because alacritty's search needs its caches mutable.
-    regex: RefCell<Option<RegexSearch>>,
 }
 
 impl LinkState {
     /// Finds the link at `(col, row)` of a pane's view.
     fn find(&self, source: LinkSource<'_>, col: u16, row: u16) -> Option<Link> {
-        let term = match source {
-            LinkSource::Term(term) => term,
-            LinkSource::Frame(frame) => return frame_link_at(frame, col, row),
-        };
-        let mut regex = self.regex.borrow_mut();
-        if regex.is_none() {
-            match RegexSearch::new(URL_REGEX) {
-                Ok(compiled) => *regex = Some(compiled),
-                Err(e) => {
-                    tracing::error!(error = %e, "the URL regex does not compile: plain URLs are not links");
-                    return osc8_link(term.term(), col, row);
-                }
-            }
-        }
-        // Set just above.
-        let regex = regex.as_mut()?;
-        link_at(term.term(), col, row, regex)
-    }
-}
-
-/// The link at `(col, row)` of the view: the cell's OSC 8 hyperlink (all the visible cells of
-/// the same hyperlink), else a plain URL covering the cell, with trailing punctuation that is
-/// probably not part of it left out.
-pub fn link_at<T>(term: &Term<T>, col: u16, row: u16, urls: &mut RegexSearch) -> Option<Link> {
-    if let Some(link) = osc8_link(term, col, row) {
-        return Some(link);
-    }
-    let grid = term.grid();
-    if usize::from(row) >= grid.screen_lines() || usize::from(col) >= grid.columns() {
-        return None;
-    }
-    let offset = grid.display_offset();
-    let point = viewport_to_point(offset, Point::new(usize::from(row), Column(usize::from(col))));
-    let start = term.line_search_left(point);
-    let end = term.line_search_right(point);
-    let found = RegexIter::new(start, end, Direction::Right, term, urls)
-        .find(|m| *m.start() <= point && point <= *m.end())?;
-    let text = term.bounds_to_string(*found.start(), *found.end());
-    let url = trim_url(&text);
-    // Punctuation right after a scheme ("mailto:.") leaves no link.
-    let after_scheme = url.split_once(':').map(|(_, rest)| rest.trim_start_matches('/'));
-    if after_scheme.is_none_or(str::is_empty) {
-        return None;
-    }
-    // URLs are ASCII in practice, one cell per character; the end moves back by what was cut.
-    let cut = text.chars().count() - url.chars().count();
-    let mut last = *found.end();
-    for _ in 0..cut {
-        last = last.sub(term, alacritty_terminal::index::Boundary::None, 1);
-    }
-    if point > last {
-        return None;
-    }
-    let spans = view_spans(term, *found.start(), last);
-    Some(Link { url: url.to_owned(), spans })
-}
-
-/// The OSC 8 hyperlink of the cell at `(col, row)` of the view, with every visible cell that
-/// carries the same hyperlink.
-fn osc8_link<T>(term: &Term<T>, col: u16, row: u16) -> Option<Link> {
-    let grid = term.grid();
-    let (rows, cols) = (grid.screen_lines(), grid.columns());
-    if usize::from(row) >= rows || usize::from(col) >= cols {
-        return None;
-    }
-    let offset = grid.display_offset();
-    let at = |r: usize, c: usize| &grid[viewport_to_point(offset, Point::new(r, Column(c)))];
-    let link = at(usize::from(row), usize::from(col)).hyperlink()?;
-    let mut spans = Vec::new();
-    for r in 0..rows {
-        let mut c = 0;
-        while c < cols {
-            if at(r, c).hyperlink().as_ref() != Some(&link) {
-                c += 1;
-                continue;
-            }
-            let from = c;
-            while c < cols && at(r, c).hyperlink().as_ref() == Some(&link) {
-                c += 1;
-            }
-            // Rows and columns of the view came from `u16` sizes.
-            spans.push((r as u16, from as u16..c as u16));
+        match source {
+            LinkSource::Frame(frame) => frame_link_at(frame, col, row),
         }
     }
-    Some(Link { url: link.uri().to_owned(), spans })
 }
 
-/// The view's cells from `start` to `end` (grid points, both included) as row spans.
-fn view_spans<T>(term: &Term<T>, start: Point, end: Point) -> Vec<(u16, Range<u16>)> {
-    let grid = term.grid();
-    let (rows, cols) = (grid.screen_lines(), grid.columns());
-    let offset = grid.display_offset();
-    let mut spans = Vec::new();
-    for line in start.line.0..=end.line.0 {
-        let line = alacritty_terminal::index::Line(line);
-        let Some(view) = point_to_viewport(offset, Point::new(line, Column(0))) else { continue };
-        if view.line >= rows {
-            continue;
-        }
-        let from = if line == start.line { start.column.0 } else { 0 };
-        let to = if line == end.line { end.column.0 + 1 } else { cols };
-        // Within the view, whose size came from `u16`s.
-        spans.push((view.line as u16, from as u16..to.min(cols) as u16));
-    }
-    spans
-}
-
-/// The schemes a plain URL in a frame may start with (as [`URL_REGEX`]).
+/// The schemes a plain URL may start with.
 const URL_SCHEMES: &[&str] = &["https://", "http://", "file://", "ftp://", "mailto:"];
 
-/// Whether `ch` may be part of a plain URL (the embedded window's URL regex's class).
+/// Whether `ch` may be part of a plain URL: no controls, spaces, quotes, angle brackets,
+/// braces, carets, backticks or backslashes.
 fn url_char(ch: char) -> bool {
     !(ch.is_control()
         || ('\u{7f}'..='\u{9f}').contains(&ch)
@@ -210,10 +93,10 @@ fn url_char(ch: char) -> bool {
         || "<>\"{}^`\\⟨⟩".contains(ch))
 }
 
-/// The link at `(col, row)` of a frame's view (an attached window's): the cell's OSC 8
-/// hyperlink, which the server put in the frame (every cell of the view carrying it), else a
-/// plain URL covering the cell in its logical line (wrapped rows joined), trimmed as
-/// [`link_at`] trims it.
+/// The link at `(col, row)` of a frame's view: the cell's OSC 8 hyperlink, which the server
+/// put in the frame (every cell of the view carrying it), else a plain URL covering the cell
+/// in its logical line (wrapped rows joined), with trailing punctuation that is probably not
+/// part of it left out ([`trim_url`]).
 pub fn frame_link_at(frame: &PaneFrame, col: u16, row: u16) -> Option<Link> {
     let here = frame.rows.get(usize::from(row))?;
     if col >= frame.cols {
@@ -449,7 +332,7 @@ pub(super) fn open_logged(url: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use berth_engine::terminal::TermSize;
+    use berth_engine::terminal::{PaneTerminal, TermSize};
 
     fn terminal(cols: u16, rows: u16, bytes: &str) -> PaneTerminal {
         let mut term = PaneTerminal::new(TermSize { cols, rows }, 100);
@@ -457,9 +340,9 @@ mod tests {
         term
     }
 
+    /// The link at a cell as the window finds it: in the pane's frame.
     fn find(term: &PaneTerminal, col: u16, row: u16) -> Option<Link> {
-        let mut regex = RegexSearch::new(URL_REGEX).expect("the URL regex compiles");
-        link_at(term.term(), col, row, &mut regex)
+        frame_link_at(&PaneFrame::capture(term), col, row)
     }
 
     #[test]

@@ -1,15 +1,16 @@
 //! The window: `berth` with no subcommand. A winit event loop on the main thread draws the
-//! server's active tab and turns keys, mouse and IME input into Store commands. The server is
-//! embedded (on the window's own threads) or, when one already answers on the socket (or the
-//! config says `server = "standalone"`), another process the window attaches to
+//! server's active tab and turns keys, mouse and IME input into Store commands. The window
+//! reaches its server through a link (`server_link.rs`): the server embedded on the
+//! window's own threads (`embedded_link.rs`) or, when one already answers on the socket (or
+//! the config says `server = "standalone"`), another process the window attaches to
 //! (`remote.rs`): then closing or killing the window leaves it and its panes running.
 //!
 //! This module owns starting up (display check, embedding the server, the first workspace on
 //! a first start), the wake-ups that reach the event loop from other threads, and shutting
-//! down. The window is a client of the Store like the socket: every change is a
-//! [`berth_server::commands::Command`] through `Store::execute`; it holds no state the server
-//! owns, only what is local to a window (zoom, selection, font size, pointer state). It must
-//! not draw by itself: `render` does that.
+//! down. The window is a client of the server like the socket: every change is a
+//! [`berth_server::commands::Command`] through its link; it holds no Store and no state the
+//! server owns, only what is local to a window (zoom, selection, font size, pointer state).
+//! It must not draw by itself: `render` does that.
 
 mod actions;
 mod activation;
@@ -21,6 +22,7 @@ pub mod clipboard;
 mod decisions;
 mod desktop;
 mod dispatch;
+mod embedded_link;
 #[cfg(test)]
 mod fixtures;
 mod frame_text;
@@ -43,9 +45,8 @@ mod review_input;
 mod review_link;
 mod search;
 pub mod selection;
-mod server_search;
+mod server_link;
 pub mod sidebar;
-mod source;
 mod switcher;
 mod tombstones;
 pub mod view;

@@ -1,4 +1,6 @@
-//! The window attached to a server in another process, through its socket.
+//! The socket link (`SocketLink`, behind `server_link.rs`'s `ServerLink`): the window
+//! attached to a server in another process, through its socket (a local one, or one
+//! forwarded from another machine by `berth attach ssh://…`).
 //!
 //! Owns five connections: one for the window's commands (answered in order on the event
 //! loop's thread), one for input (`pane.input`, sent in order by a thread of its own so the
@@ -21,10 +23,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use alacritty_terminal::term::TermMode;
 use berth_engine::ids::PaneId;
+use berth_engine::model::RestoreState;
 use berth_server::client::{Client, ClientError};
 use berth_server::commands::{Command, ReadSpec, Reply};
 use berth_server::event::Event;
+use berth_server::notifications::DesktopPolicy;
 use berth_server::pane_search::{SearchReply, SearchRequest, WireMatch};
 use berth_server::persist::task_record::TaskRecord;
 use berth_server::screen::{PaneFrame, PaneHave};
@@ -33,6 +38,9 @@ use berth_server::tasks::request::ListParams;
 use berth_server::view::StateView;
 
 use super::desktop::WindowDesktop;
+use super::keys::KeyModes;
+use super::server_link::{LinkSettings, ServerLink};
+use super::view::TabView;
 use super::wake::Waker;
 
 /// The shortest time between two frame pulls that brought a change, until the window says
@@ -130,7 +138,7 @@ impl Shared {
 }
 
 /// A window's link to a server over its socket.
-pub(super) struct Remote {
+pub(super) struct SocketLink {
     socket: PathBuf,
     commands: RefCell<Option<Client>>,
     tails: RefCell<HashMap<PaneId, Vec<String>>>,
@@ -141,7 +149,7 @@ pub(super) struct Remote {
     input: std::sync::mpsc::Sender<(PaneId, Vec<u8>)>,
 }
 
-impl Remote {
+impl SocketLink {
     /// Connects to the server at `socket`, tells it a window with `header_rows` attaches, and
     /// starts the event and frame threads.
     pub(super) fn connect(
@@ -430,6 +438,136 @@ impl Remote {
         };
         self.tails.borrow_mut().insert(pane.clone(), lines.clone());
         Some(lines)
+    }
+}
+
+/// The socket link behind the window's seam (`server_link.rs`): the methods above.
+impl ServerLink for SocketLink {
+    fn events_seen(&self) -> u64 {
+        SocketLink::events_seen(self)
+    }
+
+    fn take_toasts(&self) -> Vec<berth_server::view::NotificationView> {
+        SocketLink::take_toasts(self)
+    }
+
+    fn view(&self) -> StateView {
+        SocketLink::view(self)
+    }
+
+    fn focused_pane(&self) -> Option<PaneId> {
+        TabView::active(&SocketLink::view(self)).map(|v| v.active_pane)
+    }
+
+    fn pane_state(&self, pane: &PaneId) -> Option<RestoreState> {
+        SocketLink::view(self)
+            .workspaces
+            .iter()
+            .flat_map(|w| w.tabs.iter())
+            .flat_map(|t| t.panes.iter())
+            .find(|p| &p.id == pane)
+            .map(|p| p.state)
+    }
+
+    fn tail_len(&self, pane: &PaneId) -> Option<usize> {
+        ServerLink::tail(self, pane).map(|t| t.len())
+    }
+
+    fn tail(&self, pane: &PaneId) -> Option<Vec<String>> {
+        // Only a tombstone has a tail (a live pane's text is its frame).
+        if self.pane_state(pane) == Some(RestoreState::Live) {
+            return None;
+        }
+        SocketLink::tail(self, pane)
+    }
+
+    fn frame(&self, pane: &PaneId) -> Option<PaneFrame> {
+        SocketLink::frame(self, pane)
+    }
+
+    fn modes(&self, pane: &PaneId) -> Option<TermMode> {
+        SocketLink::frame(self, pane).map(|f| TermMode::from_bits_truncate(f.meta.modes))
+    }
+
+    fn key_modes(&self, pane: &PaneId) -> Option<KeyModes> {
+        SocketLink::frame(self, pane).map(|f| {
+            let mode = TermMode::from_bits_truncate(f.meta.modes);
+            KeyModes {
+                app_cursor: mode.contains(TermMode::APP_CURSOR),
+                app_keypad: mode.contains(TermMode::APP_KEYPAD),
+                kitty_flags: f.meta.keyboard_flags,
+                backarrow_bs: f.meta.backarrow_bs,
+            }
+        })
+    }
+
+    fn execute(&self, cmd: Command) -> Result<Reply, String> {
+        SocketLink::execute(self, cmd)
+    }
+
+    fn send_input(&self, pane: &PaneId, bytes: Vec<u8>) {
+        // Bytes as they are (legacy mouse reports past column 95 are not UTF-8); the window
+        // does not wait for the server's answer.
+        SocketLink::scroll_to_bottom(self, pane);
+        SocketLink::send_input(self, pane, bytes);
+    }
+
+    fn scroll(&self, pane: &PaneId, lines: i32) {
+        SocketLink::scroll(self, pane, lines);
+    }
+
+    fn scroll_to(&self, pane: &PaneId, offset: u32) {
+        SocketLink::scroll_to(self, pane, offset);
+    }
+
+    fn offset(&self, pane: &PaneId) -> u32 {
+        SocketLink::offset(self, pane)
+    }
+
+    fn set_search(&self, pane: &PaneId, query: Option<&str>) {
+        SocketLink::set_search(self, pane, query);
+    }
+
+    fn view_matches(&self, pane: &PaneId) -> Vec<WireMatch> {
+        SocketLink::view_matches(self, pane)
+    }
+
+    fn search(&self, request: SearchRequest) -> Result<SearchReply, String> {
+        SocketLink::search(self, request)
+    }
+
+    fn read_lines(&self, pane: &PaneId, since: u64) -> Option<(u64, Vec<String>)> {
+        SocketLink::read_lines(self, pane, since)
+    }
+
+    fn show(&self, view: WindowView) {
+        SocketLink::show(self, view);
+    }
+
+    fn tasks(&self) -> Vec<TaskRecord> {
+        SocketLink::tasks(self)
+    }
+
+    fn take_review_request(&self) -> Option<String> {
+        SocketLink::take_review_request(self)
+    }
+
+    fn apply_settings(&self, settings: &LinkSettings) {
+        // The server keeps its own settings; the window's config says only whether the
+        // notifications it shows for the server reach this desktop.
+        self.allow_desktop(settings.desktop != DesktopPolicy::Off);
+    }
+
+    fn shared_with_other_windows(&self) -> bool {
+        true
+    }
+
+    fn set_refresh(&self, millihertz: u32) {
+        SocketLink::set_refresh(self, millihertz);
+    }
+
+    fn gone(&self) -> Option<&'static str> {
+        SocketLink::gone(self).then_some("the attached server went away: closing the window")
     }
 }
 

@@ -63,10 +63,7 @@ impl App {
 
     /// After a wake-up: a `berth review` request, and the link's answers.
     pub(super) fn serve_review(&mut self) {
-        let requested = match &self.remote {
-            Some(remote) => remote.take_review_request(),
-            None => self.review_requests.take(),
-        };
+        let requested = self.link().and_then(|l| l.take_review_request());
         if let Some(task) = requested {
             self.open_review(task);
         }

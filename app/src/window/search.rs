@@ -1,37 +1,33 @@
 //! Search in the focused pane's scrollback (Ctrl+Shift+F): the query typed so far, the current
-//! match, the count, and what search does with keys while it is open.
+//! match, the count, and what search does with keys while it is open. The same in every
+//! window: the searching is `pane.search` through the window's link (`server_link.rs`), run
+//! in process on the pane's terminal by the embedded link and on the server by the socket
+//! link, which holds the scrollback an attached window does not.
 //!
-//! Owns the window's one search (in one pane at a time) and its bar's text. Incremental: every
-//! change of the query searches again and jumps to the nearest match above where the view's
-//! bottom was when the search opened. Enter steps to the next older match, Shift+Enter to the
-//! next newer one (both wrap around); Esc closes the search and leaves the view where it is,
-//! on the last match shown (typing into the pane afterwards returns it to the live screen, as
-//! always). The search ends when its pane stops being the focused pane of the shown tab (it
-//! closed, another pane was focused, another tab shown). It must not change the terminal
-//! except for the view's scroll position, and sends nothing to the pane.
-
-use std::cell::RefCell;
+//! Owns the window's one search (in one pane at a time): the query, the current match and
+//! the status. Incremental: every change of the query searches again from where the view's
+//! bottom was when the search opened; Enter steps to the next older match, Shift+Enter to the
+//! next newer one (both wrap around); the answer carries the view's scroll that shows the
+//! match (a shown line stays, another comes to the middle), which the window then asks its
+//! link for. The matches on the view come from the link with each frame, so they follow
+//! scrolling and output. Esc closes the search and leaves the view where it is, on the last
+//! match shown (typing into the pane afterwards returns it to the live screen, as always).
+//! The search ends when its pane stops being the focused pane of the shown tab. It must not
+//! send anything to the pane.
 
 use berth_engine::ids::PaneId;
-use berth_engine::terminal::{
-    PaneTerminal, SearchDirection, SearchError, SearchMatch, SearchQuery, SearchScope, SeqPoint,
-    TermSize,
+use berth_engine::terminal::SearchDirection;
+use berth_server::pane_search::{
+    Jump, SearchReply, SearchRequest, WireDirection, WireMatch, WirePoint, MAX_COUNT,
 };
+use berth_server::screen::PaneFrame;
 use winit::keyboard::{Key, ModifiersState, NamedKey};
 
-use crate::render::{CellSpan, SearchScene};
+use super::frame_text::{match_spans, view_top};
+use super::server_link::ServerLink;
+use crate::render::SearchScene;
 
-/// Matches counted for the status at most; more shows as "N+".
-const MAX_COUNTED: usize = 9999;
-
-/// Matches highlighted on the view at most.
-const MAX_SHOWN: usize = 2000;
-
-/// Rows at the bottom of the pane the search bar covers.
-const BAR_ROWS: u16 = 1;
-
-/// What a key does to an open search: the same in the embedded window's search and the
-/// attached window's (`server_search.rs`).
+/// What a key does to an open search.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum SearchKey {
     /// Esc: close the search, leaving the view where it is.
@@ -67,99 +63,25 @@ impl SearchKey {
     }
 }
 
+/// Rows at the bottom of the pane the search bar covers.
+const BAR_ROWS: u16 = 1;
+
 /// An open search.
 #[derive(Debug)]
-struct PaneSearch {
-    /// The pane searched.
+struct Open {
     pane: PaneId,
-    /// What the user typed.
     query: String,
-    /// The compiled query; `None` while the query is empty or cannot be searched. A `RefCell`
-    /// because alacritty's search needs its caches mutable while a frame is built.
-    compiled: RefCell<Option<SearchQuery>>,
-    /// Why the query cannot be searched, if so.
-    error: Option<String>,
-    /// Where the search started: the last cell of the view's bottom row at Ctrl+Shift+F.
-    origin: SeqPoint,
-    /// The current match.
-    current: Option<SearchMatch>,
-    /// All matches, for the count.
-    counted: RefCell<Option<Counted>>,
+    /// The last cell of the view's bottom row when the search opened.
+    origin: Option<WirePoint>,
+    current: Option<WireMatch>,
+    /// "3/17", "no matches", or why the query cannot be searched.
+    status: String,
 }
 
-/// All matches of a query and the terminal they were found in.
-#[derive(Debug)]
-struct Counted {
-    /// The terminal's revision, size and screen (primary or alternate).
-    revision: u64,
-    size: TermSize,
-    alt_screen: bool,
-    /// The number of the screen's top row: the lines above do not change as output comes.
-    screen_top: u64,
-    /// The matches, oldest first.
-    matches: Vec<SearchMatch>,
-}
-
-impl Counted {
-    /// All matches in `term`, updated from `previous` when only output came since: the
-    /// history's matches are kept and only the lines from the old screen's top are searched
-    /// again, so counting costs a screen's worth of searching per frame while output streams.
-    fn new(term: &PaneTerminal, query: &mut SearchQuery, previous: Option<Counted>) -> Self {
-        let (oldest, screen_top) = term.line_bounds();
-        let (size, alt_screen) = (term.size(), term.alt_screen());
-        let matches = match previous {
-            Some(p) if p.size == size && p.alt_screen == alt_screen => {
-                let mut kept: Vec<SearchMatch> = p
-                    .matches
-                    .into_iter()
-                    .filter(|m| m.start.seq >= oldest && m.end.seq < p.screen_top)
-                    .collect();
-                let rest = MAX_COUNTED + 1 - kept.len().min(MAX_COUNTED + 1);
-                kept.extend(term.search_matches(query, SearchScope::Since(p.screen_top), rest));
-                kept
-            }
-            _ => term.search_matches(query, SearchScope::Everything, MAX_COUNTED + 1),
-        };
-        Self { revision: term.revision(), size, alt_screen, screen_top, matches }
-    }
-}
-
-impl PaneSearch {
-    /// The status after the query: "3/17", "no matches", or why it cannot be searched.
-    fn status(&self, term: &PaneTerminal, query: &mut SearchQuery) -> String {
-        let mut counted = self.counted.borrow_mut();
-        if counted.as_ref().is_none_or(|c| c.revision != term.revision()) {
-            *counted = Some(Counted::new(term, query, counted.take()));
-        }
-        let all = counted.as_ref().map(|c| c.matches.as_slice()).unwrap_or_default();
-        let mut status = match self.current {
-            None => "no matches".to_owned(),
-            Some(current) => {
-                // The current match's place among all; by position if the lists disagree
-                // (overlapping matches found from different origins).
-                let index = all
-                    .binary_search(&current)
-                    .unwrap_or_else(|at| at.saturating_sub(1).min(all.len().saturating_sub(1)));
-                let total = if all.len() > MAX_COUNTED {
-                    format!("{MAX_COUNTED}+")
-                } else {
-                    all.len().max(1).to_string()
-                };
-                format!("{}/{total}", (index + 1).min(all.len().max(1)))
-            }
-        };
-        if let Some(why) = query.regex_error() {
-            status.push_str(&format!("  (as text: {why})"));
-        }
-        status
-    }
-}
-
-/// The window's search part: at most one search, in one pane. The window hands it the
-/// searched pane's terminal; it reads it and moves only its view.
+/// The window's search part: at most one search, in one pane.
 #[derive(Debug, Default)]
 pub(super) struct Search {
-    open: Option<PaneSearch>,
+    open: Option<Open>,
 }
 
 impl Search {
@@ -173,55 +95,70 @@ impl Search {
         self.open.is_some()
     }
 
-    /// Ctrl+Shift+F: opens the search on `pane`, whose terminal is `term`; when it is open
-    /// there already, it stays as it is.
-    pub(super) fn open(&mut self, pane: &PaneId, term: &PaneTerminal) {
+    /// Ctrl+Shift+F: opens the search on `pane`, whose latest frame is `frame`.
+    pub(super) fn open(&mut self, pane: &PaneId, frame: Option<&PaneFrame>) {
         if self.pane() == Some(pane) {
             return;
         }
-        self.open = Some(PaneSearch {
+        let origin = frame.map(|f| WirePoint {
+            seq: view_top(f) + f.rows.len().saturating_sub(1) as u64,
+            col: f.cols.saturating_sub(1),
+        });
+        self.open = Some(Open {
             pane: pane.clone(),
             query: String::new(),
-            compiled: RefCell::new(None),
-            error: None,
-            origin: term.view_bottom(),
+            origin,
             current: None,
-            counted: RefCell::new(None),
+            status: String::new(),
         });
     }
 
+    /// Ends the search when its pane is no longer `active_pane`.
+    pub(super) fn end_unless_focused(&mut self, active_pane: &PaneId, link: &dyn ServerLink) {
+        if self.pane().is_some_and(|p| p != active_pane) {
+            self.close(link);
+        }
+    }
+
+    /// Closes the search; the frames stop carrying its matches.
+    fn close(&mut self, link: &dyn ServerLink) {
+        if let Some(search) = self.open.take() {
+            link.set_search(&search.pane, None);
+        }
+    }
+
     /// A key press while the search is open that is not one of the window's chords (those run
-    /// as usual): every such key belongs to the search. `term` is the searched pane's
-    /// terminal, `None` once it is gone.
+    /// as usual): every such key belongs to the search ([`SearchKey`]).
     pub(super) fn key(
         &mut self,
         key: Key<&str>,
         text: Option<&str>,
         mods: ModifiersState,
-        term: Option<&mut PaneTerminal>,
+        link: &dyn ServerLink,
     ) {
         match SearchKey::of(key, text, mods) {
-            SearchKey::Close => self.open = None,
-            SearchKey::Step(dir) => self.step(dir, term),
+            SearchKey::Close => self.close(link),
+            SearchKey::Step(SearchDirection::Older) => self.step(WireDirection::Older, link),
+            SearchKey::Step(SearchDirection::Newer) => self.step(WireDirection::Newer, link),
             SearchKey::Backspace => {
                 if let Some(search) = &mut self.open {
                     search.query.pop();
                 }
-                self.requery(term);
+                self.requery(link);
             }
             SearchKey::Clear => {
                 if let Some(search) = &mut self.open {
                     search.query.clear();
                 }
-                self.requery(term);
+                self.requery(link);
             }
             SearchKey::Nothing => {}
-            SearchKey::Text(text) => self.text(&text, term),
+            SearchKey::Text(text) => self.text(&text, link),
         }
     }
 
     /// Adds typed (or IME-committed, or pasted) text to the query.
-    pub(super) fn text(&mut self, text: &str, term: Option<&mut PaneTerminal>) {
+    pub(super) fn text(&mut self, text: &str, link: &dyn ServerLink) {
         let text: String = text.chars().filter(|c| !c.is_control()).collect();
         if text.is_empty() {
             return;
@@ -229,147 +166,144 @@ impl Search {
         if let Some(search) = &mut self.open {
             search.query.push_str(&text);
         }
-        self.requery(term);
+        self.requery(link);
     }
 
-    /// Ends the search when its pane is no longer `active_pane`, the focused pane of the
-    /// shown tab.
-    pub(super) fn end_unless_focused(&mut self, active_pane: &PaneId) {
-        if self.pane().is_some_and(|p| p != active_pane) {
-            self.open = None;
-        }
-    }
-
-    /// The search's part of `pane`'s scene: the bar and the matches on the view.
-    pub(super) fn scene(&self, pane: &PaneId, term: &PaneTerminal) -> Option<SearchScene> {
+    /// The search's part of `pane`'s scene: `frame` and the matches that came with it.
+    pub(super) fn scene(
+        &self,
+        pane: &PaneId,
+        frame: &PaneFrame,
+        on_view: &[WireMatch],
+    ) -> Option<SearchScene> {
         let search = self.open.as_ref().filter(|s| s.pane == *pane)?;
-        let mut compiled = search.compiled.borrow_mut();
-        let Some(query) = compiled.as_mut() else {
-            return Some(SearchScene {
-                query: search.query.clone(),
-                status: search.error.clone().unwrap_or_default(),
-                ..SearchScene::default()
-            });
-        };
         let mut matches = Vec::new();
         let mut current = 0..0;
-        for m in term.search_matches(query, SearchScope::View, MAX_SHOWN) {
-            let spans = term.view_spans(&m);
-            // Every row of a wrapped current match gets the current colour.
-            if Some(m) == search.current {
+        for m in on_view {
+            let spans = match_spans(frame, m);
+            if Some(*m) == search.current {
                 current = matches.len()..matches.len() + spans.len();
             }
-            matches.extend(spans.into_iter().map(|s| CellSpan { row: s.row, cols: s.cols }));
+            matches.extend(spans);
         }
         Some(SearchScene {
             query: search.query.clone(),
-            status: search.status(term, query),
+            status: search.status.clone(),
             matches,
             current,
         })
     }
 
-    /// Compiles the query again and jumps to the match nearest above the search's origin.
-    fn requery(&mut self, term: Option<&mut PaneTerminal>) {
+    /// Searches again from the origin after the query changed.
+    fn requery(&mut self, link: &dyn ServerLink) {
         let Some(search) = &mut self.open else { return };
-        search.counted = RefCell::new(None);
         search.current = None;
-        search.error = None;
-        let compiled = match SearchQuery::new(&search.query) {
-            Ok(query) => Some(query),
-            Err(SearchError::Empty) => None,
-            Err(e) => {
-                search.error = Some(e.to_string());
-                None
-            }
-        };
-        search.compiled = RefCell::new(compiled);
-        let origin = search.origin;
-        self.jump(term, |t, q| t.next_match(q, origin, SearchDirection::Older));
+        search.status.clear();
+        let query = Some(search.query.as_str()).filter(|q| !q.is_empty());
+        link.set_search(&search.pane, query);
+        if search.query.is_empty() {
+            return;
+        }
+        let jump = Jump { from: search.origin, direction: WireDirection::Older, past: false };
+        self.jump(jump, link);
     }
 
     /// Enter / Shift+Enter: the next older / newer match, wrapping around.
-    fn step(&mut self, dir: SearchDirection, term: Option<&mut PaneTerminal>) {
+    fn step(&mut self, direction: WireDirection, link: &dyn ServerLink) {
         let Some(search) = &self.open else { return };
-        let (origin, current) = (search.origin, search.current);
-        self.jump(term, |t, q| match current {
-            Some(m) => t.next_match(q, t.step_from(&m, dir), dir),
-            None => t.next_match(q, origin, dir),
-        });
+        if search.query.is_empty() {
+            return;
+        }
+        let jump = match search.current {
+            Some(m) => Jump { from: Some(m.start), direction, past: true },
+            None => Jump { from: search.origin, direction, past: false },
+        };
+        self.jump(jump, link);
     }
 
-    /// Makes the match `find` returns current and scrolls the view to it.
-    fn jump(
-        &mut self,
-        term: Option<&mut PaneTerminal>,
-        find: impl FnOnce(&PaneTerminal, &mut SearchQuery) -> Option<SearchMatch>,
-    ) {
+    /// Asks the server for the match `jump` finds, makes it current and scrolls the view
+    /// there.
+    fn jump(&mut self, jump: Jump, link: &dyn ServerLink) {
         let Some(search) = &mut self.open else { return };
-        let found = {
-            let mut compiled = search.compiled.borrow_mut();
-            let Some(query) = compiled.as_mut() else { return };
-            term.as_deref().and_then(|t| find(t, query))
+        let request = SearchRequest {
+            pane_id: search.pane.to_string(),
+            query: search.query.clone(),
+            jump: Some(jump),
+            offset: link.offset(&search.pane),
+            covered: BAR_ROWS,
+            count: true,
+            all: false,
         };
-        if let (Some(m), Some(term)) = (&found, term) {
-            term.scroll_to_match(m, BAR_ROWS);
+        match link.search(request) {
+            Ok(reply) => {
+                search.status = status_of(&reply);
+                search.current = reply.current;
+                if reply.current.is_some() {
+                    link.scroll_to(&search.pane, reply.offset);
+                }
+            }
+            Err(e) => {
+                search.status = e;
+                search.current = None;
+            }
         }
-        search.current = found;
     }
+}
+
+/// The status after the query: "3/17", "no matches", or why it cannot be searched.
+fn status_of(reply: &SearchReply) -> String {
+    let mut status = match (reply.current, reply.count) {
+        // The server's search stopped at its deadline before it looked everywhere.
+        (None, _) if reply.incomplete => "no matches nearby (search stopped)".to_owned(),
+        (None, _) => "no matches".to_owned(),
+        (Some(_), Some(count)) => {
+            let total = if reply.more { format!("{MAX_COUNT}+") } else { count.max(1).to_string() };
+            format!("{}/{total}", reply.index.unwrap_or(1))
+        }
+        // Counting ran past the server's deadline.
+        (Some(_), None) => "?/many".to_owned(),
+    };
+    if let Some(why) = &reply.regex_error {
+        status.push_str(&format!("  (as text: {why})"));
+    }
+    status
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn terminal(text: &str) -> PaneTerminal {
-        let mut term = PaneTerminal::new(TermSize { cols: 20, rows: 4 }, 100);
-        term.feed(text.as_bytes());
-        term
-    }
-
-    /// A search for `query` in `term` as Ctrl+Shift+F and typing would leave it.
-    fn search(term: &PaneTerminal, query: &str) -> PaneSearch {
-        let origin = term.view_bottom();
-        let mut compiled = SearchQuery::new(query).ok();
-        let current =
-            compiled.as_mut().and_then(|q| term.next_match(q, origin, SearchDirection::Older));
-        PaneSearch {
-            pane: PaneId::parse("pane_test").expect("a pane id"),
-            query: query.into(),
-            compiled: RefCell::new(compiled),
-            error: None,
-            origin,
-            current,
-            counted: RefCell::new(None),
+    fn reply(current: bool, count: Option<usize>, more: bool, why: Option<&str>) -> SearchReply {
+        let at = WirePoint { seq: 7, col: 1 };
+        SearchReply {
+            current: current.then_some(WireMatch { start: at, end: at }),
+            offset: 0,
+            view_top: 0,
+            matches: Vec::new(),
+            count,
+            more,
+            index: count.map(|_| 2),
+            regex_error: why.map(str::to_owned),
+            incomplete: false,
         }
     }
 
-    fn status(term: &PaneTerminal, s: &PaneSearch) -> String {
-        let mut compiled = s.compiled.borrow_mut();
-        s.status(term, compiled.as_mut().expect("a compiled query"))
+    #[test]
+    fn the_status_says_where_the_match_is_among_all() {
+        let cases = [
+            (reply(true, Some(17), false, None), "2/17"),
+            (reply(true, Some(MAX_COUNT), true, None), "2/9999+"),
+            (reply(false, Some(0), false, None), "no matches"),
+            (reply(true, None, false, None), "?/many"),
+            (reply(true, Some(3), false, Some("unclosed group")), "2/3  (as text: unclosed group)"),
+        ];
+        for (reply, want) in cases {
+            assert_eq!(status_of(&reply), want);
+        }
     }
 
     #[test]
-    fn the_status_counts_matches_and_says_when_a_query_is_taken_literally() {
-        let term = terminal("ab\r\nab\r\nab(\r\n");
-        // Typing jumps to the nearest match above the bottom: the newest.
-        assert_eq!(status(&term, &search(&term, "ab")), "3/3");
-        assert_eq!(status(&term, &search(&term, "zz")), "no matches");
-        let literal = status(&term, &search(&term, "ab("));
-        assert_eq!(literal, "1/1  (as text: unclosed group)");
-        // Stepping older moves the index down.
-        let mut s = search(&term, "ab");
-        let from = term.step_from(&s.current.unwrap(), SearchDirection::Older);
-        s.current = s
-            .compiled
-            .borrow_mut()
-            .as_mut()
-            .and_then(|q| term.next_match(q, from, SearchDirection::Older));
-        assert_eq!(status(&term, &s), "2/3");
-    }
-
-    #[test]
-    fn keys_do_the_same_in_both_windows_searches() {
+    fn keys_do_what_the_search_bar_says() {
         let none = ModifiersState::empty();
         let cases: &[(Key<&str>, Option<&str>, ModifiersState, SearchKey)] = &[
             (Key::Named(NamedKey::Escape), None, none, SearchKey::Close),
@@ -387,25 +321,6 @@ mod tests {
         ];
         for (key, text, mods, want) in cases {
             assert_eq!(SearchKey::of(key.clone(), *text, *mods), *want, "{key:?} {mods:?}");
-        }
-    }
-
-    #[test]
-    fn the_count_follows_streaming_output() {
-        let mut term = terminal("hit\r\n");
-        let s = search(&term, "hit");
-        assert_eq!(status(&term, &s), "1/1");
-        for n in 2..=40 {
-            term.feed(format!("hit {n}\r\nmiss\r\n").as_bytes());
-            // Updated from the previous count, it equals a count from scratch.
-            let updated = s.counted.borrow().as_ref().map(|c| c.matches.len());
-            assert_eq!(updated, Some(n - 1));
-            status(&term, &s);
-            let full = {
-                let mut q = SearchQuery::new("hit").unwrap();
-                term.search_matches(&mut q, SearchScope::Everything, 1000)
-            };
-            assert_eq!(s.counted.borrow().as_ref().map(|c| c.matches.clone()), Some(full));
         }
     }
 }
