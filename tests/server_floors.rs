@@ -33,12 +33,13 @@ use import_graph::{
 /// `server/src/`.
 const FLOORS: &[(&str, &[&str])] = &[
     (
-        "leaves: errors, paths, limits, the work pool, screens and searches as data, OS buses",
+        "leaves: errors, paths, limits, the work pool, the control gate, screens and searches as data, OS buses",
         &[
             "error.rs",
             "paths.rs",
             "rlimit.rs",
             "heavy.rs",
+            "control_gate.rs",
             "pane_search.rs",
             "screen.rs",
             "dbus/",
