@@ -171,6 +171,26 @@ impl Attached {
         panic!("window {index} never showed {text:?}; OCR read:\n{last}\nids {ids:?}, all {all:?}");
     }
 
+    /// Waits until OCR reads `text` in window `index` where the window shows it only for a
+    /// while (a toast): bursts of frames are grabbed first and read afterwards
+    /// (`support::image::distinct_frames`), so a slow OCR cannot let it pass unseen.
+    pub(crate) fn wait_window_text_fleeting(&self, index: usize, text: &str) {
+        let mut last = String::new();
+        let deadline = Instant::now() + WAIT;
+        while Instant::now() < deadline {
+            let frames =
+                crate::support::image::distinct_frames(|| self.grab(index), Duration::from_secs(8));
+            for frame in frames {
+                last =
+                    ocr(&frame, self.server.root.path(), &format!("w{index}"), frame.height, "6");
+                if last.replace(' ', "").contains(text) {
+                    return;
+                }
+            }
+        }
+        panic!("window {index} never showed {text:?}; OCR of its last frame read:\n{last}");
+    }
+
     /// Closes window `index` as a user does (the window manager's close: WM_DELETE_WINDOW)
     /// and waits for its process to end.
     pub(crate) fn close(&mut self, index: usize) {

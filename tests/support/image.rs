@@ -62,6 +62,24 @@ impl Image {
     }
 }
 
+/// The distinct frames `grab` returns over `span`, grabbed every 100 ms: for something a
+/// window shows only for a while (a toast, 6 s), read afterwards, so that an OCR slower than
+/// its life (seconds a read on a loaded machine) cannot miss it. A frame equal to the one
+/// before is not kept.
+#[allow(dead_code)] // each suite includes the support module; not every suite grabs bursts
+pub fn distinct_frames(mut grab: impl FnMut() -> Image, span: std::time::Duration) -> Vec<Image> {
+    let end = std::time::Instant::now() + span;
+    let mut frames: Vec<Image> = Vec::new();
+    while std::time::Instant::now() < end {
+        let frame = grab();
+        if frames.last().is_none_or(|last| last.pixels != frame.pixels) {
+            frames.push(frame);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    frames
+}
+
 /// The text `tesseract` reads in the top `rows` pixel rows of `image` (scaled up first), with
 /// page segmentation mode `psm` (6: a block of text, 11: sparse text).
 pub fn ocr(image: &Image, dir: &Path, name: &str, rows: u32, psm: &str) -> String {
