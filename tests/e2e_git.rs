@@ -369,13 +369,19 @@ fn review_opens_in_the_window_used_last_only() {
     one.report_view(berth_server::store::WindowView { window_focused: true, ..one_view })
         .expect("window.view");
     assert_eq!(review().0, json!(one_number));
-    // It closes: no window is known to be used last until one reports, so every window is told.
+    // It closes: the window still open is the one used last now, and opens it alone.
     drop(one);
     poll(Duration::from_secs(10), "the closed window forgotten", || {
+        (server.call("server.info", json!({}))["active_window"] == json!(two_number))
+            .then_some(())
+    });
+    let (told, answer) = review();
+    assert_eq!(told, json!(two_number));
+    assert!(answer.contains("opened in 1 window"), "{answer}");
+    drop(two);
+    poll(Duration::from_secs(10), "no window left", || {
         server.call("server.info", json!({}))["active_window"].is_null().then_some(())
     });
-    assert_eq!(review().0, Value::Null);
-    drop(two);
 }
 
 #[test]

@@ -201,14 +201,8 @@ impl Drop for ReportedView {
             return;
         }
         let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
-        let active = store.active_window;
-        // Only while this connection's report is the one the Store holds.
-        if store.window_reporter == Some(self.id) {
-            let _ = store.execute(Internal::SetWindowView(crate::store::WindowView::default()));
-        }
-        // A closed window is used no more (and that reset was no window's report): the next
-        // report names the window used last.
-        store.active_window = active.filter(|w| *w != self.id);
+        // A closed window is used no more: the view of one still open stands in.
+        let _ = store.execute(Internal::WindowGone { window: self.id });
     }
 }
 

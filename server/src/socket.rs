@@ -959,8 +959,9 @@ fn answer(
 }
 
 /// `window.review`: the window used last (the embedded one or an attached one) is told to open
-/// the review view of `task`, through the event bus the windows follow; every window, while
-/// none has reported a view since the one used last closed; refused when there is none.
+/// the review view of `task`, through the event bus the windows follow (when it closes, one
+/// still open takes its place); every window, while none has reported a view; refused when
+/// there is none.
 fn review(
     services: &Services,
     task: berth_engine::ids::TaskId,

@@ -254,6 +254,12 @@ pub enum Internal {
         /// The number the server gave that connection.
         window: u64,
     },
+    /// An attached window's connection `window` ended: its view goes, and the view of a
+    /// window still open stands in (the focused one, else any).
+    WindowGone {
+        /// The number the server gave that connection.
+        window: u64,
+    },
     /// Rows of every pane's rectangle the window's pane header takes.
     SetHeaderRows(u16),
     /// Readable scrollback lines of panes started from now on.
@@ -380,12 +386,18 @@ pub struct Store {
     pub(crate) desktop: Option<DesktopHandle>,
     /// Rows of each pane's rectangle taken by the window's pane header (0 when headless).
     pub(crate) header_rows: u16,
-    /// What the window shows, as it last said (empty when headless).
+    /// What the window used last shows, as it last said (empty when headless): the view
+    /// notifications and attention go by.
     pub(crate) window_view: WindowView,
-    /// The attached window whose view that is (`None`: the embedded window's, or none).
+    /// Every open window's last view, by window number ([`EMBEDDED_WINDOW`] or an attached
+    /// window's connection number); one per connection, gone with it.
+    window_views: BTreeMap<u64, WindowView>,
+    /// The attached window whose view that is (`None`: the embedded window's, or none): it
+    /// shows on its desktop what this server cannot.
     pub(crate) window_reporter: Option<u64>,
     /// The window used last ([`EMBEDDED_WINDOW`] or an attached window's connection number):
-    /// the last to report a view with the focus, else the first to report one. `berth review`
+    /// the last to report a view with the focus, else the first to report one; when it
+    /// closes, one still open (`Internal::WindowGone`). `berth review`
     /// opens the view there only.
     pub(crate) active_window: Option<u64>,
     /// Readable scrollback lines of panes started from now on (the window's config).
@@ -497,6 +509,7 @@ impl Store {
             desktop: None,
             header_rows: 0,
             window_view: WindowView::default(),
+            window_views: BTreeMap::new(),
             window_reporter: None,
             active_window: None,
             scrollback: DEFAULT_SCROLLBACK,
@@ -516,6 +529,39 @@ impl Store {
         if view.window_focused || self.active_window.is_none() {
             self.active_window = Some(window);
         }
+    }
+
+    /// Window `window` says what it shows. With several windows open (the embedded one and
+    /// attached ones), the view that counts is the one of the window used last (the last to
+    /// report with the desktop's focus): a window in the background that reports after it
+    /// (it follows a pane the server focused) takes neither its notifications nor its toasts.
+    fn report_window_view(&mut self, window: u64, view: WindowView) {
+        self.note_active_window(window, &view);
+        self.window_views.insert(window, view);
+        self.use_active_window_view();
+    }
+
+    /// Connection `window` ended: the window used last is one still open (the focused one,
+    /// else the highest number: the newest), or none.
+    fn window_gone(&mut self, window: u64) {
+        self.window_views.remove(&window);
+        if self.active_window == Some(window) {
+            self.active_window = self
+                .window_views
+                .iter()
+                .find(|(_, v)| v.window_focused)
+                .or_else(|| self.window_views.iter().next_back())
+                .map(|(w, _)| *w);
+        }
+        self.use_active_window_view();
+    }
+
+    /// Takes the view of the window used last as the one notifications go by.
+    fn use_active_window_view(&mut self) {
+        let active = self.active_window.filter(|w| self.window_views.contains_key(w));
+        let view = active.and_then(|w| self.window_views.get(&w)).cloned().unwrap_or_default();
+        self.window_reporter = active.filter(|w| *w != EMBEDDED_WINDOW);
+        self.set_window_view(view);
     }
 
     /// The window reports what it shows. A pane that has the keyboard in a focused window is
@@ -686,16 +732,9 @@ impl Store {
 
     fn execute_internal(&mut self, op: Internal) -> Result<Reply, CommandError> {
         match op {
-            Internal::SetWindowView(view) => {
-                self.window_reporter = None;
-                self.note_active_window(EMBEDDED_WINDOW, &view);
-                self.set_window_view(view);
-            }
-            Internal::ReportWindowView { view, window } => {
-                self.window_reporter = Some(window);
-                self.note_active_window(window, &view);
-                self.set_window_view(view);
-            }
+            Internal::SetWindowView(view) => self.report_window_view(EMBEDDED_WINDOW, view),
+            Internal::ReportWindowView { view, window } => self.report_window_view(window, view),
+            Internal::WindowGone { window } => self.window_gone(window),
             Internal::SetHeaderRows(rows) => self.set_pane_header_rows(rows),
             Internal::SetScrollback(lines) => self.set_scrollback_lines(lines),
             Internal::SetTerminalDefaults { cursor, theme } => {

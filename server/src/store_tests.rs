@@ -420,6 +420,57 @@ fn a_notification_this_server_cannot_show_names_the_attached_window() {
     assert_eq!(notify(&mut f, "embedded"), Vec::<String>::new());
 }
 
+/// Several attached windows: the one the person used last (focused when it reported) keeps
+/// the notifications this server cannot show, though a window in the background reports a
+/// view after it; when it closes, one still open takes them.
+#[test]
+fn a_window_in_the_background_takes_no_notifications_from_the_one_used_last() {
+    use crate::notifications::Incoming;
+    use crate::store::{Internal, WindowView};
+    let mut f = fixture();
+    let mut events = f.store.bus.subscribe();
+    let (pane, _) = f.new_pane(&["sh"]);
+    let mut notify = |f: &mut Fixture, title: &str| -> Vec<u64> {
+        let incoming = Incoming::new(Some(pane.clone()), title, "body", "osc9");
+        f.store.execute(Internal::AddNotification(incoming)).expect("added");
+        let mut windows = Vec::new();
+        while let Ok(event) = events.try_recv() {
+            let line = event.line(protocol::encode_event);
+            if line.contains("\"notification.desktop\"") {
+                let event: serde_json::Value = serde_json::from_str(&line).unwrap();
+                windows.push(event["params"]["window_id"].as_u64().unwrap());
+            }
+        }
+        windows
+    };
+    let focused = WindowView { visible: vec![], focused_pane: None, window_focused: true };
+    let behind = WindowView { window_focused: false, ..focused.clone() };
+    f.store.execute(Internal::ReportWindowView { view: focused.clone(), window: 5 }).unwrap();
+    f.store.execute(Internal::ReportWindowView { view: behind.clone(), window: 6 }).unwrap();
+    assert_eq!(notify(&mut f, "first"), vec![5], "the window used last shows it");
+    assert_eq!(f.store.active_window, Some(5));
+
+    // The focused window watches the pane: nothing for any desktop, though the window behind
+    // reports again after it.
+    let watching = WindowView {
+        visible: vec![pane.clone()],
+        focused_pane: Some(pane.clone()),
+        window_focused: true,
+    };
+    f.store.execute(Internal::ReportWindowView { view: watching, window: 5 }).unwrap();
+    f.store.execute(Internal::ReportWindowView { view: behind.clone(), window: 6 }).unwrap();
+    assert_eq!(notify(&mut f, "watched"), Vec::<u64>::new());
+
+    // Window 5 closes: window 6, still open, takes them.
+    f.store.execute(Internal::WindowGone { window: 5 }).unwrap();
+    assert_eq!(f.store.active_window, Some(6));
+    assert_eq!(notify(&mut f, "after"), vec![6]);
+    // The focus moves to window 6's desktop... and it closes too: no window is named.
+    f.store.execute(Internal::WindowGone { window: 6 }).unwrap();
+    assert_eq!(f.store.active_window, None);
+    assert_eq!(notify(&mut f, "none"), Vec::<u64>::new());
+}
+
 /// A pane whose command line was too long to save whole is restored with what fit, shown,
 /// and never run from it: resume refuses (issue 28, item 5).
 #[test]

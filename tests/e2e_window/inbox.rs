@@ -302,14 +302,21 @@ pub(crate) fn an_attached_window_has_the_inbox_and_the_toast(a: &mut crate::atta
     let hidden = hidden.trim().to_owned();
     a.server.berth_ok(&["focus", &shown]);
     poll(WAIT, "the first pane shown", || (active_of(&a.server) == shown).then_some(()));
-    a.window_number(index);
+    // The windows earlier cases left open follow the focus too, and report their views: the
+    // one with the desktop's focus is the one used last, which shows what the server cannot.
+    let id = a.window_id(index);
+    a.xdotool(&["windowfocus", "--sync", &id]);
+    let number = a.window_number(index);
+    poll(WAIT, "the focused window to be the one used last", || {
+        let info = a.server.call("server.info", serde_json::json!({}));
+        (info["active_window"] == number).then_some(())
+    });
     a.server.berth_ok(&["send", &hidden, "--enter", r"printf '\e]9;remote build finished\a'"]);
     poll(WAIT, "the hidden pane unread", || {
         (a.server.pane(&hidden)?["attention"] == "unread").then_some(())
     });
     a.wait_window_text_fleeting(index, "remotebuildfinished");
     println!("attached inbox: the toast shows the notification");
-    let id = a.window_id(index);
     a.xdotool(&["windowfocus", "--sync", &id]);
     a.xdotool(&["key", "ctrl+shift+i"]);
     let dir = a.server.root.path().to_path_buf();
