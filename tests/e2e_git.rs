@@ -372,8 +372,7 @@ fn review_opens_in_the_window_used_last_only() {
     // It closes: the window still open is the one used last now, and opens it alone.
     drop(one);
     poll(Duration::from_secs(10), "the closed window forgotten", || {
-        (server.call("server.info", json!({}))["active_window"] == json!(two_number))
-            .then_some(())
+        (server.call("server.info", json!({}))["active_window"] == json!(two_number)).then_some(())
     });
     let (told, answer) = review();
     assert_eq!(told, json!(two_number));

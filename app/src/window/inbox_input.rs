@@ -27,6 +27,7 @@ impl App {
     pub(super) fn refresh_inbox(&mut self) {
         let now = Instant::now();
         for note in self.take_window_toasts() {
+            tracing::debug!(id = %note.id, "a toast for a notification no desktop here showed");
             self.inbox.show_toast(&note, 0, now);
         }
         let events = self.server_events();

@@ -635,6 +635,13 @@ fn follow_events(mut client: Client, socket: &Path, shared: &Shared, waker: &Wak
                             shown = desktop.confirmed();
                         }
                     }
+                    tracing::debug!(
+                        id = %notification.id,
+                        window,
+                        mine,
+                        shown,
+                        "the server names a window to show a notification"
+                    );
                     if mine && !shown {
                         // No desktop here showed it (none answers, or none yet): a toast.
                         let mut toasts = shared.toasts.lock().unwrap_or_else(|p| p.into_inner());
