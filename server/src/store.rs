@@ -392,9 +392,6 @@ pub struct Store {
     /// Every open window's last view, by window number ([`EMBEDDED_WINDOW`] or an attached
     /// window's connection number); one per connection, gone with it.
     window_views: BTreeMap<u64, WindowView>,
-    /// The attached window whose view that is (`None`: the embedded window's, or none): it
-    /// shows on its desktop what this server cannot.
-    pub(crate) window_reporter: Option<u64>,
     /// The window used last ([`EMBEDDED_WINDOW`] or an attached window's connection number):
     /// the last to report a view with the focus, else the first to report one; when it
     /// closes, one still open (`Internal::WindowGone`). `berth review`
@@ -510,7 +507,6 @@ impl Store {
             header_rows: 0,
             window_view: WindowView::default(),
             window_views: BTreeMap::new(),
-            window_reporter: None,
             active_window: None,
             scrollback: DEFAULT_SCROLLBACK,
             terminal_defaults: None,
@@ -558,10 +554,14 @@ impl Store {
 
     /// Takes the view of the window used last as the one notifications go by.
     fn use_active_window_view(&mut self) {
-        let active = self.active_window.filter(|w| self.window_views.contains_key(w));
-        let view = active.and_then(|w| self.window_views.get(&w)).cloned().unwrap_or_default();
-        self.window_reporter = active.filter(|w| *w != EMBEDDED_WINDOW);
-        self.set_window_view(view);
+        let view = self.active_window.and_then(|w| self.window_views.get(&w)).cloned();
+        self.set_window_view(view.unwrap_or_default());
+    }
+
+    /// The attached window whose view the Store goes by (`None`: the embedded window's, or
+    /// none): it shows on its desktop what this server cannot.
+    pub(crate) fn window_reporter(&self) -> Option<u64> {
+        self.active_window.filter(|w| *w != EMBEDDED_WINDOW && self.window_views.contains_key(w))
     }
 
     /// The window reports what it shows. A pane that has the keyboard in a focused window is

@@ -376,33 +376,43 @@ async fn wait_ends_on_the_state_the_pane_exiting_or_its_deadline() {
     assert_eq!(gone.code(), "NO_SUCH_PANE");
 }
 
+/// Adds a notification titled `title` for `pane` and returns the `notification.desktop`
+/// events it published (as their wire JSON).
+fn desktop_events(
+    f: &mut Fixture,
+    events: &mut tokio::sync::mpsc::Receiver<crate::events::Delivery>,
+    pane: &PaneId,
+    title: &str,
+) -> Vec<serde_json::Value> {
+    let incoming = crate::notifications::Incoming::new(Some(pane.clone()), title, "body", "osc9");
+    f.store.execute(crate::store::Internal::AddNotification(incoming)).expect("added");
+    let mut desktop = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        let line = event.line(protocol::encode_event);
+        if line.contains("\"notification.desktop\"") {
+            desktop.push(serde_json::from_str(&line).expect("an event line"));
+        }
+    }
+    desktop
+}
+
 /// A notification that should reach the desktop, on a server that cannot show it (no desktop
 /// sink here), goes to the attached window whose view the Store holds, once, and to no one
 /// when that window shows its pane focused, or when the view is the embedded window's.
 #[test]
 fn a_notification_this_server_cannot_show_names_the_attached_window() {
-    use crate::notifications::Incoming;
     use crate::store::{Internal, WindowView};
     let mut f = fixture();
     let mut events = f.store.bus.subscribe();
     let (pane, _) = f.new_pane(&["sh"]);
-    let mut notify = |f: &mut Fixture, title: &str| -> Vec<String> {
-        let incoming = Incoming::new(Some(pane.clone()), title, "body", "osc9");
-        f.store.execute(Internal::AddNotification(incoming)).expect("added");
-        let mut desktop = Vec::new();
-        while let Ok(event) = events.try_recv() {
-            let line = event.line(protocol::encode_event);
-            if line.contains("\"notification.desktop\"") {
-                desktop.push(line.to_string());
-            }
-        }
-        desktop
+    let mut notify = |f: &mut Fixture, title: &str| -> Vec<serde_json::Value> {
+        desktop_events(f, &mut events, &pane, title)
     };
     let elsewhere = WindowView { visible: vec![], focused_pane: None, window_focused: true };
     f.store.execute(Internal::ReportWindowView { view: elsewhere.clone(), window: 5 }).unwrap();
     let sent = notify(&mut f, "away");
     assert_eq!(sent.len(), 1, "{sent:?}");
-    let event: serde_json::Value = serde_json::from_str(&sent[0]).unwrap();
+    let event = &sent[0];
     assert_eq!(event["params"]["window_id"], 5);
     assert_eq!(event["params"]["notification"]["title"], "away");
     assert_eq!(event["params"]["notification"]["pane_id"], pane.as_str());
@@ -413,11 +423,11 @@ fn a_notification_this_server_cannot_show_names_the_attached_window() {
         window_focused: true,
     };
     f.store.execute(Internal::ReportWindowView { view: watching, window: 5 }).unwrap();
-    assert_eq!(notify(&mut f, "watched"), Vec::<String>::new(), "a watched pane's stays off");
+    assert!(notify(&mut f, "watched").is_empty(), "a watched pane's stays off");
 
     // The embedded window's view: no attached window to name.
     f.store.execute(Internal::SetWindowView(elsewhere)).unwrap();
-    assert_eq!(notify(&mut f, "embedded"), Vec::<String>::new());
+    assert!(notify(&mut f, "embedded").is_empty());
 }
 
 /// Several attached windows: the one the person used last (focused when it reported) keeps
@@ -425,23 +435,13 @@ fn a_notification_this_server_cannot_show_names_the_attached_window() {
 /// view after it; when it closes, one still open takes them.
 #[test]
 fn a_window_in_the_background_takes_no_notifications_from_the_one_used_last() {
-    use crate::notifications::Incoming;
     use crate::store::{Internal, WindowView};
     let mut f = fixture();
     let mut events = f.store.bus.subscribe();
     let (pane, _) = f.new_pane(&["sh"]);
     let mut notify = |f: &mut Fixture, title: &str| -> Vec<u64> {
-        let incoming = Incoming::new(Some(pane.clone()), title, "body", "osc9");
-        f.store.execute(Internal::AddNotification(incoming)).expect("added");
-        let mut windows = Vec::new();
-        while let Ok(event) = events.try_recv() {
-            let line = event.line(protocol::encode_event);
-            if line.contains("\"notification.desktop\"") {
-                let event: serde_json::Value = serde_json::from_str(&line).unwrap();
-                windows.push(event["params"]["window_id"].as_u64().unwrap());
-            }
-        }
-        windows
+        let sent = desktop_events(f, &mut events, &pane, title);
+        sent.iter().map(|e| e["params"]["window_id"].as_u64().expect("a window")).collect()
     };
     let focused = WindowView { visible: vec![], focused_pane: None, window_focused: true };
     let behind = WindowView { window_focused: false, ..focused.clone() };

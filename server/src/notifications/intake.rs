@@ -85,7 +85,7 @@ impl Store {
         if to_desktop && !server_shows {
             // No desktop here (off, or no notification service answers, as on a remote machine
             // reached over ssh): the attached window whose view this is shows it on its own.
-            if let Some(window) = self.window_reporter {
+            if let Some(window) = self.window_reporter() {
                 self.bus.publish(Event::NotificationDesktop {
                     notification: Box::new(stored.record.clone()),
                     window,
