@@ -171,34 +171,6 @@ impl Attached {
         panic!("window {index} never showed {text:?}; OCR read:\n{last}\nids {ids:?}, all {all:?}");
     }
 
-    /// Waits until OCR reads `text` in window `index` where the window shows it only for a
-    /// while (a toast): bursts of frames are grabbed first and read afterwards
-    /// (`support::image::distinct_frames`), so a slow OCR cannot let it pass unseen.
-    pub(crate) fn wait_window_text_fleeting(&self, index: usize, text: &str) {
-        let mut last = String::new();
-        let deadline = Instant::now() + WAIT;
-        while Instant::now() < deadline {
-            let frames =
-                crate::support::image::distinct_frames(|| self.grab(index), Duration::from_secs(8));
-            for (n, frame) in frames.iter().enumerate() {
-                if let Some(dir) = std::env::var_os("BERTH_E2E_FRAMES") {
-                    let _ = std::fs::create_dir_all(&dir);
-                    frame.write_scaled(
-                        &Path::new(&dir).join(format!("w{index}-{n}.png")),
-                        1,
-                        frame.height,
-                    );
-                }
-                last = ocr(frame, self.server.root.path(), &format!("w{index}"), frame.height, "6");
-                if last.replace(' ', "").contains(text) {
-                    return;
-                }
-            }
-        }
-        let stack = run_tool(&self.display, "xwininfo", &["-root", "-children"]);
-        panic!("window {index} ({}) never showed {text:?}; OCR of its last frame read:\n{last}\nstack {stack:?}", self.window_id(index));
-    }
-
     /// Closes window `index` as a user does (the window manager's close: WM_DELETE_WINDOW)
     /// and waits for its process to end.
     pub(crate) fn close(&mut self, index: usize) {
@@ -1099,13 +1071,6 @@ pub(crate) fn run() -> (usize, usize) {
             crate::inbox::an_attached_window_has_the_inbox_and_the_toast,
         ),
     ];
-    // Runs only when named (a known defect, see the stop-36 note): after the cases above,
-    // the attached window takes the toast and draws a frame with it (its log says so), yet
-    // no grab of its pixels over 8 s shows it; alone, or after two or three cases, it
-    // passes. `cargo test --test e2e_window -- attach inbox_and_the_toast` runs it.
-    let named_only = ["an_attached_window_has_the_inbox_and_the_toast"];
-    let named =
-        |name: &str| crate::case_filter().iter().any(|f| f == "inbox_and_the_toast" || f == name);
     // The cases that set up a world of their own.
     let own_names = [
         "standalone_mode_outlives_a_killed_window",
@@ -1125,10 +1090,7 @@ pub(crate) fn run() -> (usize, usize) {
         Err(_) => return (0, 1),
     };
     let (mut passed, mut failed) = (0, 0);
-    for (name, case) in cases
-        .iter()
-        .filter(|(name, _)| crate::selected(name) && (!named_only.contains(name) || named(name)))
-    {
+    for (name, case) in cases.iter().filter(|(name, _)| crate::selected(name)) {
         let ok =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(&mut world))).is_ok();
         println!("test attach::{name} ... {}", if ok { "ok" } else { "FAILED" });

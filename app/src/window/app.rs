@@ -823,9 +823,10 @@ impl App {
             .panes
             .iter()
             .any(|p| p.header.lifecycle.as_deref().is_some_and(|l| l.contains("working")));
-        // A toast keeps the clock going so that it goes in time.
-        let ticking = working || self.inbox.toasting(Instant::now());
-        self.frames.keep_clocks(blinking && self.input.window_focused, ticking, Instant::now());
+        let now = Instant::now();
+        self.frames.keep_clocks(blinking && self.input.window_focused, working, now);
+        // A toast goes in time (the lifecycle clock ticks only every 15 s).
+        self.frames.expires(self.inbox.toast_until(now));
         if self.frames.unchanged(wake_only, &scene) {
             return;
         }

@@ -47,6 +47,8 @@ pub(super) struct FrameSchedule {
     blink_at: Option<Instant>,
     /// When to redraw for the lifecycle markers' clocks.
     tick_at: Option<Instant>,
+    /// When something shown goes away by itself (a toast): a frame then.
+    expires_at: Option<Instant>,
     /// When the last frame was drawn, the last input came, and a paced wake-up's frame is due.
     drawn_at: Option<Instant>,
     input_at: Option<Instant>,
@@ -66,6 +68,7 @@ impl Default for FrameSchedule {
             blink_on: true,
             blink_at: None,
             tick_at: None,
+            expires_at: None,
             drawn_at: None,
             input_at: None,
             paced_at: None,
@@ -204,6 +207,12 @@ impl FrameSchedule {
         self.blink_at = blinking.then(|| self.blink_at.unwrap_or(now + BLINK));
     }
 
+    /// After a frame's scene is known: what it shows that goes away by itself goes at
+    /// `until` (a toast's end; `None`: nothing), and a frame is drawn then.
+    pub(super) fn expires(&mut self, until: Option<Instant>) {
+        self.expires_at = until;
+    }
+
     /// The loop is about to wait at `now`: the clocks that ran out (a blink changes phase and
     /// asks for a frame; the markers' clock asks for one that may be skipped), and when to
     /// wake at the latest (`check`: the loop's own health check interval).
@@ -225,8 +234,14 @@ impl FrameSchedule {
             self.tick();
             due.tick = true;
         }
+        if self.expires_at.is_some_and(|at| at <= now) {
+            // What went away changes the scene: the frame is drawn.
+            self.expires_at = None;
+            self.tick();
+            due.tick = true;
+        }
         let mut next = self.blink_at.map_or(now + check, |b| b.min(now + check));
-        for at in [self.tick_at, self.paced_at].into_iter().flatten() {
+        for at in [self.tick_at, self.paced_at, self.expires_at].into_iter().flatten() {
             next = next.min(at);
         }
         (due, next)
@@ -289,6 +304,26 @@ mod tests {
         assert!(!frames.unchanged(wake_only, &with(None)));
         let lost = DecisionCard { buttons: Vec::new(), note: Some("gone".into()), ..card };
         assert!(!frames.unchanged(wake_only, &with(Some(lost))));
+    }
+
+    /// A toast shows for 6 s: the window wakes when it goes, not at the next 15 s tick of
+    /// the lifecycle clock (it lingered that long before).
+    #[test]
+    fn what_goes_away_by_itself_is_drawn_gone_in_time() {
+        let check = Duration::from_secs(1);
+        let t0 = Instant::now();
+        let until = t0 + Duration::from_secs(6);
+        let mut frames = FrameSchedule::default();
+        frames.keep_clocks(false, false, t0);
+        frames.expires(Some(until));
+        let (due, next) = frames.due(until - check, check);
+        assert_eq!((due.tick, next), (false, until));
+        let (due, next) = frames.due(until, check);
+        assert!(due.tick, "the frame the toast goes in");
+        assert_eq!(next, until + check, "asked once");
+        frames.begin();
+        frames.expires(None);
+        assert!(!frames.due(until + check, check).0.tick);
     }
 
     #[test]

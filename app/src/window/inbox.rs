@@ -453,10 +453,9 @@ impl Inbox {
         });
     }
 
-    /// Whether a toast shows at `now` (the frames' clock keeps ticking while one does, so it
-    /// goes in time).
-    pub(super) fn toasting(&self, now: Instant) -> bool {
-        self.toast.as_ref().is_some_and(|t| t.until > now)
+    /// When the toast that shows at `now` goes (the window draws a frame then).
+    pub(super) fn toast_until(&self, now: Instant) -> Option<Instant> {
+        self.toast.as_ref().map(|t| t.until).filter(|until| *until > now)
     }
 
     /// The toast as drawn in a window of `cols × rows` cells at `now`, if one shows (and the

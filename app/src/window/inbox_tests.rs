@@ -178,19 +178,21 @@ fn a_new_notification_toasts_only_when_no_desktop_shows_it() {
     let now = Instant::now();
     let mut inbox = Inbox::default();
     inbox.listed(1, notes(), true, now);
-    assert!(!inbox.toasting(now), "nothing old toasts");
+    assert!(inbox.toast_until(now).is_none(), "nothing old toasts");
     let mut more = notes();
     more.push(note(4, "pane_1", "ws_a", "tests passed", 9_000, false));
     inbox.listed(2, more.clone(), false, now);
-    assert!(!inbox.toasting(now), "a desktop showed it");
+    assert!(inbox.toast_until(now).is_none(), "a desktop showed it");
     more.push(note(5, "pane_1", "ws_a", "build finished again", 10_000, false));
     inbox.listed(3, more, true, now);
-    assert!(inbox.toasting(now));
+    assert!(inbox.toast_until(now).is_some());
     let toast = inbox.toast_scene(120, 40, now, Some("Ctrl+Shift+I")).expect("a toast");
     assert_eq!(toast.lines[0], "build finished again");
     assert!(toast.lines.last().unwrap().contains("Ctrl+Shift+I"), "{:?}", toast.lines);
     let later = now + super::inbox::TOAST_FOR + Duration::from_millis(1);
-    assert!(!inbox.toasting(later) && inbox.toast_scene(120, 40, later, None).is_none());
+    assert!(
+        inbox.toast_until(later).is_none() && inbox.toast_scene(120, 40, later, None).is_none()
+    );
     // A click on it jumps to its pane.
     inbox.listed(4, notes(), false, now);
     inbox.show_toast(&note(6, "pane_2", "ws_a", "x", 11_000, false), 0, now);
