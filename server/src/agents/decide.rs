@@ -518,6 +518,12 @@ pub(crate) struct OpenDecision {
     /// The agent's own id for the request, where its answer is confirmed later (opencode's
     /// permission id: its plugin reports whether opencode took the answer).
     pub(crate) agent_ref: Option<String>,
+    /// What the pane goes back to once the question is settled, however it is: for a
+    /// consent decision (Berth's own question about an act, `trust/consent.rs`), what the
+    /// pane was doing when it asked (a shell script idle at its prompt stays idle, not
+    /// `working` until a hook that never comes). `None`: an agent's permission request, after
+    /// which the agent works on.
+    pub(crate) resume: Option<berth_engine::model::Lifecycle>,
 }
 
 /// How long `pane.decide` waits for an agent whose answer is handed on by Berth's plugin

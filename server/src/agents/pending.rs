@@ -105,6 +105,17 @@ impl Store {
             answerable: true,
             received_at: now_ms(),
         };
+        let resume = (source == CONSENT_SOURCE).then(|| {
+            let before =
+                self.panes.get(pane).map_or(Lifecycle::Idle, |p| p.shared.meta().lifecycle);
+            // Behind another open question: what the pane goes back to after that one.
+            let behind = self.decisions.0.get(pane).and_then(|d| d.open.back()).map(|o| o.resume);
+            match (before, behind) {
+                (Lifecycle::Blocked, Some(resume)) => resume.unwrap_or(Lifecycle::Working),
+                (Lifecycle::Blocked, None) => Lifecycle::Working,
+                (before, _) => before,
+            }
+        });
         if let Some(p) = self.panes.get(pane) {
             p.shared.set_lifecycle(Lifecycle::Blocked, LifecycleSource::Hook);
         }
@@ -119,7 +130,13 @@ impl Store {
         decisions.lost = None;
         decisions.withdrawn = None;
         decisions.settle = None;
-        decisions.open.push_back(OpenDecision { view, route, notification, agent_ref: None });
+        decisions.open.push_back(OpenDecision {
+            view,
+            route,
+            notification,
+            agent_ref: None,
+            resume,
+        });
         self.publish_decision(pane);
         tracing::info!(pane = %pane, decision = %id, agent = kind.as_str(), source = %source, "decision pending");
         Ok(())
@@ -221,7 +238,8 @@ impl Store {
         if let Some(p) = self.panes.get(pane) {
             // A second request queued behind this one still blocks the agent.
             if !more {
-                p.shared.set_lifecycle(Lifecycle::Working, LifecycleSource::Hook);
+                let after = open.resume.unwrap_or(Lifecycle::Working);
+                p.shared.set_lifecycle(after, LifecycleSource::Hook);
             }
         }
         self.settle_attention(pane);
@@ -240,6 +258,23 @@ impl Store {
         let Some(decisions) = self.decisions.0.get_mut(pane) else { return };
         let Some(index) = decisions.open.iter().position(|o| &o.view.id == id) else { return };
         let Some(open) = decisions.open.remove(index) else { return };
+        if let Some(resume) = open.resume {
+            // Berth's own question: its asker gave up or timed out, so the act was refused
+            // and nothing was done; there is nothing left to answer anywhere (no card kept).
+            tracing::info!(pane = %pane, decision = %id, ?loss, "a consent question ended unanswered; nothing done");
+            let last = decisions.open.is_empty();
+            self.close_decision_notification(open.notification.as_deref());
+            if last {
+                if let Some(p) = self.panes.get(pane) {
+                    if p.shared.meta().lifecycle == Lifecycle::Blocked {
+                        p.shared.set_lifecycle(resume, LifecycleSource::Hook);
+                    }
+                }
+            }
+            self.settle_attention(pane);
+            self.publish_decision(pane);
+            return;
+        }
         let withdrawn = loss == Loss::HookGone && open.view.agent == AgentKind::Claude;
         if withdrawn {
             decisions.withdrawn = Some(open.view.id.clone());
@@ -564,6 +599,9 @@ pub fn wait_for_answer(
     }
     Ok(outcome_of(RouteGuard { store, pane, id, armed: true, loss: Loss::HookGone }, rx, wait))
 }
+
+/// The source of Berth's own questions about an agent's act (`trust/consent.rs`).
+pub(crate) const CONSENT_SOURCE: &str = "consent";
 
 /// What [`Store::open_request`] shows for a request: the request, the notification's title and
 /// its source.
@@ -1005,5 +1043,53 @@ mod tests {
         let shown = store.lock().unwrap().pending_decision(&pane).expect("the card stays");
         assert!(!shown.answerable);
         assert_eq!(look(&store, &pane), (Lifecycle::Blocked, Attention::NeedsInput, true));
+    }
+
+    /// Berth's own question about an act (issue 30's consent) leaves the pane as it found it:
+    /// a script idle at its prompt that asked to merge a task is idle again once the person
+    /// answers, not `working` until a hook that never comes; its asker gone, no card and no
+    /// `needs_input` are left; an agent asking mid-turn goes on working.
+    #[tokio::test]
+    async fn a_consent_question_leaves_the_pane_as_it_found_it() {
+        let (store, pane, _home) = store_with_pane();
+        let ask = |store: &Arc<Mutex<Store>>| {
+            let ask = crate::trust::Ask {
+                pane: pane.clone(),
+                agent: AgentKind::None,
+                prompt: "an agent in home asks to merge task x".into(),
+                detail: String::new(),
+            };
+            crate::trust::consent::ask_person(store, ask).expect("opens")
+        };
+        let set = |lifecycle| {
+            let locked = store.lock().unwrap();
+            locked.panes.get(&pane).unwrap().shared.set_lifecycle(lifecycle, LifecycleSource::Hook);
+        };
+        for before in [Lifecycle::Idle, Lifecycle::Done, Lifecycle::Working] {
+            set(before);
+            let answer = ask(&store);
+            assert_eq!(look(&store, &pane), (Lifecycle::Blocked, Attention::NeedsInput, true));
+            assert!(matches!(decide(&store, &pane), Ok(Reply::Decided { .. })));
+            assert!(answer.await.is_ok(), "allowed");
+            let (lifecycle, attention, card) = look(&store, &pane);
+            assert_eq!((lifecycle, card), (before, false), "answered, from {before:?}");
+            assert_ne!(attention, Attention::NeedsInput);
+
+            let answer = ask(&store);
+            drop(answer);
+            let (lifecycle, attention, card) = look(&store, &pane);
+            assert_eq!((lifecycle, card), (before, false), "its asker gone, from {before:?}");
+            assert_ne!(attention, Attention::NeedsInput);
+        }
+        // Two questions: the pane goes back only when the last is settled.
+        set(Lifecycle::Idle);
+        let first = ask(&store);
+        let second = ask(&store);
+        assert!(matches!(decide(&store, &pane), Ok(Reply::Decided { .. })));
+        assert!(first.await.is_ok());
+        assert_eq!(look(&store, &pane).0, Lifecycle::Blocked, "one still open");
+        assert!(matches!(decide(&store, &pane), Ok(Reply::Decided { .. })));
+        assert!(second.await.is_ok());
+        assert_eq!(look(&store, &pane).0, Lifecycle::Idle);
     }
 }

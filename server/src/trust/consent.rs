@@ -22,7 +22,7 @@ use berth_engine::ids::PaneId;
 pub use super::Ask;
 use super::Caller;
 use crate::agents::decide::{bounded_detail, bounded_line, DecisionRequest};
-use crate::agents::pending::{wait_for_consent, OpenRequest};
+use crate::agents::pending::{wait_for_consent, OpenRequest, CONSENT_SOURCE};
 use crate::decisions::{DecisionAnswer, OutcomeReason};
 use crate::error::CommandError;
 use crate::store::Store;
@@ -143,7 +143,7 @@ pub fn ask_person(
         suggestion: None,
         always: false,
     };
-    let open = OpenRequest { request, title: ask.prompt.clone(), source: "consent".into() };
+    let open = OpenRequest { request, title: ask.prompt.clone(), source: CONSENT_SOURCE.into() };
     let outcome = wait_for_consent(store.clone(), ask.pane, ask.agent, open, CONSENT_WAIT)?;
     let prompt = ask.prompt;
     Ok(async move {
