@@ -1160,7 +1160,12 @@ fn opencode_resumes_after_a_restart() {
     t.until(&pane, "the resumed pane live and known as opencode", |e| {
         e["state"] == "LIVE" && e["agent"]["kind"] == "opencode"
     });
-    t.wait_text(&pane, "Noted: the word is pelican.");
+    // The resumed opencode is up once its plugin loaded again (Berth then knows its hooks are
+    // wired: `submit` is confirmed) and it drew the session with its first turn.
+    t.poll(&pane, "the resumed opencode's plugin", || {
+        (hook_log(&t.world.tools).matches("berth.plugin.loaded").count() == 2).then_some(())
+    });
+    settled(t.case, "Noted: the word is pelican.", || berth_screen(t.server(), &pane));
     t.submit(&pane, "O-RESUME-2 which word was it?");
     let call = t.call(&pane, "O-RESUME-2", 0);
     let all = call["messages"].to_string();
