@@ -1202,8 +1202,12 @@ fn opencode_works_a_task() {
         "90",
     ]);
     let task: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    eprintln!("opencode_works_a_task: task start said {task}");
     let id = task["id"].as_str().unwrap().to_owned();
     let pane = task["pane_id"].as_str().unwrap_or_else(|| panic!("no pane_id: {task}")).to_owned();
+    // `task start` returned once opencode took the prompt: it pasted it only once opencode's
+    // TUI read input (it pasted it as opencode started, the prompt was lost whole and the task
+    // said `working`).
     let call = t.call(&pane, "O-TASK", 0);
     assert!(user_texts(&call).iter().any(|u| u.contains(&id)), "{:?}", user_texts(&call));
     let show = |id: &str| -> Value {
