@@ -19,7 +19,13 @@
 //!   blocked; a restart mid-conversation → `RESUMABLE` → `berth resume` → the model gets the
 //!   earlier turn. Each ends with the right lifecycle and attention and a usable pane.
 //!
-//! Not yet here for opencode: yes/no in its own dialog, Escape, and restart → resume.
+//! - opencode (its section at the end): a 32 KiB prompt; deny with and without a message;
+//!   yes and no in opencode's own dialog; Escape while working (one Escape does not interrupt
+//!   opencode: Berth showed `idle` while it worked on; the interrupt's `MessageAbortedError`
+//!   was shown as `error` attention) and while blocked; a restart mid-conversation →
+//!   `RESUMABLE` → `berth resume` (`opencode --session`) → the model gets the earlier turn; a
+//!   task with opencode as worker (its prompt was pasted before opencode's prompt box took
+//!   input, and lost whole).
 //!
 //! Skipped (passing, with a message) unless `BERTH_AGENTS_NPM` names the agents' npm prefix.
 
@@ -1231,5 +1237,8 @@ fn opencode_works_a_task() {
             .unwrap();
     assert_eq!(finished["disposition"]["outcome"], "merged", "{finished}");
     let subjects = git(&repo, &["log", "--format=%s", "main"]);
-    assert!(subjects.lines().any(|s| s == "Add new.txt"), "opencode's commit is on main: {subjects}");
+    assert!(
+        subjects.lines().any(|s| s == "Add new.txt"),
+        "opencode's commit is on main: {subjects}"
+    );
 }
