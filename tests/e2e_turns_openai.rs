@@ -19,7 +19,13 @@
 //!   blocked; a restart mid-conversation → `RESUMABLE` → `berth resume` → the model gets the
 //!   earlier turn. Each ends with the right lifecycle and attention and a usable pane.
 //!
-//! Not yet here for opencode: yes/no in its own dialog, Escape, and restart → resume.
+//! - opencode (its section at the end): a 32 KiB prompt; deny with and without a message;
+//!   yes and no in opencode's own dialog; Escape while working (one Escape does not interrupt
+//!   opencode: Berth showed `idle` while it worked on; the interrupt's `MessageAbortedError`
+//!   was shown as `error` attention) and while blocked; a restart mid-conversation →
+//!   `RESUMABLE` → `berth resume` (`opencode --session`) → the model gets the earlier turn; a
+//!   task with opencode as worker (its prompt was pasted before opencode's prompt box took
+//!   input, and lost whole).
 //!
 //! Skipped (passing, with a message) unless `BERTH_AGENTS_NPM` names the agents' npm prefix.
 
@@ -92,8 +98,9 @@ fn script() -> Value {
         "O-ALLOW": [opencode_bash(OC_ALLOW), say("allow: the command ran")],
         "O-DENY": [opencode_bash("echo no > denied.txt"), say("deny: understood")],
     });
-    let more = codex_cases();
-    cases.as_object_mut().unwrap().extend(more.as_object().unwrap().clone());
+    for more in [codex_cases(), opencode_cases()] {
+        cases.as_object_mut().unwrap().extend(more.as_object().unwrap().clone());
+    }
     json!({ "cases": cases })
 }
 
@@ -717,11 +724,12 @@ impl Turns {
     /// A later prompt works in the pane: confirmed, reaches the model, ends with its answer
     /// and nothing left to answer.
     fn usable(&self, pane: &str) {
-        let prompt = format!("C-AFTER {}", self.case);
+        let marker = if self.agent == Agent::Opencode { "O-AFTER" } else { "C-AFTER" };
+        let prompt = format!("{marker} {}", self.case);
         self.submit(pane, &prompt);
         self.poll(pane, "the later prompt at the model", || {
             model()
-                .calls("C-AFTER", 0)
+                .calls(marker, 0)
                 .into_iter()
                 .find(|c| user_texts(c).iter().any(|t| t.contains(&prompt)))
         });
@@ -941,4 +949,296 @@ fn codex_resumes_after_a_restart() {
     );
     t.wait_idle(&pane, Some("The word was pelican."));
     t.settled_turn(&pane, "the resumed turn to end");
+}
+
+// ==== opencode: the rest of the claude suite (issue 26) ====
+//
+// opencode shows its own permission dialog ("Permission required": Allow once, Allow always,
+// Reject; ←/→ and Enter, Escape rejects) as soon as it asks, while Berth's plugin holds the
+// same question in Berth: the first answer wins, and an answer given in the dialog comes back
+// to Berth as `permission.replied`. A plain rejection ends opencode's turn without calling
+// the model again (the model reads it in the next turn's history); a rejection with a message
+// goes to the model at once. opencode interrupts a turn on a second Escape within 5 s (the
+// first one shows "esc again to interrupt").
+
+/// The opencode cases' scripts (merged into [`script`]).
+fn opencode_cases() -> Value {
+    json!({
+        "O-BIG": [say("big prompt received")],
+        "O-DENY-PLAIN": [opencode_bash("echo no > denied-plain.txt"), say("deny: understood")],
+        "O-DENY-MSG": [opencode_bash("echo no > denied-msg.txt"), say("deny with message: understood")],
+        "O-YES": [opencode_bash("echo berth-yes-ran > yes.txt"), say("yes: the command ran")],
+        "O-NO": [opencode_bash("echo no > said-no.txt"), say("no: never asked for")],
+        "O-ESC-WORK": [{ "hang": 50, "text": "Thinking it over at length" }],
+        "O-ESC-BLOCK": [opencode_bash("echo no > escaped.txt"), say("escape: never asked for")],
+        "O-RESUME-1": [say("Noted: the word is pelican.")],
+        "O-RESUME-2": [say("The word was pelican.")],
+        "O-TASK": [opencode_bash(TASK_COMMAND), say("The task is done and reported.")],
+        "O-AFTER": [say("after: the pane works")],
+    })
+}
+
+impl Turns {
+    /// opencode's own permission dialog is up.
+    fn oc_dialog(&self, pane: &str) {
+        self.wait_text(pane, "Permission required");
+        self.wait_text(pane, "Allow once");
+    }
+
+    /// The decision is no longer Berth's to answer: `decide` fails, saying so.
+    fn assert_not_answerable(&self, pane: &str) {
+        let out = self.server().berth(&["decide", pane, "allow"]);
+        assert!(
+            !out.status.success(),
+            "decide after the question was settled in opencode must fail: {out:?}\n{}",
+            self.report(pane)
+        );
+    }
+}
+
+/// A 32 KiB prompt reaches the model exactly (opencode shows a paste this long as a
+/// placeholder and sends all of it). A denial without a message ends the turn at once (opencode
+/// does not call the model again; the next turn's request carries the rejection as the tool's
+/// result); a denial with a message reaches the model as the tool's result and the model
+/// answers. Neither command runs, and each turn ends with nothing left to answer.
+#[test]
+fn opencode_big_prompt_and_denials() {
+    let Some(t) = Turns::new(Agent::Opencode, "opencode_big_prompt_and_denials") else { return };
+    let pane = t.pane();
+    let big = long_prompt("O-BIG", 32 * 1024);
+    let file = t.world.work.join("big-prompt.txt");
+    fs::write(&file, &big).unwrap();
+    let out = t.server().berth(&["submit", &pane, "--file", file.to_str().unwrap()]);
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "confirmed",
+        "berth submit --file: {out:?}\n{}",
+        t.report(&pane)
+    );
+    let call = t.call(&pane, "O-BIG", 0);
+    let texts = user_texts(&call);
+    // opencode adds one space after a paste (see `opencode_allow_and_deny`).
+    assert!(
+        texts.iter().any(|u| *u == big || *u == format!("{big} ")),
+        "the 32 KiB prompt did not reach the model exactly: {:?} bytes\n{}",
+        texts.iter().map(String::len).collect::<Vec<_>>(),
+        t.report(&pane)
+    );
+    t.wait_idle(&pane, Some("big prompt received"));
+    t.settled_turn(&pane, "the big prompt's turn to end");
+
+    // Without a message: the turn ends, the model is not called again.
+    t.submit(&pane, "O-DENY-PLAIN run the command");
+    let decision = t.decision(&pane);
+    t.assert_shows(&pane, &decision, "echo no > denied-plain.txt");
+    t.server().berth_ok(&["decide", &pane, "deny"]);
+    t.settled_turn(&pane, "the plainly denied turn to end");
+    assert!(!t.world.work.join("denied-plain.txt").exists(), "the denied command ran");
+
+    // With a message: the model gets it as the tool's result and answers.
+    t.submit(&pane, "O-DENY-MSG run the command");
+    // This turn's first request holds the earlier turn, its tool call rejected.
+    let first = t.call(&pane, "O-DENY-MSG", 0);
+    let earlier = tool_output(&first).unwrap_or_default();
+    assert!(
+        earlier.contains("rejected"),
+        "the plain denial is not in the next turn's history: {earlier:?}\n{}",
+        t.report(&pane)
+    );
+    let decision = t.decision(&pane);
+    t.assert_shows(&pane, &decision, "echo no > denied-msg.txt");
+    let message = "Not now: berth-msg-reason";
+    t.server().berth_ok(&["decide", &pane, "deny", "--message", message]);
+    let call = t.call(&pane, "O-DENY-MSG", 1);
+    let output = tool_output(&call).expect("a tool result");
+    assert!(
+        output.contains("rejected") && output.contains(message),
+        "the denial with its message did not reach the model: {output:?}\n{}",
+        t.report(&pane)
+    );
+    t.wait_idle(&pane, Some("deny with message: understood"));
+    t.settled_turn(&pane, "the denied turn to end");
+    assert!(!t.world.work.join("denied-msg.txt").exists(), "the denied command ran");
+}
+
+/// "Allow once" in opencode's own dialog (Enter): the command runs, the model gets its output,
+/// Berth's card goes (`permission.replied`) and `decide` is refused, the turn ends `done`
+/// with nothing to answer. "Reject" there (→ → Enter): the command never runs, the turn ends,
+/// nothing to answer, and the pane takes the next prompt.
+#[test]
+fn opencode_answered_in_its_own_dialog() {
+    let Some(t) = Turns::new(Agent::Opencode, "opencode_answered_in_its_own_dialog") else {
+        return;
+    };
+    let pane = t.pane();
+    t.submit(&pane, "O-YES run the command");
+    let decision = t.decision(&pane);
+    t.assert_shows(&pane, &decision, "echo berth-yes-ran > yes.txt");
+    t.oc_dialog(&pane);
+    // "Allow once" is selected: Enter, as a person at the window presses it.
+    t.server().berth_ok(&["send", &pane, "--keys", "Enter"]);
+    let call = t.call(&pane, "O-YES", 1);
+    let output = tool_output(&call).expect("a tool result");
+    assert!(!output.contains("rejected"), "{output:?}\n{}", t.report(&pane));
+    assert_eq!(fs::read_to_string(t.world.work.join("yes.txt")).unwrap(), "berth-yes-ran\n");
+    t.wait_idle(&pane, Some("yes: the command ran"));
+    t.settled_turn(&pane, "the turn to end with no question open");
+    // `session.status` idle, then `session.idle`: done.
+    t.until(&pane, "the turn to be done", |e| e["lifecycle"] == "done");
+    t.assert_went(&pane, &["working", "blocked", "working", "done"]);
+    t.assert_not_answerable(&pane);
+
+    t.submit(&pane, "O-NO run the command");
+    let decision = t.decision(&pane);
+    t.assert_shows(&pane, &decision, "echo no > said-no.txt");
+    t.oc_dialog(&pane);
+    // → → selects "Reject" (shown by colour only), then Enter, as a person at the window.
+    t.server().berth_ok(&["send", &pane, "--keys", "Right", "Right"]);
+    t.server().berth_ok(&["send", &pane, "--keys", "Enter"]);
+    t.settled_turn(&pane, "the refused turn to end with no question open");
+    t.assert_not_answerable(&pane);
+    assert!(!t.world.work.join("said-no.txt").exists(), "the refused command ran");
+    t.usable(&pane);
+}
+
+/// Escape while the model works: opencode interrupts on the second Escape only, so after the
+/// first (opencode shows "esc again to interrupt") the pane is still `working`; after the
+/// second the turn ends with nothing to answer. Escape while its dialog asks: opencode rejects,
+/// the question goes, the command never runs. The pane takes the next prompt.
+#[test]
+fn opencode_escape_while_working_and_while_blocked() {
+    let Some(t) = Turns::new(Agent::Opencode, "opencode_escape_while_working_and_while_blocked")
+    else {
+        return;
+    };
+    let pane = t.pane();
+    t.submit(&pane, "O-ESC-WORK think for a long time");
+    t.call(&pane, "O-ESC-WORK", 0);
+    let working = t.until(&pane, "the turn to be working", |e| e["lifecycle"] == "working");
+    t.server().berth_ok(&["send", &pane, "--keys", "Escape"]);
+    t.wait_text(&pane, "again to interrupt");
+    // Still the same `working` (Berth ended the turn at the first Escape, as it does for
+    // claude, and showed `idle` while opencode worked on, until its next `busy`).
+    let entry = t.entry(&pane);
+    assert!(
+        entry["lifecycle"] == "working"
+            && entry["lifecycle_since"] == working["lifecycle_since"]
+            && entry["attention"] == "none",
+        "one Escape does not interrupt opencode, which still works: {entry}\n{}",
+        t.report(&pane)
+    );
+    t.server().berth_ok(&["send", &pane, "--keys", "Escape"]);
+    // opencode ends the turn with `session.error` `MessageAbortedError`: not an error to show
+    // (it was: `attention: error`, kept through the next turns, above their questions).
+    let entry = t.settled_turn(&pane, "the interrupted turn to end");
+    assert!(matches!(entry["lifecycle"].as_str(), Some("idle" | "done")), "{}", t.report(&pane));
+
+    t.submit(&pane, "O-ESC-BLOCK run the command");
+    let decision = t.decision(&pane);
+    t.assert_shows(&pane, &decision, "echo no > escaped.txt");
+    t.oc_dialog(&pane);
+    t.server().berth_ok(&["send", &pane, "--keys", "Escape"]);
+    t.settled_turn(&pane, "the escaped turn to end with no question open");
+    t.assert_not_answerable(&pane);
+    assert!(!t.world.work.join("escaped.txt").exists(), "the escaped command ran");
+    t.usable(&pane);
+}
+
+/// A restart mid-conversation: the pane comes back `RESUMABLE` with opencode's session,
+/// `berth resume` runs `opencode --session ID`, and the next turn's request holds the first
+/// turn's prompt and answer.
+#[test]
+fn opencode_resumes_after_a_restart() {
+    let Some(mut t) = Turns::new(Agent::Opencode, "opencode_resumes_after_a_restart") else {
+        return;
+    };
+    let pane = t.pane();
+    t.submit(&pane, "O-RESUME-1 remember the word pelican");
+    t.wait_idle(&pane, Some("Noted: the word is pelican."));
+    let session = t.until(&pane, "opencode's session", |e| e["agent"]["session_id"].is_string())
+        ["agent"]["session_id"]
+        .clone();
+    t.world.server.restart();
+    t.watch = Watcher::start(&t.world.server);
+    let entry = t.entry(&pane);
+    assert_eq!(entry["state"], "RESUMABLE", "{entry}");
+    assert_eq!(entry["agent"]["session_id"], session, "{entry}");
+    t.server().berth_ok(&["resume", &pane]);
+    t.until(&pane, "the resumed pane live and known as opencode", |e| {
+        e["state"] == "LIVE" && e["agent"]["kind"] == "opencode"
+    });
+    // The resumed opencode is up once its plugin loaded again (Berth then knows its hooks are
+    // wired: `submit` is confirmed) and it drew the session with its first turn.
+    t.poll(&pane, "the resumed opencode's plugin", || {
+        (hook_log(&t.world.tools).matches("berth.plugin.loaded").count() == 2).then_some(())
+    });
+    settled(t.case, "Noted: the word is pelican.", || berth_screen(t.server(), &pane));
+    t.submit(&pane, "O-RESUME-2 which word was it?");
+    let call = t.call(&pane, "O-RESUME-2", 0);
+    let all = call["messages"].to_string();
+    assert!(
+        all.contains("O-RESUME-1 remember the word pelican")
+            && all.contains("Noted: the word is pelican."),
+        "the resumed turn lacks the first turn: {all}\n{}",
+        t.report(&pane)
+    );
+    t.wait_idle(&pane, Some("The word was pelican."));
+    t.settled_turn(&pane, "the resumed turn to end");
+    let entry = t.entry(&pane);
+    assert_eq!(entry["agent"]["session_id"], session, "resumed into another session: {entry}");
+}
+
+/// A task with opencode as worker: the task's prompt reaches the model, opencode asks to run
+/// the commit-and-report command, `decide allow` runs it, the task is `completed` with the
+/// report, and `task finish --merge` merges the commit.
+#[test]
+fn opencode_works_a_task() {
+    let Some(t) = Turns::new(Agent::Opencode, "opencode_works_a_task") else { return };
+    let repo = repo(t.server(), "app", &[("README", b"app\n")]);
+    let out = t.server().berth_ok(&[
+        "task",
+        "start",
+        "--json",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--agent",
+        "opencode",
+        "--objective",
+        "O-TASK add the file new.txt and commit it",
+        "--ready-timeout",
+        "90",
+    ]);
+    let task: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    eprintln!("opencode_works_a_task: task start said {task}");
+    let id = task["id"].as_str().unwrap().to_owned();
+    let pane = task["pane_id"].as_str().unwrap_or_else(|| panic!("no pane_id: {task}")).to_owned();
+    // `task start` returned once opencode took the prompt: it pasted it only once opencode's
+    // TUI read input (it pasted it as opencode started, the prompt was lost whole and the task
+    // said `working`).
+    let call = t.call(&pane, "O-TASK", 0);
+    assert!(user_texts(&call).iter().any(|u| u.contains(&id)), "{:?}", user_texts(&call));
+    let show = |id: &str| -> Value {
+        serde_json::from_str(&t.server().berth_ok(&["task", "show", id, "--json"])).unwrap()
+    };
+    let decision = t.decision(&pane);
+    assert!(decision["prompt"].as_str().unwrap_or_default().contains("task report"), "{decision}");
+    t.poll(&pane, "the task to need input", || {
+        (show(&id)["state"] == "input_required").then_some(())
+    });
+    t.server().berth_ok(&["decide", &pane, "allow"]);
+    let ran = t.call(&pane, "O-TASK", 1);
+    let done = t.poll(&pane, "the task to be completed", || {
+        let task = show(&id);
+        (task["state"] == "completed").then_some(task)
+    });
+    assert_eq!(done["result"]["summary"], "Added new.txt", "{done}\n{:?}", tool_output(&ran));
+    t.wait_idle(&pane, Some("The task is done and reported."));
+    let finished: Value =
+        serde_json::from_str(&t.server().berth_ok(&["task", "finish", &id, "--merge", "--json"]))
+            .unwrap();
+    assert_eq!(finished["disposition"]["outcome"], "merged", "{finished}");
+    let subjects = git(&repo, &["log", "--format=%s", "main"]);
+    assert!(
+        subjects.lines().any(|s| s == "Add new.txt"),
+        "opencode's commit is on main: {subjects}"
+    );
 }

@@ -679,6 +679,11 @@ impl PaneTerminal {
         self.answers.backarrow_sends_bs
     }
 
+    /// Whether the program shows the cursor (DECTCEM, `CSI ? 25 h`; shown until it hides it).
+    pub fn cursor_visible(&self) -> bool {
+        self.term.mode().contains(TermMode::SHOW_CURSOR)
+    }
+
     /// Whether the alternate screen is active.
     pub fn alt_screen(&self) -> bool {
         self.term.mode().contains(TermMode::ALT_SCREEN)

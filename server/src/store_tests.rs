@@ -290,6 +290,31 @@ fn turns_follow_the_agents_hooks_and_berths_interrupts() {
     assert_eq!(f.view().workspaces[0].tabs[0].panes[0].lifecycle, Lifecycle::Idle);
 }
 
+/// Issue 26: opencode interrupts on a second Escape only, and its plugin reports the turn's
+/// end: an Escape sent through Berth leaves its turn to it (Berth showed `idle` while the real
+/// opencode worked on); `session.error` `MessageAbortedError` then `session.status` idle end
+/// it, with no `error` attention.
+#[test]
+fn an_escape_leaves_opencodes_turn_to_opencode() {
+    use berth_engine::agents::AgentKind;
+    use berth_engine::model::{Attention, Lifecycle};
+    use serde_json::json;
+    let mut f = fixture();
+    let (a, _) = f.new_pane(&["opencode"]);
+    let oc = |payload| Command::HookEvent { pane: a.clone(), kind: AgentKind::Opencode, payload };
+    let status = |kind: &str| json!({"type":"session.status","properties":{"sessionID":"ses_1","status":{"type":kind}}});
+    f.run(oc(status("busy")));
+    let pane = |f: &Fixture| f.view().workspaces[0].tabs[0].panes[0].clone();
+    assert_eq!(pane(&f).lifecycle, Lifecycle::Working);
+    f.run(Command::PaneSend { pane: a.clone(), text: None, keys: vec!["Escape".into()] });
+    assert_eq!(pane(&f).lifecycle, Lifecycle::Working, "one Escape does not interrupt opencode");
+    f.run(oc(json!({"type":"session.error","properties":{"sessionID":"ses_1",
+        "error":{"name":"MessageAbortedError","data":{"message":"Aborted"}}}})));
+    f.run(oc(status("idle")));
+    let pane = pane(&f);
+    assert_eq!((pane.lifecycle, pane.attention), (Lifecycle::Idle, Attention::None));
+}
+
 /// The Store behind the socket's lock, as `pane.submit` and `pane.wait` use it.
 fn shared(f: Fixture) -> (Arc<std::sync::Mutex<Store>>, FakeSpawner, tempfile::TempDir) {
     (Arc::new(std::sync::Mutex::new(f.store)), f.spawner, f._home)

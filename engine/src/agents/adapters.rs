@@ -98,11 +98,14 @@ pub const ADAPTERS: &[Adapter] = &[
         session_flags: &["--session", "-s"],
         session_subcommand: None,
         // Its paste handling is not documented (its official submit is the HTTP API); claude's
-        // margin. Berth's plugin forwards `session.status`, which turns busy on a prompt.
+        // margin. Berth's plugin forwards `session.status`, which turns busy on a prompt; it
+        // sends its events one `berth hook` process at a time, in order, and a new session's
+        // `session.created` goes first: on a loaded machine the ack came after more than 3 s
+        // and the Enter pressed again found an empty input (issue 26, the real opencode).
         submit: SubmitProfile {
             settle_ms: 200,
             ack_event: Some("session.status"),
-            ack_wait_ms: 3000,
+            ack_wait_ms: 6000,
         },
     },
     Adapter {

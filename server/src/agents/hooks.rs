@@ -283,6 +283,9 @@ fn opencode(p: &Value) -> HookOutcome {
                 "answer again, in Berth or in opencode's own dialog".into(),
             ));
         }
+        // An interrupted turn (two Escapes) ends with `MessageAbortedError`: the person
+        // stopped it, nothing failed (`session.status` idle follows).
+        Some("session.error") if opencode_aborted(props) => {}
         Some("session.error") => {
             out.attention = Some(Attention::Error);
             out.notification = Some(("opencode hit an error".into(), String::new()));
@@ -290,6 +293,12 @@ fn opencode(p: &Value) -> HookOutcome {
         _ => {}
     }
     out
+}
+
+/// Whether opencode's `session.error` is the end of a turn the person interrupted.
+fn opencode_aborted(props: &Value) -> bool {
+    props.get("error").and_then(|e| e.get("name")).and_then(Value::as_str)
+        == Some("MessageAbortedError")
 }
 
 fn cursor(p: &Value) -> HookOutcome {
@@ -760,6 +769,23 @@ mod tests {
                 Some(Lifecycle::Blocked),
                 Some(Attention::NeedsInput),
                 Some("opencode needs your permission"),
+            ),
+            // Issue 26: an interrupt (two Escapes) is not an error; a real one is.
+            (
+                AgentKind::Opencode,
+                json!({"type":"session.error","properties":{"sessionID":"ses_1","error":{"name":"MessageAbortedError","data":{"message":"Aborted"}}}}),
+                Some("ses_1"),
+                None,
+                None,
+                None,
+            ),
+            (
+                AgentKind::Opencode,
+                json!({"type":"session.error","properties":{"sessionID":"ses_1","error":{"name":"APIError","data":{"message":"boom"}}}}),
+                Some("ses_1"),
+                None,
+                Some(Attention::Error),
+                Some("opencode hit an error"),
             ),
             (
                 AgentKind::Cursor,

@@ -126,11 +126,14 @@ impl Store {
     /// it was `working` or `blocked`): the pane is `idle` at once instead of waiting for a hook
     /// that claude never sends on an interrupt, and a question it was asking goes with the
     /// turn (taken back; its hook gets no decision), so its attention is no longer
-    /// `needs_input`. Plain programs are left to their foreground job.
+    /// `needs_input`. Plain programs are left to their foreground job, and opencode to itself:
+    /// it interrupts only on a second Escape (the first shows "esc again to interrupt"; Ctrl-C
+    /// is its exit key), and its plugin reports the end of an interrupted turn
+    /// (`session.status` idle) and a question rejected by Escape (`permission.replied`).
     pub(crate) fn end_interrupted_turn(&mut self, id: &PaneId) {
         let Some(pane) = self.panes.get(id) else { return };
         let lifecycle = pane.shared.meta().lifecycle;
-        if pane.agent.kind == AgentKind::None
+        if matches!(pane.agent.kind, AgentKind::None | AgentKind::Opencode)
             || !matches!(lifecycle, Lifecycle::Working | Lifecycle::Blocked)
         {
             return;

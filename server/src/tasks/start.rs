@@ -319,12 +319,16 @@ async fn ready(
                 outcome.exit_code
             ));
         }
-        let (known, hooked) = {
+        let (known, hooked, reading) = {
             let store = lock(store);
             let pane = store.panes.get(pane);
             (
                 pane.map(|p| p.agent.kind),
                 pane.is_some_and(|p| p.shared.meta().turns.hook_events > 0),
+                pane.is_some_and(|p| {
+                    let term = p.shared.term.lock();
+                    term.alt_screen() && term.bracketed_paste() && term.cursor_visible()
+                }),
             )
         };
         match (kind, known) {
@@ -334,6 +338,13 @@ async fn ready(
             // hooks): a paste before it sat in claude's input with its Enter lost (issue 26,
             // seen with the real claude on a busy machine).
             (Some(AgentKind::Claude), Some(AgentKind::Claude)) if !hooked => {}
+            // opencode too is known from its command line at once, and its plugin says it
+            // loaded (`berth.plugin.loaded`) seconds before its prompt box takes input: a
+            // prompt pasted sooner (as its TUI set its terminal modes, or drew its first
+            // frames) was lost whole, and the task went on `working` with a worker that never
+            // got it (issue 26, the real opencode 1.18.33). Its TUI hides the cursor from its
+            // start (alternate screen, bracketed paste) until its prompt box has the focus.
+            (Some(AgentKind::Opencode), Some(AgentKind::Opencode)) if !hooked || !reading => {}
             (Some(want), Some(have)) if want == have => return Ok(()),
             _ => {}
         }
