@@ -166,3 +166,96 @@ pub fn ask_person(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use berth_engine::agents::AgentKind;
+    use berth_engine::ids::PaneId;
+    use berth_engine::model::{Attention, Lifecycle};
+
+    use super::{ask_person, Ask};
+    use crate::agents::turns::LifecycleSource;
+    use crate::commands::{Command, Reply, SpawnRequest, WorkspaceSelector};
+    use crate::decisions::DecisionAnswer;
+    use crate::error::CommandError;
+    use crate::events::EventBus;
+    use crate::store::Store;
+
+    fn store_with_pane() -> (Arc<Mutex<Store>>, PaneId, tempfile::TempDir) {
+        let home = tempfile::tempdir().expect("a temp dir");
+        let mut store = crate::store::test_store(home.path(), EventBus::default());
+        let spawn = SpawnRequest { argv: vec!["sleep".into()], ..Default::default() };
+        let Ok(Reply::Spawned { pane, .. }) =
+            store.execute(Command::PaneSpawn { workspace: WorkspaceSelector::Active, spawn })
+        else {
+            panic!("no pane")
+        };
+        (Arc::new(Mutex::new(store)), pane, home)
+    }
+
+    fn look(store: &Arc<Mutex<Store>>, pane: &PaneId) -> (Lifecycle, Attention, bool) {
+        let locked = store.lock().unwrap();
+        let p = locked.panes.get(pane).unwrap();
+        let lifecycle = p.shared.meta().lifecycle;
+        (lifecycle, p.attention, locked.pending_decision(pane).is_some())
+    }
+
+    fn decide(store: &Arc<Mutex<Store>>, pane: &PaneId) -> Result<Reply, CommandError> {
+        store.lock().unwrap().execute(Command::Decide {
+            pane: pane.clone(),
+            answer: DecisionAnswer::Allow,
+            message: None,
+            id: None,
+        })
+    }
+
+    /// Berth's own question about an act (issue 30's consent) leaves the pane as it found it:
+    /// a script idle at its prompt that asked to merge a task is idle again once the person
+    /// answers, not `working` until a hook that never comes; its asker gone, no card and no
+    /// `needs_input` are left; an agent asking mid-turn goes on working.
+    #[tokio::test]
+    async fn a_consent_question_leaves_the_pane_as_it_found_it() {
+        let (store, pane, _home) = store_with_pane();
+        let ask = |store: &Arc<Mutex<Store>>| {
+            let ask = Ask {
+                pane: pane.clone(),
+                agent: AgentKind::None,
+                prompt: "an agent in home asks to merge task x".into(),
+                detail: String::new(),
+            };
+            ask_person(store, ask).expect("opens")
+        };
+        let set = |lifecycle| {
+            let locked = store.lock().unwrap();
+            locked.panes.get(&pane).unwrap().shared.set_lifecycle(lifecycle, LifecycleSource::Hook);
+        };
+        for before in [Lifecycle::Idle, Lifecycle::Done, Lifecycle::Working] {
+            set(before);
+            let answer = ask(&store);
+            assert_eq!(look(&store, &pane), (Lifecycle::Blocked, Attention::NeedsInput, true));
+            assert!(matches!(decide(&store, &pane), Ok(Reply::Decided { .. })));
+            assert!(answer.await.is_ok(), "allowed");
+            let (lifecycle, attention, card) = look(&store, &pane);
+            assert_eq!((lifecycle, card), (before, false), "answered, from {before:?}");
+            assert_ne!(attention, Attention::NeedsInput);
+
+            let answer = ask(&store);
+            drop(answer);
+            let (lifecycle, attention, card) = look(&store, &pane);
+            assert_eq!((lifecycle, card), (before, false), "its asker gone, from {before:?}");
+            assert_ne!(attention, Attention::NeedsInput);
+        }
+        // Two questions: the pane goes back only when the last is settled.
+        set(Lifecycle::Idle);
+        let first = ask(&store);
+        let second = ask(&store);
+        assert!(matches!(decide(&store, &pane), Ok(Reply::Decided { .. })));
+        assert!(first.await.is_ok());
+        assert_eq!(look(&store, &pane).0, Lifecycle::Blocked, "one still open");
+        assert!(matches!(decide(&store, &pane), Ok(Reply::Decided { .. })));
+        assert!(second.await.is_ok());
+        assert_eq!(look(&store, &pane).0, Lifecycle::Idle);
+    }
+}
