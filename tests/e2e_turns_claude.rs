@@ -485,19 +485,6 @@ impl Claude {
     }
 }
 
-/// A prompt of exactly `len` bytes, many lines, starting with `marker`.
-fn long_prompt(marker: &str, len: usize) -> String {
-    let mut text = format!("{marker} a long prompt follows.\n");
-    let mut line = 0;
-    while text.len() < len {
-        line += 1;
-        text.push_str(&format!("line {line:05}: the quick brown fox jumps over the lazy dog\n"));
-    }
-    text.truncate(len - 1);
-    text.push('.');
-    text
-}
-
 /// Every transcript claude wrote (`~/.claude/projects/*/*.jsonl`), each headed by its path.
 fn transcripts(server: &TestServer) -> Vec<String> {
     fs::read_dir(server.home.join(".claude/projects"))
@@ -702,20 +689,8 @@ fn claude_works_a_task() {
     let Some(c) = Claude::new("claude_works_a_task", &[]) else { return };
     let repo = repo(c.server(), "app", &[("README", b"app\n")]);
     c.trust(&[&repo]);
-    let out = c.server().berth_ok(&[
-        "task",
-        "start",
-        "--json",
-        "--repo",
-        repo.to_str().unwrap(),
-        "--agent",
-        "claude",
-        "--objective",
-        "T-TASK add the file new.txt and commit it",
-        "--ready-timeout",
-        "60",
-    ]);
-    let task: Value = serde_json::from_str(&out).unwrap();
+    let task =
+        start_task(c.server(), &repo, "claude", "T-TASK add the file new.txt and commit it", 60);
     eprintln!("claude_works_a_task: task start said {task}");
     let id = task["id"].as_str().unwrap().to_owned();
     let pane = task["pane_id"].as_str().unwrap_or_else(|| panic!("no pane_id: {task}")).to_owned();
@@ -753,20 +728,7 @@ fn claude_turns_are_checkpointed() {
     let Some(c) = Claude::new("claude_turns_are_checkpointed", &[]) else { return };
     let repo = repo(c.server(), "app", &[("README", b"app\n")]);
     c.trust(&[&repo]);
-    let out = c.server().berth_ok(&[
-        "task",
-        "start",
-        "--json",
-        "--repo",
-        repo.to_str().unwrap(),
-        "--agent",
-        "claude",
-        "--objective",
-        "T-TURN-1 write turn1.txt",
-        "--ready-timeout",
-        "60",
-    ]);
-    let task: Value = serde_json::from_str(&out).unwrap();
+    let task = start_task(c.server(), &repo, "claude", "T-TURN-1 write turn1.txt", 60);
     let id = task["id"].as_str().unwrap().to_owned();
     let pane = task["pane_id"].as_str().unwrap_or_else(|| panic!("no pane_id: {task}")).to_owned();
     let show = |id: &str| -> Value {

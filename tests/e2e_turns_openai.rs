@@ -450,6 +450,18 @@ impl Turns {
         );
     }
 
+    /// `berth submit --file` of `text`, which the agent must confirm.
+    fn submit_file(&self, pane: &str, text: &str) {
+        let file = self.world.work.join("big-prompt.txt");
+        fs::write(&file, text).unwrap();
+        let out = self.server().berth(&["submit", pane, "--file", file.to_str().unwrap()]);
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "confirmed",
+            "berth submit --file: {out:?}\n{}",
+            self.report(pane)
+        );
+    }
+
     fn settled_turn(&self, pane: &str, what: &str) -> Value {
         self.until(pane, what, |e| {
             matches!(e["lifecycle"].as_str(), Some("idle" | "done"))
@@ -594,19 +606,7 @@ fn codex_works_a_task() {
     let starting = t
         .server()
         .command()
-        .args([
-            "task",
-            "start",
-            "--json",
-            "--repo",
-            repo.to_str().unwrap(),
-            "--agent",
-            "codex",
-            "--objective",
-            "C-TASK add the file new.txt and commit it",
-            "--ready-timeout",
-            "90",
-        ])
+        .args(task_start_args(&repo, "codex", "C-TASK add the file new.txt and commit it", 90))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .spawn()
@@ -671,19 +671,6 @@ fn codex_cases() -> Value {
         "C-RESUME-2": [say("The word was pelican.")],
         "C-AFTER": [say("after: the pane works")],
     })
-}
-
-/// A prompt of exactly `len` bytes, many lines, starting with `marker`.
-fn long_prompt(marker: &str, len: usize) -> String {
-    let mut text = format!("{marker} a long prompt follows.\n");
-    let mut line = 0;
-    while text.len() < len {
-        line += 1;
-        text.push_str(&format!("line {line:05}: the quick brown fox jumps over the lazy dog\n"));
-    }
-    text.truncate(len - 1);
-    text.push('.');
-    text
 }
 
 impl Turns {
@@ -766,14 +753,7 @@ fn codex_big_prompt_and_denials() {
     t.type_first(&pane, &format!("C-AFTER {}", t.case));
     t.wait_idle(&pane, Some("after: the pane works"));
     let big = long_prompt("C-BIG", 32 * 1024);
-    let file = t.world.work.join("big-prompt.txt");
-    fs::write(&file, &big).unwrap();
-    let out = t.server().berth(&["submit", &pane, "--file", file.to_str().unwrap()]);
-    assert!(
-        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "confirmed",
-        "berth submit --file: {out:?}\n{}",
-        t.report(&pane)
-    );
+    t.submit_file(&pane, &big);
     let call = t.call(&pane, "C-BIG", 0);
     let texts = user_texts(&call);
     assert!(
@@ -1006,14 +986,7 @@ fn opencode_big_prompt_and_denials() {
     let Some(t) = Turns::new(Agent::Opencode, "opencode_big_prompt_and_denials") else { return };
     let pane = t.pane();
     let big = long_prompt("O-BIG", 32 * 1024);
-    let file = t.world.work.join("big-prompt.txt");
-    fs::write(&file, &big).unwrap();
-    let out = t.server().berth(&["submit", &pane, "--file", file.to_str().unwrap()]);
-    assert!(
-        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "confirmed",
-        "berth submit --file: {out:?}\n{}",
-        t.report(&pane)
-    );
+    t.submit_file(&pane, &big);
     let call = t.call(&pane, "O-BIG", 0);
     let texts = user_texts(&call);
     // opencode adds one space after a paste (see `opencode_allow_and_deny`).
@@ -1194,20 +1167,8 @@ fn opencode_resumes_after_a_restart() {
 fn opencode_works_a_task() {
     let Some(t) = Turns::new(Agent::Opencode, "opencode_works_a_task") else { return };
     let repo = repo(t.server(), "app", &[("README", b"app\n")]);
-    let out = t.server().berth_ok(&[
-        "task",
-        "start",
-        "--json",
-        "--repo",
-        repo.to_str().unwrap(),
-        "--agent",
-        "opencode",
-        "--objective",
-        "O-TASK add the file new.txt and commit it",
-        "--ready-timeout",
-        "90",
-    ]);
-    let task: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let task =
+        start_task(t.server(), &repo, "opencode", "O-TASK add the file new.txt and commit it", 90);
     eprintln!("opencode_works_a_task: task start said {task}");
     let id = task["id"].as_str().unwrap().to_owned();
     let pane = task["pane_id"].as_str().unwrap_or_else(|| panic!("no pane_id: {task}")).to_owned();

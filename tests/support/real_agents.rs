@@ -310,3 +310,44 @@ pub fn wait_session(world: &World, pane: &str, what: &str) -> String {
         entry["agent"]["session_id"].as_str().map(str::to_owned)
     })
 }
+
+/// A prompt of exactly `len` bytes, many lines, starting with `marker` (the suites' 32 KiB
+/// prompt).
+#[allow(dead_code)] // each suite includes the support module; not every suite sends one
+pub fn long_prompt(marker: &str, len: usize) -> String {
+    let mut text = format!("{marker} a long prompt follows.\n");
+    let mut line = 0;
+    while text.len() < len {
+        line += 1;
+        text.push_str(&format!("line {line:05}: the quick brown fox jumps over the lazy dog\n"));
+    }
+    text.truncate(len - 1);
+    text.push('.');
+    text
+}
+
+/// The arguments of `berth task start --json` for a real `agent` working `objective` in
+/// `repo`, ready within `ready_secs`.
+#[allow(dead_code)] // each suite includes the support module; not every suite starts tasks
+pub fn task_start_args(repo: &Path, agent: &str, objective: &str, ready_secs: u32) -> Vec<String> {
+    let repo = repo.to_str().expect("a UTF-8 repository path");
+    let args =
+        ["task", "start", "--json", "--repo", repo, "--agent", agent, "--objective", objective];
+    let mut args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    args.extend(["--ready-timeout".to_owned(), ready_secs.to_string()]);
+    args
+}
+
+/// `berth task start --json` for a real `agent` (see [`task_start_args`]): the task it prints.
+#[allow(dead_code)] // each suite includes the support module; not every suite starts tasks
+pub fn start_task(
+    server: &TestServer,
+    repo: &Path,
+    agent: &str,
+    objective: &str,
+    ready_secs: u32,
+) -> Value {
+    let args = task_start_args(repo, agent, objective, ready_secs);
+    let out = server.berth_ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}

@@ -668,7 +668,7 @@ fn outcome_of(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
 
@@ -686,7 +686,7 @@ mod tests {
 
     use crate::store::Store;
 
-    fn store_with_pane() -> (Arc<Mutex<Store>>, PaneId, tempfile::TempDir) {
+    pub(crate) fn store_with_pane() -> (Arc<Mutex<Store>>, PaneId, tempfile::TempDir) {
         let home = tempfile::tempdir().expect("a temp dir");
         let mut store = crate::store::test_store(home.path(), EventBus::default());
         let spawn = SpawnRequest { argv: vec!["sleep".into()], ..Default::default() };
@@ -712,7 +712,7 @@ mod tests {
         json!({"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}})
     }
 
-    fn decide(store: &Arc<Mutex<Store>>, pane: &PaneId) -> Result<Reply, CommandError> {
+    pub(crate) fn decide(store: &Arc<Mutex<Store>>, pane: &PaneId) -> Result<Reply, CommandError> {
         store.lock().unwrap().execute(Command::Decide {
             pane: pane.clone(),
             answer: DecisionAnswer::Allow,
@@ -792,7 +792,7 @@ mod tests {
         ));
     }
 
-    fn look(store: &Arc<Mutex<Store>>, pane: &PaneId) -> (Lifecycle, Attention, bool) {
+    pub(crate) fn look(store: &Arc<Mutex<Store>>, pane: &PaneId) -> (Lifecycle, Attention, bool) {
         let locked = store.lock().unwrap();
         let p = locked.panes.get(pane).unwrap();
         let lifecycle = p.shared.meta().lifecycle;

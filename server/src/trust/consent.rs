@@ -172,44 +172,13 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use berth_engine::agents::AgentKind;
-    use berth_engine::ids::PaneId;
     use berth_engine::model::{Attention, Lifecycle};
 
     use super::{ask_person, Ask};
+    use crate::agents::pending::tests::{decide, look, store_with_pane};
     use crate::agents::turns::LifecycleSource;
-    use crate::commands::{Command, Reply, SpawnRequest, WorkspaceSelector};
-    use crate::decisions::DecisionAnswer;
-    use crate::error::CommandError;
-    use crate::events::EventBus;
+    use crate::commands::Reply;
     use crate::store::Store;
-
-    fn store_with_pane() -> (Arc<Mutex<Store>>, PaneId, tempfile::TempDir) {
-        let home = tempfile::tempdir().expect("a temp dir");
-        let mut store = crate::store::test_store(home.path(), EventBus::default());
-        let spawn = SpawnRequest { argv: vec!["sleep".into()], ..Default::default() };
-        let Ok(Reply::Spawned { pane, .. }) =
-            store.execute(Command::PaneSpawn { workspace: WorkspaceSelector::Active, spawn })
-        else {
-            panic!("no pane")
-        };
-        (Arc::new(Mutex::new(store)), pane, home)
-    }
-
-    fn look(store: &Arc<Mutex<Store>>, pane: &PaneId) -> (Lifecycle, Attention, bool) {
-        let locked = store.lock().unwrap();
-        let p = locked.panes.get(pane).unwrap();
-        let lifecycle = p.shared.meta().lifecycle;
-        (lifecycle, p.attention, locked.pending_decision(pane).is_some())
-    }
-
-    fn decide(store: &Arc<Mutex<Store>>, pane: &PaneId) -> Result<Reply, CommandError> {
-        store.lock().unwrap().execute(Command::Decide {
-            pane: pane.clone(),
-            answer: DecisionAnswer::Allow,
-            message: None,
-            id: None,
-        })
-    }
 
     /// Berth's own question about an act (issue 30's consent) leaves the pane as it found it:
     /// a script idle at its prompt that asked to merge a task is idle again once the person
