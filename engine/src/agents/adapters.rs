@@ -27,6 +27,11 @@ pub struct Adapter {
     pub session_subcommand: Option<&'static str>,
     /// How `pane.submit` types a prompt into its TUI.
     pub submit: SubmitProfile,
+    /// Whether the agent reports the end of a turn interrupted by a key (opencode: it
+    /// interrupts only on a second Escape, and its plugin then sends `session.status` idle).
+    /// Otherwise Berth ends the turn itself when an interrupt key goes through it (claude
+    /// sends no hook on an interrupt).
+    pub reports_interrupts: bool,
 }
 
 /// How `pane.submit` delivers a prompt to a program: the paste, then Enter as a separate write
@@ -77,6 +82,7 @@ pub const ADAPTERS: &[Adapter] = &[
             ack_event: Some("UserPromptSubmit"),
             ack_wait_ms: 3000,
         },
+        reports_interrupts: false,
     },
     Adapter {
         kind: AgentKind::Codex,
@@ -90,6 +96,7 @@ pub const ADAPTERS: &[Adapter] = &[
             ack_event: Some("UserPromptSubmit"),
             ack_wait_ms: 3000,
         },
+        reports_interrupts: false,
     },
     Adapter {
         kind: AgentKind::Opencode,
@@ -107,6 +114,7 @@ pub const ADAPTERS: &[Adapter] = &[
             ack_event: Some("session.status"),
             ack_wait_ms: 6000,
         },
+        reports_interrupts: true,
     },
     Adapter {
         kind: AgentKind::Cursor,
@@ -120,8 +128,15 @@ pub const ADAPTERS: &[Adapter] = &[
             ack_event: Some("beforeSubmitPrompt"),
             ack_wait_ms: 3000,
         },
+        reports_interrupts: false,
     },
 ];
+
+/// Whether `kind` reports the end of a turn it interrupted itself (see
+/// [`Adapter::reports_interrupts`]).
+pub fn reports_interrupts(kind: AgentKind) -> bool {
+    kind.adapter().is_some_and(|a| a.reports_interrupts)
+}
 
 /// How `pane.submit` types a prompt for `kind` (see [`SubmitProfile`]).
 pub fn submit_profile(kind: AgentKind) -> SubmitProfile {

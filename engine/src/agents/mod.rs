@@ -13,8 +13,8 @@ mod kind;
 pub mod submit;
 
 pub use adapters::{
-    detect_kind, program_index, resume_argv, session_from_argv, submit_profile, Adapter,
-    SubmitProfile, ADAPTERS,
+    detect_kind, program_index, reports_interrupts, resume_argv, session_from_argv, submit_profile,
+    Adapter, SubmitProfile, ADAPTERS,
 };
 pub use kind::{validate_session_id, AgentKind, SessionIdError, AGENT_CONFIG_ENV, MAX_SESSION_ID};
 

@@ -133,7 +133,8 @@ impl Store {
     pub(crate) fn end_interrupted_turn(&mut self, id: &PaneId) {
         let Some(pane) = self.panes.get(id) else { return };
         let lifecycle = pane.shared.meta().lifecycle;
-        if matches!(pane.agent.kind, AgentKind::None | AgentKind::Opencode)
+        if pane.agent.kind == AgentKind::None
+            || berth_engine::agents::reports_interrupts(pane.agent.kind)
             || !matches!(lifecycle, Lifecycle::Working | Lifecycle::Blocked)
         {
             return;
