@@ -570,3 +570,43 @@ fn scrolling_regions_move_their_rows_and_keep_the_others() {
         }
     }
 }
+
+/// vendor/vte/BERTH.md change 1: a character split across two reads, with the next character
+/// whole in the second read, loses neither (upstream vte dropped the `e` after a split `é`).
+#[test]
+fn a_character_split_across_reads_loses_nothing_after_it() {
+    use alacritty_terminal::vte::ansi::Processor;
+    let size = TermSize { cols: 2, rows: 1 };
+    for text in ["abc\u{e9}e\u{301}", "abc\u{e9}xy", "a\u{1f980}b", "a\u{6f22}\u{e9}"] {
+        let bytes = text.as_bytes();
+        let mut whole = Term::new(
+            term_config(DEFAULT_SCROLLBACK, CursorStyle::default()),
+            &GridSize(size),
+            TermListener::default(),
+        );
+        Processor::<alacritty_terminal::vte::ansi::StdSyncHandler>::new()
+            .advance(&mut whole, bytes);
+        let wanted = whole.grid().history_size();
+        for cut in 1..bytes.len() {
+            let mut pane = PaneTerminal::new(size, DEFAULT_SCROLLBACK);
+            pane.feed(&bytes[..cut]);
+            pane.feed(&bytes[cut..]);
+            assert_eq!(pane.term().grid().history_size(), wanted, "{text:?} cut at {cut}");
+            let mut bare = Term::new(
+                term_config(DEFAULT_SCROLLBACK, CursorStyle::default()),
+                &GridSize(size),
+                TermListener::default(),
+            );
+            let mut parser = Processor::<alacritty_terminal::vte::ansi::StdSyncHandler>::new();
+            parser.advance(&mut bare, &bytes[..cut]);
+            parser.advance(&mut bare, &bytes[cut..]);
+            let cells = |t: &Term<TermListener>| {
+                let g = t.grid();
+                (g.topmost_line().0..=g.bottommost_line().0)
+                    .flat_map(|l| g[Line(l)][..].iter().map(|c| c.c).collect::<Vec<_>>())
+                    .collect::<String>()
+            };
+            assert_eq!(cells(&bare), cells(&whole), "{text:?} cut at {cut}");
+        }
+    }
+}
