@@ -347,6 +347,27 @@ fn the_watch_asks_for_input() {
     assert!(out.status.success());
 }
 
+/// A worker whose hooks are wired but that never acknowledges the prompt (Enter pressed twice,
+/// no `UserPromptSubmit`): the task does not pass for working; it waits for a person with the
+/// reason and the screen as evidence, its pane kept (issue 26).
+#[test]
+fn an_unacknowledged_prompt_asks_for_a_person() {
+    let server = server();
+    let repo = repo(&server, "app");
+    let (task, log) =
+        start(&server, &repo, "deaf", &["--silence", "0"], &["--no-ack", "--turn-ms", "60000"]);
+    assert_eq!(task["state"], "input_required", "{task}");
+    assert_eq!(task["status_reason"]["reason"], "prompt_unconfirmed", "{task}");
+    let screen = task["status_reason"]["screen"].as_array().expect("the screen's lines");
+    assert!(screen.iter().any(|l| l.as_str().is_some_and(|l| l.contains("stub ready"))), "{task}");
+    // The prompt went once; the second Enter found nothing typed.
+    assert_eq!(stub_events(&log, "submit").len(), 1);
+    assert_eq!(stub_events(&log, "empty_enter").len(), 1);
+    let pane = task["pane_id"].as_str().expect("its pane is kept");
+    let ls = json_of(&berth(&server, &["ls", "--json"]));
+    assert!(ls.to_string().contains(pane), "{ls}");
+}
+
 /// Bad input is a clear error and creates nothing.
 #[test]
 fn bad_input_creates_nothing() {

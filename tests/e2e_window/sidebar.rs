@@ -112,6 +112,26 @@ fn holds_nearly(text: &str, word: &str) -> bool {
         .any(|w| w.iter().zip(&word).filter(|(a, b)| a != b).count() <= 1)
 }
 
+/// The top pixel row of the sidebar row of `image` that holds `word` (nearly: [`holds_nearly`]),
+/// read with fixed thresholds and, where that finds none, adaptive ones (dim rows); with every
+/// row's text read, for a failure's message.
+pub(crate) fn find_sidebar_row(
+    w: &World,
+    image: &Image,
+    name: &str,
+    word: &str,
+) -> Result<u32, Vec<String>> {
+    let mut read = Vec::new();
+    for adaptive in [false, true] {
+        let rows = sidebar_rows_of(image, w.server.root.path(), name, adaptive);
+        if let Some((top, _)) = rows.iter().find(|(_, t)| holds_nearly(t, word)) {
+            return Ok(*top);
+        }
+        read.extend(rows.into_iter().map(|(_, t)| t));
+    }
+    Err(read)
+}
+
 /// Waits until one OCR'd sidebar row of `grab()`'s image holds every word of `words` (nearly:
 /// [`holds_nearly`]); returns that row's text.
 pub(crate) fn wait_sidebar_row(

@@ -273,18 +273,21 @@ async fn run(
         Ok(submit) => submit.await,
         Err(e) => Err(e),
     };
-    if let Err(e) = submitted {
-        return fail(
-            &store,
-            &id,
-            "submit_refused",
-            e.to_string(),
-            Some(pane),
-            &prepared,
-            &worktree,
-        )
-        .await;
-    }
+    let outcome = match submitted {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            return fail(
+                &store,
+                &id,
+                "submit_refused",
+                e.to_string(),
+                Some(pane),
+                &prepared,
+                &worktree,
+            )
+            .await;
+        }
+    };
     // A report may have come in already (a fast worker): then the task is not pending.
     apply(
         &store,
@@ -295,9 +298,49 @@ async fn run(
             reason: None,
         },
     )?;
+    // An agent whose hooks acknowledge prompts and that acknowledged none (Enter pressed
+    // twice): the prompt may sit in its input, or be lost. The task waits for a person, with
+    // the screen as evidence, instead of passing for working (issue 26); a turn that starts
+    // after all (the person pressed Enter) makes it `working` through the watch.
+    // An acknowledgement that came just after the submit gave up started the turn: nothing
+    // to ask then.
+    let turn_running =
+        lock(&store).pane_shared(&pane).is_some_and(|s| s.meta().turns.started_at.is_some());
+    if outcome.awaited_ack && !outcome.confirmed && !turn_running {
+        let screen = lock(&store).pane_shared(&pane).map(|s| s.term.lock().screen_lines(false));
+        let tail: Vec<String> = screen
+            .unwrap_or_default()
+            .into_iter()
+            .map(|l| crate::persist::redact::redact_text(l.trim_end()))
+            .filter(|l| !l.is_empty())
+            .rev()
+            .take(UNCONFIRMED_SCREEN_LINES)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        tracing::warn!(task = %id, pane = %pane, "the worker never acknowledged its prompt");
+        apply(
+            &store,
+            TaskOp::TransitionIf {
+                task: id.clone(),
+                from: TaskState::Working,
+                to: TaskState::InputRequired,
+                reason: Some(serde_json::json!({
+                    "reason": "prompt_unconfirmed",
+                    "error": "the agent never acknowledged the task's prompt (Enter was pressed \
+                              twice); it may sit unsent in the agent's input: look at the pane",
+                    "screen": tail,
+                })),
+            },
+        )?;
+    }
     super::watch::spawn(store.clone(), id.clone(), pane, turn_seen);
     lock(&store).task_record(&id)
 }
+
+/// How many of the screen's last non-empty lines an unconfirmed prompt's evidence keeps.
+const UNCONFIRMED_SCREEN_LINES: usize = 12;
 
 /// Waits until the pane's agent is of `kind` (any, for `generic`) and idle, within `limit`.
 async fn ready(
