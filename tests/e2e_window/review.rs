@@ -295,8 +295,9 @@ fn review_steps(w: &World) {
     let top = loop {
         let image = w.screenshot("review-sidebar.png");
         w.keep("review-sidebar.png");
-        let rows = match super::sidebar::find_sidebar_row(w, &image, "review-sidebar-row", "clash")
-        {
+        // The sidebar cuts the label with an ellipsis ("review-cla…").
+        let found = super::sidebar::find_sidebar_row(w, &image, "review-sidebar-row", "view-cla");
+        let rows = match found {
             Ok(top) => break top,
             Err(rows) => rows,
         };
