@@ -10,8 +10,14 @@
 //!
 //! The wait is bounded ([`YIELD_MAX`]) and rationed ([`YIELD_GAP`]): a flood keeps at least two
 //! thirds of its pace even while requests arrive back to back. Quiet panes (a keystroke's echo)
-//! never wait: only readers that flood call [`ControlGate::yield_to_control`]. This module must
-//! not know the Store or the socket; it only counts and waits.
+//! never wait: only readers that flood call [`ControlGate::yield_to_control`].
+//!
+//! Flooding readers also take turns ([`ControlGate::flood_turn`]): at most one fewer than the
+//! machine's cores parse a full read at once, so one core is always left to the event loop,
+//! the window and quiet panes, as tmux's single thread leaves the others (thirty readers at
+//! nice 10 on two cores still kept `berth ls` at 1.2× tmux's median and 3.6× its worst). The
+//! turn's wait is bounded ([`FLOOD_TURN_MAX`]): a turn is a soft limit, never a deadlock. This
+//! module must not know the Store or the socket; it only counts and waits.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -23,7 +29,11 @@ pub const YIELD_MAX: Duration = Duration::from_millis(10);
 /// After a wait, how long a reader parses before it waits again.
 pub const YIELD_GAP: Duration = Duration::from_millis(20);
 
-/// The count of control requests in flight and the readers waiting for it to reach zero.
+/// The longest a flooding reader waits for its turn to parse (then it parses anyway).
+pub const FLOOD_TURN_MAX: Duration = Duration::from_millis(50);
+
+/// The count of control requests in flight and the readers waiting for it to reach zero; the
+/// flooding readers parsing now and those waiting for their turn.
 #[derive(Debug, Default)]
 pub struct ControlGate {
     in_flight: AtomicUsize,
@@ -31,6 +41,28 @@ pub struct ControlGate {
     yields: AtomicUsize,
     lock: Mutex<()>,
     idle: Condvar,
+    /// How many flooding readers parse at once (0: one fewer than the cores, at least one).
+    flood_cap: AtomicUsize,
+    /// Flooding readers parsing now.
+    flooding: Mutex<usize>,
+    flood_free: Condvar,
+    /// The most that parsed at once (for tests).
+    flooding_max: AtomicUsize,
+}
+
+/// A flooding reader's turn to parse; the next waiting reader goes when it is dropped.
+#[must_use = "the turn is held while the guard lives"]
+pub struct FloodTurn<'a> {
+    gate: &'a ControlGate,
+}
+
+impl Drop for FloodTurn<'_> {
+    fn drop(&mut self) {
+        let mut flooding = self.gate.flooding.lock().unwrap_or_else(|p| p.into_inner());
+        *flooding = flooding.saturating_sub(1);
+        drop(flooding);
+        self.gate.flood_free.notify_one();
+    }
 }
 
 /// A control request in flight; the gate opens again when the last one is dropped.
@@ -59,7 +91,55 @@ impl ControlGate {
             yields: AtomicUsize::new(0),
             lock: Mutex::new(()),
             idle: Condvar::new(),
+            flood_cap: AtomicUsize::new(0),
+            flooding: Mutex::new(0),
+            flood_free: Condvar::new(),
+            flooding_max: AtomicUsize::new(0),
         }
+    }
+
+    /// A gate that lets `cap` flooding readers parse at once (tests).
+    pub fn with_flood_cap(cap: usize) -> Self {
+        let gate = Self::new();
+        gate.flood_cap.store(cap.max(1), Ordering::Relaxed);
+        gate
+    }
+
+    /// How many flooding readers parse at once: one fewer than the cores, at least one.
+    fn flood_cap(&self) -> usize {
+        match self.flood_cap.load(Ordering::Relaxed) {
+            0 => {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                let cap = cores.saturating_sub(1).max(1);
+                self.flood_cap.store(cap, Ordering::Relaxed);
+                cap
+            }
+            cap => cap,
+        }
+    }
+
+    /// Waits (at most [`FLOOD_TURN_MAX`]) until fewer than the cap of flooding readers parse,
+    /// and counts this one among them until the turn is dropped.
+    pub fn flood_turn(&self) -> FloodTurn<'_> {
+        let cap = self.flood_cap();
+        let deadline = Instant::now() + FLOOD_TURN_MAX;
+        let mut flooding = self.flooding.lock().unwrap_or_else(|p| p.into_inner());
+        while *flooding >= cap {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            flooding =
+                self.flood_free.wait_timeout(flooding, left).unwrap_or_else(|p| p.into_inner()).0;
+        }
+        *flooding += 1;
+        self.flooding_max.fetch_max(*flooding, Ordering::Relaxed);
+        FloodTurn { gate: self }
+    }
+
+    /// The most flooding readers that parsed at once so far.
+    pub fn flooding_max(&self) -> usize {
+        self.flooding_max.load(Ordering::Relaxed)
     }
 
     /// The process's gate: the socket's requests and the panes' readers of this server (one
@@ -144,6 +224,40 @@ mod tests {
         // Answered: the reader goes on long before its 60 s bound.
         assert!(reader.join().expect("the reader ends"));
         assert_eq!(gate.in_flight(), 0);
+    }
+
+    /// Flooding readers take turns: with a cap of one, eight readers that each hold their turn
+    /// a moment never parse two at once, and every one gets its turns.
+    #[test]
+    fn flooding_readers_take_turns_under_the_cap() {
+        let gate: &'static ControlGate = Box::leak(Box::new(ControlGate::with_flood_cap(1)));
+        let readers: Vec<_> = (0..8)
+            .map(|_| {
+                std::thread::spawn(move || {
+                    for _ in 0..20 {
+                        let _turn = gate.flood_turn();
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                })
+            })
+            .collect();
+        for reader in readers {
+            reader.join().expect("a reader ends");
+        }
+        assert_eq!(gate.flooding_max(), 1, "two readers parsed at once");
+        assert_eq!(*gate.flooding.lock().unwrap(), 0, "every turn was given back");
+    }
+
+    /// A turn is a soft limit: a holder that never gives its turn back delays the next reader
+    /// [`FLOOD_TURN_MAX`] at most.
+    #[test]
+    fn a_turn_never_given_back_delays_the_next_reader_a_bounded_time() {
+        let gate = ControlGate::with_flood_cap(1);
+        let _held = gate.flood_turn();
+        let started = Instant::now();
+        let _second = gate.flood_turn();
+        assert!(started.elapsed() < Duration::from_secs(30), "the wait was not bounded");
+        assert_eq!(gate.flooding_max(), 2);
     }
 
     /// The wait is bounded: a request that never ends holds a reader back `max` at most, and a

@@ -515,6 +515,10 @@ impl PtyHandler for PaneIo {
             // A flood gives way to the socket's short requests (`control_gate`).
             self.flood.ration.yield_at(self.gate, Instant::now());
         }
+        // A flood's full read parses in its turn (one core stays free of floods,
+        // `control_gate`); a short read (an echo, a prompt) never waits for one.
+        let turn = (self.flood.lowered && bytes.len() >= FloodPriority::FULL_READ)
+            .then(|| self.gate.flood_turn());
         let events = {
             let mut term = self.shared.term.lock();
             // The `pane.output` event goes out before the feed, under the terminal's lock: a
@@ -524,6 +528,7 @@ impl PtyHandler for PaneIo {
             term.feed(bytes);
             (term.take_events(), term.take_packed_in_bulk())
         };
+        drop(turn);
         let (events, packed_in_bulk) = events;
         if packed_in_bulk {
             // The flood's plain rows were packed and freed: their pages go back (outside the
@@ -724,5 +729,6 @@ mod tests {
         drop(request);
         let fed = flood.join().expect("the flood ends");
         assert_eq!(fed, u64::from(FloodPriority::FULL_READS) + 1, "every read was fed");
+        assert_eq!(gate.flooding_max(), 1, "the flood's full reads parsed in turns");
     }
 }
