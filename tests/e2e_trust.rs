@@ -823,6 +823,7 @@ fn every_method(a: &Aims, layout: &Value, shot: &Path) -> Vec<(&'static str, Val
         ("screen.frames", json!({ "panes": [{ "pane_id": b }] }), Inert),
         ("pane.search", json!({ "pane_id": b, "query": "x" }), Inert),
         ("window.attach", json!({ "header_rows": 0 }), Guarded),
+        ("window.servers", json!({ "add": "/tmp/planted.sock" }), Guarded),
         ("window.review", json!({ "task_id": task }), Inert),
         (
             "window.view",

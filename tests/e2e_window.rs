@@ -14,6 +14,10 @@ mod support;
 #[path = "e2e_window/attach.rs"]
 mod attach;
 
+/// One window, many servers.
+#[path = "e2e_window/servers.rs"]
+mod servers;
+
 /// The sidebar of workspaces and tasks.
 #[path = "e2e_window/sidebar.rs"]
 mod sidebar;

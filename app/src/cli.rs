@@ -81,12 +81,26 @@ enum Verb {
     /// the server and its panes running.
     #[command(
         after_help = "Examples:\n  berth attach --socket /tmp/second.sock   a window on a second server\n  \
-                      berth attach ssh://me@box:2222          a window on box's server, over ssh"
+                      berth attach ssh://me@box:2222          a window on box's server, over ssh\n  \
+                      berth attach --add ssh://gpu            the running window shows gpu's too\n  \
+                      berth attach --add --socket /tmp/b.sock  … and the server on that socket\n  \
+                      berth attach --remove gpu               it stops showing gpu's"
     )]
     Attach {
         /// `ssh://[user@]host[:port]`: forward the remote user's socket over ssh (asked with
         /// `ssh host berth server-info --socket-path`) for as long as the window is open.
         remote: Option<String>,
+        /// Link the running window (the one with the embedded server on the default socket)
+        /// to another server beside its own: a socket path or `ssh://` address; with no
+        /// value, the server `--socket` names.
+        #[arg(long, value_name = "ADDRESS", num_args = 0..=1, conflicts_with_all = ["remote", "remove", "list"])]
+        add: Option<Option<String>>,
+        /// Drop the running window's link to the server of this name (its panes go on there).
+        #[arg(long, value_name = "NAME", conflicts_with_all = ["remote", "list"])]
+        remove: Option<String>,
+        /// List the running window's servers and how their links stand.
+        #[arg(long, conflicts_with = "remote")]
+        list: bool,
     },
     /// What the server says of itself; `--socket-path` prints only the socket's path
     /// (asking no server: `berth attach ssh://` runs it on the remote machine).
@@ -550,6 +564,7 @@ fn run_config(default: bool, check: Option<Option<PathBuf>>) -> Result<ExitCode>
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    let socket_given = cli.socket.clone();
     if let Some(path) = cli.socket {
         let path = absolute(Some(path))?.unwrap_or_default();
         // The only place SOCKET is set, before any verb reads it.
@@ -561,11 +576,14 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     };
     match verb {
         Verb::Server { move_aside_future } => run_server(move_aside_future),
-        Verb::Attach { remote: None } => {
+        Verb::Attach { add, remove, list, .. } if add.is_some() || remove.is_some() || list => {
+            window_servers(add, remove, socket_given)
+        }
+        Verb::Attach { remote: None, .. } => {
             crate::logs::init();
             crate::window::open(socket().to_path_buf(), true)
         }
-        Verb::Attach { remote: Some(remote) } => {
+        Verb::Attach { remote: Some(remote), .. } => {
             crate::logs::init();
             crate::ssh_attach::attach(&remote)
         }
@@ -716,6 +734,39 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 
 fn connect() -> Result<Client> {
     Ok(Client::connect(socket())?)
+}
+
+/// `berth attach --add/--remove/--list`: asks the running window (through its embedded
+/// server's socket) to change or list its links to other servers.
+fn window_servers(
+    add: Option<Option<String>>,
+    remove: Option<String>,
+    socket_given: Option<PathBuf>,
+) -> Result<ExitCode> {
+    use berth_server::ui::ServersOp;
+    // `--add --socket PATH`: the window is on the default socket, PATH is what it links to.
+    let (window, op) = match (add, remove) {
+        (Some(Some(address)), _) => (socket().to_path_buf(), ServersOp::Add(address)),
+        (Some(None), _) => {
+            let Some(path) = socket_given else {
+                bail!("--add needs an address (a socket path or ssh://host) or --socket PATH");
+            };
+            let path = absolute(Some(path))?.unwrap_or_default();
+            (berth_server::paths::socket_path(), ServersOp::Add(path.display().to_string()))
+        }
+        (None, Some(name)) => (socket().to_path_buf(), ServersOp::Remove(name)),
+        (None, None) => (socket().to_path_buf(), ServersOp::List),
+    };
+    if let ServersOp::Add(address) = &op {
+        // Checked here too, for an error before any window is asked.
+        crate::config::ServerAddress::parse(address).map_err(anyhow::Error::msg)?;
+    }
+    let listed = Client::connect(&window)?.window_servers(op)?;
+    for server in listed.servers {
+        let address = server.address.as_deref().unwrap_or("(this window's own)");
+        outln!("{}\t{}\t{}", server.name, server.status, address);
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A pane id from the command line, checked as the server would.

@@ -92,6 +92,20 @@ pub fn attach(target: &str) -> Result<ExitCode> {
     result
 }
 
+/// Forwards a local socket to `target`'s server for a window that links to several servers
+/// (`ordinal` tells two forwards to one host apart): the local socket, answering, and the
+/// forward, ended on drop.
+pub fn forward(target: &Target, ordinal: usize) -> Result<(PathBuf, Forward)> {
+    let remote = remote_socket(target)?;
+    let local = local_socket(target)?;
+    let local = local.with_file_name(format!(
+        "{}-{ordinal}.sock",
+        local.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    ));
+    let forward = Forward::start(target, &local, &remote)?;
+    Ok((local, forward))
+}
+
 /// `ssh host berth server-info --socket-path`: the remote user's socket.
 fn remote_socket(target: &Target) -> Result<String> {
     let out = target
@@ -139,7 +153,7 @@ fn local_socket(target: &Target) -> Result<PathBuf> {
 }
 
 /// The running `ssh -N -L`, ended (and its local socket removed) on drop.
-struct Forward {
+pub struct Forward {
     child: Child,
     local: PathBuf,
 }

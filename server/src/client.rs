@@ -125,6 +125,15 @@ impl Client {
         protocol::decode_reply(&cmd, result).map_err(|e| ClientError::Protocol(e.to_string()))
     }
 
+    /// Changes or lists the window's links to other servers (`window.servers`).
+    pub fn window_servers(
+        &mut self,
+        op: crate::ui::ServersOp,
+    ) -> Result<protocol::WindowServersReply, ClientError> {
+        let result = self.request(&Decoded::Connection(ConnectionMethod::WindowServers(op)))?;
+        serde_json::from_value(result).map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
     /// Asks the server to save its snapshot now.
     pub fn save(&mut self) -> Result<SaveReply, ClientError> {
         let result = self.request(&Decoded::Connection(ConnectionMethod::SaveSnapshot))?;

@@ -23,6 +23,7 @@ pub use event::{decode_event, encode_event, event_value};
 pub use reply::{
     decode_git_reply, decode_reply, decode_task_reply, encode_reply, DecisionOutcomeReply,
     ReviewReply, SaveReply, ScreenshotReply, SubmitReply, SubscribeReply, WaitReply,
+    WindowServerEntry, WindowServersReply,
 };
 
 /// The longest request line accepted, in bytes (newline excluded).
@@ -347,6 +348,9 @@ pub enum ConnectionMethod {
         /// Rows the window draws above each pane.
         header_rows: u16,
     },
+    /// `window.servers`: the window's links to other servers; `add` links one more, `remove`
+    /// drops one (`berth attach --add/--remove`).
+    WindowServers(crate::ui::ServersOp),
     /// `window.review`: the windows open the review view of a task (`berth review TASK`).
     Review {
         /// The task.
@@ -383,6 +387,13 @@ struct ScreenFramesParams {
 #[serde(deny_unknown_fields)]
 struct WindowAttachParams {
     header_rows: u16,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WindowServersParams {
+    add: Option<String>,
+    remove: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -553,6 +564,27 @@ pub fn decode_method(method: &str, p: Value) -> Result<Decoded, CommandError> {
             return Ok(Decoded::Connection(ConnectionMethod::WindowAttach {
                 header_rows: p.header_rows,
             }));
+        }
+        "window.servers" => {
+            let p: WindowServersParams = params(p)?;
+            let bounded = |what: &str, text: String| {
+                if text.is_empty() || text.len() > crate::ui::MAX_SERVER_ADDRESS {
+                    return Err(CommandError::BadParams(format!(
+                        "{what} must be 1 to {} bytes",
+                        crate::ui::MAX_SERVER_ADDRESS
+                    )));
+                }
+                Ok(text)
+            };
+            let op = match (p.add, p.remove) {
+                (None, None) => crate::ui::ServersOp::List,
+                (Some(add), None) => crate::ui::ServersOp::Add(bounded("add", add)?),
+                (None, Some(remove)) => crate::ui::ServersOp::Remove(bounded("remove", remove)?),
+                (Some(_), Some(_)) => {
+                    return Err(CommandError::BadParams("give add or remove, not both".into()))
+                }
+            };
+            return Ok(Decoded::Connection(ConnectionMethod::WindowServers(op)));
         }
         "window.review" => {
             let p: ReviewParams = params(p)?;
@@ -941,6 +973,7 @@ pub const METHODS: &[&str] = &[
     "screen.frames",
     "pane.search",
     "window.attach",
+    "window.servers",
     "window.review",
     "window.view",
     "notification.activate",
@@ -1008,6 +1041,14 @@ pub fn encode_method(what: &Decoded) -> Result<(&'static str, Value), CommandErr
         }
         Decoded::Connection(ConnectionMethod::Review { task }) => {
             return Ok(("window.review", json!({ "task_id": task.as_str() })))
+        }
+        Decoded::Connection(ConnectionMethod::WindowServers(op)) => {
+            let params = match op {
+                crate::ui::ServersOp::List => json!({}),
+                crate::ui::ServersOp::Add(a) => json!({ "add": a }),
+                crate::ui::ServersOp::Remove(r) => json!({ "remove": r }),
+            };
+            return Ok(("window.servers", params));
         }
         Decoded::Connection(ConnectionMethod::WindowView {
             visible,

@@ -656,6 +656,7 @@ fn answer(
         Decoded::Connection(ConnectionMethod::Subscribe) => Some(true),
         Decoded::Connection(
             ConnectionMethod::Screenshot { .. }
+            | ConnectionMethod::WindowServers(_)
             | ConnectionMethod::DecisionRequest { .. }
             | ConnectionMethod::Submit { .. }
             | ConnectionMethod::Wait { .. }
@@ -695,6 +696,19 @@ fn answer(
         }
         Decoded::Connection(ConnectionMethod::Screenshot { tab, path }) => {
             match screenshot(services, tab, path) {
+                Ok(deferred) => Some(Answer::Later(id, deferred)),
+                Err(err) => now(Err(err)),
+            }
+        }
+        Decoded::Connection(ConnectionMethod::WindowServers(op)) => {
+            // Which servers the window shows is the person's: an agent pointing the window
+            // at a server it runs could put questions before the person in Berth's name.
+            let allowed = {
+                let store = services.store.lock().unwrap_or_else(|p| p.into_inner());
+                let caller = store.caller_of(conn.peer.get());
+                store.authorize_attention(&caller, "change the window's servers")
+            };
+            match allowed.and_then(|()| window_servers(services, op)) {
                 Ok(deferred) => Some(Answer::Later(id, deferred)),
                 Err(err) => now(Err(err)),
             }
@@ -1028,6 +1042,28 @@ fn command(services: &Services, cmd: Command, conn: Conn<'_>) -> Result<Value, C
     }))
     .unwrap_or_else(|_| Err(CommandError::Internal("the command panicked".into())))
     .map(|reply| protocol::encode_reply(&reply))
+}
+
+/// `window.servers`: the window changes or lists its links to other servers; the answer
+/// waits for it (at most 20 s) without holding a runtime worker.
+fn window_servers(services: &Services, op: crate::ui::ServersOp) -> Result<Deferred, CommandError> {
+    let Some(ui) = &services.ui else {
+        return Err(CommandError::Conflict(
+            "no window: this is a headless server (the window that links to other servers is \
+             `berth` with its embedded server)"
+                .into(),
+        ));
+    };
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    ui.send(UiRequest::Servers { op, reply }).map_err(CommandError::Conflict)?;
+    Ok(Box::pin(async move {
+        let listed = tokio::time::timeout(Duration::from_secs(20), answer)
+            .await
+            .map_err(|_| CommandError::Internal("the window did not answer in time".into()))?
+            .map_err(|_| CommandError::Internal("the window went away before answering".into()))?
+            .map_err(CommandError::BadParams)?;
+        Ok(reply_value(&listed))
+    }))
 }
 
 /// `ui.screenshot`: the window renders the tab; the answer waits for it (at most 20 s) without

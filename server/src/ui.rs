@@ -6,9 +6,30 @@
 
 use std::sync::{Arc, Mutex};
 
+/// The longest server address `window.servers` takes.
+pub const MAX_SERVER_ADDRESS: usize = 4096;
+
+/// What `window.servers` asks of the window's links to other servers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServersOp {
+    /// Say which there are.
+    List,
+    /// Link one more: a socket path or an `ssh://` address.
+    Add(String),
+    /// Drop the one of this name.
+    Remove(String),
+}
+
 /// What the window must do for a client.
 #[derive(Debug)]
 pub enum UiRequest {
+    /// Change or list the window's links to other servers; the answer is the list after.
+    Servers {
+        /// What to do.
+        op: ServersOp,
+        /// Where the answer goes.
+        reply: tokio::sync::oneshot::Sender<Result<crate::protocol::WindowServersReply, String>>,
+    },
     /// Render a tab (the active one when `None`) and answer with PNG bytes.
     Screenshot {
         /// The tab to draw.

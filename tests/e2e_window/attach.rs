@@ -1075,6 +1075,7 @@ pub(crate) fn run() -> (usize, usize) {
     let own_names = [
         "standalone_mode_outlives_a_killed_window",
         "remote_notifications_reach_this_desktop_once",
+        "one_window_shows_and_answers_a_second_server",
     ];
     if !cases.iter().any(|(name, _)| crate::selected(name))
         && !own_names.iter().any(|name| crate::selected(name))
@@ -1106,6 +1107,10 @@ pub(crate) fn run() -> (usize, usize) {
         (
             "remote_notifications_reach_this_desktop_once",
             remote_notifications_reach_this_desktop_once,
+        ),
+        (
+            "one_window_shows_and_answers_a_second_server",
+            crate::servers::one_window_shows_and_answers_a_second_server,
         ),
     ];
     for (name, case) in own_worlds.iter().filter(|(name, _)| crate::selected(name)) {

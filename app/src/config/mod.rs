@@ -9,7 +9,10 @@
 //! for changes lives in `config/watch.rs`.
 
 pub mod keymap;
+mod server_address;
 pub mod watch;
+
+pub use server_address::{ServerAddress, ServerList, MAX_SERVERS};
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -189,6 +192,8 @@ pub struct Config {
     pub sidebar: SidebarMode,
     /// The sidebar's starting width in columns (dragging its edge changes it).
     pub sidebar_width: u16,
+    /// Other servers the window links to beside its own (`server_set.rs`).
+    pub servers: Vec<ServerAddress>,
 }
 
 impl Default for Config {
@@ -208,6 +213,7 @@ impl Default for Config {
             sidebar: SidebarMode::Auto,
             sidebar_width: DEFAULT_SIDEBAR_WIDTH,
             server: ServerMode::Embedded,
+            servers: Vec::new(),
         }
     }
 }
@@ -333,6 +339,7 @@ struct RawConfig {
     server: Option<ServerMode>,
     sidebar: Option<SidebarMode>,
     sidebar_width: Option<SidebarWidth>,
+    servers: Option<ServerList>,
 }
 
 impl RawConfig {
@@ -361,6 +368,7 @@ impl RawConfig {
             server: self.server.unwrap_or_default(),
             sidebar: self.sidebar.unwrap_or_default(),
             sidebar_width: self.sidebar_width.map_or(defaults.sidebar_width, |w| w.0),
+            servers: self.servers.map_or(defaults.servers, |s| s.0),
         }
     }
 }

@@ -187,3 +187,25 @@ fn the_path_honours_berth_config() {
     assert_eq!(e.line, None);
     assert!(e.to_string().contains("cannot read"), "{e}");
 }
+
+/// `servers`: socket paths and ssh addresses; a bad one, a repeat or too many is an error
+/// naming the key and its line.
+#[test]
+fn servers_name_sockets_and_ssh_hosts() {
+    let c = ok("servers = [\"/run/b/berth.sock\", \"ssh://me@devbox:2222\"]\n");
+    assert_eq!(
+        c.servers,
+        vec![
+            ServerAddress::Socket("/run/b/berth.sock".into()),
+            ServerAddress::parse("ssh://me@devbox:2222").unwrap(),
+        ]
+    );
+    let e = err("font_size = 15\nservers = [\"relative.sock\"]\n");
+    assert!(e.contains("line 2") && e.contains("servers") && e.contains("absolute"), "{e}");
+    let e = err("servers = [\"/a.sock\", \"/a.sock\"]\n");
+    assert!(e.contains("named twice"), "{e}");
+    let many: Vec<String> = (0..17).map(|i| format!("\"/s{i}.sock\"")).collect();
+    let e = err(&format!("servers = [{}]\n", many.join(", ")));
+    assert!(e.contains("at most 16"), "{e}");
+    assert!(err("servers = \"/a.sock\"\n").contains("servers"));
+}

@@ -89,6 +89,7 @@ pub(super) fn inbox(
             SidebarStyle::Summary | SidebarStyle::Task => (palette.switcher_fg, false),
             SidebarStyle::Message | SidebarStyle::Blank => (palette.switcher_dim, false),
             SidebarStyle::Decision => (palette.ring_needs_input, true),
+            SidebarStyle::Server => (palette.switcher_fg, true),
         };
         let mut cells = vec![CellView::blank(fg, bg); width];
         let mut from = 0;

@@ -242,6 +242,9 @@ pub enum SidebarStyle {
     Decision,
     /// A blank line between entries.
     Blank,
+    /// A server's name and how its link stands, heading its workspaces when the window links
+    /// to several (bold).
+    Server,
 }
 
 /// One answer button on a sidebar line.

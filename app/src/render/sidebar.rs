@@ -52,6 +52,7 @@ pub(super) fn sidebar(
             SidebarStyle::Summary | SidebarStyle::Task => (palette.tab_fg, false),
             SidebarStyle::Message | SidebarStyle::Blank => (palette.switcher_dim, false),
             SidebarStyle::Decision => (palette.ring_needs_input, true),
+            SidebarStyle::Server => (palette.tab_fg, true),
         };
         let mut cells = vec![CellView::blank(fg, bg); cols];
         let mut from = 0;

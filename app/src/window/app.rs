@@ -50,6 +50,7 @@ use super::review_link::ReviewLink;
 use super::search::Search;
 use super::selection::PaneSelection;
 use super::server_link::{LinkSettings, ServerLink};
+use super::server_set::{LinkStatus, ServerSet};
 use super::sidebar::{self, SidebarLayout, SidebarState};
 use super::switcher::WorkspaceSwitcher;
 use super::tombstones::Tombstones;
@@ -80,12 +81,22 @@ pub enum Start {
     Attach(PathBuf),
 }
 
+/// The name the window's own server goes by when it links to others: `local` for the
+/// embedded one, the socket's for one it attached to.
+fn own_name(socket: Option<&std::path::Path>) -> String {
+    match socket {
+        None => "local".to_owned(),
+        Some(path) => config::ServerAddress::Socket(path.to_path_buf()).name(),
+    }
+}
+
 /// The window application.
 pub struct App {
     start: Option<Start>,
-    /// The window's links to its servers (`server_link.rs`): one now, the embedded server or
-    /// one through a socket (`remote.rs`); the first is the one the window shows.
-    pub(super) servers: Vec<Box<dyn ServerLink>>,
+    /// The window's links to its servers as one (`server_set.rs`): its own first (the
+    /// embedded server or one through a socket, `remote.rs`), then those the config's
+    /// `servers` and `berth attach --add` name.
+    pub(super) servers: ServerSet,
     /// Whether this window was the most recently active one (opened, resized, focused,
     /// typed or clicked in since its last layout sync): with several windows on one server,
     /// only that one gives the shown tab its size (tmux's `window-size latest`).
@@ -164,7 +175,7 @@ impl App {
         };
         Self {
             start: Some(start),
-            servers: Vec::new(),
+            servers: ServerSet::default(),
             size_claim: true,
             waker,
             display,
@@ -207,8 +218,8 @@ impl App {
     pub fn finish(mut self) -> Result<ExitCode> {
         self.renderer = None;
         self.window = None;
-        for link in self.servers.drain(..) {
-            link.shutdown();
+        if !self.servers.is_empty() {
+            Box::new(std::mem::take(&mut self.servers)).shutdown();
         }
         match self.fatal.take() {
             Some(err) => Err(err),
@@ -287,7 +298,8 @@ impl App {
                     ServerLink::set_refresh(&remote, mhz);
                 }
                 tracing::info!(socket = %socket.display(), "attached to the server");
-                self.servers.push(Box::new(remote));
+                self.servers.set_own(Box::new(remote), &own_name(Some(&socket)));
+                self.link_other_servers();
                 self.update_grid();
                 self.first_start();
                 window.request_redraw();
@@ -297,13 +309,50 @@ impl App {
         self.socket = Some(server.socket_path());
         let raise = self.raise_requested.callback();
         let embedded = EmbeddedLink::start(server, HEADER_ROWS, self.waker.clone(), raise)?;
-        self.servers.push(Box::new(embedded));
+        self.servers.set_own(Box::new(embedded), &own_name(None));
+        self.link_other_servers();
         self.apply_store_settings();
 
         self.update_grid();
         self.first_start();
         window.request_redraw();
         Ok(())
+    }
+
+    /// Links the window to the servers the config names beside its own (they connect from
+    /// probe threads at the next ticks, `server_set.rs`).
+    fn link_other_servers(&mut self) {
+        let waker = self.waker.clone();
+        let raise = self.raise_requested.clone();
+        let desktop = self.config.notifications.policy() != DesktopPolicy::Off;
+        self.servers.set_connector(Box::new(move |socket| {
+            SocketLink::connect(socket, HEADER_ROWS, waker.clone(), raise.callback(), desktop)
+                .map(|link| Box::new(link) as Box<dyn ServerLink>)
+                .map_err(|e| e.to_string())
+        }));
+        self.add_config_servers();
+    }
+
+    /// Adds the config's servers the window does not link to yet (one taken out of the file
+    /// stays until `berth attach --remove` or the next start).
+    fn add_config_servers(&mut self) {
+        for address in self.config.servers.clone() {
+            if self
+                .servers
+                .members()
+                .iter()
+                .any(|(_, a, _)| a.as_deref() == Some(&address.to_text()))
+            {
+                continue;
+            }
+            match self.servers.add(address) {
+                Ok(name) => tracing::info!(server = %name, "linking to another server"),
+                Err(e) => self.banner = Some(format!("config: servers: {e}")),
+            }
+        }
+        if self.servers.tick(Instant::now()) {
+            self.redraw();
+        }
     }
 
     /// With no saved state: one workspace named after the current directory, with one shell.
@@ -325,7 +374,7 @@ impl App {
     /// The link to the server the window shows (`server_link.rs`); `None` before the window
     /// started.
     pub(super) fn link(&self) -> Option<&dyn ServerLink> {
-        self.servers.first().map(|l| l.as_ref())
+        (!self.servers.is_empty()).then_some(&self.servers as &dyn ServerLink)
     }
 
     /// The server's state as the link has it.
@@ -463,7 +512,24 @@ impl App {
         let mut git = self.sidebar.git.borrow_mut();
         let rect = sidebar::rect(self.grid.cols, self.grid.rows, cols);
         let now = berth_server::persist::stamp::now_ms();
-        Some(sidebar::layout(list, &tasks, |dir| sidebar::git_of(list, &mut git, dir), rect, now))
+        let at = Instant::now();
+        let groups: Vec<sidebar::GroupHeader> = self
+            .servers
+            .groups(list)
+            .into_iter()
+            .map(|g| sidebar::GroupHeader {
+                first: g.first,
+                text: format!("▣ {} · {}", g.name, g.status.describe(at)),
+            })
+            .collect();
+        Some(sidebar::layout(
+            list,
+            &tasks,
+            |dir| sidebar::git_of(list, &mut git, dir),
+            rect,
+            now,
+            &groups,
+        ))
     }
 
     /// Recomputes the window's size in cells from its pixels and the cell size.
@@ -569,6 +635,9 @@ impl App {
         }
         tracing::debug!(keymap = %self.config.keymap.describe(), "window key bindings");
         self.apply_store_settings();
+        if self.config.servers != old.servers && !self.servers.is_empty() {
+            self.add_config_servers();
+        }
         self.update_grid();
     }
 
@@ -658,6 +727,17 @@ impl App {
         }
     }
 
+    /// The bottom row's words while the shown pane's server is not connected.
+    fn link_banner(&self, view: &TabView) -> Option<String> {
+        let (name, status) = self.servers.server_of(&view.active_pane)?;
+        (status != LinkStatus::Connected).then(|| {
+            format!(
+                "{name}: {} — its panes show their last screens",
+                status.describe(Instant::now())
+            )
+        })
+    }
+
     /// The scene of a tab as it is now: the tab bar, the tab's panes below it, and the
     /// switcher when it is open.
     fn scene(&self, list: &StateView, view: &TabView, focused_window: bool) -> Scene {
@@ -671,12 +751,21 @@ impl App {
             // The server says since when; a clock that stepped back counts as "just now".
             let since =
                 info.lifecycle_since.map(|at| Duration::from_millis(wall_now.saturating_sub(at)));
+            // A pane of a server whose link is lost shows its last screen, marked so.
+            let offline = self
+                .servers
+                .server_of(&pane_id)
+                .is_some_and(|(_, status)| status != LinkStatus::Connected);
             let header = HeaderScene {
                 title: info.title.clone(),
                 badge: badge_of(info.state),
                 focused,
                 attention: info.wants_attention(),
-                lifecycle: chrome::lifecycle_marker(info, since),
+                lifecycle: if offline {
+                    Some("offline".to_owned())
+                } else {
+                    chrome::lifecycle_marker(info, since)
+                },
                 progress: info.progress.as_ref().map(chrome::progress_of),
             };
             let placed = CellRectU16::new(rect.col, rect.row + TAB_BAR_ROWS, rect.cols, rect.rows);
@@ -764,7 +853,7 @@ impl App {
             background: self.palette.bg,
             tab_bar: Some(self.tab_bar(list, view)),
             switcher,
-            banner: self.banner.clone(),
+            banner: self.banner.clone().or_else(|| self.link_banner(view)),
             sidebar: self.sidebar_layout(list).map(|l| l.scene),
             review: self.review_scene(),
             inbox: self.inbox_scene(list),
@@ -794,8 +883,8 @@ impl App {
             return;
         };
         self.had_panes = true;
-        if let Some(link) = self.servers.first() {
-            self.search.end_unless_focused(&view.active_pane, link.as_ref());
+        if !self.servers.is_empty() {
+            self.search.end_unless_focused(&view.active_pane, &self.servers);
         }
         if self.sync_layout(&view) {
             list = self.state_view();
@@ -878,8 +967,44 @@ impl App {
                     let result = self.screenshot(tab.as_deref());
                     let _ = reply.send(result);
                 }
+                UiRequest::Servers { op, reply } => {
+                    let result = self.change_servers(op);
+                    let _ = reply.send(result);
+                }
             }
         }
+    }
+
+    /// `berth attach --add/--remove/--list`: changes the window's links to other servers and
+    /// lists them after.
+    fn change_servers(
+        &mut self,
+        op: berth_server::ui::ServersOp,
+    ) -> Result<berth_server::protocol::WindowServersReply, String> {
+        use berth_server::ui::ServersOp;
+        match op {
+            ServersOp::List => {}
+            ServersOp::Add(text) => {
+                let address = config::ServerAddress::parse(&text)?;
+                let name = self.servers.add(address)?;
+                tracing::info!(server = %name, "linking to another server (berth attach --add)");
+                self.servers.tick(Instant::now());
+            }
+            ServersOp::Remove(name) => self.servers.remove(&name)?,
+        }
+        self.redraw();
+        let now = Instant::now();
+        let servers = self
+            .servers
+            .members()
+            .into_iter()
+            .map(|(name, address, status)| berth_server::protocol::WindowServerEntry {
+                name,
+                address,
+                status: status.describe(now),
+            })
+            .collect();
+        Ok(berth_server::protocol::WindowServersReply { servers })
     }
 
     /// A PNG of a tab (the shown one when `None`).
@@ -1024,7 +1149,13 @@ impl ApplicationHandler<UserEvent> for App {
             event_loop.exit();
             return;
         }
-        let (due, next) = self.frames.due(Instant::now(), HEALTH_CHECK);
+        let now = Instant::now();
+        // Other servers: a lost link noticed, a try started or ended; a countdown shown.
+        let linked = self.servers.tick(now);
+        let (due, next) = self.frames.due(now, HEALTH_CHECK);
+        if linked || self.servers.countdown_due(now) {
+            self.redraw();
+        }
         if due.blink || due.tick || due.paced {
             if let Some(window) = &self.window {
                 window.request_redraw();

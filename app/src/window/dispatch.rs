@@ -71,8 +71,8 @@ impl App {
             KeyRoute::Ignored => {}
             KeyRoute::Search => {
                 let mods = self.input.mods;
-                if let Some(link) = self.servers.first() {
-                    self.search.key(key, text, mods, link.as_ref());
+                if !self.servers.is_empty() {
+                    self.search.key(key, text, mods, &self.servers);
                 }
                 self.redraw();
             }
@@ -624,8 +624,8 @@ impl App {
 
     /// Adds typed, committed or pasted text to the open search's query.
     fn search_text(&mut self, text: &str) {
-        if let Some(link) = self.servers.first() {
-            self.search.text(text, link.as_ref());
+        if !self.servers.is_empty() {
+            self.search.text(text, &self.servers);
         }
         self.redraw();
     }

@@ -46,6 +46,7 @@ mod review_link;
 mod search;
 pub mod selection;
 mod server_link;
+mod server_set;
 pub mod sidebar;
 mod switcher;
 mod tombstones;

@@ -30,6 +30,7 @@ use super::keys::KeyModes;
 /// (scrollback of new panes, desktop notifications, the terminals' default cursor and theme
 /// colours) and what a server in another process leaves to itself but for whether its
 /// notifications reach this desktop.
+#[derive(Clone)]
 pub(super) struct LinkSettings {
     pub(super) scrollback: usize,
     pub(super) desktop: DesktopPolicy,

@@ -214,14 +214,26 @@ fn task_state(state: &str) -> &str {
     }
 }
 
+/// A server's header line, before the workspace at index `first` of the state (the window
+/// links to several servers, `server_set.rs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupHeader {
+    /// The index of the server's first workspace (past the last: it has none).
+    pub first: usize,
+    /// Its name and how its link stands.
+    pub text: String,
+}
+
 /// The sidebar of `list` in `rect` (its first column is the edge), with `tasks`, the git
-/// context `git` gives for a directory, at wall time `now_ms`.
+/// context `git` gives for a directory, at wall time `now_ms`; `groups` head each server's
+/// workspaces (none when the window has one server).
 pub fn layout(
     list: &StateView,
     tasks: &[SidebarTask],
     mut git: impl FnMut(&Path) -> Option<(String, bool)>,
     rect: CellRectU16,
     now_ms: u64,
+    groups: &[GroupHeader],
 ) -> SidebarLayout {
     let room = usize::from(rect.cols.saturating_sub(2));
     let mut lines = Vec::new();
@@ -230,7 +242,19 @@ pub fn layout(
         lines.push(line);
         targets.push(target);
     };
-    for ws in list.workspaces.iter().filter(|w| !w.tabs.is_empty()) {
+    let header = |text: &str| SidebarLine {
+        text: render::ellipsize(text, room),
+        style: SidebarStyle::Server,
+        ..SidebarLine::default()
+    };
+    let nowhere = LineTarget { pane: None, answers: None, review: None };
+    for (index, ws) in list.workspaces.iter().enumerate() {
+        for g in groups.iter().filter(|g| g.first == index) {
+            push(header(&g.text), nowhere.clone());
+        }
+        if ws.tabs.is_empty() {
+            continue;
+        }
         let current = list.active_workspace.as_ref() == Some(&ws.id);
         let all = || ws.tabs.iter().flat_map(|t| &t.panes);
         // A click on the entry goes to a pane that wants attention, else the shown pane.
@@ -347,6 +371,10 @@ pub fn layout(
             );
         }
         push(SidebarLine { style: SidebarStyle::Blank, ..SidebarLine::default() }, to(None));
+    }
+    // Servers with no workspace (or none yet: not connected) come last.
+    for g in groups.iter().filter(|g| g.first >= list.workspaces.len()) {
+        push(header(&g.text), nowhere.clone());
     }
     SidebarLayout { scene: SidebarScene { rect, lines }, targets }
 }
@@ -636,6 +664,31 @@ mod tests {
         laid.scene.lines.iter().map(|l| l.text.clone()).collect()
     }
 
+    /// With several servers, each one's header comes before its first workspace, a server
+    /// with none (not connected yet) at the end; a header leads nowhere when clicked.
+    #[test]
+    fn server_headers_head_their_workspaces() {
+        let list = list();
+        let rect = CellRectU16::new(68, 1, 32, 30);
+        let groups = [
+            GroupHeader { first: 0, text: "▣ local · connected".into() },
+            GroupHeader { first: 1, text: "▣ devbox · reconnecting in 4 s".into() },
+            GroupHeader { first: list.workspaces.len(), text: "▣ gpu · unreachable".into() },
+        ];
+        let laid = layout(&list, &[], git, rect, 0, &groups);
+        let lines = texts(&laid);
+        let at = |text: &str| lines.iter().position(|l| l.contains(text)).unwrap_or(usize::MAX);
+        let (local, devbox, gpu) = (at("▣ local"), at("▣ devbox"), at("▣ gpu"));
+        let (first_ws, second_ws) = (at(&list.workspaces[0].name), at(&list.workspaces[1].name));
+        assert!(local < first_ws && first_ws < devbox && devbox < second_ws, "{lines:?}");
+        assert_eq!(gpu, lines.len() - 1, "{lines:?}");
+        assert_eq!(laid.scene.lines[devbox].style, SidebarStyle::Server);
+        assert_eq!(laid.targets[devbox].pane, None);
+        // One server: no headers, as before.
+        let alone = layout(&list, &[], git, rect, 0, &[]);
+        assert!(texts(&alone).iter().all(|l| !l.contains('▣')), "{:?}", texts(&alone));
+    }
+
     #[test]
     fn summaries_count_lifecycles_and_attention() {
         let list = list();
@@ -662,7 +715,7 @@ mod tests {
             task("ws_b", "docs", "completed", None),
         ];
         let rect = CellRectU16::new(68, 1, 32, 30);
-        let laid = layout(&list, &tasks, git, rect, 181_000);
+        let laid = layout(&list, &tasks, git, rect, 181_000, &[]);
         assert_eq!(
             texts(&laid),
             [
@@ -753,7 +806,7 @@ mod tests {
         for grid_cols in [111, 166] {
             // 1000 and 1500 px windows of 9-pixel cells, the sidebar at its default width.
             let rect = rect(grid_cols, 40, width(grid_cols, 32));
-            let laid = layout(&list, &[], git, rect, 0);
+            let laid = layout(&list, &[], git, rect, 0, &[]);
             let row = laid.scene.lines.iter().position(|l| !l.buttons.is_empty());
             let row = row.expect("a row of buttons");
             let answers = &laid.targets[row].answers.as_ref().expect("answers").1;
@@ -779,7 +832,7 @@ mod tests {
         let list = list();
         let tasks = [task("ws_a", "fix the parser", "working", Some("pane_2"))];
         let rect = CellRectU16::new(68, 1, 32, 30);
-        let laid = layout(&list, &tasks, git, rect, 181_000);
+        let laid = layout(&list, &tasks, git, rect, 181_000, &[]);
         let focus = |p: &str| SidebarHit::Focus(PaneId::parse(p).expect("a pane id"));
         assert_eq!(hit(&laid, 67, 1), SidebarHit::Outside);
         assert_eq!(hit(&laid, 68, 5), SidebarHit::Edge);
@@ -892,7 +945,7 @@ mod tests {
         let list = list();
         let clash = SidebarTask { conflicts: true, ..task("ws_a", "clash", "completed", None) };
         let tasks = [clash, task("ws_a", "calm", "completed", None)];
-        let laid = layout(&list, &tasks, git, CellRectU16::new(68, 1, 32, 30), 181_000);
+        let laid = layout(&list, &tasks, git, CellRectU16::new(68, 1, 32, 30), 181_000, &[]);
         let text = texts(&laid);
         let line =
             |label: &str| text.iter().find(|t| t.contains(label)).cloned().unwrap_or_default();

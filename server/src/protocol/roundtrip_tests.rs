@@ -242,6 +242,9 @@ fn connection_methods_survive_the_wire() {
         ConnectionMethod::Screenshot { tab: None, path: "/tmp/x.png".into() },
         ConnectionMethod::Screenshot { tab: Some(TabId::new().to_string()), path: "/a b".into() },
         ConnectionMethod::ScreenFrames(vec![]),
+        ConnectionMethod::WindowServers(crate::ui::ServersOp::List),
+        ConnectionMethod::WindowServers(crate::ui::ServersOp::Add("/tmp/b.sock".into())),
+        ConnectionMethod::WindowServers(crate::ui::ServersOp::Remove("devbox".into())),
         ConnectionMethod::PaneSearch(Box::new(crate::pane_search::SearchRequest {
             pane_id: PaneId::new().to_string(),
             query: "needle".into(),
@@ -534,6 +537,7 @@ fn every_method_name_has_one_variant_both_ways() {
             }),
         ),
         ("window.attach", json!({ "header_rows": 1 })),
+        ("window.servers", json!({ "add": "ssh://devbox" })),
         ("window.review", json!({ "task_id": task.as_str() })),
         (
             "window.view",
