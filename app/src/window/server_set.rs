@@ -625,7 +625,7 @@ impl ServerSet {
         Ok(match cmd {
             Command::NotificationsList { .. } => {
                 // Newest first, as each server lists them.
-                notes.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+                notes.sort_by_key(|n| std::cmp::Reverse(n.created_at));
                 *self.notes.borrow_mut() = owners;
                 Reply::Notifications(notes)
             }
