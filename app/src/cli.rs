@@ -585,7 +585,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Verb::Attach { remote: Some(remote), .. } => {
             crate::logs::init();
-            crate::ssh_attach::attach(&remote)
+            crate::window::attach_ssh(&remote)
         }
         Verb::ServerInfo { socket_path: true } => {
             outln!("{}", socket().display());

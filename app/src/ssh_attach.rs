@@ -8,7 +8,7 @@
 
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -73,25 +73,6 @@ impl Target {
     }
 }
 
-/// Finds the remote socket, forwards a local one to it, runs the window on it, and ends the
-/// forward with the window.
-pub fn attach(target: &str) -> Result<ExitCode> {
-    let target = Target::parse(target)?;
-    let remote = remote_socket(&target)?;
-    let local = local_socket(&target)?;
-    let forward = Forward::start(&target, &local, &remote)?;
-    tracing::info!(
-        target: "berth::window",
-        "forwarding {} to {}:{} over ssh",
-        local.display(),
-        target.destination,
-        remote
-    );
-    let result = crate::window::open(local.clone(), true);
-    drop(forward);
-    result
-}
-
 /// Forwards a local socket to `target`'s server for a window that links to several servers
 /// (`ordinal` tells two forwards to one host apart): the local socket, answering, and the
 /// forward, ended on drop.
@@ -107,7 +88,7 @@ pub fn forward(target: &Target, ordinal: usize) -> Result<(PathBuf, Forward)> {
 }
 
 /// `ssh host berth server-info --socket-path`: the remote user's socket.
-fn remote_socket(target: &Target) -> Result<String> {
+pub fn remote_socket(target: &Target) -> Result<String> {
     let out = target
         .ssh()
         .args(["-o", "BatchMode=yes", "--", target.destination.as_str()])
@@ -133,7 +114,7 @@ fn remote_socket(target: &Target) -> Result<String> {
 
 /// The local end: `$XDG_RUNTIME_DIR/berth/ssh-<host>-<pid>.sock` (the socket's own,
 /// private directory; the host cut to 40 characters, for the 108 bytes of a socket path).
-fn local_socket(target: &Target) -> Result<PathBuf> {
+pub fn local_socket(target: &Target) -> Result<PathBuf> {
     let dir = berth_server::paths::socket_path()
         .parent()
         .map(Path::to_path_buf)
@@ -159,7 +140,8 @@ pub struct Forward {
 }
 
 impl Forward {
-    fn start(target: &Target, local: &Path, remote: &str) -> Result<Forward> {
+    /// Starts `ssh -N -L LOCAL:REMOTE` and waits until the local socket answers.
+    pub fn start(target: &Target, local: &Path, remote: &str) -> Result<Forward> {
         let _ = std::fs::remove_file(local);
         let spec = format!("{}:{remote}", local.display());
         let mut ssh = target.ssh();

@@ -129,7 +129,7 @@ impl Client {
     pub fn window_servers(
         &mut self,
         op: crate::ui::ServersOp,
-    ) -> Result<protocol::WindowServersReply, ClientError> {
+    ) -> Result<crate::ui::WindowServersReply, ClientError> {
         let result = self.request(&Decoded::Connection(ConnectionMethod::WindowServers(op)))?;
         serde_json::from_value(result).map_err(|e| ClientError::Protocol(e.to_string()))
     }

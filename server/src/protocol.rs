@@ -23,7 +23,6 @@ pub use event::{decode_event, encode_event, event_value};
 pub use reply::{
     decode_git_reply, decode_reply, decode_task_reply, encode_reply, DecisionOutcomeReply,
     ReviewReply, SaveReply, ScreenshotReply, SubmitReply, SubscribeReply, WaitReply,
-    WindowServerEntry, WindowServersReply,
 };
 
 /// The longest request line accepted, in bytes (newline excluded).

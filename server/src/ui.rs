@@ -6,6 +6,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use serde::{Deserialize, Serialize};
+
 /// The longest server address `window.servers` takes.
 pub const MAX_SERVER_ADDRESS: usize = 4096;
 
@@ -20,6 +22,24 @@ pub enum ServersOp {
     Remove(String),
 }
 
+/// The answer of `window.servers`: the window's servers after the change, its own first.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct WindowServersReply {
+    /// Each server.
+    pub servers: Vec<WindowServerEntry>,
+}
+
+/// One of the window's servers.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct WindowServerEntry {
+    /// The name its sidebar group goes by (what `remove` takes).
+    pub name: String,
+    /// Its address as given (`None`: the window's own server).
+    pub address: Option<String>,
+    /// How its link stands: `connected`, `reconnecting in 4 s`, `unreachable: …`.
+    pub status: String,
+}
+
 /// What the window must do for a client.
 #[derive(Debug)]
 pub enum UiRequest {
@@ -28,7 +48,7 @@ pub enum UiRequest {
         /// What to do.
         op: ServersOp,
         /// Where the answer goes.
-        reply: tokio::sync::oneshot::Sender<Result<crate::protocol::WindowServersReply, String>>,
+        reply: tokio::sync::oneshot::Sender<Result<WindowServersReply, String>>,
     },
     /// Render a tab (the active one when `None`) and answer with PNG bytes.
     Screenshot {

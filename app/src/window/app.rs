@@ -980,7 +980,7 @@ impl App {
     fn change_servers(
         &mut self,
         op: berth_server::ui::ServersOp,
-    ) -> Result<berth_server::protocol::WindowServersReply, String> {
+    ) -> Result<berth_server::ui::WindowServersReply, String> {
         use berth_server::ui::ServersOp;
         match op {
             ServersOp::List => {}
@@ -998,13 +998,13 @@ impl App {
             .servers
             .members()
             .into_iter()
-            .map(|(name, address, status)| berth_server::protocol::WindowServerEntry {
+            .map(|(name, address, status)| berth_server::ui::WindowServerEntry {
                 name,
                 address,
                 status: status.describe(now),
             })
             .collect();
-        Ok(berth_server::protocol::WindowServersReply { servers })
+        Ok(berth_server::ui::WindowServersReply { servers })
     }
 
     /// A PNG of a tab (the shown one when `None`).

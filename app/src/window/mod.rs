@@ -55,6 +55,8 @@ mod wake;
 
 use std::process::ExitCode;
 
+use crate::ssh_attach;
+
 use anyhow::{bail, Context, Result};
 use berth_server::{Server, ServerConfig};
 use winit::event_loop::EventLoop;
@@ -64,6 +66,25 @@ use self::wake::{UserEvent, Waker};
 
 /// How long `berth` waits for a standalone server it started to answer.
 const STANDALONE_START: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `berth attach ssh://…` (`ssh_attach.rs`): finds the remote socket, forwards a local one to it, runs the window on it, and ends the
+/// forward with the window.
+pub fn attach_ssh(target: &str) -> Result<ExitCode> {
+    let target = ssh_attach::Target::parse(target)?;
+    let remote = ssh_attach::remote_socket(&target)?;
+    let local = ssh_attach::local_socket(&target)?;
+    let forward = ssh_attach::Forward::start(&target, &local, &remote)?;
+    tracing::info!(
+        target: "berth::window",
+        "forwarding {} to {}:{} over ssh",
+        local.display(),
+        target.destination,
+        remote
+    );
+    let result = open(local.clone(), true);
+    drop(forward);
+    result
+}
 
 /// `berth` (and `berth attach`, with `attach_only`): attaches a window to the server that
 /// answers on `socket`; with none, `berth attach` fails, and `berth` embeds a server (config

@@ -53,24 +53,6 @@ pub struct ScreenshotReply {
     pub bytes: usize,
 }
 
-/// The answer of `window.servers`: the window's servers after the change, its own first.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct WindowServersReply {
-    /// Each server.
-    pub servers: Vec<WindowServerEntry>,
-}
-
-/// One of the window's servers.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct WindowServerEntry {
-    /// The name its sidebar group goes by (what `remove` takes).
-    pub name: String,
-    /// Its address as given (`None`: the window's own server).
-    pub address: Option<String>,
-    /// How its link stands: `connected`, `reconnecting in 4 s`, `unreachable: …`.
-    pub status: String,
-}
-
 /// The answer of `decision.request`: how the hook's wait ended.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct DecisionOutcomeReply {
