@@ -246,8 +246,10 @@ class _Answered:
 
 
 def ready_timeout(fd):
-    """Whether more input is readable within 50 ms."""
-    ready, _, _ = select.select([fd], [], [], 0.05)
+    """Whether more input is readable within a second: the rest of a paste's start marker
+    split across reads (on a loaded machine its bytes have been seen to come more than 50 ms
+    apart, and the marker then read as typed text made every line of the paste a submit)."""
+    ready, _, _ = select.select([fd], [], [], 1.0)
     return bool(ready)
 
 
