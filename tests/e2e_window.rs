@@ -760,11 +760,16 @@ impl WaitingHook {
 
     /// As [`WaitingHook::start`], with more environment for the hook.
     fn start_with(w: &World, pane: &str, command: &str, env: &[(&str, &str)]) -> WaitingHook {
+        Self::on(&w.server, pane, command, env)
+    }
+
+    /// As [`WaitingHook::start_with`], for a pane of `server` (any server of the suite).
+    fn on(server: &TestServer, pane: &str, command: &str, env: &[(&str, &str)]) -> WaitingHook {
         use std::io::Write as _;
         let payload = json!({
             "session_id": "s-card",
             "transcript_path": "/tmp/none.jsonl",
-            "cwd": w.server.home,
+            "cwd": server.home,
             "permission_mode": "default",
             "hook_event_name": "PermissionRequest",
             "tool_name": "Bash",
@@ -776,8 +781,7 @@ impl WaitingHook {
                 "destination": "localSettings"
             }]
         });
-        let mut child = w
-            .server
+        let mut child = server
             .command()
             .args(["hook", "claude"])
             .env("BERTH_PANE", pane)

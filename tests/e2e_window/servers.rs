@@ -4,15 +4,14 @@
 //! server is killed and started again while the window stays responsive, and its panes come
 //! back.
 
-use std::io::{Read as _, Write as _};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::support::{panes_of, poll, Killed, TestServer};
-use crate::{ocr, run_tool, start_xvfb, words, Image, WAIT};
+use crate::{ocr, run_tool, start_xvfb, words, Image, WaitingHook, WAIT};
 
 /// The window's servers as `berth attach --list` prints them: name → status.
 fn servers(local: &TestServer) -> Vec<(String, String)> {
@@ -51,43 +50,6 @@ fn tab_of(server: &TestServer, pane: &str) -> String {
         }
     }
     panic!("no tab holds {pane}: {list}")
-}
-
-/// A PermissionRequest hook for `pane` of `server`, waiting for its answer on a thread.
-fn ask(
-    server: &TestServer,
-    pane: &str,
-    command: &str,
-) -> (Killed, std::sync::mpsc::Receiver<String>) {
-    let payload = json!({
-        "session_id": "s-servers",
-        "transcript_path": "/tmp/none.jsonl",
-        "cwd": server.home,
-        "permission_mode": "default",
-        "hook_event_name": "PermissionRequest",
-        "tool_name": "Bash",
-        "tool_input": { "command": command, "description": "a question on the second server" },
-    });
-    let mut child = server
-        .command()
-        .args(["hook", "claude"])
-        .env("BERTH_PANE", pane)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start berth hook claude");
-    let mut stdin = child.stdin.take().expect("the hook's stdin");
-    stdin.write_all(payload.to_string().as_bytes()).expect("write the hook's payload");
-    drop(stdin);
-    let mut out = child.stdout.take().expect("the hook's stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = out.read_to_string(&mut text);
-        let _ = tx.send(text);
-    });
-    (Killed { name: "berth hook", child }, rx)
 }
 
 /// What the window shows of `tab` (a tab of any of its servers), read by OCR.
@@ -208,7 +170,7 @@ fn steps(local: &TestServer, second: &mut TestServer, display: &str, window_id: 
 
     // A question on the second server, answered from the window's keys: the jump to the
     // pending decision goes to the other server's pane, the allow chord answers there.
-    let (hook, answer) = ask(second, &bravo, "echo asked-on-the-second-server");
+    let hook = WaitingHook::on(second, &bravo, "echo asked-on-the-second-server", &[]);
     poll(WAIT, "the decision pending on the second server", || {
         second.pane(&bravo).filter(|p| !p["pending_decision"].is_null())
     });
@@ -218,8 +180,8 @@ fn steps(local: &TestServer, second: &mut TestServer, display: &str, window_id: 
         (focused(second).as_deref() == Some(bravo.as_str())).then_some(())
     });
     xdotool(&["key", "ctrl+shift+y"]);
-    let out = answer.recv_timeout(WAIT).expect("the hook's answer");
-    drop(hook);
+    let (status, out) = hook.finish();
+    assert!(status.success(), "the hook exited with {status}: {out}");
     let answered: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
     assert_eq!(answered["hookSpecificOutput"]["decision"]["behavior"], "allow", "{out}");
     // Keys typed now reach the second server's pane.

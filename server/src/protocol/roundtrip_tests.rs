@@ -892,3 +892,27 @@ fn sample_git() -> crate::gitctx::GitContext {
         worktree: false,
     }
 }
+
+/// `window.servers` takes add or remove, not both, each 1 to 4096 bytes.
+#[test]
+fn window_servers_params_are_bounded() {
+    use crate::protocol::decode_method;
+    let long = "x".repeat(crate::ui::MAX_SERVER_ADDRESS + 1);
+    for bad in [
+        json!({ "add": "" }),
+        json!({ "remove": "" }),
+        json!({ "add": long }),
+        json!({ "add": "/a.sock", "remove": "b" }),
+        json!({ "add": 7 }),
+        json!({ "other": "x" }),
+    ] {
+        let err = decode_method("window.servers", bad.clone());
+        assert!(matches!(err, Err(crate::error::CommandError::BadParams(_))), "{bad}: {err:?}");
+    }
+    let ok = decode_method("window.servers", json!({ "add": "ssh://devbox" }));
+    assert!(
+        matches!(ok, Ok(Decoded::Connection(ConnectionMethod::WindowServers(
+            crate::ui::ServersOp::Add(ref a)))) if a == "ssh://devbox"),
+        "{ok:?}"
+    );
+}
