@@ -1453,13 +1453,21 @@ impl Store {
     /// A live pane's lifecycle: an agent's as its hooks said; for a plain program, `working`
     /// while a job runs in the PTY's foreground (a shell running `cargo test`), else `idle`.
     fn live_lifecycle(&self, pane: &Pane, reported: Lifecycle) -> (Lifecycle, Option<String>) {
-        if pane.agent.kind != AgentKind::None || reported == Lifecycle::Starting {
+        if pane.agent.kind != AgentKind::None {
             return (reported, None);
         }
         let job = || {
             let job = pane.pty.as_ref()?.foreground_job()?;
             Some(clean_line(&job.join(" "), MAX_NAME_CHARS))
         };
+        if reported == Lifecycle::Starting {
+            // Nothing read from the PTY yet (a busy machine may not have run its reader), but
+            // a job in the foreground means the shell took a command: that is work, not a start.
+            return match job() {
+                Some(job) => (Lifecycle::Working, Some(job)),
+                None => (Lifecycle::Starting, None),
+            };
+        }
         // Shell integration (OSC 133) says exactly whether a command runs.
         if let Some(at_prompt) = pane.shared.meta().at_prompt {
             return if at_prompt { (Lifecycle::Idle, None) } else { (Lifecycle::Working, job()) };
